@@ -1,0 +1,26 @@
+"""Build the C CPU references (kernels/cpu) as the extension ``nqprof._cpu``.
+
+Everything else about the package lives in pyproject.toml; setuptools needs this file
+only for the extension module.
+"""
+import sys
+
+from setuptools import Extension, setup
+
+extra_compile_args = ["-O3", "-std=c11"]
+extra_link_args = []
+if sys.platform != "win32":
+    extra_compile_args.append("-pthread")
+    extra_link_args.append("-pthread")
+
+setup(
+    packages=["nqprof", "nqprof.cuda", "nqprof.strategies", "nqprof.kernels"],
+    ext_modules=[
+        Extension(
+            "nqprof._cpu",
+            sources=["kernels/cpu/nqueens_cpu.c"],
+            extra_compile_args=extra_compile_args,
+            extra_link_args=extra_link_args,
+        )
+    ],
+)

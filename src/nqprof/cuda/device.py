@@ -1,0 +1,149 @@
+"""The CUDA device side of a run: PyCUDA import, context, device facts, the memory
+ledger (cudaMemGetInfo at each step), runtime limits and CUDA-event timing.
+
+Only worker processes create a context (see runner.py); :func:`gpu_available` may be
+called anywhere and creates none.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import InputError, UnavailableError
+
+MIB = 1024 * 1024
+
+
+def driver():
+    """``pycuda.driver``, initialised; :class:`UnavailableError` with the reason otherwise."""
+    try:
+        import pycuda.driver as drv
+    except ImportError as exc:
+        raise UnavailableError(f"PyCUDA is not installed ({exc}); install nqprof[cuda]") from None
+    except OSError as exc:  # libcuda missing
+        raise UnavailableError(f"PyCUDA cannot load the CUDA driver ({exc})") from None
+    try:
+        drv.init()
+        if drv.Device.count() < 1:
+            raise UnavailableError("no CUDA device found")
+    except drv.Error as exc:
+        raise UnavailableError(f"CUDA driver initialisation failed ({exc})") from None
+    return drv
+
+
+@functools.lru_cache(maxsize=1)
+def gpu_available() -> tuple[bool, str]:
+    """(True, device name) where a GPU run can happen here, else (False, the reason)."""
+    try:
+        drv = driver()
+        return True, drv.Device(0).name()
+    except UnavailableError as exc:
+        return False, str(exc)
+
+
+def device_facts(drv, dev) -> dict[str, Any]:
+    attr = drv.device_attribute
+    major, minor = dev.compute_capability()
+    driver_version = drv.get_driver_version()
+    return {
+        "name": dev.name(),
+        "cc": f"{major}{minor}",
+        "arch": f"sm_{major}{minor}",
+        "sm_count": dev.get_attribute(attr.MULTIPROCESSOR_COUNT),
+        "clock_mhz": dev.get_attribute(attr.CLOCK_RATE) // 1000,
+        "memory_clock_mhz": dev.get_attribute(attr.MEMORY_CLOCK_RATE) // 1000,
+        "total_memory_mib": dev.total_memory() // MIB,
+        "max_shared_per_block_optin": dev.get_attribute(attr.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN),
+        "driver": f"{driver_version // 1000}.{driver_version % 1000 // 10}",
+    }
+
+
+@dataclass
+class MemoryLedger:
+    """Free device memory (cudaMemGetInfo) after each step of a run."""
+
+    marks: list[tuple[str, int]] = field(default_factory=list)
+    total: int = 0
+
+    def mark(self, label: str) -> int:
+        import pycuda.driver as drv
+
+        free, self.total = drv.mem_get_info()
+        self.marks.append((label, free))
+        return free
+
+    def as_dict(self) -> dict[str, Any]:
+        deltas = {}
+        for (_, before), (label, after) in zip(self.marks, self.marks[1:]):
+            deltas[label] = round((after - before) / MIB, 3)
+        return {
+            "total_mib": round(self.total / MIB, 1),
+            "free_mib": {label: round(free / MIB, 1) for label, free in self.marks},
+            # Change of free memory at each step (negative: memory taken by that step).
+            "deltas_mib": deltas,
+        }
+
+
+class GpuContext:
+    """A CUDA context on device 0 for the life of one worker, with its memory ledger."""
+
+    def __init__(self, device: int = 0):
+        self.drv = drv = driver()
+        self.device = drv.Device(device)
+        self.context = self.device.make_context()
+        self.ledger = MemoryLedger()
+        self.ledger.mark("context")
+        self.facts = device_facts(drv, self.device)
+        self.limits: dict[str, int] = {}
+
+    def set_limits(self, pending_launches: int | None = None, heap_bytes: int | None = None) -> dict[str, int]:
+        """Set the CDP pending-launch limit and the device malloc heap (before the first
+        launch that needs them) and record what the runtime took for them."""
+        drv = self.drv
+        wanted = {
+            "pending_launches": (drv.limit.DEV_RUNTIME_PENDING_LAUNCH_COUNT, pending_launches),
+            "heap_bytes": (drv.limit.MALLOC_HEAP_SIZE, heap_bytes),
+        }
+        for key, (limit, value) in wanted.items():
+            if value is None:
+                continue
+            try:
+                drv.Context.set_limit(limit, int(value))
+            except drv.Error as exc:
+                raise InputError(f"the device refused {key}={value}: {exc}") from None
+            self.limits[key] = drv.Context.get_limit(limit)
+        self.ledger.mark("limits")
+        return dict(self.limits)
+
+    def read_limits(self) -> dict[str, int]:
+        drv = self.drv
+        return {
+            "pending_launches": drv.Context.get_limit(drv.limit.DEV_RUNTIME_PENDING_LAUNCH_COUNT),
+            "heap_bytes": drv.Context.get_limit(drv.limit.MALLOC_HEAP_SIZE),
+            "stack_bytes": drv.Context.get_limit(drv.limit.STACK_SIZE),
+        }
+
+    def close(self) -> None:
+        if self.context is not None:
+            self.context.pop()
+            self.context.detach()
+            self.context = None
+
+
+class EventTimer:
+    """CUDA events around device work: ``with timer: launch()`` then ``timer.seconds``."""
+
+    def __init__(self, drv):
+        self.start, self.stop = drv.Event(), drv.Event()
+        self.seconds = 0.0
+
+    def __enter__(self):
+        self.start.record()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.record()
+        self.stop.synchronize()
+        self.seconds = self.stop.time_since(self.start) / 1e3

@@ -1,0 +1,125 @@
+"""What a run returns: one record for every strategy, CPU or GPU."""
+
+from __future__ import annotations
+
+import json
+import statistics
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass
+class Measurement:
+    """One execution of a prepared strategy (one benchmark round)."""
+
+    count: int
+    wall_s: float
+    gpu_s: float | None = None
+    #: Device-side accounting of the round (generations, launches, failures), if any.
+    stats: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class RunRecord:
+    """Everything nqprof knows about a (possibly repeated) run of one strategy."""
+
+    strategy: str
+    n: int
+    params: dict[str, Any]
+    count: int
+    expected: int
+    verified: bool
+    wall_s: float
+    gpu_s: float | None
+    rounds: int
+    wall_times: list[float]
+    gpu_times: list[float]
+    device: dict[str, Any] = field(default_factory=dict)
+    toolkit: dict[str, Any] = field(default_factory=dict)
+    kernels: list[dict[str, Any]] = field(default_factory=list)
+    memory: dict[str, Any] = field(default_factory=dict)
+    generations: list[dict[str, Any]] = field(default_factory=list)
+    device_failures: dict[str, int] = field(default_factory=dict)
+    source_hash: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @classmethod
+    def from_measurements(
+        cls, strategy: str, n: int, params: dict, expected: int, ms: list[Measurement], info: dict
+    ) -> "RunRecord":
+        gpu_times = [m.gpu_s for m in ms if m.gpu_s is not None]
+        last = ms[-1]
+        stats = last.stats or {}
+        return cls(
+            strategy=strategy,
+            n=n,
+            params=dict(params),
+            count=last.count,
+            expected=expected,
+            verified=all(m.count == expected for m in ms),
+            wall_s=statistics.median(m.wall_s for m in ms),
+            gpu_s=statistics.median(gpu_times) if gpu_times else None,
+            rounds=len(ms),
+            wall_times=[m.wall_s for m in ms],
+            gpu_times=gpu_times,
+            device=info.get("device", {}),
+            toolkit=info.get("toolkit", {}),
+            kernels=info.get("kernels", []),
+            memory=info.get("memory", {}),
+            generations=stats.get("generations", []),
+            device_failures=stats.get("failures", {}),
+            source_hash=info.get("source_hash"),
+            notes=list(info.get("notes", [])),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, sort_keys=False)
+
+    def summary(self) -> str:
+        """A human-readable report, as ``nqprof solve`` prints it."""
+        ok = "verified" if self.verified else f"MISMATCH (expected {self.expected})"
+        params = ", ".join(f"{k}={v}" for k, v in self.params.items()) or "-"
+        lines = [
+            f"strategy   {self.strategy}",
+            f"N          {self.n}",
+            f"params     {params}",
+            f"count      {self.count}  {ok}",
+            f"wall time  {_fmt_s(self.wall_s)} (median of {self.rounds})",
+        ]
+        if self.gpu_s is not None:
+            lines.append(f"GPU time   {_fmt_s(self.gpu_s)} (CUDA events, median of {len(self.gpu_times)})")
+        if self.device:
+            d = self.device
+            lines.append(
+                f"device     {d.get('name', '?')} (sm_{d.get('cc', '?')}, {d.get('sm_count', '?')} SMs, "
+                f"driver {d.get('driver', '?')})"
+            )
+        if self.toolkit:
+            lines.append(f"toolkit    CUDA {self.toolkit.get('version', '?')}, pycuda {self.toolkit.get('pycuda', '?')}")
+        for k in self.kernels:
+            lines.append(
+                f"kernel     {k.get('name')}: {k.get('registers')} regs, {k.get('shared_bytes')} B static shared, "
+                f"{k.get('dynamic_shared_bytes', 0)} B dynamic shared, {k.get('local_bytes')} B local"
+            )
+        if self.memory:
+            deltas = self.memory.get("deltas_mib", {})
+            if deltas:
+                lines.append("memory     " + ", ".join(f"{k} {v:+.1f} MiB" for k, v in deltas.items()))
+        for g in self.generations:
+            lines.append("generation " + ", ".join(f"{k}={v}" for k, v in g.items()))
+        if self.device_failures:
+            lines.append("failures   " + ", ".join(f"{k}={v}" for k, v in self.device_failures.items()))
+        for note in self.notes:
+            lines.append(f"note       {note}")
+        return "\n".join(lines)
+
+
+def _fmt_s(seconds: float) -> str:
+    if seconds >= 1:
+        return f"{seconds:.3f} s"
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.3f} ms"
+    return f"{seconds * 1e6:.1f} us"

@@ -1,0 +1,234 @@
+"""Running a strategy: sessions in-process (CPU) or in a watchdog worker process (GPU),
+verification of every count, and the one-call :func:`solve`.
+
+A GPU session lives in a child process for its whole life (build, module load, limits,
+every round), so that a hung CDP kernel or a crashed context costs only that process: the
+parent waits for each reply at most ``timeout`` seconds, then kills the worker and raises
+:class:`WatchdogError` naming strategy, N and parameters. Each worker creates a fresh CUDA
+context, so its memory ledger shows what this strategy alone reserves.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import sys
+import time
+import traceback
+from typing import Any, Callable
+
+from . import errors
+from .errors import CountMismatchError, NqprofError, WatchdogError
+from .problem import known_count
+from .result import Measurement, RunRecord
+from .strategies import Strategy, get
+
+#: Seconds a GPU worker may take for one step (open, or one round) before it is killed.
+DEFAULT_TIMEOUT = float(os.environ.get("NQPROF_TIMEOUT", "600"))
+
+
+def describe(strategy: str, n: int, params: dict[str, Any]) -> str:
+    """``dp3 N=17 (block=128, depth=4)``: how errors name a run."""
+    ps = ", ".join(f"{k}={v}" for k, v in params.items())
+    return f"{strategy} N={n}" + (f" ({ps})" if ps else "")
+
+
+def verify(strategy: str, n: int, params: dict[str, Any], m: Measurement) -> Measurement:
+    """Raise :class:`CountMismatchError` unless the count is the known one."""
+    expected = known_count(n)
+    if m.count != expected:
+        raise CountMismatchError(
+            f"{describe(strategy, n, params)} counted {m.count}, expected {expected}"
+        )
+    return m
+
+
+class LocalRunner:
+    """A session run in this process (CPU strategies)."""
+
+    def __init__(self, strategy: Strategy, n: int, params: dict[str, Any]):
+        self.strategy, self.n, self.params = strategy, n, params
+        self._session = None
+
+    def start(self) -> "LocalRunner":
+        self._session = self.strategy.open(self.n, self.params)
+        return self
+
+    def run_once(self) -> Measurement:
+        return verify(self.strategy.name, self.n, self.params, self._session.run_once())
+
+    def info(self) -> dict[str, Any]:
+        return self._session.info()
+
+    def close(self) -> None:
+        if self._session is not None:
+            self._session.close()
+            self._session = None
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def _worker_main(conn, name: str, n: int, params: dict[str, Any]) -> None:
+    """The worker process: open the session, then answer run/info/close requests."""
+
+    def reply(call: Callable[[], Any]) -> bool:
+        try:
+            conn.send(("ok", call()))
+            return True
+        except BaseException as exc:  # report every failure to the parent
+            kind = type(exc).__name__ if isinstance(exc, NqprofError) else "NqprofError"
+            text = str(exc) if isinstance(exc, NqprofError) else f"{type(exc).__name__}: {exc}"
+            if not isinstance(exc, NqprofError):
+                traceback.print_exc(file=sys.stderr)
+            conn.send(("error", kind, text))
+            return False
+
+    session = None
+
+    def open_session():
+        nonlocal session
+        session = get(name).open(n, params)
+        return session.info()
+
+    if reply(open_session):
+        while True:
+            try:
+                cmd = conn.recv()
+            except EOFError:
+                break
+            if cmd == "run":
+                reply(session.run_once)
+            elif cmd == "info":
+                reply(session.info)
+            elif cmd == "close":
+                reply(session.close)
+                break
+    conn.close()
+
+
+class WorkerRunner:
+    """A session run in a child process, each request guarded by a timeout."""
+
+    def __init__(self, strategy: Strategy, n: int, params: dict[str, Any], timeout: float = DEFAULT_TIMEOUT):
+        self.strategy, self.n, self.params, self.timeout = strategy, n, params, timeout
+        self._proc = None
+        self._conn = None
+
+    @property
+    def label(self) -> str:
+        return describe(self.strategy.name, self.n, self.params)
+
+    def start(self) -> "WorkerRunner":
+        ctx = mp.get_context("spawn")
+        parent, child = ctx.Pipe()
+        self._proc = ctx.Process(
+            target=_worker_main, args=(child, self.strategy.name, self.n, self.params), daemon=True
+        )
+        self._proc.start()
+        child.close()
+        self._conn = parent
+        self._receive("open")
+        return self
+
+    def _receive(self, step: str) -> Any:
+        if not self._conn.poll(self.timeout):
+            self._kill()
+            raise WatchdogError(
+                f"{self.label}: no answer to '{step}' within {self.timeout:g} s; worker killed "
+                "(a CDP kernel may hang when device launches fail; raise the timeout if the run is just long)"
+            )
+        try:
+            answer = self._conn.recv()
+        except (EOFError, ConnectionError):
+            self._proc.join(5)
+            code = self._proc.exitcode
+            self._kill()
+            raise WatchdogError(f"{self.label}: worker process died during '{step}' (exit code {code})") from None
+        if answer[0] == "error":
+            _, kind, text = answer
+            self.close()
+            raise getattr(errors, kind, NqprofError)(text)
+        return answer[1]
+
+    def run_once(self) -> Measurement:
+        self._conn.send("run")
+        return verify(self.strategy.name, self.n, self.params, self._receive("run"))
+
+    def info(self) -> dict[str, Any]:
+        self._conn.send("info")
+        return self._receive("info")
+
+    def close(self) -> None:
+        if self._proc is None:
+            return
+        try:
+            if self._proc.is_alive():
+                self._conn.send("close")
+                if self._conn.poll(min(self.timeout, 30)):
+                    self._conn.recv()
+                self._proc.join(10)
+        except (OSError, EOFError):
+            pass
+        self._kill()
+
+    def _kill(self) -> None:
+        if self._proc is not None:
+            if self._proc.is_alive():
+                self._proc.kill()
+                self._proc.join(5)
+            self._proc = None
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def open_runner(strategy: Strategy, n: int, params: dict[str, Any], timeout: float = DEFAULT_TIMEOUT,
+                isolate: bool | None = None):
+    """The runner for a strategy: a worker process for GPU strategies (or ``isolate=True``)."""
+    if isolate is None:
+        isolate = strategy.needs_gpu
+    if isolate:
+        return WorkerRunner(strategy, n, params, timeout)
+    return LocalRunner(strategy, n, params)
+
+
+def solve(
+    strategy: str,
+    n: int,
+    params: dict[str, Any] | None = None,
+    repeats: int = 1,
+    warmup: int = 0,
+    timeout: float = DEFAULT_TIMEOUT,
+    isolate: bool | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> RunRecord:
+    """Run ``strategy`` on ``n`` queens ``repeats`` times (after ``warmup`` rounds) and return
+    the verified record. Raises an :class:`NqprofError` on bad input, a wrong count, device
+    failures or a hang."""
+    strat = get(strategy)
+    values = strat.resolve(n, params)
+    n = int(n)
+    if repeats < 1 or warmup < 0:
+        raise errors.InputError(f"repeats must be >= 1 and warmup >= 0, got {repeats} and {warmup}")
+    runs: list[Measurement] = []
+    with open_runner(strat, n, values, timeout, isolate) as runner:
+        for i in range(warmup + repeats):
+            t0 = time.perf_counter()
+            m = runner.run_once()
+            if i >= warmup:
+                runs.append(m)
+            if progress:
+                tag = "warm-up" if i < warmup else f"round {i - warmup + 1}/{repeats}"
+                progress(f"{describe(strat.name, n, values)}: {tag} {time.perf_counter() - t0:.3f} s")
+        info = runner.info()
+    return RunRecord.from_measurements(strat.name, n, values, known_count(n), runs, info)

@@ -1,0 +1,153 @@
+"""The small interface every strategy implements, and its validated parameters.
+
+A strategy is a class with a name, a short description, its parameters and two steps:
+
+* :meth:`Strategy.open` does everything that must stay out of the timed region (expand
+  subproblems, build and load kernels, set device limits) and returns a :class:`Session`;
+* :meth:`Session.run_once` executes the search once and returns a
+  :class:`~nqprof.result.Measurement`.
+
+Timing, verification, watchdog and reporting live outside the strategies (runner.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, ClassVar, Mapping
+
+from ..errors import InputError
+from ..result import Measurement
+
+Bound = int | Callable[[int], int]
+
+
+@dataclass(frozen=True)
+class Param:
+    """A tunable parameter: an integer in a range (which may depend on N) or a choice."""
+
+    name: str
+    help: str
+    default: int | str | Callable[[int], int | str]
+    lo: Bound | None = None
+    hi: Bound | None = None
+    choices: tuple[str, ...] | None = None
+    #: Text describing the bounds when they depend on N (for `nqprof strategies`).
+    range_text: str | None = None
+
+    def default_for(self, n: int) -> int | str:
+        return self.default(n) if callable(self.default) else self.default
+
+    def bounds_for(self, n: int) -> tuple[int, int]:
+        lo = self.lo(n) if callable(self.lo) else self.lo
+        hi = self.hi(n) if callable(self.hi) else self.hi
+        return int(lo), int(hi)
+
+    def describe_range(self) -> str:
+        if self.choices:
+            return "|".join(self.choices)
+        if self.range_text:
+            return self.range_text
+        return f"{self.lo}..{self.hi}"
+
+    def describe_default(self) -> str:
+        if callable(self.default):
+            return getattr(self.default, "__doc__", None) or "depends on N"
+        return str(self.default)
+
+    def parse(self, raw: object, n: int) -> int | str:
+        """Validate one value for this N; raise :class:`InputError` naming the allowed range."""
+        if self.choices:
+            value = str(raw)
+            if value not in self.choices:
+                raise InputError(
+                    f"parameter {self.name} must be one of {', '.join(self.choices)}, got {raw!r}"
+                )
+            return value
+        try:
+            value = int(str(raw).strip()) if not isinstance(raw, int) else raw
+        except ValueError:
+            raise InputError(f"parameter {self.name} must be an integer, got {raw!r}") from None
+        lo, hi = self.bounds_for(n)
+        if not lo <= value <= hi:
+            raise InputError(f"parameter {self.name} must be in {lo}..{hi} for N={n}, got {value}")
+        return value
+
+
+class Session:
+    """A prepared strategy: run it as many times as wanted, then close it."""
+
+    def run_once(self) -> Measurement:
+        raise NotImplementedError
+
+    def info(self) -> dict[str, Any]:
+        """Static facts about the prepared run: kernels, memory ledger, device, toolkit."""
+        return {}
+
+    def close(self) -> None:
+        pass
+
+
+class Strategy:
+    """Base class of all strategies. Subclasses set the class attributes and ``open``."""
+
+    name: ClassVar[str]
+    title: ClassVar[str]
+    reference: ClassVar[str] = ""
+    #: "cpu" runs in-process; "gpu" runs in a watchdog child process and needs PyCUDA.
+    device: ClassVar[str] = "cpu"
+    #: Uses CUDA Dynamic Parallelism (device-side launches, linked with cudadevrt).
+    cdp: ClassVar[bool] = False
+    params: ClassVar[tuple[Param, ...]] = ()
+    min_n: ClassVar[int] = 1
+    #: Kernel sources (file names under kernels/) this strategy builds.
+    sources: ClassVar[tuple[str, ...]] = ()
+
+    @property
+    def needs_gpu(self) -> bool:
+        return self.device == "gpu"
+
+    def param(self, name: str) -> Param:
+        for p in self.params:
+            if p.name == name:
+                return p
+        known = ", ".join(p.name for p in self.params) or "none"
+        raise InputError(f"strategy {self.name} has no parameter {name!r} (parameters: {known})")
+
+    def resolve(self, n: int, given: Mapping[str, object] | None = None) -> dict[str, Any]:
+        """Validate N and the given parameters, fill in defaults, check combinations."""
+        from ..problem import validate_n
+
+        n = validate_n(n)
+        if n < self.min_n:
+            raise InputError(f"strategy {self.name} needs N >= {self.min_n}, got {n}")
+        given = dict(given or {})
+        for key in given:
+            self.param(key)
+        values = {p.name: p.parse(given[p.name], n) if p.name in given else p.default_for(n) for p in self.params}
+        for p in self.params:  # defaults must be valid too (they may depend on N)
+            if p.name not in given:
+                values[p.name] = p.parse(values[p.name], n)
+        self.check(n, values)
+        return values
+
+    def check(self, n: int, params: dict[str, Any]) -> None:
+        """Cross-parameter constraints; raise :class:`InputError`."""
+
+    def open(self, n: int, params: dict[str, Any]) -> Session:
+        raise NotImplementedError
+
+
+def depth_param(default: Callable[[int], int], help: str = "rows expanded on the host", lo: int = 1) -> Param:
+    """The host expansion depth: ``lo..N-1`` rows."""
+    return Param(
+        "depth",
+        help,
+        default=default,
+        lo=lo,
+        hi=lambda n: n - 1,
+        range_text=f"{lo}..N-1",
+    )
+
+
+def block_param(default: int = 128, name: str = "block", help: str = "threads per block", hi: int = 1024) -> Param:
+    return Param(name, help, default=default, lo=1, hi=hi)

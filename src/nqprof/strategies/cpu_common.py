@@ -1,0 +1,35 @@
+"""What the CPU strategies share: the C extension and a timed session."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable
+
+from ..errors import UnavailableError
+from ..result import Measurement
+from .base import Session
+
+
+def cpu_module():
+    """The compiled C references (``nqprof._cpu``)."""
+    try:
+        from .. import _cpu
+    except ImportError as exc:  # pragma: no cover - only on a broken install
+        raise UnavailableError(f"nqprof's C extension is not built ({exc}); reinstall nqprof") from None
+    return _cpu
+
+
+class TimedCall(Session):
+    """A session whose round is one call returning the count, timed on the host clock."""
+
+    def __init__(self, count: Callable[[], int], info: dict[str, Any]):
+        self._count = count
+        self._info = info
+
+    def run_once(self) -> Measurement:
+        t0 = time.perf_counter()
+        count = self._count()
+        return Measurement(count=int(count), wall_s=time.perf_counter() - t0)
+
+    def info(self) -> dict[str, Any]:
+        return dict(self._info)

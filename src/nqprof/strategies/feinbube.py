@@ -1,0 +1,110 @@
+"""feinbube: the host-seeded GPU kernel of Feinbube et al. (2010) ("BP-DFS" in Carneiro et al.).
+
+The host expands the first ``depth`` rows into partial boards; the GPU runs one thread
+per board, each finishing its subtree with the iterative bitmask DFS, and the partial
+counts are summed on the GPU. ``opt`` selects the paper's optimisation step:
+
+====================  ==============================================================
+``local``             the DFS arrays in local memory (the first version)
+``shared-stack``      (1) the stack of free squares moved to shared memory
+``shared-all``        (2) the column/diagonal arrays moved to shared memory too
+``extern``            (3) shared memory sized at launch instead of at compile time
+``rows-left``         (4) arrays sized for the rows left (N - depth), not N
+====================  ==============================================================
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ..errors import InputError
+from ..result import Measurement
+from ..subproblems import expand
+from .base import Param, Strategy, block_param, depth_param
+from .gpu_common import DYNAMIC_SHARED_LIMIT_SM90, STATIC_SHARED_LIMIT, GpuSession
+
+#: opt -> (kernel, number of per-level arrays in shared memory, shared memory static?)
+STEPS = {
+    "local": ("feinbube_local", 0, True),
+    "shared-stack": ("feinbube_shared_stack", 1, True),
+    "shared-all": ("feinbube_shared_all", 4, True),
+    "extern": ("feinbube_dynamic", 4, False),
+    "rows-left": ("feinbube_dynamic", 4, False),
+}
+WORD = 4  # bytes per mask
+
+
+def _default_depth(n: int) -> int:
+    """min(6, N-1)"""
+    return max(1, min(6, n - 1))
+
+
+def shared_bytes(n: int, params: dict) -> int:
+    """Shared memory the step needs per block for its DFS arrays."""
+    _, arrays, _ = STEPS[params["opt"]]
+    levels = n - params["depth"] if params["opt"] == "rows-left" else n
+    return arrays * levels * params["block"] * WORD
+
+
+class Feinbube(Strategy):
+    name = "feinbube"
+    title = "host-seeded kernel: one thread per host-expanded subtree, iterative bitmask DFS"
+    reference = "Feinbube et al. 2010; BP-DFS in Carneiro et al."
+    device = "gpu"
+    min_n = 2
+    sources = ("feinbube.cu",)
+    params = (
+        Param("opt", "optimisation step of the paper", default="rows-left", choices=tuple(STEPS)),
+        depth_param(_default_depth, "rows expanded on the host (one thread per partial board)"),
+        block_param(128),
+    )
+
+    def check(self, n, params):
+        need = shared_bytes(n, params)
+        static = STEPS[params["opt"]][2]
+        limit = STATIC_SHARED_LIMIT - 256 if static else DYNAMIC_SHARED_LIMIT_SM90
+        if need > limit:
+            per_thread = need // params["block"]
+            raise InputError(
+                f"feinbube opt={params['opt']} needs {need} B of {'static' if static else 'dynamic'} shared "
+                f"memory per block at N={n}, over the {limit} B limit: use block <= {limit // per_thread}"
+            )
+
+    def open(self, n, params):
+        return FeinbubeSession(self.name, n, params)
+
+
+class FeinbubeSession(GpuSession):
+    def __init__(self, name, n, params):
+        super().__init__(name, n, params)
+        kernel, _, _ = STEPS[params["opt"]]
+        self.block = params["block"]
+        module = self.build("feinbube.cu", {"NQ_N": n, "NQ_BLOCK": self.block})
+        self.func = module.function(kernel)
+        boards = expand(n, params["depth"])
+        self.boards = self.upload(boards)
+        self.levels = n - self.boards.min_row if params["opt"] == "rows-left" else n
+        self.dynamic = shared_bytes(n, params) if kernel == "feinbube_dynamic" else 0
+        module.kernels[kernel]["dynamic_shared_bytes"] = self.dynamic
+        self.allow_shared(self.func, self.dynamic)
+        self.grid = (max(1, -(-self.boards.count // self.block)), 1)
+        self.total = self.counter()
+        self.notes.append(f"{self.boards.count} boards at depth {params['depth']}, grid {self.grid[0]} x {self.block}")
+
+    def run_once(self) -> Measurement:
+        self.drv.memset_d32(self.total, 0, 2)
+        t0 = time.perf_counter()
+        with self.generation(0) as timer:
+            self.func(
+                *self.boards.args(), np.int32(self.n), np.int32(self.levels), self.total,
+                block=(self.block, 1, 1), grid=self.grid, shared=self.dynamic,
+            )
+        wall = time.perf_counter() - t0
+        count = int(self.read_u64(self.total)[0]) * self.boards.multiplier
+        self.ran()
+        return Measurement(count=count, wall_s=wall, gpu_s=timer.seconds)
+
+
+STRATEGY = Feinbube()

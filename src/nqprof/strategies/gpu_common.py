@@ -1,0 +1,128 @@
+"""The machinery every GPU strategy shares, written once: context and memory ledger,
+builds, board upload, NVTX-marked and event-timed generations, launch-error handling,
+and the static facts of the run record. Strategy modules only say what to launch."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any, Iterator
+
+import numpy as np
+
+from ..cuda.nvtx import nvtx_range
+from ..errors import DeviceFailureError
+from ..subproblems import Subproblems
+from .base import Session
+
+#: Static shared memory a block may declare; beyond it, only dynamic shared memory with
+#: the opt-in attribute (up to the device's MAX_SHARED_MEMORY_PER_BLOCK_OPTIN).
+STATIC_SHARED_LIMIT = 48 * 1024
+#: The opt-in maximum of sm_90 (H100/H200); the device's own value is checked at launch.
+DYNAMIC_SHARED_LIMIT_SM90 = 227 * 1024
+
+
+class DeviceBoards:
+    """Subproblems copied to the device as four arrays (structure of arrays)."""
+
+    def __init__(self, drv, boards: Subproblems):
+        self.count = len(boards)
+        self.multiplier = boards.multiplier
+        self.min_row = boards.min_row
+        self.cols = drv.to_device(boards.cols)
+        self.ld = drv.to_device(boards.ld)
+        self.rd = drv.to_device(boards.rd)
+        self.row = drv.to_device(boards.row)
+
+    def args(self) -> tuple:
+        return (self.cols, self.ld, self.rd, self.row, np.uint32(self.count))
+
+
+class GpuSession(Session):
+    """Base of every GPU session (runs inside a worker process)."""
+
+    def __init__(self, strategy_name: str, n: int, params: dict[str, Any]):
+        from ..cuda.device import GpuContext
+
+        self.name, self.n, self.params = strategy_name, n, params
+        self.gpu = GpuContext()
+        self.drv = self.gpu.drv
+        self.modules = []
+        self.notes: list[str] = []
+        self._ran = False
+
+    # -- preparation (outside the timed region) ---------------------------------------
+    def build(self, file: str, defines: dict[str, int] | None = None):
+        from ..cuda.build import build
+
+        with nvtx_range(f"{self.name} N={self.n} build"):
+            module = build(file, defines)
+        self.modules.append(module)
+        self.gpu.ledger.mark("module")
+        return module
+
+    def upload(self, boards: Subproblems) -> DeviceBoards:
+        return DeviceBoards(self.drv, boards)
+
+    def counter(self, words: int = 1):
+        """A zeroed device array of ``words`` 64-bit counters."""
+        buf = self.drv.mem_alloc(8 * words)
+        self.drv.memset_d32(buf, 0, 2 * words)
+        return buf
+
+    def read_u64(self, buf, words: int = 1) -> np.ndarray:
+        host = np.empty(words, dtype=np.uint64)
+        self.drv.memcpy_dtoh(host, buf)
+        return host
+
+    @staticmethod
+    def allow_shared(func, dynamic_bytes: int) -> None:
+        """Let ``func`` use more than 48 KiB of dynamic shared memory."""
+        if dynamic_bytes > STATIC_SHARED_LIMIT - func.shared_size_bytes:
+            import pycuda.driver as drv
+
+            func.set_attribute(drv.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, int(dynamic_bytes))
+
+    # -- timed work --------------------------------------------------------------------
+    @contextlib.contextmanager
+    def generation(self, index: int, label: str = "generation") -> Iterator[Any]:
+        """One host-launched generation: an NVTX range (payload: the index) around
+        CUDA events; a failed launch becomes a :class:`DeviceFailureError`."""
+        from ..cuda.device import EventTimer
+
+        timer = EventTimer(self.drv)
+        try:
+            with nvtx_range(f"{self.name} N={self.n} {label} {index}", payload=index), timer:
+                yield timer
+        except self.drv.Error as exc:
+            raise DeviceFailureError(
+                f"{self.name} N={self.n}: {label} {index} failed on the device: {exc}"
+            ) from None
+
+    def ran(self) -> None:
+        """Call after each round: the first one records free memory after the run."""
+        if not self._ran:
+            self.gpu.ledger.mark("run")
+            self._ran = True
+
+    # -- record ------------------------------------------------------------------------
+    def info(self) -> dict[str, Any]:
+        import pycuda
+
+        kernels = [k for m in self.modules for k in m.kernels.values()]
+        hashes = sorted({m.source_hash for m in self.modules})
+        return {
+            "device": self.gpu.facts,
+            "toolkit": {
+                "version": self.modules[0].toolkit_version if self.modules else None,
+                "arch": self.modules[0].arch if self.modules else None,
+                "pycuda": pycuda.VERSION_TEXT,
+                "build_s": round(sum(m.build_s for m in self.modules), 3),
+            },
+            "kernels": kernels,
+            "memory": {**self.gpu.ledger.as_dict(), "limits": self.gpu.read_limits()},
+            "source_hash": "+".join(hashes) if hashes else None,
+            "notes": list(self.notes),
+        }
+
+    def close(self) -> None:
+        self.gpu.close()

@@ -1,0 +1,22 @@
+"""serial: Somers' iterative bitmask search with an explicit stack, mirror symmetry.
+
+The single-thread reference the papers compare against (kernels/cpu/nqueens_cpu.c).
+"""
+
+from __future__ import annotations
+
+from .base import Strategy
+from .cpu_common import TimedCall, cpu_module
+
+
+class Serial(Strategy):
+    name = "serial"
+    title = "iterative bitmask DFS, explicit stack, mirror symmetry (one CPU thread)"
+    reference = "Somers; the single-thread reference of Plauth et al. and Carneiro et al."
+
+    def open(self, n, params):
+        cpu = cpu_module()
+        return TimedCall(lambda: cpu.serial(n), {"notes": ["one CPU thread"]})
+
+
+STRATEGY = Serial()

@@ -1,0 +1,133 @@
+"""Host-side expansion of the first rows into independent subtrees.
+
+A board is three bit masks and the index of the next row to fill:
+
+* ``cols``: occupied columns;
+* ``ld``: squares attacked along the diagonals that move one column left-to-right per
+  row (the mask is shifted left by one at each row);
+* ``rd``: the other diagonals (shifted right by one at each row);
+* ``row``: rows already holding a queen.
+
+Mirror symmetry: only boards whose first queen lies in the left half are generated; for
+odd N, boards whose first queen sits in the middle column get their second queen
+restricted to the left half. Every such board stands for itself and its mirror image, so
+the total count is ``multiplier * sum(subtree counts)`` with ``multiplier == 2`` (1 for N=1,
+whose only board is its own mirror).
+
+Boards come out as a structure of arrays (numpy ``uint32`` masks and ``uint8`` rows), the
+layout GPU kernels read coalesced. All boards are at row ``depth`` except, for odd N and
+``depth == 1``, the middle-column boards, which are expanded to row 2 so that the
+second-row restriction is applied on the host.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import InputError
+from .problem import full_mask, validate_n
+
+
+@dataclass(frozen=True)
+class Subproblems:
+    """Partial boards in structure-of-arrays form."""
+
+    n: int
+    depth: int
+    cols: np.ndarray
+    ld: np.ndarray
+    rd: np.ndarray
+    row: np.ndarray
+    multiplier: int
+
+    def __len__(self) -> int:
+        return int(self.cols.shape[0])
+
+    @property
+    def min_row(self) -> int:
+        return int(self.row.min()) if len(self) else self.depth
+
+
+def _place(n: int, cols, ld, rd, row, allowed):
+    """Expand every board by one row; ``allowed`` masks the columns the new queen may use."""
+    full = np.uint32(full_mask(n))
+    free = ~(cols | ld | rd) & full & allowed
+    out = ([], [], [], [])
+    for c in range(n):
+        bit = np.uint32(1 << c)
+        sel = (free & bit) != 0
+        if not sel.any():
+            continue
+        out[0].append(cols[sel] | bit)
+        out[1].append(((ld[sel] | bit) << np.uint32(1)) & full)
+        out[2].append((rd[sel] | bit) >> np.uint32(1))
+        out[3].append(row[sel] + np.uint8(1))
+    if not out[0]:
+        empty32 = np.zeros(0, dtype=np.uint32)
+        return empty32, empty32.copy(), empty32.copy(), np.zeros(0, dtype=np.uint8)
+    return tuple(np.concatenate(parts) for parts in out)
+
+
+def _first_row(n: int, columns: list[int]):
+    bits = np.array([1 << c for c in columns], dtype=np.uint32)
+    full = np.uint32(full_mask(n))
+    return (
+        bits.copy(),
+        (bits << np.uint32(1)) & full,
+        bits >> np.uint32(1),
+        np.ones(len(columns), dtype=np.uint8),
+    )
+
+
+def expand(n: int, depth: int) -> Subproblems:
+    """All partial boards with the first ``depth`` rows filled, mirror symmetry applied.
+
+    ``depth`` may be 1..N (depth N gives the complete solutions, one board each).
+    """
+    n = validate_n(n)
+    if not 1 <= int(depth) <= n:
+        raise InputError(f"depth must be in 1..{n} for N={n}, got {depth}")
+    depth = int(depth)
+    half = n // 2
+    full = np.uint32(full_mask(n))
+
+    groups = [_first_row(n, list(range(half)))]
+    if n % 2 == 1:
+        middle = _first_row(n, [half])
+        if n > 1:
+            # The middle-column boards' second queen goes to the left half only.
+            middle = _place(n, *middle, allowed=np.uint32((1 << half) - 1))
+        groups.append(middle)
+
+    expanded = []
+    for cols, ld, rd, row in groups:
+        while len(cols) and int(row.min()) < depth:
+            cols, ld, rd, row = _place(n, cols, ld, rd, row, allowed=full)
+        expanded.append((cols, ld, rd, row))
+
+    cols, ld, rd, row = (np.ascontiguousarray(np.concatenate(p)) for p in zip(*expanded))
+    return Subproblems(
+        n=n,
+        depth=depth,
+        cols=cols.astype(np.uint32),
+        ld=ld.astype(np.uint32),
+        rd=rd.astype(np.uint32),
+        row=row.astype(np.uint8),
+        multiplier=1 if n == 1 else 2,
+    )
+
+
+def count_subtree_py(n: int, cols: int, ld: int, rd: int, row: int) -> int:
+    """Reference count of one subtree in pure Python (recursive; for tests, small N)."""
+    if row == n:
+        return 1
+    full = full_mask(n)
+    free = ~(cols | ld | rd) & full
+    total = 0
+    while free:
+        bit = free & -free
+        free ^= bit
+        total += count_subtree_py(n, cols | bit, ((ld | bit) << 1) & full, (rd | bit) >> 1, row + 1)
+    return total

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Set nqprof up on a GPU host that has a driver, a CUDA toolkit and Python with numpy,
+# pytest and pytest-benchmark but no package index, then run a command with it.
+#
+#   tools/gpuhost.sh COMMAND...        e.g. tools/gpuhost.sh nqprof solve 18 --strategy feinbube
+#
+# Reads wheels (pycuda, nvtx and their dependencies) from $NQPROF_WHEELHOUSE
+# (default .gpuhost/wheelhouse) and, if present, the libdw/libelf debs that Nsight
+# Systems' importer needs from $NQPROF_DEBS (default .gpuhost/deb). Installs into
+# $NQPROF_SITE (default /tmp/nqprof-site), which goes first on PYTHONPATH and PATH.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+wheelhouse=${NQPROF_WHEELHOUSE:-.gpuhost/wheelhouse}
+debs=${NQPROF_DEBS:-.gpuhost/deb}
+site=${NQPROF_SITE:-/tmp/nqprof-site}
+
+if [ ! -d "$site/nqprof" ]; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --target "$site" "$wheelhouse"/*.whl
+  python3 -m pip install -q --no-index --no-deps --no-build-isolation --target "$site" . 2>&1 | tail -3
+fi
+export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}"
+export PATH="$site/bin:$PATH"
+export PYTHONUNBUFFERED=1
+
+if [ -d "$debs" ] && [ ! -d /tmp/nqprof-dw ]; then
+  mkdir -p /tmp/nqprof-dw
+  for f in "$debs"/*.deb; do dpkg -x "$f" /tmp/nqprof-dw; done
+fi
+if [ -d /tmp/nqprof-dw ]; then
+  export LD_LIBRARY_PATH="/tmp/nqprof-dw/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fi
+exec "$@"
