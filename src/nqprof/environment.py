@@ -37,8 +37,7 @@ def _toolkit() -> str:
     try:
         from .cuda.toolkit import find_toolkit
 
-        tk = find_toolkit()
-        return f"CUDA {tk.version} at {tk.root} (from {tk.found_by})"
+        return find_toolkit().describe()
     except NqprofError as exc:
         return f"not found ({exc})"
 

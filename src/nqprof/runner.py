@@ -72,8 +72,9 @@ class LocalRunner:
         self.close()
 
 
-def _worker_main(conn, name: str, n: int, params: dict[str, Any]) -> None:
-    """The worker process: open the session, then answer run/info/close requests."""
+def _worker_main(conn, module: str, n: int, params: dict[str, Any]) -> None:
+    """The worker process: open the session of ``module``'s STRATEGY, then answer
+    run/info/close requests."""
 
     def reply(call: Callable[[], Any]) -> bool:
         try:
@@ -91,7 +92,9 @@ def _worker_main(conn, name: str, n: int, params: dict[str, Any]) -> None:
 
     def open_session():
         nonlocal session
-        session = get(name).open(n, params)
+        import importlib
+
+        session = importlib.import_module(module).STRATEGY.open(n, params)
         return session.info()
 
     if reply(open_session):
@@ -126,7 +129,9 @@ class WorkerRunner:
         ctx = mp.get_context("spawn")
         parent, child = ctx.Pipe()
         self._proc = ctx.Process(
-            target=_worker_main, args=(child, self.strategy.name, self.n, self.params), daemon=True
+            target=_worker_main,
+            args=(child, type(self.strategy).__module__, self.n, self.params),
+            daemon=True,
         )
         self._proc.start()
         child.close()
