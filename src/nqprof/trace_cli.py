@@ -1,0 +1,142 @@
+"""The ``nqprof trace`` and ``nqprof profile`` commands (Nsight Systems), and
+:func:`profile_case` for the pytest plugin.
+
+:func:`add_commands` adds them to the main parser's subparsers; each handler takes the parsed
+arguments and returns the exit code. ``python -m nqprof.trace_cli`` runs them on their own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Collection, Sequence
+
+from nqprof import trace as nsys_trace
+from nqprof.errors import InputError, NqprofError
+
+SLUG_LENGTH = 60
+
+
+def add_commands(subparsers) -> None:
+    """Add ``trace load|chrome|breakdown`` and ``profile`` to an argparse subparsers object."""
+    _add_trace(subparsers)
+    _add_profile(subparsers)
+
+
+def _add_trace(subparsers) -> None:
+    parser = subparsers.add_parser("trace", help="read Nsight Systems traces (.sqlite or .nsys-rep)")
+    actions = parser.add_subparsers(dest="trace_action", metavar="ACTION", required=True)
+
+    load = actions.add_parser("load", help="print the trace's tables, or write them as CSV")
+    load.add_argument("file", type=Path, metavar="FILE")
+    load.add_argument("--csv", type=Path, metavar="DIR", help="write one CSV per table into DIR")
+    load.add_argument("--table", choices=nsys_trace.TABLES, help="only this table")
+    load.set_defaults(func=cmd_trace_load)
+
+    chrome = actions.add_parser("chrome", help="write Chrome trace-event JSON (opens in Perfetto)")
+    chrome.add_argument("file", type=Path, metavar="FILE")
+    chrome.add_argument("-o", "--output", type=Path, metavar="JSON",
+                        help="output file (default: FILE with suffix .json)")
+    chrome.set_defaults(func=cmd_trace_chrome)
+
+    breakdown = actions.add_parser("breakdown", help="per NVTX range: its time, kernels and copies")
+    breakdown.add_argument("file", type=Path, metavar="FILE")
+    breakdown.set_defaults(func=cmd_trace_breakdown)
+
+
+def _add_profile(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "profile", help="run a command under nsys profile and print the per-range breakdown",
+        description="Run COMMAND under Nsight Systems (nsys profile -t cuda,nvtx). A COMMAND that "
+                    "starts with an nqprof subcommand (e.g. 'solve 16 --strategy feinbube') runs "
+                    "as 'python -m nqprof.cli ...'.")
+    parser.add_argument("--output", type=Path, metavar="PREFIX",
+                        help="report prefix: writes PREFIX.nsys-rep and PREFIX.sqlite "
+                             "(default: nqprof-profile-<time>)")
+    parser.add_argument("--nsys", type=Path, metavar="PATH", help="the nsys executable to use")
+    parser.add_argument("--trace", default="cuda,nvtx", metavar="APIS", help="nsys -t value")
+    parser.add_argument("profiled_command", nargs=argparse.REMAINDER, metavar="COMMAND")
+    # The live table of subcommands, so that commands added after this one count too.
+    parser.set_defaults(func=cmd_profile, nqprof_commands=subparsers.choices)
+
+
+def command_argv(command: Sequence[str], nqprof_commands: Collection[str]) -> list[str]:
+    """The argv to profile: ``command`` without a leading ``--``; one starting with an nqprof
+    subcommand name runs through ``python -m nqprof.cli``."""
+    argv = list(command[1:] if command and command[0] == "--" else command)
+    if not argv:
+        raise InputError("profile: give a command to run, e.g. nqprof profile solve 16 --strategy feinbube")
+    if argv[0] in nqprof_commands:
+        return [sys.executable, "-m", "nqprof.cli", *argv]
+    return argv
+
+
+def cmd_trace_load(args) -> int:
+    loaded = nsys_trace.load(args.file)
+    tables = {name: frame for name, frame in loaded.tables().items() if args.table in (None, name)}
+    if args.csv:
+        args.csv.mkdir(parents=True, exist_ok=True)
+        for name, frame in tables.items():
+            path = args.csv / f"{name}.csv"
+            frame.to_csv(path, index=False)
+            print(path)
+        return 0
+    for name, frame in tables.items():
+        print(f"== {name} ({len(frame)} rows)")
+        print(frame.to_string(index=False) if len(frame) else "(none)")
+        print()
+    return 0
+
+
+def cmd_trace_chrome(args) -> int:
+    output = args.output or args.file.with_suffix(".json")
+    print(nsys_trace.to_chrome(nsys_trace.load(args.file), output))
+    return 0
+
+
+def cmd_trace_breakdown(args) -> int:
+    print(nsys_trace.breakdown(nsys_trace.load(args.file)), end="")
+    return 0
+
+
+def cmd_profile(args) -> int:
+    argv = command_argv(args.profiled_command, args.nqprof_commands)
+    output = args.output or Path(f"nqprof-profile-{time.strftime('%Y%m%d-%H%M%S')}")
+    sqlite = nsys_trace.profile(argv, output, trace=args.trace, nsys=args.nsys)
+    print(f"trace: {sqlite}")
+    print(nsys_trace.breakdown(nsys_trace.load(sqlite)), end="")
+    return 0
+
+
+def _slug(argv: Sequence[str]) -> str:
+    """A file-name-safe name for a profiled command."""
+    words = [Path(argv[0]).name, *argv[1:]] if argv else ["case"]
+    return re.sub(r"[^A-Za-z0-9.=-]+", "_", "_".join(words)).strip("_.")[:SLUG_LENGTH] or "case"
+
+
+def profile_case(argv: Sequence[str], out_dir: str | Path, *, nsys: str | Path | None = None,
+                 trace: str = "cuda,nvtx") -> dict:
+    """Profile one command (as given) quietly into ``out_dir``. Returns
+    ``{"trace": sqlite path, "ranges": [per range group: domain, name, payload, count,
+    duration_ns, kernels, memcpy]}``, JSON-serialisable."""
+    sqlite = nsys_trace.profile(argv, Path(out_dir) / _slug(argv), trace=trace, nsys=nsys, echo=False)
+    return {"trace": str(sqlite), "ranges": nsys_trace.summary_records(nsys_trace.load(sqlite))}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """These commands on their own: ``python -m nqprof.trace_cli trace breakdown FILE``."""
+    parser = argparse.ArgumentParser(prog="python -m nqprof.trace_cli")
+    add_commands(parser.add_subparsers(dest="command_name", metavar="COMMAND", required=True))
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except NqprofError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
