@@ -18,6 +18,7 @@ import traceback
 from typing import Any, Callable
 
 from . import errors
+from .cuda.nvtx import nvtx_range
 from .errors import CountMismatchError, NqprofError, WatchdogError
 from .problem import known_count
 from .result import Measurement, RunRecord
@@ -36,7 +37,9 @@ def describe(strategy: str, n: int, params: dict[str, Any]) -> str:
 def verify(strategy: str, n: int, params: dict[str, Any], m: Measurement) -> Measurement:
     """Raise :class:`CountMismatchError` unless the count is the known one."""
     expected = known_count(n)
-    if m.count != expected:
+    with nvtx_range(f"{strategy} N={n} verify"):
+        ok = m.count == expected
+    if not ok:
         raise CountMismatchError(
             f"{describe(strategy, n, params)} counted {m.count}, expected {expected}"
         )

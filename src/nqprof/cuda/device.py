@@ -101,19 +101,22 @@ class GpuContext:
     def set_limits(self, pending_launches: int | None = None, heap_bytes: int | None = None) -> dict[str, int]:
         """Set the CDP pending-launch limit and the device malloc heap (before the first
         launch that needs them) and record what the runtime took for them."""
+        from .nvtx import nvtx_range
+
         drv = self.drv
         wanted = {
             "pending_launches": (drv.limit.DEV_RUNTIME_PENDING_LAUNCH_COUNT, pending_launches),
             "heap_bytes": (drv.limit.MALLOC_HEAP_SIZE, heap_bytes),
         }
-        for key, (limit, value) in wanted.items():
-            if value is None:
-                continue
-            try:
-                drv.Context.set_limit(limit, int(value))
-            except drv.Error as exc:
-                raise InputError(f"the device refused {key}={value}: {exc}") from None
-            self.limits[key] = drv.Context.get_limit(limit)
+        with nvtx_range("limits"):
+            for key, (limit, value) in wanted.items():
+                if value is None:
+                    continue
+                try:
+                    drv.Context.set_limit(limit, int(value))
+                except drv.Error as exc:
+                    raise InputError(f"the device refused {key}={value}: {exc}") from None
+                self.limits[key] = drv.Context.get_limit(limit)
         self.ledger.mark("limits")
         return dict(self.limits)
 

@@ -1,0 +1,140 @@
+"""Finding the CUDA toolkit that builds nqprof's kernels.
+
+Lookup order: ``NQPROF_CUDA_HOME`` (an explicit choice: if it holds no nvcc, that is an
+error, never a silent fallback), then ``CUDA_HOME``, ``CUDA_PATH``, then ``nvcc`` on PATH.
+``nvcc`` on PATH may be a wrapper script rather than a link into the toolkit, so the root
+comes from the ``#$ TOP=`` line that ``nvcc -dryrun`` prints, not from the file's location.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import UnavailableError
+
+#: Environment variables naming a toolkit root, in lookup order.
+HOME_VARIABLES = ("NQPROF_CUDA_HOME", "CUDA_HOME", "CUDA_PATH")
+
+_RELEASE = re.compile(r"release (\d+)\.(\d+)")
+_TOP = re.compile(r"^#\$ TOP=(.+?)\s*$", re.M)
+
+
+@dataclass(frozen=True)
+class Toolkit:
+    root: Path
+    nvcc: Path
+    version: str  # "13.0"
+    include_dir: Path
+    lib_dir: Path
+    cudadevrt: Path | None  # libcudadevrt.a, needed to link dynamic-parallelism kernels
+    source: str  # where the lookup found it: one of HOME_VARIABLES or "PATH"
+
+    @property
+    def nvlink(self) -> Path:
+        return self.nvcc.parent / "nvlink"
+
+    def describe(self) -> str:
+        return f"CUDA {self.version} at {self.root} (from {self.source})"
+
+
+def _run(cmd: list[str], **kw) -> subprocess.CompletedProcess:
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=60, **kw)
+
+
+def toolkit_version(nvcc: str | os.PathLike) -> str:
+    """The release of ``nvcc`` as "major.minor", from ``nvcc --version``."""
+    try:
+        out = _run([str(nvcc), "--version"])
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise UnavailableError(f"cannot run {nvcc} --version: {exc}") from None
+    m = _RELEASE.search(out.stdout + out.stderr)
+    if out.returncode != 0 or m is None:
+        raise UnavailableError(f"{nvcc} --version did not report a CUDA release (exit {out.returncode})")
+    return f"{m.group(1)}.{m.group(2)}"
+
+
+def _root_from_path(nvcc: str, env: Mapping[str, str]) -> Path | None:
+    """The toolkit root an nvcc found on PATH uses, from its ``-dryrun`` TOP line."""
+    with tempfile.TemporaryDirectory(prefix="nqprof-nvcc-") as tmp:
+        try:  # -dryrun prints the settings without reading the (absent) input file
+            out = _run([nvcc, "-dryrun", "-c", "probe.cu"], cwd=tmp, env=dict(env))
+        except (OSError, subprocess.SubprocessError):
+            return None
+    m = _TOP.search(out.stdout + out.stderr)
+    return Path(os.path.normpath(m.group(1))) if m else None
+
+
+def _first_dir(candidates: list[Path], marker: str) -> Path | None:
+    found = [d for d in candidates if (d / marker).exists()]
+    return found[0] if found else None
+
+
+def _toolkit_at(root: Path, source: str) -> Toolkit:
+    """The toolkit rooted at ``root``; raises UnavailableError if it has no nvcc."""
+    nvcc = root / "bin" / "nvcc"
+    if not (nvcc.is_file() and os.access(nvcc, os.X_OK)):
+        raise UnavailableError(f"{source}={root} has no bin/nvcc")
+    targets = sorted((root / "targets").glob("*-linux"))
+    includes = [root / "include"] + [t / "include" for t in targets]
+    libs = [root / "lib64", root / "lib"] + [t / "lib" for t in targets]
+    lib_dir = _first_dir(libs, "libcudadevrt.a") or next((d for d in libs if d.is_dir()), root / "lib64")
+    cudadevrt = lib_dir / "libcudadevrt.a"
+    return Toolkit(
+        root=root,
+        nvcc=nvcc,
+        version=toolkit_version(nvcc),
+        include_dir=_first_dir(includes, "cuda_runtime.h") or root / "include",
+        lib_dir=lib_dir,
+        cudadevrt=cudadevrt if cudadevrt.is_file() else None,
+        source=source,
+    )
+
+
+def _lookup(env: Mapping[str, str]) -> Toolkit:
+    tried: list[str] = []
+    for var in HOME_VARIABLES:
+        value = env.get(var, "").strip()
+        if not value:
+            continue
+        try:
+            return _toolkit_at(Path(value), var)
+        except UnavailableError as exc:
+            if var == "NQPROF_CUDA_HOME":
+                raise
+            tried.append(str(exc))
+    nvcc = shutil.which("nvcc", path=env.get("PATH", ""))
+    if nvcc is None:
+        tried.append("no nvcc on PATH")
+    else:
+        root = _root_from_path(nvcc, env)
+        if root is None:
+            tried.append(f"{nvcc} -dryrun printed no TOP= line")
+        else:
+            try:
+                return _toolkit_at(root, "PATH")
+            except UnavailableError as exc:
+                tried.append(f"nvcc on PATH ({nvcc}): {exc}")
+    unset = [v for v in HOME_VARIABLES if not env.get(v, "").strip()]
+    if unset:
+        tried.insert(0, f"{', '.join(unset)} unset")
+    raise UnavailableError("no CUDA toolkit found: " + "; ".join(tried))
+
+
+_cache: dict[tuple[str, ...], Toolkit] = {}
+
+
+def find_toolkit(env: Mapping[str, str] | None = None) -> Toolkit:
+    """The toolkit nqprof builds with (see the module doc for the lookup order). Cached per
+    value of the variables the lookup reads; a failed lookup is not cached."""
+    env = os.environ if env is None else env
+    key = tuple(env.get(v, "") for v in (*HOME_VARIABLES, "PATH"))
+    if key not in _cache:
+        _cache[key] = _lookup(env)
+    return _cache[key]
