@@ -1,0 +1,150 @@
+"""``nqprof history``, ``nqprof compare``, ``nqprof plot``: the saved benchmark runs."""
+
+from __future__ import annotations
+
+import json
+import sys
+import warnings
+
+from .errors import InputError
+from .history import (
+    CASE_COLUMNS,
+    DEFAULT_STORAGE,
+    METRICS,
+    VERDICTS,
+    HistoryWarning,
+    compare,
+    last_runs,
+    load_history,
+    machine_warnings,
+    missing,
+    plot,
+    resolve_run,
+    run_label,
+    runs,
+)
+from .result import _fmt_s as fmt_s
+
+
+def _load(args):
+    """The history, each unreadable file reported on stderr (or an error with --strict)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", HistoryWarning)
+        df = load_history(args.storage, strict=args.strict)
+    for w in caught:
+        if issubclass(w.category, HistoryWarning):
+            print(f"nqprof: warning: skipped {w.message}", file=sys.stderr)
+    return df
+
+
+def _time(value) -> str:
+    return "-" if missing(value) else fmt_s(float(value))
+
+
+def _pct(value, sign: str = "+") -> str:
+    return "-" if missing(value) else f"{value:{sign}.1f}%"
+
+
+def _print_table(frame, formatters: dict) -> None:
+    """``frame`` with each column in ``formatters`` turned into text by its function."""
+    frame = frame.assign(**{c: frame[c].map(f) for c, f in formatters.items() if c in frame})
+    print(frame.to_string(index=False, na_rep="-"))
+
+
+def cmd_history(args) -> int:
+    df = _load(args)
+    if args.csv:
+        out = df.copy()
+        for column in out.columns:
+            if out[column].map(lambda v: isinstance(v, (list, dict))).any():
+                out[column] = out[column].map(json.dumps)
+        out.to_csv(args.csv, index=False)
+        print(f"wrote {len(df)} rows x {len(df.columns)} columns to {args.csv}")
+        return 0
+    summary = runs(df)
+    print(f"{len(summary)} runs, {len(df)} benchmarks in {args.storage}")
+    for run in summary.to_dict("records"):
+        gpu = run.get("machine.gpu")
+        gpu = "CPU only" if missing(gpu) else f"{gpu}, CUDA {run.get('machine.cuda_toolkit')}"
+        print(f"  {run_label(run['run']):<6} {run['run']}  {run['datetime']:%Y-%m-%d %H:%M}  commit {run['commit']}  "
+              f"{gpu}  {run['benchmarks']} benchmarks")
+    print()
+    table = df.assign(run=df["run"].map(run_label))
+    columns = ["run", "test", "strategy", "n", "params", "median", "gpu.median", "rounds", "extra.count", "extra.verified"]
+    table = table[[c for c in columns if c in table]].rename(
+        columns={"n": "N", "gpu.median": "gpu median", "extra.count": "count", "extra.verified": "verified"}
+    )
+    if table["test"].nunique() == 1:
+        table = table.drop(columns="test")
+    if table["gpu median"].isna().all():
+        table = table.drop(columns="gpu median")
+    _print_table(table, {"median": _time, "gpu median": _time})
+    return 0
+
+
+def cmd_compare(args) -> int:
+    df = _load(args)
+    if len(args.runs) not in (0, 2):
+        raise InputError(f"compare takes two runs or none (the last two), got {len(args.runs)}")
+    run_a, run_b = (resolve_run(df, r) for r in args.runs) if args.runs else last_runs(df, 2)
+    print(f"A: {run_a}\nB: {run_b}\nmetric: {args.metric} ({'CUDA events' if args.metric == 'gpu' else 'host clock'})")
+    for line in machine_warnings(df, run_a, run_b):
+        print(f"nqprof: warning: the runs differ in {line}: timings may differ because of the machine", file=sys.stderr)
+    result = compare(df, run_a, run_b, args.metric)
+    if result.empty:
+        print("no nqprof benchmarks to compare")
+        return 0
+    columns = [c for c in CASE_COLUMNS if c != "test" or result["test"].nunique() > 1]
+    table = result[columns + ["median_a", "median_b", "change_pct", "noise_pct", "verdict"]].rename(
+        columns={"n": "N", "median_a": "A", "median_b": "B", "change_pct": "change", "noise_pct": "noise"}
+    )
+    noise = lambda v: "-" if missing(v) else "±" + _pct(v, "")  # noqa: E731
+    _print_table(table, {"A": _time, "B": _time, "change": _pct, "noise": noise})
+    counts = result["verdict"].value_counts()
+    print("\n" + ", ".join(f"{counts[v]} {v}" for v in VERDICTS if v in counts))
+    return 0
+
+
+def cmd_plot(args) -> int:
+    df = _load(args)
+    for path in plot(df, args.output, args.run, args.metric):
+        print(f"wrote {path}")
+    return 0
+
+
+def _storage_options(p, positional: bool = False) -> None:
+    if positional:
+        p.add_argument("storage", nargs="?", default=DEFAULT_STORAGE, metavar="DIR",
+                       help=f"pytest-benchmark storage folder (default {DEFAULT_STORAGE})")
+    else:
+        p.add_argument("--storage", default=DEFAULT_STORAGE, metavar="DIR",
+                       help=f"pytest-benchmark storage folder (default {DEFAULT_STORAGE})")
+    p.add_argument("--strict", action="store_true", help="an unreadable file is an error (default: skip it, warn)")
+
+
+def _metric_option(p) -> None:
+    p.add_argument("--metric", choices=tuple(METRICS), default="median",
+                   help="median: pytest-benchmark's host-clock median (default); gpu: the CUDA-event median")
+
+
+def add_commands(sub) -> None:
+    p = sub.add_parser("history", help="list every saved benchmark run, one row per benchmark per run")
+    _storage_options(p, positional=True)
+    p.add_argument("--csv", metavar="FILE", help="write the whole table (every column) as CSV instead")
+    p.set_defaults(func=cmd_history)
+
+    p = sub.add_parser("compare", help="compare two saved runs: change and a noise-aware verdict per benchmark")
+    p.add_argument("runs", nargs="*", metavar="RUN",
+                   help="two runs: a number such as 0003, a file name or a path under the storage folder "
+                        "(default: the last two runs)")
+    _storage_options(p)
+    _metric_option(p)
+    p.set_defaults(func=cmd_compare)
+
+    p = sub.add_parser("plot", help="write PNG figures: time vs N, speedup over serial")
+    _storage_options(p)
+    _metric_option(p)
+    p.add_argument("-o", "--output", default=".", metavar="DIR", help="folder for the figures (default: .)")
+    p.add_argument("--run", action="append", metavar="RUN",
+                   help="run to plot (repeatable; the newest measurement of each case wins; default: the last run)")
+    p.set_defaults(func=cmd_plot)

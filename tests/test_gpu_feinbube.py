@@ -1,0 +1,41 @@
+"""The host-seeded kernel on a real GPU: every optimisation step verified, the run record
+filled in, bad launches reported. Skipped with the reason where no GPU run can happen."""
+
+import pytest
+
+from nqprof.runner import solve
+from nqprof.strategies.feinbube import STEPS
+
+pytestmark = pytest.mark.gpu
+
+
+@pytest.mark.parametrize("opt", list(STEPS))
+def test_every_step_counts_n4_to_n14(opt):
+    for n in range(4, 15):
+        record = solve("feinbube", n, {"opt": opt, "depth": min(4, n - 1)}, timeout=120)
+        assert record.verified and record.count == record.expected
+
+
+@pytest.mark.parametrize("depth,block", [(1, 32), (2, 1), (3, 33), (5, 1024)])
+def test_odd_shapes(depth, block):
+    """Depth 1 (odd N: middle column expanded to row 2), a one-thread block, partial warps."""
+    for n in (9, 12):
+        assert solve("feinbube", n, {"depth": depth, "block": block}, timeout=120).verified
+
+
+def test_run_record_has_gpu_facts():
+    record = solve("feinbube", 15, {}, repeats=3, warmup=1, timeout=120)
+    assert record.gpu_s is not None and 0 < record.gpu_s <= record.wall_s
+    assert len(record.gpu_times) == 3
+    assert record.device["sm_count"] > 0 and record.device["arch"].startswith("sm_")
+    assert record.toolkit["version"] and record.toolkit["pycuda"]
+    (kernel,) = record.kernels
+    assert kernel["name"] == "feinbube_dynamic" and kernel["registers"] > 0
+    assert kernel["dynamic_shared_bytes"] == 4 * 4 * (15 - 6) * 128
+    assert list(record.memory["free_mib"]) == ["context", "module", "run"]
+    assert record.source_hash and len(record.source_hash) == 16
+
+
+def test_local_step_uses_local_memory():
+    record = solve("feinbube", 10, {"opt": "local"}, timeout=120)
+    assert record.kernels[0]["local_bytes"] > 0

@@ -1,0 +1,265 @@
+"""Saved benchmark histories: loading (from a committed two-run history made by
+`pytest bench/ --nq-strategy=serial,multicore --nq-n=8:10 --benchmark-autosave`), corrupted
+files, noise-aware comparison, the history/compare/plot commands and their figures."""
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+pd = pytest.importorskip("pandas")
+
+from nqprof import history  # noqa: E402
+from nqprof.cli import main  # noqa: E402
+from nqprof.errors import InputError  # noqa: E402
+from nqprof.history import HistoryWarning, compare, load_history, verdict  # noqa: E402
+from nqprof.problem import known_count  # noqa: E402
+
+DATA = Path(__file__).parent / "data"
+STORAGE = DATA / "benchmarks"
+CORRUPT = DATA / "corrupt-run.json"
+RUNS = sorted(STORAGE.rglob("*.json"))
+CASES = [(s, n) for s in ("serial", "multicore") for n in (8, 9, 10)]
+
+
+@pytest.fixture
+def storage(tmp_path):
+    """A writable copy of the committed history; returns (folder, path of its first run)."""
+    root = tmp_path / "benchmarks"
+    shutil.copytree(STORAGE, root)
+    return root, root / RUNS[0].relative_to(STORAGE)
+
+
+def _edit_run(path: Path, out: Path, edit) -> Path:
+    """Save the run at ``path`` as ``out`` after ``edit(benchmarks_by_(strategy, n))``."""
+    data = json.loads(path.read_text())
+    edit({(b["extra_info"]["strategy"], b["extra_info"]["n"]): b for b in data["benchmarks"]})
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(data))
+    return out
+
+
+def _set_stats(bench, median, iqr=0.0, stddev=0.0, rounds=10):
+    bench["stats"].update(median=median, iqr=iqr, stddev=stddev, rounds=rounds)
+
+
+# -- loading -------------------------------------------------------------------------------
+
+
+def test_committed_fixture_is_two_real_runs():
+    assert len(RUNS) == 2
+    for path in RUNS:
+        data = json.loads(path.read_text())
+        assert sorted((b["extra_info"]["strategy"], b["extra_info"]["n"]) for b in data["benchmarks"]) == sorted(CASES)
+
+
+def test_history_has_one_row_per_benchmark_per_run():
+    df = load_history(STORAGE)
+    assert len(df) == 2 * len(CASES)
+    assert df["run"].nunique() == 2 and df["datetime"].is_monotonic_increasing
+    assert list(df["run"].unique()) == [p.relative_to(STORAGE).with_suffix("").as_posix() for p in RUNS]
+    assert sorted(zip(df["strategy"], df["n"])) == sorted(CASES * 2)
+    assert (df["extra.count"] == df["n"].map(known_count)).all() and df["extra.verified"].all()
+    assert (df["median"] > 0).all() and (df["rounds"] >= 5).all()
+    # parameters: flattened into param.* columns and a canonical text
+    multicore = df[df["strategy"] == "multicore"]
+    assert multicore["param.depth"].notna().all() and multicore["params"].str.startswith("depth=").all()
+    assert df.loc[df["strategy"] == "serial", "params"].eq("").all()
+    # extra_info flattened; machine_info from the nqprof hook (made on a CPU-only machine)
+    assert {"extra.gpu_s", "extra.source_hash", "extra.device_kind", "extra.notes"} <= set(df.columns)
+    assert df["extra.gpu_s"].isna().all() and df["gpu.rounds"].eq(0).all()
+    assert {"machine.gpu", "machine.cuda_toolkit", "machine.node", "commit"} <= set(df.columns)
+    assert df["machine.gpu"].isna().all() and df["machine.gpu_status"].str.startswith("CPU only").all()
+
+
+def test_gpu_statistics_come_from_the_gpu_times(storage):
+    root, first = storage
+
+    def add_gpu_times(benches):
+        benches["serial", 8]["extra_info"]["gpu_times"] = [3.0, 1.0, 2.0, 4.0, 5.0]
+
+    _edit_run(first, first.with_name("0009_gpu.json"), add_gpu_times)
+    df = load_history(root)
+    row = df[df["run"].str.endswith("0009_gpu") & (df["strategy"] == "serial") & (df["n"] == 8)].iloc[0]
+    assert (row["gpu.median"], row["gpu.rounds"], row["gpu.iqr"]) == (3.0, 5, 2.5)
+
+
+def test_a_corrupted_file_is_named_and_the_others_still_load(storage, capsys):
+    root, first = storage
+    bad = first.with_name("0003_corrupt.json")
+    shutil.copy(CORRUPT, bad)
+    with pytest.warns(HistoryWarning, match=re.escape(str(bad))):
+        df = load_history(root)
+    assert len(df) == 2 * len(CASES)
+    with pytest.raises(InputError, match=re.escape(str(bad))):
+        load_history(root, strict=True)
+
+    assert main(["history", str(root)]) == 0
+    out, err = capsys.readouterr()
+    assert f"nqprof: warning: skipped {bad}: not a readable pytest-benchmark run" in err
+    assert "2 runs, 12 benchmarks" in out
+    assert main(["compare", "--storage", str(root), "--strict"]) == 2
+    assert str(bad) in capsys.readouterr().err
+
+
+def test_a_json_file_that_is_not_a_run_is_skipped(storage):
+    root, first = storage
+    other = first.with_name("notes.json")
+    other.write_text('{"hello": "world"}')
+    with pytest.warns(HistoryWarning, match=r"notes\.json: .*missing key 'datetime'"):
+        assert len(load_history(root)) == 2 * len(CASES)
+
+
+def test_missing_or_empty_storage_is_an_input_error(tmp_path):
+    with pytest.raises(InputError, match="no benchmark storage folder"):
+        load_history(tmp_path / "nope")
+    with pytest.raises(InputError, match="no saved benchmarks"):
+        load_history(tmp_path)
+
+
+def test_runs_are_named_by_number_file_or_path():
+    df = load_history(STORAGE)
+    full = df["run"].iloc[0]
+    assert history.resolve_run(df, "0001") == full
+    assert history.resolve_run(df, full.rsplit("/", 1)[-1]) == full
+    assert history.resolve_run(df, full) == full
+    with pytest.raises(InputError, match="no saved run '0042'"):
+        history.resolve_run(df, "0042")
+    with pytest.raises(InputError, match="names several runs"):
+        history.resolve_run(df, "000")
+
+
+# -- comparing -------------------------------------------------------------------------------
+
+
+def _bench(median, iqr=0.0, stddev=0.0, rounds=10, source_hash=None):
+    return {"median": median, "iqr": iqr, "stddev": stddev, "rounds": rounds, "source_hash": source_hash}
+
+
+def test_verdicts_are_judged_against_the_spread():
+    a = _bench(1.00, iqr=0.05)
+    assert verdict(a, _bench(1.04, iqr=0.02))[0] == "same"  # inside A's IQR
+    assert verdict(a, _bench(1.04, iqr=0.01))[0] == "same"
+    assert verdict(a, _bench(1.06, iqr=0.01))[0] == "slower"
+    assert verdict(a, _bench(0.94, iqr=0.01))[0] == "faster"
+    assert verdict(_bench(1.0), _bench(1.08, iqr=0.10))[0] == "same"  # inside B's IQR
+    # too few rounds for quartiles: the standard deviation is the spread
+    assert verdict(_bench(1.0, iqr=0.0, stddev=0.2, rounds=3), _bench(1.1))[0] == "same"
+    assert verdict(_bench(1.0, iqr=0.2, stddev=0.0, rounds=3), _bench(1.1, rounds=3))[0] == "slower"
+    # no spread at all: a change within the 1% floor is still "same"
+    assert verdict(_bench(1.0), _bench(1.0 + history.NOISE_FLOOR / 2))[0] == "same"
+    assert verdict(_bench(1.0), _bench(1.0 + history.NOISE_FLOOR * 2))[0] == "slower"
+
+
+def test_edited_sources_are_never_compared_as_unchanged():
+    assert verdict(_bench(1.0, source_hash="aa"), _bench(1.0, source_hash="bb"))[0] == "changed-source"
+    assert verdict(_bench(1.0, source_hash=None), _bench(1.0, source_hash="bb"))[0] == "changed-source"
+    assert verdict(_bench(1.0, source_hash="aa"), _bench(1.0, source_hash="aa"))[0] == "same"
+    assert verdict(_bench(1.0, source_hash=float("nan")), _bench(1.0))[0] == "same"
+
+
+def test_compare_two_saved_runs(tmp_path, capsys):
+    root = tmp_path / "benchmarks"
+
+    def baseline(benches):
+        for bench in benches.values():
+            _set_stats(bench, 1e-3, iqr=2e-5, stddev=2e-5)
+
+    def changes(benches):
+        baseline(benches)
+        _set_stats(benches["serial", 8], 1.5e-3, iqr=2e-5)  # slower
+        _set_stats(benches["serial", 9], 0.5e-3, iqr=2e-5)  # faster
+        _set_stats(benches["serial", 10], 1.05e-3, iqr=8e-5)  # inside B's spread
+        benches["multicore", 9]["extra_info"]["source_hash"] = "edited"
+        del benches["multicore", 10]["extra_info"]["strategy"]  # not an nqprof benchmark any more
+
+    a = _edit_run(RUNS[0], root / "machine" / "0001_a.json", baseline)
+    b = _edit_run(RUNS[0], root / "machine" / "0002_b.json", changes)
+    df = load_history(root)
+    result = compare(df, "0001", "0002").set_index(["strategy", "n"])
+    assert result.loc[("serial", 8), "verdict"] == "slower"
+    assert result.loc[("serial", 8), "change_pct"] == pytest.approx(50.0)
+    assert result.loc[("serial", 9), "verdict"] == "faster"
+    assert result.loc[("serial", 10), "verdict"] == "same"
+    assert result.loc[("serial", 10), "noise_pct"] == pytest.approx(8.0)
+    assert result.loc[("multicore", 8), "verdict"] == "same"
+    assert result.loc[("multicore", 9), "verdict"] == "changed-source"
+    assert result.loc[("multicore", 10), "verdict"] == "only-a"
+    # the reverse direction swaps faster and slower
+    back = compare(df, "0002", "0001").set_index(["strategy", "n"])
+    assert (back.loc[("serial", 8), "verdict"], back.loc[("serial", 9), "verdict"]) == ("faster", "slower")
+
+    assert main(["compare", "--storage", str(root)]) == 0  # the last two runs
+    out = capsys.readouterr().out
+    assert f"A: {a.relative_to(root).with_suffix('').as_posix()}" in out
+    assert f"B: {b.relative_to(root).with_suffix('').as_posix()}" in out
+    assert re.search(r"serial\s+8\s+1\.000 ms\s+1\.500 ms\s+\+50\.0%\s+±2\.0%\s+slower", out)
+    assert out.strip().splitlines()[-1] == "2 same, 1 faster, 1 slower, 1 changed-source, 1 only-a"
+
+
+def test_compare_the_committed_runs(capsys):
+    df = load_history(STORAGE)
+    result = compare(df, "0001", "0002")
+    assert sorted(zip(result["strategy"], result["n"])) == sorted(CASES)
+    assert set(result["verdict"]) <= {"same", "faster", "slower"}
+    assert result["change_pct"].to_numpy() == pytest.approx(
+        100 * (result["median_b"] / result["median_a"] - 1).to_numpy()
+    )
+    assert main(["compare", "0001", "0002", "--storage", str(STORAGE)]) == 0
+    assert main(["compare", "0001", "--storage", str(STORAGE)]) == 2
+    assert "compare takes two runs or none" in capsys.readouterr().err
+
+
+def test_compare_warns_when_the_gpu_differs(storage, capsys):
+    root, first = storage
+    data = json.loads(first.read_text())
+    data["machine_info"]["nqprof"].update(gpu="NVIDIA H200", cuda_toolkit="13.0")
+    data["datetime"] = "2100-01-01T00:00:00+00:00"
+    first.with_name("0003_gpu.json").write_text(json.dumps(data))
+    assert main(["compare", "--storage", str(root)]) == 0
+    err = capsys.readouterr().err
+    assert "nqprof: warning: the runs differ in gpu: None -> 'NVIDIA H200'" in err
+
+
+# -- the commands -----------------------------------------------------------------------------
+
+
+def test_history_command_lists_rows_and_writes_csv(tmp_path, capsys):
+    assert main(["history", str(STORAGE)]) == 0
+    out = capsys.readouterr().out
+    assert "2 runs, 12 benchmarks" in out
+    rows = [line.split() for line in out.splitlines() if line.startswith(("0001 ", "0002 "))]
+    assert len(rows) == 12 and {r[1] for r in rows} == {"serial", "multicore"}
+
+    csv = tmp_path / "history.csv"
+    assert main(["history", str(STORAGE), "--csv", str(csv)]) == 0
+    table = pd.read_csv(csv)
+    assert len(table) == 12 and "extra.count" in table and "param.depth" in table
+    assert all(isinstance(json.loads(cell), list) for cell in table["extra.wall_times"])
+
+
+def test_plot_writes_png_figures(tmp_path, capsys):
+    out_dir = tmp_path / "figures"
+    assert main(["plot", "--storage", str(STORAGE), "-o", str(out_dir)]) == 0
+    written = capsys.readouterr().out.split()
+    figures = [out_dir / "time_vs_n.png", out_dir / "speedup_over_serial.png"]
+    assert [str(f) for f in figures] == [w for w in written if w.endswith(".png")]
+    for figure in figures:
+        data = figure.read_bytes()
+        assert data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) > 10_000
+
+
+def test_plot_lines_are_strategy_and_parameters(storage):
+    root, first = storage
+
+    def other_depth(benches):
+        benches["multicore", 9]["extra_info"]["params"]["depth"] = 2
+
+    _edit_run(first, first.with_name("0003_depth.json"), other_depth)
+    df = load_history(root)
+    part = history.latest_cases(df, ["0003"])
+    labels = history._line_labels(part)
+    assert sorted(labels.values()) == ["multicore (depth=2)", "multicore (depth=4)", "serial"]
+    assert history.plot(df, root / "figures", ["0003"])[0].stat().st_size > 10_000

@@ -1,0 +1,290 @@
+"""The pytest plugin: option parsing, parametrization and skips, the fixture's runs,
+extra_info and machine_info, the compare warning. Inner pytest sessions run in-process
+(pytester), with test-double strategies registered for their duration."""
+
+import json
+import warnings
+
+import pytest
+
+from nqprof import plugin, strategies
+from nqprof.errors import InputError
+from nqprof.problem import known_count
+from nqprof.result import Measurement
+from nqprof.strategies.base import Param, Session, Strategy
+
+pytest_plugins = ["pytester"]
+
+
+# -- test doubles ----------------------------------------------------------------------------
+
+
+class _FakeSession(Session):
+    def __init__(self, n, params):
+        self.n, self.params = n, params
+
+    def run_once(self):
+        return Measurement(
+            count=known_count(self.n) + self.params["wrong"],
+            wall_s=1e-4,
+            gpu_s=5e-5,
+            stats={"generations": [{"index": 0, "grids": 3}], "failures": {"launch": 0}},
+        )
+
+    def info(self):
+        return {
+            "kernels": [{"name": "fake_kernel", "registers": 32, "shared_bytes": 0, "local_bytes": 0}],
+            "memory": {"deltas_mib": {"module": -2.0, "run": -0.5}},
+            "toolkit": {"version": "13.0", "pycuda": "test"},
+            "source_hash": "0123456789abcdef",
+            "notes": ["fake"],
+        }
+
+
+class FakeCpu(Strategy):
+    name = "fakecpu"
+    title = "test double (CPU)"
+    min_n = 4
+    params = (
+        Param("depth", "rows expanded", default=2, lo=1, hi=lambda n: n - 1, range_text="1..N-1"),
+        Param("wrong", "added to the count", default=0, lo=0, hi=1),
+    )
+
+    def open(self, n, params):
+        return _FakeSession(n, params)
+
+
+class FakeGpu(FakeCpu):
+    name = "fakegpu"
+    title = "test double (GPU)"
+    device = "gpu"
+
+
+@pytest.fixture
+def fakes(monkeypatch):
+    """fakecpu and fakegpu registered; this machine has no GPU as far as the plugin knows."""
+    for strategy in (FakeCpu(), FakeGpu()):
+        monkeypatch.setitem(strategies._MODULES, strategy.name, "unused")
+        monkeypatch.setitem(strategies._cache, strategy.name, strategy)
+    monkeypatch.setattr(plugin, "gpu_status", lambda: (False, "test: no GPU here"))
+
+
+@pytest.fixture
+def nqpytest(pytester, request):
+    """Run an inner pytest over a one-test suite that uses the nqbench fixture."""
+    pytester.makepyfile(test_suite="def test_nq(nqbench):\n    assert nqbench.run().verified\n")
+    load = [] if request.config.pluginmanager.has_plugin("nqprof") else ["-p", "nqprof.plugin"]
+
+    def run(*args):
+        return pytester.runpytest(*load, "-p", "no:cacheprovider", "-p", "no:hypothesispytest", *args)
+
+    return run
+
+
+# -- option parsing -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [("8", [8]), ("8:10", [8, 9, 10]), ("8, 10:11, 8", [8, 10, 11]), ("12:12,3", [12, 3])],
+)
+def test_n_lists_and_inclusive_ranges(text, expected):
+    assert plugin.parse_n_values(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("10:8", "range '10:8' is empty"),
+        ("x", "N must be an integer"),
+        ("0", "N must be in 1..27, got 0"),
+        ("8:28", "N must be in 1..27, got 28"),
+        ("8:", "N must be an integer"),
+        ("8,,9", "without empty items"),
+    ],
+)
+def test_bad_n_values(text, message):
+    with pytest.raises(InputError, match=message):
+        plugin.parse_n_values(text)
+
+
+def test_strategy_lists():
+    assert plugin.parse_strategies("all") == strategies.names()
+    assert plugin.parse_strategies("multicore, serial,multicore") == ["multicore", "serial"]
+    with pytest.raises(InputError, match=r"unknown strategy nope \(known: all, serial"):
+        plugin.parse_strategies("serial,nope")
+
+
+def test_param_axes():
+    assert plugin.parse_param_axis("feinbube.depth=4, 5") == ("feinbube", "depth", ["4", "5"])
+    for bad in ("depth=4", "feinbube.depth", "feinbube.depth=", ".depth=4", "feinbube.=4", "feinbube.depth=4,,5"):
+        with pytest.raises(InputError):
+            plugin.parse_param_axis(bad)
+    with pytest.raises(InputError, match="unknown strategy 'nope'"):
+        plugin.parse_param_axis("nope.depth=4")
+
+
+def test_settings_defaults_come_from_the_option_table():
+    s = plugin.parse_settings({})
+    assert s.strategies == tuple(strategies.names())
+    assert s.n_values is None and s.axes == {}
+    assert (s.rounds, s.warmup) == (None, 1)
+    assert s.timeout == plugin.parse_timeout(next(o.default for o in plugin.OPTIONS if o.flag == "--nq-timeout"))
+
+
+def test_settings_errors_name_the_option():
+    cases = {
+        "nq_rounds": ("0", "--nq-rounds: the number of rounds"),
+        "nq_warmup": ("-1", "--nq-warmup: "),
+        "nq_timeout": ("soon", "--nq-timeout: "),
+        "nq_param": (["multicore.dpth=3"], "--nq-param: strategy multicore has no parameter 'dpth'"),
+    }
+    for dest, (value, message) in cases.items():
+        with pytest.raises(InputError, match=message):
+            plugin.parse_settings({dest: value})
+    with pytest.raises(InputError, match="multicore.depth is given twice"):
+        plugin.parse_settings({"nq_param": ["multicore.depth=2", "multicore.depth=3"]})
+    s = plugin.parse_settings({"nq_param": ["multicore.depth=2,3", "multicore.threads=1"], "nq_rounds": "7"})
+    assert s.axes == {"multicore": {"depth": ("2", "3"), "threads": ("1",)}} and s.rounds == 7
+
+
+def test_bad_option_is_a_usage_error(nqpytest):
+    result = nqpytest("--nq-n=10:8")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--nq-n: the N range '10:8' is empty*"])
+
+
+def test_auto_rounds_fill_the_budget_within_bounds():
+    lo, hi = plugin.AUTO_ROUNDS_RANGE
+    assert plugin.auto_rounds([]) == lo
+    assert plugin.auto_rounds([10.0]) == lo
+    assert plugin.auto_rounds([1e-6]) == hi
+    assert plugin.auto_rounds([0.2, plugin.AUTO_ROUNDS_SECONDS / 20]) == 20
+
+
+# -- parametrization and skips --------------------------------------------------------------
+
+
+def test_cases_are_the_product_of_n_and_axes(fakes, nqpytest):
+    result = nqpytest("--collect-only", "-q", "--nq-strategy=fakecpu", "--nq-n=6:7",
+                      "--nq-param", "fakecpu.depth=1,6", "--nq-param", "fakecpu.wrong=0")
+    result.stdout.fnmatch_lines([
+        "test_suite.py::test_nq[[]fakecpu-N6-depth=1-wrong=0[]]",
+        "test_suite.py::test_nq[[]fakecpu-N6-depth=6-wrong=0[]]",
+        "test_suite.py::test_nq[[]fakecpu-N7-depth=1-wrong=0[]]",
+        "test_suite.py::test_nq[[]fakecpu-N7-depth=6-wrong=0[]]",
+        "4 tests collected*",
+    ])
+
+
+def test_default_n_range_starts_at_the_smallest_n_a_strategy_takes(fakes, nqpytest, monkeypatch):
+    lo, hi = plugin.DEFAULT_N
+    monkeypatch.setattr(FakeGpu, "min_n", lo + 2)
+    result = nqpytest("--collect-only", "-q", "--nq-strategy=fakecpu,fakegpu")
+    ids = [line.split("[", 1)[1].rstrip("]") for line in result.outlines if "::test_nq[" in line]
+    assert ids == [f"fakecpu-N{n}" for n in range(lo, hi + 1)] + [f"fakegpu-N{n}" for n in range(lo + 2, hi + 1)]
+
+
+def test_invalid_combination_and_missing_gpu_are_skips_with_reasons(fakes, nqpytest):
+    result = nqpytest("-rs", "-W", "error::pytest_benchmark.logger.PytestBenchmarkWarning",
+                      "--nq-strategy=fakecpu,fakegpu", "--nq-n=6", "--nq-param", "fakecpu.depth=2,6")
+    result.assert_outcomes(passed=1, skipped=2)
+    result.stdout.fnmatch_lines_random([
+        "SKIPPED*fakecpu N=6 (depth=6): parameter depth must be in 1..5 for N=6, got 6",
+        "SKIPPED*fakegpu needs a GPU: test: no GPU here",
+    ])
+
+
+def test_gpu_cases_carry_the_gpu_mark(fakes, nqpytest):
+    result = nqpytest("-q", "-m", "not gpu", "--nq-strategy=fakecpu,fakegpu", "--nq-n=8")
+    result.assert_outcomes(passed=1, deselected=1)
+
+
+def test_a_test_may_parametrize_nqbench_itself(fakes, pytester, nqpytest):
+    pytester.makepyfile(test_suite="""
+        import pytest
+
+        @pytest.mark.parametrize("nqbench", [{"strategy": "fakecpu", "n": 9, "params": {"depth": "3"}}], indirect=True)
+        def test_one(nqbench):
+            assert nqbench.run().params == {"depth": 3, "wrong": 0}
+    """)
+    result = nqpytest("-v", "--nq-strategy=fakecpu")
+    result.assert_outcomes(passed=1)
+
+
+# -- running: counts, extra_info, machine_info ------------------------------------------------
+
+
+def test_wrong_count_fails_the_test_and_is_not_saved(fakes, nqpytest, tmp_path):
+    out = tmp_path / "run.json"
+    result = nqpytest("--nq-strategy=fakecpu", "--nq-n=8", "--nq-param", "fakecpu.wrong=0,1",
+                      f"--benchmark-json={out}")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*fakecpu N=8 (depth=2, wrong=1) counted 93, expected 92*"])
+    saved = json.loads(out.read_text())
+    assert [b["param"] for b in saved["benchmarks"]] == ["fakecpu-N8-wrong=0"]
+
+
+def test_saved_benchmark_carries_the_run_record(fakes, nqpytest, tmp_path):
+    out = tmp_path / "run.json"
+    result = nqpytest("--nq-strategy=fakecpu", "--nq-n=8", "--nq-rounds=3", "--nq-warmup=2",
+                      "--nq-param", "fakecpu.depth=3", f"--benchmark-json={out}")
+    result.assert_outcomes(passed=1)
+    saved = json.loads(out.read_text())
+    (bench,) = saved["benchmarks"]
+    extra = bench["extra_info"]
+    assert bench["stats"]["rounds"] == 3 and extra["rounds"] == 3 and extra["warmup"] == 2
+    assert bench["group"] == "N=08"
+    assert bench["params"] == {"nqbench": {"strategy": "fakecpu", "n": 8, "params": {"depth": "3"}}}
+    assert (extra["strategy"], extra["n"], extra["params"]) == ("fakecpu", 8, {"depth": 3, "wrong": 0})
+    assert (extra["count"], extra["expected"], extra["verified"]) == (92, 92, True)
+    assert extra["gpu_s"] == 5e-5 and extra["gpu_times"] == [5e-5] * 3
+    assert extra["generations"] == [{"index": 0, "grids": 3}] and extra["device_failures"] == {"launch": 0}
+    assert extra["memory"]["deltas_mib"] == {"module": -2.0, "run": -0.5}
+    assert extra["kernels"][0]["registers"] == 32
+    assert extra["source_hash"] == "0123456789abcdef" and extra["toolkit"]["version"] == "13.0"
+    assert (extra["device_kind"], extra["cdp"]) == ("cpu", False)
+    assert saved["machine_info"]["nqprof"] == json.loads(json.dumps(plugin.machine_facts()))
+    assert saved["nqprof"]["settings"]["strategies"] == ["fakecpu"]
+    assert saved["nqprof"]["settings"]["axes"] == {"fakecpu": {"depth": ["3"]}}
+
+
+def test_machine_facts_on_a_machine_without_gpu(monkeypatch):
+    plugin.machine_facts.cache_clear()
+    monkeypatch.setattr(plugin, "gpu_status", lambda: (False, "no CUDA device"))
+    try:
+        facts = plugin.machine_facts()
+    finally:
+        plugin.machine_facts.cache_clear()
+    assert facts["gpu"] is None and facts["gpu_status"] == "CPU only: no CUDA device"
+    assert "cuda_toolkit" in facts and facts["version"]
+
+
+def test_machine_differences():
+    a = {"nqprof": {"gpu": "NVIDIA H100", "cuda_toolkit": "13.0", "driver": "13.0", "clock_mhz": 1}}
+    b = {"nqprof": {"gpu": "NVIDIA H200", "cuda_toolkit": "13.0", "driver": "13.0", "clock_mhz": 2}}
+    assert plugin.machine_differences(a, a) == []
+    assert plugin.machine_differences(a, b) == ["gpu: 'NVIDIA H100' -> 'NVIDIA H200'"]
+    assert plugin.machine_differences({}, a) == ["gpu: None -> 'NVIDIA H100'", "cuda_toolkit: None -> '13.0'",
+                                                 "driver: None -> '13.0'"]
+
+
+def test_comparing_against_another_gpu_warns(fakes, nqpytest, monkeypatch):
+    # pytest-benchmark wants its storage under the working folder when it warns
+    args = ("--nq-strategy=fakecpu", "--nq-n=8", "--nq-rounds=2", "--benchmark-storage=storage")
+
+    def compare_warnings():
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            nqpytest(*args, "--benchmark-compare").assert_outcomes(passed=1)
+        return [str(w.message) for w in caught if str(w.message).startswith("nqprof:")]
+
+    monkeypatch.setattr(plugin, "machine_facts", lambda: {"gpu": "NVIDIA H100", "cuda_toolkit": "12.8"})
+    nqpytest(*args, "--benchmark-autosave").assert_outcomes(passed=1)
+    assert compare_warnings() == []
+    monkeypatch.setattr(plugin, "machine_facts", lambda: {"gpu": "NVIDIA H200", "cuda_toolkit": "13.0"})
+    assert compare_warnings() == [
+        "nqprof: the compared run was measured with a different GPU, toolkit or driver "
+        "(gpu: 'NVIDIA H100' -> 'NVIDIA H200'; cuda_toolkit: '12.8' -> '13.0'): "
+        "differences in time may come from the machine, not the code"
+    ]
