@@ -10,6 +10,8 @@
 //   feinbube_dynamic       steps 3 and 4: all four in shared memory sized at launch
 //                          (`levels`: N for step 3, the rows left, N - depth, for step 4)
 // NQ_N (levels for steps 0-2) and NQ_BLOCK (threads per block, steps 1-2) are -D defines.
+// A step whose static shared arrays would not fit in 48 KiB is left out of the build (the
+// host refuses that combination before building), so the other steps still compile.
 #include "common.cuh"
 
 #ifndef NQ_N
@@ -37,19 +39,25 @@ extern "C" __global__ void feinbube_local(FEINBUBE_ARGS) {
     feinbube_thread(f, c, l, r, cols, ld, rd, row, nboards, n, levels, total);
 }
 
+#define NQ_STATIC_FITS(arrays) ((arrays) * NQ_N * NQ_BLOCK * 4 + 256 <= 48 * 1024)
+
+#if NQ_STATIC_FITS(1)
 extern "C" __global__ void __launch_bounds__(NQ_BLOCK) feinbube_shared_stack(FEINBUBE_ARGS) {
     __shared__ mask_t stack[NQ_N * NQ_BLOCK];
     StridedLevels f{stack + threadIdx.x, NQ_BLOCK};
     LocalLevels<NQ_N> c, l, r;
     feinbube_thread(f, c, l, r, cols, ld, rd, row, nboards, n, levels, total);
 }
+#endif
 
+#if NQ_STATIC_FITS(4)
 extern "C" __global__ void __launch_bounds__(NQ_BLOCK) feinbube_shared_all(FEINBUBE_ARGS) {
     __shared__ mask_t arrays[4 * NQ_N * NQ_BLOCK];
     StridedLevels f = nq_strided(arrays, NQ_N, 0), c = nq_strided(arrays, NQ_N, 1),
                   l = nq_strided(arrays, NQ_N, 2), r = nq_strided(arrays, NQ_N, 3);
     feinbube_thread(f, c, l, r, cols, ld, rd, row, nboards, n, levels, total);
 }
+#endif
 
 extern "C" __global__ void feinbube_dynamic(FEINBUBE_ARGS) {
     extern __shared__ mask_t dyn[];

@@ -31,7 +31,8 @@ def test_run_record_has_gpu_facts():
     assert record.toolkit["version"] and record.toolkit["pycuda"]
     (kernel,) = record.kernels
     assert kernel["name"] == "feinbube_dynamic" and kernel["registers"] > 0
-    assert kernel["dynamic_shared_bytes"] == 4 * 4 * (15 - 6) * 128
+    depth, block = record.params["depth"], record.params["block"]
+    assert kernel["dynamic_shared_bytes"] == 4 * 4 * (15 - depth) * block
     assert list(record.memory["free_mib"]) == ["context", "module", "run"]
     assert record.source_hash and len(record.source_hash) == 16
 

@@ -15,8 +15,9 @@ debs=${NQPROF_DEBS:-.gpuhost/deb}
 site=${NQPROF_SITE:-/tmp/nqprof-site}
 
 if [ ! -d "$site/nqprof" ]; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --target "$site" "$wheelhouse"/*.whl
-  python3 -m pip install -q --no-index --no-deps --no-build-isolation --target "$site" . 2>&1 | tail -3
+  # One pip call: a second --target install into the same folder skips existing bin/.
+  python3 -m pip install -q --no-index --no-deps --no-build-isolation --no-compile --target "$site" \
+    "$wheelhouse"/*.whl . 2>&1 | tail -3
 fi
 export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}"
 export PATH="$site/bin:$PATH"

@@ -68,7 +68,7 @@ def build(file: str, defines: dict[str, int] | None = None, arch: str | None = N
             module = compiler.DynamicSourceModule(read_source(file), cuda_libdir=str(toolkit.lib_dir), **common)
         else:
             module = compiler.SourceModule(read_source(file), **common)
-    except (compiler.CompileError, drv.Error) as exc:
+    except (drv.CompileError, drv.Error) as exc:
         first = str(exc).strip().splitlines()
         raise BuildError(f"building {file} ({' '.join(options)}) failed: {' | '.join(first[:6])}") from None
     return BuiltModule(

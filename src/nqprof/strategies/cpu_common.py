@@ -10,6 +10,10 @@ from ..result import Measurement
 from .base import Session
 
 
+#: The C source of the CPU references, relative to kernels/.
+CPU_SOURCE = "cpu/nqueens_cpu.c"
+
+
 def cpu_module():
     """The compiled C references (``nqprof._cpu``)."""
     try:
@@ -32,4 +36,6 @@ class TimedCall(Session):
         return Measurement(count=int(count), wall_s=time.perf_counter() - t0)
 
     def info(self) -> dict[str, Any]:
-        return dict(self._info)
+        from ..cuda.sources import source_hash
+
+        return {"source_hash": source_hash(CPU_SOURCE), **self._info}

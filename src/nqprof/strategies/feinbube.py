@@ -58,7 +58,7 @@ class Feinbube(Strategy):
     params = (
         Param("opt", "optimisation step of the paper", default="rows-left", choices=tuple(STEPS)),
         depth_param(_default_depth, "rows expanded on the host (one thread per partial board)"),
-        block_param(128),
+        block_param(64),
     )
 
     def check(self, n, params):
