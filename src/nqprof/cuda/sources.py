@@ -38,6 +38,11 @@ CATALOG: dict[str, KernelSource] = {
         ),
         check_defines={"NQ_N": 18, "NQ_BLOCK": 128},
     ),
+    # The CDP strategies of Plauth et al. (shared device code: cdp.cuh, condensed.cuh).
+    "dp1.cu": KernelSource("dp1.cu", cdp=True, kernels=("dp1_root", "dp1_swarm")),
+    "dp2.cu": KernelSource("dp2.cu", cdp=True, kernels=("dp2_root", "dp2_child")),
+    "dp3.cu": KernelSource("dp3.cu", cdp=True, kernels=("dp3_root", "dp3_child")),
+    "dpswap.cu": KernelSource("dpswap.cu", cdp=True, kernels=("dpswap_root", "dpswap_child")),
 }
 
 #: Options every build uses (both paths).

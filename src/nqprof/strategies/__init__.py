@@ -12,6 +12,10 @@ _MODULES: dict[str, str] = {
     "serial": "serial",
     "multicore": "multicore",
     "feinbube": "feinbube",
+    "dp1": "dp1",
+    "dp2": "dp2",
+    "dp3": "dp3",
+    "dpswap": "dpswap",
 }
 
 _cache: dict[str, Strategy] = {}

@@ -1,0 +1,223 @@
+// Shared device code of nqprof's CUDA Dynamic Parallelism (CDP) kernels (dp1, dp2, dp3, dpswap):
+//
+//   * the accounting every CDP kernel keeps in global memory: solutions, device launches
+//     attempted and failed, device mallocs that returned NULL, device stream creations that
+//     failed, the deepest generation reached, and per generation the grids launched and the
+//     boards handed to them (sum, min, max);
+//   * helpers that launch a child grid, check the launch's return code and account for it,
+//     so that a kernel's launch site is one line (cdp_launch);
+//   * checked device malloc and stream creation;
+//   * the bounded, step-wise DFS of the condensed kernels (dp2, dp3, dpswap).
+//
+// On CDP2 (the only CDP on sm_90) a device launch past the pending-launch limit fails and
+// the child never runs; unless the launch's return code is read the count is silently
+// wrong. Every launch here goes through cdp_launch, which reads it.
+//
+// The accounting is an array of 64-bit words, zeroed by the host before each round. The
+// host decodes it with the same layout (src/nqprof/strategies/cdp_common.py; a test checks
+// that the two agree). Per generation, the minimum is kept as its bitwise complement so that
+// atomicMax on a zeroed word computes it.
+#pragma once
+
+#include "common.cuh"
+
+#define CDP_SOLUTIONS 0        // solutions counted on the device (before the mirror factor)
+#define CDP_LAUNCHES 1         // device launches attempted
+#define CDP_LAUNCH_FAILURES 2  // device launches whose return code was not cudaSuccess
+#define CDP_MALLOC_FAILURES 3  // device mallocs that returned NULL
+#define CDP_STREAM_FAILURES 4  // device stream creations that failed
+#define CDP_MAX_GENERATION 5   // deepest generation a grid was launched into (host grid: 0)
+#define CDP_FIRST_ERROR 6      // cudaError_t of the first failed launch (0: none)
+#define CDP_UNTRACKED 7        // grids launched into generations >= CDP_MAX_GEN (not in the table)
+#define CDP_OVERFLOWS 8        // block-buffer overflows (dpswap): a bug if ever non-zero
+#define CDP_GEN_BASE 16        // first word of the per-generation table
+#define CDP_GEN_WORDS 4        // per generation: grids, boards, ~min boards, max boards
+#define CDP_GEN_GRIDS 0
+#define CDP_GEN_BOARDS 1
+#define CDP_GEN_MIN_COMPLEMENT 2
+#define CDP_GEN_MAX 3
+#define CDP_MAX_GEN 32
+#define CDP_WORDS (CDP_GEN_BASE + CDP_GEN_WORDS * CDP_MAX_GEN)
+
+// The stream a thread launches its child into (the kernels' `stream` argument).
+#define CDP_STREAM_DEFAULT 0  // the block's NULL stream: launches of one block serialize
+#define CDP_STREAM_OWN 1      // a non-blocking stream created by the thread, destroyed after the launch
+#define CDP_STREAM_FIRE_AND_FORGET 2  // cudaStreamFireAndForget
+
+typedef count_t cdp_word;
+
+// ---------------------------------------------------------------------------------------
+// Accounting
+
+__device__ __forceinline__ void cdp_count(cdp_word* acct, int word, cdp_word v = 1) {
+    atomicAdd(acct + word, v);
+}
+
+// A grid of `boards` boards was launched into generation `gen`.
+__device__ __forceinline__ void cdp_grid_launched(cdp_word* acct, int gen, unsigned boards) {
+    atomicMax(acct + CDP_MAX_GENERATION, (cdp_word)gen);
+    if (gen < 0 || gen >= CDP_MAX_GEN) {
+        cdp_count(acct, CDP_UNTRACKED);
+        return;
+    }
+    cdp_word* g = acct + CDP_GEN_BASE + CDP_GEN_WORDS * gen;
+    atomicAdd(g + CDP_GEN_GRIDS, (cdp_word)1);
+    atomicAdd(g + CDP_GEN_BOARDS, (cdp_word)boards);
+    atomicMax(g + CDP_GEN_MIN_COMPLEMENT, ~(cdp_word)boards);
+    atomicMax(g + CDP_GEN_MAX, (cdp_word)boards);
+}
+
+// Read the return code of the launch just made by this thread and account for it.
+// Returns true if the child grid will run.
+__device__ __forceinline__ bool cdp_check_launch(cdp_word* acct, int gen, unsigned boards) {
+    const cudaError_t err = cudaGetLastError();
+    cdp_count(acct, CDP_LAUNCHES);
+    if (err != cudaSuccess) {
+        cdp_count(acct, CDP_LAUNCH_FAILURES);
+        atomicCAS(acct + CDP_FIRST_ERROR, (cdp_word)0, (cdp_word)err);
+        return false;
+    }
+    cdp_grid_launched(acct, gen, boards);
+    return true;
+}
+
+// Launch `kernel` as a grid of generation `gen` handed `boards` boards, check the launch's
+// return code and account for it: the one line every CDP launch site uses.
+template <class... P, class... A>
+__device__ __forceinline__ bool cdp_launch(cdp_word* acct, int gen, unsigned boards, void (*kernel)(P...), dim3 grid,
+                                           dim3 block, unsigned shared, cudaStream_t stream, A... args) {
+    cudaGetLastError();  // clear an earlier error so that the check below sees this launch's
+    kernel<<<grid, block, shared, stream>>>(args...);
+    return cdp_check_launch(acct, gen, boards);
+}
+
+// Device malloc that counts a NULL result.
+__device__ __forceinline__ void* cdp_malloc(cdp_word* acct, size_t bytes) {
+    void* p = malloc(bytes);
+    if (p == nullptr) cdp_count(acct, CDP_MALLOC_FAILURES);
+    return p;
+}
+
+// ---------------------------------------------------------------------------------------
+// Streams: where a thread launches its child (CDP_STREAM_*).
+
+struct cdp_stream {
+    cudaStream_t stream;
+    bool created;
+};
+
+// Returns false (and counts a stream failure) if the thread's own stream cannot be created.
+__device__ __forceinline__ bool cdp_stream_open(cdp_word* acct, int kind, cdp_stream& s) {
+    s.created = false;
+    if (kind == CDP_STREAM_OWN) {
+        if (cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking) != cudaSuccess) {
+            cdp_count(acct, CDP_STREAM_FAILURES);
+            return false;
+        }
+        s.created = true;
+    } else if (kind == CDP_STREAM_FIRE_AND_FORGET) {
+        s.stream = cudaStreamFireAndForget;
+    } else {
+        s.stream = 0;
+    }
+    return true;
+}
+
+// A stream may be destroyed right after the launch: its work still runs to completion.
+__device__ __forceinline__ void cdp_stream_close(cdp_stream& s) {
+    if (s.created) cudaStreamDestroy(s.stream);
+    s.created = false;
+}
+
+// ---------------------------------------------------------------------------------------
+// Boards handed to child grids through global memory (dp2, dp3).
+
+struct nq_board {
+    mask_t cols, ld, rd;
+    unsigned row;  // rows already filled
+};
+
+// Shared memory of a condensed kernel's per-thread DFS stacks: four masks per level
+// (free squares, columns, two diagonals), `search + 1` levels per thread (as in the paper).
+#define CDP_STATE_BYTES (4 * (int)sizeof(mask_t))
+
+__host__ __device__ __forceinline__ unsigned cdp_stack_bytes(int search, int threads) {
+    return (unsigned)(CDP_STATE_BYTES * (search + 1) * threads);
+}
+
+// ---------------------------------------------------------------------------------------
+// The bounded DFS of the condensed kernels, one step at a time.
+//
+// A thread starts from one board at row `row0` (with `avail`, the squares of its next row
+// still to try: all free squares for a fresh board, fewer for a state dumped by dpswap) and
+// searches `search` rows deeper. Level k of the stack holds the board k rows below the start
+// and the squares of its next row not yet tried. Each step tries one square:
+//   * a complete board is a solution (counted);
+//   * a board at the target row (row0 + search < N) whose next row has a free square is a
+//     leaf handed to `leaf` (for a child grid); one with no free square is dropped;
+//   * a board one row above the last is finished by counting its free squares;
+//   * otherwise the board is pushed.
+// The stack never holds more than `search` levels (the kernels reserve search + 1).
+template <class S>
+struct nq_bounded_dfs {
+    S f, c, l, r;  // the four per-level arrays
+    int k;         // top level; -1 once the subtree is exhausted
+    int row0, target, n;
+    mask_t full;
+
+    __device__ __forceinline__ nq_bounded_dfs(S f_, S c_, S l_, S r_) : f(f_), c(c_), l(l_), r(r_), k(-1) {}
+
+    __device__ __forceinline__ void start(mask_t cols, mask_t ld, mask_t rd, int row, mask_t avail, int search,
+                                          int n_) {
+        n = n_;
+        full = NQ_FULL(n_);
+        row0 = row;
+        target = row + search;
+        c[0] = cols;
+        l[0] = ld;
+        r[0] = rd;
+        f[0] = avail & full;
+        k = f[0] ? 0 : -1;
+    }
+
+    __device__ __forceinline__ bool active() const { return k >= 0; }
+
+    // One step. `leaf(cols, ld, rd, row, free)` returns false to abort the search.
+    template <class Leaf>
+    __device__ __forceinline__ void step(count_t& count, Leaf& leaf) {
+        const mask_t fr = f[k];
+        if (fr == 0) {
+            --k;
+            return;
+        }
+        const mask_t b = fr & (0u - fr);
+        f[k] = fr ^ b;
+        const mask_t nc = c[k] | b, nl = (l[k] | b) << 1, nr = (r[k] | b) >> 1;
+        const int row = row0 + k + 1;
+        if (row == n) {
+            ++count;
+            return;
+        }
+        const mask_t nf = nq_free(nc, nl, nr, full);
+        if (nf == 0) return;
+        if (row == target) {
+            if (!leaf(nc, nl, nr, row, nf)) k = -1;
+            return;
+        }
+        if (row + 1 == n) {
+            count += __popc(nf);
+            return;
+        }
+        ++k;
+        c[k] = nc;
+        l[k] = nl;
+        r[k] = nr;
+        f[k] = nf;
+    }
+};
+
+// The thread's four stack arrays in the block's dynamic shared memory ([level][thread]).
+__device__ __forceinline__ nq_bounded_dfs<StridedLevels> cdp_shared_dfs(mask_t* smem, int levels) {
+    return nq_bounded_dfs<StridedLevels>(nq_strided(smem, levels, 0), nq_strided(smem, levels, 1),
+                                         nq_strided(smem, levels, 2), nq_strided(smem, levels, 3));
+}

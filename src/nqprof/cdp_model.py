@@ -1,0 +1,341 @@
+"""A host-side model of the CDP strategies: what their kernels will launch, worked out on the CPU.
+
+Two parts:
+
+* **Exact generation structure of DP-2 and DP-3** (:func:`condensed_generations`). A
+  condensed-kernel thread searches a fixed number of rows below its board and hands every
+  board it reaches there whose next row has a free square to one child grid, so the
+  generations are deterministic: per generation, the number of child grids and the boards
+  per grid (min, max, mean) -- the paper's Table 3 -- and, summed over the leaves, the count.
+  The GPU's accounting (kernels/cdp.cuh) must match it exactly. Vectorised with numpy;
+  meant for N up to about 14.
+
+* **Estimates for sizing the CDP runtime before a run** (:func:`dp1_demand`,
+  :func:`condensed_demand`, :func:`dpswap_demand`): how many device launches may be pending
+  at once and how much device heap the boards handed to children may hold, from the number
+  of boards at each row of the search tree (:data:`ROW_BOARDS`, :data:`ROW_LIVE`; N <= 18).
+  They assume, as a breadth-first unfolding would, that two consecutive generations can be
+  outstanding together; they are estimates, and a run past the limits fails loudly (every
+  device launch and malloc is checked), never silently.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from .problem import full_mask
+from .subproblems import expand
+
+#: Deepest generation the CDP runtime can launch (the host grid is generation 0). The
+#: hardware nests at most 24 levels; one is kept in reserve.
+MAX_NESTING = 23
+
+#: Bytes of a board handed to a condensed child (kernels/cdp.cuh: nq_board).
+BOARD_BYTES = 16
+#: Bytes of a state handed to a dpswap child (cols, ld, rd, avail, row).
+SWAP_STATE_BYTES = 20
+#: Assumed bookkeeping of the device allocator per malloc (alignment, header).
+ALLOC_OVERHEAD = 64
+
+# Boards at each row of the mirror-reduced N-Queens tree, as the host expansion produces it
+# (first queen in the left half; for odd N also the middle column, with the second queen in
+# the left half): ROW_BOARDS[n][r - 1] is the number of valid boards with r queens placed.
+# ROW_LIVE[n][r - 1] counts those whose next row still has a free square (0 for r = N).
+# Computed with an exhaustive bitmask search; tests check them against the expansion.
+ROW_BOARDS: dict[int, tuple[int, ...]] = {
+    1: (1,),
+    2: (1, 0),
+    3: (2, 1, 0),
+    4: (2, 3, 2, 1),
+    5: (3, 6, 7, 6, 5),
+    6: (3, 10, 18, 23, 20, 2),
+    7: (4, 15, 38, 70, 82, 47, 20),
+    8: (4, 21, 70, 172, 284, 275, 156, 46),
+    9: (5, 28, 117, 366, 807, 1146, 1019, 533, 176),
+    10: (5, 36, 182, 700, 1958, 3776, 4816, 3914, 2020, 362),
+    11: (6, 45, 268, 1234, 4246, 10681, 18624, 22074, 17387, 7558, 1340),
+    12: (6, 55, 378, 2040, 8426, 26428, 60052, 97635, 111360, 80482, 34132, 7100),
+    13: (7, 66, 515, 3202, 15550, 58847, 167505, 353849, 543284, 575889, 406724, 175151, 36856),
+    14: (7, 78, 682, 4816, 27034, 120742, 417528, 1105934, 2195994, 3161516, 3235936, 2255961, 970250, 182798),
+    15: (8, 91, 882, 6990, 44714, 231519, 948851, 3060068, 7605900, 14207722, 19645231, 19578900, 13415864,
+         5678204, 1139592),
+    16: (8, 105, 1118, 9844, 70906, 419408, 1999228, 7662354, 23179438, 54239483, 96946430, 130151704,
+         126948816, 85579009, 36001044, 7386256),
+    17: (9, 120, 1393, 13510, 108466, 724001, 3953547, 17656032, 63522726, 181091432, 403999011, 696667115,
+         906306674, 866784090, 577872542, 241902746, 47907552),
+    18: (9, 136, 1710, 18132, 160850, 1199146, 7409150, 37968803, 159426884, 541311090, 1468514718, 3149053517,
+         5238987526, 6654292496, 6253696992, 4128008190, 1709827584, 333045312),
+}
+ROW_LIVE: dict[int, tuple[int, ...]] = {
+    1: (0,),
+    2: (0, 0),
+    3: (1, 0, 0),
+    4: (2, 2, 1, 0),
+    5: (3, 6, 6, 5, 0),
+    6: (3, 10, 18, 18, 2, 0),
+    7: (4, 15, 38, 60, 42, 20, 0),
+    8: (4, 21, 70, 163, 209, 147, 46, 0),
+    9: (5, 28, 117, 361, 722, 827, 493, 176, 0),
+    10: (5, 36, 182, 697, 1872, 3239, 3179, 1810, 362, 0),
+    11: (6, 45, 268, 1234, 4201, 10035, 15020, 13917, 6859, 1340, 0),
+    12: (6, 55, 378, 2040, 8408, 25974, 54894, 76302, 64333, 31239, 7100, 0),
+    13: (7, 66, 515, 3202, 15543, 58554, 161711, 313350, 401096, 329025, 159194, 36856, 0),
+    14: (7, 78, 682, 4816, 27034, 120638, 412951, 1048718, 1871381, 2284214, 1831282, 879331, 182798, 0),
+    15: (8, 91, 882, 6990, 44714, 231519, 946344, 3002618, 7047832, 11875076, 13925594, 10921735, 5162155,
+         1139592, 0),
+    16: (8, 105, 1118, 9844, 70906, 419408, 1998119, 7616054, 22451912, 49600116, 79856447, 90911063, 69692464,
+         32823643, 7386256, 0),
+    17: (9, 120, 1393, 13510, 108466, 724001, 3953232, 17627558, 62775163, 173822492, 364419062, 564005307,
+         624068646, 471584154, 220061695, 47907552, 0),
+    18: (9, 136, 1710, 18132, 160850, 1199146, 7409150, 37956796, 158794334, 532294967, 1396432465, 2800594876,
+         4180974719, 4524202345, 3376385891, 1553738316, 333045312, 0),
+}
+#: Largest N the estimates cover; beyond it the limits must be given explicitly.
+MAX_TABLE_N = max(ROW_BOARDS)
+
+
+# --- the exact model of DP-2 and DP-3 ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GenerationStats:
+    """One generation of grids: how many, and how many boards they were handed."""
+
+    generation: int
+    grids: int
+    boards: int
+    min: int
+    max: int
+
+    @property
+    def mean(self) -> float:
+        return self.boards / self.grids if self.grids else 0.0
+
+    def as_dict(self) -> dict:
+        return {**asdict(self), "mean": round(self.mean, 2)}
+
+
+@dataclass(frozen=True)
+class CondensedModel:
+    n: int
+    generations: list[GenerationStats]
+    #: The count the leaves add up to (mirror factor applied): must be the known count.
+    count: int
+
+    @property
+    def launches(self) -> int:
+        """Device launches of the run (every grid but the host's)."""
+        return sum(g.grids for g in self.generations[1:])
+
+
+def next_search(search: int, doubling: bool, max_search: int | None) -> int:
+    """A child grid's search depth: the same (DP-2) or doubled, capped (DP-3)."""
+    if not doubling:
+        return search
+    return min(2 * search, max_search) if max_search else 2 * search
+
+
+def _place(n: int, cols, ld, rd, row, parent):
+    """Every board expanded by one row; children keep their parent's index. Boards with
+    no free square in the next row have no children and vanish."""
+    full = np.uint32(full_mask(n))
+    free = ~(cols | ld | rd) & full
+    out = [[], [], [], [], []]
+    for c in range(n):
+        bit = np.uint32(1 << c)
+        sel = (free & bit) != 0
+        if not sel.any():
+            continue
+        out[0].append(cols[sel] | bit)
+        out[1].append(((ld[sel] | bit) << np.uint32(1)) & full)
+        out[2].append((rd[sel] | bit) >> np.uint32(1))
+        out[3].append(row[sel] + 1)
+        out[4].append(parent[sel])
+    if not out[0]:
+        e = np.zeros(0, dtype=np.uint32)
+        return e, e.copy(), e.copy(), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    return tuple(np.concatenate(p) for p in out)
+
+
+def _completions(n: int, cols, ld, rd, row) -> int:
+    """Solutions below the given boards (breadth-first; for the model's small N)."""
+    total = 0
+    parent = np.zeros(len(cols), dtype=np.int64)
+    while len(cols):
+        done = row >= n
+        total += int(done.sum())
+        keep = ~done
+        cols, ld, rd, row, parent = _place(n, cols[keep], ld[keep], rd[keep], row[keep], parent[keep])
+    return total
+
+
+def condensed_generations(
+    n: int, depth: int, search: int, doubling: bool = False, max_search: int | None = None
+) -> CondensedModel:
+    """The generations DP-2 (``doubling=False``) or DP-3 produce from the host expansion at
+    ``depth`` with initial search depth ``search``: generation 0 is the host grid (one grid
+    over every host board); generation g+1 has one grid per thread of generation g that
+    reached at least one board with a free next row, ``search`` rows below its own."""
+    host = expand(n, depth)
+    cols, ld, rd = host.cols.copy(), host.ld.copy(), host.rd.copy()
+    row = host.row.astype(np.int64)
+    gens = [GenerationStats(0, 1, len(host), len(host), len(host))]
+    solutions = 0
+    s = search
+    while len(cols):
+        finish = row + s >= n  # these threads search to the last row and count
+        if finish.any():
+            solutions += _completions(n, cols[finish], ld[finish], rd[finish], row[finish])
+        keep = ~finish
+        c, l, r, w = cols[keep], ld[keep], rd[keep], row[keep]
+        parent = np.arange(len(c), dtype=np.int64)
+        for _ in range(s):
+            c, l, r, w, parent = _place(n, c, l, r, w, parent)
+        full = np.uint32(full_mask(n))
+        live = (~(c | l | r) & full) != 0
+        c, l, r, w, parent = c[live], l[live], r[live], w[live], parent[live]
+        if not len(c):
+            break
+        per_grid = np.bincount(parent)
+        per_grid = per_grid[per_grid > 0]
+        gens.append(
+            GenerationStats(len(gens), len(per_grid), int(per_grid.sum()), int(per_grid.min()), int(per_grid.max()))
+        )
+        cols, ld, rd, row = c, l, r, w
+        s = next_search(s, doubling, max_search)
+    return CondensedModel(n=n, generations=gens, count=solutions * host.multiplier)
+
+
+# --- schedules: which rows each generation works on -----------------------------------------
+
+
+def condensed_schedule(n: int, depth: int, search: int, doubling: bool, max_search: int | None) -> list[tuple[int, int]]:
+    """(row, search depth) of each generation of a condensed strategy whose threads start
+    from boards at ``depth`` (generation 0, the host grid) until a generation reaches the
+    last row. For odd N at depth 1 the middle-column boards start one row lower; the rows
+    here are those of the others."""
+    gens = [(depth, search)]
+    row, s = depth, search
+    while row + s < n:
+        row, s = row + s, next_search(s, doubling, max_search)
+        gens.append((row, s))
+    return gens
+
+
+def dp1_deepest_generation(n: int, depth: int, z: int) -> int:
+    """DP-1's deepest generation: the host grid is 0, the first swarm grids (rows
+    ``depth``..) are 1, each further generation covers the next z rows."""
+    return max(1, math.ceil((n - depth) / z))
+
+
+# --- estimates for sizing the CDP runtime ----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Demand:
+    """What a run may need from the CDP runtime at once."""
+
+    #: Device launches that may be pending (launched, not yet begun) together.
+    pending: int
+    #: Device heap the boards handed to children may hold together (None: no device malloc).
+    heap_bytes: int | None
+    #: Device launches of the whole run.
+    launches: int
+    #: How the numbers were estimated (for the run's notes and for errors).
+    basis: str
+    #: What to change when they do not fit.
+    advice: str
+
+
+def _rows(n: int):
+    if n not in ROW_BOARDS:
+        return None, None
+    return ROW_BOARDS[n], ROW_LIVE[n]
+
+
+def _widest_pair(values: list[int]) -> int:
+    """The most of two consecutive entries (one entry: itself)."""
+    if not values:
+        return 0
+    if len(values) == 1:
+        return values[0]
+    return max(a + b for a, b in zip(values, values[1:]))
+
+
+def dp1_demand(n: int, host_boards: int, depth: int, z: int) -> Demand | None:
+    """DP-1 launches one swarm grid per host board, then one per valid board at rows
+    depth + z, depth + 2z, ... below the last; nothing is allocated on the device."""
+    boards, _ = _rows(n)
+    if boards is None:
+        return None
+    launches = [host_boards] + [boards[r - 1] for r in range(depth + z, n, z)]
+    return Demand(
+        pending=_widest_pair(launches),
+        heap_bytes=None,
+        launches=sum(launches),
+        basis=f"launches per generation {launches}; pending = the widest two consecutive generations",
+        advice="a larger z or a larger host depth gives fewer, wider grids",
+    )
+
+
+def condensed_demand(
+    n: int, host_boards: int, depth: int, search: int, doubling: bool, max_search: int | None, child_block: int
+) -> Demand | None:
+    """DP-2/DP-3: generation g+1 has at most one grid per thread of generation g and holds
+    the live boards of its row in device-allocated blocks of ``child_block`` boards."""
+    _, live = _rows(n)
+    if live is None:
+        return None
+    schedule = condensed_schedule(n, depth, search, doubling, max_search)
+    threads = [host_boards] + [live[row - 1] for row, _ in schedule[1:]]
+    grids = [min(a, b) for a, b in zip(threads, threads[1:])]  # device generations 1..
+
+    def heap(boards: int, grids: int) -> int:
+        blocks = -(-boards // child_block) + grids
+        return (
+            blocks * (child_block * BOARD_BYTES + ALLOC_OVERHEAD)  # the blocks of boards
+            + blocks * 2 * 8  # pointer arrays (grown by doubling)
+            + grids * 2 * (4 + ALLOC_OVERHEAD)  # pointer-array and counter allocations
+        )
+
+    held = [heap(b, g) for b, g in zip(threads[1:], grids)]
+    return Demand(
+        pending=_widest_pair(grids),
+        heap_bytes=_widest_pair(held),
+        launches=sum(grids),
+        basis=(
+            f"generation rows {[row for row, _ in schedule]}, at most {grids} child grids over {threads[1:]} boards;"
+            " pending and heap = the widest two consecutive generations"
+        ),
+        advice="a larger search depth (or host depth) gives fewer generations, and fewer boards in the widest",
+    )
+
+
+def dpswap_demand(
+    n: int, host_boards: int, depth: int, search: int, capacity: int, block: int, child_block: int
+) -> Demand | None:
+    """DP-SWAP's generations depend on timing (when a block's buffer fills), so the estimate
+    is coarser, calibrated on a CPU simulation of the algorithm (N=16..18, the defaults and
+    other buffers): the widest generation held at most 1.5 / search of the live boards of the
+    widest row below the host depth (2 / search here), in grids of more than half the
+    threshold on average (blocks that finish early hand over fewer states)."""
+    _, live = _rows(n)
+    if live is None:
+        return None
+    below = [live[r - 1] for r in range(depth + 1, n)] or [0]
+    per_grid = max(1, (capacity - child_block * (search + 1)) // 2)
+    states = max(host_boards, 2 * max(below) // max(1, search))
+    grids = max(1, states // per_grid)
+    return Demand(
+        pending=2 * grids,
+        heap_bytes=2 * (states * SWAP_STATE_BYTES + grids * (16 + ALLOC_OVERHEAD)),
+        launches=max(grids, 2 * sum(below) // max(1, search) // per_grid),
+        basis=(
+            f"about {states} states in the widest generation, in about {grids} child grids;"
+            " pending and heap = twice the widest generation"
+        ),
+        advice="a larger buffer (capacity) or a larger search depth gives fewer, fuller child grids",
+    )

@@ -1,0 +1,94 @@
+"""dp1: DP-1 of Plauth et al., thread swarming.
+
+A very fine-grained breadth-first expansion. First version: a grid per row with one thread
+per column of that row; a thread that places its queen validly launches the next row's grid;
+a thread that places the last queen increments a global counter. Thread count per grid is N,
+below the warp size. Improved version: each grid has N^z threads, thread index decoded in
+base N into the columns of the next z rows; a thread whose z placements are all valid
+launches a new grid of N^z threads for the following rows; solutions found before the end of
+the z rows are counted directly. z = 3 was best. Each thread either launches into the
+default stream or creates its own non-blocking stream (their Table 2).
+
+Here: ``z = 1`` is the first version, ``z >= 2`` the improved one; the board reaches each
+grid by value as kernel arguments; the host expands the first ``depth`` rows with the mirror
+symmetry and one host grid launches every host board's first swarm grid. ``stream`` is
+``default`` (the block's NULL stream), ``own`` (a non-blocking stream per thread) or
+``fire-and-forget``. Every device launch is checked and accounted (kernels/cdp.cuh).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..cdp_model import MAX_NESTING, dp1_demand, dp1_deepest_generation
+from ..errors import InputError
+from .base import Param, Strategy, block_param, depth_param
+from .cdp_common import STREAM_KINDS, CdpSession, pending_param
+
+def default_depth(n: int) -> int:
+    """1"""
+    return 1
+
+
+#: Threads of a swarm grid (N^z) must fit a 1-D grid index.
+MAX_THREADS = 2**31 - 1
+
+
+def _max_z(n: int) -> int:
+    z = 1
+    while n ** (z + 1) <= MAX_THREADS:
+        z += 1
+    return z
+
+
+class Dp1(Strategy):
+    name = "dp1"
+    title = "DP-1 thread swarming: a grid of N^z threads per board, a child grid per valid placement"
+    reference = "Plauth et al. (DP-1)"
+    device = "gpu"
+    cdp = True
+    min_n = 2
+    sources = ("dp1.cu",)
+    params = (
+        Param("z", "rows per swarm grid: N^z threads (1: the first version, one thread per column)", default=3,
+              lo=1, hi=8),
+        Param("stream", "where a thread launches its child grid", default="own", choices=tuple(STREAM_KINDS)),
+        depth_param(default_depth, "rows expanded on the host (mirror symmetry); 1: the first row"),
+        block_param(128, help="threads per block of the host grid and of swarm grids wider than this"),
+        pending_param(),
+    )
+
+    def check(self, n, params):
+        z, depth = params["z"], params["depth"]
+        if z > _max_z(n):
+            raise InputError(f"parameter z must be in 1..{_max_z(n)} for N={n} (N^z threads per grid), got {z}")
+        deepest = dp1_deepest_generation(n, depth, z)
+        if deepest > MAX_NESTING:
+            raise InputError(
+                f"dp1 N={n} with depth={depth}, z={z} nests {deepest} generations of grids; the CDP runtime allows "
+                f"{MAX_NESTING}: use z >= {-(-(n - depth) // MAX_NESTING)} or depth >= {n - MAX_NESTING * z}"
+            )
+
+    def open(self, n, params):
+        return Dp1Session(self.name, n, params)
+
+
+class Dp1Session(CdpSession):
+    source = "dp1.cu"
+    root_kernel = "dp1_root"
+    child_kernels = ("dp1_swarm",)
+
+    def demand(self):
+        return dp1_demand(self.n, len(self.host), self.params["depth"], self.params["z"])
+
+    def launch_root(self):
+        p = self.params
+        # One thread per host board, each launching its board's first swarm grid.
+        self.root(
+            *self.boards.args(), np.int32(self.n), np.int32(p["z"]), np.int32(p["block"]),
+            np.int32(STREAM_KINDS[p["stream"]]), self.acct,
+            block=(p["block"], 1, 1), grid=self.grid_for(self.boards.count, p["block"]),
+        )
+
+
+STRATEGY = Dp1()

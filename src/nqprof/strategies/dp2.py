@@ -1,0 +1,129 @@
+"""dp2: DP-2 of Plauth et al., the condensed kernel with a static search depth.
+
+Each thread takes one partial board and runs the bitmask DFS only down to ``search`` more
+rows. The boards it reaches at that depth (not yet complete) are saved for a child grid;
+complete boards found earlier are counted. When the thread has exhausted its subtree it
+launches one child grid over the boards it saved, on its own non-blocking stream. Per-thread
+stacks live in shared memory (search + 1 entries per thread). Boards are handed to children
+through global memory allocated on the device with a per-block scheme: the thread allocates
+its boards in blocks of blockDim entries (a new block only when the current one is full),
+plus an array of pointers to those blocks, so that child thread (blockIdx, threadIdx) finds
+its board at blocks[blockIdx][threadIdx]; memory is only allocated once a thread has found a
+board; the child's thread 0 of each block frees that block after a barrier, and the last
+child block to finish (an atomic counter, itself device-allocated) frees the pointer array
+and the counter. Tunables: initial host depth, search depth, block size (and the child
+grids' block size, the allocation granularity). Their finding: load becomes unbalanced
+because grids launched deep in the tree get few boards (Table 3).
+
+Kernels in kernels/dp2.cu and condensed.cuh; a board is saved only if its next row has a
+free square (which reproduces the paper's Table 3 exactly, see nqprof.cdp_model).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..cdp_model import MAX_NESTING, condensed_demand, condensed_schedule
+from ..errors import InputError
+from .base import Strategy, block_param, depth_param
+from .cdp_common import CdpSession, child_block_param, heap_param, pending_param, search_param
+from .gpu_common import DYNAMIC_SHARED_LIMIT_SM90
+
+#: Bytes of one DFS stack level (free squares, columns, two diagonals: kernels/cdp.cuh).
+STATE_BYTES = 16
+#: Dynamic shared memory a block may use (the linked CDP kernels declare ~1.3 KiB statically).
+STACK_LIMIT = DYNAMIC_SHARED_LIMIT_SM90 - 2048
+
+
+def stack_bytes(search: int, threads: int) -> int:
+    """Shared memory of a block's DFS stacks: search + 1 levels per thread."""
+    return STATE_BYTES * (search + 1) * threads
+
+
+def default_depth(n: int) -> int:
+    """min(3, N-3), >= 1"""
+    return max(1, min(3, n - 3))
+
+
+def default_search(n: int) -> int:
+    """ceil((N-depth)/2)"""
+    return max(1, math.ceil((n - default_depth(n)) / 2))
+
+
+class Dp2(Strategy):
+    name = "dp2"
+    title = "DP-2 condensed kernel, static search depth, per-block device allocation of child boards"
+    reference = "Plauth et al. (DP-2)"
+    device = "gpu"
+    cdp = True
+    min_n = 2
+    sources = ("dp2.cu",)
+    params = (
+        depth_param(default_depth, "rows expanded on the host (one thread per board of the host grid)"),
+        search_param(default_search),
+        block_param(128, help="threads per block of the host grid"),
+        child_block_param(32),
+        pending_param(),
+        heap_param(),
+    )
+
+    def check(self, n, params):
+        search = params["search"]
+        for key in ("block", "child_block"):
+            if stack_bytes(search, params[key]) > STACK_LIMIT:
+                raise InputError(
+                    f"dp2: search={search} with {key}={params[key]} needs {stack_bytes(search, params[key])} B of shared "
+                    f"memory per block for the DFS stacks, over {STACK_LIMIT}: use search <= "
+                    f"{STACK_LIMIT // stack_bytes(0, params[key]) - 1} or a smaller {key}"
+                )
+        deepest = len(condensed_schedule(n, params["depth"], search, False, None)) - 1
+        if deepest > MAX_NESTING:
+            raise InputError(
+                f"dp2 N={n} with depth={params['depth']}, search={search} nests {deepest} generations of grids; the CDP "
+                f"runtime allows {MAX_NESTING}: use search >= {math.ceil((n - params['depth']) / (MAX_NESTING + 1))}"
+            )
+
+    def open(self, n, params):
+        return Dp2Session(self.name, n, params)
+
+
+class Dp2Session(CdpSession):
+    """The host side of the condensed kernel (DP-3 reuses it with ``doubling``)."""
+
+    source = "dp2.cu"
+    root_kernel = "dp2_root"
+    child_kernels = ("dp2_child",)
+    doubling = False
+
+    def max_search(self) -> int:
+        """The cap on a child grid's search depth (DP-3); DP-2 keeps its depth."""
+        return self.params["search"]
+
+    def demand(self):
+        p = self.params
+        return condensed_demand(
+            self.n, len(self.host), p["depth"], p["search"], self.doubling, self.max_search(), p["child_block"]
+        )
+
+    def prepare(self):
+        p = self.params
+        self.root_shared = stack_bytes(p["search"], p["block"])
+        self.allow_dynamic_shared(self.root_kernel, self.root_shared)
+        # The deepest search a child grid gets (the generations' searches are the same for
+        # every board; odd N's middle-column boards only finish sooner).
+        schedule = condensed_schedule(self.n, p["depth"], p["search"], self.doubling, self.max_search())
+        deepest = max([s for _, s in schedule[1:]], default=p["search"])
+        self.allow_dynamic_shared(self.child_kernels[0], stack_bytes(deepest, p["child_block"]))
+
+    def launch_root(self):
+        p = self.params
+        self.root(
+            *self.boards.args(), np.int32(self.n), np.int32(p["search"]), np.int32(p["child_block"]),
+            np.int32(self.max_search()), self.acct,
+            block=(p["block"], 1, 1), grid=self.grid_for(self.boards.count, p["block"]), shared=self.root_shared,
+        )
+
+
+STRATEGY = Dp2()

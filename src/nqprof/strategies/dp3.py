@@ -1,0 +1,90 @@
+"""dp3: DP-3 of Plauth et al., the condensed kernel with a dynamic search depth.
+
+DP-2, but the search depth doubles with each child generation, capped by what shared memory
+holds: depth_max = shared_bytes / (state_bytes * threads_per_block) - 1 (8 for 256 threads
+and 48 KiB on their GPU). Doubling worked best for N-Queens because branching shrinks with
+depth. Their Table 3 gives the child boards per child grid for N=12, static vs dynamic.
+
+Here ``smem_kib`` is the shared memory a block may give its DFS stacks (default 48 KiB, the
+paper's), state_bytes is 16 (free squares, columns, two diagonals) and threads_per_block is
+the child grids' block size, so depth_max = smem_kib * 1024 / (16 * child_block) - 1. The
+host grid's own search depth must fit the same budget with its block size.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..cdp_model import MAX_NESTING, condensed_schedule
+from ..errors import InputError
+from .base import Param, Strategy, block_param, depth_param
+from .cdp_common import child_block_param, heap_param, pending_param, search_param
+from .dp2 import STACK_LIMIT, STATE_BYTES, Dp2Session, default_depth, stack_bytes
+
+
+def default_search(n: int) -> int:
+    """ceil((N-depth)/3)"""
+    return max(1, math.ceil((n - default_depth(n)) / 3))
+
+
+def depth_max(smem_kib: int, threads: int) -> int:
+    """The deepest search whose stacks fit the shared-memory budget (the paper's formula)."""
+    return smem_kib * 1024 // (STATE_BYTES * threads) - 1
+
+
+class Dp3(Strategy):
+    name = "dp3"
+    title = "DP-3 condensed kernel, search depth doubling per generation, capped by shared memory"
+    reference = "Plauth et al. (DP-3)"
+    device = "gpu"
+    cdp = True
+    min_n = 2
+    sources = ("dp3.cu",)
+    params = (
+        depth_param(default_depth, "rows expanded on the host (one thread per board of the host grid)"),
+        search_param(default_search, "rows the host grid's threads search (doubled per generation)"),
+        block_param(128, help="threads per block of the host grid"),
+        child_block_param(32),
+        Param("smem_kib", "shared memory per block for the DFS stacks (KiB); caps the doubling", default=48,
+              lo=1, hi=STACK_LIMIT // 1024),
+        pending_param(),
+        heap_param(),
+    )
+
+    def check(self, n, params):
+        search, smem = params["search"], params["smem_kib"]
+        root_max = depth_max(smem, params["block"])
+        if search > root_max:
+            raise InputError(
+                f"dp3: search={search} with block={params['block']} does not fit smem_kib={smem} "
+                f"({stack_bytes(search, params['block'])} B of stacks): search must be in 1..{max(root_max, 0)} "
+                "(or raise smem_kib, or lower block)"
+            )
+        cap = depth_max(smem, params["child_block"])
+        if cap < 1:
+            raise InputError(
+                f"dp3: smem_kib={smem} holds no stack for child_block={params['child_block']}: child_block must be in "
+                f"1..{smem * 1024 // (2 * STATE_BYTES)}"
+            )
+        deepest = len(condensed_schedule(n, params["depth"], search, True, cap)) - 1
+        if deepest > MAX_NESTING:
+            raise InputError(
+                f"dp3 N={n} with depth={params['depth']}, search={search} nests {deepest} generations of grids; the CDP "
+                f"runtime allows {MAX_NESTING}: use a larger search, depth or smem_kib"
+            )
+
+    def open(self, n, params):
+        return Dp3Session(self.name, n, params)
+
+
+class Dp3Session(Dp2Session):
+    source = "dp3.cu"
+    root_kernel = "dp3_root"
+    child_kernels = ("dp3_child",)
+    doubling = True
+
+    def max_search(self) -> int:
+        return depth_max(self.params["smem_kib"], self.params["child_block"])
+
+
+STRATEGY = Dp3()

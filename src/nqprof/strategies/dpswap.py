@@ -1,0 +1,116 @@
+"""dpswap: DP-SWAP of Plauth et al., shared-memory swapping.
+
+DP-3's idea with shared memory as a block-wide buffer for child boards: threads append the
+boards they reach (atomic index into the buffer, structures of arrays for coalescing). When
+the buffer passes a threshold (capacity minus the worst case of every thread dumping its
+whole stack), every thread stops, dumps its remaining stack states (each state carries a
+"visited" mask so work is not repeated) into the buffer, and the block copies the buffer to
+one device allocation together and launches ONE child grid per block (not per thread).
+Depth cannot adapt (children start at mixed depths), and nesting depth is not bounded in
+theory. Their finding: no faster than DP-3, slower for N >= 13.
+
+Here each thread searches ``search`` rows below its state; the buffer holds ``capacity``
+states per block (20 B each, in dynamic shared memory beside the stacks); the threshold is
+capacity - blockDim * (search + 1): every thread may append one board in the step that
+crosses it and then dump at most ``search`` stack levels. A block whose threads finish
+before the threshold hands over what its buffer holds. The nesting depth is bounded by the
+CDP runtime: a launch past it fails and the run reports it (kernels/dpswap.cu).
+
+The defaults keep a device-launched block (child_block 32, search 6, capacity 2200) within
+48 KiB of shared memory; larger buffers need the opt-in attribute the host sets on the kernel.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..cdp_model import SWAP_STATE_BYTES, dpswap_demand
+from ..errors import InputError
+from .base import Param, Strategy, block_param, depth_param
+from .cdp_common import CdpSession, child_block_param, heap_param, pending_param, search_param
+from .dp2 import STACK_LIMIT, stack_bytes
+
+
+def default_search(n: int) -> int:
+    """min(6, (N-1)//2), >= 1"""
+    return max(1, min(6, (n - 1) // 2))
+
+
+def default_depth(n: int) -> int:
+    """N - 2*search, >= 1"""
+    return max(1, n - 2 * default_search(n))
+
+
+def shared_bytes(search: int, capacity: int, threads: int) -> int:
+    """A block's dynamic shared memory: its DFS stacks and its buffer of states."""
+    return stack_bytes(search, threads) + SWAP_STATE_BYTES * capacity
+
+
+class DpSwap(Strategy):
+    name = "dpswap"
+    title = "DP-SWAP: block-wide shared-memory buffer of child states, one child grid per block"
+    reference = "Plauth et al. (DP-SWAP)"
+    device = "gpu"
+    cdp = True
+    min_n = 2
+    sources = ("dpswap.cu",)
+    params = (
+        depth_param(default_depth, "rows expanded on the host (one thread per board of the host grid)"),
+        search_param(default_search),
+        Param("capacity", "states the block's shared-memory buffer holds (20 B each)", default=2200, lo=1,
+              hi=STACK_LIMIT // SWAP_STATE_BYTES),
+        block_param(128, help="threads per block of the host grid"),
+        child_block_param(32),
+        pending_param(),
+        heap_param(),
+    )
+
+    def check(self, n, params):
+        search, capacity = params["search"], params["capacity"]
+        for key in ("block", "child_block"):
+            threads = params[key]
+            least = threads * (search + 1) + 1
+            if capacity < least:
+                raise InputError(
+                    f"dpswap: capacity={capacity} leaves no room before the threshold with {key}={threads} and "
+                    f"search={search} (every thread may dump {search + 1} states): capacity must be >= {least}"
+                )
+            need = shared_bytes(search, capacity, threads)
+            if need > STACK_LIMIT:
+                most = (STACK_LIMIT - stack_bytes(search, threads)) // SWAP_STATE_BYTES
+                raise InputError(
+                    f"dpswap: capacity={capacity} with {key}={threads}, search={search} needs {need} B of shared memory "
+                    f"per block, over {STACK_LIMIT}: capacity must be in {least}..{most}"
+                )
+
+    def open(self, n, params):
+        return DpSwapSession(self.name, n, params)
+
+
+class DpSwapSession(CdpSession):
+    source = "dpswap.cu"
+    root_kernel = "dpswap_root"
+    child_kernels = ("dpswap_child",)
+
+    def demand(self):
+        p = self.params
+        return dpswap_demand(
+            self.n, len(self.host), p["depth"], p["search"], p["capacity"], p["block"], p["child_block"]
+        )
+
+    def prepare(self):
+        p = self.params
+        self.root_shared = shared_bytes(p["search"], p["capacity"], p["block"])
+        self.allow_dynamic_shared(self.root_kernel, self.root_shared)
+        self.allow_dynamic_shared(self.child_kernels[0], shared_bytes(p["search"], p["capacity"], p["child_block"]))
+
+    def launch_root(self):
+        p = self.params
+        self.root(
+            *self.boards.args(), np.int32(self.n), np.int32(p["search"]), np.int32(p["capacity"]),
+            np.int32(p["child_block"]), self.acct,
+            block=(p["block"], 1, 1), grid=self.grid_for(self.boards.count, p["block"]), shared=self.root_shared,
+        )
+
+
+STRATEGY = DpSwap()
