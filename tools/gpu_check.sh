@@ -10,7 +10,10 @@
 #   feinbube-steps every optimisation step of feinbube, N=16..19, verified, 3 rounds
 #   feinbube-tune  depth x block for the best step at N=18 and 19
 #   cpu            serial vs a recursive C reference (N=15, 16); multicore speedup at N=17
-#   cdp            the CDP strategies, N=4..16 verified, and timings next to feinbube/serial
+#   cdp-smoke      each CDP strategy at N=10 and 12, then limits forced too small (must fail)
+#   cdp-tests      the CDP GPU tests
+#   table3         nqprof report table3 (boards per child grid, N=12)
+#   cdp            the CDP strategies, N=4..16 verified
 #   bench          pytest bench/ --benchmark-autosave (the whole suite)
 #   profile        nqprof profile solve 16 --strategy feinbube, and a CDP strategy
 set -uo pipefail
@@ -33,6 +36,13 @@ for stage in "$@"; do
     feinbube-tune) run feinbube-tune 500 python3 tools/sweep.py feinbube --n 18:19 \
         --param depth=5,6,7 --param block=64,128,256 --repeats 3 --warmup 1 --json "$OUT/feinbube-tune.json" ;;
     cpu) run cpu 500 bash -c "python3 bench/cpu_reference.py 15 16 --repeats 5 && python3 bench/cpu_reference.py 17 --multicore --repeats 3" ;;
+    cdp-smoke) run cdp-smoke 300 bash -c "for s in dp3 dp2 dp1 dpswap; do timeout 120 nqprof solve 10 -s \$s -q; done;
+        timeout 120 nqprof solve 12 -s dp2 -p depth=1 -p search=4 -p block=256 -p child_block=256 -q;
+        timeout 120 nqprof solve 12 -s dp2 -p depth=4 -p search=2 -p pending=32 -q; echo exit \$?;
+        timeout 120 nqprof solve 13 -s dp2 -p depth=2 -p search=6 -p heap_mib=1 -q; echo exit \$?;
+        timeout 60 nqprof solve 16 -s dp1 -p z=1 -q; echo exit \$?" ;;
+    cdp-tests) run cdp-tests 500 python3 -m pytest tests/test_cdp_gpu.py -q -rs -x -p no:cacheprovider ;;
+    table3) run table3 300 nqprof report table3 -o "$OUT/table3.md" ;;
     cdp) run cdp 560 bash -c "for s in dp1 dp2 dp3 dpswap; do python3 tools/sweep.py \$s --n 4:16 --repeats 1 --warmup 0 --timeout 60; done" ;;
     bench) run bench 580 python3 -m pytest bench/ --benchmark-autosave --benchmark-storage="$OUT/benchmarks" -rs -q -p no:cacheprovider ;;
     profile) run profile 300 bash -c "cd \$OUT && nqprof profile --output \$OUT/feinbube16 -- solve 16 --strategy feinbube --repeats 2" ;;

@@ -273,10 +273,12 @@ def dp1_demand(n: int, host_boards: int, depth: int, z: int) -> Demand | None:
         return None
     launches = [host_boards] + [boards[r - 1] for r in range(depth + z, n, z)]
     return Demand(
-        pending=_widest_pair(launches),
+        # Launches into non-blocking streams from several generations can wait at once:
+        # only the total is a bound.
+        pending=sum(launches),
         heap_bytes=None,
         launches=sum(launches),
-        basis=f"launches per generation {launches}; pending = the widest two consecutive generations",
+        basis=f"launches per generation {launches}; pending = all launches (the only bound)",
         advice="a larger z or a larger host depth gives fewer, wider grids",
     )
 
@@ -303,12 +305,12 @@ def condensed_demand(
 
     held = [heap(b, g) for b, g in zip(threads[1:], grids)]
     return Demand(
-        pending=_widest_pair(grids),
+        pending=sum(grids),  # the only bound: grids of several generations can wait at once
         heap_bytes=_widest_pair(held),
         launches=sum(grids),
         basis=(
             f"generation rows {[row for row, _ in schedule]}, at most {grids} child grids over {threads[1:]} boards;"
-            " pending and heap = the widest two consecutive generations"
+            " pending = all child grids, heap = the widest two consecutive generations"
         ),
         advice="a larger search depth (or host depth) gives fewer generations, and fewer boards in the widest",
     )
