@@ -5,6 +5,10 @@ through ``DynamicSourceModule``, which compiles relocatable code and links it wi
 toolkit's ``libcudadevrt.a``. The target arch comes from the device; every build uses
 ``-lineinfo``. PyCUDA caches the compiled code by a hash of source, options and nvcc
 version; :func:`~nqprof.cuda.sources.source_hash` gives the same identity to the results.
+
+A toolkit newer than the driver is checked before compiling (see :mod:`.compat`): a
+dynamic-parallelism source is then unavailable (the driver cannot link its PTX), a plain
+one is built with a note in :attr:`BuiltModule.notes`.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import BuildError
+from ..errors import BuildError, UnavailableError
 from .sources import CATALOG, COMMON_OPTIONS, define_options, kernels_dir, read_source, source_hash
 
 
@@ -27,6 +31,7 @@ class BuiltModule:
     source_hash: str
     build_s: float
     kernels: dict[str, dict[str, Any]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)  # e.g. a toolkit newer than the driver
 
     def function(self, name: str):
         """The kernel ``name``; its resource usage is recorded for the run record."""
@@ -48,10 +53,15 @@ def build(file: str, defines: dict[str, int] | None = None, arch: str | None = N
     import pycuda.compiler as compiler
     import pycuda.driver as drv
 
+    from .compat import check_toolkit_against_driver, driver_can_load, driver_cuda_version
     from .toolkit import find_toolkit
 
     src = CATALOG[file]
     toolkit = find_toolkit()
+    driver = driver_cuda_version(drv)
+    problem = check_toolkit_against_driver(toolkit.version, driver, src.cdp)
+    if problem and not driver_can_load(toolkit.version, driver, src.cdp):
+        raise UnavailableError(f"{file}: {problem}")
     if arch is None:
         arch = "sm_%d%d" % drv.Context.get_device().compute_capability()
     options = list(COMMON_OPTIONS) + define_options(defines or {})
@@ -79,4 +89,5 @@ def build(file: str, defines: dict[str, int] | None = None, arch: str | None = N
         toolkit_version=toolkit.version,
         source_hash=source_hash(file, options, toolkit.version),
         build_s=time.perf_counter() - t0,
+        notes=[problem] if problem else [],
     )

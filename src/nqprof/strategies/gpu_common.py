@@ -57,6 +57,7 @@ class GpuSession(Session):
         with nvtx_range(f"{self.name} N={self.n} build"):
             module = build(file, defines)
         self.modules.append(module)
+        self.notes.extend(module.notes)
         self.gpu.ledger.mark("module")
         return module
 
