@@ -152,7 +152,7 @@ OPTIONS: tuple[Option, ...] = (
            "strategies to benchmark: a comma list of names, or all (default: all)"),
     Option("--nq-n", parse_n_values, None, "LIST",
            "board sizes: a comma list of N and inclusive ranges low:high, e.g. 8:12,14 "
-           f"(default: {DEFAULT_N[0]}:{DEFAULT_N[1]}, from each strategy's smallest N)"),
+           f"(default: {DEFAULT_N[0]}:{DEFAULT_N[1]}, from each strategy's smallest N up to its bench_max_n)"),
     Option("--nq-param", parse_param_axis, None, "STRATEGY.KEY=V1[,V2...]",
            "a parameter axis of one strategy (repeatable); the cases are the cartesian product "
            "of its axes, combinations the strategy rejects are skipped with the reason",
@@ -267,7 +267,7 @@ class Case:
 
 def default_n_values(strategy: Strategy) -> list[int]:
     lo, hi = DEFAULT_N
-    return list(range(max(lo, strategy.min_n), hi + 1))
+    return list(range(max(lo, strategy.min_n), min(hi, strategy.bench_max_n) + 1))
 
 
 def build_cases(settings: Settings) -> list[Any]:

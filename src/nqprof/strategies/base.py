@@ -101,6 +101,9 @@ class Strategy:
     min_n: ClassVar[int] = 1
     #: Kernel sources (file names under kernels/) this strategy builds.
     sources: ClassVar[tuple[str, ...]] = ()
+    #: The largest N the benchmark suite runs by default: where a round still takes well
+    #: under a second on an H200, so that `pytest bench/` finishes within minutes.
+    bench_max_n: ClassVar[int] = 16
 
     @property
     def needs_gpu(self) -> bool:

@@ -47,6 +47,7 @@ class Dp1(Strategy):
     reference = "Plauth et al. (DP-1)"
     device = "gpu"
     cdp = True
+    bench_max_n = 12  # measured on an H200: the next N takes seconds per round
     min_n = 2
     sources = ("dp1.cu",)
     params = (

@@ -58,6 +58,7 @@ class Dp2(Strategy):
     reference = "Plauth et al. (DP-2)"
     device = "gpu"
     cdp = True
+    bench_max_n = 13  # measured on an H200: the next N takes seconds per round
     min_n = 2
     sources = ("dp2.cu",)
     params = (
