@@ -13,7 +13,6 @@ host grid's own search depth must fit the same budget with its block size.
 
 from __future__ import annotations
 
-import math
 
 from ..cdp_model import MAX_NESTING, condensed_schedule
 from ..errors import InputError
