@@ -16,9 +16,11 @@
 #   cdp            the CDP strategies, N=4..16 verified
 #   bench          pytest bench/ --benchmark-autosave (the whole suite)
 #   profile        nqprof profile solve 16 --strategy feinbube, and a CDP strategy
+#   table2         nqprof report table2 (DP-1, default stream vs own streams, N=8..15)
+#   compat         load artifacts of a newer toolkit (tools/build_probe_artifacts.sh) under this driver
 set -uo pipefail
 cd "$(dirname "$0")/.."
-OUT=${OUT:-$PWD/out}
+export OUT=${OUT:-$PWD/out}
 mkdir -p "$OUT"
 run() {  # run NAME SECONDS COMMAND...: log to $OUT/NAME.log, never stop the script
   local name=$1 secs=$2
@@ -45,7 +47,10 @@ for stage in "$@"; do
     table3) run table3 300 nqprof report table3 -o "$OUT/table3.md" ;;
     cdp) run cdp 560 bash -c "for s in dp1 dp2 dp3 dpswap; do python3 tools/sweep.py \$s --n 4:16 --repeats 1 --warmup 0 --timeout 60; done" ;;
     bench) run bench 580 python3 -m pytest bench/ --benchmark-autosave --benchmark-storage="$OUT/benchmarks" -rs -q -p no:cacheprovider ;;
-    profile) run profile 300 bash -c "cd \$OUT && nqprof profile --output \$OUT/feinbube16 -- solve 16 --strategy feinbube --repeats 2" ;;
+    profile) run profile 300 bash -c "nqprof profile --output \$OUT/feinbube16 -- solve 16 --strategy feinbube --repeats 2 &&
+        nqprof profile --output \$OUT/dp3-13 -- solve 13 --strategy dp3 --repeats 2 && rm -f \$OUT/*.nsys-rep" ;;
+    table2) run table2 300 nqprof report table2 --n 8:15 --timeout 120 -o "$OUT/table2.md" ;;
+    compat) run compat 120 bash -c "python3 tools/toolkit_probe.py .gpuhost/probe && python3 -m pytest tests/test_toolkit_compat_gpu.py -q -rs -p no:cacheprovider" ;;
     *) echo "unknown stage $stage" ;;
   esac
 done
