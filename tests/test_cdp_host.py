@@ -220,6 +220,8 @@ def test_demand_estimates():
     launches = [6] + [ROW_BOARDS[12][r - 1] for r in range(2, 12)]
     assert d.launches == sum(launches) and d.heap_bytes is None
     assert d.pending == sum(launches)  # every launch may wait at once: the only bound
+    own = cdp_model.dp1_demand(12, host_boards=6, depth=1, z=1, slots_per_launch=2)
+    assert own.pending == 2 * sum(launches) and "2 slots each" in own.basis
     d = cdp_model.condensed_demand(12, 6, 1, 4, False, 4, 32)  # rows 1 -> 5 -> 9
     assert d.launches == 6 + ROW_LIVE[12][4] and d.pending == 6 + ROW_LIVE[12][4]
     assert d.heap_bytes > 16 * (ROW_LIVE[12][4] + ROW_LIVE[12][8])

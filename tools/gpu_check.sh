@@ -37,7 +37,7 @@ for stage in "$@"; do
         --param opt=local,shared-stack,shared-all,extern,rows-left --repeats 3 --warmup 1 --json "$OUT/feinbube-steps.json" ;;
     feinbube-tune) run feinbube-tune 500 python3 tools/sweep.py feinbube --n 18:19 \
         --param depth=5,6,7 --param block=64,128,256 --repeats 3 --warmup 1 --json "$OUT/feinbube-tune.json" ;;
-    cpu) run cpu 500 bash -c "python3 bench/cpu_reference.py 15 16 --repeats 5 && python3 bench/cpu_reference.py 17 --multicore --repeats 3" ;;
+    cpu) run cpu 500 bash -c "python3 bench/cpu_reference.py 15 16 --repeats 5 && python3 bench/cpu_reference.py --multicore 17 --repeats 3" ;;
     cdp-smoke) run cdp-smoke 300 bash -c "for s in dp3 dp2 dp1 dpswap; do timeout 120 nqprof solve 10 -s \$s -q; done;
         timeout 120 nqprof solve 12 -s dp2 -p depth=1 -p search=4 -p block=256 -p child_block=256 -q;
         timeout 120 nqprof solve 12 -s dp2 -p depth=4 -p search=2 -p pending=32 -q; echo exit \$?;

@@ -265,9 +265,12 @@ def _widest_pair(values: list[int]) -> int:
     return max(a + b for a, b in zip(values, values[1:]))
 
 
-def dp1_demand(n: int, host_boards: int, depth: int, z: int) -> Demand | None:
+def dp1_demand(n: int, host_boards: int, depth: int, z: int, slots_per_launch: int = 1) -> Demand | None:
     """DP-1 launches one swarm grid per host board, then one per valid board at rows
-    depth + z, depth + 2z, ... below the last; nothing is allocated on the device."""
+    depth + z, depth + 2z, ... below the last; nothing is allocated on the device.
+    ``slots_per_launch``: pending-launch slots each launch takes (2 when every launching
+    thread also creates its own stream: measured on an H200, launches failed with the
+    limit above the launch count)."""
     boards, _ = _rows(n)
     if boards is None:
         return None
@@ -275,10 +278,13 @@ def dp1_demand(n: int, host_boards: int, depth: int, z: int) -> Demand | None:
     return Demand(
         # Launches into non-blocking streams from several generations can wait at once:
         # only the total is a bound.
-        pending=sum(launches),
+        pending=sum(launches) * slots_per_launch,
         heap_bytes=None,
         launches=sum(launches),
-        basis=f"launches per generation {launches}; pending = all launches (the only bound)",
+        basis=(
+            f"launches per generation {launches}; pending = all launches (the only bound)"
+            + (f" x {slots_per_launch} slots each (own streams)" if slots_per_launch > 1 else "")
+        ),
         advice="a larger z or a larger host depth gives fewer, wider grids",
     )
 

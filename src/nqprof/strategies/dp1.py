@@ -80,7 +80,8 @@ class Dp1Session(CdpSession):
     child_kernels = ("dp1_swarm",)
 
     def demand(self):
-        return dp1_demand(self.n, len(self.host), self.params["depth"], self.params["z"])
+        slots = 2 if self.params["stream"] == "own" else 1  # a stream per launching thread
+        return dp1_demand(self.n, len(self.host), self.params["depth"], self.params["z"], slots)
 
     def launch_root(self):
         p = self.params
