@@ -94,6 +94,15 @@ def test_failed_launches_name_the_pending_limit_never_a_count():
     assert "count is discarded" in text and "5000" not in text
 
 
+def test_failed_launches_under_a_sufficient_limit_do_not_blame_it():
+    acct = cc.decode_accounting(words(5000, launches=1500, launch_failures=312, first_error=69), host_boards=8)
+    with pytest.raises(DeviceFailureError) as exc:
+        cc.raise_on_failures(acct, LIMITS, "dp1 N=13")  # LIMITS.pending 2,048 >= 1,500 launches
+    text = str(exc.value)
+    assert "already exceeds the launches attempted" in text and "raise the pending-launch limit" not in text
+    assert "count is discarded" in text
+
+
 def test_null_mallocs_name_the_heap():
     acct = cc.decode_accounting(words(1, malloc_failures=17), host_boards=8)
     with pytest.raises(DeviceFailureError, match=r"17 device mallocs returned NULL: raise the heap \(param heap_mib=16, was 8\)"):

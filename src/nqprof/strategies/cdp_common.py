@@ -193,6 +193,14 @@ def failure_message(acct: Accounting, limits: "RuntimeLimits") -> str | None:
                 f"{what}: the grids nest deeper than the CDP runtime allows (generation {acct.max_generation + 1}); "
                 "choose parameters with fewer generations (a larger search depth or buffer)"
             )
+        elif acct.first_error in PENDING_ERRORS and limits.pending >= acct.launches:
+            # Seen on an H200: DP-1 with a stream per thread at N=13 lost the same ~363,000
+            # launches with the limit at 2.9M and at 5.8M, both above the 1.56M launches.
+            parts.append(
+                f"{what}, although the pending-launch limit ({limits.pending:,}) already exceeds the launches "
+                "attempted: another device-runtime resource binds, so raising the limit may not help; fewer "
+                "launches in flight (default stream, a larger z or host depth) do"
+            )
         elif acct.first_error in PENDING_ERRORS:
             parts.append(f"{what}: raise the pending-launch limit (param pending={suggest(limits.pending)}, was {limits.pending:,})")
         else:
