@@ -7,6 +7,7 @@ import re
 import shutil
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 pd = pytest.importorskip("pandas")
@@ -260,6 +261,11 @@ def test_plot_lines_are_strategy_and_parameters(storage):
     _edit_run(first, first.with_name("0003_depth.json"), other_depth)
     df = load_history(root)
     part = history.latest_cases(df, ["0003"])
-    labels = history._line_labels(part)
-    assert sorted(labels.values()) == ["multicore (depth=2)", "multicore (depth=4)", "serial"]
+    # depth differs only between N (a default that depends on N): one line per strategy
+    assert sorted(history._lines(part)) == ["multicore", "serial"]
+    # a swept parameter (two depths at the same N) splits the strategy into lines
+    swept = pd.concat([part, part[part["strategy"] == "multicore"].assign(**{"param.depth": 7, "params": "depth=7"})])
+    lines = history._lines(swept)
+    assert sorted(lines) == ["multicore (depth=2)", "multicore (depth=4)", "multicore (depth=7)", "serial"]
+    assert list(lines["multicore (depth=7)"]["n"]) == sorted(part[part["strategy"] == "multicore"]["n"])
     assert history.plot(df, root / "figures", ["0003"])[0].stat().st_size > 10_000

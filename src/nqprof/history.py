@@ -288,16 +288,22 @@ def latest_cases(df, run_refs: Iterable[str] | None = None, metric: str = "media
     return part.assign(time=part[column])
 
 
-def _line_labels(part) -> dict[tuple[str, str], str]:
-    """strategy, plus the parameters that tell its lines apart where it has several."""
-    labels = {}
+def _lines(part) -> dict[str, "pd.DataFrame"]:
+    """One line per strategy and parameter axis, sorted by N, keyed by its label.
+
+    An axis is a parameter with several values at the same N (a swept parameter). A
+    parameter whose value changes only with N is a default that depends on N: it does not
+    split the strategy's line."""
+    lines = {}
     for strategy, rows in part.groupby("strategy", sort=False):
-        varying = [c for c in rows.columns if c.startswith("param.") and rows[c].nunique(dropna=False) > 1]
-        for params, line in rows.groupby("params", sort=False):
-            first = line.iloc[0]
-            detail = ", ".join(f"{c[len('param.'):]}={first[c]}" for c in varying)
-            labels[strategy, params] = f"{strategy} ({detail})" if detail else strategy
-    return labels
+        params = [c for c in rows.columns if c.startswith("param.")]
+        axes = [c for c in params if rows.groupby("n")[c].nunique(dropna=False).max() > 1]
+        groups = rows.groupby(axes, sort=False, dropna=False) if axes else [((), rows)]
+        for values, line in groups:
+            values = values if isinstance(values, tuple) else (values,)
+            detail = ", ".join(f"{c[len('param.'):]}={v}" for c, v in zip(axes, values))
+            lines[f"{strategy} ({detail})" if detail else strategy] = line.sort_values("n")
+    return lines
 
 
 def _machine_text(part) -> str:
@@ -328,16 +334,15 @@ def plot(df, out_dir: str | Path, run_refs: Iterable[str] | None = None, metric:
     where ``serial`` was measured, ``speedup_over_serial.png`` (serial time / time at the
     same N). Returns the files written."""
     part = latest_cases(df, run_refs, metric)
-    labels = _line_labels(part)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     what = "CUDA-event median" if metric == "gpu" else "median"
     where = f"run {', '.join(run_label(r) for r in dict.fromkeys(part['run']))}, {_machine_text(part)}"
-    lines = {key: g.sort_values("n") for key, g in part.groupby(["strategy", "params"], sort=False)}
+    lines = _lines(part)
 
     fig, ax = _figure(f"N-Queens: time vs N\n{where}", f"{what} time per solve [s]")
-    for key, g in lines.items():
-        ax.plot(g["n"], g["time"], marker="o", label=labels[key])
+    for label, g in lines.items():
+        ax.plot(g["n"], g["time"], marker="o", label=label)
     ax.legend(fontsize="small")
     written = [out / "time_vs_n.png"]
     fig.savefig(written[0], dpi=120)
@@ -346,10 +351,10 @@ def plot(df, out_dir: str | Path, run_refs: Iterable[str] | None = None, metric:
     if not serial.empty:
         fig, ax = _figure(f"N-Queens: speedup over serial (same N)\n{where}", "serial time / time")
         ax.axhline(1.0, color="grey", linewidth=1)
-        for key, g in lines.items():
+        for label, g in lines.items():
             g = g[g["n"].isin(serial.index) & (g["strategy"] != "serial")]
             if not g.empty:
-                ax.plot(g["n"], serial[g["n"]].to_numpy() / g["time"].to_numpy(), marker="o", label=labels[key])
+                ax.plot(g["n"], serial[g["n"]].to_numpy() / g["time"].to_numpy(), marker="o", label=label)
         ax.legend(fontsize="small")
         written.append(out / "speedup_over_serial.png")
         fig.savefig(written[-1], dpi=120)
