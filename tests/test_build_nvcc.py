@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from nqprof import build_cli
+from nqprof.cli import main as nqprof_main
 from nqprof.cuda import nvcc
 from nqprof.cuda.nvcc import KernelResources
 from nqprof.cuda.sources import CATALOG, KernelSource, kernels_dir
@@ -132,17 +132,17 @@ def test_matrix_command(tmp_path, capsys):
     _write_table(tmp_path / "resources-cuda-system.json", "13.0", [_row("k", "13.0", registers=30)])
     _write_table(tmp_path / "resources-cuda13.5.json", "13.5", [_row("k", "13.5", registers=40)])
     out = tmp_path / "out" / "matrix.txt"
-    assert build_cli.main(["matrix", str(tmp_path), "-o", str(out)]) == 0
+    assert nqprof_main(["matrix", str(tmp_path), "-o", str(out)]) == 0
     printed = capsys.readouterr().out
     assert printed.splitlines()[0].split() == ["source", "kernel", "arch", "cuda-system", "(13.0)", "cuda13.0", "cuda13.5"]
     assert out.read_text() == printed
 
 
 def test_matrix_command_errors(tmp_path, capsys):
-    assert build_cli.main(["matrix", str(tmp_path)]) == 2
+    assert nqprof_main(["matrix", str(tmp_path)]) == 2
     assert "no resources-*.json" in capsys.readouterr().err
     (tmp_path / "resources-bad.json").write_text("{}")
-    assert build_cli.main(["matrix", str(tmp_path)]) == 2
+    assert nqprof_main(["matrix", str(tmp_path)]) == 2
     assert "not an nqprof resource table" in capsys.readouterr().err
 
 
@@ -150,10 +150,10 @@ def test_build_without_toolkit(tmp_path, capsys):
     stale = tmp_path / "resources-cudaX.json"
     stale.write_text("{}")
     args = ["build", "--cuda-home", str(tmp_path / "nowhere"), "--json", str(stale)]
-    assert build_cli.main(args) == 2
+    assert nqprof_main(args) == 2
     err = capsys.readouterr().err
     assert err.startswith("nqprof: error: NQPROF_CUDA_HOME=") and err.count("\n") == 1
-    assert build_cli.main(args + ["--skip-missing"]) == 0
+    assert nqprof_main(args + ["--skip-missing"]) == 0
     assert capsys.readouterr().out.startswith("skipped: NQPROF_CUDA_HOME=")
     assert not stale.exists()
 
@@ -277,4 +277,4 @@ def test_catalog_compiles(toolkit, tmp_path):
     expected = {(src.file, k) for src in CATALOG.values() for k in src.kernels}
     assert expected <= {(r.source, r.kernel) for r in rows}
     assert all(r.registers > 0 for r in rows)
-    assert build_cli.main(["build", "--json", str(tmp_path / "r.json")]) == 0
+    assert nqprof_main(["build", "--json", str(tmp_path / "r.json")]) == 0

@@ -1,7 +1,6 @@
 """The `nqprof` command as a user meets it: output, errors and exit codes."""
 
 import json
-import os
 import subprocess
 import sys
 

@@ -10,8 +10,6 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-pd = pytest.importorskip("pandas")
-
 from nqprof import history  # noqa: E402
 from nqprof.cli import main  # noqa: E402
 from nqprof.errors import InputError  # noqa: E402

@@ -16,7 +16,8 @@ import pytest
 pd = pytest.importorskip("pandas")
 
 from nqprof import trace as nsys_trace  # noqa: E402
-from nqprof import trace_cli  # noqa: E402
+from nqprof import trace_cli
+from nqprof.cli import main as nqprof_main  # noqa: E402
 from nqprof.errors import InputError, UnavailableError  # noqa: E402
 
 FIXTURE = Path(__file__).parent / "data" / "nsys" / "cdp-sample.sqlite"
@@ -408,9 +409,9 @@ def test_profile_case(fake_nsys, tmp_path):
 
 
 def test_module_entry_point(capsys):
-    assert trace_cli.main(["trace", "breakdown", str(FIXTURE)]) == 0
+    assert nqprof_main(["trace", "breakdown", str(FIXTURE)]) == 0
     assert "nqprof / plain-after-cdp" in capsys.readouterr().out
-    assert trace_cli.main(["trace", "load", "/nonexistent/x.sqlite"]) == 2
+    assert nqprof_main(["trace", "load", "/nonexistent/x.sqlite"]) == 2
     assert "/nonexistent/x.sqlite" in capsys.readouterr().err
 
 

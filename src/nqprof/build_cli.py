@@ -4,14 +4,11 @@ environments write them)."""
 
 from __future__ import annotations
 
-import argparse
 import os
-import sys
 import time
 from pathlib import Path
-from typing import Sequence
 
-from .errors import InputError, NqprofError, UnavailableError
+from .errors import InputError, UnavailableError
 
 #: File names the tox CUDA environments write: resources-<tag>.json, e.g. resources-cuda13.0.json
 MATRIX_GLOB = "resources-*.json"
@@ -82,20 +79,3 @@ def add_commands(subparsers) -> None:
     p.add_argument("dir", nargs="?", default=".tox", help="folder holding the tables (default .tox)")
     p.add_argument("-o", "--output", metavar="FILE", help="also write the combined table to FILE")
     p.set_defaults(func=cmd_matrix)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m nqprof.build_cli build|matrix ...``: the same commands without the rest of the CLI."""
-    parser = argparse.ArgumentParser(prog="nqprof")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    add_commands(sub)
-    args = parser.parse_args(argv)
-    try:
-        return args.func(args)
-    except NqprofError as exc:
-        print(f"nqprof: error: {exc}", file=sys.stderr)
-        return 2
-
-
-if __name__ == "__main__":
-    sys.exit(main())

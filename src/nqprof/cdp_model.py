@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from .problem import full_mask
-from .subproblems import expand
+from .subproblems import expand, place_row
 
 #: Deepest generation the CDP runtime can launch (the host grid is generation 0). The
 #: hardware nests at most 24 levels; one is kept in reserve.
@@ -138,28 +138,6 @@ def next_search(search: int, doubling: bool, max_search: int | None) -> int:
     return min(2 * search, max_search) if max_search else 2 * search
 
 
-def _place(n: int, cols, ld, rd, row, parent):
-    """Every board expanded by one row; children keep their parent's index. Boards with
-    no free square in the next row have no children and vanish."""
-    full = np.uint32(full_mask(n))
-    free = ~(cols | ld | rd) & full
-    out = [[], [], [], [], []]
-    for c in range(n):
-        bit = np.uint32(1 << c)
-        sel = (free & bit) != 0
-        if not sel.any():
-            continue
-        out[0].append(cols[sel] | bit)
-        out[1].append(((ld[sel] | bit) << np.uint32(1)) & full)
-        out[2].append((rd[sel] | bit) >> np.uint32(1))
-        out[3].append(row[sel] + 1)
-        out[4].append(parent[sel])
-    if not out[0]:
-        e = np.zeros(0, dtype=np.uint32)
-        return e, e.copy(), e.copy(), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    return tuple(np.concatenate(p) for p in out)
-
-
 def _completions(n: int, cols, ld, rd, row) -> int:
     """Solutions below the given boards (breadth-first; for the model's small N)."""
     total = 0
@@ -168,7 +146,7 @@ def _completions(n: int, cols, ld, rd, row) -> int:
         done = row >= n
         total += int(done.sum())
         keep = ~done
-        cols, ld, rd, row, parent = _place(n, cols[keep], ld[keep], rd[keep], row[keep], parent[keep])
+        cols, ld, rd, row, parent = place_row(n, cols[keep], ld[keep], rd[keep], row[keep], parent[keep])
     return total
 
 
@@ -193,7 +171,7 @@ def condensed_generations(
         c, l, r, w = cols[keep], ld[keep], rd[keep], row[keep]
         parent = np.arange(len(c), dtype=np.int64)
         for _ in range(s):
-            c, l, r, w, parent = _place(n, c, l, r, w, parent)
+            c, l, r, w, parent = place_row(n, c, l, r, w, parent)
         full = np.uint32(full_mask(n))
         live = (~(c | l | r) & full) != 0
         c, l, r, w, parent = c[live], l[live], r[live], w[live], parent[live]

@@ -288,7 +288,7 @@ def latest_cases(df, run_refs: Iterable[str] | None = None, metric: str = "media
     return part.assign(time=part[column])
 
 
-def _lines(part) -> dict[str, "pd.DataFrame"]:
+def _lines(part) -> dict:
     """One line per strategy and parameter axis, sorted by N, keyed by its label.
 
     An axis is a parameter with several values at the same N (a swept parameter). A

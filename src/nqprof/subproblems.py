@@ -50,24 +50,33 @@ class Subproblems:
         return int(self.row.min()) if len(self) else self.depth
 
 
-def _place(n: int, cols, ld, rd, row, allowed):
-    """Expand every board by one row; ``allowed`` masks the columns the new queen may use."""
+def place_row(n: int, cols, ld, rd, row, *carried, allowed=None):
+    """Expand every board by one row (``allowed`` masks the columns the new queen may use).
+
+    ``carried`` arrays, one value per board, follow each board to its children. Boards with
+    no free square in the next row have no children. Returns (cols, ld, rd, row, *carried)."""
     full = np.uint32(full_mask(n))
-    free = ~(cols | ld | rd) & full & allowed
-    out = ([], [], [], [])
+    free = ~(cols | ld | rd) & full
+    if allowed is not None:
+        free &= allowed
+    parts: list[list[np.ndarray]] = [[] for _ in range(4 + len(carried))]
     for c in range(n):
         bit = np.uint32(1 << c)
         sel = (free & bit) != 0
         if not sel.any():
             continue
-        out[0].append(cols[sel] | bit)
-        out[1].append(((ld[sel] | bit) << np.uint32(1)) & full)
-        out[2].append((rd[sel] | bit) >> np.uint32(1))
-        out[3].append(row[sel] + np.uint8(1))
-    if not out[0]:
-        empty32 = np.zeros(0, dtype=np.uint32)
-        return empty32, empty32.copy(), empty32.copy(), np.zeros(0, dtype=np.uint8)
-    return tuple(np.concatenate(parts) for parts in out)
+        children = (
+            cols[sel] | bit,
+            ((ld[sel] | bit) << np.uint32(1)) & full,
+            (rd[sel] | bit) >> np.uint32(1),
+            row[sel] + row.dtype.type(1),
+            *(values[sel] for values in carried),
+        )
+        for part, child in zip(parts, children):
+            part.append(child)
+    if not parts[0]:
+        return tuple(values[:0] for values in (cols, ld, rd, row, *carried))
+    return tuple(np.concatenate(part) for part in parts)
 
 
 def _first_row(n: int, columns: list[int]):
@@ -91,20 +100,19 @@ def expand(n: int, depth: int) -> Subproblems:
         raise InputError(f"depth must be in 1..{n} for N={n}, got {depth}")
     depth = int(depth)
     half = n // 2
-    full = np.uint32(full_mask(n))
 
     groups = [_first_row(n, list(range(half)))]
     if n % 2 == 1:
         middle = _first_row(n, [half])
         if n > 1:
             # The middle-column boards' second queen goes to the left half only.
-            middle = _place(n, *middle, allowed=np.uint32((1 << half) - 1))
+            middle = place_row(n, *middle, allowed=np.uint32((1 << half) - 1))
         groups.append(middle)
 
     expanded = []
     for cols, ld, rd, row in groups:
         while len(cols) and int(row.min()) < depth:
-            cols, ld, rd, row = _place(n, cols, ld, rd, row, allowed=full)
+            cols, ld, rd, row = place_row(n, cols, ld, rd, row)
         expanded.append((cols, ld, rd, row))
 
     cols, ld, rd, row = (np.ascontiguousarray(np.concatenate(p)) for p in zip(*expanded))

@@ -2,7 +2,7 @@
 :func:`profile_case` for the pytest plugin.
 
 :func:`add_commands` adds them to the main parser's subparsers; each handler takes the parsed
-arguments and returns the exit code. ``python -m nqprof.trace_cli`` runs them on their own.
+arguments and returns the exit code.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Collection, Sequence
 
 from nqprof import trace as nsys_trace
-from nqprof.errors import InputError, NqprofError
+from nqprof.errors import InputError
 
 SLUG_LENGTH = 60
 
@@ -124,19 +124,3 @@ def profile_case(argv: Sequence[str], out_dir: str | Path, *, nsys: str | Path |
     duration_ns, kernels, memcpy]}``, JSON-serialisable."""
     sqlite = nsys_trace.profile(argv, Path(out_dir) / _slug(argv), trace=trace, nsys=nsys, echo=False)
     return {"trace": str(sqlite), "ranges": nsys_trace.summary_records(nsys_trace.load(sqlite))}
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """These commands on their own: ``python -m nqprof.trace_cli trace breakdown FILE``."""
-    parser = argparse.ArgumentParser(prog="python -m nqprof.trace_cli")
-    add_commands(parser.add_subparsers(dest="command_name", metavar="COMMAND", required=True))
-    args = parser.parse_args(argv)
-    try:
-        return args.func(args)
-    except NqprofError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-
-
-if __name__ == "__main__":
-    sys.exit(main())
