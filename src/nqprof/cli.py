@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import json
 import sys
 from typing import Sequence
@@ -46,13 +47,17 @@ def cmd_solve(args) -> int:
 def cmd_strategies(args) -> int:
     from .strategies import all_strategies
 
-    for s in all_strategies():
+    strategies = all_strategies()
+    params = [p for s in strategies for p in s.params]
+    rng = max((len(p.describe_range()) for p in params), default=0)
+    dflt = max((len(p.describe_default()) for p in params), default=0)
+    for s in strategies:
         tag = ("GPU, CDP" if s.cdp else "GPU") if s.needs_gpu else "CPU"
         print(f"{s.name:<11} [{tag}] {s.title}")
         if s.min_n > 1:
             print(f"{'':<13}N >= {s.min_n}")
         for p in s.params:
-            print(f"{'':<13}{p.name:<12} {p.describe_range():<14} default {p.describe_default():<14} {p.help}")
+            print(f"{'':<13}{p.name:<12} {p.describe_range():<{rng}}  default {p.describe_default():<{dflt}}  {p.help}")
     return 0
 
 
@@ -115,6 +120,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("nqprof: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # output piped into a reader that stopped (e.g. head)
+        sys.stderr = open(os.devnull, "w")
+        return 0
 
 
 if __name__ == "__main__":
