@@ -8,6 +8,7 @@ called anywhere and creates none.
 from __future__ import annotations
 
 import functools
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -136,17 +137,21 @@ class GpuContext:
 
 
 class EventTimer:
-    """CUDA events around device work: ``with timer: launch()`` then ``timer.seconds``."""
+    """CUDA events around device work: ``with timer: launch()`` then ``timer.seconds``;
+    ``timer.wall_seconds`` is the host clock over the same region, synchronisation included."""
 
     def __init__(self, drv):
         self.start, self.stop = drv.Event(), drv.Event()
         self.seconds = 0.0
+        self.wall_seconds = 0.0
 
     def __enter__(self):
+        self._t0 = time.perf_counter()
         self.start.record()
         return self
 
     def __exit__(self, *exc):
         self.stop.record()
         self.stop.synchronize()
+        self.wall_seconds = time.perf_counter() - self._t0
         self.seconds = self.stop.time_since(self.start) / 1e3

@@ -21,13 +21,12 @@
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from ..cdp_model import MAX_TABLE_N, Demand, GenerationStats
+from ..cdp_model import MAX_NESTING, MAX_TABLE_N, Demand, GenerationStats
 from ..errors import DeviceFailureError, InputError
 from ..result import Measurement
 from ..subproblems import expand
@@ -326,6 +325,14 @@ def configure_runtime(
     )
 
 
+def check_nesting(run: str, deepest: int, advice: str) -> None:
+    """Refuse a run whose grids would nest deeper than the CDP runtime allows."""
+    if deepest > MAX_NESTING:
+        raise InputError(
+            f"{run} nests {deepest} generations of grids; the CDP runtime allows {MAX_NESTING}: {advice}"
+        )
+
+
 # --- the session ----------------------------------------------------------------------------
 
 
@@ -397,18 +404,13 @@ class CdpSession(GpuSession):
         self.module.kernels[name]["dynamic_shared_bytes"] = int(dynamic_bytes)
         self.allow_shared(func, int(dynamic_bytes))
 
-    def grid_for(self, count: int, block: int) -> tuple[int, int]:
-        return (max(1, -(-count // block)), 1)
-
     # -- a round ---------------------------------------------------------------------------
     def run_once(self) -> Measurement:
         self.drv.memset_d32(self.acct, 0, 2 * WORDS)
-        t0 = time.perf_counter()
         with self.generation(0) as timer:
             self.launch_root()
-        wall = time.perf_counter() - t0
         acct = decode_accounting(self.read_u64(self.acct, WORDS), host_boards=self.boards.count)
         self.ran()
         raise_on_failures(acct, self.limits, self.label)
         count = acct.solutions * self.boards.multiplier
-        return Measurement(count=count, wall_s=wall, gpu_s=timer.seconds, stats=acct.stats())
+        return Measurement(count=count, wall_s=timer.wall_seconds, gpu_s=timer.seconds, stats=acct.stats())

@@ -23,7 +23,7 @@ import numpy as np
 from ..cdp_model import MAX_NESTING, dp1_demand, dp1_deepest_generation
 from ..errors import InputError
 from .base import Param, Strategy, block_param, depth_param
-from .cdp_common import STREAM_KINDS, CdpSession, pending_param
+from .cdp_common import STREAM_KINDS, CdpSession, check_nesting, pending_param
 
 def default_depth(n: int) -> int:
     """1"""
@@ -63,12 +63,11 @@ class Dp1(Strategy):
         z, depth = params["z"], params["depth"]
         if z > _max_z(n):
             raise InputError(f"parameter z must be in 1..{_max_z(n)} for N={n} (N^z threads per grid), got {z}")
-        deepest = dp1_deepest_generation(n, depth, z)
-        if deepest > MAX_NESTING:
-            raise InputError(
-                f"dp1 N={n} with depth={depth}, z={z} nests {deepest} generations of grids; the CDP runtime allows "
-                f"{MAX_NESTING}: use z >= {-(-(n - depth) // MAX_NESTING)} or depth >= {n - MAX_NESTING * z}"
-            )
+        check_nesting(
+            f"dp1 N={n} with depth={depth}, z={z}",
+            dp1_deepest_generation(n, depth, z),
+            f"use z >= {-(-(n - depth) // MAX_NESTING)} or depth >= {n - MAX_NESTING * z}",
+        )
 
     def open(self, n, params):
         return Dp1Session(self.name, n, params)

@@ -28,7 +28,7 @@ import numpy as np
 from ..cdp_model import MAX_NESTING, condensed_demand, condensed_schedule
 from ..errors import InputError
 from .base import Strategy, block_param, depth_param
-from .cdp_common import CdpSession, child_block_param, heap_param, pending_param, search_param
+from .cdp_common import CdpSession, check_nesting, child_block_param, heap_param, pending_param, search_param
 from .gpu_common import DYNAMIC_SHARED_LIMIT_SM90
 
 #: Bytes of one DFS stack level (free squares, columns, two diagonals: kernels/cdp.cuh).
@@ -79,12 +79,11 @@ class Dp2(Strategy):
                     f"memory per block for the DFS stacks, over {STACK_LIMIT}: use search <= "
                     f"{STACK_LIMIT // stack_bytes(0, params[key]) - 1} or a smaller {key}"
                 )
-        deepest = len(condensed_schedule(n, params["depth"], search, False, None)) - 1
-        if deepest > MAX_NESTING:
-            raise InputError(
-                f"dp2 N={n} with depth={params['depth']}, search={search} nests {deepest} generations of grids; the CDP "
-                f"runtime allows {MAX_NESTING}: use search >= {math.ceil((n - params['depth']) / (MAX_NESTING + 1))}"
-            )
+        check_nesting(
+            f"dp2 N={n} with depth={params['depth']}, search={search}",
+            len(condensed_schedule(n, params["depth"], search, False, None)) - 1,
+            f"use search >= {math.ceil((n - params['depth']) / (MAX_NESTING + 1))}",
+        )
 
     def open(self, n, params):
         return Dp2Session(self.name, n, params)

@@ -14,10 +14,10 @@ host grid's own search depth must fit the same budget with its block size.
 from __future__ import annotations
 
 
-from ..cdp_model import MAX_NESTING, condensed_schedule
+from ..cdp_model import condensed_schedule
 from ..errors import InputError
 from .base import Param, Strategy, block_param, depth_param
-from .cdp_common import child_block_param, heap_param, pending_param, search_param
+from .cdp_common import check_nesting, child_block_param, heap_param, pending_param, search_param
 from .dp2 import STACK_LIMIT, STATE_BYTES, Dp2Session, default_depth, stack_bytes
 
 
@@ -68,12 +68,11 @@ class Dp3(Strategy):
                 f"dp3: smem_kib={smem} holds no stack for child_block={params['child_block']}: child_block must be in "
                 f"1..{smem * 1024 // (2 * STATE_BYTES)}"
             )
-        deepest = len(condensed_schedule(n, params["depth"], search, True, cap)) - 1
-        if deepest > MAX_NESTING:
-            raise InputError(
-                f"dp3 N={n} with depth={params['depth']}, search={search} nests {deepest} generations of grids; the CDP "
-                f"runtime allows {MAX_NESTING}: use a larger search, depth or smem_kib"
-            )
+        check_nesting(
+            f"dp3 N={n} with depth={params['depth']}, search={search}",
+            len(condensed_schedule(n, params["depth"], search, True, cap)) - 1,
+            "use a larger search, depth or smem_kib",
+        )
 
     def open(self, n, params):
         return Dp3Session(self.name, n, params)

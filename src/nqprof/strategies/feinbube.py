@@ -15,8 +15,6 @@ counts are summed on the GPU. ``opt`` selects the paper's optimisation step:
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
 from ..errors import InputError
@@ -89,22 +87,20 @@ class FeinbubeSession(GpuSession):
         self.dynamic = shared_bytes(n, params) if kernel == "feinbube_dynamic" else 0
         module.kernels[kernel]["dynamic_shared_bytes"] = self.dynamic
         self.allow_shared(self.func, self.dynamic)
-        self.grid = (max(1, -(-self.boards.count // self.block)), 1)
+        self.grid = self.grid_for(self.boards.count, self.block)
         self.total = self.counter()
         self.notes.append(f"{self.boards.count} boards at depth {params['depth']}, grid {self.grid[0]} x {self.block}")
 
     def run_once(self) -> Measurement:
         self.drv.memset_d32(self.total, 0, 2)
-        t0 = time.perf_counter()
         with self.generation(0) as timer:
             self.func(
                 *self.boards.args(), np.int32(self.n), np.int32(self.levels), self.total,
                 block=(self.block, 1, 1), grid=self.grid, shared=self.dynamic,
             )
-        wall = time.perf_counter() - t0
         count = int(self.read_u64(self.total)[0]) * self.boards.multiplier
         self.ran()
-        return Measurement(count=count, wall_s=wall, gpu_s=timer.seconds)
+        return Measurement(count=count, wall_s=timer.wall_seconds, gpu_s=timer.seconds)
 
 
 STRATEGY = Feinbube()

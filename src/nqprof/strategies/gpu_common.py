@@ -76,6 +76,11 @@ class GpuSession(Session):
         return host
 
     @staticmethod
+    def grid_for(count: int, block: int) -> tuple[int, int]:
+        """A 1-D grid of ``block``-thread blocks covering ``count`` threads (at least one)."""
+        return (max(1, -(-count // block)), 1)
+
+    @staticmethod
     def allow_shared(func, dynamic_bytes: int) -> None:
         """Let ``func`` use more than 48 KiB of dynamic shared memory."""
         if dynamic_bytes > STATIC_SHARED_LIMIT - func.shared_size_bytes:
