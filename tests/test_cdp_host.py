@@ -179,6 +179,27 @@ def test_dp3_depth_cap_is_the_papers_formula():
     assert depth_max(48, 32) == 95
 
 
+def test_dp2_defaults_follow_the_given_depth():
+    dp2 = get("dp2")
+    assert (dp2.resolve(16, {})["depth"], dp2.resolve(16, {})["search"]) == (4, 6)
+    assert dp2.resolve(16, {"depth": 3})["search"] == 7  # two generations from the given depth
+    assert dp2.resolve(13, {})["depth"] == 3
+    assert dp2.resolve(16, {"depth": 4, "search": 7})["search"] == 7
+    assert dp2.resolve(16, {"child_block": 32})["child_block"] == 32
+
+
+def test_dp2_child_block_is_the_mean_boards_per_child_grid():
+    # N=12, depth 3, search 5: 76,302 boards at row 8 over 378 child grids, 201.9 each
+    assert cdp_model.condensed_child_block(12, 3, 5) == 256
+    assert cdp_model.condensed_child_block(10, 3, 4) == 32  # 3,179 / 182 = 17.5: the floor
+    assert cdp_model.condensed_child_block(16, 3, 7) == 1024  # 44,365 each: the ceiling
+    assert cdp_model.condensed_child_block(16, 3, 7, hi=512) == 512
+    assert cdp_model.condensed_child_block(20, 3, 9) == 1024  # beyond the tables
+    assert get("dp2").resolve(12, {})["child_block"] == 256
+    # search 14: 1,024 threads' stacks (240 KiB) do not fit in shared memory, 512 do
+    assert get("dp2").resolve(20, {"depth": 1, "search": 14})["child_block"] == 512
+
+
 # --- sizing the runtime -----------------------------------------------------------------------
 
 

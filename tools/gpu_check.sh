@@ -14,7 +14,13 @@
 #   cdp-tests      the CDP GPU tests
 #   table3         nqprof report table3 (boards per child grid, N=12)
 #   cdp            the CDP strategies, N=4..16 verified
+#   cdp-large      dp3 and dpswap at N=17 and 18 (defaults), verified
+#   malloc         the device allocator: time to allocate blocks held at once vs freed at once
+#   dp2-tune       dp2 host depth 3..5 at N=13..16 (search and child block from their defaults)
+#   dp3-tune       dp3 host depth 3 and 4 at N=16..18
 #   bench          pytest bench/ --benchmark-autosave (the whole suite)
+#   bench-compare  the whole suite again, compared with the published run (docs/results/benchmarks)
+#   figure         nqprof report figure: time vs N, N=8..18, every strategy of the paper plus serial, feinbube
 #   profile        nqprof profile solve 16 --strategy feinbube, and a CDP strategy
 #   table2         nqprof report table2 (DP-1, default stream vs own streams, N=8..15)
 #   compat         load artifacts of a newer toolkit (tools/build_probe_artifacts.sh) under this driver
@@ -46,7 +52,19 @@ for stage in "$@"; do
     cdp-tests) run cdp-tests 500 python3 -m pytest tests/test_cdp_gpu.py -q -rs -x -p no:cacheprovider ;;
     table3) run table3 300 nqprof report table3 -o "$OUT/table3.md" ;;
     cdp) run cdp 560 bash -c "for s in dp1 dp2 dp3 dpswap; do python3 tools/sweep.py \$s --n 4:16 --repeats 1 --warmup 0 --timeout 60; done" ;;
+    cdp-large) run cdp-large 580 bash -c "for s in dpswap dp3; do python3 tools/sweep.py \$s --n 17:18 --repeats 1 --warmup 0 --timeout 150; done" ;;
+    malloc) run malloc 200 python3 tools/malloc_probe.py --heap-mib 6144 --budget-s 20 ;;
+    dp2-tune) run dp2-tune 400 python3 tools/sweep.py dp2 --n 13:16 --param depth=3,4,5 --repeats 3 --warmup 1 \
+        --timeout 60 --json "$OUT/dp2-tune.json" ;;
+    dp3-tune) run dp3-tune 300 python3 tools/sweep.py dp3 --n 16:18 --param depth=3,4 --repeats 3 --warmup 1 \
+        --timeout 60 --json "$OUT/dp3-tune.json" ;;
     bench) run bench 580 python3 -m pytest bench/ --benchmark-autosave --benchmark-storage="$OUT/benchmarks" -rs -q -p no:cacheprovider ;;
+    bench-compare) published=docs/results/benchmarks/h200-cuda13.0-0001.json
+        mkdir -p "$OUT/benchmarks/Linux-CPython-3.12-64bit" && cp "$published" "$OUT/benchmarks/Linux-CPython-3.12-64bit/0001_published.json"
+        run bench 580 python3 -m pytest bench/ --benchmark-autosave --benchmark-compare=0001 \
+            --benchmark-storage="$OUT/benchmarks" -rs -q -p no:cacheprovider
+        run compare 60 nqprof compare --storage "$OUT/benchmarks" 0001 0002 ;;
+    figure) run figure 580 nqprof report figure -o "$OUT/time_vs_n_report.png" --n 8:18 --timeout 60 ;;
     profile) run profile 300 bash -c "nqprof profile --output \$OUT/feinbube16 -- solve 16 --strategy feinbube --repeats 2 &&
         nqprof profile --output \$OUT/dp3-13 -- solve 13 --strategy dp3 --repeats 2 && rm -f \$OUT/*.nsys-rep" ;;
     table2) run table2 300 nqprof report table2 --n 8:15 --timeout 120 -o "$OUT/table2.md" ;;

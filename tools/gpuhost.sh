@@ -14,10 +14,14 @@ wheelhouse=${NQPROF_WHEELHOUSE:-.gpuhost/wheelhouse}
 debs=${NQPROF_DEBS:-.gpuhost/deb}
 site=${NQPROF_SITE:-/tmp/nqprof-site}
 
-if [ ! -d "$site/nqprof" ]; then
+# Reinstall whenever the sources differ from what is installed (a host may stay up between runs).
+stamp=$(find src kernels setup.py pyproject.toml -type f -not -name '*.so' | sort | xargs cat | md5sum | cut -d' ' -f1)
+if [ "$(cat "$site/.nqprof-stamp" 2>/dev/null)" != "$stamp" ]; then
+  rm -rf "$site"
   # One pip call: a second --target install into the same folder skips existing bin/.
   python3 -m pip install -q --no-index --no-deps --no-build-isolation --no-compile --target "$site" \
     "$wheelhouse"/*.whl . 2>&1 | tail -3
+  echo "$stamp" > "$site/.nqprof-stamp"
 fi
 export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}"
 export PATH="$site/bin:$PATH"

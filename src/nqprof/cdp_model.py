@@ -300,6 +300,27 @@ def condensed_demand(
     )
 
 
+def condensed_child_block(n: int, depth: int, search: int, lo: int = 32, hi: int = 1024) -> int:
+    """DP-2's allocation granularity: the mean number of boards a child grid is handed in
+    its widest generation, rounded up to a power of two in ``lo..hi`` (``hi`` beyond the
+    tables). A thread then makes one or a few device allocations. The CUDA device allocator
+    slows down with the allocations held at once (measured on an H200 with
+    tools/malloc_probe.py: 1,024 threads holding 4/16/64/256 blocks each took 0.026/0.36/
+    5.7/91 s to allocate them), and a DP-2 thread holds all its blocks until its subtree is
+    exhausted, so the granularity of 32 boards (Carneiro et al.'s child block) made DP-2 at
+    N=15 take 52.7 s where 1,024 took 0.095 s."""
+    boards, live = _rows(n)
+    if live is None:
+        return hi
+    schedule = condensed_schedule(n, depth, search, False, None)
+    threads = [boards[depth - 1]] + [live[row - 1] for row, _ in schedule[1:]]
+    mean = max((b / max(1, min(a, b)) for a, b in zip(threads, threads[1:])), default=lo)
+    size = lo
+    while size < mean and size < hi:
+        size *= 2
+    return size
+
+
 def dpswap_demand(
     n: int, host_boards: int, depth: int, search: int, capacity: int, block: int, child_block: int
 ) -> Demand | None:

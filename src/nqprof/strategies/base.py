@@ -19,6 +19,8 @@ from ..errors import InputError
 from ..result import Measurement
 
 Bound = int | Callable[[int], int]
+#: A default that depends on parameters listed before it: ``f(n, values_so_far)``.
+Derived = Callable[[int, Mapping[str, Any]], int | str]
 
 
 @dataclass(frozen=True)
@@ -33,9 +35,14 @@ class Param:
     choices: tuple[str, ...] | None = None
     #: Text describing the bounds when they depend on N (for `nqprof strategies`).
     range_text: str | None = None
+    #: The default is a :data:`Derived` function of N and the parameters resolved before
+    #: this one (given or defaulted), e.g. a search depth that follows the host depth.
+    derived: bool = False
 
-    def default_for(self, n: int) -> int | str:
-        return self.default(n) if callable(self.default) else self.default
+    def default_for(self, n: int, earlier: Mapping[str, Any] | None = None) -> int | str:
+        if not callable(self.default):
+            return self.default
+        return self.default(n, earlier or {}) if self.derived else self.default(n)
 
     def bounds_for(self, n: int) -> tuple[int, int]:
         lo = self.lo(n) if callable(self.lo) else self.lo
@@ -126,10 +133,10 @@ class Strategy:
         given = dict(given or {})
         for key in given:
             self.param(key)
-        values = {p.name: p.parse(given[p.name], n) if p.name in given else p.default_for(n) for p in self.params}
-        for p in self.params:  # defaults must be valid too (they may depend on N)
-            if p.name not in given:
-                values[p.name] = p.parse(values[p.name], n)
+        values: dict[str, Any] = {}
+        for p in self.params:  # in order: a derived default sees the parameters before it
+            # Defaults must be valid too (they may depend on N and on earlier parameters).
+            values[p.name] = p.parse(given[p.name] if p.name in given else p.default_for(n, values), n)
         self.check(n, values)
         return values
 

@@ -106,12 +106,19 @@ def heap_param() -> Param:
     )
 
 
-def search_param(default, help: str = "rows each thread searches below its board before handing over") -> Param:
-    return Param("search", help, default=default, lo=1, hi=lambda n: n - 1, range_text="1..N-1")
+def search_param(
+    default, help: str = "rows each thread searches below its board before handing over", derived: bool = False
+) -> Param:
+    """``default``: a number, a function of N, or (``derived``) of N and the host depth."""
+    return Param("search", help, default=default, lo=1, hi=lambda n: n - 1, range_text="1..N-1", derived=derived)
 
 
-def child_block_param(default: int) -> Param:
-    return Param("child_block", "threads per block of the device-launched grids", default=default, lo=1, hi=1024)
+def child_block_param(default) -> Param:
+    """``default``: a number, or a :data:`~.base.Derived` function of N and the parameters before it."""
+    return Param(
+        "child_block", "threads per block of the device-launched grids", default=default, lo=1, hi=1024,
+        derived=callable(default),
+    )
 
 
 # --- accounting ---------------------------------------------------------------------------

@@ -17,6 +17,13 @@ because grids launched deep in the tree get few boards (Table 3).
 
 Kernels in kernels/dp2.cu and condensed.cuh; a board is saved only if its next row has a
 free square (which reproduces the paper's Table 3 exactly, see nqprof.cdp_model).
+
+Defaults: the search depth takes the boards to the child grids in one step (two
+generations). The child block is also the allocation granularity, and the CUDA device
+allocator slows down with the blocks held at once (tools/malloc_probe.py), so it defaults to
+the mean number of boards a child grid is handed (a power of two in 32..1024,
+:func:`~nqprof.cdp_model.condensed_child_block`): each thread then makes one or a few
+allocations. On an H200, Carneiro et al.'s 32 made N=15 take 52.7 s; 1,024 took 0.095 s.
 """
 
 from __future__ import annotations
@@ -25,7 +32,7 @@ import math
 
 import numpy as np
 
-from ..cdp_model import MAX_NESTING, condensed_demand, condensed_schedule
+from ..cdp_model import MAX_NESTING, condensed_child_block, condensed_demand, condensed_schedule
 from ..errors import InputError
 from .base import Strategy, block_param, depth_param
 from .cdp_common import CdpSession, check_nesting, child_block_param, heap_param, pending_param, search_param
@@ -43,13 +50,23 @@ def stack_bytes(search: int, threads: int) -> int:
 
 
 def default_depth(n: int) -> int:
-    """min(3, N-3), >= 1"""
-    return max(1, min(3, n - 3))
+    """min(3, N-3), >= 1; 4 from N=14"""
+    # Measured on an H200 (tools/gpu_check.sh dp2-tune, medians of 3): depth 3/4/5 took
+    # 0.0036/0.0050/0.035 s at N=13, 0.019/0.0073/0.062 s at N=14 and 2.38/0.32/1.08 s at N=16.
+    return 4 if n >= 14 else max(1, min(3, n - 3))
 
 
-def default_search(n: int) -> int:
-    """ceil((N-depth)/2)"""
-    return max(1, math.ceil((n - default_depth(n)) / 2))
+def default_search(n: int, earlier) -> int:
+    """ceil((N-depth)/2): two generations"""
+    return max(1, math.ceil((n - earlier["depth"]) / 2))
+
+
+def default_child_block(n: int, earlier) -> int:
+    """mean boards per child grid, a power of 2 in 32..1024"""
+    fits = 1024
+    while fits > 32 and stack_bytes(earlier["search"], fits) > STACK_LIMIT:
+        fits //= 2
+    return condensed_child_block(n, earlier["depth"], earlier["search"], hi=fits)
 
 
 class Dp2(Strategy):
@@ -58,14 +75,13 @@ class Dp2(Strategy):
     reference = "Plauth et al. (DP-2)"
     device = "gpu"
     cdp = True
-    bench_max_n = 13  # measured on an H200: the next N takes seconds per round
     min_n = 2
     sources = ("dp2.cu",)
     params = (
         depth_param(default_depth, "rows expanded on the host (one thread per board of the host grid)"),
-        search_param(default_search),
+        search_param(default_search, derived=True),
         block_param(128, help="threads per block of the host grid"),
-        child_block_param(32),
+        child_block_param(default_child_block),
         pending_param(),
         heap_param(),
     )

@@ -62,7 +62,9 @@ class GpuSession(Session):
         return module
 
     def upload(self, boards: Subproblems) -> DeviceBoards:
-        return DeviceBoards(self.drv, boards)
+        """Copy the host-expanded boards to the device, in an NVTX range of their own."""
+        with nvtx_range(f"{self.name} N={self.n} upload {len(boards)} boards"):
+            return DeviceBoards(self.drv, boards)
 
     def counter(self, words: int = 1):
         """A zeroed device array of ``words`` 64-bit counters."""
