@@ -10,7 +10,9 @@ The export schema changes between Nsight Systems versions, so table names come f
 ``sqlite_master``, columns from ``PRAGMA table_info`` and event-type numbers from the
 ``ENUM_*`` tables; an optional table or column that is absent reads as empty or NA.
 
-Device-launched (CDP) child grids have no rows: their time is inside the parent kernel's.
+Device-launched (CDP) child grids have no rows. The parent kernel's row covers the parent
+grid only (on CDP2 it ends before its children do); the whole tree's time is inside the
+NVTX range of its generation, which ends with a CUDA event that waits for every child.
 """
 
 from __future__ import annotations
@@ -573,8 +575,8 @@ def breakdown(trace: Trace) -> str:
     records = summary_records(trace)
     width = max([len(str(k["name"])) for r in records for k in r["kernels"]] + [6])
     lines = [f"{trace.path.name}: {len(trace.kernels)} kernels, {len(trace.ranges)} NVTX ranges, "
-             f"{len(trace.memcpy)} memcpys (device-launched child grids are not traced: their time "
-             f"is inside the parent kernel)"]
+             f"{len(trace.memcpy)} memcpys (device-launched child grids are not traced: a parent kernel's "
+             f"row ends before its children do; the generation's range holds the whole tree)"]
     for record in records:
         lines += ["", _group_title(record), *_kernel_lines(record["kernels"], width),
                   *_memcpy_line(record["memcpy"])]
