@@ -60,7 +60,8 @@ for stage in "$@"; do
         --timeout 60 --json "$OUT/dp3-tune.json" ;;
     bench) run bench 580 python3 -m pytest bench/ --benchmark-autosave --benchmark-storage="$OUT/benchmarks" -rs -q -p no:cacheprovider ;;
     bench-compare) published=docs/results/benchmarks/h200-cuda13.0-0001.json
-        mkdir -p "$OUT/benchmarks/Linux-CPython-3.12-64bit" && cp "$published" "$OUT/benchmarks/Linux-CPython-3.12-64bit/0001_published.json"
+        machine=$(python3 -c "from pytest_benchmark.utils import get_machine_id; print(get_machine_id())")
+        mkdir -p "$OUT/benchmarks/$machine" && cp "$published" "$OUT/benchmarks/$machine/0001_published.json"
         run bench 580 python3 -m pytest bench/ --benchmark-autosave --benchmark-compare=0001 \
             --benchmark-storage="$OUT/benchmarks" -rs -q -p no:cacheprovider
         run compare 60 nqprof compare --storage "$OUT/benchmarks" 0001 0002 ;;

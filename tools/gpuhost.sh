@@ -15,7 +15,9 @@ debs=${NQPROF_DEBS:-.gpuhost/deb}
 site=${NQPROF_SITE:-/tmp/nqprof-site}
 
 # Reinstall whenever the sources differ from what is installed (a host may stay up between runs).
-stamp=$(find src kernels setup.py pyproject.toml -type f -not -name '*.so' | sort | xargs cat | md5sum | cut -d' ' -f1)
+# Only the sources count: the build leaves egg-info and caches in the tree.
+stamp=$(find src kernels setup.py pyproject.toml -type f \( -name '*.py' -o -name '*.c' -o -name '*.cu' -o -name '*.cuh' \
+  -o -name '*.toml' \) -not -path '*/__pycache__/*' | sort | xargs cat | md5sum | cut -d' ' -f1)
 if [ "$(cat "$site/.nqprof-stamp" 2>/dev/null)" != "$stamp" ]; then
   rm -rf "$site"
   # One pip call: a second --target install into the same folder skips existing bin/.

@@ -267,6 +267,14 @@ def dp1_demand(n: int, host_boards: int, depth: int, z: int, slots_per_launch: i
     )
 
 
+def _condensed_widths(live, host_boards: int, schedule: list[tuple[int, int]]) -> tuple[list[int], list[int]]:
+    """Per generation of a condensed strategy: its threads (the host boards, then the live
+    boards at each device generation's row) and, for device generations 1.., the most child
+    grids it can have (one per thread of the generation before, at most one per board)."""
+    threads = [host_boards] + [live[row - 1] for row, _ in schedule[1:]]
+    return threads, [min(a, b) for a, b in zip(threads, threads[1:])]
+
+
 def condensed_demand(
     n: int, host_boards: int, depth: int, search: int, doubling: bool, max_search: int | None, child_block: int
 ) -> Demand | None:
@@ -276,8 +284,7 @@ def condensed_demand(
     if live is None:
         return None
     schedule = condensed_schedule(n, depth, search, doubling, max_search)
-    threads = [host_boards] + [live[row - 1] for row, _ in schedule[1:]]
-    grids = [min(a, b) for a, b in zip(threads, threads[1:])]  # device generations 1..
+    threads, grids = _condensed_widths(live, host_boards, schedule)
 
     def heap(boards: int, grids: int) -> int:
         blocks = -(-boards // child_block) + grids
@@ -305,16 +312,15 @@ def condensed_child_block(n: int, depth: int, search: int, lo: int = 32, hi: int
     its widest generation, rounded up to a power of two in ``lo..hi`` (``hi`` beyond the
     tables). A thread then makes one or a few device allocations. The CUDA device allocator
     slows down with the allocations held at once (measured on an H200 with
-    tools/malloc_probe.py: 1,024 threads holding 4/16/64/256 blocks each took 0.026/0.36/
-    5.7/91 s to allocate them), and a DP-2 thread holds all its blocks until its subtree is
+    tools/malloc_probe.py: 1,024 threads holding 4/16/64/128 blocks each took 0.026/0.37/
+    5.8/23.1 s to allocate them), and a DP-2 thread holds all its blocks until its subtree is
     exhausted, so the granularity of 32 boards (Carneiro et al.'s child block) made DP-2 at
     N=15 take 52.7 s where 1,024 took 0.095 s."""
     boards, live = _rows(n)
     if live is None:
         return hi
-    schedule = condensed_schedule(n, depth, search, False, None)
-    threads = [boards[depth - 1]] + [live[row - 1] for row, _ in schedule[1:]]
-    mean = max((b / max(1, min(a, b)) for a, b in zip(threads, threads[1:])), default=lo)
+    threads, grids = _condensed_widths(live, boards[depth - 1], condensed_schedule(n, depth, search, False, None))
+    mean = max((b / max(1, g) for b, g in zip(threads[1:], grids)), default=lo)
     size = lo
     while size < mean and size < hi:
         size *= 2

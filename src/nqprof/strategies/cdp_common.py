@@ -113,11 +113,11 @@ def search_param(
     return Param("search", help, default=default, lo=1, hi=lambda n: n - 1, range_text="1..N-1", derived=derived)
 
 
-def child_block_param(default) -> Param:
-    """``default``: a number, or a :data:`~.base.Derived` function of N and the parameters before it."""
+def child_block_param(default, derived: bool = False) -> Param:
+    """``default``: a number, or (``derived``) a function of N and the parameters before it."""
     return Param(
         "child_block", "threads per block of the device-launched grids", default=default, lo=1, hi=1024,
-        derived=callable(default),
+        derived=derived,
     )
 
 

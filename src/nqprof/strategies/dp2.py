@@ -81,7 +81,7 @@ class Dp2(Strategy):
         depth_param(default_depth, "rows expanded on the host (one thread per board of the host grid)"),
         search_param(default_search, derived=True),
         block_param(128, help="threads per block of the host grid"),
-        child_block_param(default_child_block),
+        child_block_param(default_child_block, derived=True),
         pending_param(),
         heap_param(),
     )
