@@ -1,4 +1,4 @@
-"""The nvcc-only build path (nqprof.cuda.nvcc) and its commands (nqprof.build_cli).
+"""The nvcc-only build path (nqprof.cuda.nvcc) and its commands (nqprof.cli.build).
 
 Report parsing runs everywhere; the compile tests use the real toolkit and are skipped
 without one. No test depends on a particular kernel's register count."""

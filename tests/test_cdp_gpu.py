@@ -6,9 +6,9 @@ happen (tests/conftest.py)."""
 
 import pytest
 
-from nqprof.cdp_model import condensed_generations
+from nqprof.strategies.cdp.model import condensed_generations
 from nqprof.errors import DeviceFailureError, InputError
-from nqprof.reproduce import PAPER_TABLE3, TABLE3_PARAMS, TABLE3_SMEM_KIB, table3_params
+from nqprof.papers.plauth import PAPER_TABLE3, TABLE3_PARAMS, TABLE3_SMEM_KIB, table3_params
 from nqprof.runner import solve
 from nqprof.strategies.dp3 import depth_max
 

@@ -7,14 +7,15 @@ import re
 import numpy as np
 import pytest
 
-from nqprof import cdp_model, reproduce
-from nqprof.cdp_model import ROW_BOARDS, ROW_LIVE, GenerationStats, condensed_generations
+from nqprof.papers import plauth as reproduce
+from nqprof.strategies.cdp import model as cdp_model
+from nqprof.strategies.cdp.model import ROW_BOARDS, ROW_LIVE, GenerationStats, condensed_generations
 from nqprof.cli import main
 from nqprof.cuda.sources import CATALOG, read_source
 from nqprof.errors import DeviceFailureError, InputError
 from nqprof.problem import KNOWN_COUNTS, full_mask
 from nqprof.result import RunRecord
-from nqprof.strategies import cdp_common as cc
+from nqprof.strategies.cdp import session as cc
 from nqprof.strategies import get
 from nqprof.subproblems import expand
 

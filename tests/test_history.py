@@ -10,10 +10,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from nqprof import history  # noqa: E402
+from nqprof.analysis import history  # noqa: E402
 from nqprof.cli import main  # noqa: E402
 from nqprof.errors import InputError  # noqa: E402
-from nqprof.history import HistoryWarning, compare, load_history, verdict  # noqa: E402
+from nqprof.analysis.history import HistoryWarning, compare, load_history, verdict  # noqa: E402
 from nqprof.problem import known_count  # noqa: E402
 
 DATA = Path(__file__).parent / "data"

@@ -15,8 +15,10 @@ import pytest
 
 pd = pytest.importorskip("pandas")
 
-from nqprof import trace as nsys_trace  # noqa: E402
-from nqprof import trace_cli
+from nqprof.analysis import trace as nsys_trace  # noqa: E402
+from nqprof.analysis.trace import nsys as trace_nsys
+from nqprof.analysis.trace import reader as trace_reader
+from nqprof.cli import trace as trace_cli
 from nqprof.cli import main as nqprof_main  # noqa: E402
 from nqprof.errors import InputError, UnavailableError  # noqa: E402
 
@@ -228,7 +230,7 @@ def no_nsys(monkeypatch, tmp_path):
     """Nothing on PATH, no $NQPROF_NSYS, install locations under tmp_path."""
     monkeypatch.delenv(nsys_trace.NSYS_ENV, raising=False)
     monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
-    monkeypatch.setattr(nsys_trace, "NSYS_GLOBS", (str(tmp_path / "opt" / "nsight-systems" / "*" / "bin" / "nsys"),))
+    monkeypatch.setattr(trace_nsys, "NSYS_GLOBS", (str(tmp_path / "opt" / "nsight-systems" / "*" / "bin" / "nsys"),))
     return tmp_path
 
 
@@ -416,6 +418,6 @@ def test_module_entry_point(capsys):
 
 
 def test_load_without_pandas(monkeypatch):
-    monkeypatch.setattr(nsys_trace, "pd", None)
+    monkeypatch.setattr(trace_reader, "pd", None)
     with pytest.raises(UnavailableError, match="pandas"):
         nsys_trace.load(FIXTURE)

@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..cdp_model import MAX_NESTING, dp1_demand, dp1_deepest_generation
+from .cdp.model import MAX_NESTING, dp1_demand, dp1_deepest_generation
 from ..errors import InputError
 from .base import Param, Strategy, block_param, depth_param
-from .cdp_common import STREAM_KINDS, CdpSession, check_nesting, pending_param
+from .cdp.session import STREAM_KINDS, CdpSession, check_nesting, pending_param
 
 def default_depth(n: int) -> int:
     """1"""

@@ -16,13 +16,13 @@ grids' block size, the allocation granularity). Their finding: load becomes unba
 because grids launched deep in the tree get few boards (Table 3).
 
 Kernels in kernels/dp2.cu and condensed.cuh; a board is saved only if its next row has a
-free square (which reproduces the paper's Table 3 exactly, see nqprof.cdp_model).
+free square (which reproduces the paper's Table 3 exactly, see nqprof.strategies.cdp.model).
 
 Defaults: the search depth takes the boards to the child grids in one step (two
 generations). The child block is also the allocation granularity, and the CUDA device
 allocator slows down with the blocks held at once (tools/malloc_probe.py), so it defaults to
 the mean number of boards a child grid is handed (a power of two in 32..1024,
-:func:`~nqprof.cdp_model.condensed_child_block`): each thread then makes one or a few
+:func:`~nqprof.strategies.cdp.model.condensed_child_block`): each thread then makes one or a few
 allocations. On an H200, Carneiro et al.'s 32 made N=15 take 52.7 s; 1,024 took 0.095 s.
 """
 
@@ -32,10 +32,10 @@ import math
 
 import numpy as np
 
-from ..cdp_model import MAX_NESTING, condensed_child_block, condensed_demand, condensed_schedule
+from .cdp.model import MAX_NESTING, condensed_child_block, condensed_demand, condensed_schedule
 from ..errors import InputError
 from .base import Strategy, block_param, depth_param
-from .cdp_common import CdpSession, check_nesting, child_block_param, heap_param, pending_param, search_param
+from .cdp.session import CdpSession, check_nesting, child_block_param, heap_param, pending_param, search_param
 from .gpu_common import DYNAMIC_SHARED_LIMIT_SM90
 
 #: Bytes of one DFS stack level (free squares, columns, two diagonals: kernels/cdp.cuh).

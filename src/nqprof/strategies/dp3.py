@@ -14,10 +14,10 @@ host grid's own search depth must fit the same budget with its block size.
 from __future__ import annotations
 
 
-from ..cdp_model import condensed_schedule
+from .cdp.model import condensed_schedule
 from ..errors import InputError
 from .base import Param, Strategy, block_param, depth_param
-from .cdp_common import check_nesting, child_block_param, heap_param, pending_param, search_param
+from .cdp.session import check_nesting, child_block_param, heap_param, pending_param, search_param
 from .dp2 import STACK_LIMIT, STATE_BYTES, Dp2Session, stack_bytes
 
 

@@ -24,10 +24,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..cdp_model import SWAP_STATE_BYTES, dpswap_demand
+from .cdp.model import SWAP_STATE_BYTES, dpswap_demand
 from ..errors import InputError
 from .base import Param, Strategy, block_param, depth_param
-from .cdp_common import CdpSession, child_block_param, heap_param, pending_param, search_param
+from .cdp.session import CdpSession, child_block_param, heap_param, pending_param, search_param
 from .dp2 import STACK_LIMIT, stack_bytes
 
 

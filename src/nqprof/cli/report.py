@@ -14,9 +14,9 @@ import shlex
 import sys
 from pathlib import Path
 
-from . import reproduce
-from .errors import InputError, UnavailableError
-from .problem import validate_n
+from ..papers import plauth as reproduce
+from ..errors import InputError, UnavailableError
+from ..problem import validate_n
 
 
 def parse_ns(text: str) -> list[int]:
@@ -36,8 +36,8 @@ def parse_ns(text: str) -> list[int]:
 
 def require_gpu(strategies) -> str:
     """The GPU's name; :class:`UnavailableError` if a GPU strategy cannot run here."""
-    from .cuda.device import gpu_available
-    from .strategies import get
+    from ..cuda.device import gpu_available
+    from ..strategies import get
 
     if not any(get(s).needs_gpu for s in strategies):
         return "CPU"
@@ -73,7 +73,7 @@ def _emit(args, title: str, header, rows, notes, markdown_note: str) -> None:
 
 
 def cmd_table2(args) -> int:
-    from .cli import parse_params
+    from . import parse_params
 
     ns = parse_ns(args.n)
     device = require_gpu(["dp1"])
@@ -90,7 +90,7 @@ def cmd_table2(args) -> int:
 
 
 def cmd_table3(args) -> int:
-    from .cli import parse_params
+    from . import parse_params
 
     model = reproduce.table3_model()
     measured = {}
@@ -105,14 +105,14 @@ def cmd_table3(args) -> int:
         args,
         f"Table 3 of Plauth et al.: boards per child grid, N={reproduce.TABLE3_N}, static (dp2) vs dynamic (dp3)",
         header, rows, notes,
-        f"Paper: K20x. Model: nqprof.cdp_model. Measured: {device}, the device-side accounting of the first "
+        f"Paper: K20x. Model: nqprof.strategies.cdp.model. Measured: {device}, the device-side accounting of the first "
         "child generation.",
     )
     return 0
 
 
 def cmd_figure(args) -> int:
-    from .strategies import get
+    from ..strategies import get
 
     strategies = [s.strip() for s in args.strategies.split(",") if s.strip()]
     for s in strategies:

@@ -46,7 +46,7 @@ def _nsys() -> str:
     from .errors import NqprofError
 
     try:
-        from .trace import find_nsys
+        from .analysis.trace import find_nsys
 
         return str(find_nsys())
     except (NqprofError, ImportError) as exc:

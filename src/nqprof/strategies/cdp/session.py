@@ -3,7 +3,7 @@
 * **Limits before the first launch.** On CDP2 a device launch past the pending-launch limit
   fails, and a device malloc past the heap returns NULL; both must be sized before the first
   launch, and every pending-launch slot reserves device memory (about 9 KiB). Each strategy
-  estimates what its run needs (:mod:`nqprof.cdp_model`); :func:`configure_runtime` turns
+  estimates what its run needs (:mod:`nqprof.strategies.cdp.model`); :func:`configure_runtime` turns
   the estimate (or the ``pending`` / ``heap_mib`` parameters) into limits and refuses, before
   anything is launched, a run that does not fit in free device memory. It is the one place
   where Carneiro et al.'s runtime-configuration algorithm will plug in.
@@ -26,12 +26,12 @@ from typing import Any
 
 import numpy as np
 
-from ..cdp_model import MAX_NESTING, MAX_TABLE_N, Demand, GenerationStats
-from ..errors import DeviceFailureError, InputError
-from ..result import Measurement
-from ..subproblems import expand
-from .base import Param
-from .gpu_common import GpuSession
+from .model import MAX_NESTING, MAX_TABLE_N, Demand, GenerationStats
+from ...errors import DeviceFailureError, InputError
+from ...result import Measurement
+from ...subproblems import expand
+from ..base import Param
+from ..gpu_common import GpuSession
 
 MIB = 1024 * 1024
 GIB = 1024 * MIB

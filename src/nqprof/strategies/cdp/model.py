@@ -26,8 +26,8 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from .problem import full_mask
-from .subproblems import expand, place_row
+from ...problem import full_mask
+from ...subproblems import expand, place_row
 
 #: Deepest generation the CDP runtime can launch (the host grid is generation 0). The
 #: hardware nests at most 24 levels; one is kept in reserve.

@@ -9,11 +9,11 @@ import json
 import sys
 from typing import Sequence
 
-from . import __version__
-from .errors import InputError, NqprofError
+from .. import __version__
+from ..errors import InputError, NqprofError
 
 #: Modules that add their own subcommands through ``add_commands(subparsers)``.
-COMMAND_MODULES = ("build_cli", "trace_cli", "history_cli", "report_cli")
+COMMAND_MODULES = ("build", "trace", "history", "report")
 
 
 def parse_params(items: Sequence[str] | None) -> dict[str, str]:
@@ -28,7 +28,7 @@ def parse_params(items: Sequence[str] | None) -> dict[str, str]:
 
 
 def cmd_solve(args) -> int:
-    from .runner import solve
+    from ..runner import solve
 
     progress = None if args.quiet or args.json else (lambda line: print(line, file=sys.stderr, flush=True))
     record = solve(
@@ -45,7 +45,7 @@ def cmd_solve(args) -> int:
 
 
 def cmd_strategies(args) -> int:
-    from .strategies import all_strategies
+    from ..strategies import all_strategies
 
     strategies = all_strategies()
     params = [p for s in strategies for p in s.params]
@@ -62,7 +62,7 @@ def cmd_strategies(args) -> int:
 
 
 def cmd_env(args) -> int:
-    from .environment import describe_environment
+    from ..machine import describe_environment
 
     info = describe_environment()
     if args.json:
@@ -109,7 +109,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if getattr(args, "timeout", "absent") is None:
-        from .runner import DEFAULT_TIMEOUT
+        from ..runner import DEFAULT_TIMEOUT
 
         args.timeout = DEFAULT_TIMEOUT
     try:

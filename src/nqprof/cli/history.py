@@ -6,8 +6,8 @@ import json
 import sys
 import warnings
 
-from .errors import InputError
-from .history import (
+from ..errors import InputError
+from ..analysis.history import (
     CASE_COLUMNS,
     DEFAULT_STORAGE,
     METRICS,
@@ -23,7 +23,7 @@ from .history import (
     run_label,
     runs,
 )
-from .result import _fmt_s as fmt_s
+from ..result import _fmt_s as fmt_s
 
 
 def _load(args):

@@ -26,8 +26,8 @@ import warnings
 from pathlib import Path
 from typing import Any, Iterable
 
-from .errors import InputError
-from .plugin import machine_differences
+from ..errors import InputError
+from ..plugin import machine_differences
 
 DEFAULT_STORAGE = ".benchmarks"
 

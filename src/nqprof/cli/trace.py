@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Collection, Sequence
 
-from nqprof import trace as nsys_trace
+from nqprof.analysis import trace as nsys_trace
 from nqprof.errors import InputError
 
 SLUG_LENGTH = 60

@@ -8,15 +8,15 @@ import os
 import time
 from pathlib import Path
 
-from .errors import InputError, UnavailableError
+from ..errors import InputError, UnavailableError
 
 #: File names the tox CUDA environments write: resources-<tag>.json, e.g. resources-cuda13.0.json
 MATRIX_GLOB = "resources-*.json"
 
 
 def cmd_build(args) -> int:
-    from .cuda.nvcc import compile_all, parse_archs, resource_table, resources_json, write_json
-    from .cuda.toolkit import find_toolkit
+    from ..cuda.nvcc import compile_all, parse_archs, resource_table, resources_json, write_json
+    from ..cuda.toolkit import find_toolkit
 
     archs = parse_archs(args.arch)
     env = os.environ if args.cuda_home is None else {**os.environ, "NQPROF_CUDA_HOME": args.cuda_home}
@@ -46,7 +46,7 @@ def _tag(path: Path) -> str:
 
 
 def cmd_matrix(args) -> int:
-    from .cuda.nvcc import load_json, matrix_table
+    from ..cuda.nvcc import load_json, matrix_table
 
     folder = Path(args.dir)
     files = sorted(folder.glob(MATRIX_GLOB))

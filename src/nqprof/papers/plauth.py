@@ -4,7 +4,7 @@
   stream, N = 8..15, times beside the paper's (K20x).
 * Table 3: boards per child grid for N=12, static (DP-2) vs dynamic (DP-3) search depth:
   the paper's four rows, measured on the GPU (the device-side accounting of the first child
-  generation) and computed by nqprof's model (:mod:`nqprof.cdp_model`).
+  generation) and computed by nqprof's model (:mod:`nqprof.strategies.cdp.model`).
 * A figure: time vs N for every strategy, serial and feinbube included.
 
 The runs go through :func:`nqprof.runner.solve` (a watchdog per GPU run). The table and
@@ -17,8 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from .cdp_model import GenerationStats, condensed_generations
-from .errors import (
+from ..strategies.cdp.model import GenerationStats, condensed_generations
+from ..errors import (
     CountMismatchError,
     DeviceFailureError,
     InputError,
@@ -26,7 +26,7 @@ from .errors import (
     UnavailableError,
     WatchdogError,
 )
-from .result import RunRecord
+from ..result import RunRecord
 
 #: Plauth et al., Table 2: DP-1 times in ms on a K20x.
 PAPER_TABLE2_MS: dict[str, dict[int, float]] = {
@@ -122,8 +122,8 @@ def measure(
     """Run once (``repeats`` rounds) through the runner; failures become the outcome's
     error. A machine without what the strategy needs raises :class:`UnavailableError`."""
     if solve is None:
-        from .runner import DEFAULT_TIMEOUT
-        from .runner import solve as solve_run
+        from ..runner import DEFAULT_TIMEOUT
+        from ..runner import solve as solve_run
 
         solve, timeout = solve_run, DEFAULT_TIMEOUT if timeout is None else timeout
     params = dict(params or {})
