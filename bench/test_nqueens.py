@@ -11,7 +11,8 @@ the reason on a machine without a GPU or PyCUDA; `-rs` shows the reasons.
 
 import pytest
 
-from nqprof.plugin import Case, NQBench, gpu_status, settings_of
+from nqprof.machine import gpu_status
+from nqprof.plugin import Case, NQBench, settings_of
 from nqprof.runner import solve
 from nqprof.strategies import get
 

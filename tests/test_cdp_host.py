@@ -7,7 +7,10 @@ import re
 import numpy as np
 import pytest
 
+from nqprof.analysis import figures
+from nqprof.papers import measure
 from nqprof.papers import plauth as reproduce
+from nqprof.textfmt import table
 from nqprof.strategies.cdp import model as cdp_model
 from nqprof.strategies.cdp.model import ROW_BOARDS, ROW_LIVE, GenerationStats, condensed_generations
 from nqprof.cli import main
@@ -347,15 +350,15 @@ def test_schedules():
 
 
 def ok(strategy, n, params, seconds, record=None):
-    return reproduce.Outcome(strategy, n, params, seconds=seconds, record=record)
+    return measure.Outcome(strategy, n, params, seconds=seconds, record=record)
 
 
 def test_table2_builder():
     outcomes = [
         ok("dp1", 8, {"stream": "default"}, 0.0123),
         ok("dp1", 8, {"stream": "own"}, 0.0041),
-        reproduce.Outcome("dp1", 15, {"stream": "default"}, error="does not fit", detail="needs 313 GiB"),
-        reproduce.Outcome("dp1", 15, {"stream": "own"}, error="timeout", detail="no answer within 600 s"),
+        measure.Outcome("dp1", 15, {"stream": "default"}, error="does not fit", detail="needs 313 GiB"),
+        measure.Outcome("dp1", 15, {"stream": "own"}, error="timeout", detail="no answer within 600 s"),
     ]
     header, rows, notes = reproduce.table2(outcomes, [8, 15])
     assert header[0] == "N" and len(header) == 6
@@ -376,7 +379,7 @@ def test_table3_builder():
     measured = {
         rows[0].key: ok("dp2", 12, {}, 0.1, _record([{"generation": 0}, GenerationStats(1, g1.grids, g1.boards, g1.min, g1.max).as_dict()])),
         rows[1].key: ok("dp2", 12, {}, 0.1, _record([{"generation": 1, "grids": 1, "boards": 5, "min": 5, "max": 5}])),
-        rows[2].key: reproduce.Outcome("dp3", 12, {}, error="device failure", detail="312 of 400 device launches failed"),
+        rows[2].key: measure.Outcome("dp3", 12, {}, error="device failure", detail="312 of 400 device launches failed"),
     }
     header, out, notes = reproduce.table3(measured, model)
     assert len(header) == 7
@@ -398,10 +401,10 @@ def test_sweep_skips_larger_n_after_a_timeout():
     def run(strategy, n, params):
         calls.append(n)
         if n == 10:
-            return reproduce.Outcome(strategy, n, params, error="timeout", detail="slow")
+            return measure.Outcome(strategy, n, params, error="timeout", detail="slow")
         return ok(strategy, n, params, 0.1)
 
-    out = reproduce.sweep([("dp1", n, {"z": 1}) for n in (8, 10, 12)] + [("dp2", 12, {})], run)
+    out = measure.sweep([("dp1", n, {"z": 1}) for n in (8, 10, 12)] + [("dp2", 12, {})], run)
     assert calls == [8, 10, 12] and [o.error for o in out] == [None, "timeout", "skipped", None]
 
 
@@ -409,22 +412,22 @@ def test_measure_turns_failures_into_outcomes():
     def failing(*a, **k):
         raise DeviceFailureError("dp2 N=12: 17 device mallocs returned NULL")
 
-    o = reproduce.measure("dp2", 12, {}, solve=failing)
+    o = measure.measure("dp2", 12, {}, solve=failing)
     assert o.error == "device failure" and "17 device mallocs" in o.detail and o.seconds is None
 
 
 def test_figure_series_and_png(tmp_path):
     outcomes = [ok("serial", 10, {}, 0.01), ok("serial", 8, {}, 0.001), ok("dp3", 8, {}, 0.002),
-                reproduce.Outcome("dp1", 8, {}, error="timeout")]
-    series = reproduce.figure_series(outcomes)
+                measure.Outcome("dp1", 8, {}, error="timeout")]
+    series = measure.figure_series(outcomes)
     assert series == {"serial": [(8, 0.001), (10, 0.01)], "dp3": [(8, 0.002)]}
     pytest.importorskip("matplotlib")
-    path = reproduce.plot_figure(series, str(tmp_path / "t.png"), title="t")
+    path = figures.time_vs_n(series, str(tmp_path / "t.png"), title="t")
     assert (tmp_path / "t.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.endswith("t.png")
 
 
 def test_render_markdown():
-    text = reproduce.render(["a", "b"], [["1", "22"]], markdown=True)
+    text = table(["a", "b"], [["1", "22"]], markdown=True)
     assert text.splitlines() == ["| a | b |", "| --- | --- |", "| 1 | 22 |"]
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from nqprof.analysis import history  # noqa: E402
+from nqprof.analysis import figures, history  # noqa: E402
 from nqprof.cli import main  # noqa: E402
 from nqprof.errors import InputError  # noqa: E402
 from nqprof.analysis.history import HistoryWarning, compare, load_history, verdict  # noqa: E402
@@ -260,10 +260,10 @@ def test_plot_lines_are_strategy_and_parameters(storage):
     df = load_history(root)
     part = history.latest_cases(df, ["0003"])
     # depth differs only between N (a default that depends on N): one line per strategy
-    assert sorted(history._lines(part)) == ["multicore", "serial"]
+    assert sorted(figures._lines(part)) == ["multicore", "serial"]
     # a swept parameter (two depths at the same N) splits the strategy into lines
     swept = pd.concat([part, part[part["strategy"] == "multicore"].assign(**{"param.depth": 7, "params": "depth=7"})])
-    lines = history._lines(swept)
+    lines = figures._lines(swept)
     assert sorted(lines) == ["multicore (depth=2)", "multicore (depth=4)", "multicore (depth=7)", "serial"]
     assert list(lines["multicore (depth=7)"]["n"]) == sorted(part[part["strategy"] == "multicore"]["n"])
-    assert history.plot(df, root / "figures", ["0003"])[0].stat().st_size > 10_000
+    assert figures.history_figures(df, root / "figures", ["0003"])[0].stat().st_size > 10_000

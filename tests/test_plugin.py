@@ -7,7 +7,7 @@ import warnings
 
 import pytest
 
-from nqprof import plugin, strategies
+from nqprof import machine, plugin, strategies
 from nqprof.errors import InputError
 from nqprof.problem import known_count
 from nqprof.result import Measurement
@@ -66,7 +66,7 @@ def fakes(monkeypatch):
     for strategy in (FakeCpu(), FakeGpu()):
         monkeypatch.setitem(strategies._MODULES, strategy.name, "unused")
         monkeypatch.setitem(strategies._cache, strategy.name, strategy)
-    monkeypatch.setattr(plugin, "gpu_status", lambda: (False, "test: no GPU here"))
+    monkeypatch.setattr(machine, "gpu_status", lambda: (False, "test: no GPU here"))
 
 
 @pytest.fixture
@@ -244,18 +244,18 @@ def test_saved_benchmark_carries_the_run_record(fakes, nqpytest, tmp_path):
     assert extra["kernels"][0]["registers"] == 32
     assert extra["source_hash"] == "0123456789abcdef" and extra["toolkit"]["version"] == "13.0"
     assert (extra["device_kind"], extra["cdp"]) == ("cpu", False)
-    assert saved["machine_info"]["nqprof"] == json.loads(json.dumps(plugin.machine_facts()))
+    assert saved["machine_info"]["nqprof"] == json.loads(json.dumps(machine.machine_facts()))
     assert saved["nqprof"]["settings"]["strategies"] == ["fakecpu"]
     assert saved["nqprof"]["settings"]["axes"] == {"fakecpu": {"depth": ["3"]}}
 
 
 def test_machine_facts_on_a_machine_without_gpu(monkeypatch):
-    plugin.machine_facts.cache_clear()
-    monkeypatch.setattr(plugin, "gpu_status", lambda: (False, "no CUDA device"))
+    machine.machine_facts.cache_clear()
+    monkeypatch.setattr(machine, "gpu_status", lambda: (False, "no CUDA device"))
     try:
-        facts = plugin.machine_facts()
+        facts = machine.machine_facts()
     finally:
-        plugin.machine_facts.cache_clear()
+        machine.machine_facts.cache_clear()
     assert facts["gpu"] is None and facts["gpu_status"] == "CPU only: no CUDA device"
     assert "cuda_toolkit" in facts and facts["version"]
 
@@ -263,9 +263,9 @@ def test_machine_facts_on_a_machine_without_gpu(monkeypatch):
 def test_machine_differences():
     a = {"nqprof": {"gpu": "NVIDIA H100", "cuda_toolkit": "13.0", "driver": "13.0", "clock_mhz": 1}}
     b = {"nqprof": {"gpu": "NVIDIA H200", "cuda_toolkit": "13.0", "driver": "13.0", "clock_mhz": 2}}
-    assert plugin.machine_differences(a, a) == []
-    assert plugin.machine_differences(a, b) == ["gpu: 'NVIDIA H100' -> 'NVIDIA H200'"]
-    assert plugin.machine_differences({}, a) == ["gpu: None -> 'NVIDIA H100'", "cuda_toolkit: None -> '13.0'",
+    assert machine.machine_differences(a, a) == []
+    assert machine.machine_differences(a, b) == ["gpu: 'NVIDIA H100' -> 'NVIDIA H200'"]
+    assert machine.machine_differences({}, a) == ["gpu: None -> 'NVIDIA H100'", "cuda_toolkit: None -> '13.0'",
                                                  "driver: None -> '13.0'"]
 
 
@@ -279,10 +279,10 @@ def test_comparing_against_another_gpu_warns(fakes, nqpytest, monkeypatch):
             nqpytest(*args, "--benchmark-compare").assert_outcomes(passed=1)
         return [str(w.message) for w in caught if str(w.message).startswith("nqprof:")]
 
-    monkeypatch.setattr(plugin, "machine_facts", lambda: {"gpu": "NVIDIA H100", "cuda_toolkit": "12.8"})
+    monkeypatch.setattr(machine, "machine_facts", lambda: {"gpu": "NVIDIA H100", "cuda_toolkit": "12.8"})
     nqpytest(*args, "--benchmark-autosave").assert_outcomes(passed=1)
     assert compare_warnings() == []
-    monkeypatch.setattr(plugin, "machine_facts", lambda: {"gpu": "NVIDIA H200", "cuda_toolkit": "13.0"})
+    monkeypatch.setattr(machine, "machine_facts", lambda: {"gpu": "NVIDIA H200", "cuda_toolkit": "13.0"})
     assert compare_warnings() == [
         "nqprof: the compared run was measured with a different GPU, toolkit or driver "
         "(gpu: 'NVIDIA H100' -> 'NVIDIA H200'; cuda_toolkit: '12.8' -> '13.0'): "

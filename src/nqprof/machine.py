@@ -1,11 +1,76 @@
-"""What `nqprof env` reports: GPU, driver, toolkit, Python packages and profilers."""
+"""Facts about this machine, in one place: whether GPU strategies can run here, what
+pytest-benchmark's machine_info records (and which of its fields make two runs'
+timings incomparable), and what `nqprof env` reports."""
 
 from __future__ import annotations
 
+import functools
 import importlib.metadata
 import platform
 import shutil
 from typing import Any
+
+from . import __version__
+from .errors import NqprofError
+
+#: machine_info key under which nqprof records its facts.
+MACHINE_KEY = "nqprof"
+#: machine_info fields whose difference makes timings of two runs incomparable.
+COMPARED_MACHINE_FIELDS = ("gpu", "cuda_toolkit", "driver")
+
+
+def gpu_status() -> tuple[bool, str]:
+    """(True, GPU name) or (False, why GPU strategies cannot run here); cached by
+    :func:`~nqprof.cuda.device.gpu_available`."""
+    try:
+        from .cuda.device import gpu_available
+
+        return gpu_available()
+    except (ImportError, AttributeError):
+        return False, "nqprof.cuda.device not available"
+
+
+@functools.lru_cache(maxsize=1)
+def machine_facts() -> dict[str, Any]:
+    """What pytest-benchmark's machine_info gets under ``nqprof``: GPU name, SM count,
+    clocks, CUDA driver, toolkit and PyCUDA versions; ``gpu: None`` and the reason on a
+    machine without a usable GPU."""
+    facts: dict[str, Any] = {"version": __version__}
+    ok, why = gpu_status()
+    if ok:
+        import pycuda
+
+        from .cuda.device import device_facts, driver
+
+        drv = driver()
+        dev = device_facts(drv, drv.Device(0))
+        facts.update(
+            gpu=dev["name"],
+            gpu_count=drv.Device.count(),
+            arch=dev["arch"],
+            sm_count=dev["sm_count"],
+            clock_mhz=dev["clock_mhz"],
+            memory_clock_mhz=dev["memory_clock_mhz"],
+            total_memory_mib=dev["total_memory_mib"],
+            driver=dev["driver"],
+            pycuda=pycuda.VERSION_TEXT,
+        )
+    else:
+        facts.update(gpu=None, gpu_status=f"CPU only: {why}")
+    try:
+        from .cuda.toolkit import find_toolkit
+
+        facts["cuda_toolkit"] = find_toolkit().version
+    except (ImportError, NqprofError):
+        facts["cuda_toolkit"] = None
+    return facts
+
+
+def machine_differences(saved: dict[str, Any], current: dict[str, Any]) -> list[str]:
+    """``["gpu: 'NVIDIA H100' -> 'NVIDIA H200'", ...]`` for the nqprof machine_info fields
+    that differ between two runs' machine_info."""
+    a, b = saved.get(MACHINE_KEY) or {}, current.get(MACHINE_KEY) or {}
+    return [f"{key}: {a.get(key)!r} -> {b.get(key)!r}" for key in COMPARED_MACHINE_FIELDS if a.get(key) != b.get(key)]
 
 
 def _version(package: str) -> str:

@@ -64,3 +64,27 @@ def known_count(n: int) -> int:
 def full_mask(n: int) -> int:
     """The bit mask of the ``n`` columns of a row."""
     return (1 << n) - 1
+
+
+def split_list(text: str, what: str) -> list[str]:
+    """``"a, b"`` -> ``["a", "b"]``; an empty item is an :class:`InputError` naming ``what``."""
+    items = [item.strip() for item in str(text).split(",")]
+    if not all(items):
+        raise InputError(f"{what} takes a comma-separated list without empty items, got {text!r}")
+    return items
+
+
+def parse_n_list(text: str) -> list[int]:
+    """The one N-list grammar of nqprof: ``8:12,14`` -> ``[8, 9, 10, 11, 12, 14]`` (ranges
+    inclusive, order kept, repeats dropped)."""
+    values: list[int] = []
+    for item in split_list(text, "the N list"):
+        lo, sep, hi = item.partition(":")
+        if not sep:
+            values.append(validate_n(item))
+            continue
+        lo, hi = validate_n(lo), validate_n(hi)
+        if lo > hi:
+            raise InputError(f"the N range {item!r} is empty (write it low:high)")
+        values.extend(range(lo, hi + 1))
+    return list(dict.fromkeys(values))

@@ -7,6 +7,8 @@ import statistics
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from .textfmt import seconds as seconds_text
+
 
 @dataclass
 class Measurement:
@@ -87,10 +89,10 @@ class RunRecord:
             f"N          {self.n}",
             f"params     {params}",
             f"count      {self.count}  {ok}",
-            f"wall time  {_fmt_s(self.wall_s)} (median of {self.rounds})",
+            f"wall time  {seconds_text(self.wall_s)} (median of {self.rounds})",
         ]
         if self.gpu_s is not None:
-            lines.append(f"GPU time   {_fmt_s(self.gpu_s)} (CUDA events, median of {len(self.gpu_times)})")
+            lines.append(f"GPU time   {seconds_text(self.gpu_s)} (CUDA events, median of {len(self.gpu_times)})")
         if self.device:
             d = self.device
             lines.append(
@@ -115,11 +117,3 @@ class RunRecord:
         for note in self.notes:
             lines.append(f"note       {note}")
         return "\n".join(lines)
-
-
-def _fmt_s(seconds: float) -> str:
-    if seconds >= 1:
-        return f"{seconds:.3f} s"
-    if seconds >= 1e-3:
-        return f"{seconds * 1e3:.3f} ms"
-    return f"{seconds * 1e6:.1f} us"

@@ -10,8 +10,8 @@ context, so its memory ledger shows what this strategy alone reserves.
 
 from __future__ import annotations
 
+import math
 import multiprocessing as mp
-import os
 import sys
 import time
 import traceback
@@ -19,13 +19,13 @@ from typing import Any, Callable
 
 from . import errors
 from .cuda.nvtx import nvtx_range
+from .progress import Progress
 from .errors import CountMismatchError, NqprofError, WatchdogError
+from .options import AUTO_ROUNDS_RANGE, AUTO_ROUNDS_SECONDS, DEFAULT_TIMEOUT
 from .problem import known_count
 from .result import Measurement, RunRecord
 from .strategies import Strategy, get
 
-#: Seconds a GPU worker may take for one step (open, or one round) before it is killed.
-DEFAULT_TIMEOUT = float(os.environ.get("NQPROF_TIMEOUT", "600"))
 
 
 def describe(strategy: str, n: int, params: dict[str, Any]) -> str:
@@ -210,33 +210,77 @@ def open_runner(strategy: Strategy, n: int, params: dict[str, Any], timeout: flo
     return LocalRunner(strategy, n, params)
 
 
+def auto_rounds(warmup_seconds: list[float]) -> int:
+    """Rounds that fill AUTO_ROUNDS_SECONDS at the warm-up's pace, within AUTO_ROUNDS_RANGE."""
+    lo, hi = AUTO_ROUNDS_RANGE
+    if not warmup_seconds:
+        return lo
+    pace = max(min(warmup_seconds), 1e-9)
+    return int(min(hi, max(lo, math.ceil(AUTO_ROUNDS_SECONDS / pace))))
+
+
+class RoundLoop:
+    """The one round loop of nqprof (`nqprof solve`, `nqprof sweep` and the pytest plugin):
+    untimed but verified warm-up rounds, then ``rounds`` timed ones (None: :func:`auto_rounds`
+    from the warm-up's pace), then the run record. The plugin lets pytest-benchmark call
+    :meth:`one_round`; the others call :meth:`run`."""
+
+    def __init__(self, runner, rounds: int | None, warmup: int, progress: Progress | None = None):
+        if (rounds is not None and rounds < 1) or warmup < 0:
+            raise errors.InputError(f"rounds must be >= 1 and warmup >= 0, got {rounds} and {warmup}")
+        self.runner, self.warmup, self._rounds = runner, warmup, rounds
+        self.progress = progress or Progress(enabled=False)
+        self.warm_seconds: list[float] = []
+        self.measurements: list[Measurement] = []
+
+    @property
+    def rounds(self) -> int:
+        return self._rounds or auto_rounds(self.warm_seconds)
+
+    def warm_up(self) -> None:
+        for i in range(self.warmup):
+            t0 = time.perf_counter()
+            self.runner.run_once()
+            self.warm_seconds.append(time.perf_counter() - t0)
+            self.progress.update(f"warm-up {i + 1}/{self.warmup} {self.warm_seconds[-1]:.3f} s")
+
+    def one_round(self) -> Measurement:
+        t0 = time.perf_counter()
+        m = self.runner.run_once()
+        self.measurements.append(m)
+        self.progress.update(f"round {len(self.measurements)}/{self.rounds} {time.perf_counter() - t0:.3f} s")
+        return m
+
+    def run(self) -> list[Measurement]:
+        self.warm_up()
+        for _ in range(self.rounds):
+            self.one_round()
+        return self.measurements
+
+    def record(self, info: dict[str, Any]) -> RunRecord:
+        r = self.runner
+        return RunRecord.from_measurements(r.strategy.name, r.n, r.params, known_count(r.n), self.measurements, info)
+
+
 def solve(
     strategy: str,
     n: int,
     params: dict[str, Any] | None = None,
-    repeats: int = 1,
+    repeats: int | None = 1,
     warmup: int = 0,
     timeout: float = DEFAULT_TIMEOUT,
     isolate: bool | None = None,
-    progress: Callable[[str], None] | None = None,
+    progress: Progress | None = None,
 ) -> RunRecord:
-    """Run ``strategy`` on ``n`` queens ``repeats`` times (after ``warmup`` rounds) and return
-    the verified record. Raises an :class:`NqprofError` on bad input, a wrong count, device
-    failures or a hang."""
+    """Run ``strategy`` on ``n`` queens ``repeats`` times (None: auto) after ``warmup``
+    rounds, and return the verified record. Raises an :class:`NqprofError` on bad input, a
+    wrong count, device failures or a hang."""
     strat = get(strategy)
     values = strat.resolve(n, params)
     n = int(n)
-    if repeats < 1 or warmup < 0:
+    if (repeats is not None and repeats < 1) or warmup < 0:
         raise errors.InputError(f"repeats must be >= 1 and warmup >= 0, got {repeats} and {warmup}")
-    runs: list[Measurement] = []
     with open_runner(strat, n, values, timeout, isolate) as runner:
-        for i in range(warmup + repeats):
-            t0 = time.perf_counter()
-            m = runner.run_once()
-            if i >= warmup:
-                runs.append(m)
-            if progress:
-                tag = "warm-up" if i < warmup else f"round {i - warmup + 1}/{repeats}"
-                progress(f"{describe(strat.name, n, values)}: {tag} {time.perf_counter() - t0:.3f} s")
-        info = runner.info()
-    return RunRecord.from_measurements(strat.name, n, values, known_count(n), runs, info)
+        loop = RoundLoop(runner, repeats, warmup, progress)
+        loop.run()
+        return loop.record(runner.info())

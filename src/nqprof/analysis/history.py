@@ -1,4 +1,4 @@
-"""Saved pytest-benchmark runs as a pandas DataFrame, run-to-run comparison, figures.
+"""Saved pytest-benchmark runs as a pandas DataFrame, and run-to-run comparison.
 
 A run is one JSON file that ``pytest bench/ --benchmark-autosave`` (or ``--benchmark-save``,
 ``--benchmark-json``) wrote under the storage folder (default ``.benchmarks``, one subfolder
@@ -15,7 +15,7 @@ per machine id). :func:`load_history` gives one row per benchmark per run:
   ``extra.gpu_s``, ``extra.memory.deltas_mib.module`` ...), and the CUDA-event statistics
   ``gpu.median``, ``gpu.iqr``, ``gpu.stddev``, ``gpu.rounds`` from ``extra.gpu_times``.
 
-pandas is imported when needed; matplotlib only by :func:`plot`.
+pandas is imported when needed; the figures are drawn by :mod:`nqprof.analysis.figures`.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from ..errors import InputError
-from ..plugin import machine_differences
+from ..machine import machine_differences
 
 DEFAULT_STORAGE = ".benchmarks"
 
@@ -286,76 +286,3 @@ def latest_cases(df, run_refs: Iterable[str] | None = None, metric: str = "media
     part = part.drop_duplicates(["run", "strategy", "n", "params"])  # the run's first test
     part = part.drop_duplicates(["strategy", "n", "params"], keep="last")  # the newest run
     return part.assign(time=part[column])
-
-
-def _lines(part) -> dict:
-    """One line per strategy and parameter axis, sorted by N, keyed by its label.
-
-    An axis is a parameter with several values at the same N (a swept parameter). A
-    parameter whose value changes only with N is a default that depends on N: it does not
-    split the strategy's line."""
-    lines = {}
-    for strategy, rows in part.groupby("strategy", sort=False):
-        params = [c for c in rows.columns if c.startswith("param.")]
-        axes = [c for c in params if rows.groupby("n")[c].nunique(dropna=False).max() > 1]
-        groups = rows.groupby(axes, sort=False, dropna=False) if axes else [((), rows)]
-        for values, line in groups:
-            values = values if isinstance(values, tuple) else (values,)
-            detail = ", ".join(f"{c[len('param.'):]}={v}" for c, v in zip(axes, values))
-            lines[f"{strategy} ({detail})" if detail else strategy] = line.sort_values("n")
-    return lines
-
-
-def _machine_text(part) -> str:
-    first = part.iloc[0]
-    gpu = first.get("machine.gpu")
-    if isinstance(gpu, str):
-        return f"{gpu}, CUDA {first.get('machine.cuda_toolkit')}"
-    return f"CPU: {first.get('machine.cpu') or first.get('machine.node')}"
-
-
-def _figure(title: str, ylabel: str):
-    from matplotlib.figure import Figure
-    from matplotlib.ticker import MaxNLocator
-
-    fig = Figure(figsize=(8, 5), layout="constrained")
-    ax = fig.add_subplot()
-    ax.set_title(title, fontsize="medium")
-    ax.set_xlabel("N")
-    ax.set_ylabel(ylabel)
-    ax.set_yscale("log")
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.grid(True, which="both", alpha=0.3)
-    return fig, ax
-
-
-def plot(df, out_dir: str | Path, run_refs: Iterable[str] | None = None, metric: str = "median") -> list[Path]:
-    """Write ``time_vs_n.png`` (log time over N, a line per strategy and parameters) and,
-    where ``serial`` was measured, ``speedup_over_serial.png`` (serial time / time at the
-    same N). Returns the files written."""
-    part = latest_cases(df, run_refs, metric)
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    what = "CUDA-event median" if metric == "gpu" else "median"
-    where = f"run {', '.join(run_label(r) for r in dict.fromkeys(part['run']))}, {_machine_text(part)}"
-    lines = _lines(part)
-
-    fig, ax = _figure(f"N-Queens: time vs N\n{where}", f"{what} time per solve [s]")
-    for label, g in lines.items():
-        ax.plot(g["n"], g["time"], marker="o", label=label)
-    ax.legend(fontsize="small")
-    written = [out / "time_vs_n.png"]
-    fig.savefig(written[0], dpi=120)
-
-    serial = part[part["strategy"] == "serial"].groupby("n")["time"].min()
-    if not serial.empty:
-        fig, ax = _figure(f"N-Queens: speedup over serial (same N)\n{where}", "serial time / time")
-        ax.axhline(1.0, color="grey", linewidth=1)
-        for label, g in lines.items():
-            g = g[g["n"].isin(serial.index) & (g["strategy"] != "serial")]
-            if not g.empty:
-                ax.plot(g["n"], serial[g["n"]].to_numpy() / g["time"].to_numpy(), marker="o", label=label)
-        ax.legend(fontsize="small")
-        written.append(out / "speedup_over_serial.png")
-        fig.savefig(written[-1], dpi=120)
-    return written

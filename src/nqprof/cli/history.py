@@ -18,12 +18,12 @@ from ..analysis.history import (
     load_history,
     machine_warnings,
     missing,
-    plot,
     resolve_run,
     run_label,
     runs,
 )
-from ..result import _fmt_s as fmt_s
+from ..textfmt import seconds as fmt_s
+from ..textfmt import table
 
 
 def _load(args):
@@ -48,7 +48,8 @@ def _pct(value, sign: str = "+") -> str:
 def _print_table(frame, formatters: dict) -> None:
     """``frame`` with each column in ``formatters`` turned into text by its function."""
     frame = frame.assign(**{c: frame[c].map(f) for c, f in formatters.items() if c in frame})
-    print(frame.to_string(index=False, na_rep="-"))
+    rows = [["-" if missing(v) else v for v in row] for row in frame.itertuples(index=False)]
+    print(table(list(frame.columns), rows, right_align_numbers=True))
 
 
 def cmd_history(args) -> int:
@@ -102,12 +103,33 @@ def cmd_compare(args) -> int:
     _print_table(table, {"A": _time, "B": _time, "change": _pct, "noise": noise})
     counts = result["verdict"].value_counts()
     print("\n" + ", ".join(f"{counts[v]} {v}" for v in VERDICTS if v in counts))
+    failing = [v for v in args.fail_on if v in counts]
+    if failing:
+        print(f"nqprof: compare failed: {', '.join(f'{counts[v]} {v}' for v in failing)} (--fail-on {','.join(args.fail_on)})",
+              file=sys.stderr)
+        return 1
     return 0
+
+
+#: The verdicts --fail-on accepts.
+FAILING_VERDICTS = ("slower", "changed-source", "faster", "only-a", "only-b")
+
+
+def _fail_on(text: str) -> list[str]:
+    import argparse
+
+    items = [v.strip() for v in text.split(",") if v.strip()]
+    bad = [v for v in items if v not in FAILING_VERDICTS]
+    if bad or not items:
+        raise argparse.ArgumentTypeError(f"takes a comma list of {', '.join(FAILING_VERDICTS)}, got {text!r}")
+    return items
 
 
 def cmd_plot(args) -> int:
     df = _load(args)
-    for path in plot(df, args.output, args.run, args.metric):
+    from ..analysis.figures import history_figures
+
+    for path in history_figures(df, args.output, args.run, args.metric):
         print(f"wrote {path}")
     return 0
 
@@ -139,6 +161,9 @@ def add_commands(sub) -> None:
                         "(default: the last two runs)")
     _storage_options(p)
     _metric_option(p)
+    p.add_argument("--fail-on", type=_fail_on, default=[], metavar="VERDICTS",
+                   help="exit 1 if any benchmark gets one of these verdicts (comma list of "
+                        f"{', '.join(FAILING_VERDICTS)}), e.g. --fail-on slower for a CI gate")
     p.set_defaults(func=cmd_compare)
 
     p = sub.add_parser("plot", help="write PNG figures: time vs N, speedup over serial")

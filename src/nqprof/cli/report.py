@@ -1,11 +1,13 @@
-"""``nqprof report``: re-measure Plauth et al.'s Table 2, Table 3 and the time-vs-N figure.
+"""``nqprof report``: list the papers' artefacts, and re-measure one beside the paper.
 
-    nqprof report table2 [--n 8:15] [--z 1] [--timeout S] [-p KEY=VALUE] [-o table2.md]
-    nqprof report table3 [--timeout S] [--model-only] [-o table3.md]
-    nqprof report figure -o time.png [--strategies serial,feinbube,dp1,...] [--n 8:16] [--timeout S]
+    nqprof report                                  every paper's artefacts, and which exist yet
+    nqprof report PAPER                            one paper's artefacts
+    nqprof report PAPER ARTEFACT [options]         measure it (e.g. nqprof report plauth table3)
+    nqprof report table2|table3|figure [options]   the same as `nqprof report plauth ...`
 
-Runs go through the watchdog runner; on a machine without a GPU the command says so and
-exits 2 (``table3 --model-only`` needs none).
+Each artefact's measurement and table live in its paper's module (nqprof.papers); this
+module only turns options into calls. Runs go through the watchdog runner; on a machine
+without a GPU a GPU artefact says so and exits 2 (``table3 --model-only`` needs none).
 """
 
 from __future__ import annotations
@@ -13,25 +15,20 @@ from __future__ import annotations
 import shlex
 import sys
 from pathlib import Path
+from typing import Callable
 
-from ..papers import plauth as reproduce
 from ..errors import InputError, UnavailableError
-from ..problem import validate_n
+from ..options import parse_params
+from ..problem import parse_n_list
+from .run import loop_settings, run_options
 
 
 def parse_ns(text: str) -> list[int]:
-    """``8:15`` (inclusive) or ``8,10,12`` -> a sorted list of N."""
+    """An N list in nqprof's one grammar (``8:15``, ``8,10,12``, ``8:12,14``)."""
     try:
-        if ":" in text:
-            lo, hi = (validate_n(x) for x in text.split(":", 1))
-            values = list(range(lo, hi + 1))
-        else:
-            values = sorted({validate_n(x) for x in text.split(",") if x.strip()})
+        return parse_n_list(text)
     except InputError as exc:
         raise InputError(f"--n takes A:B or a comma list of N: {exc}") from None
-    if not values:
-        raise InputError(f"--n {text!r} selects no N")
-    return values
 
 
 def require_gpu(strategies) -> str:
@@ -47,71 +44,115 @@ def require_gpu(strategies) -> str:
     return what
 
 
-def _progress(args):
-    return None if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
+def _sweep(args, runs):
+    """Measure ``runs`` with the command's rounds, timeout and progress."""
+    from ..papers import measure
+    from ..progress import Progress
 
+    rounds, _, timeout = loop_settings(args)
 
-def _runner(args):
     def run(strategy, n, params):
-        return reproduce.measure(strategy, n, params, timeout=args.timeout, repeats=args.repeats)
+        return measure.measure(strategy, n, params, timeout=timeout, repeats=rounds or 1)
 
-    return run
+    with Progress.for_command(args.quiet) as progress:
+        return measure.sweep(runs, run, progress)
 
 
 def _emit(args, title: str, header, rows, notes, markdown_note: str) -> None:
+    from ..textfmt import table
+
     print(title)
-    print(reproduce.render(header, rows))
+    print(table(header, rows))
     for line in notes:
         print(line)
     if getattr(args, "output", None):
         command = "nqprof " + " ".join(shlex.quote(a) for a in sys.argv[1:])
         text = [f"# {title}", "", f"Command: `{command}`", "", markdown_note, "",
-                reproduce.render(header, rows, markdown=True), ""]
+                table(header, rows, markdown=True), ""]
         text += [f"{line}  " for line in notes]
         Path(args.output).write_text("\n".join(text) + "\n")
         print(f"written to {args.output}", file=sys.stderr)
 
 
+def _rounds_note(args) -> str:
+    return f"median of {loop_settings(args)[0] or 1}"
+
+
+# -- Feinbube et al. ------------------------------------------------------------------------
+
+
+def cmd_feinbube_steps(args) -> int:
+    from ..papers import feinbube
+
+    ns = parse_ns(args.n)
+    device = require_gpu(["feinbube"])
+    outcomes = _sweep(args, feinbube.steps_runs(ns, parse_params(args.param)))
+    header, rows, notes = feinbube.steps_table(outcomes, ns)
+    _emit(args, "Feinbube et al.: the optimisation steps of the host-seeded kernel, GPU time in ms",
+          header, rows, notes,
+          f"Paper: {feinbube.PAPER_GPU}. Here: {device}, GPU time (CUDA events), {_rounds_note(args)}.")
+    return 0
+
+
+def add_feinbube_steps(q) -> None:
+    q.add_argument("--n", default="16:18", help="N values (default 16:18)")
+    q.add_argument("--param", "-p", action="append", metavar="KEY=VALUE", help="extra feinbube parameter (repeatable)")
+
+
+# -- Plauth et al. --------------------------------------------------------------------------
+
+
 def cmd_table2(args) -> int:
-    from . import parse_params
+    from ..papers import plauth
 
     ns = parse_ns(args.n)
     device = require_gpu(["dp1"])
-    runs = reproduce.table2_runs(ns, z=args.z, extra=parse_params(args.param))
-    outcomes = reproduce.sweep(runs, _runner(args), _progress(args))
-    header, rows, notes = reproduce.table2(outcomes, ns)
+    outcomes = _sweep(args, plauth.table2_runs(ns, z=args.z, extra=parse_params(args.param)))
+    header, rows, notes = plauth.table2(outcomes, ns)
     _emit(
         args,
         f"Table 2 of Plauth et al.: DP-1 (z={args.z}), default stream vs own streams, ms",
         header, rows, notes,
-        f"Paper: K20x. Here: {device}, GPU time (CUDA events around the host launch), median of {args.repeats}.",
+        f"Paper: K20x. Here: {device}, GPU time (CUDA events around the host launch), {_rounds_note(args)}.",
     )
     return 0
 
 
-def cmd_table3(args) -> int:
-    from . import parse_params
+def add_table2(q) -> None:
+    q.add_argument("--n", default="8:15", help="N values: A:B (inclusive) or a comma list (default 8:15)")
+    q.add_argument("--z", type=int, default=1, help="DP-1 rows per grid (1: the paper's first version)")
+    q.add_argument("--param", "-p", action="append", metavar="KEY=VALUE", help="extra dp1 parameter (repeatable)")
 
-    model = reproduce.table3_model()
+
+def cmd_table3(args) -> int:
+    from ..papers import plauth
+
+    model = plauth.table3_model()
     measured = {}
     device = "not measured (--model-only)"
     if not args.model_only:
         device = require_gpu(["dp2", "dp3"])
-        runs = reproduce.table3_runs(parse_params(args.param))
-        outcomes = reproduce.sweep(runs, _runner(args), _progress(args))
-        measured = {row.key: o for row, o in zip(reproduce.PAPER_TABLE3, outcomes)}
-    header, rows, notes = reproduce.table3(measured, model)
+        outcomes = _sweep(args, plauth.table3_runs(parse_params(args.param)))
+        measured = {row.key: o for row, o in zip(plauth.PAPER_TABLE3, outcomes)}
+    header, rows, notes = plauth.table3(measured, model)
     _emit(
         args,
-        f"Table 3 of Plauth et al.: boards per child grid, N={reproduce.TABLE3_N}, static (dp2) vs dynamic (dp3)",
+        f"Table 3 of Plauth et al.: boards per child grid, N={plauth.TABLE3_N}, static (dp2) vs dynamic (dp3)",
         header, rows, notes,
-        f"Paper: K20x. Model: nqprof.strategies.cdp.model. Measured: {device}, the device-side accounting of the first "
-        "child generation.",
+        f"Paper: K20x. Model: nqprof.strategies.cdp.model. Measured: {device}, the device-side accounting of the "
+        "first child generation.",
     )
     return 0
 
 
+def add_table3(q) -> None:
+    q.add_argument("--model-only", action="store_true", help="no GPU runs: the paper's numbers beside the model's")
+    q.add_argument("--param", "-p", action="append", metavar="KEY=VALUE", help="extra dp2/dp3 parameter (repeatable)")
+
+
 def cmd_figure(args) -> int:
+    from ..analysis.figures import time_vs_n
+    from ..papers import measure
     from ..strategies import get
 
     strategies = [s.strip() for s in args.strategies.split(",") if s.strip()]
@@ -119,9 +160,8 @@ def cmd_figure(args) -> int:
         get(s)  # an unknown name is an InputError listing the known ones
     ns = parse_ns(args.n)
     device = require_gpu(strategies)
-    outcomes = reproduce.sweep(reproduce.figure_runs(strategies, ns), _runner(args), _progress(args))
-    series = reproduce.figure_series(outcomes)
-    reproduce.plot_figure(series, args.output, title=f"time vs N ({device})")
+    outcomes = _sweep(args, measure.figure_runs(strategies, ns))
+    time_vs_n(measure.figure_series(outcomes), args.output, title=f"time vs N ({device})")
     for o in outcomes:
         if not o.ok:
             print(f"{o.strategy} N={o.n}: {o.error}: {o.detail}")
@@ -129,35 +169,63 @@ def cmd_figure(args) -> int:
     return 0
 
 
-def add_commands(sub) -> None:
-    p = sub.add_parser("report", help="re-measure the papers' tables and figures (on the GPU)")
-    reports = p.add_subparsers(dest="report", metavar="REPORT")
-    reports.required = True
+def add_figure(q) -> None:
+    from ..papers.plauth import FIGURE_STRATEGIES
 
-    def common(q, timeout_help="seconds a GPU step may take (default 600)"):
-        q.add_argument("--timeout", type=float, default=None, help=timeout_help)
-        q.add_argument("--repeats", "-r", type=int, default=1, help="timed rounds per run (median reported)")
-        q.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
-
-    q = reports.add_parser("table2", help="DP-1: default stream vs own streams, beside the paper's Table 2")
-    q.add_argument("--n", default="8:15", help="N values: A:B (inclusive) or a comma list (default 8:15)")
-    q.add_argument("--z", type=int, default=1, help="DP-1 rows per grid (1: the paper's first version)")
-    q.add_argument("--param", "-p", action="append", metavar="KEY=VALUE", help="extra dp1 parameter (repeatable)")
-    q.add_argument("--output", "-o", help="also write the table as Markdown to this file")
-    common(q)
-    q.set_defaults(func=cmd_table2)
-
-    q = reports.add_parser("table3", help="boards per child grid at N=12: paper, model and GPU accounting")
-    q.add_argument("--model-only", action="store_true", help="no GPU runs: the paper's numbers beside the model's")
-    q.add_argument("--param", "-p", action="append", metavar="KEY=VALUE", help="extra dp2/dp3 parameter (repeatable)")
-    q.add_argument("--output", "-o", help="also write the table as Markdown to this file")
-    common(q)
-    q.set_defaults(func=cmd_table3)
-
-    q = reports.add_parser("figure", help="time vs N for several strategies (log y), as a PNG")
-    q.add_argument("--output", "-o", required=True, help="the PNG file to write")
-    q.add_argument("--strategies", default=",".join(reproduce.FIGURE_STRATEGIES),
-                   help="comma list (default: %(default)s)")
+    q.add_argument("--strategies", default=",".join(FIGURE_STRATEGIES), help="comma list (default: %(default)s)")
     q.add_argument("--n", default="8:16", help="N values: A:B (inclusive) or a comma list (default 8:16)")
-    common(q)
-    q.set_defaults(func=cmd_figure)
+
+
+#: (paper, artefact) -> (add its options, run it). An artefact a paper lists without an
+#: entry here is planned, not reproduced yet.
+COMMANDS: dict[tuple[str, str], tuple[Callable, Callable[..., int]]] = {
+    ("feinbube", "steps"): (add_feinbube_steps, cmd_feinbube_steps),
+    ("plauth", "table2"): (add_table2, cmd_table2),
+    ("plauth", "table3"): (add_table3, cmd_table3),
+    ("plauth", "figure"): (add_figure, cmd_figure),
+}
+#: `nqprof report NAME` for the artefacts that existed before the papers were split.
+ALIASES = {"table2": "plauth", "table3": "plauth", "figure": "plauth"}
+
+
+def cmd_list(args) -> int:
+    """Every artefact of every paper (or of one), and whether nqprof reproduces it yet."""
+    from ..papers import all_papers, paper
+
+    papers = [paper(args.paper)] if getattr(args, "paper", None) else all_papers()
+    for p in papers:
+        print(f"{p.key}: {p.citation}")
+        for a in p.artefacts:
+            state = "available" if (p.key, a.name) in COMMANDS else f"planned ({a.planned})"
+            print(f"  {a.name:<8} {a.title}\n  {'':<8} {state}; run: nqprof report {p.key} {a.name}")
+    return 0
+
+
+def _artefact_parser(sub, name: str, paper_key: str, artefact, help_text: str | None = None) -> None:
+    add, cmd = COMMANDS[(paper_key, artefact.name)]
+    q = sub.add_parser(name, help=help_text or artefact.title)
+    add(q)
+    q.add_argument("--output", "-o", required=artefact.name == "figure",
+                   help="the PNG file to write" if artefact.name == "figure" else
+                   "also write the table as Markdown to this file")
+    run_options(q)
+    q.set_defaults(func=cmd)
+
+
+def add_commands(sub) -> None:
+    from ..papers import PAPERS, paper
+
+    p = sub.add_parser("report", help="list the papers' tables and figures, or re-measure one beside the paper")
+    p.set_defaults(func=cmd_list, paper=None)
+    reports = p.add_subparsers(dest="report", metavar="PAPER")
+    for key in PAPERS:
+        info = paper(key)
+        q = reports.add_parser(key, help=info.citation)
+        q.set_defaults(func=cmd_list, paper=key)
+        arts = q.add_subparsers(dest="artefact", metavar="ARTEFACT")
+        for artefact in info.artefacts:
+            if (key, artefact.name) in COMMANDS:
+                _artefact_parser(arts, artefact.name, key, artefact)
+    for name, key in ALIASES.items():
+        artefact = paper(key).artefact(name)
+        _artefact_parser(reports, name, key, artefact, help_text=f"the same as `report {key} {name}`")

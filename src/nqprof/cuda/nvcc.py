@@ -27,6 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
+from ..textfmt import table
 from ..errors import BuildError, InputError
 from .sources import CATALOG, COMMON_OPTIONS, KernelSource, define_options, kernels_dir
 from .toolkit import Toolkit, find_toolkit
@@ -283,18 +284,6 @@ def compile_all(
 # --- reports ------------------------------------------------------------------------------
 
 
-def format_table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
-    """Aligned text table: text columns left-aligned, numbers right-aligned."""
-    cells = [[str(c) for c in header]] + [[str(c) for c in row] for row in rows]
-    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
-    numeric = [all(re.fullmatch(r"[\d./+ -]+", r[i]) for r in cells[1:]) and len(cells) > 1 for i in range(len(header))]
-
-    def line(row: list[str]) -> str:
-        return "  ".join(c.rjust(w) if num else c.ljust(w) for c, w, num in zip(row, widths, numeric)).rstrip()
-
-    return "\n".join([line(cells[0]), line(["-" * w for w in widths])] + [line(r) for r in cells[1:]])
-
-
 RESOURCE_COLUMNS = (
     ("source", "source"),
     ("kernel", "kernel"),
@@ -314,7 +303,7 @@ def resource_table(rows: Iterable[KernelResources]) -> str:
         value = getattr(r, key)
         return ("yes" if value else "no") if key == "cdp" else value
 
-    return format_table([label for _, label in RESOURCE_COLUMNS], ([cell(r, k) for k, _ in RESOURCE_COLUMNS] for r in rows))
+    return table([label for _, label in RESOURCE_COLUMNS], ([cell(r, k) for k, _ in RESOURCE_COLUMNS] for r in rows), right_align_numbers=True)
 
 
 def resources_json(rows: Iterable[KernelResources], toolkit: Toolkit, archs: Sequence[str]) -> dict:
@@ -356,4 +345,4 @@ def matrix_table(tables: Mapping[str, Sequence[KernelResources]]) -> str:
             cells.setdefault(key, {})[label] = f"{r.registers}/{r.local_bytes}/{r.spill_stores + r.spill_loads}"
     body = [[*key, *(row.get(label, "-") for label in labels)] for key, row in cells.items()]
     note = "cells: registers / stack bytes / spill bytes (stores + loads)"
-    return format_table(["source", "kernel", "arch", *labels], body) + "\n" + note
+    return table(["source", "kernel", "arch", *labels], body, right_align_numbers=True) + "\n" + note

@@ -14,19 +14,13 @@ is a cell that says so, with the reason in a footnote.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping, Sequence
 
 from ..strategies.cdp.model import GenerationStats, condensed_generations
-from ..errors import (
-    CountMismatchError,
-    DeviceFailureError,
-    InputError,
-    NqprofError,
-    UnavailableError,
-    WatchdogError,
-)
 from ..result import RunRecord
+from . import Artefact, Paper
+from .measure import Footnotes, Outcome
 
 #: Plauth et al., Table 2: DP-1 times in ms on a K20x.
 PAPER_TABLE2_MS: dict[str, dict[int, float]] = {
@@ -78,89 +72,6 @@ def table3_params(row: "Table3Row") -> dict[str, Any]:
 FIGURE_STRATEGIES = ("serial", "feinbube", "dp1", "dp2", "dp3", "dpswap")
 
 
-# --- running -----------------------------------------------------------------------------------
-
-
-@dataclass
-class Outcome:
-    """One measured run, or why there is none."""
-
-    strategy: str
-    n: int
-    params: dict[str, Any] = field(default_factory=dict)
-    seconds: float | None = None  # GPU event time where there is one, else wall time
-    error: str | None = None  # a short reason ("timeout", "does not fit", ...)
-    detail: str | None = None  # the full message
-    record: RunRecord | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None
-
-
-def reason(exc: NqprofError) -> str:
-    """A short label for a failed run."""
-    if isinstance(exc, WatchdogError):
-        return "timeout" if "within" in str(exc) else "worker died"
-    if isinstance(exc, DeviceFailureError):
-        return "device failure"
-    if isinstance(exc, CountMismatchError):
-        return "wrong count"
-    if isinstance(exc, InputError):
-        return "does not fit" if "does not fit" in str(exc) else "invalid"
-    return "failed"
-
-
-def measure(
-    strategy: str,
-    n: int,
-    params: Mapping[str, Any] | None = None,
-    timeout: float | None = None,
-    repeats: int = 1,
-    solve: Callable[..., RunRecord] | None = None,
-) -> Outcome:
-    """Run once (``repeats`` rounds) through the runner; failures become the outcome's
-    error. A machine without what the strategy needs raises :class:`UnavailableError`."""
-    if solve is None:
-        from ..runner import DEFAULT_TIMEOUT
-        from ..runner import solve as solve_run
-
-        solve, timeout = solve_run, DEFAULT_TIMEOUT if timeout is None else timeout
-    params = dict(params or {})
-    try:
-        record = solve(strategy, n, params, repeats=repeats, timeout=timeout)
-    except UnavailableError:
-        raise
-    except NqprofError as exc:
-        return Outcome(strategy, n, params, error=reason(exc), detail=str(exc))
-    seconds = record.gpu_s if record.gpu_s is not None else record.wall_s
-    return Outcome(strategy, n, params, seconds=seconds, record=record)
-
-
-def sweep(
-    runs: Iterable[tuple[str, int, dict[str, Any]]],
-    run: Callable[[str, int, dict[str, Any]], Outcome],
-    progress: Callable[[str], None] | None = None,
-) -> list[Outcome]:
-    """Run each (strategy, N, params) in order (ascending N per strategy). After a timeout
-    the larger N of the same strategy and parameters are skipped: they would take longer."""
-    out: list[Outcome] = []
-    stopped: dict[tuple, int] = {}
-    for strategy, n, params in runs:
-        key = (strategy, tuple(sorted(params.items())))
-        if key in stopped:
-            out.append(Outcome(strategy, n, params, error="skipped", detail=f"N={stopped[key]} timed out"))
-            continue
-        o = run(strategy, n, params)
-        if o.error == "timeout":
-            stopped[key] = n
-        if progress:
-            state = f"{o.seconds:.4f} s" if o.ok else f"{o.error}: {o.detail}"
-            progress(f"{strategy} N={n} {params or ''}: {state}")
-        out.append(o)
-    return out
-
-
 def table2_runs(ns: Sequence[int], z: int = 1, extra: Mapping[str, Any] | None = None):
     return [("dp1", n, {"z": z, "stream": s, **(extra or {})}) for s in TABLE2_STREAMS for n in ns]
 
@@ -169,33 +80,7 @@ def table3_runs(extra: Mapping[str, Any] | None = None):
     return [(row.strategy, TABLE3_N, {**table3_params(row), **(extra or {})}) for row in PAPER_TABLE3]
 
 
-def figure_runs(strategies: Sequence[str], ns: Sequence[int]):
-    return [(s, n, {}) for s in strategies for n in ns]
-
-
 # --- building the tables (pure) --------------------------------------------------------------
-
-
-def _ms(seconds: float | None) -> str:
-    if seconds is None:
-        return "-"
-    ms = seconds * 1e3
-    return f"{ms:.0f}" if ms >= 100 else f"{ms:.2f}" if ms >= 1 else f"{ms:.3f}"
-
-
-class Footnotes:
-    """Numbered reasons for the cells that hold no measurement."""
-
-    def __init__(self):
-        self.lines: list[str] = []
-
-    def cell(self, o: Outcome | None) -> str:
-        if o is None:
-            return "-"
-        if o.ok:
-            return _ms(o.seconds)
-        self.lines.append(f"[{len(self.lines) + 1}] {o.strategy} N={o.n} {o.params}: {o.error}: {o.detail}")
-        return f"{o.error} [{len(self.lines)}]"
 
 
 def table2(outcomes: Iterable[Outcome], ns: Sequence[int]) -> tuple[list[str], list[list[str]], list[str]]:
@@ -274,49 +159,14 @@ def _triple(lo: int, hi: int, mean: float) -> str:
     return f"{lo} / {hi} / {mean:.2f}"
 
 
-def figure_series(outcomes: Iterable[Outcome]) -> dict[str, list[tuple[int, float]]]:
-    """Strategy -> [(N, seconds)] of the successful runs, ascending N."""
-    series: dict[str, list[tuple[int, float]]] = {}
-    for o in outcomes:
-        if o.ok and o.seconds is not None:
-            series.setdefault(o.strategy, []).append((o.n, o.seconds))
-    return {k: sorted(v) for k, v in series.items()}
 
 
-def render(header: Sequence[str], rows: Sequence[Sequence[str]], markdown: bool = False) -> str:
-    """An aligned text table, or a Markdown one."""
-    if markdown:
-        lines = ["| " + " | ".join(header) + " |", "| " + " | ".join("---" for _ in header) + " |"]
-        lines += ["| " + " | ".join(r) + " |" for r in rows]
-        return "\n".join(lines)
-    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
-    fmt = lambda r: "  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip()  # noqa: E731
-    return "\n".join([fmt(header), fmt(["-" * w for w in widths]), *(fmt(r) for r in rows)])
-
-
-def plot_figure(series: Mapping[str, Sequence[tuple[int, float]]], path: str, title: str = "") -> str:
-    """Time vs N, one line per strategy, log y, written to ``path`` (PNG, matplotlib Agg)."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError as exc:
-        raise UnavailableError(f"the figure needs matplotlib ({exc}); install nqprof[analysis]") from None
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    for name in [s for s in FIGURE_STRATEGIES if s in series] + [s for s in series if s not in FIGURE_STRATEGIES]:
-        pts = series[name]
-        if pts:
-            ax.plot([n for n, _ in pts], [t for _, t in pts], marker="o", label=name)
-    ax.set_yscale("log")
-    ax.set_xlabel("N")
-    ax.set_ylabel("time (s)")
-    if title:
-        ax.set_title(title)
-    ax.grid(True, which="both", alpha=0.3)
-    if series:
-        ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+PAPER = Paper(
+    "plauth",
+    "Plauth et al. 2015: CUDA Dynamic Parallelism on N-Queens (DP-1, DP-2, DP-3, DP-SWAP), K20x",
+    (
+        Artefact("table2", "DP-1: default stream vs own streams, N=8..15, ms"),
+        Artefact("table3", "boards per child grid at N=12: static (dp2) vs dynamic (dp3) search depth"),
+        Artefact("figure", "time vs N for every strategy of the paper, serial and feinbube included"),
+    ),
+)

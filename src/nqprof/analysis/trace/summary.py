@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 
+from nqprof.textfmt import nanoseconds, nbytes
 from .attribution import attribute
 from .schema import pd, OUTSIDE, SUMMARY_FIELDS, Trace
 
@@ -106,29 +107,13 @@ def summary_records(trace: Trace) -> list[dict]:
     return records
 
 
-def _fmt_ns(ns) -> str:
-    if ns is None or pd.isna(ns):
-        return "-"
-    for unit, scale in (("s", 1e9), ("ms", 1e6), ("us", 1e3)):
-        if abs(ns) >= scale:
-            return f"{ns / scale:.1f} {unit}"
-    return f"{ns:.0f} ns"
-
-
-def _fmt_bytes(count) -> str:
-    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if count >= scale:
-            return f"{count / scale:.1f} {unit}"
-    return f"{count} B"
-
-
 def _group_title(record: dict) -> str:
     if record["domain"] is None:
         return record["name"]
     payload = "" if record["payload"] is None else f" payload={record['payload']}"
     count = record["count"]
     total = record["duration_ns"]
-    times = f"{count} ranges, {_fmt_ns(total)} total, mean {_fmt_ns(total / count)}" if count > 1 else _fmt_ns(
+    times = f"{count} ranges, {nanoseconds(total)} total, mean {nanoseconds(total / count)}" if count > 1 else nanoseconds(
         total)
     return f"{record['domain']} / {record['name']}{payload}: {times}"
 
@@ -136,14 +121,14 @@ def _group_title(record: dict) -> str:
 def _kernel_lines(kernels: list[dict], width: int) -> list[str]:
     if not kernels:
         return ["    (no kernels)"]
-    return [f"    {k['name']:<{width}} {k['launches']:>7}x  total {_fmt_ns(k['total_ns']):>10}"
-            f"  mean {_fmt_ns(k['mean_ns']):>10}  grid {k['grid']}  block {k['block']}" for k in kernels]
+    return [f"    {k['name']:<{width}} {k['launches']:>7}x  total {nanoseconds(k['total_ns']):>10}"
+            f"  mean {nanoseconds(k['mean_ns']):>10}  grid {k['grid']}  block {k['block']}" for k in kernels]
 
 
 def _memcpy_line(memcpy: dict) -> list[str]:
     if not memcpy["count"]:
         return []
-    return [f"    memcpy {memcpy['count']}x  {_fmt_bytes(memcpy['bytes'])}  {_fmt_ns(memcpy['duration_ns'])}"]
+    return [f"    memcpy {memcpy['count']}x  {nbytes(memcpy['bytes'])}  {nanoseconds(memcpy['duration_ns'])}"]
 
 
 def breakdown(trace: Trace) -> str:

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from .model import MAX_NESTING, MAX_TABLE_N, Demand, GenerationStats
+from ...textfmt import nbytes
 from ...errors import DeviceFailureError, InputError
 from ...result import Measurement
 from ...subproblems import expand
@@ -260,17 +261,11 @@ class RuntimeLimits:
     how: str  # where the numbers came from
 
     def describe(self) -> str:
-        heap = "default heap" if self.heap_bytes is None else f"heap {fmt_bytes(self.heap_bytes)}"
+        heap = "default heap" if self.heap_bytes is None else f"heap {nbytes(self.heap_bytes, 'MiB')}"
         return (
-            f"limits: pending-launch {self.pending:,} (~{fmt_bytes(self.reserve_bytes)} reserved), {heap}; "
-            f"needs ~{fmt_bytes(self.need_bytes)} of {fmt_bytes(self.free_bytes)} free ({self.how})"
+            f"limits: pending-launch {self.pending:,} (~{nbytes(self.reserve_bytes, 'MiB')} reserved), {heap}; "
+            f"needs ~{nbytes(self.need_bytes, 'MiB')} of {nbytes(self.free_bytes, 'MiB')} free ({self.how})"
         )
-
-
-def fmt_bytes(n: float) -> str:
-    if n >= GIB:
-        return f"{n / GIB:.1f} GiB"
-    return f"{n / MIB:.1f} MiB"
 
 
 def configure_runtime(
@@ -321,10 +316,10 @@ def configure_runtime(
     if need > free_bytes:
         advice = f"{demand.advice}, or set" if need_estimate else "Set"
         raise InputError(
-            f"{label}: does not fit in device memory: pending-launch limit {limit:,} (~{fmt_bytes(reserve)} reserved at "
-            f"~{PENDING_SLOT_BYTES / 1024:.1f} KiB per slot) + heap {fmt_bytes(heap if heap is not None else DEFAULT_HEAP)}"
-            f" + {fmt_bytes(extra_bytes + HEADROOM)} for boards and the runtime = {fmt_bytes(need)}, but only "
-            f"{fmt_bytes(free_bytes)} is free ({how}). {advice[:1].upper() + advice[1:]} smaller limits explicitly "
+            f"{label}: does not fit in device memory: pending-launch limit {limit:,} (~{nbytes(reserve, 'MiB')} reserved at "
+            f"~{PENDING_SLOT_BYTES / 1024:.1f} KiB per slot) + heap {nbytes(heap if heap is not None else DEFAULT_HEAP, 'MiB')}"
+            f" + {nbytes(extra_bytes + HEADROOM, 'MiB')} for boards and the runtime = {nbytes(need, 'MiB')}, but only "
+            f"{nbytes(free_bytes, 'MiB')} is free ({how}). {advice[:1].upper() + advice[1:]} smaller limits explicitly "
             "(params pending= and heap_mib=): launches and mallocs past them fail and are reported, never counted"
         )
     return RuntimeLimits(

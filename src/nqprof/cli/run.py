@@ -1,0 +1,135 @@
+"""``nqprof solve``, ``nqprof sweep``, ``nqprof strategies``, ``nqprof env``: running strategies
+and describing what can run here."""
+
+from __future__ import annotations
+
+import json
+
+from .. import options
+from ..options import ROUNDS, TIMEOUT, WARMUP
+
+
+def run_options(p, rounds_default: str = "1", warmup_default: str = "0") -> None:
+    """--rounds/--warmup/--timeout and -q, defined once in nqprof.options (the plugin's
+    --nq-* twins); read them back with :func:`loop_settings`."""
+    ROUNDS.add_to(p.add_argument, "--", "--repeats", "-r", default=rounds_default)
+    WARMUP.add_to(p.add_argument, "--", "-w", default=warmup_default)
+    TIMEOUT.add_to(p.add_argument, "--")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress on the terminal")
+
+
+def loop_settings(args) -> tuple[int | None, int, float]:
+    """(rounds or None for auto, warm-up rounds, timeout) from :func:`run_options`' flags."""
+    return tuple(opt.value(getattr(args, opt.dest), "--") for opt in (ROUNDS, WARMUP, TIMEOUT))
+
+
+def cmd_solve(args) -> int:
+    from ..progress import Progress
+    from ..runner import describe, solve
+
+    rounds, warmup, timeout = loop_settings(args)
+    params = options.parse_params(args.param)
+    with Progress.for_command(args.quiet or args.json) as progress:
+        progress.case(describe(args.strategy, args.n, params))
+        record = solve(args.strategy, args.n, params, repeats=rounds, warmup=warmup, timeout=timeout,
+                       progress=progress)
+    print(record.to_json() if args.json else record.summary())
+    return 0
+
+
+def cmd_sweep(args) -> int:
+    """Every case of the grid (strategies x N x parameter axes), one verified record each; a
+    failing case prints its one-line error and the sweep goes on (exit 1 at the end)."""
+    from ..errors import NqprofError
+    from ..progress import Progress
+    from ..runner import describe, solve
+    from ..textfmt import seconds, table
+
+    settings = options.parse_settings({opt.dest: getattr(args, opt.dest) for opt in options.OPTIONS}, prefix="--")
+    cases = list(options.case_grid(settings))
+    rows, records = [], []
+    with Progress.for_command(args.quiet, total=len(cases)) as progress:
+        for case, strategy, why in cases:
+            label = describe(case.strategy, case.n, dict(case.given))
+            progress.case(label)
+            if why:
+                rows.append([case.strategy, case.n, _given(case), "skipped", "-", "-", why])
+                continue
+            try:
+                rec = solve(case.strategy, case.n, dict(case.given), repeats=settings.rounds, warmup=settings.warmup,
+                            timeout=settings.timeout, progress=progress)
+            except NqprofError as exc:
+                rows.append([case.strategy, case.n, _given(case), "ERROR", "-", "-", str(exc)])
+                records.append({"strategy": case.strategy, "n": case.n, "params": dict(case.given), "error": str(exc)})
+                continue
+            rows.append([case.strategy, case.n, _given(case), f"{rec.count} verified", seconds(rec.gpu_s),
+                         seconds(rec.wall_s), f"median of {rec.rounds}"])
+            records.append(rec.to_dict())
+    print(table(["strategy", "N", "params", "count", "GPU time", "wall time", "note"], rows))
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(records, fh, indent=1)
+    return 0 if all("error" not in r for r in records) else 1
+
+
+def _given(case) -> str:
+    return ",".join(f"{k}={v}" for k, v in case.given) or "-"
+
+
+def cmd_strategies(args) -> int:
+    from ..strategies import all_strategies
+
+    strategies = all_strategies()
+    params = [p for s in strategies for p in s.params]
+    rng = max((len(p.describe_range()) for p in params), default=0)
+    dflt = max((len(p.describe_default()) for p in params), default=0)
+    width = max(len(s.name) for s in strategies) + 1
+    for s in strategies:
+        tag = ("GPU, CDP" if s.cdp else "GPU") if s.needs_gpu else "CPU"
+        print(f"{s.name:<{width}} [{tag}] {s.title}")
+        if s.min_n > 1:
+            print(f"{'':<{width + 2}}N >= {s.min_n}")
+        for p in s.params:
+            print(f"{'':<{width + 2}}{p.name:<12} {p.describe_range():<{rng}}  default {p.describe_default():<{dflt}}  "
+                  f"{p.help}")
+    return 0
+
+
+def cmd_env(args) -> int:
+    from ..machine import describe_environment
+
+    info = describe_environment()
+    if args.json:
+        print(json.dumps(info, indent=2))
+    else:
+        width = max(len(k) for k in info)
+        for key, value in info.items():
+            print(f"{key:<{width}}  {value}")
+    return 0
+
+
+def add_commands(sub) -> None:
+    p = sub.add_parser("solve", help="count the solutions for N queens with one strategy and report the run")
+    p.add_argument("n", help="board size N")
+    p.add_argument("--strategy", "-s", default="serial", help="strategy name (see `nqprof strategies`)")
+    p.add_argument("--param", "-p", action="append", metavar="KEY=VALUE", help="strategy parameter (repeatable)")
+    run_options(p)
+    p.add_argument("--json", action="store_true", help="print the run record as JSON")
+    p.set_defaults(func=cmd_solve)
+
+    p = sub.add_parser("sweep", help="run a grid of cases (strategies x N x parameter axes), one verified row each",
+                       description="The same cases `pytest bench/` would run with the same --nq-* options, "
+                                   "without pytest: e.g. nqprof sweep --strategy feinbube --n 16:18 "
+                                   "--param feinbube.depth=5,6")
+    for opt in (options.STRATEGY, options.N_VALUES, options.PARAM_AXIS):
+        opt.add_to(p.add_argument, "--")
+    run_options(p, rounds_default="3", warmup_default="1")
+    p.add_argument("--json", metavar="FILE", help="also write every run record (or error) to FILE")
+    p.set_defaults(func=cmd_sweep)
+
+    p = sub.add_parser("strategies", help="list strategies and their parameters")
+    p.set_defaults(func=cmd_strategies)
+
+    p = sub.add_parser("env", help="report GPU, driver, toolkit and profiler availability")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_env)

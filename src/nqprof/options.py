@@ -1,0 +1,302 @@
+"""The options that select and run benchmark cases, defined once for the pytest plugin
+(``--nq-strategy``, ``--nq-n``, ...) and the command line (``nqprof sweep --strategy ...``,
+``nqprof solve --rounds ...``), the way pytest-benchmark shares its options between its
+plugin and its CLI.
+
+Everything here is pure: texts in, values out, :class:`~nqprof.errors.InputError` naming the
+option on a bad value. The cases an option set selects come from :func:`case_grid`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import os
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator, Sequence
+
+from .errors import InputError
+from .problem import parse_n_list, split_list
+
+#: Seconds a GPU worker may take for one step (open, or one round) before it is killed.
+DEFAULT_TIMEOUT = float(os.environ.get("NQPROF_TIMEOUT", "600"))
+
+#: N values benchmarked when no N list is given (inclusive), for every strategy, so that
+#: the speedup over serial covers every N: serial needs about 3 s at N=16 (a GPU strategy
+#: milliseconds), and the whole default suite finishes in minutes.
+DEFAULT_N: tuple[int, int] = (8, 16)
+
+#: rounds "auto": enough rounds to fill AUTO_ROUNDS_SECONDS after the warm-up, within
+#: AUTO_ROUNDS_RANGE.
+AUTO_ROUNDS_SECONDS = 1.0
+AUTO_ROUNDS_RANGE = (5, 100)
+
+
+# -- parsers -----------------------------------------------------------------------------
+
+
+def _names() -> list[str]:
+    from .strategies import names
+
+    return names()
+
+
+def parse_strategies(text: str) -> list[str]:
+    """``all`` or a comma list of registered strategy names."""
+    items = split_list(text, "the strategy list")
+    if items == ["all"]:
+        return _names()
+    unknown = [item for item in items if item not in _names()]
+    if unknown:
+        raise InputError(f"unknown strategy {', '.join(unknown)} (known: all, {', '.join(_names())})")
+    return list(dict.fromkeys(items))
+
+
+def parse_n_values(text: str) -> list[int]:
+    """``8:12,14`` -> ``[8, 9, 10, 11, 12, 14]`` (see :func:`nqprof.problem.parse_n_list`)."""
+    return parse_n_list(text)
+
+
+def parse_param_axis(text: str) -> tuple[str, str, list[str]]:
+    """``feinbube.depth=4,5`` -> ``("feinbube", "depth", ["4", "5"])``."""
+    target, sep, values = str(text).partition("=")
+    strategy, dot, key = target.strip().partition(".")
+    if not sep or not dot or not strategy or not key:
+        raise InputError(f"a parameter axis is written strategy.key=value[,value...], got {text!r}")
+    if strategy not in _names():
+        raise InputError(f"unknown strategy {strategy!r} in {text!r} (known: {', '.join(_names())})")
+    return strategy, key.strip(), list(dict.fromkeys(split_list(values, f"the values of {target.strip()}")))
+
+
+def parse_params(items: Sequence[str] | None) -> dict[str, str]:
+    """``["depth=5", "block=64"]`` -> ``{"depth": "5", "block": "64"}`` (one strategy's values)."""
+    params: dict[str, str] = {}
+    for item in items or ():
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise InputError(f"--param takes key=value, got {item!r}")
+        params[key.strip()] = value.strip()
+    return params
+
+
+def parse_timeout(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not value > 0:
+        raise InputError(f"the timeout must be a positive number of seconds, got {text!r}")
+    return value
+
+
+def _parse_count(text: str, lo: int, what: str) -> int:
+    try:
+        value = int(str(text).strip())
+    except ValueError:
+        value = lo - 1
+    if value < lo:
+        raise InputError(f"{what} must be an integer >= {lo}, got {text!r}")
+    return value
+
+
+def parse_rounds(text: str) -> int | None:
+    """``auto`` (None) or a number of timed rounds >= 1."""
+    return None if str(text).strip() == "auto" else _parse_count(text, 1, "the number of rounds (or auto)")
+
+
+def parse_warmup(text: str) -> int:
+    return _parse_count(text, 0, "the number of warm-up rounds")
+
+
+# -- the options -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Option:
+    """One option: its name (``--nq-NAME`` in pytest, ``--NAME`` on the command line), the
+    function turning its text into a value, its default text (None: no default, see the
+    help) and help."""
+
+    name: str
+    parse: Callable[[str], Any]
+    default: str | None
+    metavar: str
+    help: str
+    repeatable: bool = False
+
+    @property
+    def flag(self) -> str:
+        """The plugin's flag, ``--nq-NAME``."""
+        return self.flag_for("--nq-")
+
+    def flag_for(self, prefix: str) -> str:
+        return prefix + self.name
+
+    @property
+    def dest(self) -> str:
+        """The plugin's destination name (``nq_strategy``)."""
+        return self.flag.lstrip("-").replace("-", "_")
+
+    def value(self, text: str | list[str] | None, prefix: str = "--nq-") -> Any:
+        """The parsed value of ``text`` (the default if None); errors name the flag."""
+        if text is None:
+            text = self.default
+        try:
+            if self.repeatable:
+                return [self.parse(item) for item in text or ()]
+            return None if text is None else self.parse(text)
+        except InputError as exc:
+            raise InputError(f"{self.flag_for(prefix)}: {exc}") from None
+
+    def add_to(self, add: Callable[..., Any], prefix: str = "--nq-", *aliases: str, default: str | None = None,
+               dest: str | None = None) -> None:
+        """Register with an ``add_argument``/``addoption`` callable; the value stays text
+        (parse it with :meth:`value`), so that a bad value is nqprof's one-line error."""
+        add(self.flag_for(prefix), *aliases, dest=dest or self.dest, action="append" if self.repeatable else "store",
+            default=default, metavar=self.metavar, help=self.help)
+
+
+STRATEGY = Option("strategy", parse_strategies, "all", "LIST",
+                  "strategies: a comma list of names, or all (default: all)")
+N_VALUES = Option("n", parse_n_values, None, "LIST",
+                  "board sizes: a comma list of N and inclusive ranges low:high, e.g. 8:12,14 "
+                  f"(default: {DEFAULT_N[0]}:{DEFAULT_N[1]}, from each strategy's smallest N up to its bench_max_n)")
+PARAM_AXIS = Option("param", parse_param_axis, None, "STRATEGY.KEY=V1[,V2...]",
+                    "a parameter axis of one strategy (repeatable); the cases are the cartesian product "
+                    "of its axes, combinations the strategy rejects are skipped with the reason",
+                    repeatable=True)
+TIMEOUT = Option("timeout", parse_timeout, str(DEFAULT_TIMEOUT), "SECONDS",
+                 f"seconds one step of a GPU run (prepare, or one round) may take before its worker "
+                 f"is killed (default: {DEFAULT_TIMEOUT:g}, or $NQPROF_TIMEOUT)")
+ROUNDS = Option("rounds", parse_rounds, "auto", "N|auto",
+                f"timed rounds per case; auto: enough to fill {AUTO_ROUNDS_SECONDS:g} s after the "
+                f"warm-up, {AUTO_ROUNDS_RANGE[0]} to {AUTO_ROUNDS_RANGE[1]} (default: auto)")
+WARMUP = Option("warmup", parse_warmup, "1", "N",
+                "untimed (but verified) rounds before the timed ones; the first GPU launch pays for "
+                "lazy loading (default: 1)")
+
+#: The options that select and run cases: the plugin's --nq-* options, and `nqprof sweep`'s.
+OPTIONS: tuple[Option, ...] = (STRATEGY, N_VALUES, PARAM_AXIS, TIMEOUT, ROUNDS, WARMUP)
+
+
+# -- the selected cases ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The parsed case options (of a pytest session, or of `nqprof sweep`)."""
+
+    strategies: tuple[str, ...]
+    #: None: DEFAULT_N
+    n_values: tuple[int, ...] | None
+    #: strategy -> parameter -> values to try
+    axes: dict[str, dict[str, tuple[str, ...]]]
+    timeout: float
+    #: None: auto
+    rounds: int | None
+    warmup: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "strategies": list(self.strategies),
+            "n": list(self.n_values) if self.n_values else "default",
+            "axes": {s: {k: list(v) for k, v in keys.items()} for s, keys in self.axes.items()},
+            "timeout": self.timeout,
+            "rounds": self.rounds or "auto",
+            "warmup": self.warmup,
+        }
+
+
+def _check_axis_key(strategy: str, key: str) -> None:
+    """A misspelt parameter is a usage error; a strategy that cannot be loaded here is
+    left to collection, which skips its cases with the reason."""
+    from .strategies import get
+
+    try:
+        strat = get(strategy)
+    except ImportError:
+        return
+    strat.param(key)
+
+
+def parse_settings(raw: dict[str, Any], prefix: str = "--nq-") -> Settings:
+    """Settings from the options' raw texts (``dest -> text``, a list for repeatable
+    options); :class:`InputError` naming the option (``prefix`` + name) on a bad value."""
+    values = {opt.name: opt.value(raw.get(opt.dest), prefix) for opt in OPTIONS}
+    axes: dict[str, dict[str, tuple[str, ...]]] = {}
+    for strategy, key, choices in values["param"]:
+        try:
+            _check_axis_key(strategy, key)
+        except InputError as exc:
+            raise InputError(f"{PARAM_AXIS.flag_for(prefix)}: {exc}") from None
+        if key in axes.setdefault(strategy, {}):
+            raise InputError(f"{PARAM_AXIS.flag_for(prefix)}: {strategy}.{key} is given twice")
+        axes[strategy][key] = tuple(choices)
+    n_values = values["n"]
+    return Settings(
+        strategies=tuple(values["strategy"]),
+        n_values=tuple(n_values) if n_values else None,
+        axes=axes,
+        timeout=values["timeout"],
+        rounds=values["rounds"],
+        warmup=values["warmup"],
+    )
+
+
+# -- cases -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Case:
+    """One benchmark: a strategy, N and the parameters given on the command line (the
+    strategy's defaults fill in the rest)."""
+
+    strategy: str
+    n: int
+    given: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def id(self) -> str:
+        """``serial-N12``, ``feinbube-N16-depth=5-block=128``."""
+        return "-".join([self.strategy, f"N{self.n}", *(f"{k}={v}" for k, v in self.given)])
+
+    def to_param(self) -> dict[str, Any]:
+        """The parametrization value: plain JSON, as pytest-benchmark saves it."""
+        return {"strategy": self.strategy, "n": self.n, "params": dict(self.given)}
+
+    @classmethod
+    def from_param(cls, value: dict[str, Any]) -> "Case":
+        return cls(value["strategy"], int(value["n"]), tuple(value.get("params", {}).items()))
+
+
+def default_n_values(strategy) -> list[int]:
+    lo, hi = DEFAULT_N
+    return list(range(max(lo, strategy.min_n), min(hi, strategy.bench_max_n) + 1))
+
+
+
+
+def case_grid(settings: Settings) -> Iterator[tuple[Case, Any, str | None]]:
+    """Every case the settings select, in order: ``(case, strategy, why_skipped)``.
+
+    ``strategy`` is None when it cannot be loaded here (``why_skipped`` says why); a
+    combination the strategy rejects carries the validation message as ``why_skipped``."""
+    from .runner import describe
+    from .strategies import get
+
+    for name in settings.strategies:
+        try:
+            strategy = get(name)
+        except ImportError as exc:
+            yield Case(name, 0), None, f"strategy {name} cannot be loaded here: {exc}"
+            continue
+        axes = settings.axes.get(name, {})
+        for n in settings.n_values or default_n_values(strategy):
+            for combo in itertools.product(*axes.values()):
+                case = Case(name, n, tuple(zip(axes, combo)))
+                try:
+                    strategy.resolve(n, dict(case.given))
+                except InputError as exc:
+                    yield case, strategy, f"{describe(name, n, dict(case.given))}: {exc}"
+                else:
+                    yield case, strategy, None
