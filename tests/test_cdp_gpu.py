@@ -10,11 +10,13 @@ from nqprof.strategies.cdp.model import condensed_generations
 from nqprof.errors import DeviceFailureError, InputError
 from nqprof.papers.plauth import PAPER_TABLE3, TABLE3_PARAMS, TABLE3_SMEM_KIB, table3_params
 from nqprof.runner import solve
+from nqprof.strategies import all_strategies
 from nqprof.strategies.dp3 import depth_max
 
 pytestmark = pytest.mark.gpu
 
-CDP = ("dp1", "dp2", "dp3", "dpswap")
+#: Every registered CDP strategy.
+CDP = tuple(s.name for s in all_strategies() if s.cdp)
 TIMEOUT = 120
 
 

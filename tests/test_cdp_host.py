@@ -14,15 +14,16 @@ from nqprof.textfmt import table
 from nqprof.strategies.cdp import model as cdp_model
 from nqprof.strategies.cdp.model import ROW_BOARDS, ROW_LIVE, GenerationStats, condensed_generations
 from nqprof.cli import main
-from nqprof.cuda.sources import CATALOG, read_source
+from nqprof.cuda.sources import catalog, read_source
 from nqprof.errors import DeviceFailureError, InputError
 from nqprof.problem import KNOWN_COUNTS, full_mask
 from nqprof.result import RunRecord
 from nqprof.strategies.cdp import session as cc
-from nqprof.strategies import get
+from nqprof.strategies import all_strategies, get
 from nqprof.subproblems import expand
 
-CDP = ("dp1", "dp2", "dp3", "dpswap")
+#: Every registered CDP strategy.
+CDP = tuple(s.name for s in all_strategies() if s.cdp)
 GIB = 1024**3
 
 
@@ -140,8 +141,8 @@ def test_decode_rejects_a_wrong_buffer():
 def test_registered_as_cdp_gpu_strategies(name):
     s = get(name)
     assert s.cdp and s.device == "gpu"
-    for file in s.sources:
-        assert CATALOG[file].cdp and CATALOG[file].kernels
+    for file in (src.file for src in s.sources):
+        assert catalog()[file].cdp and catalog()[file].kernels
     assert {"depth", "pending"} <= {p.name for p in s.params}
 
 

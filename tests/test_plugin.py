@@ -64,7 +64,7 @@ class FakeGpu(FakeCpu):
 def fakes(monkeypatch):
     """fakecpu and fakegpu registered; this machine has no GPU as far as the plugin knows."""
     for strategy in (FakeCpu(), FakeGpu()):
-        monkeypatch.setitem(strategies._MODULES, strategy.name, "unused")
+        monkeypatch.setitem(strategies._table(), strategy.name, "unused")
         monkeypatch.setitem(strategies._cache, strategy.name, strategy)
     monkeypatch.setattr(machine, "gpu_status", lambda: (False, "test: no GPU here"))
 

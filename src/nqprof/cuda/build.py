@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import BuildError, UnavailableError
-from .sources import CATALOG, COMMON_OPTIONS, define_options, kernels_dir, read_source, source_hash
+from .sources import catalog, COMMON_OPTIONS, define_options, kernels_dir, read_source, source_hash
 
 
 @dataclass
@@ -56,7 +56,7 @@ def build(file: str, defines: dict[str, int] | None = None, arch: str | None = N
     from .compat import check_toolkit_against_driver, driver_can_load, driver_cuda_version
     from .toolkit import find_toolkit
 
-    src = CATALOG[file]
+    src = catalog()[file]
     toolkit = find_toolkit()
     driver = driver_cuda_version(drv)
     problem = check_toolkit_against_driver(toolkit.version, driver, src.cdp)

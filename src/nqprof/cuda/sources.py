@@ -1,8 +1,9 @@
 """The CUDA kernel sources shipped with nqprof (kernels/*.cu) and how to find them.
 
-Every strategy names its sources here, so that the nvcc-only build path (CI, `tox`) can
-compile and device-link every kernel without a GPU, with the same options the PyCUDA path
-uses on a GPU.
+Every strategy declares its sources (``Strategy.sources``, :class:`KernelSource`); the
+catalog of all of them is derived from the registered strategies, so that the nvcc-only
+build path (CI, `tox`) can compile and device-link every kernel without a GPU, with the same
+options the PyCUDA path uses on a GPU.
 """
 
 from __future__ import annotations
@@ -25,25 +26,18 @@ class KernelSource:
     check_defines: dict[str, int] = field(default_factory=dict)
 
 
-#: Every kernel source. Strategies refer to these by file name.
-CATALOG: dict[str, KernelSource] = {
-    "feinbube.cu": KernelSource(
-        "feinbube.cu",
-        cdp=False,
-        kernels=(
-            "feinbube_local",
-            "feinbube_shared_stack",
-            "feinbube_shared_all",
-            "feinbube_dynamic",
-        ),
-        check_defines={"NQ_N": 18, "NQ_BLOCK": 128},
-    ),
-    # The CDP strategies of Plauth et al. (shared device code: cdp.cuh, condensed.cuh).
-    "dp1.cu": KernelSource("dp1.cu", cdp=True, kernels=("dp1_root", "dp1_swarm")),
-    "dp2.cu": KernelSource("dp2.cu", cdp=True, kernels=("dp2_root", "dp2_child")),
-    "dp3.cu": KernelSource("dp3.cu", cdp=True, kernels=("dp3_root", "dp3_child")),
-    "dpswap.cu": KernelSource("dpswap.cu", cdp=True, kernels=("dpswap_root", "dpswap_child")),
-}
+def catalog() -> dict[str, KernelSource]:
+    """Every kernel source, by file name: the union of the registered strategies' ``sources``
+    (each strategy declares its own, once)."""
+    from ..strategies import all_strategies
+
+    out: dict[str, KernelSource] = {}
+    for strategy in all_strategies():
+        for src in strategy.sources:
+            if out.setdefault(src.file, src) != src:
+                raise ValueError(f"kernel source {src.file} is declared differently by two strategies")
+    return out
+
 
 #: Options every build uses (both paths).
 COMMON_OPTIONS: tuple[str, ...] = ("-lineinfo", "-std=c++17")

@@ -1,42 +1,74 @@
-"""The strategy registry. One module per strategy; each defines one :class:`Strategy`."""
+"""The strategy registry: every strategy is an entry point of the group ``nqprof.strategies``
+(``name = "module:STRATEGY"``), so a new strategy is a kernel file, a module and a test, and
+a third-party package can add one by declaring an entry point of its own.
+
+nqprof's own strategies are declared in its pyproject.toml, in display order. Run from a
+source checkout (the package not installed), that table is read directly, so the checkout's
+declarations always win over stale installed metadata.
+"""
 
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
+from functools import lru_cache
+from pathlib import Path
 
 from ..errors import InputError
 from .base import Param, Session, Strategy
 
-#: Strategy name -> module (under nqprof.strategies) that defines it, in display order.
-_MODULES: dict[str, str] = {
-    "serial": "serial",
-    "multicore": "multicore",
-    "feinbube": "feinbube",
-    "dp1": "dp1",
-    "dp2": "dp2",
-    "dp3": "dp3",
-    "dpswap": "dpswap",
-}
+GROUP = "nqprof.strategies"
 
 _cache: dict[str, Strategy] = {}
 
 
+def _checkout_table() -> dict[str, str] | None:
+    """``name -> "module:attr"`` from the source checkout's pyproject.toml, if this package
+    runs from one (src/nqprof/strategies/ under the checkout root)."""
+    pyproject = Path(__file__).resolve().parents[3] / "pyproject.toml"
+    if not pyproject.is_file():
+        return None
+    import tomllib
+
+    data = tomllib.loads(pyproject.read_text())
+    if data.get("project", {}).get("name") != "nqprof":
+        return None
+    return dict(data["project"].get("entry-points", {}).get(GROUP, {}))
+
+
+@lru_cache(maxsize=1)
+def _table() -> dict[str, str]:
+    """Every registered strategy: nqprof's own first (in declared order), then others'."""
+    own = _checkout_table()
+    table: dict[str, str] = dict(own or {})
+    for ep in importlib.metadata.entry_points(group=GROUP):
+        from_nqprof = ep.dist is not None and ep.dist.name == "nqprof"
+        if own is not None and from_nqprof:
+            continue  # the checkout's declarations win
+        table.setdefault(ep.name, ep.value)
+    return table
+
+
 def names() -> list[str]:
-    return list(_MODULES)
+    return list(_table())
 
 
 def get(name: str) -> Strategy:
     """The strategy called ``name``; :class:`InputError` listing the known ones otherwise."""
-    if name not in _MODULES:
-        raise InputError(f"unknown strategy {name!r} (known: {', '.join(_MODULES)})")
+    table = _table()
+    if name not in table:
+        raise InputError(f"unknown strategy {name!r} (known: {', '.join(table)})")
     if name not in _cache:
-        module = importlib.import_module(f"{__name__}.{_MODULES[name]}")
-        _cache[name] = module.STRATEGY
+        module, _, attr = table[name].partition(":")
+        strategy = getattr(importlib.import_module(module), attr or "STRATEGY")
+        if strategy.name != name:
+            raise InputError(f"entry point {name!r} of {GROUP} names strategy {strategy.name!r}")
+        _cache[name] = strategy
     return _cache[name]
 
 
 def all_strategies() -> list[Strategy]:
-    return [get(name) for name in _MODULES]
+    return [get(name) for name in names()]
 
 
-__all__ = ["Param", "Session", "Strategy", "get", "names", "all_strategies"]
+__all__ = ["GROUP", "Param", "Session", "Strategy", "get", "names", "all_strategies"]

@@ -13,10 +13,13 @@ Timing, verification, watchdog and reporting live outside the strategies (runner
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar, Mapping
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Mapping
 
 from ..errors import InputError
 from ..result import Measurement
+
+if TYPE_CHECKING:
+    from ..cuda.sources import KernelSource
 
 Bound = int | Callable[[int], int]
 #: A default that depends on parameters listed before it: ``f(n, values_so_far)``.
@@ -106,8 +109,9 @@ class Strategy:
     cdp: ClassVar[bool] = False
     params: ClassVar[tuple[Param, ...]] = ()
     min_n: ClassVar[int] = 1
-    #: Kernel sources (file names under kernels/) this strategy builds.
-    sources: ClassVar[tuple[str, ...]] = ()
+    #: The kernel sources (under kernels/) this strategy builds, declared once: the build
+    #: catalog (nqprof.cuda.sources.catalog) is the union over the registered strategies.
+    sources: ClassVar[tuple["KernelSource", ...]] = ()
     #: The largest N the benchmark suite runs by default: where a round still takes well
     #: under a second on an H200, so that `pytest bench/` finishes within minutes.
     bench_max_n: ClassVar[int] = 16

@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from .cdp.model import MAX_NESTING, dp1_demand, dp1_deepest_generation
+from ..cuda.sources import KernelSource
 from ..errors import InputError
 from .base import Param, Strategy, block_param, depth_param
 from .cdp.session import STREAM_KINDS, CdpSession, check_nesting, pending_param
@@ -49,7 +50,7 @@ class Dp1(Strategy):
     cdp = True
     bench_max_n = 12  # measured on an H200: the next N takes seconds per round
     min_n = 2
-    sources = ("dp1.cu",)
+    sources = (KernelSource("dp1.cu", cdp=True, kernels=("dp1_root", "dp1_swarm")),)
     params = (
         Param("z", "rows per swarm grid: N^z threads (1: the first version, one thread per column)", default=3,
               lo=1, hi=8),

@@ -33,6 +33,7 @@ import math
 import numpy as np
 
 from .cdp.model import MAX_NESTING, condensed_child_block, condensed_demand, condensed_schedule
+from ..cuda.sources import KernelSource
 from ..errors import InputError
 from .base import Strategy, block_param, depth_param
 from .cdp.session import CdpSession, check_nesting, child_block_param, heap_param, pending_param, search_param
@@ -76,7 +77,7 @@ class Dp2(Strategy):
     device = "gpu"
     cdp = True
     min_n = 2
-    sources = ("dp2.cu",)
+    sources = (KernelSource("dp2.cu", cdp=True, kernels=("dp2_root", "dp2_child")),)
     params = (
         depth_param(default_depth, "rows expanded on the host (one thread per board of the host grid)"),
         search_param(default_search, derived=True),

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 
 from .cdp.model import condensed_schedule
+from ..cuda.sources import KernelSource
 from ..errors import InputError
 from .base import Param, Strategy, block_param, depth_param
 from .cdp.session import check_nesting, child_block_param, heap_param, pending_param, search_param
@@ -47,7 +48,7 @@ class Dp3(Strategy):
     device = "gpu"
     cdp = True
     min_n = 2
-    sources = ("dp3.cu",)
+    sources = (KernelSource("dp3.cu", cdp=True, kernels=("dp3_root", "dp3_child")),)
     params = (
         depth_param(default_depth, "rows expanded on the host (one thread per board of the host grid)"),
         search_param(default_search, "rows the host grid's threads search (doubled per generation)", derived=True),

@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from .cdp.model import SWAP_STATE_BYTES, dpswap_demand
+from ..cuda.sources import KernelSource
 from ..errors import InputError
 from .base import Param, Strategy, block_param, depth_param
 from .cdp.session import CdpSession, child_block_param, heap_param, pending_param, search_param
@@ -53,7 +54,7 @@ class DpSwap(Strategy):
     device = "gpu"
     cdp = True
     min_n = 2
-    sources = ("dpswap.cu",)
+    sources = (KernelSource("dpswap.cu", cdp=True, kernels=("dpswap_root", "dpswap_child")),)
     params = (
         depth_param(default_depth, "rows expanded on the host (one thread per board of the host grid)"),
         search_param(default_search),

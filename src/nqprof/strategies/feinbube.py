@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..cuda.sources import KernelSource
 from ..errors import InputError
 from ..result import Measurement
 from ..subproblems import expand
@@ -52,7 +53,14 @@ class Feinbube(Strategy):
     reference = "Feinbube et al. 2010; BP-DFS in Carneiro et al."
     device = "gpu"
     min_n = 2
-    sources = ("feinbube.cu",)
+    sources = (
+        KernelSource(
+            "feinbube.cu",
+            cdp=False,
+            kernels=("feinbube_local", "feinbube_shared_stack", "feinbube_shared_all", "feinbube_dynamic"),
+            check_defines={"NQ_N": 18, "NQ_BLOCK": 128},
+        ),
+    )
     params = (
         Param("opt", "optimisation step of the paper", default="rows-left", choices=tuple(STEPS)),
         depth_param(_default_depth, "rows expanded on the host (one thread per partial board)"),
