@@ -17,8 +17,8 @@ from nqprof.cli import main
 from nqprof.cuda.sources import catalog, read_source
 from nqprof.errors import DeviceFailureError, InputError
 from nqprof.problem import KNOWN_COUNTS, full_mask
-from nqprof.result import RunRecord
-from nqprof.strategies.cdp import session as cc
+from nqprof.result import Measurement, RunRecord
+from nqprof.strategies import cdp as cc
 from nqprof.strategies import all_strategies, get
 from nqprof.subproblems import expand
 
@@ -83,7 +83,7 @@ def test_clean_buffer_decodes_to_stats():
         "first_error": 0, "untracked_grids": 0, "buffer_overflows": 0,
     }
     record = RunRecord.from_measurements(
-        "dp2", 12, {}, 14200, [cc.Measurement(count=14200, wall_s=1.0, stats=stats)], {}
+        "dp2", 12, {}, 14200, [Measurement(count=14200, wall_s=1.0, stats=stats)], {}
     )
     assert record.generations[1]["mean"] == 1401.33 and record.device_failures["launches"] == 12
 

@@ -30,6 +30,14 @@ from .errors import InputError
 from .problem import full_mask, validate_n
 
 
+#: The host arrays' element types, one per board; the kernels read them as mask_t (32-bit
+#: masks) and unsigned char (the row). A test compares the sizes with the kernels'.
+MASK_DTYPE = np.uint32
+ROW_DTYPE = np.uint8
+#: Device bytes per uploaded board: three masks and the row.
+BOARD_UPLOAD_BYTES = 3 * np.dtype(MASK_DTYPE).itemsize + np.dtype(ROW_DTYPE).itemsize
+
+
 @dataclass(frozen=True)
 class Subproblems:
     """Partial boards in structure-of-arrays form."""
@@ -119,10 +127,10 @@ def expand(n: int, depth: int) -> Subproblems:
     return Subproblems(
         n=n,
         depth=depth,
-        cols=cols.astype(np.uint32),
-        ld=ld.astype(np.uint32),
-        rd=rd.astype(np.uint32),
-        row=row.astype(np.uint8),
+        cols=cols.astype(MASK_DTYPE),
+        ld=ld.astype(MASK_DTYPE),
+        rd=rd.astype(MASK_DTYPE),
+        row=row.astype(ROW_DTYPE),
         multiplier=1 if n == 1 else 2,
     )
 

@@ -20,6 +20,7 @@ from ..result import Measurement
 
 if TYPE_CHECKING:
     from ..cuda.sources import KernelSource
+    from .counters import CounterLayout
 
 Bound = int | Callable[[int], int]
 #: A default that depends on parameters listed before it: ``f(n, values_so_far)``.
@@ -112,6 +113,8 @@ class Strategy:
     #: The kernel sources (under kernels/) this strategy builds, declared once: the build
     #: catalog (nqprof.cuda.sources.catalog) is the union over the registered strategies.
     sources: ClassVar[tuple["KernelSource", ...]] = ()
+    #: The device-side counters its kernels keep, if any (mirrored from a kernel header).
+    counters: ClassVar["CounterLayout | None"] = None
     #: The largest N the benchmark suite runs by default: where a round still takes well
     #: under a second on an H200, so that `pytest bench/` finishes within minutes.
     bench_max_n: ClassVar[int] = 16

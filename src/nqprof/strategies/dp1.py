@@ -24,7 +24,11 @@ from .cdp.model import MAX_NESTING, dp1_demand, dp1_deepest_generation
 from ..cuda.sources import KernelSource
 from ..errors import InputError
 from .base import Param, Strategy, block_param, depth_param
-from .cdp.session import STREAM_KINDS, CdpSession, check_nesting, pending_param
+from .cdp.accounting import LAYOUT as ACCOUNTING
+from .cdp.accounting import STREAM_KINDS
+from .cdp.limits import check_nesting
+from .cdp.params import pending_param
+from .cdp.session import CdpSession
 
 def default_depth(n: int) -> int:
     """1"""
@@ -51,6 +55,7 @@ class Dp1(Strategy):
     bench_max_n = 12  # measured on an H200: the next N takes seconds per round
     min_n = 2
     sources = (KernelSource("dp1.cu", cdp=True, kernels=("dp1_root", "dp1_swarm")),)
+    counters = ACCOUNTING
     params = (
         Param("z", "rows per swarm grid: N^z threads (1: the first version, one thread per column)", default=3,
               lo=1, hi=8),

@@ -36,7 +36,10 @@ from .cdp.model import MAX_NESTING, condensed_child_block, condensed_demand, con
 from ..cuda.sources import KernelSource
 from ..errors import InputError
 from .base import Strategy, block_param, depth_param
-from .cdp.session import CdpSession, check_nesting, child_block_param, heap_param, pending_param, search_param
+from .cdp.accounting import LAYOUT as ACCOUNTING
+from .cdp.limits import check_nesting
+from .cdp.params import child_block_param, heap_param, pending_param, search_param
+from .cdp.session import CdpSession
 from .gpu_common import DYNAMIC_SHARED_LIMIT_SM90
 
 #: Bytes of one DFS stack level (free squares, columns, two diagonals: kernels/cdp.cuh).
@@ -78,6 +81,7 @@ class Dp2(Strategy):
     cdp = True
     min_n = 2
     sources = (KernelSource("dp2.cu", cdp=True, kernels=("dp2_root", "dp2_child")),)
+    counters = ACCOUNTING
     params = (
         depth_param(default_depth, "rows expanded on the host (one thread per board of the host grid)"),
         search_param(default_search, derived=True),

@@ -18,7 +18,9 @@ from .cdp.model import condensed_schedule
 from ..cuda.sources import KernelSource
 from ..errors import InputError
 from .base import Param, Strategy, block_param, depth_param
-from .cdp.session import check_nesting, child_block_param, heap_param, pending_param, search_param
+from .cdp.accounting import LAYOUT as ACCOUNTING
+from .cdp.limits import check_nesting
+from .cdp.params import child_block_param, heap_param, pending_param, search_param
 from .dp2 import STACK_LIMIT, STATE_BYTES, Dp2Session, stack_bytes
 
 
@@ -49,6 +51,7 @@ class Dp3(Strategy):
     cdp = True
     min_n = 2
     sources = (KernelSource("dp3.cu", cdp=True, kernels=("dp3_root", "dp3_child")),)
+    counters = ACCOUNTING
     params = (
         depth_param(default_depth, "rows expanded on the host (one thread per board of the host grid)"),
         search_param(default_search, "rows the host grid's threads search (doubled per generation)", derived=True),

@@ -28,7 +28,9 @@ from .cdp.model import SWAP_STATE_BYTES, dpswap_demand
 from ..cuda.sources import KernelSource
 from ..errors import InputError
 from .base import Param, Strategy, block_param, depth_param
-from .cdp.session import CdpSession, child_block_param, heap_param, pending_param, search_param
+from .cdp.accounting import LAYOUT as ACCOUNTING
+from .cdp.params import child_block_param, heap_param, pending_param, search_param
+from .cdp.session import CdpSession
 from .dp2 import STACK_LIMIT, stack_bytes
 
 
@@ -55,6 +57,7 @@ class DpSwap(Strategy):
     cdp = True
     min_n = 2
     sources = (KernelSource("dpswap.cu", cdp=True, kernels=("dpswap_root", "dpswap_child")),)
+    counters = ACCOUNTING
     params = (
         depth_param(default_depth, "rows expanded on the host (one thread per board of the host grid)"),
         search_param(default_search),

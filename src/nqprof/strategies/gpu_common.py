@@ -17,6 +17,8 @@ from .base import Session
 #: Static shared memory a block may declare; beyond it, only dynamic shared memory with
 #: the opt-in attribute (up to the device's MAX_SHARED_MEMORY_PER_BLOCK_OPTIN).
 STATIC_SHARED_LIMIT = 48 * 1024
+#: Bytes of one device counter word (count_t, unsigned long long, in kernels/common.cuh).
+COUNTER_BYTES = 8
 #: The opt-in maximum of sm_90 (H100/H200); the device's own value is checked at launch.
 DYNAMIC_SHARED_LIMIT_SM90 = 227 * 1024
 
@@ -68,7 +70,7 @@ class GpuSession(Session):
 
     def counter(self, words: int = 1):
         """A zeroed device array of ``words`` 64-bit counters."""
-        buf = self.drv.mem_alloc(8 * words)
+        buf = self.drv.mem_alloc(COUNTER_BYTES * words)
         self.drv.memset_d32(buf, 0, 2 * words)
         return buf
 

@@ -1,0 +1,123 @@
+"""Sizing the CDP runtime before the first launch: the seam for Carneiro et al.'s
+configuration.
+
+On CDP2 a device launch past the pending-launch limit fails, and a device malloc past the
+heap returns NULL; both must be sized before the first launch, and every pending-launch slot
+reserves device memory (about 9 KiB). Each strategy estimates what its run needs
+(:mod:`nqprof.strategies.cdp.model`); :func:`configure_runtime` turns the estimate (or the
+``pending`` / ``heap_mib`` parameters) into limits and refuses, before anything is launched,
+a run that does not fit in free device memory.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ...errors import InputError
+from ...textfmt import nbytes
+from .model import MAX_NESTING, MAX_TABLE_N, Demand
+
+MIB = 1024 * 1024
+GIB = 1024 * MIB
+
+#: CDP runtime defaults (design notes: measured on the H200 host).
+DEFAULT_PENDING = 2048
+DEFAULT_HEAP = 8 * MIB
+#: Device memory the runtime reserves per pending-launch slot (measured: about 9 KiB).
+PENDING_SLOT_BYTES = 9 * 1024 + 512
+#: Kept free besides the estimate: the device runtime itself, modules, thread stacks.
+HEADROOM = 1 * GIB
+PENDING_MARGIN = 1.25
+HEAP_MARGIN = 1.5
+
+# --- sizing the CDP runtime: the seam for Carneiro et al.'s configuration ------------------
+
+
+@dataclass(frozen=True)
+class RuntimeLimits:
+    """The limits a run is launched under and the memory they are expected to take."""
+
+    pending: int
+    #: Device malloc heap; None leaves the runtime's default (the strategy does not malloc).
+    heap_bytes: int | None
+    reserve_bytes: int  # what the pending-launch slots reserve (estimated)
+    need_bytes: int  # all the run needs at once (estimated)
+    free_bytes: int
+    how: str  # where the numbers came from
+
+    def describe(self) -> str:
+        heap = "default heap" if self.heap_bytes is None else f"heap {nbytes(self.heap_bytes, 'MiB')}"
+        return (
+            f"limits: pending-launch {self.pending:,} (~{nbytes(self.reserve_bytes, 'MiB')} reserved), {heap}; "
+            f"needs ~{nbytes(self.need_bytes, 'MiB')} of {nbytes(self.free_bytes, 'MiB')} free ({self.how})"
+        )
+
+
+def configure_runtime(
+    label: str,
+    demand: Demand | None,
+    free_bytes: int,
+    pending: int = 0,
+    heap_mib: int | None = 0,
+    extra_bytes: int = 0,
+) -> RuntimeLimits:
+    """The CDP runtime limits for a run, decided before anything is launched.
+
+    ``pending`` and ``heap_mib`` are the strategy's parameters (0: size it from ``demand``;
+    ``heap_mib=None``: the strategy does not malloc on the device, leave the heap alone).
+    ``extra_bytes``: device memory the run allocates from the host (boards, accounting).
+    Raises :class:`InputError` when the run would not fit in ``free_bytes``, or when a
+    limit must be estimated but there is no estimate.
+
+    This is the seam where Carneiro et al.'s runtime configuration goes (a later issue):
+    it decides the limits (and, there, the chunk of host boards per launch) from the
+    strategy's recursion and the device's free memory.
+    """
+    uses_heap = heap_mib is not None
+    given = []
+    if pending:
+        given.append(f"pending={pending}")
+    if uses_heap and heap_mib:
+        given.append(f"heap_mib={heap_mib}")
+    need_estimate = not pending or (uses_heap and not heap_mib)
+    if need_estimate and demand is None:
+        raise InputError(
+            f"{label}: nqprof has no estimate of what the run needs for N > {MAX_TABLE_N}; give the limits "
+            "explicitly (params pending=... and heap_mib=...)"
+        )
+    limit = int(pending) if pending else max(DEFAULT_PENDING, math.ceil(demand.pending * PENDING_MARGIN))
+    heap: int | None = None
+    if uses_heap:
+        if heap_mib:
+            heap = int(heap_mib) * MIB
+        else:
+            estimate = demand.heap_bytes or 0
+            heap = max(DEFAULT_HEAP, math.ceil(estimate * HEAP_MARGIN / MIB) * MIB)
+    how = ", ".join(given) if given else "estimated"
+    if need_estimate:
+        how = (how + "; " if given else "") + "estimated from " + demand.basis
+    reserve = limit * PENDING_SLOT_BYTES
+    need = reserve + (heap if heap is not None else DEFAULT_HEAP) + extra_bytes + HEADROOM
+    if need > free_bytes:
+        advice = f"{demand.advice}, or set" if need_estimate else "Set"
+        raise InputError(
+            f"{label}: does not fit in device memory: pending-launch limit {limit:,} (~{nbytes(reserve, 'MiB')} reserved at "
+            f"~{PENDING_SLOT_BYTES / 1024:.1f} KiB per slot) + heap {nbytes(heap if heap is not None else DEFAULT_HEAP, 'MiB')}"
+            f" + {nbytes(extra_bytes + HEADROOM, 'MiB')} for boards and the runtime = {nbytes(need, 'MiB')}, but only "
+            f"{nbytes(free_bytes, 'MiB')} is free ({how}). {advice[:1].upper() + advice[1:]} smaller limits explicitly "
+            "(params pending= and heap_mib=): launches and mallocs past them fail and are reported, never counted"
+        )
+    return RuntimeLimits(
+        pending=limit, heap_bytes=heap, reserve_bytes=reserve, need_bytes=need, free_bytes=free_bytes, how=how
+    )
+
+
+def check_nesting(run: str, deepest: int, advice: str) -> None:
+    """Refuse a run whose grids would nest deeper than the CDP runtime allows."""
+    if deepest > MAX_NESTING:
+        raise InputError(
+            f"{run} nests {deepest} generations of grids; the CDP runtime allows {MAX_NESTING}: {advice}"
+        )
+
+
