@@ -1,14 +1,18 @@
 """The `nqprof` command as a user meets it: output, errors and exit codes."""
 
 import json
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from nqprof.cli import main, parse_params
 from nqprof.errors import InputError
 from nqprof.strategies import all_strategies, get
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def nqprof(*args, timeout=300):
@@ -91,3 +95,96 @@ def test_parse_params():
     assert parse_params(["a=1", " b = x "]) == {"a": "1", "b": "x"}
     with pytest.raises(InputError):
         parse_params(["=3"])
+
+
+# -- nqprof sweep, report listing, progress, start-up ------------------------------------------
+
+
+def test_sweep_runs_the_grid_and_skips_rejected_cases(capsys):
+    args = ["sweep", "--strategy", "serial,multicore", "--n", "8:9", "--param", "multicore.depth=2,9",
+            "--rounds", "2", "--warmup", "0", "-q"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"serial\s+8\s+-\s+92 verified\s+-\s+\S+ \S+\s+median of 2", out)
+    assert re.search(r"multicore\s+9\s+depth=2\s+352 verified", out)
+    assert re.search(r"multicore\s+8\s+depth=9\s+skipped .*depth must be in 1\.\.7 for N=8", out)
+
+
+def test_sweep_reports_bad_options_in_one_line(capsys):
+    assert main(["sweep", "--strategy", "serial", "--n", "10:8"]) == 2
+    assert capsys.readouterr().err.strip() == "nqprof: error: --n: the N range '10:8' is empty (write it low:high)"
+
+
+def test_sweep_shim_translates_the_old_form():
+    sys.path.insert(0, str(ROOT / "tools"))
+    try:
+        import sweep
+    finally:
+        sys.path.pop(0)
+    assert sweep.translate(["dp3", "--n", "16:18", "--param", "depth=3,4", "--repeats", "3"]) == [
+        "sweep", "--strategy", "dp3", "--n", "16:18", "--param", "dp3.depth=3,4", "--repeats", "3"]
+
+
+def test_report_lists_every_papers_artefacts(capsys):
+    assert main(["report"]) == 0
+    out = capsys.readouterr().out
+    for paper in ("feinbube", "plauth", "carneiro", "wang", "kerbl"):
+        assert re.search(rf"^{paper}: ", out, re.M)
+    assert re.search(r"table3 .*\n\s+available; run: nqprof report plauth table3", out)
+    assert re.search(r"fig5 .*\n\s+planned \(", out)
+    assert main(["report", "wang"]) == 0
+    assert "plauth" not in capsys.readouterr().out
+
+
+def test_report_artefact_needs_a_gpu(capsys, monkeypatch):
+    from nqprof.cuda import device
+
+    monkeypatch.setattr(device, "gpu_available", lambda: (False, "no CUDA device found"))
+    assert main(["report", "feinbube", "steps", "--n", "16"]) == 2
+    assert "no GPU on this machine (no CUDA device found)" in capsys.readouterr().err
+
+
+def test_progress_only_on_a_terminal():
+    import io
+
+    from nqprof.progress import Progress
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    for stream, shown in ((Tty(), True), (io.StringIO(), False)):
+        with Progress(total=2, stream=stream) as progress:
+            progress.case("serial N=8")
+            progress.update("round 1/3 0.001 s")
+            progress.case("serial N=9")
+        text = stream.getvalue()
+        assert bool(text) == shown
+        if shown:
+            assert "[1/2 0:00] serial N=8: round 1/3 0.001 s\n" in text and "[2/2 0:00] serial N=9: starting" in text
+    quiet = Tty()
+    with Progress(stream=quiet, enabled=False) as progress:
+        progress.case("x")
+    assert quiet.getvalue() == ""
+
+
+def test_solve_rounds_auto_and_the_repeats_alias(capsys):
+    assert main(["solve", "8", "--rounds", "auto", "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["rounds"] >= 5 and record["verified"]
+    assert main(["solve", "8", "-r", "3", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["rounds"] == 3
+    assert main(["solve", "8", "--rounds", "0"]) == 2
+    assert "--rounds: the number of rounds (or auto) must be an integer >= 1" in capsys.readouterr().err
+
+
+HEAVY = ("pandas", "pytest", "matplotlib", "pycuda", "_pytest")
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["strategies"], ["solve", "8", "-s", "serial"]])
+def test_instant_commands_import_nothing_heavy(argv):
+    code = f"from nqprof.cli import main\ntry:\n    main({argv!r})\nexcept SystemExit:\n    pass"
+    result = subprocess.run([sys.executable, "-X", "importtime", "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-2000:]
+    imported = {line.split("|")[-1].strip().split(".")[0] for line in result.stderr.splitlines() if "|" in line}
+    assert not imported & set(HEAVY), f"{argv} imports {sorted(imported & set(HEAVY))}"

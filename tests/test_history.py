@@ -197,6 +197,15 @@ def test_compare_two_saved_runs(tmp_path, capsys):
     assert re.search(r"serial\s+8\s+1\.000 ms\s+1\.500 ms\s+\+50\.0%\s+±2\.0%\s+slower", out)
     assert out.strip().splitlines()[-1] == "2 same, 1 faster, 1 slower, 1 changed-source, 1 only-a"
 
+    # a CI gate: --fail-on exits 1 when a benchmark gets one of the named verdicts
+    assert main(["compare", "--storage", str(root), "--fail-on", "slower"]) == 1
+    assert "nqprof: compare failed: 1 slower (--fail-on slower)" in capsys.readouterr().err
+    assert main(["compare", "--storage", str(root), "--fail-on", "slower,changed-source"]) == 1
+    assert "1 slower, 1 changed-source" in capsys.readouterr().err
+    assert main(["compare", "0001", "0001", "--storage", str(root), "--fail-on", "slower"]) == 0
+    with pytest.raises(SystemExit):
+        main(["compare", "--storage", str(root), "--fail-on", "worse"])
+
 
 def test_compare_the_committed_runs(capsys):
     df = load_history(STORAGE)

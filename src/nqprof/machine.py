@@ -5,7 +5,6 @@ timings incomparable), and what `nqprof env` reports."""
 from __future__ import annotations
 
 import functools
-import importlib.metadata
 import platform
 import shutil
 from typing import Any
@@ -74,6 +73,8 @@ def machine_differences(saved: dict[str, Any], current: dict[str, Any]) -> list[
 
 
 def _version(package: str) -> str:
+    import importlib.metadata
+
     try:
         return importlib.metadata.version(package)
     except importlib.metadata.PackageNotFoundError:

@@ -15,12 +15,14 @@ is a cell that says so, with the reason in a footnote.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
-from ..strategies.cdp.model import GenerationStats, condensed_generations
 from ..result import RunRecord
 from . import Artefact, Paper
 from .measure import Footnotes, Outcome
+
+if TYPE_CHECKING:  # the model needs numpy: imported where it is used, so listing papers stays instant
+    from ..strategies.cdp.model import GenerationStats
 
 #: Plauth et al., Table 2: DP-1 times in ms on a K20x.
 PAPER_TABLE2_MS: dict[str, dict[int, float]] = {
@@ -113,6 +115,8 @@ def _ms_paper(ms: float | None) -> str:
 def table3_model(rows: Sequence[Table3Row] = PAPER_TABLE3, n: int = TABLE3_N) -> dict[tuple, GenerationStats]:
     """Our model's first child generation for each of the paper's rows (DP-3's cap: the
     paper's 48 KiB over 256 threads of 16-byte states)."""
+    from ..strategies.cdp.model import condensed_generations
+
     cap = TABLE3_SMEM_KIB * 1024 // (16 * TABLE3_PARAMS["child_block"]) - 1
     out = {}
     for row in rows:
@@ -123,6 +127,8 @@ def table3_model(rows: Sequence[Table3Row] = PAPER_TABLE3, n: int = TABLE3_N) ->
 
 def first_child_generation(record: RunRecord) -> GenerationStats | None:
     """Generation 1 of a run's device-side accounting (the grids the host grid launched)."""
+    from ..strategies.cdp.model import GenerationStats
+
     for g in record.generations:
         if g.get("generation") == 1:
             return GenerationStats(1, g["grids"], g["boards"], g["min"], g["max"])

@@ -5,16 +5,25 @@ frames' fields, and the :class:`Trace` that holds them."""
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import os
 from pathlib import Path
 from typing import Sequence
 
 from nqprof.errors import InputError, NqprofError
 
-try:
-    import pandas as pd
-except ImportError:  # pragma: no cover - pandas comes with the "analysis" extra
-    pd = None
+class _Pandas:
+    """pandas, imported on first use: loading this package (for `nqprof --help`, say) must
+    not pay for it."""
+
+    def __getattr__(self, name: str):
+        import pandas
+
+        return getattr(pandas, name)
+
+
+#: pandas (lazily), or None where it is not installed (it comes with the "analysis" extra).
+pd = _Pandas() if importlib.util.find_spec("pandas") else None
 
 
 # --------------------------------------------------------------------------- constants
