@@ -196,8 +196,9 @@ def cmd_list(args) -> int:
     for p in papers:
         print(f"{p.key}: {p.citation}")
         for a in p.artefacts:
-            state = "available" if (p.key, a.name) in COMMANDS else f"planned ({a.planned})"
-            print(f"  {a.name:<8} {a.title}\n  {'':<8} {state}; run: nqprof report {p.key} {a.name}")
+            state = (f"available: nqprof report {p.key} {a.name}" if (p.key, a.name) in COMMANDS
+                     else f"planned: {a.planned}")
+            print(f"  {a.name:<8} {a.title}\n  {'':<8} {state}")
     return 0
 
 
