@@ -188,3 +188,37 @@ def test_instant_commands_import_nothing_heavy(argv):
     assert result.returncode == 0, result.stderr[-2000:]
     imported = {line.split("|")[-1].strip().split(".")[0] for line in result.stderr.splitlines() if "|" in line}
     assert not imported & set(HEAVY), f"{argv} imports {sorted(imported & set(HEAVY))}"
+
+
+# -- the strategy registry ------------------------------------------------------------------
+
+
+def test_registry_order_does_not_depend_on_entry_point_order(monkeypatch):
+    from nqprof import strategies
+
+    table = strategies._table()
+    expected = strategies.names()
+    monkeypatch.setattr(strategies, "_table", lambda: dict(reversed(list(table.items()))))
+    assert strategies.names() == expected
+    assert expected[:3] == ["serial", "multicore", "feinbube"]
+
+
+def test_another_package_registers_a_strategy(monkeypatch):
+    import importlib.metadata
+
+    from nqprof import strategies
+
+    extra = importlib.metadata.EntryPoint("misbehaving", "fake_strategies:STRATEGY", strategies.GROUP)
+    monkeypatch.setattr(importlib.metadata, "entry_points", lambda group: [extra] if group == strategies.GROUP else [])
+    strategies._table.cache_clear()
+    try:
+        assert strategies.names()[-1] == "misbehaving"
+        assert strategies.get("misbehaving").title == "test double"
+        wrong = importlib.metadata.EntryPoint("other", "fake_strategies:STRATEGY", strategies.GROUP)
+        monkeypatch.setattr(importlib.metadata, "entry_points", lambda group: [wrong])
+        strategies._table.cache_clear()
+        with pytest.raises(InputError, match="entry point 'other' of nqprof.strategies names strategy 'misbehaving'"):
+            strategies.get("other")
+    finally:
+        strategies._cache.pop("misbehaving", None)
+        strategies._table.cache_clear()

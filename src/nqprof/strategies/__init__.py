@@ -2,9 +2,10 @@
 (``name = "module:STRATEGY"``), so a new strategy is a kernel file, a module and a test, and
 a third-party package can add one by declaring an entry point of its own.
 
-nqprof's own strategies are declared in its pyproject.toml, in display order. Run from a
-source checkout (the package not installed), that table is read directly, so the checkout's
-declarations always win over stale installed metadata.
+nqprof's own strategies are declared in its pyproject.toml. Run from a source checkout (the
+package not installed), that table is read directly, so the checkout's declarations always
+win over stale installed metadata. `nqprof strategies` lists them by ``Strategy.order``
+(installed entry points come back in no particular order).
 """
 
 from __future__ import annotations
@@ -49,8 +50,16 @@ def _table() -> dict[str, str]:
     return table
 
 
+def _order(name: str) -> tuple[float, str]:
+    try:
+        return (get(name).order, name)
+    except Exception:  # a strategy that cannot be loaded here still has a name: list it last
+        return (float("inf"), name)
+
+
 def names() -> list[str]:
-    return list(_table())
+    """Every registered strategy's name, in display order (``Strategy.order``)."""
+    return sorted(_table(), key=_order)
 
 
 def get(name: str) -> Strategy:

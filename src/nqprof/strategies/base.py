@@ -103,6 +103,9 @@ class Strategy:
 
     name: ClassVar[str]
     title: ClassVar[str]
+    #: Position in `nqprof strategies` and error messages (nqprof's own: the literature's
+    #: order, serial first); other packages' strategies come after, by name.
+    order: ClassVar[float] = 1000
     reference: ClassVar[str] = ""
     #: "cpu" runs in-process; "gpu" runs in a watchdog child process and needs PyCUDA.
     device: ClassVar[str] = "cpu"

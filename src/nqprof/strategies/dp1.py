@@ -48,6 +48,7 @@ def _max_z(n: int) -> int:
 
 class Dp1(Strategy):
     name = "dp1"
+    order = 40
     title = "DP-1 thread swarming: a grid of N^z threads per board, a child grid per valid placement"
     reference = "Plauth et al. (DP-1)"
     device = "gpu"

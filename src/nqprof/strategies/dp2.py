@@ -75,6 +75,7 @@ def default_child_block(n: int, earlier) -> int:
 
 class Dp2(Strategy):
     name = "dp2"
+    order = 50
     title = "DP-2 condensed kernel, static search depth, per-block device allocation of child boards"
     reference = "Plauth et al. (DP-2)"
     device = "gpu"

@@ -45,6 +45,7 @@ def depth_max(smem_kib: int, threads: int) -> int:
 
 class Dp3(Strategy):
     name = "dp3"
+    order = 60
     title = "DP-3 condensed kernel, search depth doubling per generation, capped by shared memory"
     reference = "Plauth et al. (DP-3)"
     device = "gpu"

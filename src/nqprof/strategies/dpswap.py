@@ -51,6 +51,7 @@ def shared_bytes(search: int, capacity: int, threads: int) -> int:
 
 class DpSwap(Strategy):
     name = "dpswap"
+    order = 70
     title = "DP-SWAP: block-wide shared-memory buffer of child states, one child grid per block"
     reference = "Plauth et al. (DP-SWAP)"
     device = "gpu"

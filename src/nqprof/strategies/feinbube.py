@@ -49,6 +49,7 @@ def shared_bytes(n: int, params: dict) -> int:
 
 class Feinbube(Strategy):
     name = "feinbube"
+    order = 30
     title = "host-seeded kernel: one thread per host-expanded subtree, iterative bitmask DFS"
     reference = "Feinbube et al. 2010; BP-DFS in Carneiro et al."
     device = "gpu"

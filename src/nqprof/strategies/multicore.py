@@ -18,6 +18,7 @@ def _default_depth(n: int) -> int:
 
 class Multicore(Strategy):
     name = "multicore"
+    order = 20
     title = "serial DFS over host-expanded subtrees, thread pool with dynamic hand-out"
     reference = "Carneiro et al. (multicore baseline)"
     min_n = 2

@@ -11,6 +11,7 @@ from .cpu_common import TimedCall, cpu_module
 
 class Serial(Strategy):
     name = "serial"
+    order = 10
     title = "iterative bitmask DFS, explicit stack, mirror symmetry (one CPU thread)"
     reference = "Somers; the single-thread reference of Plauth et al. and Carneiro et al."
 
