@@ -10,6 +10,7 @@ import sys
 from typing import Sequence
 
 from . import __version__
+from .cluster.cli import add_cluster_arguments
 from .errors import InputError, NqprofError
 
 #: Modules that add their own subcommands through ``add_commands(subparsers)``.
@@ -28,7 +29,13 @@ def parse_params(items: Sequence[str] | None) -> dict[str, str]:
 
 
 def cmd_solve(args) -> int:
+    from .cluster.cli import cluster_options_without_cluster, run_clustered
     from .runner import solve
+
+    if args.cluster:
+        return run_clustered(args)
+    if cluster_options_without_cluster(args):
+        raise InputError(f"{', '.join(cluster_options_without_cluster(args))} need --cluster")
 
     progress = None if args.quiet or args.json else (lambda line: print(line, file=sys.stderr, flush=True))
     record = solve(
@@ -91,6 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=float, default=None, help="seconds a GPU step may take (default 600)")
     p.add_argument("--json", action="store_true", help="print the run record as JSON")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
+    add_cluster_arguments(p)
     p.set_defaults(func=cmd_solve)
 
     p = sub.add_parser("strategies", help="list strategies and their parameters")

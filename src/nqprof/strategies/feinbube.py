@@ -73,6 +73,9 @@ class Feinbube(Strategy):
     def open(self, n, params):
         return FeinbubeSession(self.name, n, params)
 
+    def open_part(self, n, params):
+        return FeinbubePart(self.name, n, params)
+
 
 class FeinbubeSession(GpuSession):
     def __init__(self, name, n, params):
@@ -101,6 +104,17 @@ class FeinbubeSession(GpuSession):
         count = int(self.read_u64(self.total)[0]) * self.boards.multiplier
         self.ran()
         return Measurement(count=count, wall_s=timer.wall_seconds, gpu_s=timer.seconds)
+
+
+class FeinbubePart(FeinbubeSession):
+    """Counts slices of the same expansion (nqprof.cluster): built and sized once, for the
+    whole expansion; each slice is uploaded and counted in one generation."""
+
+    def count_part(self, boards) -> Measurement:
+        self.boards = self.upload(boards)
+        self.grid = self.grid_for(self.boards.count, self.block)
+        m = self.run_once()  # the slice's boards are at rows >= depth: self.levels suffices
+        return Measurement(count=m.count // boards.multiplier, wall_s=m.wall_s, gpu_s=m.gpu_s)
 
 
 STRATEGY = Feinbube()
