@@ -141,7 +141,7 @@ from nqprof.cluster.engine import solve_clustered  # noqa: E402
 @pytest.fixture(scope="module")
 def cluster():
     """Two single-threaded CPU worker processes."""
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as c:
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as c:
         yield c
 
 
@@ -205,7 +205,7 @@ def test_killed_worker_loses_nothing():
     another worker, the nanny restarts the dead one, and the count is still right."""
     killed = []
 
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as c, \
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as c, \
             distributed.Client(c) as client:
 
         def kill_a_busy_worker(result, done, total):
@@ -256,3 +256,47 @@ def test_local_gpu_cluster_pins_one_gpu_per_worker(monkeypatch):
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
     with pytest.raises(UnavailableError, match="feinbube needs a GPU and none is visible here"):
         local_cluster(get("feinbube"), None)
+
+
+# -- pytest bench/ --nq-cluster --------------------------------------------------------------
+
+pytest_plugins = ["pytester"]
+
+
+def _inner_suite(pytester, request):
+    pytester.makepyfile(test_suite="def test_nq(nqbench):\n    assert nqbench.run().verified\n")
+    load = [] if request.config.pluginmanager.has_plugin("nqprof") else ["-p", "nqprof.plugin"]
+    return [*load, "-p", "no:cacheprovider"]
+
+
+def test_bench_cases_run_on_the_cluster(pytester, request, tmp_path):
+    out = tmp_path / "bench.json"
+    result = pytester.runpytest(*_inner_suite(pytester, request), "--nq-cluster", "local", "--nq-strategy",
+                                "serial,multicore,feinbube", "--nq-n", "8,10", "--nq-rounds", "4",
+                                f"--benchmark-json={out}", "-rs")
+    result.assert_outcomes(passed=4, skipped=2)
+    result.stdout.fnmatch_lines(["*feinbube needs a GPU: the cluster at tcp://* has no worker with the resource GPU=1*"])
+    data = json.loads(out.read_text())
+    cluster = data["machine_info"]["nqprof"]["cluster"]
+    assert cluster["scheduler"].startswith("tcp://") and len(cluster["workers"]) == 1
+    for bench in data["benchmarks"]:
+        assert bench["stats"]["rounds"] == 4 and bench["extra_info"]["verified"]
+        where = bench["extra_info"]["cluster"]
+        assert where["worker"] == cluster["workers"][0]["worker"] and where["scheduler"] == cluster["scheduler"]
+        assert bench["options"]["timer"] == f"nqprof.cluster: round times taken on {where['worker']} ({where['host']})"
+
+
+def test_bench_cluster_without_dask_is_a_usage_error(pytester, request, monkeypatch):
+    monkeypatch.setitem(sys.modules, "distributed", None)
+    result = pytester.runpytest(*_inner_suite(pytester, request), "--nq-cluster", "local", "--nq-strategy", "serial",
+                                "--nq-n", "8")
+    result.stderr.fnmatch_lines(["*--nq-cluster: running on a cluster needs Dask distributed*nqprof?cluster?*"])
+    assert result.ret != 0
+
+
+def test_replay_timer():
+    from nqprof.cluster.bench import ReplayTimer
+
+    timer = ReplayTimer([0.5, 0.25], "w")
+    readings = [timer() for _ in range(4)]
+    assert [readings[1] - readings[0], readings[3] - readings[2]] == [0.5, 0.25]

@@ -38,6 +38,8 @@ from .tasks import TASKS_PER_WORKER, expansion, plan, plan_hash, split_depth
 DEFAULT_RETRIES = 3
 #: Seconds to wait for the workers asked for with --workers on a remote cluster.
 WORKER_WAIT_S = 60.0
+#: Where a local cluster's dashboard listens (Dask picks another port if it is taken).
+DASHBOARD = ":8787"
 
 
 def supports_parts(strategy: Strategy) -> bool:
@@ -61,20 +63,29 @@ def visible_gpus() -> list[str]:
 
 def local_cluster(strategy: Strategy, workers: int | None):
     """A cluster on this machine for ``strategy`` (see the module's docstring)."""
-    require_dask()
-    import dask
-    from distributed import LocalCluster
-
     if not strategy.needs_gpu:
-        default = 1 if strategy.name == "multicore" else (os.cpu_count() or 1)
-        return LocalCluster(n_workers=workers or default, threads_per_worker=1, processes=True,
-                            dashboard_address=":8787")
+        return local_cpu_cluster(workers or (1 if strategy.name == "multicore" else (os.cpu_count() or 1)))
     gpus = visible_gpus()
     if not gpus:
         raise UnavailableError(f"{strategy.name} needs a GPU and none is visible here (nvidia-smi -L, CUDA_VISIBLE_DEVICES)")
     if workers and workers > len(gpus):
         raise InputError(f"--workers {workers}: only {len(gpus)} GPUs are visible here (one worker per GPU)")
-    gpus = gpus[: workers or len(gpus)]
+    return local_gpu_cluster(gpus[: workers or len(gpus)])
+
+
+def local_cpu_cluster(workers: int):
+    """``workers`` single-threaded worker processes."""
+    require_dask()
+    from distributed import LocalCluster
+
+    return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=DASHBOARD)
+
+
+def local_gpu_cluster(gpus: list[str]):
+    """One single-threaded worker per GPU, seeing only its GPU, with the resource GPU=1."""
+    require_dask()
+    import dask
+
     # GPU work runs in nqprof's watchdog process, which a daemonic worker may not start.
     with dask.config.set({"distributed.worker.daemon": False}):
         try:
@@ -83,7 +94,7 @@ def local_cluster(strategy: Strategy, workers: int | None):
             LocalCUDACluster = None
         if LocalCUDACluster is not None:
             return LocalCUDACluster(CUDA_VISIBLE_DEVICES=",".join(gpus), threads_per_worker=1,
-                                    resources={"GPU": 1}, dashboard_address=":8787")
+                                    resources={"GPU": 1}, dashboard_address=DASHBOARD)
         from distributed import Nanny, Scheduler, SpecCluster
 
         spec = {
@@ -91,7 +102,7 @@ def local_cluster(strategy: Strategy, workers: int | None):
                                                      "env": {"CUDA_VISIBLE_DEVICES": gpu}}}
             for gpu in gpus
         }
-        return SpecCluster(workers=spec, scheduler={"cls": Scheduler, "options": {"dashboard_address": ":8787"}})
+        return SpecCluster(workers=spec, scheduler={"cls": Scheduler, "options": {"dashboard_address": DASHBOARD}})
 
 
 @contextlib.contextmanager
@@ -118,6 +129,23 @@ def connect(address: str, strategy: Strategy, workers: int | None) -> Iterator[A
                 f"{workers or 1} wanted"
             ) from None
         yield client
+
+
+def connect_bench(address: str):
+    """(client, the local cluster or None) for the benchmark suite: ``local`` starts one
+    worker per visible GPU, or one CPU worker where there is none."""
+    require_dask()
+    from distributed import Client
+
+    cluster = None
+    if address == "local":
+        gpus = visible_gpus()
+        cluster = local_gpu_cluster(gpus) if gpus else local_cpu_cluster(1)
+        return Client(cluster), cluster
+    try:
+        return Client(address, timeout="30s"), None
+    except (OSError, TimeoutError) as exc:
+        raise UnavailableError(f"cannot reach the Dask scheduler at {address} ({exc})") from None
 
 
 def dashboard_of(client) -> str | None:
