@@ -149,9 +149,9 @@ def test_local_cluster_counts_n14_serial_verified(capsys):
     assert main(["solve", "14", "-s", "serial", "--cluster", "local", "--workers", "2"]) == 0
     out, err = capsys.readouterr()
     assert "count      365596  verified" in out
-    assert "tasks      16 interleaved slices of 4816 boards at depth 4" in out
+    assert "tasks      8 interleaved slices of 4816 boards at depth 4" in out
     assert "2 workers ran tasks" in out and "speedup    " in out and "balance    " in out
-    assert "nqprof: 16/16 tasks" in err
+    assert "nqprof: 8/8 tasks" in err
 
 
 def test_record_json(cluster):
@@ -300,3 +300,23 @@ def test_replay_timer():
     timer = ReplayTimer([0.5, 0.25], "w")
     readings = [timer() for _ in range(4)]
     assert [readings[1] - readings[0], readings[3] - readings[2]] == [0.5, 0.25]
+
+
+def test_progress_lines():
+    import io
+
+    from nqprof.cluster.progress import Progress
+
+    stream = io.StringIO()
+    bar = Progress(20, already=4, stream=stream)
+    for done in range(5, 21):
+        bar.update(done)
+    lines = stream.getvalue().splitlines()
+    assert lines[0].startswith("nqprof: 6/20 tasks, ") and "ETA" in lines[0]
+    assert lines[-1].startswith("nqprof: 20/20 tasks, ") and "ETA" not in lines[-1]
+    assert len(lines) == 8  # every tenth of the tasks (here two), the last included
+
+
+def test_gpu_strategy_needs_gpu_workers(cluster):
+    with pytest.raises(UnavailableError, match="feinbube needs GPU workers: the cluster at tcp://.* has no worker with the resource GPU=1"):
+        solve_clustered("feinbube", 10, cluster=cluster.scheduler_address, progress=None)

@@ -20,7 +20,7 @@ def add_cluster_arguments(parser) -> None:
     g.add_argument("--workers", type=int, default=None, metavar="K",
                    help="local: workers to start (default: every GPU, or every core); ADDRESS: workers to wait for")
     g.add_argument("--tasks", type=int, default=None, metavar="T",
-                   help="tasks to cut the host expansion into (default: the checkpoint's, else 8 per worker)")
+                   help="tasks to cut the host expansion into (default: the checkpoint's, else 4 per worker)")
     g.add_argument("--split-depth", type=int, default=None, metavar="D",
                    help="rows expanded on the host, for strategies without a depth parameter (default: min(4, N-1))")
     g.add_argument("--checkpoint", metavar="FILE", default=None,

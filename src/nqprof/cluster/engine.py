@@ -196,7 +196,15 @@ def solve_clustered(
     with connect(cluster, strat, workers) as client:
         address = client.scheduler.address
         dashboard = dashboard_of(client)
-        nworkers = len(client.scheduler_info().get("workers", {})) or 1
+        infos = client.scheduler_info().get("workers", {}).values()
+        if strat.needs_gpu:
+            infos = [w for w in infos if w.get("resources", {}).get("GPU", 0) >= 1]
+            if not infos:
+                raise UnavailableError(
+                    f"{strat.name} needs GPU workers: the cluster at {address} has no worker with the resource "
+                    "GPU=1 (start them with dask worker ... --resources GPU=1)"
+                )
+        nworkers = len(infos) or 1
         count_of_tasks = tasks
         ck = None
         if checkpoint and count_of_tasks is None and os.path.exists(checkpoint):

@@ -17,8 +17,9 @@ class Progress:
         self.stream = stream if stream is not None else sys.stderr
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
         self.t0 = time.perf_counter()
-        self._last_time = 0.0
+        self._last_time = self.t0
         self._last_done = already
+        self._open_line = False  # a terminal line being rewritten in place
 
     def line(self, done: int) -> str:
         elapsed = time.perf_counter() - self.t0
@@ -35,12 +36,13 @@ class Progress:
             if final or now - self._last_time >= 0.5:
                 self.stream.write("\r" + self.line(done) + ("\n" if final else ""))
                 self.stream.flush()
-                self._last_time = now
+                self._last_time, self._open_line = now, not final
         elif final or done - self._last_done >= max(1, self.total // 10) or now - self._last_time >= 30:
             self.stream.write(self.line(done) + "\n")
             self.stream.flush()
             self._last_time, self._last_done = now, done
 
     def message(self, text: str) -> None:
-        self.stream.write(("\n" if self.tty else "") + text + "\n")
+        self.stream.write(("\n" if self._open_line else "") + text + "\n")
+        self._open_line = False
         self.stream.flush()

@@ -26,8 +26,10 @@ from ..subproblems import Subproblems, expand
 
 #: Rows the host expands for a strategy without its own ``depth`` parameter.
 DEFAULT_DEPTH_CAP = 4
-#: Tasks per worker when --tasks is not given.
-TASKS_PER_WORKER = 8
+#: Tasks per worker when --tasks is not given. Interleaved tasks carry nearly equal work,
+#: so a few per worker balance the load; more give finer checkpoints and progress, but on a
+#: GPU each task pays its kernel's tail (its longest subtree) once.
+TASKS_PER_WORKER = 4
 
 
 @dataclass(frozen=True)
