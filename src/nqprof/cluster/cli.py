@@ -6,6 +6,7 @@ This module imports no Dask: ``nqprof --help`` stays light, and without Dask ins
 
 from __future__ import annotations
 
+import os
 import sys
 
 from ..errors import InputError
@@ -56,8 +57,8 @@ def run_clustered(args) -> int:
             progress=not (args.quiet or args.json), on_task=on_task,
         )
     except KeyboardInterrupt:
-        if args.checkpoint:
-            print(f"nqprof: interrupted: {done[0]} of {done[1] or '?'} tasks are in {args.checkpoint}; "
+        if args.checkpoint and os.path.exists(args.checkpoint) and done[1]:
+            print(f"nqprof: {done[0]} of {done[1]} tasks are saved in {args.checkpoint}; "
                   "the same command resumes the run", file=sys.stderr)
         raise
     print(record.to_json() if args.json else record.summary())
