@@ -137,6 +137,9 @@ distributed = pytest.importorskip("distributed", reason="Dask distributed is not
 
 from nqprof.cluster.engine import solve_clustered  # noqa: E402
 
+# Functions of this module that run on workers travel by value (workers need not import it).
+pytest.importorskip("cloudpickle").register_pickle_by_value(sys.modules[__name__])
+
 
 @pytest.fixture(scope="module")
 def cluster():
@@ -162,6 +165,18 @@ def test_record_json(cluster):
     assert [t["index"] for t in data["tasks"]] == list(range(5))
     assert sum(t["boards"] for t in data["tasks"]) == data["boards"]
     assert sum(w["tasks"] for w in data["workers"]) == 5 and data["load_balance"] >= 1.0
+
+
+def _session_key():
+    from nqprof.cluster import work
+
+    return work._part["key"]
+
+
+def test_workers_release_their_sessions_after_a_run(cluster):
+    solve_clustered("serial", 11, cluster=cluster.scheduler_address, tasks=4, progress=None)
+    with distributed.Client(cluster.scheduler_address) as client:
+        assert set(client.run(_session_key).values()) == {None}
 
 
 def test_unsupported_strategy_is_refused(cluster):
@@ -243,7 +258,6 @@ def test_local_gpu_cluster_pins_one_gpu_per_worker(monkeypatch):
     each seeing only its own, able to start the watchdog process GPU work runs in."""
     from nqprof.cluster.engine import local_cluster
 
-    pytest.importorskip("cloudpickle").register_pickle_by_value(sys.modules[__name__])
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,5")
     with local_cluster(get("feinbube"), None) as c, distributed.Client(c) as client:
         client.wait_for_workers(2, timeout=60)

@@ -24,6 +24,7 @@ import multiprocessing
 import os
 import socket
 import time
+import uuid
 from dataclasses import asdict
 from typing import Any
 
@@ -154,6 +155,7 @@ class ClusterBench:
         self.settings = settings
         self.address = self.client.scheduler.address
         self.futures: dict[str, Any] = {}
+        self.run_id = uuid.uuid4().hex[:8]
         workers = self.client.scheduler_info().get("workers", {}).values()
         self.gpu_workers = sum(1 for w in workers if w.get("resources", {}).get("GPU", 0) >= 1)
 
@@ -184,7 +186,7 @@ class ClusterBench:
                 continue
             self.futures[case.id] = self.client.submit(
                 run_case, case.strategy, case.n, dict(case.given), self.settings.warmup, self.settings.rounds,
-                self.settings.timeout, key=f"nqprof-case-{case.id}", pure=False,
+                self.settings.timeout, key=f"nqprof-case-{self.run_id}-{case.id}", pure=False,
                 resources={"GPU": 1} if strategy.needs_gpu else None,
             )
 

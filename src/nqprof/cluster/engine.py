@@ -21,6 +21,7 @@ import os
 import shutil
 import subprocess
 import time
+import uuid
 from typing import Any, Callable, Iterator
 
 from ..errors import CountMismatchError, InputError, NqprofError, UnavailableError, WatchdogError
@@ -229,10 +230,12 @@ def solve_clustered(
         from .work import count_task
 
         resources = {"GPU": 1} if strat.needs_gpu else None
+        run_id = uuid.uuid4().hex[:8]  # a resumed or repeated run gets keys of its own
         t0 = time.perf_counter()
         futures = {
-            client.submit(count_task, strat.name, n, values, depth, task, timeout, key=f"nqprof-{key}-{task.index}",
-                          retries=retries, resources=resources, pure=False): task
+            client.submit(count_task, strat.name, n, values, depth, task, timeout,
+                          key=f"nqprof-{key}-{run_id}-{task.index}", retries=retries, resources=resources,
+                          pure=False): task
             for task in pending
         }
         try:
@@ -264,6 +267,8 @@ def solve_clustered(
             for future in futures:
                 future.cancel()
             raise
+        finally:
+            _release_workers(client)
         wall = time.perf_counter() - t0
     total = boards.multiplier * sum(r["count"] for r in results.values())
     expected = known_count(n)
@@ -275,6 +280,16 @@ def solve_clustered(
         boards=len(boards), count=total, expected=expected, verified=True, cluster=address,
         dashboard=dashboard, checkpoint=checkpoint,
     )
+
+
+def _release_workers(client) -> None:
+    """Close the workers' part sessions (a GPU session holds its context and memory)."""
+    from .work import release_idle
+
+    try:
+        client.run(release_idle)
+    except Exception:  # a worker that is gone holds nothing
+        pass
 
 
 def _part_strategies() -> list[str]:

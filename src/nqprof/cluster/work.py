@@ -79,6 +79,18 @@ def close_session() -> None:
         session.close()
 
 
+def release_idle() -> bool:
+    """Close this worker's part session unless a task is using it (run by the client at
+    the end of a run: a GPU session holds its context and device memory)."""
+    if not _lock.acquire(blocking=False):
+        return False
+    try:
+        close_session()
+        return True
+    finally:
+        _lock.release()
+
+
 def count_task(strategy: str, n: int, params: dict[str, Any], depth: int, task: Task,
                timeout: float) -> dict[str, Any]:
     """Count one task's boards; the result names the worker, its host and GPU, and times."""
