@@ -334,3 +334,25 @@ def test_progress_lines():
 def test_gpu_strategy_needs_gpu_workers(cluster):
     with pytest.raises(UnavailableError, match="feinbube needs GPU workers: the cluster at tcp://.* has no worker with the resource GPU=1"):
         solve_clustered("feinbube", 10, cluster=cluster.scheduler_address, progress=None)
+
+
+def test_gpu_tasks_run_in_watchdog_processes_and_a_hang_is_retried(monkeypatch, tmp_path):
+    """The GPU path without a GPU: one worker per GPU, each task counted in the worker's
+    watchdog process; a count that hangs is killed after --timeout and its task retried."""
+    import fake_gpu_parts
+    from nqprof import strategies
+    from nqprof.cluster.engine import local_gpu_cluster
+
+    marker = tmp_path / "hung"
+    monkeypatch.setenv(fake_gpu_parts.MARKER_ENV, str(marker))
+    monkeypatch.setitem(strategies._MODULES, "fakegpuparts", "unused")
+    monkeypatch.setitem(strategies._cache, "fakegpuparts", fake_gpu_parts.STRATEGY)
+    with local_gpu_cluster(["0", "1"]) as c, distributed.Client(c) as client:
+        client.wait_for_workers(2, timeout=60)
+        client.run(fake_gpu_parts.register)
+        record = solve_clustered("fakegpuparts", 12, {"fault": "hang-once"}, cluster=c.scheduler_address, tasks=6,
+                                 timeout=10, progress=None)
+    assert marker.exists()  # one count hung, its watchdog process was killed, the task retried
+    assert record.verified and record.count == KNOWN_COUNTS[12]
+    assert {w["gpu"] for w in record.workers} <= {"0", "1"} and all(t["gpu_s"] is not None for t in record.tasks)
+    assert len({t["pid"] for t in record.tasks}) <= 2  # the Dask workers' processes, not the watchdogs'
