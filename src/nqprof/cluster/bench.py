@@ -50,7 +50,7 @@ def add_option(group) -> None:
 def start(session) -> None:
     """After collection: connect and submit the selected cases (``--nq-cluster`` only)."""
     address = session.config.getoption(DEST, None)
-    if not address:
+    if not address or session.config.getoption("collectonly", False):
         return
     from .. import plugin
 
