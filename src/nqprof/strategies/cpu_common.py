@@ -46,8 +46,12 @@ class BoardsCall(TimedCall):
     on ``threads`` CPU threads (the C extension's pool), no symmetry multiplier."""
 
     def __init__(self, n: int, threads: int, info: dict[str, Any]):
-        super().__init__(lambda: 0, info)
+        super().__init__(self._no_whole_count, info)
         self.n, self.threads = n, threads
+
+    @staticmethod
+    def _no_whole_count() -> int:
+        raise NotImplementedError("a part session counts the boards it is given: count_part(boards)")
 
     def count_part(self, boards) -> Measurement:
         cpu = cpu_module()
