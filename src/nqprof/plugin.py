@@ -26,6 +26,7 @@ from typing import Any
 import pytest
 
 from . import __version__, machine
+from .cluster import bench as cluster_bench
 from .errors import CountMismatchError, InputError, UnavailableError
 from .options import (  # noqa: F401  (re-exported: the plugin's public names)
     AUTO_ROUNDS_RANGE,
@@ -94,6 +95,8 @@ class NQBench:
         self.params = self.strategy.resolve(case.n, dict(case.given))
         self.record: RunRecord | None = None
         self._runner = None
+        #: The session's --nq-cluster bench: the case then runs on a cluster worker.
+        self.remote = None
 
     @property
     def label(self) -> str:
@@ -101,6 +104,8 @@ class NQBench:
 
     def run(self) -> RunRecord:
         """Prepare (untimed), warm up (untimed, verified), time the rounds, record."""
+        if self.remote is not None:
+            return self.remote.run(self)
         skip_unless_runnable(self.strategy)
         try:
             try:
@@ -139,6 +144,7 @@ def pytest_addoption(parser) -> None:
     group = parser.getgroup("nqprof", "nqprof: N-Queens strategies as benchmarks")
     for opt in OPTIONS:
         opt.add_to(group.addoption)
+    cluster_bench.add_option(group)
 
 
 def pytest_configure(config) -> None:
@@ -175,15 +181,29 @@ def nqbench_fixture(request):
         pytest.fail(f"the {FIXTURE} fixture needs a case: parametrize it indirectly with "
                     "{'strategy': ..., 'n': ..., 'params': {...}}", pytrace=False)
     case = Case.from_param(request.param)
-    skip_unless_runnable(get(case.strategy))
+    remote = cluster_bench.of(request.config)
+    if remote is None:
+        skip_unless_runnable(get(case.strategy))
+    elif remote.gpu_skip_reason(get(case.strategy)):
+        pytest.skip(remote.gpu_skip_reason(get(case.strategy)))
     # requested only now: a benchmark fixture left unused by a skip warns
     benchmark = request.getfixturevalue("benchmark")
     with NQBench(benchmark, settings_of(request.config), case) as bench:
+        bench.remote = remote
         yield bench
 
 
+def pytest_collection_finish(session) -> None:
+    cluster_bench.start(session)
+
+
+def pytest_unconfigure(config) -> None:
+    cluster_bench.stop(config)
+
+
 def pytest_benchmark_update_machine_info(config, machine_info) -> None:
-    machine_info[machine.MACHINE_KEY] = machine.machine_facts()
+    machine_info[machine.MACHINE_KEY] = dict(machine.machine_facts())
+    cluster_bench.update_machine_info(config, machine_info[machine.MACHINE_KEY])
 
 
 def pytest_benchmark_update_json(config, benchmarks, output_json) -> None:

@@ -16,6 +16,8 @@ class Progress:
 
     def __init__(self, total: int | None = None, enabled: bool | None = None, stream: TextIO | None = None):
         self.stream = stream or sys.stderr
+        #: -q: not even messages
+        self.quiet = enabled is False
         if enabled is None:
             enabled = bool(getattr(self.stream, "isatty", lambda: False)())
         self.enabled, self.total = enabled, total
@@ -33,7 +35,7 @@ class Progress:
         return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
 
     def _prefix(self) -> str:
-        count = f"{self.index}/{self.total} " if self.total else ""
+        count = f"{self.index}/{self.total} " if self.total and self.index else ""
         return f"[{count}{self.elapsed()}]"
 
     def case(self, label: str) -> None:
@@ -51,6 +53,26 @@ class Progress:
         self.stream.write(f"\r\x1b[K{self._prefix()}{label} {text}")
         self.stream.flush()
         self._open = True
+
+    def tasks(self, done: int, already: int = 0) -> None:
+        """Status of a run of ``total`` tasks: ``done`` of them finished, ``already`` of those
+        before this run started (a resumed checkpoint), with the time left at this pace."""
+        elapsed = time.monotonic() - self.t0
+        text = f"{done}/{self.total} tasks"
+        ran = done - already
+        if 0 < ran and self.total and done < self.total:
+            text += f", ETA {elapsed / ran * (self.total - done):.0f} s"
+        self.update(text)
+        if self.total and done >= self.total:
+            self.finish_case()
+
+    def message(self, text: str) -> None:
+        """A line worth keeping (a dashboard address, a plan), on a terminal or not; not with -q."""
+        if self.quiet:
+            return
+        self.stream.write(("\r\x1b[K" if self._open else "") + text + "\n")
+        self.stream.flush()
+        self._open = False
 
     def finish_case(self, text: str | None = None) -> None:
         """Leave the current case's last status (or ``text``) on its own line."""

@@ -75,9 +75,9 @@ class LocalRunner:
         self.close()
 
 
-def _worker_main(conn, module: str, n: int, params: dict[str, Any]) -> None:
-    """The worker process: open the session of ``module``'s STRATEGY, then answer
-    run/info/close requests."""
+def _worker_main(conn, module: str, n: int, params: dict[str, Any], opener: str = "open") -> None:
+    """The worker process: open the session of ``module``'s STRATEGY (its method
+    ``opener``), then answer run/info/close requests and ("call", method, *args)."""
 
     def reply(call: Callable[[], Any]) -> bool:
         try:
@@ -97,7 +97,7 @@ def _worker_main(conn, module: str, n: int, params: dict[str, Any]) -> None:
         nonlocal session
         import importlib
 
-        session = importlib.import_module(module).STRATEGY.open(n, params)
+        session = getattr(importlib.import_module(module).STRATEGY, opener)(n, params)
         return session.info()
 
     if reply(open_session):
@@ -113,14 +113,18 @@ def _worker_main(conn, module: str, n: int, params: dict[str, Any]) -> None:
             elif cmd == "close":
                 reply(session.close)
                 break
+            elif isinstance(cmd, tuple) and cmd[0] == "call":
+                reply(lambda: getattr(session, cmd[1])(*cmd[2:]))
     conn.close()
 
 
 class WorkerRunner:
     """A session run in a child process, each request guarded by a timeout."""
 
-    def __init__(self, strategy: Strategy, n: int, params: dict[str, Any], timeout: float = DEFAULT_TIMEOUT):
+    def __init__(self, strategy: Strategy, n: int, params: dict[str, Any], timeout: float = DEFAULT_TIMEOUT,
+                 opener: str = "open"):
         self.strategy, self.n, self.params, self.timeout = strategy, n, params, timeout
+        self.opener = opener
         self._proc = None
         self._conn = None
 
@@ -133,7 +137,7 @@ class WorkerRunner:
         parent, child = ctx.Pipe()
         self._proc = ctx.Process(
             target=_worker_main,
-            args=(child, type(self.strategy).__module__, self.n, self.params),
+            args=(child, type(self.strategy).__module__, self.n, self.params, self.opener),
             daemon=True,
         )
         self._proc.start()
@@ -165,6 +169,11 @@ class WorkerRunner:
     def run_once(self) -> Measurement:
         self._conn.send("run")
         return verify(self.strategy.name, self.n, self.params, self._receive("run"))
+
+    def call(self, method: str, *args) -> Any:
+        """``session.method(*args)`` in the worker, under the same timeout."""
+        self._conn.send(("call", method, *args))
+        return self._receive(method)
 
     def info(self) -> dict[str, Any]:
         self._conn.send("info")

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 
 from .. import options
+from ..cluster.cli import add_cluster_arguments
+from ..errors import InputError
 from ..options import ROUNDS, TIMEOUT, WARMUP
 
 
@@ -27,6 +29,12 @@ def cmd_solve(args) -> int:
     from ..progress import Progress
     from ..runner import describe, solve
 
+    from ..cluster.cli import cluster_options_without_cluster, run_clustered
+
+    if args.cluster:
+        return run_clustered(args)
+    if cluster_options_without_cluster(args):
+        raise InputError(f"{', '.join(cluster_options_without_cluster(args))} need --cluster")
     rounds, warmup, timeout = loop_settings(args)
     params = options.parse_params(args.param)
     with Progress.for_command(args.quiet or args.json) as progress:
@@ -115,6 +123,7 @@ def add_commands(sub) -> None:
     p.add_argument("--param", "-p", action="append", metavar="KEY=VALUE", help="strategy parameter (repeatable)")
     run_options(p)
     p.add_argument("--json", action="store_true", help="print the run record as JSON")
+    add_cluster_arguments(p)
     p.set_defaults(func=cmd_solve)
 
     p = sub.add_parser("sweep", help="run a grid of cases (strategies x N x parameter axes), one verified row each",

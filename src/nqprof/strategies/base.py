@@ -156,6 +156,12 @@ class Strategy:
     def open(self, n: int, params: dict[str, Any]) -> Session:
         raise NotImplementedError
 
+    def open_part(self, n: int, params: dict[str, Any]) -> Session:
+        """A session that counts given slices of the host expansion (for nqprof.cluster):
+        its ``count_part(boards)`` returns a Measurement whose count is the completions of
+        those boards, without the symmetry multiplier. Prepared once, used for many slices."""
+        raise InputError(f"strategy {self.name} cannot count a slice of the boards (no cluster support)")
+
 
 def depth_param(default: Callable[[int], int], help: str = "rows expanded on the host", lo: int = 1) -> Param:
     """The host expansion depth: ``lo..N-1`` rows."""

@@ -39,3 +39,22 @@ class TimedCall(Session):
         from ..cuda.sources import source_hash
 
         return {"source_hash": source_hash(CPU_SOURCE), **self._info}
+
+
+class BoardsCall(TimedCall):
+    """A part session (see :meth:`Strategy.open_part`): the serial search over given boards
+    on ``threads`` CPU threads (the C extension's pool), no symmetry multiplier."""
+
+    def __init__(self, n: int, threads: int, info: dict[str, Any]):
+        super().__init__(self._no_whole_count, info)
+        self.n, self.threads = n, threads
+
+    @staticmethod
+    def _no_whole_count() -> int:
+        raise NotImplementedError("a part session counts the boards it is given: count_part(boards)")
+
+    def count_part(self, boards) -> Measurement:
+        cpu = cpu_module()
+        t0 = time.perf_counter()
+        count = cpu.count_boards(self.n, boards.cols, boards.ld, boards.rd, boards.row, self.threads)
+        return Measurement(count=int(count), wall_s=time.perf_counter() - t0)

@@ -15,6 +15,8 @@ counts are summed on the GPU. ``opt`` selects the paper's optimisation step:
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from ..cuda.sources import KernelSource
@@ -82,6 +84,9 @@ class Feinbube(Strategy):
     def open(self, n, params):
         return FeinbubeSession(self.name, n, params)
 
+    def open_part(self, n, params):
+        return FeinbubePart(self.name, n, params)
+
 
 class FeinbubeSession(GpuSession):
     def __init__(self, name, n, params):
@@ -110,6 +115,18 @@ class FeinbubeSession(GpuSession):
         count = int(self.read_u64(self.total)[0]) * self.boards.multiplier
         self.ran()
         return Measurement(count=count, wall_s=timer.wall_seconds, gpu_s=timer.seconds)
+
+
+class FeinbubePart(FeinbubeSession):
+    """Counts slices of the same expansion (nqprof.cluster): built and sized once, for the
+    whole expansion; each slice is uploaded and counted in one generation."""
+
+    def count_part(self, boards) -> Measurement:
+        # The slice's boards are at rows >= depth: self.levels and the shared memory suffice.
+        # Its count is the completions of its boards, without the symmetry factor.
+        self.boards = self.upload(replace(boards, multiplier=1))
+        self.grid = self.grid_for(self.boards.count, self.block)
+        return self.run_once()
 
 
 STRATEGY = Feinbube()

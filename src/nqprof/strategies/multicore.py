@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ..subproblems import expand
 from .base import Param, Strategy, depth_param
-from .cpu_common import TimedCall, cpu_module
+from .cpu_common import BoardsCall, TimedCall, cpu_module
 
 
 def _default_depth(n: int) -> int:
@@ -38,6 +38,10 @@ class Multicore(Strategy):
             )
 
         return TimedCall(count, {"notes": [f"{len(boards)} subtrees on {threads} threads"]})
+
+    def open_part(self, n, params):
+        threads = params["threads"] or cpu_module().cpu_count()
+        return BoardsCall(n, threads, {"notes": [f"{threads} threads"]})
 
 
 STRATEGY = Multicore()

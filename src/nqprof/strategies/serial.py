@@ -6,7 +6,7 @@ The single-thread reference the papers compare against (kernels/cpu/nqueens_cpu.
 from __future__ import annotations
 
 from .base import Strategy
-from .cpu_common import TimedCall, cpu_module
+from .cpu_common import BoardsCall, TimedCall, cpu_module
 
 
 class Serial(Strategy):
@@ -18,6 +18,9 @@ class Serial(Strategy):
     def open(self, n, params):
         cpu = cpu_module()
         return TimedCall(lambda: cpu.serial(n), {"notes": ["one CPU thread"]})
+
+    def open_part(self, n, params):
+        return BoardsCall(n, 1, {"notes": ["one CPU thread"]})
 
 
 STRATEGY = Serial()

@@ -1,0 +1,304 @@
+"""Running a count on a Dask cluster: connect (or start a local cluster), submit one
+Dask task per nqprof task with retries, follow them as they finish (checkpoint, progress),
+sum and verify.
+
+``cluster="local"`` starts a cluster on this machine: for a GPU strategy one worker per
+GPU, each seeing only its GPU (``CUDA_VISIBLE_DEVICES`` in its environment; dask-cuda's
+``LocalCUDACluster`` does it where installed); for a CPU strategy one single-threaded
+worker process per core (one for multicore, which uses every core itself). Any other
+value is a scheduler address (``tcp://host:8786``) of a cluster started elsewhere.
+
+Faults: a task that raises is retried (``retries`` times, by Dask, on any worker); a
+worker that dies has its tasks rescheduled by the scheduler (up to its
+``distributed.scheduler.allowed-failures``). A task's result is only counted once it has
+arrived, so nothing is lost or counted twice, and the total is verified in the end.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import subprocess
+import time
+import uuid
+from typing import Any, Callable, Iterator
+
+from ..errors import CountMismatchError, InputError, NqprofError, UnavailableError, WatchdogError
+from ..problem import known_count
+from ..options import DEFAULT_TIMEOUT
+from ..runner import describe
+from ..strategies import Strategy, get
+from . import require_dask
+from .checkpoint import open_checkpoint
+from ..progress import Progress
+from .record import ClusterRecord
+from .tasks import TASKS_PER_WORKER, expansion, plan, plan_hash, split_depth
+
+#: Retries of a failed task (an exception in the task; worker deaths are counted by the
+#: scheduler's allowed-failures).
+DEFAULT_RETRIES = 3
+#: Seconds to wait for the workers asked for with --workers on a remote cluster.
+WORKER_WAIT_S = 60.0
+#: Where a local cluster's dashboard listens (Dask picks another port if it is taken).
+DASHBOARD = ":8787"
+
+
+def supports_parts(strategy: Strategy) -> bool:
+    return type(strategy).open_part is not Strategy.open_part
+
+
+def visible_gpus() -> list[str]:
+    """The GPUs local workers may use: CUDA_VISIBLE_DEVICES if set, else nvidia-smi's list."""
+    env = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if env is not None:
+        return [d.strip() for d in env.split(",") if d.strip()]
+    smi = shutil.which("nvidia-smi")
+    if smi:
+        try:
+            out = subprocess.run([smi, "-L"], capture_output=True, text=True, timeout=30).stdout
+        except (OSError, subprocess.SubprocessError):
+            out = ""
+        return [str(i) for i, line in enumerate(l for l in out.splitlines() if l.startswith("GPU "))]
+    return []
+
+
+def local_cluster(strategy: Strategy, workers: int | None):
+    """A cluster on this machine for ``strategy`` (see the module's docstring)."""
+    if not strategy.needs_gpu:
+        return local_cpu_cluster(workers or (1 if strategy.name == "multicore" else (os.cpu_count() or 1)))
+    gpus = visible_gpus()
+    if not gpus:
+        raise UnavailableError(f"{strategy.name} needs a GPU and none is visible here (nvidia-smi -L, CUDA_VISIBLE_DEVICES)")
+    if workers and workers > len(gpus):
+        raise InputError(f"--workers {workers}: only {len(gpus)} GPUs are visible here (one worker per GPU)")
+    return local_gpu_cluster(gpus[: workers or len(gpus)])
+
+
+def local_cpu_cluster(workers: int):
+    """``workers`` single-threaded worker processes."""
+    require_dask()
+    from distributed import LocalCluster
+
+    return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=DASHBOARD)
+
+
+def local_gpu_cluster(gpus: list[str]):
+    """One single-threaded worker per GPU, seeing only its GPU, with the resource GPU=1."""
+    require_dask()
+    import dask
+
+    # GPU work runs in nqprof's watchdog process, which a daemonic worker may not start.
+    with dask.config.set({"distributed.worker.daemon": False}):
+        try:
+            from dask_cuda import LocalCUDACluster
+        except ImportError:
+            LocalCUDACluster = None
+        if LocalCUDACluster is not None:
+            return LocalCUDACluster(CUDA_VISIBLE_DEVICES=",".join(gpus), threads_per_worker=1,
+                                    resources={"GPU": 1}, dashboard_address=DASHBOARD)
+        from distributed import Nanny, Scheduler, SpecCluster
+
+        spec = {
+            f"gpu{gpu}": {"cls": Nanny, "options": {"nthreads": 1, "resources": {"GPU": 1},
+                                                     "env": {"CUDA_VISIBLE_DEVICES": gpu}}}
+            for gpu in gpus
+        }
+        return SpecCluster(workers=spec, scheduler={"cls": Scheduler, "options": {"dashboard_address": DASHBOARD}})
+
+
+@contextlib.contextmanager
+def connect(address: str, strategy: Strategy, workers: int | None) -> Iterator[Any]:
+    """A Dask client on ``address`` ("local": a cluster started here, closed afterwards)."""
+    require_dask()
+    from distributed import Client
+
+    if address == "local":
+        with local_cluster(strategy, workers) as cluster, Client(cluster) as client:
+            yield client
+        return
+    try:
+        client = Client(address, timeout="30s")
+    except (OSError, TimeoutError) as exc:
+        raise UnavailableError(f"cannot reach the Dask scheduler at {address} ({exc})") from None
+    with client:
+        try:
+            client.wait_for_workers(workers or 1, timeout=WORKER_WAIT_S)
+        except TimeoutError:
+            have = len(client.scheduler_info().get("workers", {}))
+            raise UnavailableError(
+                f"the Dask cluster at {address} has {have} workers after {WORKER_WAIT_S:g} s, "
+                f"{workers or 1} wanted"
+            ) from None
+        yield client
+
+
+def connect_bench(address: str):
+    """(client, the local cluster or None) for the benchmark suite: ``local`` starts one
+    worker per visible GPU, or one CPU worker where there is none."""
+    require_dask()
+    from distributed import Client
+
+    cluster = None
+    if address == "local":
+        gpus = visible_gpus()
+        cluster = local_gpu_cluster(gpus) if gpus else local_cpu_cluster(1)
+        return Client(cluster), cluster
+    try:
+        return Client(address, timeout="30s"), None
+    except (OSError, TimeoutError) as exc:
+        raise UnavailableError(f"cannot reach the Dask scheduler at {address} ({exc})") from None
+
+
+def dashboard_of(client) -> str | None:
+    """The dashboard's address, if the scheduler runs one."""
+    try:
+        if "dashboard" in client.scheduler_info().get("services", {}):
+            return client.dashboard_link
+    except (KeyError, AttributeError, OSError):
+        pass
+    return None
+
+
+def solve_clustered(
+    strategy: str,
+    n: int,
+    params: dict[str, Any] | None = None,
+    *,
+    cluster: str = "local",
+    workers: int | None = None,
+    tasks: int | None = None,
+    depth: int | None = None,
+    checkpoint: str | None = None,
+    retries: int = DEFAULT_RETRIES,
+    timeout: float = DEFAULT_TIMEOUT,
+    progress: Progress | None | bool = True,
+    on_task: Callable[[dict[str, Any], int, int], None] | None = None,
+) -> ClusterRecord:
+    """Count ``n`` queens with ``strategy`` across the workers of a Dask cluster and
+    return the verified record. ``on_task(result, done, total)`` is called after each
+    finished task has been checkpointed (an exception from it stops the run there)."""
+    strat = get(strategy)
+    values = strat.resolve(n, params)
+    n = int(n)
+    if not supports_parts(strat):
+        able = ", ".join(s for s in _part_strategies())
+        raise InputError(f"strategy {strat.name} cannot run on a cluster (strategies that can: {able})")
+    if workers is not None and workers < 1:
+        raise InputError(f"--workers must be >= 1, got {workers}")
+    if retries < 0:
+        raise InputError(f"--retries must be >= 0, got {retries}")
+    depth = split_depth(strat, n, values, depth)
+    boards = expansion(n, depth)
+    label = describe(strat.name, n, values)
+    require_dask()
+    from distributed import as_completed
+    from distributed.client import FutureCancelledError
+
+    with connect(cluster, strat, workers) as client:
+        address = client.scheduler.address
+        dashboard = dashboard_of(client)
+        infos = client.scheduler_info().get("workers", {}).values()
+        if strat.needs_gpu:
+            infos = [w for w in infos if w.get("resources", {}).get("GPU", 0) >= 1]
+            if not infos:
+                raise UnavailableError(
+                    f"{strat.name} needs GPU workers: the cluster at {address} has no worker with the resource "
+                    "GPU=1 (start them with dask worker ... --resources GPU=1)"
+                )
+        nworkers = len(infos) or 1
+        count_of_tasks = tasks
+        ck = None
+        if checkpoint and count_of_tasks is None and os.path.exists(checkpoint):
+            from .checkpoint import load
+
+            count_of_tasks = load(checkpoint).tasks  # resume with the checkpoint's plan
+        task_list = plan(len(boards), count_of_tasks or TASKS_PER_WORKER * nworkers)
+        key = plan_hash(n, depth, len(boards), task_list)
+        if checkpoint:
+            ck = open_checkpoint(checkpoint, n, strat.name, values, depth, len(task_list), key)
+        results: dict[int, dict[str, Any]] = {}
+        if ck:
+            for index, entry in ck.done.items():
+                results[index] = {**entry, "index": index, "resumed": True}
+        pending = [t for t in task_list if t.index not in results]
+        bar = Progress(total=len(task_list)) if progress is True else (progress or None)
+        already = len(results)
+        if bar:
+            if dashboard:
+                bar.message(f"nqprof: Dask dashboard at {dashboard}")
+            bar.message(f"nqprof: {label} on {address}: {len(task_list)} tasks over {nworkers} workers"
+                        + (f", {len(results)} done before (checkpoint {checkpoint})" if results else ""))
+        from .work import count_task
+
+        resources = {"GPU": 1} if strat.needs_gpu else None
+        run_id = uuid.uuid4().hex[:8]  # a resumed or repeated run gets keys of its own
+        t0 = time.perf_counter()
+        futures = {
+            client.submit(count_task, strat.name, n, values, depth, task, timeout,
+                          key=f"nqprof-{key}-{run_id}-{task.index}", retries=retries, resources=resources,
+                          pure=False): task
+            for task in pending
+        }
+        try:
+            for future in as_completed(futures):
+                task = futures[future]
+                try:
+                    result = future.result()
+                except FutureCancelledError:
+                    raise
+                except NqprofError as exc:
+                    raise type(exc)(f"{label}: task {task.index} failed after {retries} retries: {exc}") from None
+                except Exception as exc:  # KilledWorker and the like: no worker could finish it
+                    raise WatchdogError(
+                        f"{label}: task {task.index} failed ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"
+                    ) from None
+                if result["boards"] != task.boards:
+                    raise NqprofError(
+                        f"{label}: task {task.index} counted {result['boards']} boards, the plan has {task.boards} "
+                        "(does the worker run another nqprof version?)"
+                    )
+                results[task.index] = result
+                if ck:
+                    ck.record(task.index, {k: v for k, v in result.items() if k != "index"})
+                if bar:
+                    bar.tasks(len(results), already)
+                if on_task:
+                    on_task(result, len(results), len(task_list))
+        except BaseException:
+            for future in futures:
+                future.cancel()
+            raise
+        finally:
+            _release_workers(client)
+        wall = time.perf_counter() - t0
+    total = boards.multiplier * sum(r["count"] for r in results.values())
+    expected = known_count(n)
+    if total != expected:
+        where = f"; the checkpoint {checkpoint} may hold a wrong count" if results and ck and ck.done else ""
+        raise CountMismatchError(f"{label} on a cluster counted {total}, expected {expected}{where}")
+    return ClusterRecord.build(
+        tasks=list(results.values()), wall_s=wall, strategy=strat.name, n=n, params=values, depth=depth,
+        boards=len(boards), count=total, expected=expected, verified=True, cluster=address,
+        dashboard=dashboard, checkpoint=checkpoint,
+    )
+
+
+def _release_workers(client) -> None:
+    """Close the workers' part sessions (a GPU session holds its context and memory)."""
+    from .work import release_idle
+
+    try:
+        client.run(release_idle)
+    except Exception:  # a worker that is gone holds nothing
+        pass
+
+
+def _part_strategies() -> list[str]:
+    from ..strategies import all_strategies
+
+    out = []
+    for s in all_strategies():
+        if supports_parts(s):
+            out.append(s.name)
+    return out

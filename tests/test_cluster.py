@@ -1,0 +1,367 @@
+"""Counting on a Dask cluster (nqprof.cluster): the plan, the checkpoint, a local cluster of
+CPU workers counting verified, a worker killed mid-run, an interrupted run resumed, the
+GPU-per-worker set-up (without a GPU), and the one-line error without Dask."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from nqprof import _cpu
+from nqprof.cli import main
+from nqprof.errors import CountMismatchError, InputError, UnavailableError
+from nqprof.problem import KNOWN_COUNTS
+from nqprof.runner import WorkerRunner
+from nqprof.strategies import get
+from nqprof.cluster import checkpoint as ckpt
+from nqprof.cluster.tasks import expansion, plan, plan_hash, split_depth, take
+
+# -- without Dask ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n,depth,tasks", [(8, 2, 3), (9, 1, 4), (12, 4, 7), (13, 3, 1000)])
+def test_interleaved_tasks_cover_every_board_once(n, depth, tasks):
+    boards = expansion(n, depth)
+    task_list = plan(len(boards), tasks)
+    assert len(task_list) == min(tasks, len(boards))
+    assert sum(t.boards for t in task_list) == len(boards) and all(t.boards for t in task_list)
+    parts = [take(boards, t) for t in task_list]
+    assert sorted(c for p in parts for c in zip(p.cols, p.ld, p.rd, p.row)) == sorted(
+        zip(boards.cols, boards.ld, boards.rd, boards.row)
+    )
+    total = sum(_cpu.count_boards(n, p.cols, p.ld, p.rd, p.row, 1) for p in parts)
+    assert boards.multiplier * total == KNOWN_COUNTS[n]
+
+
+def test_plan_hash_names_the_plan():
+    a = plan_hash(12, 4, 100, plan(100, 8))
+    assert a == plan_hash(12, 4, 100, plan(100, 8))
+    assert len({a, plan_hash(12, 4, 100, plan(100, 9)), plan_hash(12, 3, 100, plan(100, 8))}) == 3
+
+
+def test_split_depth():
+    serial, multicore = get("serial"), get("multicore")
+    assert split_depth(serial, 14, {}) == 4 and split_depth(serial, 3, {}) == 2
+    assert split_depth(serial, 14, {}, 6) == 6
+    assert split_depth(multicore, 14, {"depth": 5, "threads": 0}) == 5
+    with pytest.raises(InputError, match="set it with -p depth=3"):
+        split_depth(multicore, 14, {"depth": 5, "threads": 0}, 3)
+    with pytest.raises(InputError, match="--split-depth must be in 1..14"):
+        split_depth(serial, 14, {}, 15)
+
+
+def test_part_session_in_a_watchdog_process():
+    """The GPU path of a worker (open_part in WorkerRunner, count_part by call), run with a
+    CPU strategy."""
+    boards = expansion(11, 3)
+    parts = [take(boards, t) for t in plan(len(boards), 3)]
+    runner = WorkerRunner(get("serial"), 11, {}, timeout=60, opener="open_part").start()
+    try:
+        total = sum(runner.call("count_part", p).count for p in parts)
+    finally:
+        runner.close()
+    assert 2 * total == KNOWN_COUNTS[11]
+
+
+def _checkpoint(path, **changes):
+    fields = dict(n=12, strategy="serial", params={}, depth=4, tasks=8, plan="abc")
+    fields.update(changes)
+    return ckpt.open_checkpoint(str(path), **fields)
+
+
+def test_checkpoint_round_trip_and_atomic_write(tmp_path):
+    path = tmp_path / "run.json"
+    ck = _checkpoint(path)
+    ck.record(3, {"count": 17, "seconds": 0.5, "worker": "w"})
+    assert _checkpoint(path).done == {3: {"count": 17, "seconds": 0.5, "worker": "w"}}
+    assert os.listdir(tmp_path) == ["run.json"]  # no temporary file left behind
+
+
+@pytest.mark.parametrize("change", [{"n": 13}, {"strategy": "multicore"}, {"params": {"threads": 2}},
+                                    {"depth": 5}, {"tasks": 9}, {"plan": "abd"}])
+def test_checkpoint_of_another_run_is_refused(tmp_path, change):
+    _checkpoint(tmp_path / "run.json")
+    with pytest.raises(InputError, match=r"belongs to another run \(serial N=12, depth 4, 8 tasks, plan abc\)"):
+        _checkpoint(tmp_path / "run.json", **change)
+
+
+@pytest.mark.parametrize(
+    "text,message",
+    [
+        ("{not json", "cannot be read"),
+        ("", "cannot be read"),
+        ('{"format": "other"}', "is corrupt \\(not an nqprof cluster checkpoint\\)"),
+        (None, "is corrupt \\(task 9 is outside 0..7\\)"),
+        (None, "is corrupt \\(task 2 has no valid count\\)"),
+    ],
+)
+def test_corrupt_checkpoint_is_one_line_error(tmp_path, text, message):
+    path = tmp_path / "run.json"
+    if text is None:
+        data = _checkpoint(path).to_dict()
+        data["done"] = {"9": {"count": 1}} if "9" in message else {"2": {"count": "12"}}
+        text = json.dumps(data)
+    path.write_text(text)
+    with pytest.raises(InputError, match=message) as info:
+        _checkpoint(path)
+    assert "\n" not in str(info.value)
+
+
+def test_cluster_without_dask_names_the_extra(monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "distributed", None)  # import distributed -> ImportError
+    assert main(["solve", "12", "--cluster", "local"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and err.startswith("nqprof: error: running on a cluster needs Dask distributed")
+    assert "pip install 'nqprof[cluster]'" in err
+
+
+def test_cluster_options_need_cluster(capsys):
+    assert main(["solve", "8", "--checkpoint", "x.json"]) == 2
+    assert "--checkpoint need --cluster" in capsys.readouterr().err
+
+
+def test_help_does_not_import_dask():
+    code = "import sys; from nqprof.cli import build_parser; build_parser(); print('distributed' in sys.modules, 'dask' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.stdout.split() == ["False", "False"], out.stderr
+
+
+# -- on a local Dask cluster -----------------------------------------------------------------
+
+distributed = pytest.importorskip("distributed", reason="Dask distributed is not installed (pip install 'nqprof[cluster]')")
+
+from nqprof.cluster.engine import solve_clustered  # noqa: E402
+
+# Functions of this module that run on workers travel by value (workers need not import it).
+pytest.importorskip("cloudpickle").register_pickle_by_value(sys.modules[__name__])
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """Two single-threaded CPU worker processes."""
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as c:
+        yield c
+
+
+def test_local_cluster_counts_n14_serial_verified(capsys):
+    assert main(["solve", "14", "-s", "serial", "--cluster", "local", "--workers", "2"]) == 0
+    out, err = capsys.readouterr()
+    assert "count      365596  verified" in out
+    assert "tasks      8 interleaved slices of 4816 boards at depth 4" in out
+    assert "2 workers ran tasks" in out and "speedup    " in out and "balance    " in out
+    assert "nqprof: serial N=14 on tcp://" in err and "8 tasks over 2 workers" in err  # progress itself: a terminal only
+
+
+def test_record_json(cluster):
+    record = solve_clustered("multicore", 12, {"threads": 1, "depth": 3}, cluster=cluster.scheduler_address,
+                             tasks=5, progress=None)
+    assert record.verified and record.count == KNOWN_COUNTS[12] and record.depth == 3
+    data = json.loads(record.to_json())
+    assert [t["index"] for t in data["tasks"]] == list(range(5))
+    assert sum(t["boards"] for t in data["tasks"]) == data["boards"]
+    assert sum(w["tasks"] for w in data["workers"]) == 5 and data["load_balance"] >= 1.0
+
+
+def _session_key():
+    from nqprof.cluster import work
+
+    return work._part["key"]
+
+
+def test_workers_release_their_sessions_after_a_run(cluster):
+    solve_clustered("serial", 11, cluster=cluster.scheduler_address, tasks=4, progress=None)
+    with distributed.Client(cluster.scheduler_address) as client:
+        assert set(client.run(_session_key).values()) == {None}
+
+
+def test_unsupported_strategy_is_refused(cluster):
+    with pytest.raises(InputError, match="strategy dp1 cannot run on a cluster \\(strategies that can: serial, multicore, feinbube"):
+        solve_clustered("dp1", 10, cluster=cluster.scheduler_address, progress=None)
+
+
+def test_interrupted_run_resumes_from_its_checkpoint(cluster, tmp_path):
+    path = str(tmp_path / "n13.json")
+
+    def stop_after_three(result, done, total):
+        if done == 3:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        solve_clustered("serial", 13, cluster=cluster.scheduler_address, tasks=12, checkpoint=path,
+                        progress=None, on_task=stop_after_three)
+    saved = json.loads(open(path).read())
+    assert saved["tasks"] == 12 and len(saved["done"]) == 3
+
+    ran = []
+    record = solve_clustered("serial", 13, cluster=cluster.scheduler_address, checkpoint=path, progress=None,
+                             on_task=lambda result, done, total: ran.append(result["index"]))
+    assert record.verified and record.count == KNOWN_COUNTS[13]
+    assert record.resumed == 3 and len(ran) == 9 and not set(ran) & {int(i) for i in saved["done"]}
+    assert len(json.loads(open(path).read())["done"]) == 12
+
+
+def test_wrong_count_in_checkpoint_is_a_mismatch(cluster, tmp_path):
+    path = str(tmp_path / "n10.json")
+    solve_clustered("serial", 10, cluster=cluster.scheduler_address, tasks=4, checkpoint=path, progress=None)
+    data = json.loads(open(path).read())
+    data["done"]["0"]["count"] += 1
+    open(path, "w").write(json.dumps(data))
+    with pytest.raises(CountMismatchError, match=f"counted 726, expected 724; the checkpoint {path} may hold a wrong count"):
+        solve_clustered("serial", 10, cluster=cluster.scheduler_address, checkpoint=path, progress=None)
+
+
+def test_killed_worker_loses_nothing():
+    """A worker is killed (SIGKILL) while it holds tasks: the scheduler gives them to
+    another worker, the nanny restarts the dead one, and the count is still right."""
+    killed = []
+
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as c, \
+            distributed.Client(c) as client:
+
+        def kill_a_busy_worker(result, done, total):
+            if killed:
+                return
+            busy = [w for w, keys in client.processing().items() if keys and w != result["worker"]]
+            victim = busy[0] if busy else result["worker"]
+            pid = client.run(os.getpid, workers=[victim])[victim]
+            os.kill(pid, signal.SIGKILL)
+            killed.append(victim)
+
+        record = solve_clustered("serial", 15, cluster=c.scheduler_address, tasks=24, progress=None,
+                                 on_task=kill_a_busy_worker)
+    assert killed and record.verified and record.count == KNOWN_COUNTS[15]
+    finished_by_victim = [t for t in record.tasks if t["worker"] == killed[0]]
+    assert len(finished_by_victim) <= 1  # at most the task that triggered the kill
+
+
+def _worker_facts():
+    import multiprocessing
+
+    from nqprof.cluster.work import _Watched
+
+    watched = _Watched(get("serial"), 8, {}, timeout=60)  # the watchdog process starts here
+    try:
+        boards = expansion(8, 2)
+        count = watched.count_part(boards).count
+    finally:
+        watched.close()
+    return os.environ.get("CUDA_VISIBLE_DEVICES"), multiprocessing.current_process().daemon, 2 * count
+
+
+def test_local_gpu_cluster_pins_one_gpu_per_worker(monkeypatch):
+    """Without a GPU: the local cluster for a GPU strategy starts one worker per visible GPU,
+    each seeing only its own, able to start the watchdog process GPU work runs in."""
+    from nqprof.cluster.engine import local_cluster
+
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,5")
+    with local_cluster(get("feinbube"), None) as c, distributed.Client(c) as client:
+        client.wait_for_workers(2, timeout=60)
+        workers = client.scheduler_info()["workers"]
+        assert sorted(w["resources"].get("GPU") for w in workers.values()) == [1, 1]
+        facts = sorted(client.run(_worker_facts).values())
+    assert facts == [("3", False, 92), ("5", False, 92)]
+    with pytest.raises(InputError, match="--workers 3: only 2 GPUs are visible here"):
+        local_cluster(get("feinbube"), 3)
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    with pytest.raises(UnavailableError, match="feinbube needs a GPU and none is visible here"):
+        local_cluster(get("feinbube"), None)
+
+
+# -- pytest bench/ --nq-cluster --------------------------------------------------------------
+
+pytest_plugins = ["pytester"]
+
+
+def _inner_suite(pytester, request):
+    pytester.makepyfile(test_suite="def test_nq(nqbench):\n    assert nqbench.run().verified\n")
+    load = [] if request.config.pluginmanager.has_plugin("nqprof") else ["-p", "nqprof.plugin"]
+    return [*load, "-p", "no:cacheprovider"]
+
+
+def test_bench_cases_run_on_the_cluster(pytester, request, tmp_path):
+    out = tmp_path / "bench.json"
+    result = pytester.runpytest(*_inner_suite(pytester, request), "--nq-cluster", "local", "--nq-strategy",
+                                "serial,multicore,feinbube", "--nq-n", "8,10", "--nq-rounds", "4",
+                                f"--benchmark-json={out}", "-rs")
+    result.assert_outcomes(passed=4, skipped=2)
+    result.stdout.fnmatch_lines(["*feinbube needs a GPU: the cluster at tcp://* has no worker with the resource GPU=1*"])
+    data = json.loads(out.read_text())
+    cluster = data["machine_info"]["nqprof"]["cluster"]
+    assert cluster["scheduler"].startswith("tcp://") and len(cluster["workers"]) == 1
+    for bench in data["benchmarks"]:
+        assert bench["stats"]["rounds"] == 4 and bench["extra_info"]["verified"]
+        where = bench["extra_info"]["cluster"]
+        assert where["worker"] == cluster["workers"][0]["worker"] and where["scheduler"] == cluster["scheduler"]
+        assert bench["options"]["timer"] == f"nqprof.cluster: round times taken on {where['worker']} ({where['host']})"
+
+
+def test_bench_cluster_without_dask_is_a_usage_error(pytester, request, monkeypatch):
+    monkeypatch.setitem(sys.modules, "distributed", None)
+    result = pytester.runpytest(*_inner_suite(pytester, request), "--nq-cluster", "local", "--nq-strategy", "serial",
+                                "--nq-n", "8")
+    result.stderr.fnmatch_lines(["*--nq-cluster: running on a cluster needs Dask distributed*nqprof?cluster?*"])
+    assert result.ret != 0
+
+
+def test_replay_timer():
+    from nqprof.cluster.bench import ReplayTimer
+
+    timer = ReplayTimer([0.5, 0.25], "w")
+    readings = [timer() for _ in range(4)]
+    assert [readings[1] - readings[0], readings[3] - readings[2]] == [0.5, 0.25]
+
+
+def test_progress_lines():
+    import io
+
+    from nqprof.progress import Progress
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    stream = Tty()
+    bar = Progress(total=20, stream=stream)
+    bar.message("nqprof: Dask dashboard at http://127.0.0.1:8787/status")
+    for done in range(5, 21):
+        bar.tasks(done, already=4)
+    text = stream.getvalue()
+    assert text.startswith("nqprof: Dask dashboard at http://127.0.0.1:8787/status\n")
+    lines = text.split("\r\x1b[K")[1:]
+    assert lines[0].endswith("5/20 tasks, ETA 0 s") and "ETA" not in lines[-1]
+    assert lines[-1].rstrip().endswith("20/20 tasks") and text.endswith("\n")
+    quiet = Tty()
+    Progress(total=3, stream=quiet, enabled=False).message("x")
+    assert quiet.getvalue() == ""
+
+
+def test_gpu_strategy_needs_gpu_workers(cluster):
+    with pytest.raises(UnavailableError, match="feinbube needs GPU workers: the cluster at tcp://.* has no worker with the resource GPU=1"):
+        solve_clustered("feinbube", 10, cluster=cluster.scheduler_address, progress=None)
+
+
+def test_gpu_tasks_run_in_watchdog_processes_and_a_hang_is_retried(monkeypatch, tmp_path):
+    """The GPU path without a GPU: one worker per GPU, each task counted in the worker's
+    watchdog process; a count that hangs is killed after --timeout and its task retried."""
+    import fake_gpu_parts
+    from nqprof import strategies
+    from nqprof.cluster.engine import local_gpu_cluster
+
+    marker = tmp_path / "hung"
+    monkeypatch.setenv(fake_gpu_parts.MARKER_ENV, str(marker))
+    monkeypatch.setitem(strategies._table(), "fakegpuparts", "unused")
+    monkeypatch.setitem(strategies._cache, "fakegpuparts", fake_gpu_parts.STRATEGY)
+    with local_gpu_cluster(["0", "1"]) as c, distributed.Client(c) as client:
+        client.wait_for_workers(2, timeout=60)
+        client.run(fake_gpu_parts.register)
+        record = solve_clustered("fakegpuparts", 12, {"fault": "hang-once"}, cluster=c.scheduler_address, tasks=6,
+                                 timeout=10, progress=None)
+    assert marker.exists()  # one count hung, its watchdog process was killed, the task retried
+    assert record.verified and record.count == KNOWN_COUNTS[12]
+    assert {w["gpu"] for w in record.workers} <= {"0", "1"} and all(t["gpu_s"] is not None for t in record.tasks)
+    assert len({t["pid"] for t in record.tasks}) <= 2  # the Dask workers' processes, not the watchdogs'
