@@ -66,7 +66,7 @@ def get(name: str) -> Strategy:
     """The strategy called ``name``; :class:`InputError` listing the known ones otherwise."""
     table = _table()
     if name not in table:
-        raise InputError(f"unknown strategy {name!r} (known: {', '.join(table)})")
+        raise InputError(f"unknown strategy {name!r} (known: {', '.join(names())})")
     if name not in _cache:
         module, _, attr = table[name].partition(":")
         strategy = getattr(importlib.import_module(module), attr or "STRATEGY")
