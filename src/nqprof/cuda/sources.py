@@ -43,6 +43,19 @@ CATALOG: dict[str, KernelSource] = {
     "dp2.cu": KernelSource("dp2.cu", cdp=True, kernels=("dp2_root", "dp2_child")),
     "dp3.cu": KernelSource("dp3.cu", cdp=True, kernels=("dp3_root", "dp3_child")),
     "dpswap.cu": KernelSource("dpswap.cu", cdp=True, kernels=("dpswap_root", "dpswap_child")),
+    # Kerbl et al.'s Broker Queue: the queue strategy and the queue microbenchmark (shared
+    # device code: queue_common.cuh, broker_queue.cuh, baseline_queues.cuh).
+    "queue.cu": KernelSource("queue.cu", cdp=False, kernels=("queue_seed", "queue_search_bq", "queue_search_bwd")),
+    "queue_bench.cu": KernelSource(
+        "queue_bench.cu",
+        cdp=False,
+        kernels=tuple(
+            f"qb_{kind}_{queue}_{size}"
+            for queue in ("bq", "bwd", "gottlieb", "ring")
+            for size in (4, 8, 16)
+            for kind in ("init", "balanced", "unbalanced", "enqueue_only", "dequeue_only")
+        ),
+    ),
 }
 
 #: Options every build uses (both paths).
