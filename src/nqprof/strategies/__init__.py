@@ -16,6 +16,7 @@ _MODULES: dict[str, str] = {
     "dp2": "dp2",
     "dp3": "dp3",
     "dpswap": "dpswap",
+    "queue": "queue",
 }
 
 _cache: dict[str, Strategy] = {}
