@@ -13,7 +13,7 @@ from . import __version__
 from .errors import InputError, NqprofError
 
 #: Modules that add their own subcommands through ``add_commands(subparsers)``.
-COMMAND_MODULES = ("build_cli", "trace_cli", "history_cli", "report_cli")
+COMMAND_MODULES = ("build_cli", "trace_cli", "history_cli", "report_cli", "queuebench_cli")
 
 
 def parse_params(items: Sequence[str] | None) -> dict[str, str]:
