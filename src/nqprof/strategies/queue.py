@@ -85,8 +85,8 @@ def _default_depth(n: int) -> int:
 
 
 def _default_split_rows(n: int) -> int:
-    """min(6, N-3), >= 1"""
-    return max(1, min(6, n - 3))
+    """min(6, N-4), >= 1"""
+    return max(1, min(6, n - 4))
 
 
 class Queue(Strategy):
