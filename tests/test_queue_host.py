@@ -73,6 +73,7 @@ def test_strategy_registered_with_defaults():
         ({"block": 1024, "depth": 1}, "use block <="),
         ({"split_rows": 0}, "split_rows must be in 1..18"),
         ({"blocks_per_sm": 33}, "blocks_per_sm must be in 0..32"),
+        ({"depth": 4, "capacity": 1024}, "23,866 seeded boards do not fit a queue of 1,024 slots: use capacity=65536"),
     ],
 )
 def test_bad_parameters_are_one_line_errors(given, match):

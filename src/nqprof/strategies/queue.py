@@ -124,9 +124,20 @@ class Queue(Strategy):
                 f"{params['depth']}, over {DYNAMIC_SHARED_LIMIT_SM90} B: use "
                 f"block <= {DYNAMIC_SHARED_LIMIT_SM90 // (STACK_BYTES_PER_LEVEL * levels)}"
             )
+        if params["capacity"]:
+            check_fits(len(expand(n, params["depth"])), params["capacity"], f"queue N={n}")
 
     def open(self, n, params):
         return QueueSession(self.name, n, params)
+
+
+def check_fits(boards: int, capacity: int, label: str) -> None:
+    """The host's boards must fit the queue they are seeded into."""
+    if boards > capacity:
+        raise InputError(
+            f"{label}: {boards:,} seeded boards do not fit a queue of {capacity:,} slots: use capacity="
+            f"{auto_capacity(boards)} (or 0) or a smaller depth"
+        )
 
 
 # --- accounting --------------------------------------------------------------------------------
@@ -200,15 +211,18 @@ def raise_on_failure(acct: QueueAccounting, label: str) -> None:
 class QueueSession(GpuSession):
     def __init__(self, name, n, params):
         super().__init__(name, n, params)
+        try:
+            self._prepare(name, n, params)
+        except BaseException:
+            self.close()
+            raise
+
+    def _prepare(self, name, n, params):
         self.label = f"{name} N={n} queue={params['queue']}"
         host = expand(n, params["depth"])
         self.multiplier = host.multiplier
         self.capacity = params["capacity"] or auto_capacity(len(host))
-        if len(host) > self.capacity:
-            raise InputError(
-                f"{self.label}: {len(host):,} seeded boards do not fit a queue of {self.capacity:,} slots: "
-                f"raise capacity to {auto_capacity(len(host))} or lower depth"
-            )
+        check_fits(len(host), self.capacity, self.label)
         module = self.build("queue.cu")
         kernel = QUEUES[params["queue"]]
         self.search = module.function(kernel)
