@@ -13,7 +13,7 @@
 // thread whose dequeue finds nothing (EMPTY, or BUSY: the Broker Queue's broker refused while
 // another dequeue is in flight) exits once pending is 0; otherwise it backs off and retries.
 //
-// Kernels (NQ_QUEUE_BQ / _BWD select nothing: both are built):
+// Kernels:
 //   queue_seed        boards -> queue slots, tail, Count, pending (after the host zeroed it)
 //   queue_search_bq   the search over the Broker Queue
 //   queue_search_bwd  the search over the Broker Work Distributor
