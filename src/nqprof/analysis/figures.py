@@ -102,3 +102,31 @@ def time_vs_n(series: Mapping[str, Sequence[tuple[int, float]]], path: str, titl
         ax.legend(fontsize="small")
     fig.savefig(path, dpi=120)
     return path
+
+
+def log_panels(panels: Mapping[str, Mapping[str, Sequence[tuple[float, float]]]], path, title: str, *,
+               xlabel: str, ylabel: str, logx: int | None = None) -> Path:
+    """Side-by-side log-y panels sharing y (``panel title -> line label -> [(x, y)]``), x on a
+    log scale of base ``logx`` if given; written to ``path`` (PNG)."""
+    try:
+        from matplotlib.figure import Figure
+    except ImportError as exc:
+        raise UnavailableError(f"figures need matplotlib ({exc}); install nqprof[analysis]") from None
+    fig = Figure(figsize=(4.2 * len(panels), 3.6), layout="constrained")
+    axes = fig.subplots(1, len(panels), sharey=True, squeeze=False)[0]
+    for ax, (panel, lines) in zip(axes, panels.items()):
+        for label, pts in lines.items():
+            if pts:
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=3, label=label)
+        if logx:
+            ax.set_xscale("log", base=logx)
+        ax.set_yscale("log")
+        ax.set_xlabel(xlabel)
+        ax.set_title(panel, fontsize="medium")
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0].set_ylabel(ylabel)
+    axes[0].legend(fontsize=8)
+    fig.suptitle(title)
+    fig.savefig(path, dpi=120)
+    return Path(path)
+

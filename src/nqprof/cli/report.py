@@ -176,13 +176,34 @@ def add_figure(q) -> None:
     q.add_argument("--n", default="8:16", help="N values: A:B (inclusive) or a comma list (default 8:16)")
 
 
+def _measured(add: Callable, figure: bool = False) -> Callable:
+    """The options of an artefact measured through nqprof.papers.measure: its own, the
+    rounds/warm-up/timeout/-q of every run, and --output (a PNG for a figure, else an
+    optional Markdown copy of the table)."""
+
+    def add_all(q) -> None:
+        add(q)
+        q.add_argument("--output", "-o", required=figure,
+                       help="the PNG file to write" if figure else "also write the table as Markdown to this file")
+        run_options(q)
+
+    return add_all
+
+
+def _kerbl_fig1():
+    from .queue_bench import add_kerbl_fig1, cmd_kerbl
+
+    return add_kerbl_fig1, cmd_kerbl
+
+
 #: (paper, artefact) -> (add its options, run it). An artefact a paper lists without an
 #: entry here is planned, not reproduced yet.
 COMMANDS: dict[tuple[str, str], tuple[Callable, Callable[..., int]]] = {
-    ("feinbube", "steps"): (add_feinbube_steps, cmd_feinbube_steps),
-    ("plauth", "table2"): (add_table2, cmd_table2),
-    ("plauth", "table3"): (add_table3, cmd_table3),
-    ("plauth", "figure"): (add_figure, cmd_figure),
+    ("feinbube", "steps"): (_measured(add_feinbube_steps), cmd_feinbube_steps),
+    ("plauth", "table2"): (_measured(add_table2), cmd_table2),
+    ("plauth", "table3"): (_measured(add_table3), cmd_table3),
+    ("plauth", "figure"): (_measured(add_figure, figure=True), cmd_figure),
+    ("kerbl", "fig1"): _kerbl_fig1(),
 }
 #: `nqprof report NAME` for the artefacts that existed before the papers were split.
 ALIASES = {"table2": "plauth", "table3": "plauth", "figure": "plauth"}
@@ -206,10 +227,6 @@ def _artefact_parser(sub, name: str, paper_key: str, artefact, help_text: str | 
     add, cmd = COMMANDS[(paper_key, artefact.name)]
     q = sub.add_parser(name, help=help_text or artefact.title)
     add(q)
-    q.add_argument("--output", "-o", required=artefact.name == "figure",
-                   help="the PNG file to write" if artefact.name == "figure" else
-                   "also write the table as Markdown to this file")
-    run_options(q)
     q.set_defaults(func=cmd)
 
 

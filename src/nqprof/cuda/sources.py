@@ -26,16 +26,24 @@ class KernelSource:
     check_defines: dict[str, int] = field(default_factory=dict)
 
 
+#: Modules that build kernels besides the strategies (microbenchmarks); each declares its
+#: own, once, as ``SOURCES`` (a tuple of :class:`KernelSource`).
+MEASUREMENT_MODULES = ("nqprof.queuebench",)
+
+
 def catalog() -> dict[str, KernelSource]:
     """Every kernel source, by file name: the union of the registered strategies' ``sources``
-    (each strategy declares its own, once)."""
+    and the measurement modules' ``SOURCES`` (each declared once, where it is used)."""
+    import importlib
+
     from ..strategies import all_strategies
 
+    declared = [src for strategy in all_strategies() for src in strategy.sources]
+    declared += [src for module in MEASUREMENT_MODULES for src in importlib.import_module(module).SOURCES]
     out: dict[str, KernelSource] = {}
-    for strategy in all_strategies():
-        for src in strategy.sources:
-            if out.setdefault(src.file, src) != src:
-                raise ValueError(f"kernel source {src.file} is declared differently by two strategies")
+    for src in declared:
+        if out.setdefault(src.file, src) != src:
+            raise ValueError(f"kernel source {src.file} is declared differently in two places")
     return out
 
 

@@ -1,0 +1,105 @@
+"""``nqprof queue-bench`` (and ``nqprof report kerbl fig1``): the GPU queue microbenchmark of
+Kerbl et al. (their Fig. 1), as a table and a figure.
+
+    nqprof queue-bench [--queues bq,bwd,gottlieb,ring] [--sizes 4,8,16] [--variants balanced,unbalanced]
+                       [--fill 4] [--repeats 3] [--json out.json] [--figure fig.png] [--bytes 16]
+    nqprof queue-bench --from out.json [--figure fig.png] [--bytes 16]     (no GPU: a saved run)
+    nqprof report kerbl fig1 [--from out.json] [--outdir DIR] [...the same run options]
+
+A run measures on the GPU (PyCUDA); ``--from`` renders a saved run anywhere.
+"""
+
+from __future__ import annotations
+
+
+from .. import queuebench
+from ..errors import InputError, UnavailableError
+from ..problem import split_list
+
+
+def _list(text: str, allowed, what: str, cast=str):
+    try:
+        values = [cast(x) for x in split_list(text, f"--{what}")]
+    except ValueError:
+        raise InputError(f"--{what} takes a comma list, got {text!r}") from None
+    for v in values:
+        if v not in allowed:
+            raise InputError(f"unknown {what[:-1]} {v!r} (known: {', '.join(map(str, allowed))})")
+    if not values:
+        raise InputError(f"--{what} {text!r} selects nothing")
+    return values
+
+
+def obtain(args) -> queuebench.BenchResult:
+    """The saved run (``--from``) or a new one on the GPU."""
+    if args.source:
+        return queuebench.load(args.source)
+    from ..cuda.device import gpu_available
+
+    ok, why = gpu_available()
+    if not ok:
+        raise UnavailableError(f"no GPU on this machine ({why}); render a saved run with --from FILE")
+    from ..progress import Progress
+
+    bar = Progress.for_command(args.quiet)
+
+    def progress(row):
+        bar.update(f"{row.variant} {row.queue} {row.bytes} B {row.threads:,} threads: {row.ms:.3f} ms")
+
+    result = queuebench.run_benchmark(
+        queues=_list(args.queues, queuebench.QUEUES, "queues"),
+        sizes=_list(args.sizes, queuebench.ELEMENT_BYTES, "sizes", int),
+        variants=_list(args.variants, queuebench.VARIANTS, "variants"),
+        fill=args.fill,
+        repeats=args.repeats,
+        progress=progress,
+    )
+    bar.close()
+    if args.json:
+        result.save(args.json)
+    return result
+
+
+def cmd_queue_bench(args) -> int:
+    result = obtain(args)
+    for variant in queuebench.VARIANTS:
+        if queuebench.select(result.rows, variant, args.bytes):
+            print(queuebench.table(result.rows, variant, args.bytes))
+            print()
+    if args.figure:
+        queuebench.figure(result.rows, args.figure, args.figure_variant)
+        print(f"figure: {args.figure}")
+    return 0
+
+
+def cmd_kerbl(args) -> int:
+    from ..papers import kerbl
+
+    print(kerbl.report(obtain(args), args.outdir, args.bytes))
+    return 0
+
+
+def add_run_options(p) -> None:
+    p.add_argument("--from", dest="source", metavar="JSON", help="render a saved run instead of measuring")
+    p.add_argument("--queues", default=",".join(queuebench.QUEUES), help="comma list (default: %(default)s)")
+    p.add_argument("--sizes", default="4,8,16", help="element sizes in bytes (default: %(default)s)")
+    p.add_argument("--variants", default=",".join(queuebench.VARIANTS), help="comma list (default: %(default)s)")
+    p.add_argument("--fill", type=int, default=4, help="largest thread count: this many times what the GPU holds")
+    p.add_argument("--repeats", "-r", type=int, default=3, help="timed runs per point (median)")
+    p.add_argument("--json", help="save the run to this file")
+    p.add_argument("--bytes", type=int, default=16, help="element size the tables show (default 16)")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress on the terminal")
+
+
+def add_commands(sub) -> None:
+    p = sub.add_parser("queue-bench", help="GPU queue microbenchmark (Kerbl et al., Fig. 1): table and figure")
+    add_run_options(p)
+    p.add_argument("--figure", help="write the figure (time vs threads, a line per queue) to this PNG")
+    p.add_argument("--figure-variant", default="balanced", choices=queuebench.VARIANTS)
+    p.set_defaults(func=cmd_queue_bench)
+
+
+def add_kerbl_fig1(q) -> None:
+    """The options of ``nqprof report kerbl fig1``."""
+    add_run_options(q)
+    q.add_argument("--outdir", help="write the figures (balanced, unbalanced) into this folder")

@@ -1,0 +1,81 @@
+"""The GPU queues and the queue strategy on a real GPU: every element enqueued is dequeued
+exactly once (ids counted, sums compared), FULL and EMPTY only when true (Broker Queue),
+nothing hangs (every spin is bounded; a stuck operation is counted, and fails the test), and
+the strategy verified with both queues. Skipped with the reason where no GPU run can happen."""
+
+import pytest
+
+from nqprof import queuebench as qb
+from nqprof.runner import solve
+
+pytestmark = pytest.mark.gpu
+
+TIMEOUT = 120
+CASES = [(q, b) for q in qb.QUEUES for b in qb.ELEMENT_BYTES]
+
+
+@pytest.fixture(scope="module")
+def bench():
+    b = qb.QueueBench()
+    yield b
+    b.close()
+
+
+@pytest.mark.parametrize("queue,size", CASES)
+def test_full_only_when_full_and_drained_exactly_once(bench, queue, size):
+    cap, threads = 1024, 3000
+    s = bench.fill(queue, size, cap, threads)
+    assert (s[qb.ENQ_OK], s[qb.FULL], s[qb.STUCK]) == (cap, threads - cap, 0)
+    put_sum = s[qb.ID_SUM]
+    s, seen = bench.drain(queue, size, cap, threads, threads)
+    assert (s[qb.DEQ_OK], s[qb.EMPTY], s[qb.STUCK], s[qb.CORRUPT]) == (cap, threads - cap, 0, 0)
+    assert seen.max() == 1 and int(seen.sum()) == cap and s[qb.ID_SUM] == put_sum
+
+
+@pytest.mark.parametrize("queue,size", CASES)
+def test_balanced_exactly_once(bench, queue, size):
+    threads = 20_000 if queue == "ring" else 100_000  # the CAS ring takes seconds at 100K
+    bench.run("balanced", queue, size, threads, 1 << 17, check=True)
+    s, seen = bench.read_stats(), bench.read_seen(threads * qb.ITERATIONS)
+    total = threads * qb.ITERATIONS
+    assert s[qb.ENQ_OK] == s[qb.DEQ_OK] == total and (seen == 1).all()
+    assert s[qb.ID_SUM] == total * (total - 1) // 2
+    assert s[qb.STUCK] == s[qb.GAVE_UP] == s[qb.CORRUPT] == 0
+    if queue == "bq":  # room for every element and each thread dequeues after its enqueue
+        assert s[qb.FULL] == s[qb.EMPTY] == 0
+
+
+@pytest.mark.parametrize("queue,size", CASES)
+def test_unbalanced_small_queue_exactly_once(bench, queue, size):
+    threads = min(bench.resident("unbalanced", queue, size), 65536) // 64 * 64
+    bench.run("unbalanced", queue, size, threads, 256, check=True)
+    s = bench.read_stats()
+    seen = bench.read_seen(threads * qb.ITERATIONS)
+    produced = threads // 2 * qb.ITERATIONS
+    assert s[qb.ENQ_OK] == s[qb.DEQ_OK] == produced and int(seen.sum()) == produced and seen.max() == 1
+    assert s[qb.STUCK] == s[qb.GAVE_UP] == s[qb.CORRUPT] == 0
+    assert s[qb.FULL] > 0 and s[qb.EMPTY] > 0  # both really happened
+
+
+@pytest.mark.parametrize("queue", ["bq", "bwd"])
+def test_strategy_counts_n4_to_n14(queue):
+    for n in range(4, 15):
+        record = solve("queue", n, {"queue": queue}, timeout=TIMEOUT)
+        assert record.verified and record.count == record.expected
+        f = record.device_failures
+        assert f["stuck"] == f["outstanding"] == 0 and f["dequeued"] == f["seeded"] + f["enqueued"]
+
+
+@pytest.mark.parametrize("queue", ["bq", "bwd"])
+def test_strategy_splits_when_the_queue_runs_low(queue):
+    """Few seeded boards and a high threshold: busy threads hand out work, still exact."""
+    record = solve("queue", 14, {"queue": queue, "depth": 2, "threshold": 1 << 20, "split_rows": 3}, timeout=TIMEOUT)
+    assert record.verified
+    f = record.device_failures
+    assert f["split_events"] > 0 and f["enqueued"] > 0 and f["dequeued"] == f["seeded"] + f["enqueued"]
+
+
+def test_tiny_queue_reports_full_and_stays_exact():
+    record = solve("queue", 13, {"queue": "bq", "depth": 3, "capacity": 1024, "threshold": 1 << 20, "split_rows": 2},
+                   timeout=TIMEOUT)
+    assert record.verified and record.device_failures["full"] > 0
