@@ -228,6 +228,12 @@ def auto_rounds(warmup_seconds: list[float]) -> int:
     return int(min(hi, max(lo, math.ceil(AUTO_ROUNDS_SECONDS / pace))))
 
 
+def check_rounds(rounds: int | None, warmup: int) -> None:
+    """Rounds >= 1 (or None: auto) and warm-up >= 0, else an :class:`InputError`."""
+    if (rounds is not None and rounds < 1) or warmup < 0:
+        raise errors.InputError(f"rounds must be >= 1 and warmup >= 0, got {rounds} and {warmup}")
+
+
 class RoundLoop:
     """The one round loop of nqprof (`nqprof solve`, `nqprof sweep` and the pytest plugin):
     untimed but verified warm-up rounds, then ``rounds`` timed ones (None: :func:`auto_rounds`
@@ -235,8 +241,7 @@ class RoundLoop:
     :meth:`one_round`; the others call :meth:`run`."""
 
     def __init__(self, runner, rounds: int | None, warmup: int, progress: Progress | None = None):
-        if (rounds is not None and rounds < 1) or warmup < 0:
-            raise errors.InputError(f"rounds must be >= 1 and warmup >= 0, got {rounds} and {warmup}")
+        check_rounds(rounds, warmup)
         self.runner, self.warmup, self._rounds = runner, warmup, rounds
         self.progress = progress or Progress(enabled=False)
         self.warm_seconds: list[float] = []
@@ -287,8 +292,7 @@ def solve(
     strat = get(strategy)
     values = strat.resolve(n, params)
     n = int(n)
-    if (repeats is not None and repeats < 1) or warmup < 0:
-        raise errors.InputError(f"repeats must be >= 1 and warmup >= 0, got {repeats} and {warmup}")
+    check_rounds(repeats, warmup)  # before a worker starts
     with open_runner(strat, n, values, timeout, isolate) as runner:
         loop = RoundLoop(runner, repeats, warmup, progress)
         loop.run()
