@@ -24,6 +24,10 @@
 #   profile        nqprof profile solve 16 --strategy feinbube, and a CDP strategy
 #   table2         nqprof report table2 (DP-1, default stream vs own streams, N=8..15)
 #   compat         load artifacts of a newer toolkit (tools/build_probe_artifacts.sh) under this driver
+#   queue-verify   the queue strategy, both queues, N=4..18, verified
+#   queue-time     queue (bq, bwd) and feinbube at N=19 (3 rounds) and N=20 (1 round), one run
+#   queue-bench    nqprof queue-bench, 16-byte elements, table, JSON and figure
+#   bench-smoke    pytest bench/ over a few strategies at N=12..13 (the plugin on the GPU)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export OUT=${OUT:-$PWD/out}
@@ -70,6 +74,15 @@ for stage in "$@"; do
         nqprof profile --output \$OUT/dp3-13 -- solve 13 --strategy dp3 --repeats 2 && rm -f \$OUT/*.nsys-rep" ;;
     table2) run table2 300 nqprof report table2 --n 8:15 --timeout 120 -o "$OUT/table2.md" ;;
     compat) run compat 120 bash -c "python3 tools/toolkit_probe.py .gpuhost/probe && python3 -m pytest tests/test_toolkit_compat_gpu.py -q -rs -p no:cacheprovider" ;;
+    queue-verify) run queue-verify 300 nqprof sweep --strategy queue --n 4:18 --param queue.queue=bq,bwd \
+        --rounds 1 --warmup 0 -q --json "$OUT/queue-verify.json" ;;
+    queue-time) run queue-time 300 bash -c "nqprof sweep --strategy queue,feinbube --n 19 --param queue.queue=bq,bwd \
+        --rounds 3 --warmup 1 -q --json \$OUT/queue-time-19.json && nqprof sweep --strategy queue,feinbube --n 20 \
+        --param queue.queue=bq,bwd --rounds 1 --warmup 0 -q --json \$OUT/queue-time-20.json" ;;
+    queue-bench) run queue-bench 300 nqprof queue-bench --sizes 16 -q --json "$OUT/queue-bench.json" \
+        --figure "$OUT/queue-fig1.png" ;;
+    bench-smoke) run bench-smoke 300 python3 -m pytest bench/ --nq-strategy=serial,feinbube,dp3,queue --nq-n=12:13 \
+        --benchmark-autosave --benchmark-storage="$OUT/benchmarks" -rs -q -p no:cacheprovider ;;
     *) echo "unknown stage $stage" ;;
   esac
 done
