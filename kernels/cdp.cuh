@@ -46,6 +46,24 @@
 
 typedef count_t cdp_word;
 
+// What a launch site does (a build variant, -DCDP_LAUNCH_MODE=...): the child grid itself
+// (the real build), an empty grid of the same shape in its place (t1 of Wang and
+// Yalamanchili's launch-overhead method), or nothing (t2). In the two variants the child's
+// work does not run: cdp_launch returns false, so the caller frees what it handed over (as
+// after a failed launch), and the launch is accounted as in the real build, so that the
+// host can check that the parent did the same work. nqprof characterize ideal uses them.
+#define CDP_LAUNCH_REAL 0
+#define CDP_LAUNCH_EMPTY 1
+#define CDP_LAUNCH_NONE 2
+#ifndef CDP_LAUNCH_MODE
+#define CDP_LAUNCH_MODE CDP_LAUNCH_REAL
+#endif
+
+#if CDP_LAUNCH_MODE == CDP_LAUNCH_EMPTY
+// The stand-in for every child grid of the CDP_LAUNCH_EMPTY variant.
+__global__ void cdp_empty_child() {}
+#endif
+
 // ---------------------------------------------------------------------------------------
 // Accounting
 
@@ -82,13 +100,24 @@ __device__ __forceinline__ bool cdp_check_launch(cdp_word* acct, int gen, unsign
 }
 
 // Launch `kernel` as a grid of generation `gen` handed `boards` boards, check the launch's
-// return code and account for it: the one line every CDP launch site uses.
+// return code and account for it: the one line every CDP launch site uses. Returns true if
+// the child grid will run (never in the CDP_LAUNCH_EMPTY and CDP_LAUNCH_NONE variants).
 template <class... P, class... A>
 __device__ __forceinline__ bool cdp_launch(cdp_word* acct, int gen, unsigned boards, void (*kernel)(P...), dim3 grid,
                                            dim3 block, unsigned shared, cudaStream_t stream, A... args) {
     cudaGetLastError();  // clear an earlier error so that the check below sees this launch's
+#if CDP_LAUNCH_MODE == CDP_LAUNCH_REAL
     kernel<<<grid, block, shared, stream>>>(args...);
     return cdp_check_launch(acct, gen, boards);
+#elif CDP_LAUNCH_MODE == CDP_LAUNCH_EMPTY
+    cdp_empty_child<<<grid, block, 0, stream>>>();  // same shape, no work, no dynamic shared memory
+    cdp_check_launch(acct, gen, boards);
+    return false;
+#else
+    cdp_count(acct, CDP_LAUNCHES);  // accounted as a launch that succeeded, none made
+    cdp_grid_launched(acct, gen, boards);
+    return false;
+#endif
 }
 
 // Device malloc that counts a NULL result.

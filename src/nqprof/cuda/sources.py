@@ -28,14 +28,14 @@ class KernelSource:
 
 def catalog() -> dict[str, KernelSource]:
     """Every kernel source, by file name: the union of the registered strategies' ``sources``
-    (each strategy declares its own, once)."""
+    (each strategy declares its own, once) and the characterization suite's kernels."""
+    from ..characterize import SOURCES as characterize_sources
     from ..strategies import all_strategies
 
     out: dict[str, KernelSource] = {}
-    for strategy in all_strategies():
-        for src in strategy.sources:
-            if out.setdefault(src.file, src) != src:
-                raise ValueError(f"kernel source {src.file} is declared differently by two strategies")
+    for src in [s for strategy in all_strategies() for s in strategy.sources] + list(characterize_sources):
+        if out.setdefault(src.file, src) != src:
+            raise ValueError(f"kernel source {src.file} is declared differently by two strategies")
     return out
 
 
@@ -45,8 +45,13 @@ COMMON_OPTIONS: tuple[str, ...] = ("-lineinfo", "-std=c++17")
 
 @lru_cache(maxsize=1)
 def kernels_dir() -> Path:
-    """The folder holding the .cu/.cuh files: the installed ``nqprof.kernels`` package, or
-    the source tree's kernels/ when running from a checkout."""
+    """The folder holding the .cu/.cuh files: the source tree's kernels/ when this package
+    runs from a checkout (it wins, as the checkout's strategy table does, over an
+    ``nqprof.kernels`` that another installed tree may provide), else the installed
+    ``nqprof.kernels`` package."""
+    tree = Path(__file__).resolve().parents[3] / "kernels"
+    if (tree / "common.cuh").exists():
+        return tree
     try:
         import nqprof.kernels as pkg
 
@@ -55,9 +60,6 @@ def kernels_dir() -> Path:
             return here
     except ImportError:
         pass
-    tree = Path(__file__).resolve().parents[3] / "kernels"
-    if (tree / "common.cuh").exists():
-        return tree
     raise FileNotFoundError("nqprof's CUDA kernel sources (kernels/*.cu) are not installed")
 
 

@@ -13,6 +13,7 @@ from ..gpu_common import COUNTER_BYTES, GpuSession
 from .accounting import WORDS, decode_accounting, raise_on_failures
 from .limits import configure_runtime
 from .model import Demand
+from .params import launch_defines
 
 class CdpSession(GpuSession):
     """Base of the CDP strategies' sessions.
@@ -53,7 +54,7 @@ class CdpSession(GpuSession):
             extra_bytes=board_bytes,
         )
         self.gpu.set_limits(pending_launches=self.limits.pending, heap_bytes=self.limits.heap_bytes)
-        module = self.build(self.source)
+        module = self.build(self.source, launch_defines(params))
         self.root = module.function(self.root_kernel)
         self.children = {name: module.function(name) for name in self.child_kernels}
         self.module = module
