@@ -137,8 +137,9 @@ def launch_figure(series: Mapping[str, Sequence[tuple[int, float, float]]], path
         raise UnavailableError(f"figures need matplotlib ({exc}); install nqprof[analysis]") from None
     fig = Figure(figsize=(12, 5), layout="constrained")
     left, right = fig.subplots(1, 2)
-    _loglog(f"child-launch time vs launch count{f' ({where})' if where else ''}", "device launches",
-            "launch time t1 - t2 (ms)", ax=left)
+    if where:
+        fig.suptitle(where, fontsize="medium")
+    _loglog("child-launch time vs launch count (their Fig. 5)", "device launches", "launch time t1 - t2 (ms)", ax=left)
     _loglog("time per launch", "device launches", "per launch (us)", ax=right)
     for mode, pts in series.items():
         counts = [c for c, _, _ in pts]
@@ -148,6 +149,8 @@ def launch_figure(series: Mapping[str, Sequence[tuple[int, float, float]]], path
         lo, hi = paper_small_range
         left.plot([lo, hi], [paper_small_ms, paper_small_ms], color="grey", linewidth=3, alpha=0.6,
                   label=f"paper (Kepler): ~{paper_small_ms:g} ms, {lo}-{hi} launches")
+        right.plot([lo, hi], [paper_small_ms * 1e3 / lo, paper_small_ms * 1e3 / hi], color="grey", linewidth=3,
+                   alpha=0.6, label=f"paper (Kepler): ~{paper_small_ms:g} ms / launches")
     for (gpu, ms), marker in zip((paper_large or {}).items(), "s^D"):
         left.plot([paper_large_count], [ms], marker=marker, linestyle="none", color="grey",
                   label=f"paper {gpu}: {ms:g} ms at {paper_large_count:,}")
@@ -165,10 +168,11 @@ def reserve_figure(series: Mapping[str, Sequence[tuple[int, float]]], path: str 
     """Their Fig. 6(a): device memory reserved vs the pending-launch limit (log-log; a limit
     of 0 is drawn at 1/2), a line for the limit alone and one with a cudadevrt module loaded,
     the paper's band, and the fitted line (``(bytes per slot, fixed bytes)``)."""
-    fig, ax = _loglog(f"memory reserved vs pending-launch limit{f' ({where})' if where else ''}",
-                      "pending-launch limit (0 drawn at 1/2)", "reserved (MiB)")
+    fig, ax = _loglog(f"memory reserved vs pending-launch limit (their Fig. 6(a)){f' ({where})' if where else ''}",
+                      "pending-launch limit (0 drawn at 1/2)", "reserved (MiB; linear below 1)")
+    ax.set_yscale("symlog", linthresh=1.0)  # nothing reserved is a reading too
     for label, pts in series.items():
-        pts = [(max(v, 0.5), max(mib, 1e-3)) for v, mib in pts]
+        pts = [(max(v, 0.5), mib) for v, mib in pts]
         ax.plot([v for v, _ in pts], [m for _, m in pts], marker="o", label=label)
     if paper_band_mb:
         lo, hi = paper_band_mb

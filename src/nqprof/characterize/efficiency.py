@@ -165,9 +165,11 @@ def per_kernel(df):
     for kernel, g in df.groupby("kernel", sort=False):
         r: dict[str, Any] = {"kernel": kernel, "launches": len(g)}
         for name in METRICS:
-            if name in RATIOS:
-                w = g["warp_inst"].fillna(0)
-                r[name] = float((g[name] * w).sum() / w.sum()) if w.sum() > 0 else float(g[name].mean())
+            if name in RATIOS:  # weighted by the launches' warp instructions where both are known
+                known = g[name].notna() & g["warp_inst"].notna()
+                w = g.loc[known, "warp_inst"]
+                r[name] = (float((g.loc[known, name] * w).sum() / w.sum()) if w.sum() > 0
+                           else float(g[name].mean()))
             else:
                 r[name] = float(g[name].sum(min_count=1))
         r["wee"] = r["lanes_per_inst"] / WARP

@@ -210,6 +210,11 @@ def table(results: Sequence[IdealResult]) -> tuple[list[str], list[list], list[s
         for e in r.errors:
             notes.append(f"[{len(notes) + 1}] {r.strategy} N={r.n}: {e}")
             row[2] = f"no measurement [{len(notes)}]" if row[2] == "-" else row[2]
+        if r.ideal is not None and r.ideal <= 0:
+            notes.append(f"[{len(notes) + 1}] {r.strategy} N={r.n}: L launches at the host grid's cost per launch add "
+                         "up to more than the measured time (deeper launches overlap with work): ideal all does not "
+                         "hold here")
+            row[10] += f" [{len(notes)}]"
         if not r.errors and not r.same_parent_work:
             notes.append(f"[{len(notes) + 1}] {r.strategy} N={r.n}: the variants' generation 1 differs from the real "
                          "run's (not the same parent work): t1 - t2 is not comparable")

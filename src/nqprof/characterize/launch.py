@@ -149,6 +149,7 @@ class LaunchPoint:
     t1_s: list[float] = field(default_factory=list)
     t2_s: list[float] = field(default_factory=list)
     pending: int | None = None
+    rounds: int = 0  # rounds run (warm-up included): launches and failures are over all of them
     launches: int = 0
     launch_failures: int = 0
     stream_failures: int = 0
@@ -250,7 +251,7 @@ def table(points: Sequence[LaunchPoint]) -> tuple[list[str], list[list], list[st
             notes.append(f"[{len(notes) + 1}] {p.mode} x{p.count:,}: {p.error}")
             note = f"no measurement [{len(notes)}]"
         elif p.launch_failures or p.stream_failures:
-            note = f"{p.launch_failures:,} of {p.launches:,} launches failed"
+            note = f"{p.launch_failures:,} of {p.launches:,} launches failed" + (f" over {p.rounds} rounds" if p.rounds else "")
             if p.first_error:
                 note += f" (first: {error_name(p.first_error)})"
             if p.stream_failures:

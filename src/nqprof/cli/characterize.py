@@ -52,12 +52,13 @@ def machine_text(doc: dict) -> str:
     return f"{m['device']}, CUDA {m.get('toolkit', '?')}, driver {m.get('driver', '?')}"
 
 
-def emit(args, title: str, header, rows, notes) -> None:
-    """Print the table and notes; with --output also as Markdown (with the command)."""
+def emit(args, title: str, header, rows, notes, artefact: str | None = None) -> None:
+    """Print the table, its notes and the paper's numbers for ``artefact`` (their fig4, fig5,
+    fig6); with --output also as Markdown (with the command)."""
     from ..papers.wang import paper_lines
     from ..textfmt import table
 
-    paper = paper_lines()
+    paper = paper_lines(artefact) if artefact else []
     print(title)
     print(table(header, rows))
     for line in notes:
@@ -105,7 +106,8 @@ def cmd_launch(args) -> int:
         progress=progress))
     points = launch.load(doc)
     header, rows, notes = launch.table(points)
-    emit(args, f"Device launch time vs launch count (t1 - t2, medians; {machine_text(doc)})", header, rows, notes)
+    emit(args, f"Device launch time vs launch count (t1 - t2, medians; {machine_text(doc)})", header, rows, notes,
+         "fig5")
     if args.figure:
         from ..analysis.figures import launch_figure
         from ..papers import wang
@@ -140,7 +142,7 @@ def cmd_reserve(args) -> int:
     points = reserve.load(doc)
     header, rows, notes = reserve.table(points)
     emit(args, f"Device memory reserved by the CDP runtime (free memory before and after; {machine_text(doc)})",
-         header, rows, notes)
+         header, rows, notes, "fig6")
     if args.figure:
         from ..analysis.figures import reserve_figure
         from ..papers import wang
@@ -184,7 +186,7 @@ def cmd_ideal(args) -> int:
     results = ideal.load(doc)
     header, rows, notes = ideal.table(results)
     emit(args, f"Ideal CDP time without launch overhead, and speedups (GPU time, medians; {machine_text(doc)})",
-         header, rows, notes)
+         header, rows, notes, "fig4")
     if args.figure:
         from ..analysis.figures import speedup_figure
         from ..papers import wang

@@ -32,14 +32,18 @@ PAPER = Paper(
 )
 
 
-def paper_lines() -> list[str]:
-    """Their published numbers, as the reports print them beside ours."""
+def paper_lines(artefact: str | None = None) -> list[str]:
+    """Their published numbers, as the reports print them beside ours: one artefact's
+    (fig4, fig5, fig6) or all."""
     large = ", ".join(f"{gpu} {ms:g} ms" for gpu, ms in PAPER_LAUNCH_MS_256K.items())
     lo, hi = PAPER_LAUNCH_SMALL_RANGE
-    return [
-        f"Paper (Kepler) Fig. 5: about {PAPER_LAUNCH_MS_SMALL:g} ms for {lo}-{hi} launches; at 256K launches {large}.",
-        f"Paper Fig. 6(a): {PAPER_RESERVE_MB[0]}-{PAPER_RESERVE_MB[1]} MB reserved at pending-launch limits <= "
-        f"{PAPER_RESERVE_LIMIT}; Fig. 6(b): {PAPER_PER_SYNC_LEVEL_MB[0]}-{PAPER_PER_SYNC_LEVEL_MB[1]} MB per sync level.",
-        f"Paper Fig. 4: ideal CDP {PAPER_IDEAL_SPEEDUP[0]}-{PAPER_IDEAL_SPEEDUP[1]}x over the non-CDP code; measured "
-        f"CDP {PAPER_MEASURED_SLOWDOWN}x slower on average.",
-    ]
+    lines = {
+        "fig5": f"Paper (Kepler) Fig. 5: about {PAPER_LAUNCH_MS_SMALL:g} ms for {lo}-{hi} launches; at 256K launches "
+                f"{large}.",
+        "fig6": f"Paper (Kepler) Fig. 6(a): {PAPER_RESERVE_MB[0]}-{PAPER_RESERVE_MB[1]} MB reserved at pending-launch "
+                f"limits <= {PAPER_RESERVE_LIMIT}; Fig. 6(b): {PAPER_PER_SYNC_LEVEL_MB[0]}-{PAPER_PER_SYNC_LEVEL_MB[1]} "
+                "MB per sync level.",
+        "fig4": f"Paper (Kepler) Fig. 4: ideal CDP {PAPER_IDEAL_SPEEDUP[0]}-{PAPER_IDEAL_SPEEDUP[1]}x over the non-CDP "
+                f"code; measured CDP {PAPER_MEASURED_SLOWDOWN}x slower on average.",
+    }
+    return [lines[artefact]] if artefact else list(lines.values())
