@@ -349,3 +349,12 @@ def test_launch_variants_compile_and_link(file, mode, toolkit):
     names = {r.kernel for r in rows}
     assert set(src.kernels) <= names
     assert any("cdp_empty_child" in k for k in names) == (mode == 1)
+
+
+def test_report_wang_renders_the_kept_measurements(tmp_path, capsys):
+    png = tmp_path / "fig6.png"
+    assert main(["report", "wang", "fig6", "--from", str(DATA / "synthetic-reserve.json"), "--figure", str(png)]) == 0
+    out = capsys.readouterr().out
+    assert "Paper (Kepler) Fig. 6(a): 172-202 MB" in out and png.stat().st_size > 10_000
+    assert main(["report", "wang", "fig5", "--from", str(DATA / "synthetic-launch.json")]) == 0
+    assert "K40 98.6 ms" in capsys.readouterr().out

@@ -24,6 +24,12 @@
 #   profile        nqprof profile solve 16 --strategy feinbube, and a CDP strategy
 #   table2         nqprof report table2 (DP-1, default stream vs own streams, N=8..15)
 #   compat         load artifacts of a newer toolkit (tools/build_probe_artifacts.sh) under this driver
+#   characterize   Wang and Yalamanchili's measurements, each its own stage below; JSON (the fixtures
+#                  for tests/data/characterize), Markdown tables and figures in $OUT/characterize
+#   characterize-launch      launch time vs count, 32..256K and 1M, every launch mode (their Fig. 5)
+#   characterize-reserve     reserved memory vs pending-launch and heap limits, sync depth (Fig. 6)
+#   characterize-efficiency  ncu: feinbube, dp2, dp3, dpswap at N=14
+#   characterize-ideal       ideal CDP time: dp2, dp3, dpswap at N=14 and 16, over feinbube (Fig. 4)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export OUT=${OUT:-$PWD/out}
@@ -35,7 +41,16 @@ run() {  # run NAME SECONDS COMMAND...: log to $OUT/NAME.log, never stop the scr
   timeout --kill-after=10 "$secs" tools/gpuhost.sh "$@" 2>&1 | tee "$OUT/$name.log"
   echo "=== $name exit ${PIPESTATUS[0]}"
 }
-for stage in "$@"; do
+C=$OUT/characterize
+stages=()
+for stage in "$@"; do  # `characterize` is its four stages
+  if [ "$stage" = characterize ]; then
+    stages+=(characterize-launch characterize-reserve characterize-efficiency characterize-ideal)
+  else
+    stages+=("$stage")
+  fi
+done
+for stage in "${stages[@]}"; do
   case $stage in
     env) run env 120 nqprof env ;;
     tests) run tests 500 python3 -m pytest tests -m gpu -q -rs -p no:cacheprovider ;;
@@ -70,6 +85,16 @@ for stage in "$@"; do
         nqprof profile --output \$OUT/dp3-13 -- solve 13 --strategy dp3 --repeats 2 && rm -f \$OUT/*.nsys-rep" ;;
     table2) run table2 300 nqprof report table2 --n 8:15 --timeout 120 -o "$OUT/table2.md" ;;
     compat) run compat 120 bash -c "python3 tools/toolkit_probe.py .gpuhost/probe && python3 -m pytest tests/test_toolkit_compat_gpu.py -q -rs -p no:cacheprovider" ;;
+    characterize-launch) mkdir -p "$C"; run characterize-launch 590 nqprof characterize launch --repeats 5 --warmup 1 \
+        --timeout 60 --json "$C/launch.json" --figure "$C/fig5-launch.png" -o "$C/launch.md" -q ;;
+    characterize-reserve) mkdir -p "$C"; run characterize-reserve 500 nqprof characterize reserve --timeout 60 \
+        --json "$C/reserve.json" --figure "$C/fig6-reserve.png" -o "$C/reserve.md" -q ;;
+    characterize-efficiency) mkdir -p "$C"; run characterize-efficiency 580 nqprof characterize efficiency --n 14 \
+        --strategies feinbube,dp2,dp3,dpswap --timeout 140 --out-dir "$C/ncu" --json "$C/efficiency.json" \
+        -o "$C/efficiency.md" -q; rm -f "$C"/ncu/*.ncu-rep ;;
+    characterize-ideal) mkdir -p "$C"; run characterize-ideal 580 nqprof characterize ideal --n 14,16 \
+        --strategies dp2,dp3,dpswap --baselines feinbube --repeats 3 --warmup 1 --timeout 60 \
+        --json "$C/ideal.json" --figure "$C/fig4-ideal.png" -o "$C/ideal.md" -q ;;
     *) echo "unknown stage $stage" ;;
   esac
 done

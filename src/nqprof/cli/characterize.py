@@ -119,14 +119,15 @@ def cmd_launch(args) -> int:
     return 0
 
 
-def add_launch(q) -> None:
+def add_launch(q, loop: bool = True) -> None:
     q.add_argument("--counts", help="launch counts, a comma list (1K, 256K, 1M allowed; default 32..256K in powers "
                                     "of 2, and 1M)")
     q.add_argument("--modes", help="launch modes, a comma list of default, own, fire-and-forget, tail (default: all)")
     q.add_argument("--block", type=int, default=128, help="threads per block of the parent grid (default 128)")
-    q.add_argument("--repeats", type=int, default=5, help="timed rounds per point; medians (default 5)")
-    q.add_argument("--warmup", type=int, default=1, help="untimed rounds first (default 1)")
-    q.add_argument("--timeout", type=float, default=120, help="seconds per point before its worker is killed")
+    if loop:
+        q.add_argument("--repeats", type=int, default=5, help="timed rounds per point; medians (default 5)")
+        q.add_argument("--warmup", type=int, default=1, help="untimed rounds first (default 1)")
+        q.add_argument("--timeout", type=float, default=120, help="seconds per point before its worker is killed")
 
 
 # -- reserve ----------------------------------------------------------------------------------
@@ -155,11 +156,12 @@ def cmd_reserve(args) -> int:
     return 0
 
 
-def add_reserve(q) -> None:
+def add_reserve(q, loop: bool = True) -> None:
     q.add_argument("--pending", help="pending-launch limits, a comma list (default: 0 and powers of 4 up to 16M); "
                                      "the largest that fits the free memory is added")
     q.add_argument("--heap-mib", help="malloc heap limits in MiB, a comma list (default: 1,8,64,512,4096,16384)")
-    q.add_argument("--timeout", type=float, default=120, help="seconds per reading before its worker is killed")
+    if loop:
+        q.add_argument("--timeout", type=float, default=120, help="seconds per reading before its worker is killed")
 
 
 # -- ideal ------------------------------------------------------------------------------------
@@ -199,16 +201,17 @@ def cmd_ideal(args) -> int:
     return 0
 
 
-def add_ideal(q) -> None:
+def add_ideal(q, loop: bool = True) -> None:
     q.add_argument("--strategies", default="dp2,dp3,dpswap", help="CDP strategies (default: %(default)s)")
     q.add_argument("--n", default="14,16", help="N values: A:B or a comma list (default 14,16)")
     q.add_argument("--baselines", default="feinbube",
                    help="non-CDP strategies the speedups are over; the fastest at each N counts (default: %(default)s)")
     q.add_argument("--param", "-p", action="append", metavar="KEY=VALUE",
                    help="parameter for every CDP strategy (repeatable; not launch)")
-    q.add_argument("--repeats", type=int, default=3, help="timed rounds per run; medians (default 3)")
-    q.add_argument("--warmup", type=int, default=1, help="untimed rounds first (default 1)")
-    q.add_argument("--timeout", type=float, default=300, help="seconds per run before its worker is killed")
+    if loop:
+        q.add_argument("--repeats", type=int, default=3, help="timed rounds per run; medians (default 3)")
+        q.add_argument("--warmup", type=int, default=1, help="untimed rounds first (default 1)")
+        q.add_argument("--timeout", type=float, default=300, help="seconds per run before its worker is killed")
 
 
 # -- efficiency -------------------------------------------------------------------------------
@@ -231,12 +234,13 @@ def cmd_efficiency(args) -> int:
     return 0
 
 
-def add_efficiency(q) -> None:
+def add_efficiency(q, loop: bool = True) -> None:
     q.add_argument("--strategies", default="feinbube,dp2,dp3,dpswap", help="strategies (default: %(default)s)")
     q.add_argument("--n", default="14", help="N (default 14)")
     q.add_argument("--out-dir", default="nqprof-ncu", help="where the ncu reports and CSVs go (default nqprof-ncu)")
     q.add_argument("--ncu", help="the ncu executable (default: $NQPROF_NCU, PATH, the toolkit's bin/)")
-    q.add_argument("--timeout", type=float, default=600, help="seconds per profiled run")
+    if loop:
+        q.add_argument("--timeout", type=float, default=600, help="seconds per profiled run")
 
 
 # -- helpers ----------------------------------------------------------------------------------
@@ -285,13 +289,41 @@ COMMANDS = {
 }
 
 
-def add_common(q, with_figure: bool = True) -> None:
+def add_common(q, with_figure: bool = True, with_output: bool = True) -> None:
     q.add_argument("--json", metavar="FILE", help="keep the measurement as JSON")
     q.add_argument("--from", dest="from_file", metavar="FILE", help="render a kept measurement (no GPU needed)")
     if with_figure:
         q.add_argument("--figure", metavar="PNG", help="also draw the figure")
-    q.add_argument("--output", "-o", metavar="MD", help="also write the table as Markdown")
-    q.add_argument("--quiet", "-q", action="store_true", help="no progress on the terminal")
+    if with_output:
+        q.add_argument("--output", "-o", metavar="MD", help="also write the table as Markdown")
+        q.add_argument("--quiet", "-q", action="store_true", help="no progress on the terminal")
+
+
+#: The paper's artefacts (nqprof report wang ...) and the measurement each one is.
+ARTEFACTS = {"fig4": "ideal", "fig5": "launch", "fig6": "reserve"}
+#: Timed rounds where `nqprof report` is given none beyond its default of 1.
+REPORT_REPEATS = {"launch": 5, "ideal": 3, "reserve": 1}
+
+
+def report_command(artefact: str):
+    """(add options, run) for ``nqprof report wang ARTEFACT``: the characterize command with
+    report's own --rounds/--warmup/--timeout/-q/-o in place of its loop options."""
+    name = ARTEFACTS[artefact]
+    add, cmd, _ = COMMANDS[name]
+
+    def add_report(q) -> None:
+        add(q, loop=False)
+        add_common(q, with_output=False)
+
+    def run_report(args) -> int:
+        from .run import loop_settings
+
+        rounds, warmup, timeout = loop_settings(args)
+        args.repeats = REPORT_REPEATS[name] if rounds in (None, 1) else rounds
+        args.warmup, args.timeout = warmup, timeout
+        return cmd(args)
+
+    return add_report, run_report
 
 
 def add_commands(sub) -> None:

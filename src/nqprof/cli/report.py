@@ -176,6 +176,13 @@ def add_figure(q) -> None:
     q.add_argument("--n", default="8:16", help="N values: A:B (inclusive) or a comma list (default 8:16)")
 
 
+def _characterize(artefact: str):
+    """Wang and Yalamanchili's figures are `nqprof characterize` measurements (cli.characterize)."""
+    from .characterize import report_command
+
+    return report_command(artefact)
+
+
 #: (paper, artefact) -> (add its options, run it). An artefact a paper lists without an
 #: entry here is planned, not reproduced yet.
 COMMANDS: dict[tuple[str, str], tuple[Callable, Callable[..., int]]] = {
@@ -183,6 +190,7 @@ COMMANDS: dict[tuple[str, str], tuple[Callable, Callable[..., int]]] = {
     ("plauth", "table2"): (add_table2, cmd_table2),
     ("plauth", "table3"): (add_table3, cmd_table3),
     ("plauth", "figure"): (add_figure, cmd_figure),
+    **{("wang", a): _characterize(a) for a in ("fig4", "fig5", "fig6")},
 }
 #: `nqprof report NAME` for the artefacts that existed before the papers were split.
 ALIASES = {"table2": "plauth", "table3": "plauth", "figure": "plauth"}
