@@ -65,6 +65,70 @@ __global__ void cdp_empty_child() {}
 #endif
 
 // ---------------------------------------------------------------------------------------
+// Device-side timeline of the grids (opt-in build: -DCDP_TIMELINE). Nsight Systems shows no
+// rows for device-launched grids on CDP2, so each grid is recorded here: its generation, the
+// grid and block that launched it, the boards handed to it, the launch time and its first
+// block's start and last block's end, from the GPU's global timer (ns). The host allocates
+// the records (sized from the run's estimate of launches), puts their address in `cdp_tl`,
+// and fills record 0 (the host grid) and `next` = 1; a launch past the capacity is counted
+// in `dropped`, never written. Without -DCDP_TIMELINE every helper below is empty.
+#define CDP_TL_NONE 0xffffffffu
+#define CDP_TL_HEADER_BYTES 16  // next, capacity, dropped, unused (unsigned each)
+
+struct cdp_tl_grid {             // 40 bytes (nqprof.characterize.timeline.RECORD_DTYPE)
+    unsigned long long launched; // global timer when the launching thread launched it
+    unsigned long long start;    // first block's start (~0 until a block started)
+    unsigned long long end;      // last block's end
+    unsigned gen, parent, parent_block, boards;
+};
+
+struct cdp_tl_buffer {
+    unsigned next, capacity, dropped, unused;
+    cdp_tl_grid grids[1];  // `capacity` records
+};
+
+#ifdef CDP_TIMELINE
+__device__ cdp_tl_buffer* cdp_tl;  // set by the host before the first launch
+
+__device__ __forceinline__ unsigned long long cdp_tl_now() {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+// The launching thread's side: a record for the grid about to be launched (CDP_TL_NONE if full).
+__device__ __forceinline__ unsigned cdp_tl_open(int gen, unsigned boards, unsigned parent) {
+    const unsigned id = atomicAdd(&cdp_tl->next, 1u);
+    if (id >= cdp_tl->capacity) {
+        atomicAdd(&cdp_tl->dropped, 1u);
+        return CDP_TL_NONE;
+    }
+    cdp_tl_grid& g = cdp_tl->grids[id];
+    g.start = ~0ull;
+    g.end = 0;
+    g.gen = (unsigned)gen;
+    g.parent = parent;
+    g.parent_block = blockIdx.x;
+    g.boards = boards;
+    g.launched = cdp_tl_now();
+    __threadfence();
+    return id;
+}
+
+// A block of grid `id` starts / ends (thread 0 of the block; every thread may call).
+__device__ __forceinline__ void cdp_tl_block_begin(unsigned id) {
+    if (id != CDP_TL_NONE && threadIdx.x == 0) atomicMin(&cdp_tl->grids[id].start, cdp_tl_now());
+}
+__device__ __forceinline__ void cdp_tl_block_end(unsigned id) {
+    if (id != CDP_TL_NONE && threadIdx.x == 0) atomicMax(&cdp_tl->grids[id].end, cdp_tl_now());
+}
+#else
+__device__ __forceinline__ unsigned cdp_tl_open(int, unsigned, unsigned) { return CDP_TL_NONE; }
+__device__ __forceinline__ void cdp_tl_block_begin(unsigned) {}
+__device__ __forceinline__ void cdp_tl_block_end(unsigned) {}
+#endif
+
+// ---------------------------------------------------------------------------------------
 // Accounting
 
 __device__ __forceinline__ void cdp_count(cdp_word* acct, int word, cdp_word v = 1) {

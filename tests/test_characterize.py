@@ -358,3 +358,120 @@ def test_report_wang_renders_the_kept_measurements(tmp_path, capsys):
     assert "Paper (Kepler) Fig. 6(a): 172-202 MB" in out and png.stat().st_size > 10_000
     assert main(["report", "wang", "fig5", "--from", str(DATA / "synthetic-launch.json")]) == 0
     assert "K40 98.6 ms" in capsys.readouterr().out
+
+
+# --- the device timeline -------------------------------------------------------------------
+
+
+def test_timeline_table_overhead_and_check():
+    from nqprof.characterize import timeline
+
+    d = doc("timeline")
+    header, rows, notes = timeline.table(d)
+    assert [r[:3] for r in rows] == [[0, "1", "100"], [1, "3", "33"], [2, "5", "10"]]
+    assert rows[1][3:] == ["9.0 us", "34.0 us", "22.0 us", "4.0 us"]
+    assert notes[0].startswith("9 grids recorded (8 launched from the device; the run's accounting counted 8")
+    assert "recording overhead: 4.200 ms with, 4.000 ms without" in notes[1] and notes[1].endswith("+5.0%")
+    d["launches"], d["timeline"]["dropped"] = 9, 1
+    problems = timeline.check(d, timeline.frame(d))
+    assert problems == ["1 grids not recorded: the buffer held 1,034",
+                        "8 device grids recorded, the accounting counted 9 launches"]
+
+
+def test_timeline_chrome_alone_and_merged_with_nsight(tmp_path):
+    from nqprof.analysis import trace as nsys_trace
+    from nqprof.characterize import timeline
+
+    d = doc("timeline")
+    alone = json.loads(timeline.to_chrome(d, tmp_path / "alone.json").read_text())
+    grids = [e for e in alone["traceEvents"] if e.get("cat") == "cdp_grid"]
+    assert len(grids) == 9 and {e["tid"] for e in grids} == {0, 1, 2}
+    assert grids[0]["ts"] == 0 and grids[0]["dur"] == 40.0
+    d["root_kernel"] = "parent"  # the kernel of the recorded Nsight sample
+    trace = nsys_trace.load(Path(__file__).parent / "data" / "nsys" / "cdp-sample.sqlite")
+    merged = json.loads(timeline.to_chrome(d, tmp_path / "merged.json", trace).read_text())
+    origin = merged["otherData"]["origin_ns"]
+    parent = [e for e in merged["traceEvents"] if e.get("cat") == "kernel" and e["name"] == "parent"][0]
+    host = [e for e in merged["traceEvents"] if e.get("name") == "gen 0 grid 0"][0]
+    assert host["ts"] == parent["ts"] == (725191258 - origin) / 1000  # aligned on the root kernel's row
+    assert sum(e.get("cat") == "cdp_grid" for e in merged["traceEvents"]) == 9
+    d["root_kernel"] = "nowhere"
+    with pytest.raises(InputError, match="no row for nowhere"):
+        timeline.to_chrome(d, tmp_path / "x.json", trace)
+
+
+def test_timeline_measure_runs_with_and_without_recording():
+    from nqprof.characterize import timeline
+    from nqprof.result import RunRecord
+
+    calls = []
+
+    def solve(strategy, n, params, **kw):
+        calls.append(params["timeline"])
+        tl = doc("timeline")["timeline"] if params["timeline"] else {}
+        return RunRecord(strategy, n, params, 1, 1, True, 0.1, 0.01 + 0.001 * params["timeline"], 1, [0.1], [0.01],
+                         device={"name": "fake"}, toolkit={"version": "13.0"}, device_failures={"launches": 8},
+                         kernels=[{"name": "dp3_root"}, {"name": "dp3_child"}], timeline=tl)
+
+    d = timeline.measure("dp3", 13, {"depth": 3}, solve=solve)
+    assert calls == [0, 1] and d["root_kernel"] == "dp3_root" and timeline.overhead(d) == pytest.approx(0.1)
+    assert len(timeline.frame(d)) == 9
+    with pytest.raises(InputError, match="strategy feinbube keeps no device timeline"):
+        timeline.measure("feinbube", 13, solve=solve)
+
+
+def test_timeline_cli_errors(tmp_path, capsys):
+    assert main(["characterize", "timeline", "--from", str(DATA / "synthetic-ideal.json")]) == 2
+    assert "not an nqprof device timeline" in capsys.readouterr().err
+    d = doc("timeline")
+    d["timeline"] = {}
+    bad = tmp_path / "t.json"
+    bad.write_text(json.dumps(d))
+    assert main(["characterize", "timeline", "--from", str(bad)]) == 2
+    assert "holds no grid records (was the run made with timeline=1?)" in capsys.readouterr().err
+    assert main(["characterize", "timeline"]) == 2
+    assert "give N (or --from FILE)" in capsys.readouterr().err
+
+
+def test_timeline_buffer_layout_round_trip():
+    import numpy as np
+
+    from nqprof.strategies.cdp import timeline as tl
+
+    assert tl.RECORD_DTYPE.itemsize == 40 and tl.HEADER_DTYPE.itemsize == tl.HEADER_BYTES
+    start = tl.initial_bytes(capacity=4, host_boards=77)
+    header, host = start[:16], start[16:]
+    ran = np.array([(10, 20, 30, 1, 0, 3, 5)], dtype=tl.RECORD_DTYPE).tobytes()
+    failed = np.array([(11, tl.NOT_STARTED, 0, 1, 0, 4, 6)], dtype=tl.RECORD_DTYPE).tobytes()
+    header = np.array([(3, 4, 2, 0)], dtype=tl.HEADER_DTYPE).tobytes()
+    out = tl.decode(header, host.replace(np.uint64(tl.NOT_STARTED).tobytes(), np.uint64(1).tobytes(), 1) + ran + failed)
+    assert out["recorded"] == 3 and out["dropped"] == 2 and out["not_started"] == 1
+    assert out["grids"]["id"] == [0, 1] and out["grids"]["boards"] == [77, 5] and out["grids"]["parent"][0] == tl.NONE
+    assert tl.capacity_for(1000, 5) == 1250 + 1 + tl.EXTRA and tl.capacity_for(None, 40) == 50 + 1 + tl.EXTRA
+    assert tl.timeline_defines({"timeline": 1}) == {"CDP_TIMELINE": 1} and tl.timeline_defines({}) == {}
+
+
+def test_timeline_record_matches_the_kernels(tmp_path, toolkit):
+    from nqprof.cuda.sources import kernels_dir
+    from nqprof.strategies.cdp import timeline as tl
+
+    program = tmp_path / "tl.cu"
+    program.write_text('#include <cstdio>\n#include <cstddef>\n#include "cdp.cuh"\nint main() {\n'
+                       '    printf("%d %d %d\\n", (int)sizeof(cdp_tl_grid), (int)offsetof(cdp_tl_buffer, grids), '
+                       '(int)offsetof(cdp_tl_grid, gen));\n    return 0;\n}\n')
+    exe = tmp_path / "tl"
+    subprocess.run([str(toolkit.nvcc), "-std=c++17", "-I", str(kernels_dir()), str(program), "-o", str(exe)],
+                   check=True, capture_output=True, text=True)
+    printed = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout.split()
+    assert list(map(int, printed)) == [tl.RECORD_DTYPE.itemsize, tl.HEADER_BYTES, tl.RECORD_DTYPE.fields["gen"][1]]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("file", ["dp2.cu", "dp3.cu", "dpswap.cu"])
+def test_timeline_builds_compile_and_link(file, toolkit):
+    from nqprof.cuda import nvcc
+    from nqprof.cuda.sources import catalog
+
+    src = catalog()[file]
+    rows = nvcc.compile_source(src, "sm_90", defines={**src.check_defines, "CDP_TIMELINE": 1}, toolkit=toolkit)
+    assert set(src.kernels) <= {r.kernel for r in rows}

@@ -5,6 +5,7 @@ measured the way Wang and Yalamanchili (2014) measured it (nqprof.characterize).
     nqprof characterize reserve [--pending 0,32,4096] [--heap-mib 8,512]
     nqprof characterize ideal [--strategies dp2,dp3,dpswap] [--n 14,16]
     nqprof characterize efficiency [--strategies feinbube,dp2,dp3,dpswap] [--n 14]
+    nqprof characterize timeline 13 [--strategy dp3] [--chrome grids.json [--nsys trace.sqlite]]
 
 Each prints its table beside the paper's numbers; ``--json`` keeps the measurement,
 ``--figure`` draws it, and ``--from FILE`` renders a kept measurement without a GPU.
@@ -19,7 +20,6 @@ from pathlib import Path
 
 from ..errors import InputError, UnavailableError
 
-SUBCOMMANDS = ("launch", "reserve", "ideal", "efficiency")
 
 
 def require_gpu() -> str:
@@ -243,6 +243,53 @@ def add_efficiency(q, loop: bool = True) -> None:
         q.add_argument("--timeout", type=float, default=600, help="seconds per profiled run")
 
 
+# -- timeline ---------------------------------------------------------------------------------
+
+
+def cmd_timeline(args) -> int:
+    from ..characterize import timeline
+    from ..options import parse_params
+
+    params = parse_params(args.param)
+    if args.from_file:
+        doc = timeline.load(read_doc(args.from_file))
+    else:
+        if args.n is None:
+            raise InputError("characterize timeline: give N (or --from FILE)")
+        from ..problem import validate_n
+
+        n = validate_n(args.n)
+        _names(args.strategy, "--strategy")
+        _positive(args, "repeats")
+        doc = _measure_or_load(args, lambda progress: timeline.measure(
+            args.strategy, n, params, repeats=args.repeats, warmup=args.warmup, timeout=args.timeout,
+            progress=progress))
+    header, rows, notes = timeline.table(doc)
+    emit(args, f"Device timeline of {doc['strategy']} N={doc['n']}: grids per generation ({machine_text(doc)})",
+         header, rows, notes)
+    if args.chrome:
+        trace = None
+        if args.nsys:
+            from ..analysis import trace as nsys_trace
+
+            trace = nsys_trace.load(args.nsys)
+        print(f"trace events written to {timeline.to_chrome(doc, args.chrome, trace)}", file=sys.stderr)
+    return 0
+
+
+def add_timeline(q, loop: bool = True) -> None:
+    q.add_argument("n", nargs="?", help="N (not with --from)")
+    q.add_argument("--strategy", "-s", default="dp3", help="a CDP strategy with a device timeline (default dp3)")
+    q.add_argument("--param", "-p", action="append", metavar="KEY=VALUE", help="strategy parameter (repeatable)")
+    q.add_argument("--chrome", metavar="JSON", help="write the grids as Chrome/Perfetto trace events")
+    q.add_argument("--nsys", metavar="TRACE", help="with --chrome: merge into this Nsight Systems trace "
+                                                   "(.sqlite or .nsys-rep of the same run, e.g. from nqprof profile)")
+    if loop:
+        q.add_argument("--repeats", type=int, default=3, help="timed rounds with and without recording (default 3)")
+        q.add_argument("--warmup", type=int, default=1, help="untimed rounds first (default 1)")
+        q.add_argument("--timeout", type=float, default=300, help="seconds per run before its worker is killed")
+
+
 # -- helpers ----------------------------------------------------------------------------------
 
 
@@ -286,6 +333,7 @@ COMMANDS = {
     "reserve": (add_reserve, cmd_reserve, "device memory reserved vs the pending-launch and heap limits (Fig. 6)"),
     "ideal": (add_ideal, cmd_ideal, "each CDP strategy's time without launch overhead, speedups (their Fig. 4)"),
     "efficiency": (add_efficiency, cmd_efficiency, "warp execution efficiency, irregularity, L2 hit rate (ncu)"),
+    "timeline": (add_timeline, cmd_timeline, "every CDP grid's generation, boards, start and end, from the device"),
 }
 
 
@@ -334,5 +382,5 @@ def add_commands(sub) -> None:
     for name, (add, cmd, help_text) in COMMANDS.items():
         q = actions.add_parser(name, help=help_text, description=help_text)
         add(q)
-        add_common(q, with_figure=name != "efficiency")
+        add_common(q, with_figure=name not in ("efficiency", "timeline"))
         q.set_defaults(func=cmd)

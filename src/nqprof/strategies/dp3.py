@@ -20,6 +20,7 @@ from ..errors import InputError
 from .base import Param, Strategy, block_param, depth_param
 from .cdp.accounting import LAYOUT as ACCOUNTING
 from .cdp.limits import check_nesting
+from .cdp.timeline import timeline_param
 from .cdp.params import child_block_param, heap_param, launch_param, pending_param, search_param
 from .dp2 import STACK_LIMIT, STATE_BYTES, Dp2Session, stack_bytes
 
@@ -64,6 +65,7 @@ class Dp3(Strategy):
               lo=1, hi=STACK_LIMIT // 1024),
         pending_param(),
         launch_param(),
+        timeline_param(),
         heap_param(),
     )
 

@@ -113,7 +113,25 @@ def ncu_csv():
     return "\n".join(lines) + "\n"
 
 
+def timeline():
+    none = 0xFFFFFFFF
+    t0 = 5_000_000_000
+    # id, gen, parent, parent block, boards, launched, start, end (ns after t0)
+    grids = [(0, 0, none, 0, 100, 0, 0, 40_000)]
+    grids += [(1 + i, 1, 0, i, 10 + i, 5_000 + 1000 * i, 9_000 + 1000 * i, 30_000 + 2000 * i) for i in range(3)]
+    grids += [(4 + i, 2, 1 + i % 3, i % 2, 2, 20_000 + 500 * i, 26_000 + 500 * i, 35_000 + 700 * i) for i in range(5)]
+    cols = {"id": [], "gen": [], "parent": [], "parent_block": [], "boards": [], "launched": [], "start": [], "end": []}
+    for g in grids:
+        for key, value in zip(cols, g):
+            cols[key].append(value + t0 if key in ("launched", "start", "end") else value)
+    return {"kind": "nqprof-characterize-timeline", "strategy": "dp3", "n": 13, "params": {"timeline": 1},
+            "machine": MACHINE, "off": {"gpu_s": 0.0040, "gpu_times": [0.0040, 0.0041, 0.0039]},
+            "on": {"gpu_s": 0.0042, "gpu_times": [0.0042, 0.0043, 0.0041]}, "launches": 8, "generations": [],
+            "root_kernel": "dp3_root",
+            "timeline": {"recorded": 9, "capacity": 1034, "dropped": 0, "not_started": 0, "grids": cols}}
+
+
 if __name__ == "__main__":
-    for name, doc in (("launch", launch()), ("reserve", reserve()), ("ideal", ideal())):
+    for name, doc in (("launch", launch()), ("reserve", reserve()), ("ideal", ideal()), ("timeline", timeline())):
         (HERE / f"synthetic-{name}.json").write_text(json.dumps(doc, indent=1) + "\n")
     (HERE / "synthetic-ncu-dp3.csv").write_text(ncu_csv())
