@@ -30,6 +30,8 @@
 #   characterize-reserve     reserved memory vs pending-launch and heap limits, sync depth (Fig. 6)
 #   characterize-efficiency  ncu: feinbube, dp2, dp3, dpswap at N=14
 #   characterize-ideal       ideal CDP time: dp2, dp3, dpswap at N=14 and 16, over feinbube (Fig. 4)
+#   characterize-timeline    dp3 N=13's device timeline: recording overhead; then under nsys, merged into its
+#                            Chrome/Perfetto export (timeline-dp3-13.json)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export OUT=${OUT:-$PWD/out}
@@ -45,7 +47,7 @@ C=$OUT/characterize
 stages=()
 for stage in "$@"; do  # `characterize` is its four stages
   if [ "$stage" = characterize ]; then
-    stages+=(characterize-launch characterize-reserve characterize-efficiency characterize-ideal)
+    stages+=(characterize-launch characterize-reserve characterize-efficiency characterize-ideal characterize-timeline)
   else
     stages+=("$stage")
   fi
@@ -95,6 +97,13 @@ for stage in "${stages[@]}"; do
     characterize-ideal) mkdir -p "$C"; run characterize-ideal 580 nqprof characterize ideal --n 14,16 \
         --strategies dp2,dp3,dpswap --baselines feinbube --repeats 3 --warmup 1 --timeout 60 \
         --json "$C/ideal.json" --figure "$C/fig4-ideal.png" -o "$C/ideal.md" -q ;;
+    characterize-timeline) mkdir -p "$C"; run characterize-timeline 400 bash -c "
+        nqprof characterize timeline 13 --strategy dp3 --repeats 5 --timeout 60 --json $C/timeline.json \
+          --chrome $C/timeline-dp3-13-alone.json -o $C/timeline.md -q &&
+        nqprof profile --output $C/dp3-13-timeline -- characterize timeline 13 --strategy dp3 --repeats 3 \
+          --timeout 60 --json $C/timeline-nsys.json -q &&
+        nqprof characterize timeline --from $C/timeline-nsys.json --nsys $C/dp3-13-timeline.sqlite \
+          --chrome $C/timeline-dp3-13.json; rm -f $C/*.nsys-rep" ;;
     *) echo "unknown stage $stage" ;;
   esac
 done

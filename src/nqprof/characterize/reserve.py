@@ -48,7 +48,7 @@ STRATEGY = ReserveProbe()
 def _limit_enum(drv, kind: str):
     names = {"pending": "DEV_RUNTIME_PENDING_LAUNCH_COUNT", "heap": "MALLOC_HEAP_SIZE",
              "sync-depth": "DEV_RUNTIME_SYNC_DEPTH"}
-    return getattr(drv.limit, names[kind])
+    return getattr(drv.limit, names[kind], None)
 
 
 class ReserveSession(GpuSession):
@@ -70,6 +70,9 @@ class ReserveSession(GpuSession):
             out["error"] = f"does not fit: {nbytes(raw)} of heap, {nbytes(out['free_context'])} free"
             return out
         limit = _limit_enum(drv, kind)
+        if limit is None:
+            out["error"] = f"not measured: this PyCUDA has no {kind} limit"
+            return out
         try:
             drv.Context.set_limit(limit, raw)
         except drv.Error as exc:  # CDP2 refuses the sync depth: that refusal is the reading

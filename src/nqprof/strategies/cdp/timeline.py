@@ -76,7 +76,8 @@ class DeviceTimeline:
         drv.memcpy_htod(ptr, np.array([int(self.buf)], dtype=np.uint64))
 
     def reset(self) -> None:
-        self.drv.memcpy_htod(self.buf, np.frombuffer(initial_bytes(self.capacity, self.host_boards), dtype=np.uint8))
+        start = np.frombuffer(initial_bytes(self.capacity, self.host_boards), dtype=np.uint8).copy()
+        self.drv.memcpy_htod(self.buf, start)
 
     def read(self) -> dict[str, Any]:
         header = np.empty(HEADER_BYTES, dtype=np.uint8)
