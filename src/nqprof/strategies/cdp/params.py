@@ -49,8 +49,8 @@ LAUNCH_MODES = {"real": 0, "empty": 1, "none": 2}
 def launch_param() -> Param:
     return Param(
         "launch",
-        "child launches: real, or the build variants of `nqprof characterize ideal` (empty: an empty grid of the "
-        "same shape, none: no launch; the children's work does not run, so the count is not N's)",
+        "child launches: real, empty (an empty grid in their place) or none; the last two are `nqprof characterize "
+        "ideal`'s builds, where the children do not run (the count is not N's)",
         default="real",
         choices=tuple(LAUNCH_MODES),
     )
