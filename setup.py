@@ -14,7 +14,7 @@ if sys.platform != "win32":
     extra_link_args.append("-pthread")
 
 setup(
-    packages=["nqprof", "nqprof.cuda", "nqprof.strategies", "nqprof.strategies.cdp", "nqprof.cli", "nqprof.analysis", "nqprof.analysis.trace", "nqprof.papers", "nqprof.cluster", "nqprof.kernels"],
+    packages=["nqprof", "nqprof.cuda", "nqprof.strategies", "nqprof.strategies.cdp", "nqprof.cli", "nqprof.analysis", "nqprof.analysis.trace", "nqprof.papers", "nqprof.cluster", "nqprof.characterize", "nqprof.kernels"],
     ext_modules=[
         Extension(
             "nqprof._cpu",

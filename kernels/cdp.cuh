@@ -46,6 +46,88 @@
 
 typedef count_t cdp_word;
 
+// What a launch site does (a build variant, -DCDP_LAUNCH_MODE=...): the child grid itself
+// (the real build), an empty grid of the same shape in its place (t1 of Wang and
+// Yalamanchili's launch-overhead method), or nothing (t2). In the two variants the child's
+// work does not run: cdp_launch returns false, so the caller frees what it handed over (as
+// after a failed launch), and the launch is accounted as in the real build, so that the
+// host can check that the parent did the same work. nqprof characterize ideal uses them.
+#define CDP_LAUNCH_REAL 0
+#define CDP_LAUNCH_EMPTY 1
+#define CDP_LAUNCH_NONE 2
+#ifndef CDP_LAUNCH_MODE
+#define CDP_LAUNCH_MODE CDP_LAUNCH_REAL
+#endif
+
+#if CDP_LAUNCH_MODE == CDP_LAUNCH_EMPTY
+// The stand-in for every child grid of the CDP_LAUNCH_EMPTY variant.
+__global__ void cdp_empty_child() {}
+#endif
+
+// ---------------------------------------------------------------------------------------
+// Device-side timeline of the grids (opt-in build: -DCDP_TIMELINE). Nsight Systems shows no
+// rows for device-launched grids on CDP2, so each grid is recorded here: its generation, the
+// grid and block that launched it, the boards handed to it, the launch time and its first
+// block's start and last block's end, from the GPU's global timer (ns). The host allocates
+// the records (sized from the run's estimate of launches), puts their address in `cdp_tl`,
+// and fills record 0 (the host grid) and `next` = 1; a launch past the capacity is counted
+// in `dropped`, never written. Without -DCDP_TIMELINE every helper below is empty.
+#define CDP_TL_NONE 0xffffffffu
+#define CDP_TL_HEADER_BYTES 16  // next, capacity, dropped, unused (unsigned each)
+
+struct cdp_tl_grid {             // 40 bytes (nqprof.characterize.timeline.RECORD_DTYPE)
+    unsigned long long launched; // global timer when the launching thread launched it
+    unsigned long long start;    // first block's start (~0 until a block started)
+    unsigned long long end;      // last block's end
+    unsigned gen, parent, parent_block, boards;
+};
+
+struct cdp_tl_buffer {
+    unsigned next, capacity, dropped, unused;
+    cdp_tl_grid grids[1];  // `capacity` records
+};
+
+#ifdef CDP_TIMELINE
+__device__ cdp_tl_buffer* cdp_tl;  // set by the host before the first launch
+
+__device__ __forceinline__ unsigned long long cdp_tl_now() {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+// The launching thread's side: a record for the grid about to be launched (CDP_TL_NONE if full).
+__device__ __forceinline__ unsigned cdp_tl_open(int gen, unsigned boards, unsigned parent) {
+    const unsigned id = atomicAdd(&cdp_tl->next, 1u);
+    if (id >= cdp_tl->capacity) {
+        atomicAdd(&cdp_tl->dropped, 1u);
+        return CDP_TL_NONE;
+    }
+    cdp_tl_grid& g = cdp_tl->grids[id];
+    g.start = ~0ull;
+    g.end = 0;
+    g.gen = (unsigned)gen;
+    g.parent = parent;
+    g.parent_block = blockIdx.x;
+    g.boards = boards;
+    g.launched = cdp_tl_now();
+    __threadfence();
+    return id;
+}
+
+// A block of grid `id` starts / ends (thread 0 of the block; every thread may call).
+__device__ __forceinline__ void cdp_tl_block_begin(unsigned id) {
+    if (id != CDP_TL_NONE && threadIdx.x == 0) atomicMin(&cdp_tl->grids[id].start, cdp_tl_now());
+}
+__device__ __forceinline__ void cdp_tl_block_end(unsigned id) {
+    if (id != CDP_TL_NONE && threadIdx.x == 0) atomicMax(&cdp_tl->grids[id].end, cdp_tl_now());
+}
+#else
+__device__ __forceinline__ unsigned cdp_tl_open(int, unsigned, unsigned) { return CDP_TL_NONE; }
+__device__ __forceinline__ void cdp_tl_block_begin(unsigned) {}
+__device__ __forceinline__ void cdp_tl_block_end(unsigned) {}
+#endif
+
 // ---------------------------------------------------------------------------------------
 // Accounting
 
@@ -82,13 +164,24 @@ __device__ __forceinline__ bool cdp_check_launch(cdp_word* acct, int gen, unsign
 }
 
 // Launch `kernel` as a grid of generation `gen` handed `boards` boards, check the launch's
-// return code and account for it: the one line every CDP launch site uses.
+// return code and account for it: the one line every CDP launch site uses. Returns true if
+// the child grid will run (never in the CDP_LAUNCH_EMPTY and CDP_LAUNCH_NONE variants).
 template <class... P, class... A>
 __device__ __forceinline__ bool cdp_launch(cdp_word* acct, int gen, unsigned boards, void (*kernel)(P...), dim3 grid,
                                            dim3 block, unsigned shared, cudaStream_t stream, A... args) {
     cudaGetLastError();  // clear an earlier error so that the check below sees this launch's
+#if CDP_LAUNCH_MODE == CDP_LAUNCH_REAL
     kernel<<<grid, block, shared, stream>>>(args...);
     return cdp_check_launch(acct, gen, boards);
+#elif CDP_LAUNCH_MODE == CDP_LAUNCH_EMPTY
+    cdp_empty_child<<<grid, block, 0, stream>>>();  // same shape, no work, no dynamic shared memory
+    cdp_check_launch(acct, gen, boards);
+    return false;
+#else
+    cdp_count(acct, CDP_LAUNCHES);  // accounted as a launch that succeeded, none made
+    cdp_grid_launched(acct, gen, boards);
+    return false;
+#endif
 }
 
 // Device malloc that counts a NULL result.

@@ -27,6 +27,14 @@
     nq_board **blocks, unsigned *done, unsigned nboards, int n, int search, int child_block, int max_search, \
         int gen, cdp_word *acct
 
+// The grid-done counter a child grid's blocks share; with -DCDP_TIMELINE a second word holds
+// the child grid's timeline record (cdp.cuh).
+#ifdef CDP_TIMELINE
+#define CONDENSED_DONE_WORDS 2
+#else
+#define CONDENSED_DONE_WORDS 1
+#endif
+
 typedef void (*condensed_child_kernel)(nq_board**, unsigned*, unsigned, int, int, int, int, int, cdp_word*);
 
 // A thread's boards for its child grid, in device-allocated blocks of `per_block` boards.
@@ -72,9 +80,9 @@ struct board_blocks {
 template <class Depth, condensed_child_kernel Child>
 struct condensed {
     // One thread's work: search from board `b`, then hand the boards reached to one child
-    // grid. Returns the solutions it counted.
+    // grid. Returns the solutions it counted. `self`: this grid's timeline record.
     static __device__ count_t thread(bool valid, nq_board b, int n, int search, int child_block, int max_search,
-                                     int gen, cdp_word* acct) {
+                                     int gen, cdp_word* acct, unsigned self) {
         extern __shared__ mask_t stacks[];
         count_t count = 0;
         if (!valid) return 0;
@@ -91,7 +99,7 @@ struct condensed {
         if (out.count == 0) return count;
 
         const int next = Depth::next(search, max_search);
-        unsigned* done = (unsigned*)cdp_malloc(acct, sizeof(unsigned));
+        unsigned* done = (unsigned*)cdp_malloc(acct, CONDENSED_DONE_WORDS * sizeof(unsigned));
         cdp_stream s;
         if (done == nullptr || !cdp_stream_open(acct, CDP_STREAM_OWN, s)) {
             out.release();
@@ -99,6 +107,9 @@ struct condensed {
             return count;
         }
         *done = 0;
+#ifdef CDP_TIMELINE
+        done[1] = cdp_tl_open(gen + 1, out.count, self);
+#endif
         const bool launched =
             cdp_launch(acct, gen + 1, out.count, Child, dim3(out.nblocks), dim3(child_block),
                        cdp_stack_bytes(next, child_block), s.stream, out.blocks, done, out.count, n, next,
@@ -117,8 +128,10 @@ struct condensed {
         const bool valid = i < nboards;
         nq_board b{0, 0, 0, 0};
         if (valid) b = nq_board{cols[i], ld[i], rd[i], (unsigned)row[i]};
-        const count_t v = thread(valid, b, n, search, child_block, max_search, 0, acct);
+        cdp_tl_block_begin(0);  // record 0: the host grid
+        const count_t v = thread(valid, b, n, search, child_block, max_search, 0, acct, 0);
         nq_block_add(acct + CDP_SOLUTIONS, v);
+        cdp_tl_block_end(0);
     }
 
     // A device-launched grid: thread (blockIdx, threadIdx) takes blocks[blockIdx][threadIdx].
@@ -127,6 +140,11 @@ struct condensed {
         const bool valid = i < nboards;
         nq_board b{0, 0, 0, 0};
         if (valid) b = blocks[blockIdx.x][threadIdx.x];
+        unsigned self = CDP_TL_NONE;
+#ifdef CDP_TIMELINE
+        self = done[1];  // read before the barrier: the last block frees `done` after every block passed it
+#endif
+        cdp_tl_block_begin(self);
         __syncthreads();  // every thread of the block has its board
         if (threadIdx.x == 0) {
             free(blocks[blockIdx.x]);
@@ -136,8 +154,9 @@ struct condensed {
                 free(done);
             }
         }
-        const count_t v = thread(valid, b, n, search, child_block, max_search, gen, acct);
+        const count_t v = thread(valid, b, n, search, child_block, max_search, gen, acct, self);
         nq_block_add(acct + CDP_SOLUTIONS, v);
+        cdp_tl_block_end(self);
     }
 };
 

@@ -15,7 +15,7 @@
 // algorithm (the runtime's limit is; a launch past it fails and is accounted).
 //
 // A child grid's allocation: a 16-byte header (word 0: the counter of finished blocks; the
-// last block frees the allocation) followed by the arrays cols, ld, rd, avail, row of
+// last block frees the allocation; word 1, with -DCDP_TIMELINE: the grid's timeline record) followed by the arrays cols, ld, rd, avail, row of
 // `nstates` words each.
 //
 // Kernels: dpswap_root (host-launched, one thread per host-expanded board), dpswap_child.
@@ -31,9 +31,10 @@ __host__ __device__ __forceinline__ unsigned dpswap_shared_bytes(int search, int
 extern "C" __global__ void dpswap_child(const unsigned* states, unsigned nstates, int n, int search, int capacity,
                                         int child_block, int gen, cdp_word* acct);
 
-// The work of one block of generation `gen`; every thread of the block calls it.
+// The work of one block of generation `gen`; every thread of the block calls it. `self`:
+// the grid's timeline record (cdp.cuh).
 __device__ void dpswap_block(bool valid, mask_t cols, mask_t ld, mask_t rd, int row, mask_t avail, int n, int search,
-                             int capacity, int child_block, int gen, cdp_word* acct) {
+                             int capacity, int child_block, int gen, cdp_word* acct, unsigned self) {
     extern __shared__ mask_t smem[];
     __shared__ unsigned fill;
     __shared__ unsigned* out;
@@ -85,6 +86,9 @@ __device__ void dpswap_block(bool valid, mask_t cols, mask_t ld, mask_t rd, int 
             for (unsigned i = threadIdx.x; i < total; i += blockDim.x)
                 for (int f = 0; f < DPSWAP_FIELDS; ++f) dst[DPSWAP_HEADER_WORDS + f * total + i] = buf[f * cap + i];
             if (threadIdx.x == 0) dst[0] = 0;  // finished-blocks counter of the child grid
+#ifdef CDP_TIMELINE
+            if (threadIdx.x == 0) dst[1] = cdp_tl_open(gen + 1, total, self);
+#endif
             __threadfence();
             __syncthreads();
             if (threadIdx.x == 0) {
@@ -97,6 +101,7 @@ __device__ void dpswap_block(bool valid, mask_t cols, mask_t ld, mask_t rd, int 
         }
     }
     nq_block_add(acct + CDP_SOLUTIONS, count);
+    cdp_tl_block_end(self);
 }
 
 extern "C" __global__ void dpswap_root(const mask_t* __restrict__ cols, const mask_t* __restrict__ ld,
@@ -113,7 +118,8 @@ extern "C" __global__ void dpswap_root(const mask_t* __restrict__ cols, const ma
         r = rd[i];
         w = row[i];
     }
-    dpswap_block(valid, c, l, r, w, nq_free(c, l, r, NQ_FULL(n)), n, search, capacity, child_block, 0, acct);
+    cdp_tl_block_begin(0);  // record 0: the host grid
+    dpswap_block(valid, c, l, r, w, nq_free(c, l, r, NQ_FULL(n)), n, search, capacity, child_block, 0, acct, 0);
 }
 
 extern "C" __global__ void dpswap_child(const unsigned* states, unsigned nstates, int n, int search, int capacity,
@@ -130,10 +136,15 @@ extern "C" __global__ void dpswap_child(const unsigned* states, unsigned nstates
         a = s[3 * nstates + i];
         w = (int)s[4 * nstates + i];
     }
+    unsigned self = CDP_TL_NONE;
+#ifdef CDP_TIMELINE
+    self = states[1];  // read before the barrier: the last block frees `states` after every block passed it
+#endif
+    cdp_tl_block_begin(self);
     __syncthreads();  // every thread of the block has its state
     if (threadIdx.x == 0) {
         __threadfence();
         if (atomicAdd((unsigned*)states, 1u) == gridDim.x - 1) free((void*)states);  // the last block
     }
-    dpswap_block(valid, c, l, r, w, a, n, search, capacity, child_block, gen, acct);
+    dpswap_block(valid, c, l, r, w, a, n, search, capacity, child_block, gen, acct, self);
 }

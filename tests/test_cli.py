@@ -131,7 +131,8 @@ def test_report_lists_every_papers_artefacts(capsys):
     for paper in ("feinbube", "plauth", "carneiro", "wang", "kerbl"):
         assert re.search(rf"^{paper}: ", out, re.M)
     assert re.search(r"table3 .*\n\s+available: nqprof report plauth table3", out)
-    assert re.search(r"fig5 .*\n\s+planned: ", out)
+    assert re.search(r"fig5 .*\n\s+available: nqprof report wang fig5", out)
+    assert re.search(r"\n\s+planned: ", out)
     assert main(["report", "wang"]) == 0
     assert "plauth" not in capsys.readouterr().out
 

@@ -28,6 +28,14 @@
 #   queue-time     queue (bq, bwd) and feinbube at N=19 (3 rounds) and N=20 (1 round), one run
 #   queue-bench    nqprof queue-bench, 16-byte elements, table, JSON and figure
 #   bench-smoke    pytest bench/ over a few strategies at N=12..13 (the plugin on the GPU)
+#   characterize   Wang and Yalamanchili's measurements, each its own stage below; JSON (the fixtures
+#                  for tests/data/characterize), Markdown tables and figures in $OUT/characterize
+#   characterize-launch      launch time vs count, 32..256K and 1M, every launch mode (their Fig. 5)
+#   characterize-reserve     reserved memory vs pending-launch and heap limits, sync depth (Fig. 6)
+#   characterize-efficiency  ncu: feinbube, dp2, dp3, dpswap at N=14
+#   characterize-ideal       ideal CDP time: dp2, dp3, dpswap at N=14 and 16, over feinbube (Fig. 4)
+#   characterize-timeline    dp3 N=13's device timeline: recording overhead; then under nsys, merged into its
+#                            Chrome/Perfetto export (timeline-dp3-13.json)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export OUT=${OUT:-$PWD/out}
@@ -39,7 +47,16 @@ run() {  # run NAME SECONDS COMMAND...: log to $OUT/NAME.log, never stop the scr
   timeout --kill-after=10 "$secs" tools/gpuhost.sh "$@" 2>&1 | tee "$OUT/$name.log"
   echo "=== $name exit ${PIPESTATUS[0]}"
 }
-for stage in "$@"; do
+C=$OUT/characterize
+stages=()
+for stage in "$@"; do  # `characterize` is its four stages
+  if [ "$stage" = characterize ]; then
+    stages+=(characterize-launch characterize-reserve characterize-efficiency characterize-ideal characterize-timeline)
+  else
+    stages+=("$stage")
+  fi
+done
+for stage in "${stages[@]}"; do
   case $stage in
     env) run env 120 nqprof env ;;
     tests) run tests 500 python3 -m pytest tests -m gpu -q -rs -p no:cacheprovider ;;
@@ -83,6 +100,23 @@ for stage in "$@"; do
         --figure "$OUT/queue-fig1.png" ;;
     bench-smoke) run bench-smoke 300 python3 -m pytest bench/ --nq-strategy=serial,feinbube,dp3,queue --nq-n=12:13 \
         --benchmark-autosave --benchmark-storage="$OUT/benchmarks" -rs -q -p no:cacheprovider ;;
+    characterize-launch) mkdir -p "$C"; run characterize-launch 590 nqprof characterize launch --repeats 5 --warmup 1 \
+        --timeout 60 --json "$C/launch.json" --figure "$C/fig5-launch.png" -o "$C/launch.md" -q ;;
+    characterize-reserve) mkdir -p "$C"; run characterize-reserve 500 nqprof characterize reserve --timeout 60 \
+        --json "$C/reserve.json" --figure "$C/fig6-reserve.png" -o "$C/reserve.md" -q ;;
+    characterize-efficiency) mkdir -p "$C"; run characterize-efficiency 580 nqprof characterize efficiency --n 14 \
+        --strategies feinbube,dp2,dp3,dpswap --timeout 140 --out-dir "$C/ncu" --json "$C/efficiency.json" \
+        -o "$C/efficiency.md" -q; rm -f "$C"/ncu/*.ncu-rep ;;
+    characterize-ideal) mkdir -p "$C"; run characterize-ideal 580 nqprof characterize ideal --n 14,16 \
+        --strategies dp2,dp3,dpswap --baselines feinbube --repeats 3 --warmup 1 --timeout 60 \
+        --json "$C/ideal.json" --figure "$C/fig4-ideal.png" -o "$C/ideal.md" -q ;;
+    characterize-timeline) mkdir -p "$C"; run characterize-timeline 400 bash -c "
+        nqprof characterize timeline 13 --strategy dp3 --repeats 5 --timeout 60 --json $C/timeline.json \
+          --chrome $C/timeline-dp3-13-alone.json -o $C/timeline.md -q &&
+        nqprof profile --output $C/dp3-13-timeline -- characterize timeline 13 --strategy dp3 --repeats 3 \
+          --timeout 60 --json $C/timeline-nsys.json -q &&
+        nqprof characterize timeline --from $C/timeline-nsys.json --nsys $C/dp3-13-timeline.sqlite \
+          --chrome $C/timeline-dp3-13.json; rm -f $C/*.nsys-rep" ;;
     *) echo "unknown stage $stage" ;;
   esac
 done

@@ -42,6 +42,8 @@ class RunRecord:
     memory: dict[str, Any] = field(default_factory=dict)
     generations: list[dict[str, Any]] = field(default_factory=list)
     device_failures: dict[str, int] = field(default_factory=dict)
+    #: The device-side timeline of the last round's grids (CDP strategies with timeline=1).
+    timeline: dict[str, Any] = field(default_factory=dict)
     source_hash: str | None = None
     notes: list[str] = field(default_factory=list)
 
@@ -70,6 +72,7 @@ class RunRecord:
             memory=info.get("memory", {}),
             generations=stats.get("generations", []),
             device_failures=stats.get("failures", {}),
+            timeline=stats.get("timeline", {}),
             source_hash=info.get("source_hash"),
             notes=list(info.get("notes", [])),
         )

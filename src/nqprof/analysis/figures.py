@@ -130,3 +130,116 @@ def log_panels(panels: Mapping[str, Mapping[str, Sequence[tuple[float, float]]]]
     fig.savefig(path, dpi=120)
     return Path(path)
 
+
+# --- Wang and Yalamanchili's characterization (nqprof characterize, report wang) ------------
+
+
+def _loglog(title: str, xlabel: str, ylabel: str, ax=None, fig=None):
+    """Log-log axes (a new figure unless ``ax`` is given)."""
+    try:
+        from matplotlib.figure import Figure
+    except ImportError as exc:
+        raise UnavailableError(f"figures need matplotlib ({exc}); install nqprof[analysis]") from None
+    if ax is None:
+        fig = Figure(figsize=(8, 5), layout="constrained")
+        ax = fig.add_subplot()
+    ax.set_title(title, fontsize="medium")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.grid(True, which="both", alpha=0.3)
+    return fig, ax
+
+
+def launch_figure(series: Mapping[str, Sequence[tuple[int, float, float]]], path: str | Path, where: str = "",
+                  paper_small_ms: float | None = None, paper_small_range: tuple[int, int] | None = None,
+                  paper_large: Mapping[str, float] | None = None, paper_large_count: int | None = None) -> Path:
+    """Their Fig. 5: launch time (t1 - t2) vs launch count, log-log, a line per launch mode
+    (``mode -> [(count, seconds, seconds per launch)]``), with the paper's Kepler points;
+    beside it, the cost of one launch vs the count."""
+    try:
+        from matplotlib.figure import Figure
+    except ImportError as exc:
+        raise UnavailableError(f"figures need matplotlib ({exc}); install nqprof[analysis]") from None
+    fig = Figure(figsize=(12, 5), layout="constrained")
+    left, right = fig.subplots(1, 2)
+    if where:
+        fig.suptitle(where, fontsize="medium")
+    _loglog("child-launch time vs launch count (their Fig. 5)", "device launches", "launch time t1 - t2 (ms)", ax=left)
+    _loglog("time per launch", "device launches", "per launch (us)", ax=right)
+    for mode, pts in series.items():
+        counts = [c for c, _, _ in pts]
+        left.plot(counts, [s * 1e3 for _, s, _ in pts], marker="o", label=mode)
+        right.plot(counts, [p * 1e6 for _, _, p in pts], marker="o", label=mode)
+    if paper_small_ms and paper_small_range:
+        lo, hi = paper_small_range
+        left.plot([lo, hi], [paper_small_ms, paper_small_ms], color="grey", linewidth=3, alpha=0.6,
+                  label=f"paper (Kepler): ~{paper_small_ms:g} ms, {lo}-{hi} launches")
+        right.plot([lo, hi], [paper_small_ms * 1e3 / lo, paper_small_ms * 1e3 / hi], color="grey", linewidth=3,
+                   alpha=0.6, label=f"paper (Kepler): ~{paper_small_ms:g} ms / launches")
+    for (gpu, ms), marker in zip((paper_large or {}).items(), "s^D"):
+        left.plot([paper_large_count], [ms], marker=marker, linestyle="none", color="grey",
+                  label=f"paper {gpu}: {ms:g} ms at {paper_large_count:,}")
+        right.plot([paper_large_count], [ms * 1e3 / paper_large_count], marker=marker, linestyle="none",
+                   color="grey", label=f"paper {gpu}")
+    left.legend(fontsize="small")
+    right.legend(fontsize="small")
+    fig.savefig(path, dpi=120)
+    return Path(path)
+
+
+def reserve_figure(series: Mapping[str, Sequence[tuple[int, float]]], path: str | Path, where: str = "",
+                   paper_band_mb: tuple[float, float] | None = None, paper_band_limit: int | None = None,
+                   fit: tuple[float, float] | None = None) -> Path:
+    """Their Fig. 6(a): device memory reserved vs the pending-launch limit (log-log; a limit
+    of 0 is drawn at 1/2), a line for the limit alone and one with a cudadevrt module loaded,
+    the paper's band, and the fitted line (``(bytes per slot, fixed bytes)``)."""
+    fig, ax = _loglog(f"memory reserved vs pending-launch limit (their Fig. 6(a)){f' ({where})' if where else ''}",
+                      "pending-launch limit (0 drawn at 1/2)", "reserved (MiB; linear below 1)")
+    ax.set_yscale("symlog", linthresh=1.0)  # nothing reserved is a reading too
+    for label, pts in series.items():
+        pts = [(max(v, 0.5), mib) for v, mib in pts]
+        ax.plot([v for v, _ in pts], [m for _, m in pts], marker="o", label=label)
+    if paper_band_mb:
+        lo, hi = paper_band_mb
+        ax.fill_between([0.5, paper_band_limit or 32], [lo * 1e6 / 2**20] * 2, [hi * 1e6 / 2**20] * 2, color="grey",
+                        alpha=0.3, label=f"paper (Kepler): {lo:g}-{hi:g} MB at limits <= {paper_band_limit}")
+    if fit:
+        slope, intercept = fit
+        xs = sorted({v for pts in series.values() for v, _ in pts if v >= 1})
+        if xs:
+            ax.plot(xs, [(intercept + slope * x) / 2**20 for x in xs], linestyle="--", color="black",
+                    label=f"fit: {slope / 1024:.2f} KiB per slot + {intercept / 2**20:.0f} MiB")
+    ax.legend(fontsize="small")
+    fig.savefig(path, dpi=120)
+    return Path(path)
+
+
+def speedup_figure(bars: Sequence[tuple[str, float | None, float | None]], path: str | Path, where: str = "",
+                   baseline: str = "the best non-CDP strategy", paper_ideal: tuple[float, float] | None = None,
+                   paper_measured: float | None = None) -> Path:
+    """Their Fig. 4: per run, the speedup over ``baseline`` measured and ideal (without
+    launch overhead), with the paper's range of ideal speedups and its mean slowdown."""
+    try:
+        from matplotlib.figure import Figure
+    except ImportError as exc:
+        raise UnavailableError(f"figures need matplotlib ({exc}); install nqprof[analysis]") from None
+    fig = Figure(figsize=(max(6, 1.2 * len(bars) + 2), 5), layout="constrained")
+    ax = fig.add_subplot()
+    ax.set_title(f"speedup over {baseline}{f' ({where})' if where else ''}", fontsize="medium")
+    ax.set_ylabel(f"{baseline} time / time")
+    ax.set_yscale("log")
+    xs = range(len(bars))
+    ax.bar([x - 0.2 for x in xs], [m or 0 for _, m, _ in bars], width=0.4, label="CDP measured")
+    ax.bar([x + 0.2 for x in xs], [i or 0 for _, _, i in bars], width=0.4, label="CDP ideal (no launch overhead)")
+    ax.set_xticks(list(xs), [label for label, _, _ in bars], rotation=30, ha="right")
+    ax.axhline(1.0, color="grey", linewidth=1)
+    if paper_ideal:
+        ax.axhspan(*paper_ideal, color="green", alpha=0.15, label=f"paper ideal: {paper_ideal[0]}-{paper_ideal[1]}x")
+    if paper_measured:
+        ax.axhline(1 / paper_measured, color="red", linestyle="--", linewidth=1,
+                   label=f"paper measured: {paper_measured}x slower on average")
+    ax.legend(fontsize="small")
+    fig.savefig(path, dpi=120)
+    return Path(path)

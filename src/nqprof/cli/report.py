@@ -196,6 +196,14 @@ def _kerbl_fig1():
     return add_kerbl_fig1, cmd_kerbl
 
 
+def _characterize(artefact: str):
+    """Wang and Yalamanchili's figures are `nqprof characterize` measurements (cli.characterize)."""
+    from .characterize import report_command
+
+    add, cmd = report_command(artefact)
+    return _measured(add), cmd
+
+
 #: (paper, artefact) -> (add its options, run it). An artefact a paper lists without an
 #: entry here is planned, not reproduced yet.
 COMMANDS: dict[tuple[str, str], tuple[Callable, Callable[..., int]]] = {
@@ -204,6 +212,7 @@ COMMANDS: dict[tuple[str, str], tuple[Callable, Callable[..., int]]] = {
     ("plauth", "table3"): (_measured(add_table3), cmd_table3),
     ("plauth", "figure"): (_measured(add_figure, figure=True), cmd_figure),
     ("kerbl", "fig1"): _kerbl_fig1(),
+    **{("wang", a): _characterize(a) for a in ("fig4", "fig5", "fig6")},
 }
 #: `nqprof report NAME` for the artefacts that existed before the papers were split.
 ALIASES = {"table2": "plauth", "table3": "plauth", "figure": "plauth"}

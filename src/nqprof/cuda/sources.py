@@ -28,7 +28,7 @@ class KernelSource:
 
 #: Modules that build kernels besides the strategies (microbenchmarks); each declares its
 #: own, once, as ``SOURCES`` (a tuple of :class:`KernelSource`).
-MEASUREMENT_MODULES = ("nqprof.queuebench",)
+MEASUREMENT_MODULES = ("nqprof.queuebench", "nqprof.characterize")
 
 
 def catalog() -> dict[str, KernelSource]:
@@ -53,8 +53,13 @@ COMMON_OPTIONS: tuple[str, ...] = ("-lineinfo", "-std=c++17")
 
 @lru_cache(maxsize=1)
 def kernels_dir() -> Path:
-    """The folder holding the .cu/.cuh files: the installed ``nqprof.kernels`` package, or
-    the source tree's kernels/ when running from a checkout."""
+    """The folder holding the .cu/.cuh files: the source tree's kernels/ when this package
+    runs from a checkout (it wins, as the checkout's strategy table does, over an
+    ``nqprof.kernels`` that another installed tree may provide), else the installed
+    ``nqprof.kernels`` package."""
+    tree = Path(__file__).resolve().parents[3] / "kernels"
+    if (tree / "common.cuh").exists():
+        return tree
     try:
         import nqprof.kernels as pkg
 
@@ -63,9 +68,6 @@ def kernels_dir() -> Path:
             return here
     except ImportError:
         pass
-    tree = Path(__file__).resolve().parents[3] / "kernels"
-    if (tree / "common.cuh").exists():
-        return tree
     raise FileNotFoundError("nqprof's CUDA kernel sources (kernels/*.cu) are not installed")
 
 

@@ -9,22 +9,41 @@ from . import Artefact, Paper
 
 #: Fig. 5: child-launch time (ms) at 256K launches; about 1 ms from 32 to 512 launches.
 PAPER_LAUNCH_MS_256K = {"K20c": 143.0, "Titan": 115.5, "K40": 98.6}
+PAPER_LAUNCH_COUNT_LARGE = 256 * 1024
 PAPER_LAUNCH_MS_SMALL = 1.0
+PAPER_LAUNCH_SMALL_RANGE = (32, 512)
 #: Fig. 6(a): memory reserved for linking the device runtime at a pending-launch limit <= 32.
 PAPER_RESERVE_MB = (172, 202)
+PAPER_RESERVE_LIMIT = 32
 #: Fig. 6(b): memory per synchronization level (CDP1 only; no sync depth on CDP2).
 PAPER_PER_SYNC_LEVEL_MB = (95, 109)
 #: Their conclusion: CDP could give 1.13-2.73x, but launch overhead made every benchmark slower.
 PAPER_IDEAL_SPEEDUP = (1.13, 2.73)
 PAPER_MEASURED_SLOWDOWN = 1.21
 
-_PLANNED = "the characterization suite (nqprof characterize) is not written yet"
 PAPER = Paper(
     "wang",
     "Wang, Yalamanchili: Characterization and analysis of dynamic parallelism in unstructured GPU applications (2014)",
     (
-        Artefact("fig4", "speedup over the non-CDP code: measured and ideal CDP", planned=_PLANNED),
-        Artefact("fig5", "child-launch time vs launch count", planned=_PLANNED),
-        Artefact("fig6", "memory the device runtime reserves vs the pending-launch limit", planned=_PLANNED),
+        Artefact("fig4", "speedup over the non-CDP code: measured and ideal CDP (nqprof characterize ideal)"),
+        Artefact("fig5", "child-launch time vs launch count (nqprof characterize launch)"),
+        Artefact("fig6", "memory the device runtime reserves vs the pending-launch limit (nqprof characterize reserve)"),
     ),
 )
+
+
+def paper_lines(artefact: str | None = None) -> list[str]:
+    """Their published numbers, as the reports print them beside ours: one artefact's
+    (fig4, fig5, fig6) or all."""
+    large = ", ".join(f"{gpu} {ms:g} ms" for gpu, ms in PAPER_LAUNCH_MS_256K.items())
+    lo, hi = PAPER_LAUNCH_SMALL_RANGE
+    lines = {
+        "fig5": f"Paper (Kepler) Fig. 5: about {PAPER_LAUNCH_MS_SMALL:g} ms for {lo}-{hi} launches; at 256K launches "
+                f"{large}.",
+        "fig6": f"Paper (Kepler) Fig. 6(a): {PAPER_RESERVE_MB[0]}-{PAPER_RESERVE_MB[1]} MB reserved at pending-launch "
+                f"limits <= {PAPER_RESERVE_LIMIT}; Fig. 6(b): {PAPER_PER_SYNC_LEVEL_MB[0]}-{PAPER_PER_SYNC_LEVEL_MB[1]} "
+                "MB per sync level.",
+        "fig4": f"Paper (Kepler) Fig. 4: ideal CDP {PAPER_IDEAL_SPEEDUP[0]}-{PAPER_IDEAL_SPEEDUP[1]}x over the non-CDP "
+                f"code; measured CDP {PAPER_MEASURED_SLOWDOWN}x slower on average.",
+    }
+    return [lines[artefact]] if artefact else list(lines.values())

@@ -27,7 +27,7 @@ from .base import Param, Strategy, block_param, depth_param
 from .cdp.accounting import LAYOUT as ACCOUNTING
 from .cdp.accounting import STREAM_KINDS
 from .cdp.limits import check_nesting
-from .cdp.params import pending_param
+from .cdp.params import launch_param, pending_param
 from .cdp.session import CdpSession
 
 def default_depth(n: int) -> int:
@@ -64,6 +64,7 @@ class Dp1(Strategy):
         depth_param(default_depth, "rows expanded on the host (mirror symmetry); 1: the first row"),
         block_param(128, help="threads per block of the host grid and of swarm grids wider than this"),
         pending_param(),
+        launch_param(),
     )
 
     def check(self, n, params):

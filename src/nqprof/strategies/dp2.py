@@ -38,7 +38,8 @@ from ..errors import InputError
 from .base import Strategy, block_param, depth_param
 from .cdp.accounting import LAYOUT as ACCOUNTING
 from .cdp.limits import check_nesting
-from .cdp.params import child_block_param, heap_param, pending_param, search_param
+from .cdp.timeline import timeline_param
+from .cdp.params import child_block_param, heap_param, launch_param, pending_param, search_param
 from .cdp.session import CdpSession
 from .gpu_common import DYNAMIC_SHARED_LIMIT_SM90
 
@@ -89,6 +90,8 @@ class Dp2(Strategy):
         block_param(128, help="threads per block of the host grid"),
         child_block_param(default_child_block, derived=True),
         pending_param(),
+        launch_param(),
+        timeline_param(),
         heap_param(),
     )
 

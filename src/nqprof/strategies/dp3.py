@@ -20,7 +20,8 @@ from ..errors import InputError
 from .base import Param, Strategy, block_param, depth_param
 from .cdp.accounting import LAYOUT as ACCOUNTING
 from .cdp.limits import check_nesting
-from .cdp.params import child_block_param, heap_param, pending_param, search_param
+from .cdp.timeline import timeline_param
+from .cdp.params import child_block_param, heap_param, launch_param, pending_param, search_param
 from .dp2 import STACK_LIMIT, STATE_BYTES, Dp2Session, stack_bytes
 
 
@@ -64,6 +65,8 @@ class Dp3(Strategy):
         Param("smem_kib", "shared memory per block for the DFS stacks (KiB); caps the doubling", default=48,
               lo=1, hi=STACK_LIMIT // 1024),
         pending_param(),
+        launch_param(),
+        timeline_param(),
         heap_param(),
     )
 

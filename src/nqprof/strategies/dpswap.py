@@ -29,7 +29,8 @@ from ..cuda.sources import KernelSource
 from ..errors import InputError
 from .base import Param, Strategy, block_param, depth_param
 from .cdp.accounting import LAYOUT as ACCOUNTING
-from .cdp.params import child_block_param, heap_param, pending_param, search_param
+from .cdp.timeline import timeline_param
+from .cdp.params import child_block_param, heap_param, launch_param, pending_param, search_param
 from .cdp.session import CdpSession
 from .dp2 import STACK_LIMIT, stack_bytes
 
@@ -67,6 +68,8 @@ class DpSwap(Strategy):
         block_param(128, help="threads per block of the host grid"),
         child_block_param(32),
         pending_param(),
+        launch_param(),
+        timeline_param(),
         heap_param(),
     )
 

@@ -39,3 +39,25 @@ def child_block_param(default, derived: bool = False) -> Param:
     )
 
 
+
+
+#: The build variants of every CDP kernel (CDP_LAUNCH_MODE in kernels/cdp.cuh): the real
+#: child grids, an empty grid of the same shape in their place (t1), or no launch (t2).
+LAUNCH_MODES = {"real": 0, "empty": 1, "none": 2}
+
+
+def launch_param() -> Param:
+    return Param(
+        "launch",
+        "child launches: real, empty (an empty grid in their place) or none; the last two are `nqprof characterize "
+        "ideal`'s builds, where the children do not run (the count is not N's)",
+        default="real",
+        choices=tuple(LAUNCH_MODES),
+    )
+
+
+def launch_defines(params) -> dict[str, int]:
+    """The -D defines of a CDP strategy's build for its ``launch`` parameter (none for the
+    real build, so that it stays the build every other run uses)."""
+    mode = LAUNCH_MODES[params.get("launch", "real")]
+    return {"CDP_LAUNCH_MODE": mode} if mode else {}

@@ -13,6 +13,8 @@ from ..gpu_common import COUNTER_BYTES, GpuSession
 from .accounting import WORDS, decode_accounting, raise_on_failures
 from .limits import configure_runtime
 from .model import Demand
+from .params import launch_defines
+from .timeline import DeviceTimeline, capacity_for, timeline_defines
 
 class CdpSession(GpuSession):
     """Base of the CDP strategies' sessions.
@@ -44,21 +46,27 @@ class CdpSession(GpuSession):
         self.host = expand(n, params["depth"])
         free, _ = self.drv.mem_get_info()
         board_bytes = len(self.host) * BOARD_UPLOAD_BYTES + WORDS * COUNTER_BYTES
+        demand = self.demand()
         self.limits = configure_runtime(
             self.label,
-            self.demand(),
+            demand,
             free,
             pending=params.get("pending", 0),
             heap_mib=params.get("heap_mib", 0) if "heap_mib" in params else None,
             extra_bytes=board_bytes,
         )
         self.gpu.set_limits(pending_launches=self.limits.pending, heap_bytes=self.limits.heap_bytes)
-        module = self.build(self.source)
+        module = self.build(self.source, {**launch_defines(params), **timeline_defines(params)})
         self.root = module.function(self.root_kernel)
         self.children = {name: module.function(name) for name in self.child_kernels}
         self.module = module
         self.boards = self.upload(self.host)
         self.acct = self.counter(WORDS)
+        self.timeline = None
+        if params.get("timeline"):
+            capacity = capacity_for(demand.launches if demand else None, self.limits.pending)
+            self.timeline = DeviceTimeline(self.drv, module.module, capacity, self.boards.count)
+            self.notes.append(f"device timeline: room for {capacity:,} grid records")
         self.notes.append(f"{self.boards.count} host boards at depth {params['depth']}")
         self.notes.append(self.limits.describe())
         self.prepare()
@@ -85,10 +93,15 @@ class CdpSession(GpuSession):
     # -- a round ---------------------------------------------------------------------------
     def run_once(self) -> Measurement:
         self.drv.memset_d32(self.acct, 0, 2 * WORDS)
+        if self.timeline:
+            self.timeline.reset()
         with self.generation(0) as timer:
             self.launch_root()
         acct = decode_accounting(self.read_u64(self.acct, WORDS), host_boards=self.boards.count)
         self.ran()
         raise_on_failures(acct, self.limits, self.label)
         count = acct.solutions * self.boards.multiplier
-        return Measurement(count=count, wall_s=timer.wall_seconds, gpu_s=timer.seconds, stats=acct.stats())
+        stats = acct.stats()
+        if self.timeline:
+            stats["timeline"] = self.timeline.read()
+        return Measurement(count=count, wall_s=timer.wall_seconds, gpu_s=timer.seconds, stats=stats)

@@ -1,0 +1,24 @@
+"""What CUDA Dynamic Parallelism costs on this GPU and toolkit, measured the way Wang and
+Yalamanchili (2014) measured it on Kepler (nqprof.papers.wang holds their numbers):
+
+* :mod:`.launch`: device launch time vs launch count, per launch mode (their Fig. 5);
+* :mod:`.reserve`: device memory the runtime reserves vs the pending-launch and heap
+  limits (their Fig. 6(a)), and the sync-depth limit CDP2 refuses (their Fig. 6(b));
+* :mod:`.ideal`: each CDP strategy's time without launch overhead, and the speedups over
+  the best non-CDP strategy, measured and ideal (their Fig. 4);
+* :mod:`.efficiency`: warp execution efficiency, memory irregularity and L2 hit rate
+  read with Nsight Compute, and their WEEI.
+
+Each module separates the GPU part (a session in a watchdog worker, :mod:`.probe`) from
+pure functions that turn recorded results (JSON) into tables and figures, so that
+everything but the measurement is tested without a GPU. `nqprof characterize`
+(nqprof.cli.characterize) runs them.
+"""
+
+from __future__ import annotations
+
+from ..cuda.sources import KernelSource
+
+#: The kernels of the suite (kernels/characterize.cu), compiled and device-linked with the
+#: strategies' by the build catalog (nqprof.cuda.sources.catalog).
+SOURCES = (KernelSource("characterize.cu", cdp=True, kernels=("char_launch", "char_empty")),)

@@ -1,0 +1,269 @@
+"""SIMD lane efficiency, memory irregularity and L2 hit rate, read with Nsight Compute
+(Wang and Yalamanchili's counters, on Hopper's metric names).
+
+nqprof runs ``nqprof solve`` under ``ncu`` (one round, its kernels' launches profiled,
+``--clock-control none``), exports the report, reads it back as CSV (``--page raw``) and
+parses it into pandas. Per kernel:
+
+* warp execution efficiency: active lanes per warp instruction / 32
+  (``smsp__thread_inst_executed_per_inst_executed.ratio``), weighted over launches by their
+  warp instructions;
+* in place of their load/store replay metric (none on Hopper): shared-memory bank
+  conflicts and wavefronts per shared instruction, and sectors per global load/store
+  request (4 is a fully used 128-byte line; more is irregular);
+* the L2 hit rate (``lts__t_sector_hit_rate.pct``).
+
+Their WEEI weights parent and child efficiencies by instructions,
+``(WEE_p * inst_p + WEE_c * inst_c) / (inst_p + inst_c)`` (:func:`weei`). On CDP2 Nsight
+Compute does not reach device-launched children (measured on an H200: dp3 N=10, only
+``dp3_root`` was profiled), so for a CDP strategy the child side needs the children
+launched from the host over the boards their parents handed them; until nqprof records
+those boards, the table gives the host-launched kernels and says that the children are
+missing.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+from ..errors import InputError, UnavailableError
+
+KIND = "nqprof-characterize-efficiency"
+DEFAULT_STRATEGIES = ("feinbube", "dp2", "dp3", "dpswap")
+
+#: name -> ncu metric.
+METRICS = {
+    "duration_ns": "gpu__time_duration.sum",
+    "warp_inst": "smsp__inst_executed.sum",
+    "thread_inst": "smsp__thread_inst_executed.sum",
+    "lanes_per_inst": "smsp__thread_inst_executed_per_inst_executed.ratio",
+    "shared_ld_conflicts": "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+    "shared_st_conflicts": "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
+    "shared_wavefronts": "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum",
+    "shared_ld_inst": "smsp__inst_executed_op_shared_ld.sum",
+    "shared_st_inst": "smsp__inst_executed_op_shared_st.sum",
+    "global_ld_sectors": "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+    "global_ld_requests": "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+    "global_st_sectors": "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
+    "global_st_requests": "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
+    "l2_hit_pct": "lts__t_sector_hit_rate.pct",
+}
+#: Metrics that are ratios or percentages: averaged over launches weighted by warp instructions.
+RATIOS = ("lanes_per_inst", "l2_hit_pct")
+WARP = 32
+
+
+def find_ncu(given: str | os.PathLike | None = None) -> str:
+    """The ncu executable: ``given``, $NQPROF_NCU, PATH, or the toolkit's bin/."""
+    for candidate in (given, os.environ.get("NQPROF_NCU"), shutil.which("ncu")):
+        if candidate and Path(candidate).is_file():
+            return str(candidate)
+    try:
+        from ..cuda.toolkit import find_toolkit
+
+        ncu = Path(find_toolkit().nvcc).parent / "ncu"
+        if ncu.is_file():
+            return str(ncu)
+    except Exception:  # no toolkit either: the message below says what to do
+        pass
+    raise UnavailableError("Nsight Compute (ncu) not found: put it on PATH or set NQPROF_NCU")
+
+
+def profile_command(ncu: str, report: Path, argv: Sequence[str], kernel_regex: str | None = None,
+                    launch_count: int | None = None) -> list[str]:
+    """ncu collecting :data:`METRICS` for ``argv`` (and its worker processes) into ``report``."""
+    cmd = [ncu, "--target-processes", "all", "--clock-control", "none", "--metrics", ",".join(METRICS.values()),
+           "--export", str(report), "--force-overwrite"]
+    if kernel_regex:
+        cmd += ["--kernel-name", f"regex:{kernel_regex}"]
+    if launch_count:
+        cmd += ["--launch-count", str(launch_count)]
+    return cmd + ["--", *argv]
+
+
+def solve_argv(strategy: str, n: int, params: Mapping[str, Any] | None = None) -> list[str]:
+    """One verified round of ``nqprof solve`` (the count is checked under the profiler too)."""
+    argv = [sys.executable, "-m", "nqprof.cli", "solve", str(n), "--strategy", strategy, "--repeats", "1", "-q"]
+    for k, v in (params or {}).items():
+        argv += ["--param", f"{k}={v}"]
+    return argv
+
+
+def profile(strategy: str, n: int, out_dir: str | os.PathLike, params: Mapping[str, Any] | None = None,
+            ncu: str | None = None, timeout: float = 600, launch_count: int | None = 200) -> str:
+    """Run one round under ncu; returns the raw-page CSV of the report (also written to
+    ``out_dir``). Only this strategy's kernels are profiled (their names start with the
+    strategy's kernel prefixes)."""
+    from ..strategies import get
+
+    ncu = find_ncu(ncu)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    report = out / f"ncu-{strategy}-{n}"
+    kernels = [k for src in get(strategy).sources for k in src.kernels]
+    regex = "^(" + "|".join(kernels) + ")" if kernels else None
+    cmd = profile_command(ncu, report, solve_argv(strategy, n, params), regex, launch_count)
+    _run(cmd, timeout, f"ncu on {strategy} N={n}")
+    csv = _run([ncu, "--import", f"{report}.ncu-rep", "--csv", "--page", "raw"], timeout, "ncu --import")
+    (out / f"ncu-{strategy}-{n}.csv").write_text(csv)
+    return csv
+
+
+def _run(cmd: list[str], timeout: float, what: str) -> str:
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise UnavailableError(f"{what}: no result within {timeout:g} s") from None
+    if done.returncode != 0:
+        tail = " | ".join((done.stderr or done.stdout).strip().splitlines()[-3:])
+        raise UnavailableError(f"{what} failed (exit {done.returncode}): {tail}")
+    return done.stdout
+
+
+# --- parsing ------------------------------------------------------------------------------
+
+
+def parse_csv(text: str):
+    """ncu's ``--csv --page raw`` output -> a DataFrame, one row per profiled launch, with
+    the columns ``kernel`` and the names of :data:`METRICS` (numbers; NaN where absent).
+    Lines before the header (``==PROF==`` messages, the program's output) are skipped."""
+    import pandas as pd
+
+    lines = text.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith('"ID"')), None)
+    if start is None:
+        raise InputError("not ncu CSV output (no header row starting with \"ID\"); was it run with --csv --page raw?")
+    raw = pd.read_csv(io.StringIO("\n".join(lines[start:])), dtype=str, keep_default_na=False)
+    if "Kernel Name" not in raw.columns:
+        raise InputError("ncu CSV has no 'Kernel Name' column")
+    raw = raw[raw["ID"].str.strip() != ""]  # the units row has no ID
+    out = pd.DataFrame({"kernel": raw["Kernel Name"].map(_short_name)})
+    for name, metric in METRICS.items():
+        out[name] = pd.to_numeric(raw[metric].str.replace(",", "", regex=False), errors="coerce") \
+            if metric in raw.columns else float("nan")
+    return out.reset_index(drop=True)
+
+
+def _short_name(name: str) -> str:
+    """``dp3_root`` from ``dp3_root(const unsigned int *, ...)``."""
+    return name.split("(", 1)[0].strip()
+
+
+def per_kernel(df):
+    """Per kernel: launches, sums of the counts, instruction-weighted ratios, and the
+    derived measures (``wee``, ``shared_conflicts``, ``shared_wavefronts_per_inst``,
+    ``global_ld_sectors_per_request``, ``global_st_sectors_per_request``)."""
+    import pandas as pd
+
+    rows = []
+    for kernel, g in df.groupby("kernel", sort=False):
+        r: dict[str, Any] = {"kernel": kernel, "launches": len(g)}
+        for name in METRICS:
+            if name in RATIOS:  # weighted by the launches' warp instructions where both are known
+                known = g[name].notna() & g["warp_inst"].notna()
+                w = g.loc[known, "warp_inst"]
+                r[name] = (float((g.loc[known, name] * w).sum() / w.sum()) if w.sum() > 0
+                           else float(g[name].mean()))
+            else:
+                r[name] = float(g[name].sum(min_count=1))
+        r["wee"] = r["lanes_per_inst"] / WARP
+        r["shared_conflicts"] = _add(r["shared_ld_conflicts"], r["shared_st_conflicts"])
+        r["shared_wavefronts_per_inst"] = _div(r["shared_wavefronts"], _add(r["shared_ld_inst"], r["shared_st_inst"]))
+        r["global_ld_sectors_per_request"] = _div(r["global_ld_sectors"], r["global_ld_requests"])
+        r["global_st_sectors_per_request"] = _div(r["global_st_sectors"], r["global_st_requests"])
+        rows.append(r)
+    return pd.DataFrame(rows)
+
+
+def _add(a: float, b: float) -> float:
+    return float(sum(x for x in (a, b) if x == x))
+
+
+def _div(a: float, b: float) -> float:
+    return a / b if b and b == b and a == a else float("nan")
+
+
+def weei(parts: Iterable[tuple[float, float]]) -> float:
+    """Their WEEI: the warp execution efficiencies of parent and children weighted by their
+    (warp) instructions, ``sum(WEE_i * inst_i) / sum(inst_i)``, from ``(wee, inst)`` pairs."""
+    parts = [(w, i) for w, i in parts if i and i == i and w == w]
+    total = sum(i for _, i in parts)
+    if not total:
+        raise InputError("WEEI needs at least one kernel with instructions")
+    return sum(w * i for w, i in parts) / total
+
+
+# --- the table ----------------------------------------------------------------------------
+
+
+def summarize(strategy: str, n: int, kernels, cdp: bool) -> dict[str, Any]:
+    """One strategy's entry of the document: its kernels' rows and its WEEI over the kernels
+    profiled (``children_profiled`` False for a CDP strategy: only host-launched kernels)."""
+    rows = kernels.to_dict("records")
+    value = weei((r["wee"], r["warp_inst"]) for r in rows) if rows else None
+    return {"strategy": strategy, "n": n, "cdp": cdp, "kernels": rows, "weei": value, "children_profiled": not cdp,
+            "error": None}
+
+
+def load(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    if doc.get("kind") != KIND:
+        raise InputError(f"not an nqprof efficiency characterization (kind {doc.get('kind')!r}, expected {KIND!r})")
+    if not isinstance(doc.get("strategies"), list):
+        raise InputError("malformed efficiency characterization: no strategies list")
+    return doc["strategies"]
+
+
+def _f(value, fmt: str) -> str:
+    return "-" if value is None or value != value else format(value, fmt)
+
+
+def table(entries: Sequence[dict[str, Any]]) -> tuple[list[str], list[list], list[str]]:
+    header = ["strategy", "N", "kernel", "launches", "time (ms)", "warp inst", "WEE", "shared conflicts",
+              "shared wavefronts/inst", "global ld sectors/req", "global st sectors/req", "L2 hit %", "WEEI"]
+    rows, notes = [], []
+    for e in entries:
+        if e.get("error"):
+            notes.append(f"[{len(notes) + 1}] {e['strategy']} N={e['n']}: {e['error']}")
+            rows.append([e["strategy"], e["n"], f"no measurement [{len(notes)}]"] + ["-"] * 10)
+            continue
+        for k in e["kernels"]:
+            rows.append([e["strategy"], e["n"], k["kernel"], k["launches"], _f(k["duration_ns"] / 1e6, ".3f"),
+                         _f(k["warp_inst"], ".3e"), _f(k["wee"], ".3f"), _f(k["shared_conflicts"], ".3e"),
+                         _f(k["shared_wavefronts_per_inst"], ".2f"), _f(k["global_ld_sectors_per_request"], ".2f"),
+                         _f(k["global_st_sectors_per_request"], ".2f"), _f(k["l2_hit_pct"], ".1f"), ""])
+        weei_cell = _f(e.get("weei"), ".3f")
+        if e.get("cdp") and not e.get("children_profiled"):
+            notes.append(f"[{len(notes) + 1}] {e['strategy']}: WEEI over the host-launched kernels only; on CDP2 ncu "
+                         "does not reach device-launched children")
+            weei_cell += f" [{len(notes)}]"
+        if e["kernels"]:
+            rows[-1][-1] = weei_cell
+    notes.append("WEE: active lanes per warp instruction / 32; WEEI = sum(WEE x warp inst) / sum(warp inst) over "
+                 "parent and children; sectors/req: 4 is one fully used 128-byte line")
+    return header, rows, notes
+
+
+def measure(strategies: Sequence[str], n: int, out_dir: str | os.PathLike, params=None, ncu: str | None = None,
+            timeout: float = 600, progress=None) -> dict[str, Any]:
+    """Profile each strategy at N; returns the JSON document (the CSVs stay in ``out_dir``)."""
+    from ..errors import NqprofError
+    from ..strategies import get
+
+    entries = []
+    for s in strategies:
+        if progress is not None:
+            progress.case(f"efficiency {s} N={n}")
+        try:
+            df = parse_csv(profile(s, n, out_dir, (params or {}).get(s), ncu=ncu, timeout=timeout))
+            if df.empty:
+                raise InputError("ncu profiled no kernel of this strategy")
+            entries.append(summarize(s, n, per_kernel(df), get(s).cdp))
+        except NqprofError as exc:
+            entries.append({"strategy": s, "n": n, "error": str(exc)})
+    return {"kind": KIND, "n": n, "strategies": entries}

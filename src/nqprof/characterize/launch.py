@@ -1,0 +1,272 @@
+"""Device launch time vs launch count, Wang and Yalamanchili's method (their Fig. 5).
+
+A parent grid in which each of ``count`` threads launches one empty child (time t1), and
+the same parent built with the launch removed (t2, ``-DCDP_LAUNCH_MODE=2``); t1 - t2 is
+the time the launches cost. Both are CUDA-event times of the host launch (on CDP2 the
+parent's work in the stream completes when its children have), medians of ``repeats``
+rounds after ``warmup`` ones, t1 and t2 alternating. Kernels: kernels/characterize.cu.
+
+Every point runs in a fresh worker process (a fresh context) whose pending-launch limit
+is sized to its launch count before the module is loaded; the kernel accounts for every
+launch's return code, and a point with failed launches shows the failures, not a time.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable, Iterable, Sequence
+
+import numpy as np
+
+from ..errors import InputError
+from ..strategies.cdp.accounting import WORDS, decode_accounting, error_name
+from ..strategies.cdp.limits import HEADROOM, PENDING_SLOT_BYTES
+from ..strategies.gpu_common import GpuSession
+from ..textfmt import nbytes
+from .probe import Probe, run_probe
+
+#: The launch modes nqprof's strategies use, as the kernel's `stream` argument
+#: (CDP_STREAM_* of kernels/cdp.cuh, and CHAR_STREAM_TAIL of kernels/characterize.cu).
+MODES = {"default": 0, "own": 1, "fire-and-forget": 2, "tail": 3}
+#: Pending-launch slots a launch takes: a thread's own stream takes a second one (measured on
+#: an H200 with DP-1: launches failed with the limit at the launch count).
+SLOTS = {"own": 2}
+#: 32 to 256K launches in powers of two, and 1M.
+DEFAULT_COUNTS = tuple(32 << k for k in range(14)) + (1 << 20,)
+#: A pending limit is never set below this (the runtime's own default is 2048).
+MIN_PENDING = 32
+PENDING_MARGIN = 1.25
+KIND = "nqprof-characterize-launch"
+
+
+def parse_modes(text: str) -> list[str]:
+    modes = [m.strip() for m in text.split(",") if m.strip()]
+    bad = [m for m in modes if m not in MODES]
+    if bad or not modes:
+        raise InputError(f"--modes takes a comma list of {', '.join(MODES)}, got {text!r}")
+    return modes
+
+
+def parse_counts(text: str) -> list[int]:
+    """Launch counts: a comma list of integers (``32,1024,262144``; ``256K`` and ``1M`` too)."""
+    out = []
+    for raw in text.split(","):
+        raw = raw.strip().upper()
+        scale = {"K": 1024, "M": 1 << 20}.get(raw[-1:], 1)
+        digits = raw[:-1] if scale > 1 else raw
+        if not digits.isdigit() or int(digits) * scale < 1:
+            raise InputError(f"--counts takes a comma list of positive launch counts (e.g. 32,1K,256K,1M), got {text!r}")
+        out.append(int(digits) * scale)
+    return sorted(set(out))
+
+
+def pending_for(count: int, mode: str) -> int:
+    """The pending-launch limit a point sets: its launches' slots with a margin."""
+    return max(MIN_PENDING, math.ceil(count * SLOTS.get(mode, 1) * PENDING_MARGIN))
+
+
+# --- the GPU part (in a worker) -----------------------------------------------------------
+
+
+class LaunchProbe(Probe):
+    name = "characterize-launch"
+
+    def open(self, n, params):
+        return LaunchSession(params)
+
+
+#: The worker imports this module and opens ``STRATEGY`` (nqprof.characterize.probe).
+STRATEGY = LaunchProbe()
+
+
+class LaunchSession(GpuSession):
+    """One (mode, count) in a worker: the limit, both builds, alternating t1/t2 rounds."""
+
+    def __init__(self, p):
+        super().__init__("characterize launch", 0, p)
+        try:
+            self.mode, self.count, self.block = p["mode"], int(p["count"]), int(p["block"])
+            self.pending = pending_for(self.count, self.mode)
+            free, _ = self.drv.mem_get_info()
+            need = self.pending * PENDING_SLOT_BYTES + HEADROOM
+            if need > free:
+                raise InputError(
+                    f"{self.count:,} launches ({self.mode}) do not fit: a pending-launch limit of {self.pending:,} "
+                    f"needs about {nbytes(need)} with headroom, {nbytes(free)} free"
+                )
+            self.gpu.set_limits(pending_launches=self.pending)
+            self.with_launch = self.build("characterize.cu").function("char_launch")
+            self.without = self.build("characterize.cu", {"CDP_LAUNCH_MODE": 2}).function("char_launch")
+            self.acct = self.counter(WORDS)
+        except BaseException:
+            self.close()
+            raise
+
+    def _time(self, func, label: str):
+        self.drv.memset_d32(self.acct, 0, 2 * WORDS)
+        with self.generation(self.count, label) as timer:
+            func(np.uint32(self.count), np.int32(MODES[self.mode]), self.acct, block=(self.block, 1, 1),
+                 grid=self.grid_for(self.count, self.block))
+        return timer.seconds, decode_accounting(self.read_u64(self.acct, WORDS), host_boards=self.count)
+
+    def run_once(self):
+        p = self.params
+        t1, t2, failures, first_error, stream_failures, launches = [], [], 0, 0, 0, 0
+        for r in range(p["warmup"] + p["repeats"]):
+            pair = [("t1", self.with_launch), ("t2", self.without)]
+            for label, func in pair if r % 2 == 0 else pair[::-1]:
+                seconds, acct = self._time(func, f"launch {self.mode} {label}")
+                stream_failures += acct.stream_failures
+                if label == "t1":
+                    launches += acct.launches
+                    failures += acct.launch_failures
+                    first_error = first_error or acct.first_error
+                if r >= p["warmup"]:
+                    (t1 if label == "t1" else t2).append(seconds)
+        self.ran()
+        info = self.info()
+        return {
+            "mode": self.mode, "count": self.count, "block": self.block,
+            "pending": info["memory"]["limits"]["pending_launches"],
+            "t1_s": t1, "t2_s": t2, "rounds": p["warmup"] + p["repeats"], "launches": launches,
+            "launch_failures": failures, "first_error": first_error, "stream_failures": stream_failures,
+            "device": info["device"]["name"], "toolkit": info["toolkit"]["version"],
+            "driver": info["device"]["driver"],
+        }
+
+
+# --- results ------------------------------------------------------------------------------
+
+
+@dataclass
+class LaunchPoint:
+    """One (mode, count): the medians, or why there are none."""
+
+    mode: str
+    count: int
+    t1_s: list[float] = field(default_factory=list)
+    t2_s: list[float] = field(default_factory=list)
+    pending: int | None = None
+    rounds: int = 0  # rounds run (warm-up included): launches and failures are over all of them
+    launches: int = 0
+    launch_failures: int = 0
+    stream_failures: int = 0
+    first_error: int = 0
+    error: str | None = None
+
+    @property
+    def t1(self) -> float | None:
+        return statistics.median(self.t1_s) if self.t1_s else None
+
+    @property
+    def t2(self) -> float | None:
+        return statistics.median(self.t2_s) if self.t2_s else None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and not self.launch_failures and not self.stream_failures and bool(self.t1_s)
+
+    @property
+    def cost(self) -> float | None:
+        """t1 - t2 in seconds: what the ``count`` launches cost."""
+        return self.t1 - self.t2 if self.ok and self.t2 is not None else None
+
+    @property
+    def per_launch(self) -> float | None:
+        return self.cost / self.count if self.cost is not None else None
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "LaunchPoint":
+        keys = {f for f in cls.__dataclass_fields__}
+        return cls(**{k: v for k, v in d.items() if k in keys})
+
+
+def measure(
+    counts: Sequence[int],
+    modes: Sequence[str],
+    block: int = 128,
+    repeats: int = 5,
+    warmup: int = 1,
+    timeout: float = 120,
+    progress=None,
+    probe: Callable[..., dict] = run_probe,
+) -> dict[str, Any]:
+    """Every (mode, count) in its own worker; after a point that does not fit or times out,
+    the larger counts of that mode are skipped. Returns the JSON document."""
+    from ..errors import NqprofError
+
+    points, machine = [], {}
+    for mode in modes:
+        stop = None
+        for count in sorted(counts):
+            if progress is not None:
+                progress.case(f"launch {mode} x{count:,}")
+            if stop:
+                points.append(LaunchPoint(mode, count, error=f"skipped ({stop})"))
+                continue
+            params = {"mode": mode, "count": count, "block": block, "repeats": repeats, "warmup": warmup}
+            try:
+                r = probe(STRATEGY, params, timeout)
+            except NqprofError as exc:
+                message = str(exc)
+                points.append(LaunchPoint(mode, count, error=message))
+                if "do not fit" in message or "within" in message:
+                    stop = f"{count:,} did not fit or timed out"
+                continue
+            machine = {k: r[k] for k in ("device", "toolkit", "driver")}
+            points.append(LaunchPoint.from_dict(r))
+            if progress is not None:
+                pt = points[-1]
+                progress.finish_case(f"{pt.cost * 1e3:.3f} ms" if pt.ok else "failed launches")
+    return document(points, machine, block=block, repeats=repeats, warmup=warmup)
+
+
+def document(points: Iterable[LaunchPoint], machine: dict, **settings) -> dict[str, Any]:
+    return {"kind": KIND, "machine": machine, "settings": settings, "points": [asdict(p) for p in points]}
+
+
+def load(doc: dict[str, Any]) -> list[LaunchPoint]:
+    if doc.get("kind") != KIND:
+        raise InputError(f"not an nqprof launch characterization (kind {doc.get('kind')!r}, expected {KIND!r})")
+    try:
+        return [LaunchPoint.from_dict(p) for p in doc["points"]]
+    except (KeyError, TypeError) as exc:
+        raise InputError(f"malformed launch characterization: {exc}") from None
+
+
+def _ms(seconds: float | None) -> str:
+    return "-" if seconds is None else f"{seconds * 1e3:.3f}"
+
+
+def table(points: Sequence[LaunchPoint]) -> tuple[list[str], list[list], list[str]]:
+    """Header, rows and footnotes: per mode and count, t1, t2, the launch time and the cost
+    of one launch."""
+    header = ["mode", "launches", "pending limit", "t1 (ms)", "t2 (ms)", "launch time (ms)", "per launch (us)", "note"]
+    rows, notes = [], []
+    for p in points:
+        note = ""
+        if p.error:
+            notes.append(f"[{len(notes) + 1}] {p.mode} x{p.count:,}: {p.error}")
+            note = f"no measurement [{len(notes)}]"
+        elif p.launch_failures or p.stream_failures:
+            note = f"{p.launch_failures:,} of {p.launches:,} launches failed" + (f" over {p.rounds} rounds" if p.rounds else "")
+            if p.first_error:
+                note += f" (first: {error_name(p.first_error)})"
+            if p.stream_failures:
+                note += f", {p.stream_failures:,} stream creations failed"
+        rows.append([
+            p.mode, f"{p.count:,}", "-" if p.pending is None else f"{p.pending:,}", _ms(p.t1), _ms(p.t2),
+            _ms(p.cost), "-" if p.per_launch is None else f"{p.per_launch * 1e6:.3f}", note,
+        ])
+    return header, rows, notes
+
+
+def series(points: Iterable[LaunchPoint]) -> dict[str, list[tuple[int, float, float]]]:
+    """mode -> [(count, launch time s, per launch s)] of the good points."""
+    out: dict[str, list[tuple[int, float, float]]] = {}
+    for p in points:
+        if p.cost is not None:
+            out.setdefault(p.mode, []).append((p.count, p.cost, p.per_launch))
+    return {k: sorted(v) for k, v in out.items()}

@@ -1,0 +1,386 @@
+"""``nqprof characterize``: what CUDA Dynamic Parallelism costs on this GPU and toolkit,
+measured the way Wang and Yalamanchili (2014) measured it (nqprof.characterize).
+
+    nqprof characterize launch [--counts 32,1K,256K] [--modes default,own,fire-and-forget,tail]
+    nqprof characterize reserve [--pending 0,32,4096] [--heap-mib 8,512]
+    nqprof characterize ideal [--strategies dp2,dp3,dpswap] [--n 14,16]
+    nqprof characterize efficiency [--strategies feinbube,dp2,dp3,dpswap] [--n 14]
+    nqprof characterize timeline 13 [--strategy dp3] [--chrome grids.json [--nsys trace.sqlite]]
+
+Each prints its table beside the paper's numbers; ``--json`` keeps the measurement,
+``--figure`` draws it, and ``--from FILE`` renders a kept measurement without a GPU.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+
+from ..errors import InputError, UnavailableError
+
+
+
+def require_gpu() -> str:
+    from ..cuda.device import gpu_available
+
+    ok, what = gpu_available()
+    if not ok:
+        raise UnavailableError(f"no GPU on this machine ({what}); `nqprof characterize` measures on a CUDA GPU "
+                               "(--from FILE renders a kept measurement)")
+    return what
+
+
+def read_doc(path: str | Path) -> dict:
+    """A measurement kept with --json."""
+    try:
+        doc = json.loads(Path(path).read_text())
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror}") from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path} is not JSON ({exc.msg} at line {exc.lineno})") from None
+    if not isinstance(doc, dict):
+        raise InputError(f"{path} is not an nqprof characterization (a JSON object expected)")
+    return doc
+
+
+def machine_text(doc: dict) -> str:
+    m = doc.get("machine") or {}
+    if not m.get("device"):
+        return "device unknown"
+    return f"{m['device']}, CUDA {m.get('toolkit', '?')}, driver {m.get('driver', '?')}"
+
+
+def emit(args, title: str, header, rows, notes, artefact: str | None = None) -> None:
+    """Print the table, its notes and the paper's numbers for ``artefact`` (their fig4, fig5,
+    fig6); with --output also as Markdown (with the command)."""
+    from ..papers.wang import paper_lines
+    from ..textfmt import table
+
+    paper = paper_lines(artefact) if artefact else []
+    print(title)
+    print(table(header, rows))
+    for line in notes:
+        print(line)
+    for line in paper:
+        print(line)
+    if getattr(args, "output", None):
+        command = "nqprof " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+        text = [f"# {title}", "", f"Command: `{command}`", "", table(header, rows, markdown=True), ""]
+        text += [f"{line}  " for line in notes + paper]
+        Path(args.output).write_text("\n".join(text) + "\n")
+        print(f"written to {args.output}", file=sys.stderr)
+
+
+def _measure_or_load(args, measure):
+    """The document: read from --from, or measured on this GPU (then kept with --json)."""
+    if args.from_file:
+        return read_doc(args.from_file)
+    require_gpu()
+    from ..progress import Progress
+
+    with Progress.for_command(args.quiet) as progress:
+        doc = measure(progress)
+    if args.json:
+        Path(args.json).write_text(json.dumps(doc, indent=1) + "\n")
+        print(f"measurement kept in {args.json}", file=sys.stderr)
+    return doc
+
+
+def _figure_written(path) -> None:
+    print(f"figure written to {path}", file=sys.stderr)
+
+
+# -- launch -----------------------------------------------------------------------------------
+
+
+def cmd_launch(args) -> int:
+    from ..characterize import launch
+
+    counts = launch.parse_counts(args.counts) if args.counts else list(launch.DEFAULT_COUNTS)
+    modes = launch.parse_modes(args.modes) if args.modes else list(launch.MODES)
+    _positive(args, "block", "repeats")
+    doc = _measure_or_load(args, lambda progress: launch.measure(
+        counts, modes, block=args.block, repeats=args.repeats, warmup=args.warmup, timeout=args.timeout,
+        progress=progress))
+    points = launch.load(doc)
+    header, rows, notes = launch.table(points)
+    emit(args, f"Device launch time vs launch count (t1 - t2, medians; {machine_text(doc)})", header, rows, notes,
+         "fig5")
+    if args.figure:
+        from ..analysis.figures import launch_figure
+        from ..papers import wang
+
+        _figure_written(launch_figure(
+            launch.series(points), args.figure, where=machine_text(doc), paper_small_ms=wang.PAPER_LAUNCH_MS_SMALL,
+            paper_small_range=wang.PAPER_LAUNCH_SMALL_RANGE, paper_large=wang.PAPER_LAUNCH_MS_256K,
+            paper_large_count=wang.PAPER_LAUNCH_COUNT_LARGE))
+    return 0
+
+
+def add_launch(q, loop: bool = True) -> None:
+    q.add_argument("--counts", help="launch counts, a comma list (1K, 256K, 1M allowed; default 32..256K in powers "
+                                    "of 2, and 1M)")
+    q.add_argument("--modes", help="launch modes, a comma list of default, own, fire-and-forget, tail (default: all)")
+    q.add_argument("--block", type=int, default=128, help="threads per block of the parent grid (default 128)")
+    if loop:
+        q.add_argument("--repeats", type=int, default=5, help="timed rounds per point; medians (default 5)")
+        q.add_argument("--warmup", type=int, default=1, help="untimed rounds first (default 1)")
+        q.add_argument("--timeout", type=float, default=120, help="seconds per point before its worker is killed")
+
+
+# -- reserve ----------------------------------------------------------------------------------
+
+
+def cmd_reserve(args) -> int:
+    from ..characterize import reserve
+
+    pending = _int_list(args.pending, "--pending") if args.pending else list(reserve.DEFAULT_PENDING)
+    heap = _int_list(args.heap_mib, "--heap-mib") if args.heap_mib else list(reserve.DEFAULT_HEAP_MIB)
+    doc = _measure_or_load(args, lambda progress: reserve.measure(pending, heap, timeout=args.timeout,
+                                                                  progress=progress))
+    points = reserve.load(doc)
+    header, rows, notes = reserve.table(points)
+    emit(args, f"Device memory reserved by the CDP runtime (free memory before and after; {machine_text(doc)})",
+         header, rows, notes, "fig6")
+    if args.figure:
+        from ..analysis.figures import reserve_figure
+        from ..papers import wang
+
+        fit = reserve.fit_slot_bytes(points)
+        _figure_written(reserve_figure(
+            reserve.series(points, "pending"), args.figure, where=machine_text(doc),
+            paper_band_mb=wang.PAPER_RESERVE_MB, paper_band_limit=wang.PAPER_RESERVE_LIMIT,
+            fit=fit[:2] if fit else None))
+    return 0
+
+
+def add_reserve(q, loop: bool = True) -> None:
+    q.add_argument("--pending", help="pending-launch limits, a comma list (default: 0 and powers of 4 up to 16M); "
+                                     "the largest that fits the free memory is added")
+    q.add_argument("--heap-mib", help="malloc heap limits in MiB, a comma list (default: 1,8,64,512,4096,16384)")
+    if loop:
+        q.add_argument("--timeout", type=float, default=120, help="seconds per reading before its worker is killed")
+
+
+# -- ideal ------------------------------------------------------------------------------------
+
+
+def cmd_ideal(args) -> int:
+    from ..characterize import ideal
+    from ..options import parse_params
+    from ..problem import parse_n_list
+    from ..strategies import get
+
+    strategies = _names(args.strategies, "--strategies")
+    baselines = _names(args.baselines, "--baselines")
+    for s in strategies:
+        if not get(s).cdp:
+            raise InputError(f"--strategies: {s} launches nothing from the device (CDP strategies: "
+                             f"{', '.join(_cdp_names())})")
+    ns = parse_n_list(args.n)
+    params = parse_params(args.param)
+    _positive(args, "repeats")
+    doc = _measure_or_load(args, lambda progress: ideal.measure(
+        strategies, ns, params, baselines, repeats=args.repeats, warmup=args.warmup, timeout=args.timeout,
+        progress=progress))
+    results = ideal.load(doc)
+    header, rows, notes = ideal.table(results)
+    emit(args, f"Ideal CDP time without launch overhead, and speedups (GPU time, medians; {machine_text(doc)})",
+         header, rows, notes, "fig4")
+    if args.figure:
+        from ..analysis.figures import speedup_figure
+        from ..papers import wang
+
+        names = sorted({r.baseline[0] for r in results if r.baseline})
+        _figure_written(speedup_figure(
+            ideal.series(results), args.figure, where=machine_text(doc),
+            baseline=" / ".join(names) if names else "the best non-CDP strategy",
+            paper_ideal=wang.PAPER_IDEAL_SPEEDUP, paper_measured=wang.PAPER_MEASURED_SLOWDOWN))
+    return 0
+
+
+def add_ideal(q, loop: bool = True) -> None:
+    q.add_argument("--strategies", default="dp2,dp3,dpswap", help="CDP strategies (default: %(default)s)")
+    q.add_argument("--n", default="14,16", help="N values: A:B or a comma list (default 14,16)")
+    q.add_argument("--baselines", default="feinbube",
+                   help="non-CDP strategies the speedups are over; the fastest at each N counts (default: %(default)s)")
+    q.add_argument("--param", "-p", action="append", metavar="KEY=VALUE",
+                   help="parameter for every CDP strategy (repeatable; not launch)")
+    if loop:
+        q.add_argument("--repeats", type=int, default=3, help="timed rounds per run; medians (default 3)")
+        q.add_argument("--warmup", type=int, default=1, help="untimed rounds first (default 1)")
+        q.add_argument("--timeout", type=float, default=300, help="seconds per run before its worker is killed")
+
+
+# -- efficiency -------------------------------------------------------------------------------
+
+
+def cmd_efficiency(args) -> int:
+    from ..characterize import efficiency
+    from ..problem import validate_n
+    from ..strategies import get
+
+    strategies = _names(args.strategies, "--strategies")
+    for s in strategies:
+        get(s)
+    n = validate_n(args.n)
+    doc = _measure_or_load(args, lambda progress: efficiency.measure(
+        strategies, n, args.out_dir, ncu=args.ncu, timeout=args.timeout, progress=progress))
+    header, rows, notes = efficiency.table(efficiency.load(doc))
+    emit(args, f"SIMD lane efficiency, memory irregularity and L2 hit rate (Nsight Compute; N={doc.get('n')})",
+         header, rows, notes)
+    return 0
+
+
+def add_efficiency(q, loop: bool = True) -> None:
+    q.add_argument("--strategies", default="feinbube,dp2,dp3,dpswap", help="strategies (default: %(default)s)")
+    q.add_argument("--n", default="14", help="N (default 14)")
+    q.add_argument("--out-dir", default="nqprof-ncu", help="where the ncu reports and CSVs go (default nqprof-ncu)")
+    q.add_argument("--ncu", help="the ncu executable (default: $NQPROF_NCU, PATH, the toolkit's bin/)")
+    if loop:
+        q.add_argument("--timeout", type=float, default=600, help="seconds per profiled run")
+
+
+# -- timeline ---------------------------------------------------------------------------------
+
+
+def cmd_timeline(args) -> int:
+    from ..characterize import timeline
+    from ..options import parse_params
+
+    params = parse_params(args.param)
+    if args.from_file:
+        doc = timeline.load(read_doc(args.from_file))
+    else:
+        if args.n is None:
+            raise InputError("characterize timeline: give N (or --from FILE)")
+        from ..problem import validate_n
+
+        n = validate_n(args.n)
+        _names(args.strategy, "--strategy")
+        _positive(args, "repeats")
+        doc = _measure_or_load(args, lambda progress: timeline.measure(
+            args.strategy, n, params, repeats=args.repeats, warmup=args.warmup, timeout=args.timeout,
+            progress=progress))
+    header, rows, notes = timeline.table(doc)
+    emit(args, f"Device timeline of {doc['strategy']} N={doc['n']}: grids per generation ({machine_text(doc)})",
+         header, rows, notes)
+    if args.chrome:
+        trace = None
+        if args.nsys:
+            from ..analysis import trace as nsys_trace
+
+            trace = nsys_trace.load(args.nsys)
+        print(f"trace events written to {timeline.to_chrome(doc, args.chrome, trace)}", file=sys.stderr)
+    return 0
+
+
+def add_timeline(q, loop: bool = True) -> None:
+    q.add_argument("n", nargs="?", help="N (not with --from)")
+    q.add_argument("--strategy", "-s", default="dp3", help="a CDP strategy with a device timeline (default dp3)")
+    q.add_argument("--param", "-p", action="append", metavar="KEY=VALUE", help="strategy parameter (repeatable)")
+    q.add_argument("--chrome", metavar="JSON", help="write the grids as Chrome/Perfetto trace events")
+    q.add_argument("--nsys", metavar="TRACE", help="with --chrome: merge into this Nsight Systems trace "
+                                                   "(.sqlite or .nsys-rep of the same run, e.g. from nqprof profile)")
+    if loop:
+        q.add_argument("--repeats", type=int, default=3, help="timed rounds with and without recording (default 3)")
+        q.add_argument("--warmup", type=int, default=1, help="untimed rounds first (default 1)")
+        q.add_argument("--timeout", type=float, default=300, help="seconds per run before its worker is killed")
+
+
+# -- helpers ----------------------------------------------------------------------------------
+
+
+def _names(text: str, flag: str) -> list[str]:
+    from ..strategies import get
+
+    names = [s.strip() for s in text.split(",") if s.strip()]
+    if not names:
+        raise InputError(f"{flag} takes a comma list of strategy names, got {text!r}")
+    for s in names:
+        get(s)  # an unknown name is an InputError listing the known ones
+    return names
+
+
+def _cdp_names() -> list[str]:
+    from ..strategies import all_strategies
+
+    return [s.name for s in all_strategies() if s.cdp]
+
+
+def _int_list(text: str, flag: str) -> list[int]:
+    try:
+        values = [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise InputError(f"{flag} takes a comma list of integers, got {text!r}") from None
+    if not values or min(values) < 0:
+        raise InputError(f"{flag} takes a comma list of integers >= 0, got {text!r}")
+    return values
+
+
+def _positive(args, *names: str) -> None:
+    for name in names:
+        if getattr(args, name) < 1:
+            raise InputError(f"--{name} must be >= 1, got {getattr(args, name)}")
+    if getattr(args, "warmup", 0) < 0:
+        raise InputError(f"--warmup must be >= 0, got {args.warmup}")
+
+
+COMMANDS = {
+    "launch": (add_launch, cmd_launch, "device launch time vs launch count, per launch mode (their Fig. 5)"),
+    "reserve": (add_reserve, cmd_reserve, "device memory reserved vs the pending-launch and heap limits (Fig. 6)"),
+    "ideal": (add_ideal, cmd_ideal, "each CDP strategy's time without launch overhead, speedups (their Fig. 4)"),
+    "efficiency": (add_efficiency, cmd_efficiency, "warp execution efficiency, irregularity, L2 hit rate (ncu)"),
+    "timeline": (add_timeline, cmd_timeline, "every CDP grid's generation, boards, start and end, from the device"),
+}
+
+
+def add_common(q, with_figure: bool = True, with_output: bool = True) -> None:
+    q.add_argument("--json", metavar="FILE", help="keep the measurement as JSON")
+    q.add_argument("--from", dest="from_file", metavar="FILE", help="render a kept measurement (no GPU needed)")
+    if with_figure:
+        q.add_argument("--figure", metavar="PNG", help="also draw the figure")
+    if with_output:
+        q.add_argument("--output", "-o", metavar="MD", help="also write the table as Markdown")
+        q.add_argument("--quiet", "-q", action="store_true", help="no progress on the terminal")
+
+
+#: The paper's artefacts (nqprof report wang ...) and the measurement each one is.
+ARTEFACTS = {"fig4": "ideal", "fig5": "launch", "fig6": "reserve"}
+#: Timed rounds where `nqprof report` is given none beyond its default of 1.
+REPORT_REPEATS = {"launch": 5, "ideal": 3, "reserve": 1}
+
+
+def report_command(artefact: str):
+    """(add options, run) for ``nqprof report wang ARTEFACT``: the characterize command with
+    report's own --rounds/--warmup/--timeout/-q/-o in place of its loop options."""
+    name = ARTEFACTS[artefact]
+    add, cmd, _ = COMMANDS[name]
+
+    def add_report(q) -> None:
+        add(q, loop=False)
+        add_common(q, with_output=False)
+
+    def run_report(args) -> int:
+        from .run import loop_settings
+
+        rounds, warmup, timeout = loop_settings(args)
+        args.repeats = REPORT_REPEATS[name] if rounds in (None, 1) else rounds
+        args.warmup, args.timeout = warmup, timeout
+        return cmd(args)
+
+    return add_report, run_report
+
+
+def add_commands(sub) -> None:
+    p = sub.add_parser("characterize", help="what CDP costs here: launch time, reserved memory, ideal time, efficiency",
+                       description="What CUDA Dynamic Parallelism costs on this GPU and toolkit, measured the way "
+                                   "Wang and Yalamanchili (2014) measured it on Kepler.")
+    actions = p.add_subparsers(dest="characterize", metavar="MEASUREMENT", required=True)
+    for name, (add, cmd, help_text) in COMMANDS.items():
+        q = actions.add_parser(name, help=help_text, description=help_text)
+        add(q)
+        add_common(q, with_figure=name not in ("efficiency", "timeline"))
+        q.set_defaults(func=cmd)

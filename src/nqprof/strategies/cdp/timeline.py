@@ -1,0 +1,89 @@
+"""The device-side timeline of the CDP grids (kernels/cdp.cuh, built with -DCDP_TIMELINE):
+its record layout on the host, and the device buffer a session fills and reads each round.
+
+Opt-in with the parameter ``timeline=1`` (dp2, dp3, dpswap). Each grid of the run gets one
+record: generation, the grid and block that launched it, its boards, the launch time and its
+first block's start and last block's end from the GPU's global timer (ns). Record 0 is the
+host grid. The buffer holds as many records as the run's estimate of launches (with a margin);
+launches past it are counted as dropped.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ..base import Param
+
+#: One record (struct cdp_tl_grid; a test compares it with the kernels).
+RECORD_DTYPE = np.dtype([("launched", "<u8"), ("start", "<u8"), ("end", "<u8"), ("gen", "<u4"),
+                         ("parent", "<u4"), ("parent_block", "<u4"), ("boards", "<u4")])
+HEADER_DTYPE = np.dtype([("next", "<u4"), ("capacity", "<u4"), ("dropped", "<u4"), ("unused", "<u4")])
+HEADER_BYTES = 16  # CDP_TL_HEADER_BYTES
+NONE = 0xFFFF_FFFF  # CDP_TL_NONE
+NOT_STARTED = 0xFFFF_FFFF_FFFF_FFFF
+MARGIN = 1.25
+EXTRA = 1024
+
+
+def timeline_param() -> Param:
+    return Param("timeline", "record every grid's generation, boards and start/end on the device (1: on; "
+                 "nqprof characterize timeline)", default=0, lo=0, hi=1)
+
+
+def timeline_defines(params) -> dict[str, int]:
+    return {"CDP_TIMELINE": 1} if params.get("timeline") else {}
+
+
+def capacity_for(launches: int | None, pending: int) -> int:
+    """Records to allocate: the estimated launches with a margin, the host grid, and spare;
+    without an estimate, the pending-launch limit."""
+    base = launches if launches is not None else pending
+    return int(math.ceil(base * MARGIN)) + 1 + EXTRA
+
+
+def initial_bytes(capacity: int, host_boards: int) -> bytes:
+    """The header (next = 1) and record 0 (the host grid, not started)."""
+    header = np.array([(1, capacity, 0, 0)], dtype=HEADER_DTYPE)
+    host = np.array([(0, NOT_STARTED, 0, 0, NONE, 0, host_boards)], dtype=RECORD_DTYPE)
+    return header.tobytes() + host.tobytes()
+
+
+def decode(header: bytes, records: bytes) -> dict[str, Any]:
+    """The header and the records read back, as column lists (picklable, JSON-able): only
+    grids that ran (a record whose launch failed never started)."""
+    h = np.frombuffer(header, dtype=HEADER_DTYPE)[0]
+    rec = np.frombuffer(records, dtype=RECORD_DTYPE)
+    ids = np.arange(len(rec), dtype=np.int64)
+    ran = rec["start"] != NOT_STARTED
+    columns = {"id": ids[ran].tolist()}
+    for name in RECORD_DTYPE.names:
+        columns[name] = rec[name][ran].tolist()
+    return {"recorded": int(min(h["next"], h["capacity"])), "capacity": int(h["capacity"]),
+            "dropped": int(h["dropped"]), "not_started": int((~ran).sum()), "grids": columns}
+
+
+class DeviceTimeline:
+    """The buffer of one session: allocated after the build, reset before each round, read
+    after it."""
+
+    def __init__(self, drv, module, capacity: int, host_boards: int):
+        self.drv, self.capacity, self.host_boards = drv, capacity, host_boards
+        self.buf = drv.mem_alloc(HEADER_BYTES + RECORD_DTYPE.itemsize * capacity)
+        ptr, _ = module.get_global("cdp_tl")
+        drv.memcpy_htod(ptr, np.array([int(self.buf)], dtype=np.uint64))
+
+    def reset(self) -> None:
+        start = np.frombuffer(initial_bytes(self.capacity, self.host_boards), dtype=np.uint8).copy()
+        self.drv.memcpy_htod(self.buf, start)
+
+    def read(self) -> dict[str, Any]:
+        header = np.empty(HEADER_BYTES, dtype=np.uint8)
+        self.drv.memcpy_dtoh(header, self.buf)
+        n = min(int(np.frombuffer(header.tobytes(), dtype=HEADER_DTYPE)[0]["next"]), self.capacity)
+        records = np.empty(n * RECORD_DTYPE.itemsize, dtype=np.uint8)
+        if n:
+            self.drv.memcpy_dtoh(records, int(self.buf) + HEADER_BYTES)
+        return decode(header.tobytes(), records.tobytes())

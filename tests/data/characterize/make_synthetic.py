@@ -1,0 +1,137 @@
+"""Writes the SYNTHETIC fixtures of tests/test_characterize.py (synthetic-*): invented
+numbers in the shape nqprof characterize records, NOT measurements. They stand in until
+fixtures measured on an H200 host (tools/gpu_check.sh characterize) are committed beside
+them.
+
+    python3 tests/data/characterize/make_synthetic.py
+"""
+
+import json
+from pathlib import Path
+
+HERE = Path(__file__).parent
+MACHINE = {"device": "SYNTHETIC (not a measurement)", "toolkit": "13.0", "driver": "13.0"}
+MIB = 1 << 20
+
+
+def launch():
+    per = {"default": 1.0e-6, "own": 2.0e-6, "fire-and-forget": 0.6e-6, "tail": 0.8e-6}
+    points = []
+    for mode, cost in per.items():
+        for count in (32, 1024, 32768, 262144, 1 << 20):
+            p = dict(mode=mode, count=count, pending=max(32, int(count * (2 if mode == "own" else 1) * 1.25 + 0.999)),
+                     launches=count * 4, launch_failures=0, stream_failures=0, first_error=0, error=None)
+            t2 = 5e-6 + count * 1e-9
+            p["t2_s"] = [t2, t2 * 1.01, t2 * 0.99]
+            p["t1_s"] = [t2 + 20e-6 + count * cost * f for f in (1.0, 1.02, 0.98)]
+            if mode == "own" and count == 1 << 20:
+                p = dict(mode=mode, count=count, t1_s=[], t2_s=[], error="1,048,576 launches (own) do not fit: ...")
+            if mode == "tail" and count == 1 << 20:
+                p.update(launch_failures=12, first_error=69)
+            points.append(p)
+    return {"kind": "nqprof-characterize-launch", "machine": MACHINE,
+            "settings": {"block": 128, "repeats": 3, "warmup": 1}, "points": points}
+
+
+def reserve():
+    free0 = 140_000 * MIB
+    points = []
+    for module in (False, True):
+        for value in (0, 1, 32, 1024, 4096, 65536, 262144, 1 << 20):
+            gone = (100 * MIB + value * 9728) if module else 0
+            p = dict(kind="pending", value=value, module=module, free_context=free0, total=143_000 * MIB,
+                     limit_read=value, free_limit=free0, error=None)
+            if module:
+                p.update(free_module=free0 - gone, free_launch=free0 - gone)
+            points.append(p)
+        points.append(dict(kind="pending", value=1 << 24, module=module, free_context=free0,
+                           error="does not fit: about 152.0 GiB of slots, 136.7 GiB free"))
+        for value in (8, 512):
+            gone = (100 * MIB + value * MIB) if module else 0
+            p = dict(kind="heap", value=value, module=module, free_context=free0, limit_read=value * MIB,
+                     free_limit=free0, error=None)
+            if module:
+                p.update(free_module=free0 - gone, free_launch=free0 - gone)
+            points.append(p)
+    points.append(dict(kind="sync-depth", value=2, module=True, free_context=free0,
+                       error="refused: cuCtxSetLimit failed: operation not supported"))
+    return {"kind": "nqprof-characterize-reserve", "machine": MACHINE, "points": points}
+
+
+def variant(seconds, launches, gen1, verified=True):
+    return {"gpu_s": seconds, "gpu_times": [seconds], "count": 1, "verified": verified, "launches": launches,
+            "gen1": {"generation": 1, **gen1}, "generations": [], "params": {}, "error": None}
+
+
+def ideal():
+    runs = []
+    for n, scale in ((14, 1.0), (16, 20.0)):
+        for s, grids, total in (("dp2", 3000, 3000), ("dp3", 3000, 9000), ("dpswap", 40, 400)):
+            g1 = {"grids": grids, "boards": grids * 10, "min": 1, "max": 30}
+            runs.append({"strategy": s, "n": n, "variants": {
+                "real": variant(0.010 * scale, total, g1),
+                "empty": variant(0.004 * scale, grids, g1, verified=False),
+                "none": variant(0.001 * scale, grids, g1, verified=False),
+            }})
+    runs[-1]["variants"]["empty"] = {"error": "WatchdogError: dpswap N=16: no answer to 'run' within 300 s"}
+    base = [{"strategy": "feinbube", "n": 14, "seconds": 0.012, "error": None},
+            {"strategy": "feinbube", "n": 16, "seconds": 0.150, "error": None}]
+    return {"kind": "nqprof-characterize-ideal", "machine": MACHINE,
+            "settings": {"repeats": 3, "warmup": 1, "params": {}}, "runs": runs, "baselines": base}
+
+
+METRICS = ["gpu__time_duration.sum", "smsp__inst_executed.sum", "smsp__thread_inst_executed.sum",
+           "smsp__thread_inst_executed_per_inst_executed.ratio",
+           "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+           "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
+           "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum", "smsp__inst_executed_op_shared_ld.sum",
+           "smsp__inst_executed_op_shared_st.sum", "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+           "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
+           "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum", "lts__t_sector_hit_rate.pct"]
+UNITS = ["nsecond", "inst", "inst", "", "", "", "", "inst", "inst", "sector", "request", "sector", "request", "%"]
+
+
+def ncu_csv():
+    head = ["ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream", "Block Size",
+            "Grid Size", "Device", "CC"]
+    rows = [
+        ("dp3_root(const unsigned int *, const unsigned int *, const unsigned int *, const unsigned char *, unsigned "
+         "int, int, int, int, int, unsigned long long *)",
+         ["2,000,000", "1,000,000", "8,000,000", "8", "1,000", "500", "40,000", "20,000", "10,000", "4,000", "1,000",
+          "800", "200", "90.5"]),
+        ("dp3_root(const unsigned int *, const unsigned int *, const unsigned int *, const unsigned char *, unsigned "
+         "int, int, int, int, int, unsigned long long *)",
+         ["1,000,000", "3,000,000", "48,000,000", "16", "3,000", "1,500", "120,000", "60,000", "30,000", "12,000",
+          "3,000", "2,400", "600", "70.5"]),
+    ]
+    q = lambda cells: ",".join(f'"{c}"' for c in cells)  # noqa: E731
+    lines = ["==PROF== Connected to process 4242 (/usr/bin/python3.11)", "strategy   dp3",
+             q(head + METRICS), q([""] * len(head) + UNITS)]
+    for i, (kernel, values) in enumerate(rows):
+        lines.append(q([str(i), "4242", "python3.11", "host", kernel, "1", "7", "(128, 1, 1)", "(5, 1, 1)", "0", "9.0"]
+                       + values))
+    return "\n".join(lines) + "\n"
+
+
+def timeline():
+    none = 0xFFFFFFFF
+    t0 = 5_000_000_000
+    # id, gen, parent, parent block, boards, launched, start, end (ns after t0)
+    grids = [(0, 0, none, 0, 100, 0, 0, 40_000)]
+    grids += [(1 + i, 1, 0, i, 10 + i, 5_000 + 1000 * i, 9_000 + 1000 * i, 30_000 + 2000 * i) for i in range(3)]
+    grids += [(4 + i, 2, 1 + i % 3, i % 2, 2, 20_000 + 500 * i, 26_000 + 500 * i, 35_000 + 700 * i) for i in range(5)]
+    cols = {"id": [], "gen": [], "parent": [], "parent_block": [], "boards": [], "launched": [], "start": [], "end": []}
+    for g in grids:
+        for key, value in zip(cols, g):
+            cols[key].append(value + t0 if key in ("launched", "start", "end") else value)
+    return {"kind": "nqprof-characterize-timeline", "strategy": "dp3", "n": 13, "params": {"timeline": 1},
+            "machine": MACHINE, "off": {"gpu_s": 0.0040, "gpu_times": [0.0040, 0.0041, 0.0039]},
+            "on": {"gpu_s": 0.0042, "gpu_times": [0.0042, 0.0043, 0.0041]}, "launches": 8, "generations": [],
+            "root_kernel": "dp3_root",
+            "timeline": {"recorded": 9, "capacity": 1034, "dropped": 0, "not_started": 0, "grids": cols}}
+
+
+if __name__ == "__main__":
+    for name, doc in (("launch", launch()), ("reserve", reserve()), ("ideal", ideal()), ("timeline", timeline())):
+        (HERE / f"synthetic-{name}.json").write_text(json.dumps(doc, indent=1) + "\n")
+    (HERE / "synthetic-ncu-dp3.csv").write_text(ncu_csv())

@@ -1,0 +1,477 @@
+"""nqprof characterize without a GPU: parsing, tables and figures from recorded fixtures,
+the measurement loops with fake probes, one-line errors for bad input, and the kernels'
+build variants compiled with nvcc.
+
+The fixtures under tests/data/characterize named synthetic-* are SYNTHETIC (invented
+numbers in the recorded shape, written by make_synthetic.py), not measurements.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from nqprof.characterize import efficiency, ideal, launch, reserve
+from nqprof.cli import main
+from nqprof.errors import InputError, WatchdogError
+
+DATA = Path(__file__).parent / "data" / "characterize"
+MIB = 1 << 20
+
+
+def doc(name: str) -> dict:
+    return json.loads((DATA / f"synthetic-{name}.json").read_text())
+
+
+# --- launch --------------------------------------------------------------------------------
+
+
+def test_launch_counts_and_modes_parse():
+    assert launch.parse_counts("256K, 32,1k,1M,32") == [32, 1024, 262144, 1 << 20]
+    assert launch.parse_modes("tail,own") == ["tail", "own"]
+    for bad in ("", "32,x", "0", "-4", "1G"):
+        with pytest.raises(InputError, match="--counts takes"):
+            launch.parse_counts(bad)
+    with pytest.raises(InputError, match="--modes takes a comma list of default, own, fire-and-forget, tail"):
+        launch.parse_modes("default,stream")
+
+
+def test_pending_is_sized_to_the_count():
+    assert launch.pending_for(1024, "default") == 1280
+    assert launch.pending_for(1024, "own") == 2560  # a thread's own stream takes a second slot
+    assert launch.pending_for(1, "tail") == launch.MIN_PENDING
+
+
+def test_launch_table_from_the_fixture():
+    points = launch.load(doc("launch"))
+    header, rows, notes = launch.table(points)
+    assert header[:3] == ["mode", "launches", "pending limit"]
+    by = {(r[0], r[1]): r for r in rows}
+    default_256k = by[("default", "262,144")]
+    assert default_256k[5] == "262.164" and default_256k[6] == "1.000"  # t1 - t2 in ms, per launch in us
+    failed = by[("tail", "1,048,576")]
+    assert failed[5] == "-" and failed[7].startswith("12 of 4,194,304 launches failed")
+    assert "cudaErrorLaunchPendingCountExceeded (69)" in failed[7]
+    assert by[("own", "1,048,576")][7] == "no measurement [1]" and notes[0].startswith("[1] own x1,048,576: ")
+    series = launch.series(points)
+    assert [c for c, _, _ in series["tail"]] == [32, 1024, 32768, 262144]  # the failed point is not drawn
+    assert series["fire-and-forget"][-1][2] == pytest.approx(0.6e-6, rel=1e-3)
+
+
+def test_launch_measure_skips_larger_counts_after_one_that_does_not_fit():
+    calls = []
+
+    def probe(strategy, params, timeout):
+        calls.append((params["mode"], params["count"]))
+        if params["count"] >= 1024:
+            raise InputError(f"{params['count']:,} launches ({params['mode']}) do not fit: ...")
+        return {"mode": params["mode"], "count": params["count"], "t1_s": [2e-3], "t2_s": [1e-3], "launches": 64,
+                "launch_failures": 0, "stream_failures": 0, "first_error": 0, "pending": 40, "rounds": 2,
+                "device": "fake", "toolkit": "13.0", "driver": "13.0", "block": 128}
+
+    out = launch.measure([32, 1024, 4096], ["default", "own"], repeats=1, probe=probe)
+    assert calls == [("default", 32), ("default", 1024), ("own", 32), ("own", 1024)]
+    points = launch.load(out)
+    assert [p.error is None for p in points] == [True, False, False] * 2
+    assert points[2].error.startswith("skipped") and out["machine"]["device"] == "fake"
+    assert points[0].cost == pytest.approx(1e-3)
+
+
+def test_launch_measure_records_a_hang_and_goes_on():
+    def probe(strategy, params, timeout):
+        raise WatchdogError(f"characterize-launch: no answer to 'run' within {timeout:g} s; worker killed")
+
+    points = launch.load(launch.measure([32, 64], ["tail"], probe=probe, timeout=5))
+    assert "within 5 s" in points[0].error and points[1].error.startswith("skipped")
+
+
+def test_launch_figure(tmp_path, capsys):
+    png = tmp_path / "fig5.png"
+    md = tmp_path / "fig5.md"
+    assert main(["characterize", "launch", "--from", str(DATA / "synthetic-launch.json"), "--figure", str(png),
+                 "-o", str(md)]) == 0
+    out = capsys.readouterr().out
+    assert "SYNTHETIC" in out and "Paper (Kepler) Fig. 5" in out and "K20c 143 ms" in out
+    assert png.stat().st_size > 10_000 and png.read_bytes()[:4] == b"\x89PNG"
+    assert md.read_text().startswith("# Device launch time vs launch count") and "| mode | launches |" in md.read_text()
+
+
+# --- reserve -------------------------------------------------------------------------------
+
+
+def test_reserve_table_fit_and_sync_depth():
+    points = reserve.load(doc("reserve"))
+    slope, intercept, used = reserve.fit_slot_bytes(points)
+    assert slope == pytest.approx(9728) and intercept == pytest.approx(100 * MIB) and used == 5
+    header, rows, notes = reserve.table(points)
+    by = {(r[0], r[1]): r for r in rows}
+    assert by[("pending launches", "32")][2:4] == ["0.0", "100.3"]
+    assert by[("malloc heap", "512 MiB")][3] == "612.0"
+    assert by[("pending launches", "16,777,216")][4].startswith("does not fit")
+    assert any("9,728 B (9.50 KiB); fixed reserve 100.0 MiB" in n for n in notes)
+    assert any(n.startswith("Fig. 6(b) (memory per sync level) does not exist on CDP2: setting the sync depth to 2 "
+                            "was refused: cuCtxSetLimit failed") for n in notes)
+    assert reserve.series(points)["+ cudadevrt module"][0] == (0, pytest.approx(100.0))
+
+
+def test_reserve_fit_needs_two_limits():
+    one = [reserve.ReservePoint("pending", 4096, True, free_context=10 * MIB, free_launch=5 * MIB)]
+    assert reserve.fit_slot_bytes(one) is None
+
+
+def test_reserve_measure_adds_the_largest_limit_that_fits():
+    seen = []
+    free = reserve.HEADROOM + 1000 * reserve.PENDING_SLOT_BYTES  # room for 1,000 slots beside the headroom
+
+    def probe(strategy, params, timeout):
+        seen.append((params["kind"], params["value"], params["module"]))
+        if params["kind"] == "sync-depth":
+            return {"kind": "sync-depth", "value": 2, "module": True, "free_context": free,
+                    "error": "refused: operation not supported"}
+        gone = params["value"] * reserve.PENDING_SLOT_BYTES if params["module"] else 0
+        return {**params, "free_context": free, "free_limit": free, "free_module": free - gone,
+                "free_launch": free - gone, "error": None, "device": "fake"}
+
+    out = reserve.measure(pending=[0, 16, 4096], heap_mib=[8], probe=probe)
+    pending = [(v, m) for k, v, m in seen if k == "pending"]
+    top = reserve.largest_pending(free)
+    assert top == 1000  # 4096 does not fit: dropped
+    assert pending == [(0, False), (16, False), (top, False), (0, True), (16, True), (top, True)]
+    assert seen[-1][0] == "sync-depth" and ("heap", 8, True) in seen
+    assert reserve.load(out)[-1].error.startswith("refused")
+
+
+# --- ideal ---------------------------------------------------------------------------------
+
+
+def test_ideal_from_the_fixture():
+    results = {(r.strategy, r.n): r for r in ideal.load(doc("ideal"))}
+    dp3 = results[("dp3", 14)]
+    assert dp3.overhead == pytest.approx(3e-3) and dp3.per_launch == pytest.approx(1e-6)
+    assert dp3.ideal_paper == pytest.approx(7e-3) and dp3.ideal == pytest.approx(1e-3)
+    assert dp3.speedup(dp3.measured) == pytest.approx(1.2) and dp3.baseline == ("feinbube", 0.012)
+    assert dp3.same_parent_work
+    broken = results[("dpswap", 16)]
+    assert broken.measured is None and broken.errors[0].startswith("empty: WatchdogError")
+    header, rows, notes = ideal.table(list(results.values()))
+    by = {(r[0], r[1]): r for r in rows}
+    assert by[("dp2", 16)][2] == "200.000" and by[("dp2", 16)][12:] == ["0.75x", "1.07x", "1.07x"]
+    assert by[("dpswap", 16)][2].startswith("no measurement [")
+    assert by[("dpswap", 14)][10].startswith("-20.000 [")  # the scaled estimate exceeds the time: said so
+    assert any("ideal all does not hold here" in n for n in notes)
+
+
+def test_ideal_flags_different_parent_work_and_unverified_counts():
+    d = doc("ideal")
+    d["runs"][0]["variants"]["none"]["gen1"]["boards"] += 1
+    d["runs"][1]["variants"]["real"]["verified"] = False
+    results = ideal.load(d)
+    assert not results[0].same_parent_work
+    assert results[1].errors == ["real: count 1 not verified"] and results[1].measured is None
+    _, rows, notes = ideal.table(results)
+    assert "[" in rows[0][5] and any("not the same parent work" in n for n in notes)
+
+
+def test_ideal_measure_with_fake_runs():
+    from nqprof.result import RunRecord
+
+    def record(strategy, n, launch_mode, seconds):
+        gens = [{"generation": 0, "grids": 1, "boards": 10, "min": 10, "max": 10, "mean": 10.0},
+                {"generation": 1, "grids": 7, "boards": 70, "min": 10, "max": 10, "mean": 10.0}]
+        return RunRecord(strategy, n, {"launch": launch_mode}, 5, 5, launch_mode == "real", seconds, seconds, 1,
+                         [seconds], [seconds], device={"name": "fake", "driver": "13.0"}, toolkit={"version": "13.0"},
+                         generations=gens, device_failures={"launches": 7})
+
+    calls = []
+
+    def variant(s, n, params, launch_mode, repeats, warmup, timeout):
+        calls.append((s, n, launch_mode))
+        return record(s, n, launch_mode, {"real": 0.01, "empty": 0.004, "none": 0.002}[launch_mode])
+
+    import nqprof.runner as runner
+
+    original = runner.solve
+    runner.solve = lambda *a, **k: record("feinbube", 8, "real", 0.02)
+    try:
+        out = ideal.measure(["dp2"], [8], variant=variant, repeats=1)
+    finally:
+        runner.solve = original
+    assert calls == [("dp2", 8, "real"), ("dp2", 8, "empty"), ("dp2", 8, "none")]
+    (r,) = ideal.load(json.loads(json.dumps(out)))
+    assert r.overhead == pytest.approx(0.002) and r.host_launches == 7 and r.speedup(r.measured) == pytest.approx(2)
+
+
+def test_ideal_cli(tmp_path, capsys):
+    png = tmp_path / "fig4.png"
+    assert main(["characterize", "ideal", "--from", str(DATA / "synthetic-ideal.json"), "--figure", str(png)]) == 0
+    out = capsys.readouterr().out
+    assert "Paper (Kepler) Fig. 4: ideal CDP 1.13-2.73x" in out and png.stat().st_size > 10_000
+    assert main(["characterize", "ideal", "--strategies", "feinbube"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("nqprof: error: --strategies: feinbube launches nothing from the device") and err.count("\n") == 1
+
+
+# --- the launch parameter of the CDP strategies -----------------------------------------------
+
+
+def test_every_cdp_strategy_has_the_launch_variants():
+    from nqprof.strategies import all_strategies
+    from nqprof.strategies.cdp.params import launch_defines
+
+    cdp = [s for s in all_strategies() if s.cdp]
+    assert {"dp2", "dp3", "dpswap"} <= {s.name for s in cdp}
+    for s in cdp:
+        assert s.resolve(12)["launch"] == "real"
+        assert s.resolve(12, {"launch": "none"})["launch"] == "none"
+        with pytest.raises(InputError, match="parameter launch must be one of real, empty, none"):
+            s.resolve(12, {"launch": "fast"})
+    assert launch_defines({"launch": "real"}) == {} and launch_defines({}) == {}
+    assert launch_defines({"launch": "empty"}) == {"CDP_LAUNCH_MODE": 1}
+    assert launch_defines({"launch": "none"}) == {"CDP_LAUNCH_MODE": 2}
+
+
+# --- efficiency ----------------------------------------------------------------------------
+
+
+def test_ncu_csv_parses_into_per_kernel_measures():
+    df = efficiency.parse_csv((DATA / "synthetic-ncu-dp3.csv").read_text())
+    assert list(df["kernel"]) == ["dp3_root", "dp3_root"] and df["warp_inst"].tolist() == [1e6, 3e6]
+    (k,) = efficiency.per_kernel(df).to_dict("records")
+    assert k["launches"] == 2 and k["duration_ns"] == 3e6
+    assert k["lanes_per_inst"] == pytest.approx(14.0) and k["wee"] == pytest.approx(14 / 32)  # weighted by warp inst
+    assert k["shared_conflicts"] == 6000 and k["shared_wavefronts_per_inst"] == pytest.approx(160_000 / 120_000)
+    assert k["global_ld_sectors_per_request"] == pytest.approx(4.0) and k["global_st_sectors_per_request"] == 4.0
+    assert k["l2_hit_pct"] == pytest.approx(75.5)
+
+
+def test_ncu_csv_errors_and_missing_metrics():
+    with pytest.raises(InputError, match="not ncu CSV output"):
+        efficiency.parse_csv("==PROF== nothing profiled\n")
+    df = efficiency.parse_csv('"ID","Kernel Name","smsp__inst_executed.sum"\n"","","inst"\n"0","k(int)","10"\n')
+    k = efficiency.per_kernel(df).iloc[0]
+    assert k["warp_inst"] == 10 and k["wee"] != k["wee"]  # NaN where ncu did not report the metric
+
+
+def test_weei_is_the_instruction_weighted_efficiency():
+    assert efficiency.weei([(0.5, 100), (0.25, 300)]) == pytest.approx((50 + 75) / 400)
+    assert efficiency.weei([(0.5, 100), (float("nan"), 300)]) == 0.5
+    with pytest.raises(InputError, match="WEEI needs"):
+        efficiency.weei([])
+
+
+def test_efficiency_command_line_and_table(tmp_path, capsys):
+    cmd = efficiency.profile_command("ncu", tmp_path / "r", ["python3", "-m", "nqprof.cli"], "^(dp3_root|dp3_child)", 5)
+    assert cmd[:5] == ["ncu", "--target-processes", "all", "--clock-control", "none"]
+    assert "regex:^(dp3_root|dp3_child)" in cmd and cmd[-4:] == ["--", "python3", "-m", "nqprof.cli"]
+    assert efficiency.solve_argv("dp3", 14, {"depth": 4})[-6:] == ["--strategy", "dp3", "--repeats", "1", "-q",
+                                                                   "--param", "depth=4"][-6:]
+    df = efficiency.parse_csv((DATA / "synthetic-ncu-dp3.csv").read_text())
+    entry = efficiency.summarize("dp3", 14, efficiency.per_kernel(df), cdp=True)
+    d = {"kind": efficiency.KIND, "n": 14, "strategies": [entry, {"strategy": "dp2", "n": 14, "error": "ncu failed"}]}
+    path = tmp_path / "eff.json"
+    path.write_text(json.dumps(d))
+    assert main(["characterize", "efficiency", "--from", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "dp3_root" in out and "0.438 [1]" in out and "on CDP2 ncu does not reach device-launched children" in out
+    assert "[2] dp2 N=14: ncu failed" in out
+
+
+# --- the command line ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["launch", "--from", "nowhere.json"], "cannot read nowhere.json"),
+    (["launch", "--counts", "12,abc"], "--counts takes a comma list"),
+    (["launch", "--repeats", "0", "--from", str(DATA / "synthetic-launch.json")], "--repeats must be >= 1"),
+    (["reserve", "--from", str(DATA / "synthetic-launch.json")], "not an nqprof reserve characterization"),
+    (["reserve", "--pending", "4,-1"], "--pending takes a comma list of integers >= 0"),
+    (["ideal", "--strategies", "dp9"], "unknown strategy 'dp9'"),
+    (["ideal", "--n", "0:x"], "N"),
+    (["efficiency", "--n", "99"], "N"),
+])
+def test_bad_input_is_one_line(argv, message, capsys):
+    assert main(["characterize", *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("nqprof: error: ") and message in err and err.count("\n") == 1
+
+
+def test_not_json_is_one_line(tmp_path, capsys):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    assert main(["characterize", "ideal", "--from", str(bad)]) == 2
+    assert f"{bad} is not JSON" in capsys.readouterr().err
+
+
+def test_measuring_without_a_gpu_says_so(capsys, monkeypatch):
+    import nqprof.cuda.device as device
+
+    monkeypatch.setattr(device, "gpu_available", lambda: (False, "no CUDA driver"))
+    assert main(["characterize", "launch", "--counts", "32"]) == 2
+    assert "no GPU on this machine (no CUDA driver)" in capsys.readouterr().err
+
+
+def test_characterize_help_imports_nothing_heavy():
+    code = "from nqprof.cli import main\ntry:\n    main(['characterize', 'launch', '--help'])\nexcept SystemExit:\n    pass"
+    result = subprocess.run([sys.executable, "-X", "importtime", "-c", code], capture_output=True, text=True)
+    imported = {line.split("|")[-1].strip().split(".")[0] for line in result.stderr.splitlines() if "|" in line}
+    assert not imported & {"pandas", "pytest", "matplotlib", "pycuda", "_pytest", "numpy"}
+
+
+# --- the kernels ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def toolkit():
+    from nqprof.cuda.toolkit import find_toolkit
+    from nqprof.errors import UnavailableError
+
+    try:
+        return find_toolkit()
+    except UnavailableError as exc:
+        pytest.skip(str(exc))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("file, mode", [(f, m) for f in ("characterize.cu", "dp1.cu", "dp2.cu", "dp3.cu", "dpswap.cu")
+                                        for m in (1, 2) if not (f == "characterize.cu" and m == 1)])
+def test_launch_variants_compile_and_link(file, mode, toolkit):
+    """Every CDP kernel builds (and device-links) in the variants of `characterize ideal`;
+    the empty-child variant adds its stand-in kernel."""
+    from nqprof.cuda import nvcc
+    from nqprof.cuda.sources import catalog
+
+    src = catalog()[file]
+    rows = nvcc.compile_source(src, "sm_90", defines={**src.check_defines, "CDP_LAUNCH_MODE": mode}, toolkit=toolkit)
+    names = {r.kernel for r in rows}
+    assert set(src.kernels) <= names
+    assert any("cdp_empty_child" in k for k in names) == (mode == 1)
+
+
+def test_report_wang_renders_the_kept_measurements(tmp_path, capsys):
+    png = tmp_path / "fig6.png"
+    assert main(["report", "wang", "fig6", "--from", str(DATA / "synthetic-reserve.json"), "--figure", str(png)]) == 0
+    out = capsys.readouterr().out
+    assert "Paper (Kepler) Fig. 6(a): 172-202 MB" in out and png.stat().st_size > 10_000
+    assert main(["report", "wang", "fig5", "--from", str(DATA / "synthetic-launch.json")]) == 0
+    assert "K40 98.6 ms" in capsys.readouterr().out
+
+
+# --- the device timeline -------------------------------------------------------------------
+
+
+def test_timeline_table_overhead_and_check():
+    from nqprof.characterize import timeline
+
+    d = doc("timeline")
+    header, rows, notes = timeline.table(d)
+    assert [r[:3] for r in rows] == [[0, "1", "100"], [1, "3", "33"], [2, "5", "10"]]
+    assert rows[1][3:] == ["9.0 us", "34.0 us", "22.0 us", "4.0 us"]
+    assert notes[0].startswith("9 grids recorded (8 launched from the device; the run's accounting counted 8")
+    assert "recording overhead: 4.200 ms with, 4.000 ms without" in notes[1] and notes[1].endswith("+5.0%")
+    d["launches"], d["timeline"]["dropped"] = 9, 1
+    problems = timeline.check(d, timeline.frame(d))
+    assert problems == ["1 grids not recorded: the buffer held 1,034",
+                        "8 device grids recorded, the accounting counted 9 launches"]
+
+
+def test_timeline_chrome_alone_and_merged_with_nsight(tmp_path):
+    from nqprof.analysis import trace as nsys_trace
+    from nqprof.characterize import timeline
+
+    d = doc("timeline")
+    alone = json.loads(timeline.to_chrome(d, tmp_path / "alone.json").read_text())
+    grids = [e for e in alone["traceEvents"] if e.get("cat") == "cdp_grid"]
+    assert len(grids) == 9 and {e["tid"] for e in grids} == {0, 1, 2}
+    assert grids[0]["ts"] == 0 and grids[0]["dur"] == 40.0
+    d["root_kernel"] = "parent"  # the kernel of the recorded Nsight sample
+    trace = nsys_trace.load(Path(__file__).parent / "data" / "nsys" / "cdp-sample.sqlite")
+    merged = json.loads(timeline.to_chrome(d, tmp_path / "merged.json", trace).read_text())
+    origin = merged["otherData"]["origin_ns"]
+    parent = [e for e in merged["traceEvents"] if e.get("cat") == "kernel" and e["name"] == "parent"][0]
+    host = [e for e in merged["traceEvents"] if e.get("name") == "gen 0 grid 0"][0]
+    assert host["ts"] == parent["ts"] == (725191258 - origin) / 1000  # aligned on the root kernel's row
+    assert sum(e.get("cat") == "cdp_grid" for e in merged["traceEvents"]) == 9
+    d["root_kernel"] = "nowhere"
+    with pytest.raises(InputError, match="no row for nowhere"):
+        timeline.to_chrome(d, tmp_path / "x.json", trace)
+
+
+def test_timeline_measure_runs_with_and_without_recording():
+    from nqprof.characterize import timeline
+    from nqprof.result import RunRecord
+
+    calls = []
+
+    def solve(strategy, n, params, **kw):
+        calls.append(params["timeline"])
+        tl = doc("timeline")["timeline"] if params["timeline"] else {}
+        return RunRecord(strategy, n, params, 1, 1, True, 0.1, 0.01 + 0.001 * params["timeline"], 1, [0.1], [0.01],
+                         device={"name": "fake"}, toolkit={"version": "13.0"}, device_failures={"launches": 8},
+                         kernels=[{"name": "dp3_root"}, {"name": "dp3_child"}], timeline=tl)
+
+    d = timeline.measure("dp3", 13, {"depth": 3}, solve=solve)
+    assert calls == [0, 1] and d["root_kernel"] == "dp3_root" and timeline.overhead(d) == pytest.approx(0.1)
+    assert len(timeline.frame(d)) == 9
+    with pytest.raises(InputError, match="strategy feinbube keeps no device timeline"):
+        timeline.measure("feinbube", 13, solve=solve)
+
+
+def test_timeline_cli_errors(tmp_path, capsys):
+    assert main(["characterize", "timeline", "--from", str(DATA / "synthetic-ideal.json")]) == 2
+    assert "not an nqprof device timeline" in capsys.readouterr().err
+    d = doc("timeline")
+    d["timeline"] = {}
+    bad = tmp_path / "t.json"
+    bad.write_text(json.dumps(d))
+    assert main(["characterize", "timeline", "--from", str(bad)]) == 2
+    assert "holds no grid records (was the run made with timeline=1?)" in capsys.readouterr().err
+    assert main(["characterize", "timeline"]) == 2
+    assert "give N (or --from FILE)" in capsys.readouterr().err
+
+
+def test_timeline_buffer_layout_round_trip():
+    import numpy as np
+
+    from nqprof.strategies.cdp import timeline as tl
+
+    assert tl.RECORD_DTYPE.itemsize == 40 and tl.HEADER_DTYPE.itemsize == tl.HEADER_BYTES
+    start = tl.initial_bytes(capacity=4, host_boards=77)
+    header, host = start[:16], start[16:]
+    ran = np.array([(10, 20, 30, 1, 0, 3, 5)], dtype=tl.RECORD_DTYPE).tobytes()
+    failed = np.array([(11, tl.NOT_STARTED, 0, 1, 0, 4, 6)], dtype=tl.RECORD_DTYPE).tobytes()
+    header = np.array([(3, 4, 2, 0)], dtype=tl.HEADER_DTYPE).tobytes()
+    out = tl.decode(header, host.replace(np.uint64(tl.NOT_STARTED).tobytes(), np.uint64(1).tobytes(), 1) + ran + failed)
+    assert out["recorded"] == 3 and out["dropped"] == 2 and out["not_started"] == 1
+    assert out["grids"]["id"] == [0, 1] and out["grids"]["boards"] == [77, 5] and out["grids"]["parent"][0] == tl.NONE
+    assert tl.capacity_for(1000, 5) == 1250 + 1 + tl.EXTRA and tl.capacity_for(None, 40) == 50 + 1 + tl.EXTRA
+    assert tl.timeline_defines({"timeline": 1}) == {"CDP_TIMELINE": 1} and tl.timeline_defines({}) == {}
+
+
+def test_timeline_record_matches_the_kernels(tmp_path, toolkit):
+    from nqprof.cuda.sources import kernels_dir
+    from nqprof.strategies.cdp import timeline as tl
+
+    program = tmp_path / "tl.cu"
+    program.write_text('#include <cstdio>\n#include <cstddef>\n#include "cdp.cuh"\nint main() {\n'
+                       '    printf("%d %d %d\\n", (int)sizeof(cdp_tl_grid), (int)offsetof(cdp_tl_buffer, grids), '
+                       '(int)offsetof(cdp_tl_grid, gen));\n    return 0;\n}\n')
+    exe = tmp_path / "tl"
+    subprocess.run([str(toolkit.nvcc), "-std=c++17", "-I", str(kernels_dir()), str(program), "-o", str(exe)],
+                   check=True, capture_output=True, text=True)
+    printed = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout.split()
+    assert list(map(int, printed)) == [tl.RECORD_DTYPE.itemsize, tl.HEADER_BYTES, tl.RECORD_DTYPE.fields["gen"][1]]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("file", ["dp2.cu", "dp3.cu", "dpswap.cu"])
+def test_timeline_builds_compile_and_link(file, toolkit):
+    from nqprof.cuda import nvcc
+    from nqprof.cuda.sources import catalog
+
+    src = catalog()[file]
+    rows = nvcc.compile_source(src, "sm_90", defines={**src.check_defines, "CDP_TIMELINE": 1}, toolkit=toolkit)
+    assert set(src.kernels) <= {r.kernel for r in rows}
