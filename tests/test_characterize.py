@@ -286,7 +286,7 @@ def test_efficiency_command_line_and_table(tmp_path, capsys):
 @pytest.mark.parametrize("argv, message", [
     (["launch", "--from", "nowhere.json"], "cannot read nowhere.json"),
     (["launch", "--counts", "12,abc"], "--counts takes a comma list"),
-    (["launch", "--repeats", "0", "--from", str(DATA / "synthetic-launch.json")], "--repeats must be >= 1"),
+    (["launch", "--repeats", "0", "--from", str(DATA / "synthetic-launch.json")], "--rounds: the number of rounds (or auto) must be an integer >= 1"),
     (["reserve", "--from", str(DATA / "synthetic-launch.json")], "not an nqprof reserve characterization"),
     (["reserve", "--pending", "4,-1"], "--pending takes a comma list of integers >= 0"),
     (["ideal", "--strategies", "dp9"], "unknown strategy 'dp9'"),

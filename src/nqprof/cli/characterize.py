@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 from ..errors import InputError, UnavailableError
+from .run import loop_settings, run_options
 
 
 
@@ -96,11 +97,12 @@ def _figure_written(path) -> None:
 
 
 def cmd_launch(args) -> int:
+    read_loop(args, "launch")
     from ..characterize import launch
 
     counts = launch.parse_counts(args.counts) if args.counts else list(launch.DEFAULT_COUNTS)
     modes = launch.parse_modes(args.modes) if args.modes else list(launch.MODES)
-    _positive(args, "block", "repeats")
+    _positive(args, "block")
     doc = _measure_or_load(args, lambda progress: launch.measure(
         counts, modes, block=args.block, repeats=args.repeats, warmup=args.warmup, timeout=args.timeout,
         progress=progress))
@@ -119,21 +121,18 @@ def cmd_launch(args) -> int:
     return 0
 
 
-def add_launch(q, loop: bool = True) -> None:
+def add_launch(q) -> None:
     q.add_argument("--counts", help="launch counts, a comma list (1K, 256K, 1M allowed; default 32..256K in powers "
                                     "of 2, and 1M)")
     q.add_argument("--modes", help="launch modes, a comma list of default, own, fire-and-forget, tail (default: all)")
     q.add_argument("--block", type=int, default=128, help="threads per block of the parent grid (default 128)")
-    if loop:
-        q.add_argument("--repeats", type=int, default=5, help="timed rounds per point; medians (default 5)")
-        q.add_argument("--warmup", type=int, default=1, help="untimed rounds first (default 1)")
-        q.add_argument("--timeout", type=float, default=120, help="seconds per point before its worker is killed")
 
 
 # -- reserve ----------------------------------------------------------------------------------
 
 
 def cmd_reserve(args) -> int:
+    read_loop(args, "reserve")
     from ..characterize import reserve
 
     pending = _int_list(args.pending, "--pending") if args.pending else list(reserve.DEFAULT_PENDING)
@@ -156,18 +155,17 @@ def cmd_reserve(args) -> int:
     return 0
 
 
-def add_reserve(q, loop: bool = True) -> None:
+def add_reserve(q) -> None:
     q.add_argument("--pending", help="pending-launch limits, a comma list (default: 0 and powers of 4 up to 16M); "
                                      "the largest that fits the free memory is added")
     q.add_argument("--heap-mib", help="malloc heap limits in MiB, a comma list (default: 1,8,64,512,4096,16384)")
-    if loop:
-        q.add_argument("--timeout", type=float, default=120, help="seconds per reading before its worker is killed")
 
 
 # -- ideal ------------------------------------------------------------------------------------
 
 
 def cmd_ideal(args) -> int:
+    read_loop(args, "ideal")
     from ..characterize import ideal
     from ..options import parse_params
     from ..problem import parse_n_list
@@ -181,7 +179,6 @@ def cmd_ideal(args) -> int:
                              f"{', '.join(_cdp_names())})")
     ns = parse_n_list(args.n)
     params = parse_params(args.param)
-    _positive(args, "repeats")
     doc = _measure_or_load(args, lambda progress: ideal.measure(
         strategies, ns, params, baselines, repeats=args.repeats, warmup=args.warmup, timeout=args.timeout,
         progress=progress))
@@ -201,23 +198,20 @@ def cmd_ideal(args) -> int:
     return 0
 
 
-def add_ideal(q, loop: bool = True) -> None:
+def add_ideal(q) -> None:
     q.add_argument("--strategies", default="dp2,dp3,dpswap", help="CDP strategies (default: %(default)s)")
     q.add_argument("--n", default="14,16", help="N values: A:B or a comma list (default 14,16)")
     q.add_argument("--baselines", default="feinbube",
                    help="non-CDP strategies the speedups are over; the fastest at each N counts (default: %(default)s)")
     q.add_argument("--param", "-p", action="append", metavar="KEY=VALUE",
                    help="parameter for every CDP strategy (repeatable; not launch)")
-    if loop:
-        q.add_argument("--repeats", type=int, default=3, help="timed rounds per run; medians (default 3)")
-        q.add_argument("--warmup", type=int, default=1, help="untimed rounds first (default 1)")
-        q.add_argument("--timeout", type=float, default=300, help="seconds per run before its worker is killed")
 
 
 # -- efficiency -------------------------------------------------------------------------------
 
 
 def cmd_efficiency(args) -> int:
+    read_loop(args, "efficiency")
     from ..characterize import efficiency
     from ..problem import validate_n
     from ..strategies import get
@@ -234,19 +228,18 @@ def cmd_efficiency(args) -> int:
     return 0
 
 
-def add_efficiency(q, loop: bool = True) -> None:
+def add_efficiency(q) -> None:
     q.add_argument("--strategies", default="feinbube,dp2,dp3,dpswap", help="strategies (default: %(default)s)")
     q.add_argument("--n", default="14", help="N (default 14)")
     q.add_argument("--out-dir", default="nqprof-ncu", help="where the ncu reports and CSVs go (default nqprof-ncu)")
     q.add_argument("--ncu", help="the ncu executable (default: $NQPROF_NCU, PATH, the toolkit's bin/)")
-    if loop:
-        q.add_argument("--timeout", type=float, default=600, help="seconds per profiled run")
 
 
 # -- timeline ---------------------------------------------------------------------------------
 
 
 def cmd_timeline(args) -> int:
+    read_loop(args, "timeline")
     from ..characterize import timeline
     from ..options import parse_params
 
@@ -260,7 +253,6 @@ def cmd_timeline(args) -> int:
 
         n = validate_n(args.n)
         _names(args.strategy, "--strategy")
-        _positive(args, "repeats")
         doc = _measure_or_load(args, lambda progress: timeline.measure(
             args.strategy, n, params, repeats=args.repeats, warmup=args.warmup, timeout=args.timeout,
             progress=progress))
@@ -277,17 +269,13 @@ def cmd_timeline(args) -> int:
     return 0
 
 
-def add_timeline(q, loop: bool = True) -> None:
+def add_timeline(q) -> None:
     q.add_argument("n", nargs="?", help="N (not with --from)")
     q.add_argument("--strategy", "-s", default="dp3", help="a CDP strategy with a device timeline (default dp3)")
     q.add_argument("--param", "-p", action="append", metavar="KEY=VALUE", help="strategy parameter (repeatable)")
     q.add_argument("--chrome", metavar="JSON", help="write the grids as Chrome/Perfetto trace events")
     q.add_argument("--nsys", metavar="TRACE", help="with --chrome: merge into this Nsight Systems trace "
                                                    "(.sqlite or .nsys-rep of the same run, e.g. from nqprof profile)")
-    if loop:
-        q.add_argument("--repeats", type=int, default=3, help="timed rounds with and without recording (default 3)")
-        q.add_argument("--warmup", type=int, default=1, help="untimed rounds first (default 1)")
-        q.add_argument("--timeout", type=float, default=300, help="seconds per run before its worker is killed")
 
 
 # -- helpers ----------------------------------------------------------------------------------
@@ -324,8 +312,24 @@ def _positive(args, *names: str) -> None:
     for name in names:
         if getattr(args, name) < 1:
             raise InputError(f"--{name} must be >= 1, got {getattr(args, name)}")
-    if getattr(args, "warmup", 0) < 0:
-        raise InputError(f"--warmup must be >= 0, got {args.warmup}")
+
+
+#: Timed rounds of each measurement where --rounds is auto (the default), and the seconds a
+#: point, reading or run may take before its worker is killed.
+DEFAULT_ROUNDS = {"launch": 5, "reserve": 1, "ideal": 3, "efficiency": 1, "timeline": 3}
+TIMEOUTS = {"launch": 120, "reserve": 120, "ideal": 300, "efficiency": 600, "timeline": 300}
+
+
+def add_loop(q, name: str) -> None:
+    """--rounds/--warmup/--timeout/-q, the options every nqprof run shares (nqprof.options)."""
+    run_options(q, rounds_default="auto", warmup_default="1", timeout_default=str(TIMEOUTS[name]))
+
+
+def read_loop(args, name: str) -> None:
+    """``args.repeats``, ``args.warmup``, ``args.timeout`` from the shared options."""
+    rounds, warmup, timeout = loop_settings(args)
+    args.repeats = rounds or DEFAULT_ROUNDS[name]
+    args.warmup, args.timeout = warmup, timeout
 
 
 COMMANDS = {
@@ -344,34 +348,22 @@ def add_common(q, with_figure: bool = True, with_output: bool = True) -> None:
         q.add_argument("--figure", metavar="PNG", help="also draw the figure")
     if with_output:
         q.add_argument("--output", "-o", metavar="MD", help="also write the table as Markdown")
-        q.add_argument("--quiet", "-q", action="store_true", help="no progress on the terminal")
 
 
 #: The paper's artefacts (nqprof report wang ...) and the measurement each one is.
 ARTEFACTS = {"fig4": "ideal", "fig5": "launch", "fig6": "reserve"}
-#: Timed rounds where `nqprof report` is given none beyond its default of 1.
-REPORT_REPEATS = {"launch": 5, "ideal": 3, "reserve": 1}
 
 
 def report_command(artefact: str):
-    """(add options, run) for ``nqprof report wang ARTEFACT``: the characterize command with
-    report's own --rounds/--warmup/--timeout/-q/-o in place of its loop options."""
-    name = ARTEFACTS[artefact]
-    add, cmd, _ = COMMANDS[name]
+    """(add options, run) for ``nqprof report wang ARTEFACT``: the characterize command
+    (report adds the shared loop options and -o)."""
+    add, cmd, _ = COMMANDS[ARTEFACTS[artefact]]
 
     def add_report(q) -> None:
-        add(q, loop=False)
+        add(q)
         add_common(q, with_output=False)
 
-    def run_report(args) -> int:
-        from .run import loop_settings
-
-        rounds, warmup, timeout = loop_settings(args)
-        args.repeats = REPORT_REPEATS[name] if rounds in (None, 1) else rounds
-        args.warmup, args.timeout = warmup, timeout
-        return cmd(args)
-
-    return add_report, run_report
+    return add_report, cmd
 
 
 def add_commands(sub) -> None:
@@ -383,4 +375,5 @@ def add_commands(sub) -> None:
         q = actions.add_parser(name, help=help_text, description=help_text)
         add(q)
         add_common(q, with_figure=name not in ("efficiency", "timeline"))
+        add_loop(q, name)
         q.set_defaults(func=cmd)

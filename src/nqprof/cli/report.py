@@ -176,7 +176,7 @@ def add_figure(q) -> None:
     q.add_argument("--n", default="8:16", help="N values: A:B (inclusive) or a comma list (default 8:16)")
 
 
-def _measured(add: Callable, figure: bool = False) -> Callable:
+def _measured(add: Callable, figure: bool = False, rounds: str = "1") -> Callable:
     """The options of an artefact measured through nqprof.papers.measure: its own, the
     rounds/warm-up/timeout/-q of every run, and --output (a PNG for a figure, else an
     optional Markdown copy of the table)."""
@@ -185,7 +185,7 @@ def _measured(add: Callable, figure: bool = False) -> Callable:
         add(q)
         q.add_argument("--output", "-o", required=figure,
                        help="the PNG file to write" if figure else "also write the table as Markdown to this file")
-        run_options(q)
+        run_options(q, rounds_default=rounds)
 
     return add_all
 
@@ -201,7 +201,7 @@ def _characterize(artefact: str):
     from .characterize import report_command
 
     add, cmd = report_command(artefact)
-    return _measured(add), cmd
+    return _measured(add, rounds="auto"), cmd
 
 
 #: (paper, artefact) -> (add its options, run it). An artefact a paper lists without an

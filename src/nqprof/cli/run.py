@@ -11,12 +11,12 @@ from ..errors import InputError
 from ..options import ROUNDS, TIMEOUT, WARMUP
 
 
-def run_options(p, rounds_default: str = "1", warmup_default: str = "0") -> None:
+def run_options(p, rounds_default: str = "1", warmup_default: str = "0", timeout_default: str | None = None) -> None:
     """--rounds/--warmup/--timeout and -q, defined once in nqprof.options (the plugin's
     --nq-* twins); read them back with :func:`loop_settings`."""
     ROUNDS.add_to(p.add_argument, "--", "--repeats", "-r", default=rounds_default)
     WARMUP.add_to(p.add_argument, "--", "-w", default=warmup_default)
-    TIMEOUT.add_to(p.add_argument, "--")
+    TIMEOUT.add_to(p.add_argument, "--", default=timeout_default)
     p.add_argument("--quiet", "-q", action="store_true", help="no progress on the terminal")
 
 
