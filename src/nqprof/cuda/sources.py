@@ -45,8 +45,12 @@ COMMON_OPTIONS: tuple[str, ...] = ("-lineinfo", "-std=c++17")
 
 @lru_cache(maxsize=1)
 def kernels_dir() -> Path:
-    """The folder holding the .cu/.cuh files: the installed ``nqprof.kernels`` package, or
-    the source tree's kernels/ when running from a checkout."""
+    """The folder holding the .cu/.cuh files: the source tree's kernels/ when running from a
+    checkout (it wins, as the checkout's strategy table does: another checkout's editable
+    install must not supply its kernels), else the installed ``nqprof.kernels`` package."""
+    tree = Path(__file__).resolve().parents[3] / "kernels"
+    if (tree / "common.cuh").exists():
+        return tree
     try:
         import nqprof.kernels as pkg
 
@@ -55,9 +59,6 @@ def kernels_dir() -> Path:
             return here
     except ImportError:
         pass
-    tree = Path(__file__).resolve().parents[3] / "kernels"
-    if (tree / "common.cuh").exists():
-        return tree
     raise FileNotFoundError("nqprof's CUDA kernel sources (kernels/*.cu) are not installed")
 
 
