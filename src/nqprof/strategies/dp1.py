@@ -28,6 +28,8 @@ from .cdp.accounting import LAYOUT as ACCOUNTING
 from .cdp.accounting import STREAM_KINDS
 from .cdp.limits import check_nesting
 from .cdp.params import pending_param
+from .cdp.plan import chunk_param
+from .cdp.recursions import dp1_recursion
 from .cdp.session import CdpSession
 
 def default_depth(n: int) -> int:
@@ -63,6 +65,7 @@ class Dp1(Strategy):
         depth_param(default_depth, "rows expanded on the host (mirror symmetry); 1: the first row"),
         block_param(128, help="threads per block of the host grid and of swarm grids wider than this"),
         pending_param(),
+        chunk_param(),
     )
 
     def check(self, n, params):
@@ -74,6 +77,10 @@ class Dp1(Strategy):
             dp1_deepest_generation(n, depth, z),
             f"use z >= {-(-(n - depth) // MAX_NESTING)} or depth >= {n - MAX_NESTING * z}",
         )
+
+    def recursion(self, n, params, host_boards):
+        """What the plan needs (nqprof.strategies.cdp.plan)."""
+        return dp1_recursion(self.name, n, params, host_boards)
 
     def open(self, n, params):
         return Dp1Session(self.name, n, params)

@@ -39,6 +39,8 @@ from .base import Strategy, block_param, depth_param
 from .cdp.accounting import LAYOUT as ACCOUNTING
 from .cdp.limits import check_nesting
 from .cdp.params import child_block_param, heap_param, pending_param, search_param
+from .cdp.plan import chunk_param, config_param
+from .cdp.recursions import condensed_recursion
 from .cdp.session import CdpSession
 from .gpu_common import DYNAMIC_SHARED_LIMIT_SM90
 
@@ -89,6 +91,8 @@ class Dp2(Strategy):
         child_block_param(default_child_block, derived=True),
         pending_param(),
         heap_param(),
+        chunk_param(),
+        config_param(),
     )
 
     def check(self, n, params):
@@ -105,6 +109,10 @@ class Dp2(Strategy):
             len(condensed_schedule(n, params["depth"], search, False, None)) - 1,
             f"use search >= {math.ceil((n - params['depth']) / (MAX_NESTING + 1))}",
         )
+
+    def recursion(self, n, params, host_boards):
+        """What the plan needs (nqprof.strategies.cdp.plan)."""
+        return condensed_recursion(self.name, n, params, host_boards, False, params["search"])
 
     def open(self, n, params):
         return Dp2Session(self.name, n, params)

@@ -21,6 +21,8 @@ from .base import Param, Strategy, block_param, depth_param
 from .cdp.accounting import LAYOUT as ACCOUNTING
 from .cdp.limits import check_nesting
 from .cdp.params import child_block_param, heap_param, pending_param, search_param
+from .cdp.plan import chunk_param, config_param
+from .cdp.recursions import condensed_recursion
 from .dp2 import STACK_LIMIT, STATE_BYTES, Dp2Session, stack_bytes
 
 
@@ -64,6 +66,8 @@ class Dp3(Strategy):
               lo=1, hi=STACK_LIMIT // 1024),
         pending_param(),
         heap_param(),
+        chunk_param(),
+        config_param(),
     )
 
     def check(self, n, params):
@@ -86,6 +90,11 @@ class Dp3(Strategy):
             len(condensed_schedule(n, params["depth"], search, True, cap)) - 1,
             "use a larger search, depth or smem_kib",
         )
+
+    def recursion(self, n, params, host_boards):
+        """What the plan needs (nqprof.strategies.cdp.plan)."""
+        cap = depth_max(params["smem_kib"], params["child_block"])
+        return condensed_recursion(self.name, n, params, host_boards, True, cap)
 
     def open(self, n, params):
         return Dp3Session(self.name, n, params)

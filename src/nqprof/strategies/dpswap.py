@@ -30,6 +30,8 @@ from ..errors import InputError
 from .base import Param, Strategy, block_param, depth_param
 from .cdp.accounting import LAYOUT as ACCOUNTING
 from .cdp.params import child_block_param, heap_param, pending_param, search_param
+from .cdp.plan import chunk_param
+from .cdp.recursions import dpswap_recursion
 from .cdp.session import CdpSession
 from .dp2 import STACK_LIMIT, stack_bytes
 
@@ -67,6 +69,7 @@ class DpSwap(Strategy):
         child_block_param(32),
         pending_param(),
         heap_param(),
+        chunk_param(),
     )
 
     def check(self, n, params):
@@ -86,6 +89,10 @@ class DpSwap(Strategy):
                     f"dpswap: capacity={capacity} with {key}={threads}, search={search} needs {need} B of shared memory "
                     f"per block, over {STACK_LIMIT}: capacity must be in {least}..{most}"
                 )
+
+    def recursion(self, n, params, host_boards):
+        """What the plan needs (nqprof.strategies.cdp.plan)."""
+        return dpswap_recursion(self.name, n, params, host_boards)
 
     def open(self, n, params):
         return DpSwapSession(self.name, n, params)
