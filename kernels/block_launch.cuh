@@ -30,6 +30,8 @@ __device__ __forceinline__ nq_board block_root_board(const mask_t* __restrict__ 
 
 // Search `search` rows below `b` (if `valid`), writing the boards reached into `out` (at most
 // `capacity`, index `*fill` shared by the block); returns the solutions counted on the way.
+// `out` NULL with room for boards (its device allocation failed, counted as a malloc failure)
+// stops at the first board to write.
 __device__ __forceinline__ count_t block_search_into(bool valid, nq_board b, int n, int search, nq_board* out,
                                                      unsigned capacity, unsigned* fill, cdp_word* acct) {
     extern __shared__ mask_t stacks[];
@@ -38,8 +40,9 @@ __device__ __forceinline__ count_t block_search_into(bool valid, nq_board b, int
     auto dfs = cdp_shared_dfs(stacks, search + 1);
     dfs.start(b.cols, b.ld, b.rd, (int)b.row, nq_free(b.cols, b.ld, b.rd, NQ_FULL(n)), search, n);
     auto save = [&](mask_t c, mask_t l, mask_t r, int w, mask_t) {
+        if (out == nullptr && capacity > 0) return false;  // its allocation failed: counted there, the run fails
         const unsigned k = atomicAdd(fill, 1u);
-        if (out == nullptr || k >= capacity) {  // never with the plan's bound: accounted, never dropped silently
+        if (k >= capacity) {  // never with the plan's bound: accounted, never dropped silently
             cdp_count(acct, CDP_OVERFLOWS);
             return false;
         }

@@ -45,9 +45,9 @@ extern "C" __global__ void cdp_dp3_child(const nq_board* boards, unsigned nboard
         __syncthreads();
     }
     nq_board* dst = out == nullptr ? nullptr : out + 1;
-    // Second pass: count the solutions, write the boards (a NULL allocation is counted as a
-    // malloc failure, and the boards that had no room as overflows: the run fails loudly).
-    const count_t count = block_search_into(valid, b, n, search, dst, dst == nullptr ? 0 : leaves, &fill, acct);
+    // Second pass: count the solutions, write the boards (a NULL allocation was counted as a
+    // malloc failure; a board with no room left is counted as an overflow: the run fails loudly).
+    const count_t count = block_search_into(valid, b, n, search, dst, leaves, &fill, acct);
     __threadfence();
     __syncthreads();
     if (threadIdx.x == 0 && out != nullptr) {

@@ -16,7 +16,7 @@ from nqprof.strategies import all_strategies, get
 from nqprof.strategies.cdp import accounting as cc
 from nqprof.strategies.cdp.chunks import merge_accounting
 from nqprof.strategies.cdp.limits import DEFAULT_PENDING
-from nqprof.strategies.cdp.plan import GIB, Reserve, chunk_share, growth_bound, make_plan, maxnodes, render
+from nqprof.strategies.cdp.plan import CHUNK_FILL, GIB, Reserve, chunk_share, growth_bound, make_plan, maxnodes, render
 from nqprof.strategies.cdp.recursions import region_boards
 from nqprof.subproblems import BOARD_UPLOAD_BYTES, expand
 
@@ -88,14 +88,15 @@ def test_small_free_memory_shrinks_the_chunk():
     big = plan_for("dp1", 13, {"z": 2, "depth": 3})
     small = plan_for("dp1", 13, {"z": 2, "depth": 3}, free_gib=2.0)
     assert big.chunks == 1 and small.chunks > 1 and small.chunk < small.host_boards
-    assert small.limits.need_bytes <= 2 * GIB < small.limits.need_bytes * small.chunks
+    assert small.limits.need_bytes <= CHUNK_FILL * 2 * GIB < small.limits.need_bytes * small.chunks
     assert small.limits.pending < big.limits.pending
     ranges = small.chunk_ranges()
     assert ranges[0][0] == 0 and ranges[-1][1] == small.host_boards and len(ranges) == small.chunks
     assert max(small.boards_per_chunk()) == small.chunk
-    # the largest chunk that fits: one more board per chunk does not
+    # the largest chunk that fits in CHUNK_FILL of the free memory: one more board per chunk does not
+    plan_for("dp1", 13, {"z": 2, "depth": 3, "chunk": small.chunk}, free_gib=2.0 * CHUNK_FILL)
     with pytest.raises(InputError, match="does not fit"):
-        plan_for("dp1", 13, {"z": 2, "depth": 3, "chunk": small.chunk + 1}, free_gib=2.0)
+        plan_for("dp1", 13, {"z": 2, "depth": 3, "chunk": small.chunk + 1}, free_gib=2.0 * CHUNK_FILL)
 
 
 def test_chunk_param_forces_the_chunk():
@@ -105,8 +106,9 @@ def test_chunk_param_forces_the_chunk():
 
 
 def test_no_fit_even_one_board_per_chunk_is_refused_with_the_reason():
-    with pytest.raises(InputError, match=r"dp1 N=15 \(even with one host board per chunk\): does not fit in device "
-                                         r"memory.*only 1.0 GiB is free.*larger z or a larger host depth"):
+    with pytest.raises(InputError, match=r"dp1 N=15: does not fit in device memory.*only 1.0 GiB is free.*"
+                                         r"larger z or a larger host depth.*That is with one host board per chunk \(of "
+                                         r"13\): the smallest chunk does not fit either"):
         plan_for("dp1", 15, {"z": 3}, free_gib=1)
 
 
@@ -237,7 +239,7 @@ def test_plan_command_chunks_with_little_free_memory(capsys):
         (["plan", "x", "-s", "dp2"], "N must be an integer"),
         (["plan", "12", "-s", "dp2", "-p", "depth=40"], r"depth must be in 1\.\.11"),
         (["plan", "12", "-s", "nope"], "unknown strategy"),
-        (["plan", "15", "-s", "dp1", "-p", "z=3", "--free-gib", "1"], "even with one host board per chunk"),
+        (["plan", "15", "-s", "dp1", "-p", "z=3", "--free-gib", "1"], "one host board per chunk"),
     ],
 )
 def test_plan_command_errors_are_one_line(argv, message, capsys):
@@ -256,3 +258,41 @@ def test_plan_command_imports_nothing_heavy():
     assert result.returncode == 0, result.stderr[-2000:]
     imported = {line.split("|")[-1].strip().split(".")[0] for line in result.stderr.splitlines() if "|" in line}
     assert not imported & {"pandas", "pytest", "matplotlib", "pycuda", "_pytest"}
+
+
+def test_config_default_refuses_explicit_limits():
+    with pytest.raises(InputError, match=r"config=default launches with the runtime's default limits, so pending=64 "
+                                         r"would be ignored"):
+        plan_for("dp3", 13, {"config": "default", "pending": 64})
+
+
+def _leaves(n, c, l, r, row, target):
+    """Boards at row `target` below (c, l, r) whose next row has a free square (brute force)."""
+    from nqprof.problem import full_mask
+
+    full = full_mask(n)
+    if row == n:
+        return 0
+    if row == target:
+        return 1 if ~(c | l | r) & full else 0
+    total, free = 0, ~(c | l | r) & full
+    while free:
+        b = free & -free
+        free ^= b
+        total += _leaves(n, c | b, ((l | b) << 1) & full, (r | b) >> 1, row + 1, target)
+    return total
+
+
+@pytest.mark.parametrize("n,depth,search,block", [(8, 2, 2, 4), (9, 1, 3, 4), (10, 3, 2, 16), (11, 1, 4, 2)])
+def test_block_first_generation(n, depth, search, block):
+    from nqprof.strategies.cdp.model import block_first_generation, condensed_generations
+
+    host = expand(n, depth)
+    per_thread = [_leaves(n, int(c), int(l), int(r), int(w), int(w) + search)
+                  for c, l, r, w in zip(host.cols, host.ld, host.rd, host.row)]
+    per_block = [sum(per_thread[i:i + block]) for i in range(0, len(per_thread), block)]
+    per_block = [v for v in per_block if v]
+    g = block_first_generation(n, depth, search, block)
+    assert (g.grids, g.boards, g.min, g.max) == (len(per_block), sum(per_block), min(per_block), max(per_block))
+    assert g.boards == condensed_generations(n, depth, search).generations[1].boards
+    assert g.max <= region_boards(n, depth, depth + search, block)

@@ -38,6 +38,10 @@ DEFAULT_FREE_BYTES = 139 * GIB
 MODULE_RESERVE_BYTES = 160 * MIB
 #: The two runtime configurations a strategy can be launched under (``config=``).
 CONFIGS = ("carneiro", "default")
+#: A run that must be chunked gets chunks sized for this share of the free memory: the
+#: reserve per slot and the chunk's share of the run are estimates (a chunk that only fits
+#: in all of it is still taken when no smaller one fits this share).
+CHUNK_FILL = 0.9
 #: Boards the chunk-share probe expands at most (see :func:`chunk_share`).
 PROBE_BOARDS = 2_000_000
 
@@ -381,6 +385,12 @@ def make_plan(
         return c * board_bytes + counter_bytes + rec.host_bytes(c) + reserve.module_bytes * reserve.modules
 
     if config == "default":
+        given = [f"{k}={params[k]}" for k in ("pending", "heap_mib") if params.get(k)]
+        if given:
+            raise InputError(
+                f"{label}: config=default launches with the runtime's default limits, so {' and '.join(given)} would "
+                "be ignored: drop it, or use config=carneiro"
+            )
         c = min(forced, host) if forced else host
         demand = rec.demand(c)
         limits = RuntimeLimits(
@@ -398,11 +408,11 @@ def make_plan(
                     -(-host // c), bool(forced), extra(c) - reserve.module_bytes * reserve.modules, free_bytes,
                     free_source, tuple(notes))
 
-    def limits_for(c: int) -> RuntimeLimits:
+    def limits_for(c: int, free: int = free_bytes) -> RuntimeLimits:
         return configure_runtime(
-            label if c >= host else f"{label} (even with one host board per chunk)" if c == 1 else f"{label} (chunk of {c:,} host boards)",
+            label if c >= host or c == 1 else f"{label} (chunk of {c:,} host boards)",
             rec.demand(c),
-            free_bytes,
+            free,
             pending=params.get("pending", 0),
             heap_mib=params.get("heap_mib", 0) if rec.uses_heap else None,
             extra_bytes=extra(c),
@@ -422,12 +432,13 @@ def make_plan(
             except InputError as exc:
                 if "does not fit" not in str(exc):
                     raise
-                raise
+                raise InputError(f"{exc}. That is with one host board per chunk (of {host:,}): the smallest chunk "
+                                 "does not fit either") from None
             lo, hi = 1, host  # lo fits, hi does not
             while hi - lo > 1:
                 mid = (lo + hi) // 2
                 try:
-                    limits_for(mid)
+                    limits_for(mid, int(free_bytes * CHUNK_FILL))
                     lo = mid
                 except InputError:
                     hi = mid

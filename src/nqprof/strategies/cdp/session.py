@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...cuda.nvtx import nvtx_range
+from ...errors import DeviceFailureError
 from ...result import Measurement
 from ...subproblems import BOARD_UPLOAD_BYTES, expand
 from ..gpu_common import COUNTER_BYTES, GpuSession
@@ -118,15 +119,27 @@ class CdpSession(GpuSession):
                     words = merge_accounting(words, chunk)
                     failed = decode_accounting(chunk, host_boards=hi - lo)
                     if failed.failed:  # later chunks cannot make the count right
-                        raise_on_failures(failed, self.limits, f"{self.label} chunk {i + 1}/{len(ranges)}")
+                        self._fail(failed, f"{self.label} chunk {i + 1}/{len(ranges)}")
         acct = decode_accounting(words, host_boards=len(self.host))
         if self.plan.chunked:
             per = self.plan.boards_per_chunk()
             acct.generations[0] = GenerationStats(0, len(per), sum(per), min(per), max(per))
         self.ran()
-        raise_on_failures(acct, self.limits, self.label)
+        self._fail(acct, self.label)
         count = acct.solutions * self.boards.multiplier
         return Measurement(count=count, wall_s=timer.wall_seconds, gpu_s=timer.seconds, stats=acct.stats())
+
+    def _fail(self, acct, label: str) -> None:
+        """Raise the DeviceFailureError of a round with a device failure (none otherwise)."""
+        try:
+            raise_on_failures(acct, self.limits, label)
+        except DeviceFailureError as exc:
+            if self.plan.config != "default":
+                raise
+            raise DeviceFailureError(
+                f"{exc} (launched with config=default, the runtime's defaults: 2,048 pending launches and an 8 MiB "
+                "heap, as Carneiro et al. without configuration; config=carneiro sizes them from the plan)"
+            ) from None
 
     def info(self) -> dict[str, Any]:
         return {**super().info(), "plan": self.plan.as_dict()}
