@@ -31,7 +31,9 @@
 #   carneiro-default  config=default at N=13 (dp2 with the paper's DP2 parameters, dp3, cdp-dp3): must fail
 #                     with nqprof's device-failure error (exit 2), never hang or count
 #   carneiro-speed    cdp-bp vs feinbube and bp-dfs at N=17, 18 (3 rounds, GPU time)
-#   carneiro-table2   nqprof report carneiro table2 (serial N<=16 from the published history) and its figure
+#   carneiro-tune     cdp-bp at N=17: host depth x second depth x child block (are the paper's defaults best here?)
+#   carneiro-table2   nqprof report carneiro table2 (serial N<=16 from the published history; N=17, 18 measured:
+#                     about 3.5 min of serial) and its figure
 #   carneiro-memcheck  compute-sanitizer memcheck on every CDP strategy, N=10
 #   carneiro-racecheck compute-sanitizer racecheck on every CDP strategy, N=10, every hazard printed with its
 #                      source lines (--racecheck-report all): what the warning of dp1..dpswap is
@@ -46,7 +48,7 @@ run() {  # run NAME SECONDS COMMAND...: log to $OUT/NAME.log, never stop the scr
   timeout --kill-after=10 "$secs" tools/gpuhost.sh "$@" 2>&1 | tee "$OUT/$name.log"
   echo "=== $name exit ${PIPESTATUS[0]}"
 }
-carneiro_stages="carneiro-plan carneiro-verify carneiro-chunks carneiro-default carneiro-speed carneiro-table2 carneiro-memcheck carneiro-racecheck"
+carneiro_stages="carneiro-plan carneiro-verify carneiro-chunks carneiro-default carneiro-speed carneiro-tune carneiro-table2 carneiro-memcheck carneiro-racecheck"
 cdp_strategies="dp1 dp2 dp3 dpswap cdp-bp cdp-dp3"
 stages=()
 for stage in "$@"; do
@@ -103,8 +105,11 @@ for stage in "${stages[@]}"; do
         timeout 120 nqprof solve 13 -s cdp-dp3 -p config=default -q; echo exit \$?" ;;
     carneiro-speed) run carneiro-speed 500 nqprof sweep --strategy cdp-bp,feinbube,bp-dfs --n 17:18 --rounds 3 --warmup 1 \
         --timeout 150 -q --json "$OUT/carneiro-speed.json" ;;
+    carneiro-tune) run carneiro-tune 500 nqprof sweep --strategy cdp-bp --n 17 --param cdp-bp.depth=4,5,6 \
+        --param cdp-bp.depth2=7,8 --param cdp-bp.child_block=64,128,256 --rounds 3 --warmup 1 --timeout 60 -q \
+        --json "$OUT/carneiro-tune.json" ;;
     carneiro-table2) run carneiro-table2 590 nqprof report carneiro table2 --history docs/results/benchmarks \
-        --rounds 3 --warmup 1 --timeout 120 -o "$OUT/carneiro-table2.md" --figure "$OUT/carneiro_speedup.png" ;;
+        --rounds 1 --warmup 0 --timeout 120 -o "$OUT/carneiro-table2.md" --figure "$OUT/carneiro_speedup.png" ;;
     carneiro-memcheck|carneiro-racecheck) tool=${stage#carneiro-}
       run "$stage" 590 bash -c "for s in $cdp_strategies; do echo \"--- $tool \$s N=10\";
           timeout 150 compute-sanitizer --tool $tool $([ "$tool" = racecheck ] && echo --racecheck-report all) \
