@@ -56,7 +56,7 @@ class FakeLedger:
         self.marks = []
 
     def mark(self, label):
-        self.marks.append(label)
+        self.marks.append((label, 100 * GIB - 200 * 1024**2 * len(self.marks)))
 
     def as_dict(self):
         return {"marks": self.marks}
@@ -66,11 +66,13 @@ class FakeContext:
     def __init__(self, free=139 * GIB):
         self.drv = FakeDriver(free)
         self.ledger = FakeLedger()
+        self.ledger.mark("context")
         self.facts = {"name": "fake"}
         self.set = None
 
     def set_limits(self, pending_launches=None, heap_bytes=None):
         self.set = (pending_launches, heap_bytes)
+        self.ledger.mark("limits")
 
     def read_limits(self):
         return {}
@@ -168,7 +170,10 @@ def test_forced_chunks_launch_every_board_once_and_sum(fake_gpu, name, n, given)
     assert (g1["grids"], g1["boards"], g1["max"]) == (session.plan.chunks, host, given["chunk"])
     assert m.stats["failures"]["launches"] == session.plan.chunks
     assert any(note.startswith("plan: config=carneiro") for note in session.notes)
-    assert session.info()["plan"]["chunks"] == session.plan.chunks
+    info = session.info()["plan"]
+    assert info["chunks"] == session.plan.chunks
+    assert info["reserve_measured"]["module_load_bytes"] == 200 * 1024**2
+    assert any(note.startswith("runtime reserve: loading the module took 200.0 MiB") for note in session.notes)
 
 
 def test_unchunked_run_uploads_once(fake_gpu):

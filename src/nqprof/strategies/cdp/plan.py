@@ -250,7 +250,7 @@ class Reserve:
     slot_bytes: int = PENDING_SLOT_BYTES
     module_bytes: int = MODULE_RESERVE_BYTES
     modules: int = 1
-    source: str = "defaults measured on an H200 (nqprof.strategies.cdp.plan)"
+    source: str = "defaults, measured on an H200; a run records what its module load took"
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -11,6 +11,7 @@ from typing import Any
 from ...cuda.nvtx import nvtx_range
 from ...errors import DeviceFailureError
 from ...result import Measurement
+from ...textfmt import nbytes
 from ...subproblems import BOARD_UPLOAD_BYTES, expand
 from ..gpu_common import COUNTER_BYTES, GpuSession
 from .accounting import WORDS, decode_accounting, raise_on_failures
@@ -63,6 +64,7 @@ class CdpSession(GpuSession):
         if self.plan.config != "default":
             self.gpu.set_limits(pending_launches=self.limits.pending, heap_bytes=self.limits.heap_bytes)
         module = self.build(self.source)
+        self.reserve_measured = self._measure_reserve()
         self.root = module.function(self.root_kernel)
         self.children = {name: module.function(name) for name in self.child_kernels}
         self.module = module
@@ -129,6 +131,21 @@ class CdpSession(GpuSession):
         count = acct.solutions * self.boards.multiplier
         return Measurement(count=count, wall_s=timer.wall_seconds, gpu_s=timer.seconds, stats=acct.stats())
 
+    def _measure_reserve(self) -> dict[str, int] | None:
+        """What loading the module (linked with cudadevrt, under the limits just set) took
+        from free device memory, beside what the plan assumed for it."""
+        marks = getattr(self.gpu.ledger, "marks", [])
+        if len(marks) < 2:
+            return None
+        took = int(marks[-2][1] - marks[-1][1])
+        pending = self.limits.pending
+        planned = self.plan.reserve.module_bytes + pending * self.plan.reserve.slot_bytes
+        self.notes.append(
+            f"runtime reserve: loading the module took {nbytes(took, 'MiB')} at a pending-launch limit of {pending:,}; "
+            f"the plan assumed {nbytes(planned, 'MiB')}"
+        )
+        return {"module_load_bytes": took, "planned_bytes": planned, "pending_launches": pending}
+
     def _fail(self, acct, label: str) -> None:
         """Raise the DeviceFailureError of a round with a device failure (none otherwise)."""
         try:
@@ -142,4 +159,4 @@ class CdpSession(GpuSession):
             ) from None
 
     def info(self) -> dict[str, Any]:
-        return {**super().info(), "plan": self.plan.as_dict()}
+        return {**super().info(), "plan": {**self.plan.as_dict(), "reserve_measured": self.reserve_measured}}
