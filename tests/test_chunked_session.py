@@ -4,8 +4,6 @@ over that chunk's boards, the chunks' accounting summed, generation 0 listing th
 the plan in the record, and config=default leaving the limits alone. The fake root kernel
 counts its boards' completions on the host (subproblems.count_subtree_py)."""
 
-import contextlib
-
 import numpy as np
 import pytest
 
@@ -209,3 +207,14 @@ def test_a_failed_chunk_stops_the_round_and_names_config_default(fake_gpu, monke
     with pytest.raises(DeviceFailureError, match=r"dp3 N=10 chunk 1/\d+: 3 device mallocs returned NULL.*config=default"):
         run(fake_gpu, "dp3", 10, {"config": "default", "chunk": 20})
     assert len(fake_gpu["launches"]) == 1
+
+
+def test_solve_output_and_record_carry_the_plan(fake_gpu):
+    from nqprof.result import RunRecord
+
+    session, m = run(fake_gpu, "dp2", 11, {"chunk": 40})
+    record = RunRecord.from_measurements("dp2", 11, session.params, KNOWN_COUNTS[11], [m], session.info())
+    assert record.plan["chunks"] == session.plan.chunks and record.to_dict()["plan"]["chunk"] == 40
+    text = record.summary()
+    assert f"plan       config=carneiro, {session.plan.chunks} chunk(s) of " in text and "(forced)" in text
+    assert "plan gen   1: row " in text

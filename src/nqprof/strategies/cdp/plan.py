@@ -149,7 +149,6 @@ def block_generations(
     row0 = schedule[0][0]
     gens = [Generation(0, row0, schedule[0][1], host_boards, 1, host_boards, 1)]
     blocks_bound = blocks_model = -(-host_boards // block)
-    prev_bound, prev_model = host_boards, host_boards
     for g, (row, search) in enumerate(schedule[1:], start=1):
         bound = host_boards * growth_bound(n, row0, row)
         model = _live(n, row)
@@ -158,7 +157,6 @@ def block_generations(
         blocks_bound = -(-bound // child_block) + gens[-1].bound_grids
         if model is not None and gens[-1].model_grids is not None:
             blocks_model = -(-model // child_block) + gens[-1].model_grids
-        prev_bound, prev_model = bound, model
     return gens
 
 
