@@ -104,7 +104,7 @@ def cdp_bp_recursion(name: str, n: int, p: dict[str, Any], host_boards: int) -> 
         name, n, host_boards, block_generations(n, host_boards, block, p["child_block"], schedule),
         demand=demand, host_bytes=lambda c: -(-c // block) * region * BOARD_BYTES, uses_heap=False,
         notes=(f"child boards preallocated by the host: {region:,} per block of the host grid (the paper's bound "
-               "per block, capped by the model)",) if region else (),
+               "per block, capped by the model where it has numbers, N <= 18)",) if region else (),
     )
 
 
