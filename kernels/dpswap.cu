@@ -71,6 +71,10 @@ __device__ void dpswap_block(bool valid, mask_t cols, mask_t ld, mask_t rd, int 
             break;
         }
     }
+    // Every thread has read `fill` for the last time in the loop before anyone appends again
+    // (the dump below): without this barrier a thread still reading it races with another's
+    // atomicAdd (benign -- the value only grows past the threshold -- but a racecheck hazard).
+    __syncthreads();
     if (swap) {  // dump what is left on the stack: level k with the squares not yet visited
         for (int k = 0; k <= dfs.k; ++k)
             if (dfs.f[k] && !append(dfs.c[k], dfs.l[k], dfs.r[k], dfs.row0 + k, dfs.f[k])) break;

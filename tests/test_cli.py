@@ -132,9 +132,16 @@ def test_report_lists_every_papers_artefacts(capsys):
         assert re.search(rf"^{paper}: ", out, re.M)
     assert re.search(r"table3 .*\n\s+available: nqprof report plauth table3", out)
     assert re.search(r"fig5 .*\n\s+available: nqprof report wang fig5", out)
-    assert re.search(r"\n\s+planned: ", out)
     assert main(["report", "wang"]) == 0
     assert "plauth" not in capsys.readouterr().out
+
+
+def test_report_lists_an_artefact_without_a_command_as_planned(capsys, monkeypatch):
+    from nqprof.cli import report
+
+    monkeypatch.delitem(report.COMMANDS, ("wang", "fig4"))
+    assert main(["report", "wang"]) == 0
+    assert re.search(r"fig4 .*\n\s+planned: ", capsys.readouterr().out)
 
 
 def test_report_artefact_needs_a_gpu(capsys, monkeypatch):

@@ -36,6 +36,19 @@
 #   characterize-ideal       ideal CDP time: dp2, dp3, dpswap at N=14 and 16, over feinbube (Fig. 4)
 #   characterize-timeline    dp3 N=13's device timeline: recording overhead; then under nsys, merged into its
 #                            Chrome/Perfetto export (timeline-dp3-13.json)
+#   carneiro       every carneiro-* stage below, in order (issue 11, Carneiro et al.):
+#   carneiro-plan     nqprof plan for the runs below (no GPU needed; the plans the runs will make)
+#   carneiro-verify   cdp-bp and cdp-dp3, N=4..18, verified
+#   carneiro-chunks   dp1 z=3 at N=15 (depth 1) and N=16 (depth 4) by chunking, both streams; dp3 depth=3 at N=18
+#   carneiro-default  config=default at N=13 (dp2 with the paper's DP2 parameters, dp3, cdp-dp3): must fail
+#                     with nqprof's device-failure error (exit 2), never hang or count
+#   carneiro-speed    cdp-bp vs feinbube and bp-dfs at N=17, 18 (3 rounds, GPU time)
+#   carneiro-tune     cdp-bp at N=17: host depth x second depth x child block (are the paper's defaults best here?)
+#   carneiro-table2   nqprof report carneiro table2 (serial N<=16 from the published history; N=17, 18 measured:
+#                     about 3.5 min of serial) and its figure
+#   carneiro-memcheck  compute-sanitizer memcheck on every CDP strategy, N=10
+#   carneiro-racecheck compute-sanitizer racecheck on every CDP strategy, N=10, every hazard printed with its
+#                      source lines (--racecheck-report all): what the warning of dp1..dpswap is
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export OUT=${OUT:-$PWD/out}
@@ -48,13 +61,16 @@ run() {  # run NAME SECONDS COMMAND...: log to $OUT/NAME.log, never stop the scr
   echo "=== $name exit ${PIPESTATUS[0]}"
 }
 C=$OUT/characterize
+carneiro_stages="carneiro-plan carneiro-verify carneiro-chunks carneiro-default carneiro-speed carneiro-tune carneiro-table2 carneiro-memcheck carneiro-racecheck"
+cdp_strategies="dp1 dp2 dp3 dpswap cdp-bp cdp-dp3"
 stages=()
-for stage in "$@"; do  # `characterize` is its four stages
-  if [ "$stage" = characterize ]; then
-    stages+=(characterize-launch characterize-reserve characterize-efficiency characterize-ideal characterize-timeline)
-  else
-    stages+=("$stage")
-  fi
+for stage in "$@"; do  # `characterize` and `carneiro` stand for their stages
+  case $stage in
+    characterize) stages+=(characterize-launch characterize-reserve characterize-efficiency characterize-ideal
+                           characterize-timeline) ;;
+    carneiro) stages+=($carneiro_stages) ;;
+    *) stages+=("$stage") ;;
+  esac
 done
 for stage in "${stages[@]}"; do
   case $stage in
@@ -117,6 +133,32 @@ for stage in "${stages[@]}"; do
           --timeout 60 --json $C/timeline-nsys.json -q &&
         nqprof characterize timeline --from $C/timeline-nsys.json --nsys $C/dp3-13-timeline.sqlite \
           --chrome $C/timeline-dp3-13.json; rm -f $C/*.nsys-rep" ;;
+    carneiro-plan) run carneiro-plan 120 bash -c "nqprof plan 18 -s cdp-bp && nqprof plan 18 -s cdp-dp3 &&
+        nqprof plan 15 -s dp1 -p z=3 && nqprof plan 16 -s dp1 -p z=3 -p depth=4 && nqprof plan 18 -s dp3 -p depth=3 &&
+        nqprof plan 13 -s dp2 -p config=default -p depth=4 -p search=3 -p child_block=32" ;;
+    carneiro-verify) run carneiro-verify 590 bash -c "for s in cdp-bp cdp-dp3; do
+        nqprof sweep --strategy \$s --n 4:18 --rounds 1 --warmup 0 --timeout 200 -q --json \$OUT/carneiro-verify-\$s.json; done" ;;
+    carneiro-chunks) run carneiro-chunks 590 bash -c "
+        timeout 150 nqprof solve 15 -s dp1 -p z=3 -p stream=default -q; echo exit \$?;
+        timeout 150 nqprof solve 15 -s dp1 -p z=3 -q; echo exit \$?;
+        timeout 150 nqprof solve 16 -s dp1 -p z=3 -p depth=4 -p stream=default -q; echo exit \$?;
+        timeout 100 nqprof solve 18 -s dp3 -p depth=3 -q; echo exit \$?" ;;
+    carneiro-default) run carneiro-default 400 bash -c "
+        timeout 120 nqprof solve 13 -s dp2 -p config=default -p depth=4 -p search=3 -p child_block=32 -q; echo exit \$?;
+        timeout 120 nqprof solve 13 -s dp3 -p config=default -q; echo exit \$?;
+        timeout 120 nqprof solve 13 -s cdp-dp3 -p config=default -q; echo exit \$?" ;;
+    carneiro-speed) run carneiro-speed 500 nqprof sweep --strategy cdp-bp,feinbube,bp-dfs --n 17:18 --rounds 3 --warmup 1 \
+        --timeout 150 -q --json "$OUT/carneiro-speed.json" ;;
+    carneiro-tune) run carneiro-tune 500 nqprof sweep --strategy cdp-bp --n 17 --param cdp-bp.depth=4,5,6 \
+        --param cdp-bp.depth2=7,8 --param cdp-bp.child_block=64,128,256 --rounds 3 --warmup 1 --timeout 60 -q \
+        --json "$OUT/carneiro-tune.json" ;;
+    carneiro-table2) run carneiro-table2 590 nqprof report carneiro table2 --history docs/results/benchmarks \
+        --rounds 1 --warmup 0 --timeout 120 -o "$OUT/carneiro-table2.md" --figure "$OUT/carneiro_speedup.png" ;;
+    carneiro-memcheck|carneiro-racecheck) tool=${stage#carneiro-}
+      run "$stage" 590 bash -c "for s in $cdp_strategies; do echo \"--- $tool \$s N=10\";
+          timeout 150 compute-sanitizer --tool $tool $([ "$tool" = racecheck ] && echo --racecheck-report all) \
+            --target-processes all nqprof solve 10 -s \$s --rounds 1 --warmup 0 --timeout 140 -q 2>&1 \
+            | grep -v -E '^=+ *$' | head -60; done" ;;
     *) echo "unknown stage $stage" ;;
   esac
 done

@@ -46,6 +46,8 @@ class RunRecord:
     timeline: dict[str, Any] = field(default_factory=dict)
     source_hash: str | None = None
     notes: list[str] = field(default_factory=list)
+    #: A CDP run's plan (nqprof.strategies.cdp.plan: generations, limits, reserve, chunks).
+    plan: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def from_measurements(
@@ -75,6 +77,7 @@ class RunRecord:
             timeline=stats.get("timeline", {}),
             source_hash=info.get("source_hash"),
             notes=list(info.get("notes", [])),
+            plan=dict(info.get("plan", {})),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -117,6 +120,24 @@ class RunRecord:
             lines.append("generation " + ", ".join(f"{k}={v}" for k, v in g.items()))
         if self.device_failures:
             lines.append("failures   " + ", ".join(f"{k}={v}" for k, v in self.device_failures.items()))
+        if self.plan:
+            lines += _plan_lines(self.plan)
         for note in self.notes:
             lines.append(f"note       {note}")
         return "\n".join(lines)
+
+
+def _plan_lines(plan: dict[str, Any]) -> list[str]:
+    """A CDP run's plan as ``nqprof solve`` prints it (``nqprof plan`` prints it in full)."""
+    per = plan.get("boards_per_chunk") or {}
+    lines = [
+        f"plan       config={plan.get('config')}, {plan.get('chunks')} chunk(s) of {per.get('min')}..{per.get('max')} of "
+        f"{plan.get('host_boards')} host boards" + (" (forced)" if plan.get("chunk_forced") else "")
+    ]
+    for g in plan.get("generations", []):
+        lines.append(
+            f"plan gen   {g['generation']}: row {g['row']}, boards <= {g['bound_boards']} (bound) / "
+            f"{g['model_boards'] if g['model_boards'] is not None else '-'} (model), grids <= {g['bound_grids']} / "
+            f"{g['model_grids'] if g['model_grids'] is not None else '-'}"
+        )
+    return lines

@@ -104,6 +104,20 @@ def time_vs_n(series: Mapping[str, Sequence[tuple[int, float]]], path: str, titl
     return path
 
 
+def speedup_vs_n(series: Mapping[str, Sequence[tuple[int, float]]], path: str, title: str = "") -> str:
+    """Speedup over serial vs N, one line per strategy (``strategy -> [(N, speedup)]``), log
+    y with the line 1 (as fast as serial), written to ``path`` (PNG)."""
+    fig, ax = _figure(title or "N-Queens: speedup over serial", "serial time / time")
+    ax.axhline(1.0, color="grey", linewidth=1)
+    for name, pts in series.items():
+        if pts:
+            ax.plot([n for n, _ in pts], [v for _, v in pts], marker="o", label=name)
+    if series:
+        ax.legend(fontsize="small")
+    fig.savefig(path, dpi=120)
+    return path
+
+
 def log_panels(panels: Mapping[str, Mapping[str, Sequence[tuple[float, float]]]], path, title: str, *,
                xlabel: str, ylabel: str, logx: int | None = None) -> Path:
     """Side-by-side log-y panels sharing y (``panel title -> line label -> [(x, y)]``), x on a

@@ -19,7 +19,7 @@ from ..errors import NqprofError
 from ..options import parse_params  # noqa: F401  (the CLI's --param grammar)
 
 #: The command groups, in the order `nqprof --help` lists them (modules of this package).
-GROUPS = ("run", "build", "history", "trace", "report", "characterize", "queue_bench")
+GROUPS = ("run", "plan", "build", "history", "trace", "report", "characterize", "queue_bench")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -176,6 +176,44 @@ def add_figure(q) -> None:
     q.add_argument("--n", default="8:16", help="N values: A:B (inclusive) or a comma list (default 8:16)")
 
 
+# -- Carneiro et al. ------------------------------------------------------------------------
+
+
+def cmd_carneiro_table2(args) -> int:
+    from ..papers import carneiro
+
+    ranges = carneiro.parse_ranges(args.ranges)
+    ns = sorted({n for r in ranges for n in r.ns()})
+    history = carneiro.serial_from_history(args.history, ns) if args.history else {}
+    device = require_gpu(list(carneiro.TABLE2_STRATEGIES.values()))
+    outcomes = _sweep(args, carneiro.table2_runs(ranges, serial_known=history))
+    header, rows, notes = carneiro.table2(outcomes, ranges, history)
+    _emit(args, "Table 2 of Carneiro et al.: mean speedup over serial per N range (paper: N-Queens+ATSP; here: "
+          "N-Queens only)", header, rows, notes,
+          f"Paper: K40m, N-Queens and ATSP. Here: {device}, N-Queens only, {_rounds_note(args)}.")
+    if args.figure:
+        from ..analysis.figures import speedup_vs_n
+        from ..errors import UnavailableError
+
+        try:
+            speedup_vs_n(carneiro.speedup_series(outcomes, history), args.figure,
+                         title=f"N-Queens: speedup over serial ({device})")
+            print(f"figure written to {args.figure}", file=sys.stderr)
+        except UnavailableError as exc:
+            print(f"no figure: {exc}", file=sys.stderr)
+    return 0
+
+
+def add_carneiro_table2(q) -> None:
+    from ..papers.carneiro import DEFAULT_RANGES
+
+    q.add_argument("--ranges", default=DEFAULT_RANGES, help="N ranges A-B, comma-separated (default %(default)s)")
+    q.add_argument("--history", metavar="PATH", help="take serial times from this benchmark history (a saved JSON "
+                   "file or a storage folder) instead of measuring them; the table says which came from where")
+    q.add_argument("--figure", default="carneiro_speedup.png", metavar="PNG",
+                   help="the figure of speedup over serial vs N per strategy (default %(default)s; '' for none)")
+
+
 def _measured(add: Callable, figure: bool = False, rounds: str = "1") -> Callable:
     """The options of an artefact measured through nqprof.papers.measure: its own, the
     rounds/warm-up/timeout/-q of every run, and --output (a PNG for a figure, else an
@@ -213,6 +251,7 @@ COMMANDS: dict[tuple[str, str], tuple[Callable, Callable[..., int]]] = {
     ("plauth", "figure"): (_measured(add_figure, figure=True), cmd_figure),
     ("kerbl", "fig1"): _kerbl_fig1(),
     **{("wang", a): _characterize(a) for a in ("fig4", "fig5", "fig6")},
+    ("carneiro", "table2"): (_measured(add_carneiro_table2), cmd_carneiro_table2),
 }
 #: `nqprof report NAME` for the artefacts that existed before the papers were split.
 ALIASES = {"table2": "plauth", "table3": "plauth", "figure": "plauth"}

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .cdp.model import MAX_NESTING, dp1_demand, dp1_deepest_generation
+from .cdp.model import MAX_NESTING, dp1_deepest_generation
 from ..cuda.sources import KernelSource
 from ..errors import InputError
 from .base import Param, Strategy, block_param, depth_param
@@ -28,6 +28,8 @@ from .cdp.accounting import LAYOUT as ACCOUNTING
 from .cdp.accounting import STREAM_KINDS
 from .cdp.limits import check_nesting
 from .cdp.params import launch_param, pending_param
+from .cdp.plan import chunk_param
+from .cdp.recursions import dp1_recursion
 from .cdp.session import CdpSession
 
 def default_depth(n: int) -> int:
@@ -65,6 +67,7 @@ class Dp1(Strategy):
         block_param(128, help="threads per block of the host grid and of swarm grids wider than this"),
         pending_param(),
         launch_param(),
+        chunk_param(),
     )
 
     def check(self, n, params):
@@ -77,6 +80,10 @@ class Dp1(Strategy):
             f"use z >= {-(-(n - depth) // MAX_NESTING)} or depth >= {n - MAX_NESTING * z}",
         )
 
+    def recursion(self, n, params, host_boards):
+        """What the plan needs (nqprof.strategies.cdp.plan)."""
+        return dp1_recursion(self.name, n, params, host_boards)
+
     def open(self, n, params):
         return Dp1Session(self.name, n, params)
 
@@ -86,9 +93,6 @@ class Dp1Session(CdpSession):
     root_kernel = "dp1_root"
     child_kernels = ("dp1_swarm",)
 
-    def demand(self):
-        slots = 2 if self.params["stream"] == "own" else 1  # a stream per launching thread
-        return dp1_demand(self.n, len(self.host), self.params["depth"], self.params["z"], slots)
 
     def launch_root(self):
         p = self.params

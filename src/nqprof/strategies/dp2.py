@@ -32,14 +32,16 @@ import math
 
 import numpy as np
 
-from .cdp.model import MAX_NESTING, condensed_child_block, condensed_demand, condensed_schedule
+from .cdp.model import MAX_NESTING, condensed_child_block, condensed_schedule
 from ..cuda.sources import KernelSource
 from ..errors import InputError
 from .base import Strategy, block_param, depth_param
 from .cdp.accounting import LAYOUT as ACCOUNTING
 from .cdp.limits import check_nesting
-from .cdp.timeline import timeline_param
 from .cdp.params import child_block_param, heap_param, launch_param, pending_param, search_param
+from .cdp.plan import chunk_param, config_param
+from .cdp.recursions import condensed_recursion
+from .cdp.timeline import timeline_param
 from .cdp.session import CdpSession
 from .gpu_common import DYNAMIC_SHARED_LIMIT_SM90
 
@@ -93,6 +95,8 @@ class Dp2(Strategy):
         launch_param(),
         timeline_param(),
         heap_param(),
+        chunk_param(),
+        config_param(),
     )
 
     def check(self, n, params):
@@ -110,6 +114,10 @@ class Dp2(Strategy):
             f"use search >= {math.ceil((n - params['depth']) / (MAX_NESTING + 1))}",
         )
 
+    def recursion(self, n, params, host_boards):
+        """What the plan needs (nqprof.strategies.cdp.plan)."""
+        return condensed_recursion(self.name, n, params, host_boards, False, params["search"])
+
     def open(self, n, params):
         return Dp2Session(self.name, n, params)
 
@@ -126,11 +134,6 @@ class Dp2Session(CdpSession):
         """The cap on a child grid's search depth (DP-3); DP-2 keeps its depth."""
         return self.params["search"]
 
-    def demand(self):
-        p = self.params
-        return condensed_demand(
-            self.n, len(self.host), p["depth"], p["search"], self.doubling, self.max_search(), p["child_block"]
-        )
 
     def prepare(self):
         p = self.params

@@ -20,8 +20,10 @@ from ..errors import InputError
 from .base import Param, Strategy, block_param, depth_param
 from .cdp.accounting import LAYOUT as ACCOUNTING
 from .cdp.limits import check_nesting
-from .cdp.timeline import timeline_param
 from .cdp.params import child_block_param, heap_param, launch_param, pending_param, search_param
+from .cdp.plan import chunk_param, config_param
+from .cdp.recursions import condensed_recursion
+from .cdp.timeline import timeline_param
 from .dp2 import STACK_LIMIT, STATE_BYTES, Dp2Session, stack_bytes
 
 
@@ -68,6 +70,8 @@ class Dp3(Strategy):
         launch_param(),
         timeline_param(),
         heap_param(),
+        chunk_param(),
+        config_param(),
     )
 
     def check(self, n, params):
@@ -90,6 +94,11 @@ class Dp3(Strategy):
             len(condensed_schedule(n, params["depth"], search, True, cap)) - 1,
             "use a larger search, depth or smem_kib",
         )
+
+    def recursion(self, n, params, host_boards):
+        """What the plan needs (nqprof.strategies.cdp.plan)."""
+        cap = depth_max(params["smem_kib"], params["child_block"])
+        return condensed_recursion(self.name, n, params, host_boards, True, cap)
 
     def open(self, n, params):
         return Dp3Session(self.name, n, params)

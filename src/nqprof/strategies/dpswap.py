@@ -24,13 +24,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from .cdp.model import SWAP_STATE_BYTES, dpswap_demand
+from .cdp.model import SWAP_STATE_BYTES
 from ..cuda.sources import KernelSource
 from ..errors import InputError
 from .base import Param, Strategy, block_param, depth_param
 from .cdp.accounting import LAYOUT as ACCOUNTING
-from .cdp.timeline import timeline_param
 from .cdp.params import child_block_param, heap_param, launch_param, pending_param, search_param
+from .cdp.plan import chunk_param
+from .cdp.recursions import dpswap_recursion
+from .cdp.timeline import timeline_param
 from .cdp.session import CdpSession
 from .dp2 import STACK_LIMIT, stack_bytes
 
@@ -71,6 +73,7 @@ class DpSwap(Strategy):
         launch_param(),
         timeline_param(),
         heap_param(),
+        chunk_param(),
     )
 
     def check(self, n, params):
@@ -91,6 +94,10 @@ class DpSwap(Strategy):
                     f"per block, over {STACK_LIMIT}: capacity must be in {least}..{most}"
                 )
 
+    def recursion(self, n, params, host_boards):
+        """What the plan needs (nqprof.strategies.cdp.plan)."""
+        return dpswap_recursion(self.name, n, params, host_boards)
+
     def open(self, n, params):
         return DpSwapSession(self.name, n, params)
 
@@ -100,11 +107,6 @@ class DpSwapSession(CdpSession):
     root_kernel = "dpswap_root"
     child_kernels = ("dpswap_child",)
 
-    def demand(self):
-        p = self.params
-        return dpswap_demand(
-            self.n, len(self.host), p["depth"], p["search"], p["capacity"], p["block"], p["child_block"]
-        )
 
     def prepare(self):
         p = self.params

@@ -352,3 +352,30 @@ def dpswap_demand(
         ),
         advice="a larger buffer (capacity) or a larger search depth gives fewer, fuller child grids",
     )
+
+
+def block_first_generation(n: int, depth: int, search: int, block: int) -> GenerationStats | None:
+    """The first child generation of a strategy that launches ONE child grid per block of the
+    host grid (CDP-BP, CDP-DP3): host thread i belongs to block i // ``block`` and hands on
+    the boards ``search`` rows below its board whose next row has a free square; a block
+    that found any launches one grid over all of them. Exact (the grids later generations
+    form depend on the order of the device's atomic appends; their boards are those of
+    :func:`condensed_generations`). None when no block hands anything on."""
+    host = expand(n, depth)
+    cols, ld, rd, row = host.cols, host.ld, host.rd, host.row.astype(np.int64)
+    owner = np.arange(len(host), dtype=np.int64) // block
+    target = row + search
+    full = np.uint32(full_mask(n))
+    found = []
+    while len(cols):
+        at = (row == target) & (row < n)
+        live = at & ((~(cols | ld | rd) & full) != 0)
+        found.append(owner[live])
+        keep = ~at & (row < n)
+        cols, ld, rd, row, owner, target = place_row(n, cols[keep], ld[keep], rd[keep], row[keep], owner[keep],
+                                                     target[keep])
+    per_block = np.bincount(np.concatenate(found)) if found else np.zeros(0, dtype=np.int64)
+    per_block = per_block[per_block > 0]
+    if not len(per_block):
+        return None
+    return GenerationStats(1, len(per_block), int(per_block.sum()), int(per_block.min()), int(per_block.max()))

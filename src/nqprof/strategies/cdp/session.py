@@ -1,32 +1,40 @@
-"""The session every CDP strategy runs in: limits sized and set before anything is built
-or launched (:mod:`.limits`), the host-launched generation in its NVTX range timed with
-CUDA events, and the device-side accounting decoded and checked after each round
-(:mod:`.accounting`)."""
+"""The session every CDP strategy runs in: the plan (:mod:`.plan`: limits and chunk size)
+decided and the limits set before anything is built or launched, the host-launched
+generation in its NVTX range timed with CUDA events (chunk by chunk, each in a nested range,
+when the plan does not fit at once), and the device-side accounting decoded, summed over the
+chunks and checked after each round (:mod:`.accounting`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from ...cuda.nvtx import nvtx_range
+from ...errors import DeviceFailureError, InputError
 from ...result import Measurement
+from ...textfmt import nbytes
 from ...subproblems import BOARD_UPLOAD_BYTES, expand
 from ..gpu_common import COUNTER_BYTES, GpuSession
 from .accounting import WORDS, decode_accounting, raise_on_failures
-from .limits import configure_runtime
-from .model import Demand
+from .chunks import ChunkBoards, merge_accounting
+from .model import GenerationStats
 from .params import launch_defines
+from .plan import Reserve, make_plan
 from .timeline import DeviceTimeline, capacity_for, timeline_defines
 
 class CdpSession(GpuSession):
     """Base of the CDP strategies' sessions.
 
-    Preparation, in order: expand the host boards; size the limits (before anything is
-    built or launched; an InputError if the run does not fit); set them; build the kernels;
-    upload the boards; allocate the accounting. Each round: zero the accounting, launch the
-    host grid inside ``generation(0)`` (NVTX range + CUDA events), decode the accounting,
-    fail on any device failure, and return the count with the per-generation statistics.
+    Preparation, in order: expand the host boards; make the plan from the strategy's
+    ``recursion`` (limits and chunk size, before anything is built or launched; an
+    InputError if not even one host board per chunk fits); set the limits (not with
+    ``config=default``); build the kernels; upload the boards (or allocate one chunk's
+    buffers); allocate the accounting. Each round: zero the accounting, launch the host grid
+    inside ``generation(0)`` (NVTX range + CUDA events) -- chunk by chunk when the plan says
+    so -- decode the accounting, fail on any device failure, and return the count with the
+    per-generation statistics.
 
     Subclasses set ``source``, ``root_kernel``, ``child_kernels`` and implement
-    :meth:`demand` (the estimate) and :meth:`launch_root`.
+    :meth:`launch_root` (over ``self.boards``: all host boards, or the current chunk).
     """
 
     source: str = ""
@@ -42,40 +50,47 @@ class CdpSession(GpuSession):
             raise
 
     def _prepare_run(self, strategy_name: str, n: int, params: dict[str, Any]) -> None:
+        from .. import get
+
         self.label = f"{strategy_name} N={n}"
         self.host = expand(n, params["depth"])
         free, _ = self.drv.mem_get_info()
-        board_bytes = len(self.host) * BOARD_UPLOAD_BYTES + WORDS * COUNTER_BYTES
-        demand = self.demand()
-        self.limits = configure_runtime(
-            self.label,
-            demand,
-            free,
-            pending=params.get("pending", 0),
-            heap_mib=params.get("heap_mib", 0) if "heap_mib" in params else None,
-            extra_bytes=board_bytes,
+        # The plan (Carneiro et al.): limits and chunk size from the whole recursion, before
+        # anything is built or launched; an InputError if not even one board per chunk fits.
+        self.plan = make_plan(
+            get(strategy_name).recursion(n, params, len(self.host)), free, params, label=self.label,
+            board_bytes=BOARD_UPLOAD_BYTES, counter_bytes=WORDS * COUNTER_BYTES,
+            reserve=Reserve(modules=1), free_source="measured on the device after the context was created",
         )
-        self.gpu.set_limits(pending_launches=self.limits.pending, heap_bytes=self.limits.heap_bytes)
+        self.limits = self.plan.limits
+        if self.plan.config != "default":
+            self.gpu.set_limits(pending_launches=self.limits.pending, heap_bytes=self.limits.heap_bytes)
         module = self.build(self.source, {**launch_defines(params), **timeline_defines(params)})
+        self.reserve_measured = self._measure_reserve()
         self.root = module.function(self.root_kernel)
         self.children = {name: module.function(name) for name in self.child_kernels}
         self.module = module
-        self.boards = self.upload(self.host)
+        if self.plan.chunked:  # each chunk is copied in inside the timed generation
+            with nvtx_range(f"{self.label} chunk buffers for {self.plan.chunk} boards"):
+                self.boards = ChunkBoards(self.drv, self.host, self.plan.chunk)
+        else:
+            self.boards = self.upload(self.host)
         self.acct = self.counter(WORDS)
         self.timeline = None
         if params.get("timeline"):
-            capacity = capacity_for(demand.launches if demand else None, self.limits.pending)
-            self.timeline = DeviceTimeline(self.drv, module.module, capacity, self.boards.count)
+            if self.plan.chunked:
+                raise InputError(f"{self.label}: timeline=1 records one launch of the host grid; this run is "
+                                 f"launched in {self.plan.chunks} chunks (give chunk= larger, or a smaller N)")
+            capacity = capacity_for(None, self.limits.pending)
+            self.timeline = DeviceTimeline(self.drv, module.module, capacity, len(self.host))
             self.notes.append(f"device timeline: room for {capacity:,} grid records")
-        self.notes.append(f"{self.boards.count} host boards at depth {params['depth']}")
+        self.notes.append(f"{len(self.host)} host boards at depth {params['depth']}")
         self.notes.append(self.limits.describe())
+        self.notes.append(self.plan.summary())
+        self.notes.extend(self.plan.notes)
         self.prepare()
 
     # -- what a strategy provides ------------------------------------------------------
-    def demand(self) -> Demand | None:
-        """The estimate of what the run needs (None where there is none)."""
-        raise NotImplementedError
-
     def prepare(self) -> None:
         """Anything after the build: shared-memory attributes, grid shapes."""
 
@@ -92,16 +107,66 @@ class CdpSession(GpuSession):
 
     # -- a round ---------------------------------------------------------------------------
     def run_once(self) -> Measurement:
-        self.drv.memset_d32(self.acct, 0, 2 * WORDS)
         if self.timeline:
             self.timeline.reset()
-        with self.generation(0) as timer:
-            self.launch_root()
-        acct = decode_accounting(self.read_u64(self.acct, WORDS), host_boards=self.boards.count)
+        if not self.plan.chunked:
+            self.drv.memset_d32(self.acct, 0, 2 * WORDS)
+            with self.generation(0) as timer:
+                self.launch_root()
+            words = self.read_u64(self.acct, WORDS)
+        else:
+            words = None
+            ranges = self.plan.chunk_ranges()
+            with self.generation(0) as timer:
+                for i, (lo, hi) in enumerate(ranges):
+                    # one chunk: copy its boards in, launch its root grid, read its accounting
+                    with nvtx_range(f"{self.label} chunk {i + 1}/{len(ranges)} ({hi - lo} boards)", payload=i):
+                        self.boards.load(lo, hi)
+                        self.drv.memset_d32(self.acct, 0, 2 * WORDS)
+                        self.launch_root()
+                        chunk = self.read_u64(self.acct, WORDS)
+                    words = merge_accounting(words, chunk)
+                    failed = decode_accounting(chunk, host_boards=hi - lo)
+                    if failed.failed:  # later chunks cannot make the count right
+                        self._fail(failed, f"{self.label} chunk {i + 1}/{len(ranges)}")
+        acct = decode_accounting(words, host_boards=len(self.host))
+        if self.plan.chunked:
+            per = self.plan.boards_per_chunk()
+            acct.generations[0] = GenerationStats(0, len(per), sum(per), min(per), max(per))
         self.ran()
-        raise_on_failures(acct, self.limits, self.label)
+        self._fail(acct, self.label)
         count = acct.solutions * self.boards.multiplier
         stats = acct.stats()
         if self.timeline:
             stats["timeline"] = self.timeline.read()
         return Measurement(count=count, wall_s=timer.wall_seconds, gpu_s=timer.seconds, stats=stats)
+
+    def _measure_reserve(self) -> dict[str, int] | None:
+        """What loading the module (linked with cudadevrt, under the limits just set) took
+        from free device memory, beside what the plan assumed for it."""
+        marks = getattr(self.gpu.ledger, "marks", [])
+        if len(marks) < 2:
+            return None
+        took = int(marks[-2][1] - marks[-1][1])
+        pending = self.limits.pending
+        planned = self.plan.reserve.module_bytes + pending * self.plan.reserve.slot_bytes
+        self.notes.append(
+            f"runtime reserve: loading the module took {nbytes(took, 'MiB')} at a pending-launch limit of {pending:,}; "
+            f"the plan assumed {nbytes(planned, 'MiB')}"
+        )
+        return {"module_load_bytes": took, "planned_bytes": planned, "pending_launches": pending}
+
+    def _fail(self, acct, label: str) -> None:
+        """Raise the DeviceFailureError of a round with a device failure (none otherwise)."""
+        try:
+            raise_on_failures(acct, self.limits, label)
+        except DeviceFailureError as exc:
+            if self.plan.config != "default":
+                raise
+            raise DeviceFailureError(
+                f"{exc} (launched with config=default, the runtime's defaults: 2,048 pending launches and an 8 MiB "
+                "heap, as Carneiro et al. without configuration; config=carneiro sizes them from the plan)"
+            ) from None
+
+    def info(self) -> dict[str, Any]:
+        return {**super().info(), "plan": {**self.plan.as_dict(), "reserve_measured": self.reserve_measured}}

@@ -1,0 +1,74 @@
+"""``nqprof plan``: the plan of a CDP run (Carneiro et al.), computed on the host, launching
+nothing: the generations with the paper's bound and nqprof's model side by side, the limits
+the run would set, the device runtime's reserve, the chunk size and the number of chunks.
+
+    nqprof plan 16 --strategy dp1 --param z=3 --param depth=4
+    nqprof plan 18 -s cdp-bp --free-gib 40 --json
+
+Works on a machine without a GPU: the free device memory is ``--free-gib`` (default: an
+H200's, documented in nqprof.strategies.cdp.plan). A run on a GPU makes the same plan from
+the memory it measures, and its record carries it.
+"""
+
+from __future__ import annotations
+
+import json
+
+
+def cmd_plan(args) -> int:
+    from ..errors import InputError
+    from ..options import parse_params
+    from ..strategies import get, names
+    from ..strategies.cdp.accounting import WORDS
+    from ..strategies.cdp.plan import DEFAULT_FREE_BYTES, GIB, make_plan, render
+    from ..strategies.gpu_common import COUNTER_BYTES
+    from ..subproblems import BOARD_UPLOAD_BYTES, expand
+
+    strategy = get(args.strategy)
+    if not strategy.cdp or not hasattr(strategy, "recursion"):
+        cdp = ", ".join(name for name in names() if get(name).cdp)
+        raise InputError(f"strategy {args.strategy} launches nothing from the device: plans are for the CDP "
+                         f"strategies ({cdp})")
+    free_gib = None if args.free_gib is None else _gib(args.free_gib)
+    params = strategy.resolve(args.n, parse_params(args.param))
+    n = int(args.n)
+    if free_gib is None:
+        free, source = DEFAULT_FREE_BYTES, "default: an H200's free memory; set --free-gib"
+    else:
+        free, source = int(free_gib * GIB), "--free-gib"
+    host = len(expand(n, params["depth"]))
+    plan = make_plan(strategy.recursion(n, params, host), free, params, board_bytes=BOARD_UPLOAD_BYTES,
+                     counter_bytes=WORDS * COUNTER_BYTES, free_source=source)
+    if args.json:
+        print(json.dumps({"params": params, **plan.as_dict()}, indent=2))
+    else:
+        print(render(plan))
+        print("params       " + ", ".join(f"{k}={v}" for k, v in params.items()))
+    return 0
+
+
+def _gib(text: str) -> float:
+    from ..errors import InputError
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise InputError(f"--free-gib must be a number of GiB, got {text!r}") from None
+    if not value > 0:
+        raise InputError(f"--free-gib must be a positive number of GiB, got {text}")
+    return value
+
+
+def add_commands(sub) -> None:
+    p = sub.add_parser(
+        "plan", help="print the plan of a CDP run (generations, bounds, limits, reserve, chunks); launches nothing",
+        description="The plan of a CDP run as Carneiro et al. compute it before the first launch, beside "
+                    "nqprof's exact host model. Needs no GPU.",
+    )
+    p.add_argument("n", help="board size N")
+    p.add_argument("--strategy", "-s", required=True, help="a CDP strategy (see `nqprof strategies`)")
+    p.add_argument("--param", "-p", action="append", metavar="KEY=VALUE", help="strategy parameter (repeatable)")
+    p.add_argument("--free-gib", metavar="X",
+                   help="free device memory in GiB (default: 139, an H200's after its context is created)")
+    p.add_argument("--json", action="store_true", help="print the plan as JSON (as the run record carries it)")
+    p.set_defaults(func=cmd_plan)

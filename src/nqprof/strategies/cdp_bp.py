@@ -1,0 +1,122 @@
+"""cdp-bp: CDP-BP of Carneiro et al., block-parallel child launches without device allocation.
+
+The host computes and allocates up front the memory for the child generation: the host grid
+(one thread per board expanded on the host to ``depth``) searches down to the second depth
+``depth2``, and each block writes the boards it reaches there into its own region of a
+buffer the host preallocated, sized by the plan (the paper's bound per block,
+``block * maxnodes(depth2) / maxnodes(depth)``, capped by nqprof's model). After a barrier
+the block launches ONE child grid over all the boards it found (``child_block`` threads per
+block); a child thread finishes its board with the bitmask DFS. Two generations; nothing is
+allocated on the device, and a board past a region's end is reported, never dropped.
+
+Defaults: Carneiro et al.'s best on their K40m (block 128, child block 64, depths 5 and 7);
+not re-tuned on the H200 yet. Kernels in kernels/cdp_bp.cu and block_launch.cuh.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..cuda.sources import KernelSource
+from ..errors import InputError
+from .base import Param, Strategy, block_param, depth_param
+from .cdp.accounting import LAYOUT as ACCOUNTING
+from .cdp.model import BOARD_BYTES
+from .cdp.params import child_block_param, launch_param, pending_param
+from .cdp.plan import chunk_param, config_param
+from .cdp.recursions import cdp_bp_recursion, region_boards
+from .cdp.session import CdpSession
+from .dp2 import STACK_LIMIT, STATE_BYTES, stack_bytes
+
+
+def default_depth(n: int) -> int:
+    """min(5, N-3), >= 1"""
+    return max(1, min(5, n - 3))
+
+
+def default_depth2(n: int, earlier) -> int:
+    """min(7, N-1), > depth"""
+    return min(n, max(earlier["depth"] + 1, min(7, n - 1)))
+
+
+def child_levels(n: int, depth2: int) -> int:
+    """Rows of DFS stack a child thread needs: the rows left below the second depth."""
+    return max(1, n - depth2)
+
+
+class CdpBp(Strategy):
+    name = "cdp-bp"
+    order = 72
+    title = "CDP-BP: one child grid per block over the boards it found, child boards preallocated by the host"
+    reference = "Carneiro et al. (CDP-BP)"
+    device = "gpu"
+    cdp = True
+    min_n = 2
+    sources = (KernelSource("cdp_bp.cu", cdp=True, kernels=("cdp_bp_root", "cdp_bp_child")),)
+    counters = ACCOUNTING
+    params = (
+        depth_param(default_depth, "rows expanded on the host (the paper's first depth)"),
+        Param("depth2", "row the host grid searches down to (the paper's second depth; N: no child grids)",
+              default=default_depth2, lo=2, hi=lambda n: n, range_text="depth+1..N", derived=True),
+        block_param(128, help="threads per block of the host grid: one child grid per block"),
+        child_block_param(64),
+        pending_param(),
+        launch_param(),
+        chunk_param(),
+        config_param(),
+    )
+
+    def check(self, n, params):
+        depth, depth2 = params["depth"], params["depth2"]
+        if depth2 <= depth:
+            raise InputError(f"cdp-bp: depth2 must be in {depth + 1}..{n} (below depth={depth}), got {depth2}")
+        need = stack_bytes(depth2 - depth, params["block"])
+        if need > STACK_LIMIT:
+            raise InputError(
+                f"cdp-bp: depth2-depth={depth2 - depth} rows with block={params['block']} need {need} B of shared "
+                f"memory for the DFS stacks, over {STACK_LIMIT}: use a smaller block or depth2"
+            )
+        child = STATE_BYTES * child_levels(n, depth2) * params["child_block"]
+        if child > STACK_LIMIT:
+            raise InputError(
+                f"cdp-bp: child_block={params['child_block']} needs {child} B of shared memory for {child_levels(n, depth2)} "
+                f"rows of stack, over {STACK_LIMIT}: use child_block <= {STACK_LIMIT // (STATE_BYTES * child_levels(n, depth2))}"
+            )
+
+    def recursion(self, n, params, host_boards):
+        """What the plan needs (nqprof.strategies.cdp.plan)."""
+        return cdp_bp_recursion(self.name, n, params, host_boards)
+
+    def open(self, n, params):
+        return CdpBpSession(self.name, n, params)
+
+
+class CdpBpSession(CdpSession):
+    source = "cdp_bp.cu"
+    root_kernel = "cdp_bp_root"
+    child_kernels = ("cdp_bp_child",)
+
+    def prepare(self):
+        p = self.params
+        self.search = p["depth2"] - p["depth"]
+        self.levels = child_levels(self.n, p["depth2"])
+        self.root_shared = stack_bytes(self.search, p["block"])
+        self.allow_dynamic_shared(self.root_kernel, self.root_shared)
+        self.allow_dynamic_shared(self.child_kernels[0], STATE_BYTES * self.levels * p["child_block"])
+        # The child generation's boards: one region per block of the largest chunk's host grid.
+        self.region = region_boards(self.n, p["depth"], p["depth2"], p["block"]) if p["depth2"] < self.n else 0
+        blocks = -(-self.plan.chunk // p["block"])
+        self.regions = self.drv.mem_alloc(max(1, blocks * self.region * BOARD_BYTES))
+        self.gpu.ledger.mark("child boards")
+        self.notes.append(f"child boards preallocated: {blocks} blocks x {self.region:,} boards x {BOARD_BYTES} B")
+
+    def launch_root(self):
+        p = self.params
+        self.root(
+            *self.boards.args(), np.int32(self.n), np.int32(self.search), self.regions, np.uint32(self.region),
+            np.int32(p["child_block"]), self.acct, np.int32(self.levels),
+            block=(p["block"], 1, 1), grid=self.grid_for(self.boards.count, p["block"]), shared=self.root_shared,
+        )
+
+
+STRATEGY = CdpBp()

@@ -1,0 +1,113 @@
+"""cdp-dp3: CDP-DP3 of Carneiro et al., CDP-BP combined with DP-3's depth doubling.
+
+Every generation launches ONE child grid per block over all the boards the block's threads
+reached (fewer launches than DP-3's one per thread), and the search depth doubles with each
+child generation, capped by the shared memory a block gives its DFS stacks (DP-3's
+``depth_max = smem_kib * 1024 / (16 * child_block) - 1``). The host grid's blocks write
+into regions the host preallocated (sized by the plan), so the first CDP generation needs no
+device allocation; from the second on, each block counts the boards it will hand on, makes
+ONE device allocation of exactly that size, fills it and launches its child grid, whose last
+block frees it.
+
+Defaults: Carneiro et al.'s block 128 and child block 64; the host depth, initial search and
+shared-memory budget of dp3. Kernels in kernels/cdp_dp3.cu and block_launch.cuh.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..cuda.sources import KernelSource
+from ..errors import InputError
+from .base import Param, Strategy, block_param, depth_param
+from .cdp.accounting import LAYOUT as ACCOUNTING
+from .cdp.limits import check_nesting
+from .cdp.model import BOARD_BYTES, condensed_schedule
+from .cdp.params import child_block_param, heap_param, launch_param, pending_param, search_param
+from .cdp.plan import chunk_param, config_param
+from .cdp.recursions import cdp_dp3_recursion, region_boards
+from .cdp.session import CdpSession
+from .dp2 import STACK_LIMIT, stack_bytes
+from .dp3 import default_depth, default_search, depth_max
+
+
+class CdpDp3(Strategy):
+    name = "cdp-dp3"
+    order = 74
+    title = "CDP-DP3: one child grid per block, search depth doubling, device allocation from generation 2 on"
+    reference = "Carneiro et al. (CDP-DP3)"
+    device = "gpu"
+    cdp = True
+    min_n = 2
+    sources = (KernelSource("cdp_dp3.cu", cdp=True, kernels=("cdp_dp3_root", "cdp_dp3_child")),)
+    counters = ACCOUNTING
+    params = (
+        depth_param(default_depth, "rows expanded on the host (one thread per board of the host grid)"),
+        search_param(default_search, "rows the host grid's threads search (doubled per generation)", derived=True),
+        block_param(128, help="threads per block of the host grid: one child grid per block"),
+        child_block_param(64),
+        Param("smem_kib", "shared memory per block for the DFS stacks (KiB); caps the doubling", default=48,
+              lo=1, hi=STACK_LIMIT // 1024),
+        pending_param(),
+        heap_param(),
+        launch_param(),
+        chunk_param(),
+        config_param(),
+    )
+
+    def check(self, n, params):
+        search, smem = params["search"], params["smem_kib"]
+        if search > depth_max(smem, params["block"]):
+            raise InputError(
+                f"cdp-dp3: search={search} with block={params['block']} does not fit smem_kib={smem}: search must be in "
+                f"1..{max(depth_max(smem, params['block']), 0)} (or raise smem_kib, or lower block)"
+            )
+        cap = depth_max(smem, params["child_block"])
+        if cap < 1:
+            raise InputError(f"cdp-dp3: smem_kib={smem} holds no stack for child_block={params['child_block']}: "
+                             f"child_block must be in 1..{smem * 1024 // 32}")
+        check_nesting(
+            f"cdp-dp3 N={n} with depth={params['depth']}, search={search}",
+            len(condensed_schedule(n, params["depth"], search, True, cap)) - 1,
+            "use a larger search, depth or smem_kib",
+        )
+
+    def recursion(self, n, params, host_boards):
+        """What the plan needs (nqprof.strategies.cdp.plan)."""
+        cap = depth_max(params["smem_kib"], params["child_block"])
+        return cdp_dp3_recursion(self.name, n, params, host_boards, cap)
+
+    def open(self, n, params):
+        return CdpDp3Session(self.name, n, params)
+
+
+class CdpDp3Session(CdpSession):
+    source = "cdp_dp3.cu"
+    root_kernel = "cdp_dp3_root"
+    child_kernels = ("cdp_dp3_child",)
+
+    def prepare(self):
+        p = self.params
+        self.max_search = depth_max(p["smem_kib"], p["child_block"])
+        schedule = condensed_schedule(self.n, p["depth"], p["search"], True, self.max_search)
+        self.root_shared = stack_bytes(p["search"], p["block"])
+        self.allow_dynamic_shared(self.root_kernel, self.root_shared)
+        deepest = max([s for _, s in schedule[1:]], default=p["search"])
+        self.allow_dynamic_shared(self.child_kernels[0], stack_bytes(deepest, p["child_block"]))
+        # Generation 1's boards: one region per block of the largest chunk's host grid.
+        self.region = region_boards(self.n, p["depth"], schedule[1][0], p["block"]) if len(schedule) > 1 else 0
+        blocks = -(-self.plan.chunk // p["block"])
+        self.regions = self.drv.mem_alloc(max(1, blocks * self.region * BOARD_BYTES))
+        self.gpu.ledger.mark("child boards")
+        self.notes.append(f"generation 1's boards preallocated: {blocks} blocks x {self.region:,} boards x {BOARD_BYTES} B")
+
+    def launch_root(self):
+        p = self.params
+        self.root(
+            *self.boards.args(), np.int32(self.n), np.int32(p["search"]), self.regions, np.uint32(self.region),
+            np.int32(p["child_block"]), self.acct, np.int32(self.max_search),
+            block=(p["block"], 1, 1), grid=self.grid_for(self.boards.count, p["block"]), shared=self.root_shared,
+        )
+
+
+STRATEGY = CdpDp3()
