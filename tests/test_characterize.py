@@ -475,3 +475,25 @@ def test_timeline_builds_compile_and_link(file, toolkit):
     src = catalog()[file]
     rows = nvcc.compile_source(src, "sm_90", defines={**src.check_defines, "CDP_TIMELINE": 1}, toolkit=toolkit)
     assert set(src.kernels) <= {r.kernel for r in rows}
+
+
+# --- measured on an H200 host (tools/gpu_check.sh characterize-*: the launch run at 32, 1K, 32K
+# and 256K launches, 3 rounds; the reserve run at the default limits) -------------------------
+
+
+def test_reserve_fit_on_the_h200_leaves_the_plateau_out():
+    from nqprof.characterize import reserve
+
+    points = reserve.load(json.loads((DATA / "h200-reserve.json").read_text()))
+    slope, fixed, used = reserve.fit_slot_bytes(points)
+    # 1M, 4M and 15M slots all reserved 5,442 MiB: the line runs through 1K..256K
+    assert used == 5 and 9000 < slope < 9800 and 60 * 2**20 < fixed < 110 * 2**20
+
+
+def test_launch_table_from_the_h200():
+    from nqprof.characterize import launch
+
+    points = launch.load(json.loads((DATA / "h200-launch.json").read_text()))
+    header, rows, notes = launch.table(points)
+    per_launch = {(r[0], r[1]): float(r[6]) for r in rows}
+    assert per_launch[("fire-and-forget", "262,144")] < per_launch[("default", "262,144")] < per_launch[("tail", "262,144")]
