@@ -243,6 +243,15 @@ def test_a_run_that_does_not_fit_is_refused_before_launch():
         cc.configure_runtime("x", demand(), free_bytes=100 * GIB, pending=50_000_000)
 
 
+def test_a_limit_above_what_the_runtime_takes_is_refused():
+    # the H200's runtime set 599,186 when asked for more (cc.MAX_PENDING); the plan then chunks
+    with pytest.raises(InputError, match=r"needs a pending-launch limit of 1,250,000 .* the runtime takes at most 599,186"):
+        cc.configure_runtime("dp3 N=18", demand(pending=1_000_000), free_bytes=139 * GIB)
+    assert cc.configure_runtime("x", demand(pending=400_000), free_bytes=139 * GIB).pending == 500_000
+    lim = cc.configure_runtime("x", demand(pending=1_000_000), free_bytes=139 * GIB, max_pending=2_000_000)
+    assert lim.pending == 1_250_000
+
+
 def test_no_estimate_beyond_the_table_needs_explicit_limits():
     with pytest.raises(InputError, match=r"no estimate of what the run needs for N > 18.*pending=.*heap_mib="):
         cc.configure_runtime("dp3 N=19", None, free_bytes=100 * GIB)

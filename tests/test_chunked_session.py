@@ -68,12 +68,16 @@ class FakeContext:
         self.facts = {"name": "fake"}
         self.set = None
 
+    #: what the fake runtime takes at most (a real one reads back less than asked past its cap)
+    max_pending = 10**9
+
     def set_limits(self, pending_launches=None, heap_bytes=None):
         self.set = (pending_launches, heap_bytes)
         self.ledger.mark("limits")
 
     def read_limits(self):
-        return {}
+        pending = self.set[0] if getattr(self, "set", None) and self.set[0] is not None else 2048
+        return {"pending_launches": min(pending, self.max_pending)}
 
     def close(self):
         pass
@@ -184,6 +188,17 @@ def test_little_free_memory_chunks_by_itself(fake_gpu):
     session, m = run(fake_gpu, "dp1", 11, {"z": 2, "depth": 3}, free_gib=1.25)
     assert session.plan.chunks > 1 and not session.plan.chunk_forced and m.count == KNOWN_COUNTS[11]
     assert fake_gpu["contexts"][-1].set[0] == session.plan.limits.pending
+
+
+def test_a_runtime_that_takes_a_lower_limit_gets_a_plan_within_it(fake_gpu, monkeypatch):
+    whole, _ = run(fake_gpu, "dp1", 11, {"z": 2, "depth": 3})
+    assert whole.plan.chunks == 1
+    cap = whole.plan.limits.pending // 3
+    monkeypatch.setattr(FakeContext, "max_pending", cap)  # as the H200's runtime caps at 599,186
+    session, m = run(fake_gpu, "dp1", 11, {"z": 2, "depth": 3})
+    assert session.plan.chunks > 1 and session.plan.limits.pending <= cap and m.count == KNOWN_COUNTS[11]
+    assert fake_gpu["contexts"][-1].set[0] == session.plan.limits.pending
+    assert f"the runtime took a pending-launch limit of {cap:,} for {whole.plan.limits.pending:,}" in session.notes
 
 
 def test_config_default_sets_no_limit(fake_gpu):

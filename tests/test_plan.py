@@ -15,6 +15,7 @@ from nqprof.errors import InputError
 from nqprof.strategies import all_strategies, get
 from nqprof.strategies.cdp import accounting as cc
 from nqprof.strategies.cdp.chunks import merge_accounting
+from nqprof.strategies.cdp.limits import MAX_PENDING
 from nqprof.strategies.cdp.limits import DEFAULT_PENDING
 from nqprof.strategies.cdp.plan import CHUNK_FILL, GIB, Reserve, chunk_share, growth_bound, make_plan, maxnodes, render
 from nqprof.strategies.cdp.recursions import region_boards
@@ -23,11 +24,11 @@ from nqprof.subproblems import BOARD_UPLOAD_BYTES, expand
 CDP = tuple(s.name for s in all_strategies() if s.cdp)
 
 
-def plan_for(name, n, given=None, free_gib=139.0):
+def plan_for(name, n, given=None, free_gib=139.0, max_pending=MAX_PENDING):
     s = get(name)
     params = s.resolve(n, given or {})
     return make_plan(s.recursion(n, params, len(expand(n, params["depth"]))), int(free_gib * GIB), params,
-                     board_bytes=BOARD_UPLOAD_BYTES, counter_bytes=cc.WORDS * 8)
+                     board_bytes=BOARD_UPLOAD_BYTES, counter_bytes=cc.WORDS * 8, max_pending=max_pending)
 
 
 # --- the paper's bound ------------------------------------------------------------------------
@@ -85,8 +86,9 @@ def test_whole_run_fits_in_one_chunk():
 
 
 def test_small_free_memory_shrinks_the_chunk():
-    big = plan_for("dp1", 13, {"z": 2, "depth": 3})
-    small = plan_for("dp1", 13, {"z": 2, "depth": 3}, free_gib=2.0)
+    unbounded = 10**9  # memory alone decides here, not the runtime's pending-launch cap
+    big = plan_for("dp1", 13, {"z": 2, "depth": 3}, max_pending=unbounded)
+    small = plan_for("dp1", 13, {"z": 2, "depth": 3}, free_gib=2.0, max_pending=unbounded)
     assert big.chunks == 1 and small.chunks > 1 and small.chunk < small.host_boards
     assert small.limits.need_bytes <= CHUNK_FILL * 2 * GIB < small.limits.need_bytes * small.chunks
     assert small.limits.pending < big.limits.pending
@@ -94,9 +96,16 @@ def test_small_free_memory_shrinks_the_chunk():
     assert ranges[0][0] == 0 and ranges[-1][1] == small.host_boards and len(ranges) == small.chunks
     assert max(small.boards_per_chunk()) == small.chunk
     # the largest chunk that fits in CHUNK_FILL of the free memory: one more board per chunk does not
-    plan_for("dp1", 13, {"z": 2, "depth": 3, "chunk": small.chunk}, free_gib=2.0 * CHUNK_FILL)
+    plan_for("dp1", 13, {"z": 2, "depth": 3, "chunk": small.chunk}, free_gib=2.0 * CHUNK_FILL, max_pending=unbounded)
     with pytest.raises(InputError, match="does not fit"):
-        plan_for("dp1", 13, {"z": 2, "depth": 3, "chunk": small.chunk + 1}, free_gib=2.0 * CHUNK_FILL)
+        plan_for("dp1", 13, {"z": 2, "depth": 3, "chunk": small.chunk + 1}, free_gib=2.0 * CHUNK_FILL,
+                 max_pending=unbounded)
+
+
+def test_the_runtimes_pending_launch_cap_shrinks_the_chunk():
+    capped = plan_for("dp1", 13, {"z": 2, "depth": 3})  # ~1.5M launches in one chunk; the H200 takes 599,186
+    assert capped.chunks > 1 and capped.limits.pending <= MAX_PENDING
+    assert plan_for("dp1", 13, {"z": 2, "depth": 3}, max_pending=10**9).chunks == 1
 
 
 def test_chunk_param_forces_the_chunk():

@@ -29,6 +29,11 @@ PENDING_SLOT_BYTES = 9 * 1024 + 512
 #: Kept free besides the estimate: the device runtime itself, modules, thread stacks.
 HEADROOM = 1 * GIB
 PENDING_MARGIN = 1.25
+#: The largest pending-launch limit the runtime takes: asked for more, it sets this and
+#: reserves no more memory (read back on an H200, CUDA 13.0, driver 580: 655,360 asked ->
+#: 599,186 set; the reserve stops growing there). A session reads the real maximum back from
+#: its device and plans again with it; this is the default where there is no device.
+MAX_PENDING = 599_186
 HEAP_MARGIN = 1.5
 
 # --- sizing the CDP runtime: the seam for Carneiro et al.'s configuration ------------------
@@ -61,6 +66,7 @@ def configure_runtime(
     pending: int = 0,
     heap_mib: int | None = 0,
     extra_bytes: int = 0,
+    max_pending: int = MAX_PENDING,
 ) -> RuntimeLimits:
     """The CDP runtime limits for a run, decided before anything is launched.
 
@@ -107,6 +113,13 @@ def configure_runtime(
             f" + {nbytes(extra_bytes + HEADROOM, 'MiB')} for boards and the runtime = {nbytes(need, 'MiB')}, but only "
             f"{nbytes(free_bytes, 'MiB')} is free ({how}). {advice[:1].upper() + advice[1:]} smaller limits explicitly "
             "(params pending= and heap_mib=): launches and mallocs past them fail and are reported, never counted"
+        )
+    if limit > max_pending:
+        advice = f"{demand.advice}, or" if need_estimate else "Or"
+        raise InputError(
+            f"{label}: does not fit in the device runtime: it needs a pending-launch limit of {limit:,} ({how}), but "
+            f"the runtime takes at most {max_pending:,} (launches past it fail). {advice[:1].upper() + advice[1:]} launch "
+            "fewer grids at once"
         )
     return RuntimeLimits(
         pending=limit, heap_bytes=heap, reserve_bytes=reserve, need_bytes=need, free_bytes=free_bytes, how=how

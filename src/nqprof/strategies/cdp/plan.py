@@ -26,7 +26,17 @@ from typing import Any, Callable
 
 from ...errors import InputError
 from ...textfmt import nbytes, table
-from .limits import DEFAULT_HEAP, DEFAULT_PENDING, GIB, HEADROOM, MIB, PENDING_SLOT_BYTES, RuntimeLimits, configure_runtime
+from .limits import (
+    DEFAULT_HEAP,
+    DEFAULT_PENDING,
+    GIB,
+    HEADROOM,
+    MAX_PENDING,
+    MIB,
+    PENDING_SLOT_BYTES,
+    RuntimeLimits,
+    configure_runtime,
+)
 from .model import MAX_TABLE_N, ROW_BOARDS, ROW_LIVE, Demand
 
 #: Device memory assumed free where there is no device to ask (`nqprof plan` without
@@ -364,6 +374,7 @@ def make_plan(
     counter_bytes: int = 0,
     reserve: Reserve | None = None,
     free_source: str = "measured on the device",
+    max_pending: int = MAX_PENDING,
 ) -> Plan:
     """Decide the limits and the chunk size of a run (``params``: the strategy's resolved
     parameters: ``pending``, ``heap_mib``, ``chunk``, ``config`` where it has them).
@@ -414,6 +425,7 @@ def make_plan(
             pending=params.get("pending", 0),
             heap_mib=params.get("heap_mib", 0) if rec.uses_heap else None,
             extra_bytes=extra(c),
+            max_pending=max_pending,
         )
 
     if forced:

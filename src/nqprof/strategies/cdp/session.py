@@ -18,6 +18,7 @@ from .accounting import WORDS, decode_accounting, raise_on_failures
 from .chunks import ChunkBoards, merge_accounting
 from .model import GenerationStats
 from .params import launch_defines
+from .limits import MAX_PENDING
 from .plan import Reserve, make_plan
 from .timeline import DeviceTimeline, capacity_for, timeline_defines
 
@@ -57,14 +58,25 @@ class CdpSession(GpuSession):
         free, _ = self.drv.mem_get_info()
         # The plan (Carneiro et al.): limits and chunk size from the whole recursion, before
         # anything is built or launched; an InputError if not even one board per chunk fits.
-        self.plan = make_plan(
-            get(strategy_name).recursion(n, params, len(self.host)), free, params, label=self.label,
-            board_bytes=BOARD_UPLOAD_BYTES, counter_bytes=WORDS * COUNTER_BYTES,
-            reserve=Reserve(modules=1), free_source="measured on the device after the context was created",
-        )
+        recursion = get(strategy_name).recursion(n, params, len(self.host))
+
+        def plan(max_pending: int = MAX_PENDING):
+            return make_plan(
+                recursion, free, params, label=self.label, board_bytes=BOARD_UPLOAD_BYTES,
+                counter_bytes=WORDS * COUNTER_BYTES, reserve=Reserve(modules=1),
+                free_source="measured on the device after the context was created", max_pending=max_pending,
+            )
+
+        self.plan = plan()
         self.limits = self.plan.limits
         if self.plan.config != "default":
             self.gpu.set_limits(pending_launches=self.limits.pending, heap_bytes=self.limits.heap_bytes)
+            taken = self.gpu.read_limits()["pending_launches"]
+            if taken < self.limits.pending:  # this device's runtime takes less: plan within what it takes
+                self.notes.append(f"the runtime took a pending-launch limit of {taken:,} for {self.limits.pending:,}")
+                self.plan = plan(max_pending=taken)
+                self.limits = self.plan.limits
+                self.gpu.set_limits(pending_launches=self.limits.pending, heap_bytes=self.limits.heap_bytes)
         module = self.build(self.source, {**launch_defines(params), **timeline_defines(params)})
         self.reserve_measured = self._measure_reserve()
         self.root = module.function(self.root_kernel)
