@@ -38,6 +38,21 @@ CATALOG: dict[str, KernelSource] = {
         ),
         check_defines={"NQ_N": 18, "NQ_BLOCK": 128},
     ),
+    # Full D4 symmetry, dynamic task fetching (host expansion: cpu/d4.c).
+    "fast.cu": KernelSource(
+        "fast.cu",
+        cdp=False,
+        kernels=(
+            "fast_static",
+            "fast_dynamic",
+            "fast_dynamic_pop",
+            "fast_tight",
+            "fast_tight_u1",
+            "fast_tight_u4",
+            "fast_tight_nola",
+        ),
+        check_defines={"NQ_BLOCK": 128},
+    ),
     # The CDP strategies of Plauth et al. (shared device code: cdp.cuh, condensed.cuh).
     "dp1.cu": KernelSource("dp1.cu", cdp=True, kernels=("dp1_root", "dp1_swarm")),
     "dp2.cu": KernelSource("dp2.cu", cdp=True, kernels=("dp2_root", "dp2_child")),

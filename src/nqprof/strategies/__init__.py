@@ -11,7 +11,9 @@ from .base import Param, Session, Strategy
 _MODULES: dict[str, str] = {
     "serial": "serial",
     "multicore": "multicore",
+    "serial-d4": "serial_d4",
     "feinbube": "feinbube",
+    "fast": "fast",
     "dp1": "dp1",
     "dp2": "dp2",
     "dp3": "dp3",
