@@ -18,7 +18,8 @@ setup(
     ext_modules=[
         Extension(
             "nqprof._cpu",
-            sources=["kernels/cpu/nqueens_cpu.c"],
+            sources=["kernels/cpu/nqueens_cpu.c", "kernels/cpu/d4.c", "kernels/cpu/d4_py.c"],
+            depends=["kernels/cpu/d4.h"],
             extra_compile_args=extra_compile_args,
             extra_link_args=extra_link_args,
         )

@@ -37,6 +37,19 @@
 #include <string.h>
 #include <unistd.h>
 
+/* serial_d4, d4_tasks, d4_count: the D4 search (d4.c, d4_py.c). */
+PyObject *nq_py_serial_d4(PyObject *self, PyObject *args, PyObject *kwargs);
+PyObject *nq_py_d4_tasks(PyObject *self, PyObject *args, PyObject *kwargs);
+PyObject *nq_py_d4_count(PyObject *self, PyObject *args, PyObject *kwargs);
+
+#define NQ_D4_METHODS                                                                        \
+    {"serial_d4", (PyCFunction)(void (*)(void))nq_py_serial_d4, METH_VARARGS | METH_KEYWORDS, \
+     "serial_d4(n) -> int\n\nNumber of solutions through the D4 symmetry search, one thread."}, \
+    {"d4_tasks", (PyCFunction)(void (*)(void))nq_py_d4_tasks, METH_VARARGS | METH_KEYWORDS,   \
+     "d4_tasks(n, depth) -> bytes\n\nThe D4 host expansion, 32 bytes per task (d4.h)."},      \
+    {"d4_count", (PyCFunction)(void (*)(void))nq_py_d4_count, METH_VARARGS | METH_KEYWORDS,   \
+     "d4_count(n, tasks) -> (count, nodes)\n\nWeighted count of D4 tasks and queens placed."},
+
 #define NQ_MIN_N 1
 #define NQ_MAX_N 27
 #define NQ_STACK 32
@@ -509,6 +522,7 @@ static PyMethodDef nq_methods[] = {
     {"count_boards", (PyCFunction)(void (*)(void))nq_py_count_boards, METH_VARARGS | METH_KEYWORDS,
      count_boards_doc},
     {"cpu_count", nq_py_cpu_count, METH_NOARGS, cpu_count_doc},
+    NQ_D4_METHODS
     {NULL, NULL, 0, NULL},
 };
 

@@ -210,7 +210,7 @@ class QueueBench:
         return self.module.module.get_function(f"qb_{kind}_{queue}_{bytes}")
 
     def resident(self, kind: str, queue: str, bytes: int, block: int = 128) -> int:
-        from .strategies.queue import blocks_per_sm
+        from .strategies.gpu_common import blocks_per_sm
 
         func = self.kernel(kind, queue, bytes)
         return blocks_per_sm(block, func.num_regs, 0, func.shared_size_bytes) * block * self.gpu.facts["sm_count"]

@@ -33,7 +33,7 @@ from . import require_dask
 from .checkpoint import open_checkpoint
 from ..progress import Progress
 from .record import ClusterRecord
-from .tasks import TASKS_PER_WORKER, expansion, plan, plan_hash, split_depth
+from .tasks import TASKS_PER_WORKER, expansion, multiplier, plan, plan_hash, split_depth
 
 #: Retries of a failed task (an exception in the task; worker deaths are counted by the
 #: scheduler's allowed-failures).
@@ -189,7 +189,7 @@ def solve_clustered(
     if retries < 0:
         raise InputError(f"--retries must be >= 0, got {retries}")
     depth = split_depth(strat, n, values, depth)
-    boards = expansion(n, depth)
+    boards = expansion(n, depth, strat.name)
     label = describe(strat.name, n, values)
     require_dask()
     from distributed import as_completed
@@ -272,7 +272,7 @@ def solve_clustered(
         finally:
             _release_workers(client)
         wall = time.perf_counter() - t0
-    total = boards.multiplier * sum(r["count"] for r in results.values())
+    total = multiplier(boards) * sum(r["count"] for r in results.values())
     expected = known_count(n)
     if total != expected:
         where = f"; the checkpoint {checkpoint} may hold a wrong count" if results and ck and ck.done else ""

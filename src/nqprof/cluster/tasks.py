@@ -59,9 +59,23 @@ def split_depth(strategy, n: int, params: dict[str, Any], given: int | None = No
 
 
 @functools.lru_cache(maxsize=1)
-def expansion(n: int, depth: int) -> Subproblems:
-    """``expand(n, depth)``, kept for the next task of the same run (one per process)."""
+def expansion(n: int, depth: int, strategy: str | None = None):
+    """What the tasks are cut from: ``strategy``'s own work items where it has them
+    (:meth:`Strategy.part_items`, e.g. fast's D4 tasks), else ``expand(n, depth)``; kept for
+    the next task of the same run (one per process)."""
+    if strategy is not None:
+        from ..strategies import get
+
+        items = get(strategy).part_items(n, depth)
+        if items is not None:
+            return items
     return expand(n, depth)
+
+
+def multiplier(items) -> int:
+    """What the summed partial counts are multiplied by: the expansion's symmetry factor (a
+    strategy's own items carry their weights, 1)."""
+    return getattr(items, "multiplier", 1)
 
 
 def plan(total_boards: int, tasks: int) -> list[Task]:
@@ -73,11 +87,13 @@ def plan(total_boards: int, tasks: int) -> list[Task]:
     return [Task(i, of, len(range(i, total_boards, of))) for i in range(of)]
 
 
-def take(boards: Subproblems, task: Task) -> Subproblems:
-    """The task's boards, contiguous in memory."""
+def take(boards, task: Task):
+    """The task's boards (or a strategy's own items: rows of an array), contiguous in memory."""
     import numpy as np
 
     sl = slice(task.index, None, task.of)
+    if not isinstance(boards, Subproblems):
+        return np.ascontiguousarray(boards[sl])
     return Subproblems(
         n=boards.n,
         depth=boards.depth,

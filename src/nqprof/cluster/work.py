@@ -98,7 +98,7 @@ def count_task(strategy: str, n: int, params: dict[str, Any], depth: int, task: 
     with _lock:  # one task at a time per worker process, whatever its thread count
         try:
             session = _session(strategy, n, params, timeout)
-            boards = take(expansion(n, depth), task)
+            boards = take(expansion(n, depth, strategy), task)
             t1 = time.perf_counter()
             m = session.count_part(boards)
         except BaseException:

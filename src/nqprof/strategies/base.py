@@ -156,6 +156,12 @@ class Strategy:
     def open(self, n: int, params: dict[str, Any]) -> Session:
         raise NotImplementedError
 
+    def part_items(self, n: int, depth: int):
+        """The work items a cluster cuts into tasks, if the strategy has its own (a numpy
+        array, one row an item, each carrying its weight); None: the boards of
+        ``subproblems.expand(n, depth)``, counted without their symmetry multiplier."""
+        return None
+
     def open_part(self, n: int, params: dict[str, Any]) -> Session:
         """A session that counts given slices of the host expansion (for nqprof.cluster):
         its ``count_part(boards)`` returns a Measurement whose count is the completions of

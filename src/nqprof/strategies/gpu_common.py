@@ -23,6 +23,22 @@ COUNTER_BYTES = 8
 DYNAMIC_SHARED_LIMIT_SM90 = 227 * 1024
 
 
+#: sm_90 per-SM limits (the CUDA occupancy rules for compute capability 9.0).
+SM90 = {"threads": 2048, "blocks": 32, "registers": 65536, "shared": 228 * 1024, "reserved_shared": 1024}
+
+
+def blocks_per_sm(block: int, registers: int, dynamic_shared: int, static_shared: int = 0, limits=SM90) -> int:
+    """Resident blocks per SM by the occupancy rules (threads, blocks, registers allocated per
+    warp in units of 256, shared memory with 1 KiB reserved per block)."""
+    warps = -(-block // 32)
+    per_warp_regs = -(-max(registers, 1) * 32 // 256) * 256
+    by_threads = limits["threads"] // (warps * 32)
+    by_regs = limits["registers"] // (per_warp_regs * warps)
+    shared = dynamic_shared + static_shared + limits["reserved_shared"]
+    by_shared = limits["shared"] // shared
+    return max(0, min(limits["blocks"], by_threads, by_regs, by_shared))
+
+
 class DeviceBoards:
     """Subproblems copied to the device as four arrays (structure of arrays)."""
 

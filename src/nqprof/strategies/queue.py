@@ -31,7 +31,7 @@ from ..subproblems import expand
 from ..cuda.sources import KernelSource
 from .base import Param, Strategy, block_param, depth_param
 from .counters import CounterLayout
-from .gpu_common import DYNAMIC_SHARED_LIMIT_SM90, GpuSession
+from .gpu_common import DYNAMIC_SHARED_LIMIT_SM90, GpuSession, blocks_per_sm
 
 QUEUES = {"bq": "queue_search_bq", "bwd": "queue_search_bwd"}
 
@@ -56,9 +56,6 @@ STACK_BYTES_PER_LEVEL = 16
 MIN_AUTO_CAPACITY = 1 << 16
 MAX_CAPACITY = 1 << 28
 
-#: sm_90 per-SM limits (the CUDA occupancy rules for compute capability 9.0).
-SM90 = {"threads": 2048, "blocks": 32, "registers": 65536, "shared": 228 * 1024, "reserved_shared": 1024}
-
 
 def queue_bytes(capacity: int) -> int:
     """Device bytes of a queue of ``capacity`` boards (queue_common.cuh queue_bytes)."""
@@ -73,18 +70,6 @@ def auto_capacity(boards: int) -> int:
 
 def stack_bytes(levels: int, block: int) -> int:
     return STACK_BYTES_PER_LEVEL * levels * block
-
-
-def blocks_per_sm(block: int, registers: int, dynamic_shared: int, static_shared: int = 0, limits=SM90) -> int:
-    """Resident blocks per SM by the occupancy rules (threads, blocks, registers allocated per
-    warp in units of 256, shared memory with 1 KiB reserved per block)."""
-    warps = -(-block // 32)
-    per_warp_regs = -(-max(registers, 1) * 32 // 256) * 256
-    by_threads = limits["threads"] // (warps * 32)
-    by_regs = limits["registers"] // (per_warp_regs * warps)
-    shared = dynamic_shared + static_shared + limits["reserved_shared"]
-    by_shared = limits["shared"] // shared
-    return max(0, min(limits["blocks"], by_threads, by_regs, by_shared))
 
 
 def _default_depth(n: int) -> int:

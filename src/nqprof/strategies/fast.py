@@ -1,0 +1,163 @@
+"""fast: full D4 symmetry and dynamic load balancing inside the GPU (kernels/fast.cu).
+
+The host expands the boards of Takaken's two kinds (corner queen or not) to row ``depth``
+with the C routine the CPU strategy serial-d4 uses (``nqprof._cpu.d4_tasks``); a
+persistent grid works through the tasks, each lane taking the next one from a global
+index with one atomic per warp. ``opt`` selects the kernel (the measured ladder,
+docs/results/fast-ladder.md):
+
+==============  ===========================================================================
+``static``      each thread takes tasks i, i + threads, ... (no atomics)
+``dynamic``     warp-aggregated task fetching, one push or pop per loop step
+``dynamic-pop`` the same, a step pops once if needed, then places
+``tight-u1``    the tight loop: one stack index, lookahead, last two rows in place, vote
+                on refills every step
+``tight``       the tight loop, vote every 2 steps
+``tight-u4``    the tight loop, vote every 4 steps (the fastest measured)
+``tight-nola``  ``tight`` without the lookahead
+==============  ===========================================================================
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..cuda.sources import KernelSource
+from ..errors import InputError
+from ..result import Measurement
+from .base import Param, Strategy, block_param
+from .cpu_common import cpu_module
+from ..cuda.nvtx import nvtx_range
+from .gpu_common import GpuSession, blocks_per_sm
+
+KERNELS = {
+    "static": "fast_static",
+    "dynamic": "fast_dynamic",
+    "dynamic-pop": "fast_dynamic_pop",
+    "tight-u1": "fast_tight_u1",
+    "tight": "fast_tight",
+    "tight-u4": "fast_tight_u4",
+    "tight-nola": "fast_tight_nola",
+}
+TASK_WORDS = 8  # uint32 words of a task (kernels/cpu/d4.h)
+MAX_DEPTH = 16
+
+
+def _default_depth(n: int) -> int:
+    """clamp(N-11, 2, min(7, N-2))"""
+    return max(2, min(7, n - 11, n - 2))
+
+
+def _max_depth(n: int) -> int:
+    return max(2, min(MAX_DEPTH, n - 2))
+
+
+def stack_levels(n: int, depth: int) -> int:
+    """Rows the per-thread stack holds: N-2-depth (at least one)."""
+    return max(1, n - 2 - depth)
+
+
+def shared_bytes(n: int, params: dict) -> int:
+    """Dynamic shared memory per block: candidates, left, right per level and thread."""
+    return 3 * stack_levels(n, params["depth"]) * params["block"] * 4
+
+
+class Fast(Strategy):
+    name = "fast"
+    order = 36
+    title = "full D4 symmetry, persistent grid, warp-aggregated dynamic task fetching, tight DFS"
+    reference = "Takaken's symmetry algorithm; nqprof issue 14"
+    device = "gpu"
+    min_n = 4
+    sources = (
+        KernelSource("fast.cu", cdp=False, kernels=tuple(f"fast_{k.replace('-', '_')}" for k in KERNELS),
+                     check_defines={"NQ_BLOCK": 128}),
+    )
+    bench_max_n = 18
+    params = (
+        Param("opt", "kernel (ladder step)", default="tight-u4", choices=tuple(KERNELS)),
+        Param("depth", "rows expanded on the host", default=_default_depth, lo=2, hi=_max_depth,
+              range_text="2..min(16, N-2)"),
+        block_param(128, hi=1024),
+    )
+
+    def check(self, n, params):
+        if params["block"] % 32:
+            raise InputError(f"fast needs a block of whole warps (a multiple of 32), got {params['block']}")
+        need = shared_bytes(n, params)
+        if need > 227 * 1024:
+            raise InputError(f"fast needs {need} B of shared memory per block at N={n}: use a smaller block")
+
+    def open(self, n, params):
+        return FastSession(self.name, n, params)
+
+    def part_items(self, n, depth):
+        """The D4 tasks (one row of TASK_WORDS words each, its weight inside): a cluster
+        cuts these, not the mirror expansion."""
+        return d4_tasks(n, depth)
+
+    def open_part(self, n, params):
+        return FastPart(self.name, n, params)
+
+
+def d4_tasks(n: int, depth: int) -> np.ndarray:
+    """The host expansion of both of Takaken's kinds to row ``depth`` (nqprof._cpu.d4_tasks),
+    one task a row."""
+    raw = cpu_module().d4_tasks(n, depth)
+    return np.frombuffer(raw, dtype=np.uint32).reshape(-1, TASK_WORDS)
+
+
+class FastSession(GpuSession):
+    def __init__(self, name, n, params):
+        super().__init__(name, n, params)
+        import pycuda.driver as drv
+
+        kernel = KERNELS[params["opt"]]
+        self.block = params["block"]
+        module = self.build("fast.cu", {"NQ_BLOCK": self.block})
+        self.func = module.function(kernel)
+        self.upload_tasks(d4_tasks(n, params["depth"]))
+        self.levels = stack_levels(n, params["depth"])
+        self.dynamic = shared_bytes(n, params)
+        module.kernels[kernel]["dynamic_shared_bytes"] = self.dynamic
+        self.allow_shared(self.func, self.dynamic)
+        dev = drv.Context.get_device()
+        sms = dev.get_attribute(drv.device_attribute.MULTIPROCESSOR_COUNT)
+        per_sm = blocks_per_sm(self.block, self.func.num_regs, self.dynamic, self.func.shared_size_bytes)
+        if per_sm < 1:
+            raise InputError(f"fast N={n}: a block of {self.block} does not fit on a multiprocessor (use a smaller block)")
+        self.grid = (sms * per_sm, 1)  # persistent: every lane refills itself
+        self.next = self.drv.mem_alloc(4)
+        self.out = self.counter(2)
+        self.notes.append(
+            f"{self.ntasks} tasks at depth {params['depth']}, persistent grid {self.grid[0]} x {self.block}"
+        )
+
+    def upload_tasks(self, tasks: np.ndarray) -> None:
+        self.ntasks = len(tasks)
+        with nvtx_range(f"{self.name} N={self.n} upload {self.ntasks} tasks"):
+            self.tasks = self.drv.to_device(np.ascontiguousarray(tasks if len(tasks) else np.zeros((1, TASK_WORDS), np.uint32)))
+
+    def run_once(self) -> Measurement:
+        self.drv.memset_d32(self.next, 0, 1)
+        self.drv.memset_d32(self.out, 0, 4)
+        with self.generation(0) as timer:
+            self.func(
+                self.tasks, np.uint32(self.ntasks), np.int32(self.n), np.int32(self.levels), self.next, self.out,
+                block=(self.block, 1, 1), grid=self.grid, shared=self.dynamic,
+            )
+        count = int(self.read_u64(self.out, 2)[0])
+        self.ran()
+        return Measurement(count=count, wall_s=timer.wall_seconds, gpu_s=timer.seconds)
+
+
+class FastPart(FastSession):
+    """Counts slices of the D4 tasks (nqprof.cluster): built once; each slice is uploaded and
+    counted in one generation (its count carries the tasks' weights)."""
+
+    def count_part(self, tasks: np.ndarray) -> Measurement:
+        self.upload_tasks(tasks)
+        return self.run_once()
+
+
+STRATEGY = Fast()

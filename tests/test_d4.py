@@ -1,0 +1,96 @@
+"""The D4 symmetry search in C (nqprof._cpu: serial_d4, d4_tasks, d4_count): counts N=1..16,
+expansion invariants, argument checks, and the fast strategy's parameters (no GPU needed)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from nqprof import _cpu
+from nqprof.errors import InputError
+from nqprof.problem import KNOWN_COUNTS
+from nqprof.strategies import get
+from nqprof.strategies.fast import shared_bytes
+from nqprof.strategies.gpu_common import blocks_per_sm
+
+
+@pytest.mark.parametrize("n", range(1, 15))
+def test_serial_d4_matches_known_counts(n):
+    assert _cpu.serial_d4(n) == KNOWN_COUNTS[n]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("n", [15, 16])
+def test_serial_d4_n15_n16(n):
+    assert _cpu.serial_d4(n) == KNOWN_COUNTS[n]
+
+
+@pytest.mark.parametrize("n", [4, 5, 8, 9, 12, 13])
+def test_every_depth_gives_the_count(n):
+    for depth in range(2, min(16, n - 2) + 1):
+        count, nodes = _cpu.d4_count(n, _cpu.d4_tasks(n, depth))
+        assert count == KNOWN_COUNTS[n], depth
+        assert nodes >= 0
+
+
+def test_tasks_layout_and_invariants():
+    n, depth = 12, 5
+    raw = _cpu.d4_tasks(n, depth)
+    words = np.frombuffer(raw, dtype=np.uint32).reshape(-1, 8)
+    info = words[:, 3]
+    assert (info & 31 == depth).all()
+    corner = (info >> 15) & 1 == 1
+    b1, b2 = (info >> 5) & 31, (info >> 10) & 31
+    assert (b2[corner] == 31).all() and ((b1[corner] >= 2) & (b1[corner] <= n - 2)).all()
+    assert ((b1[~corner] + b2[~corner]) == n - 1).all() and (b1[~corner] < b2[~corner]).all()
+    # down holds exactly the prefix columns, one queen per expanded row
+    for w in words[::37]:
+        cols = [(int(w[4 + i // 4]) >> (8 * (i % 4))) & 255 for i in range(depth)]
+        assert len(set(cols)) == depth and sum(1 << c for c in cols) == int(w[1])
+    # tasks are independent: the weighted counts of any split add up
+    half = len(words) // 2 * 32
+    assert _cpu.d4_count(n, raw[:half])[0] + _cpu.d4_count(n, raw[half:])[0] == KNOWN_COUNTS[n]
+
+
+def test_weights_are_2_4_or_8():
+    # N=10: 724 solutions in 92 classes (3 of them symmetric under 180 degrees, weight 4)
+    raw = _cpu.d4_tasks(10, 8)
+    weights = [_cpu.d4_count(10, raw[i : i + 32])[0] for i in range(0, len(raw), 32)]
+    assert sum(weights) == 724
+    assert set(weights) <= {0, 2, 4, 8, 16, 24}
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError):
+        _cpu.serial_d4(0)
+    with pytest.raises(ValueError):
+        _cpu.d4_tasks(3, 2)
+    with pytest.raises(ValueError):
+        _cpu.d4_tasks(12, 11)
+    with pytest.raises(ValueError):
+        _cpu.d4_count(12, b"\0" * 31)
+    with pytest.raises(ValueError):
+        _cpu.d4_count(12, b"\0" * 32)  # row 0, no bounds: not a task
+
+
+def test_serial_d4_strategy_registered():
+    strategy = get("serial-d4")
+    assert strategy.device == "cpu"
+    assert strategy.open(10, {}).run_once().count == 724
+
+
+def test_fast_parameters():
+    fast = get("fast")
+    p = fast.resolve(20)
+    assert p == {"opt": "tight-u4", "depth": 7, "block": 128}
+    assert fast.resolve(6)["depth"] == 2
+    with pytest.raises(InputError):
+        fast.resolve(12, {"depth": 11})
+    with pytest.raises(InputError):
+        fast.resolve(12, {"block": 100})
+    with pytest.raises(InputError):
+        fast.resolve(12, {"opt": "nope"})
+    with pytest.raises(InputError):
+        fast.resolve(3)
+    assert shared_bytes(19, {"depth": 7, "block": 128}) == 3 * 10 * 128 * 4
+    assert blocks_per_sm(128, 48, shared_bytes(19, {"depth": 7, "block": 128})) == 10

@@ -1,0 +1,26 @@
+"""The fast strategy on a real GPU: every kernel verified over N and depths."""
+
+import pytest
+
+from nqprof.runner import solve
+from nqprof.strategies.fast import KERNELS
+
+pytestmark = pytest.mark.gpu
+
+
+@pytest.mark.parametrize("opt", list(KERNELS))
+def test_every_kernel_counts_n4_to_n15(opt):
+    for n in range(4, 16):
+        record = solve("fast", n, {"opt": opt}, timeout=120)
+        assert record.verified and record.count == record.expected
+
+
+@pytest.mark.parametrize("depth,block", [(2, 32), (3, 64), (10, 256)])
+def test_odd_shapes(depth, block):
+    for n in (12, 13):
+        assert solve("fast", n, {"depth": depth, "block": block}, timeout=120).verified
+
+
+def test_n17_default():
+    record = solve("fast", 17, {}, repeats=3, warmup=1, timeout=120)
+    assert record.verified and record.gpu_s is not None
