@@ -108,6 +108,9 @@ def d4_tasks(n: int, depth: int) -> np.ndarray:
 
 
 class FastSession(GpuSession):
+    #: Upload the whole expansion when opened (a part session is given its slices instead).
+    whole = True
+
     def __init__(self, name, n, params):
         super().__init__(name, n, params)
         import pycuda.driver as drv
@@ -116,7 +119,8 @@ class FastSession(GpuSession):
         self.block = params["block"]
         module = self.build("fast.cu", {"NQ_BLOCK": self.block})
         self.func = module.function(kernel)
-        self.upload_tasks(d4_tasks(n, params["depth"]))
+        if self.whole:
+            self.upload_tasks(d4_tasks(n, params["depth"]))
         self.levels = stack_levels(n, params["depth"])
         self.dynamic = shared_bytes(n, params)
         module.kernels[kernel]["dynamic_shared_bytes"] = self.dynamic
@@ -130,7 +134,8 @@ class FastSession(GpuSession):
         self.next = self.drv.mem_alloc(4)
         self.out = self.counter(2)
         self.notes.append(
-            f"{self.ntasks} tasks at depth {params['depth']}, persistent grid {self.grid[0]} x {self.block}"
+            (f"{self.ntasks} tasks" if self.whole else "slices of the tasks")
+            + f" at depth {params['depth']}, persistent grid {self.grid[0]} x {self.block}"
         )
 
     def upload_tasks(self, tasks: np.ndarray) -> None:
@@ -154,6 +159,8 @@ class FastSession(GpuSession):
 class FastPart(FastSession):
     """Counts slices of the D4 tasks (nqprof.cluster): built once; each slice is uploaded and
     counted in one generation (its count carries the tasks' weights)."""
+
+    whole = False
 
     def count_part(self, tasks: np.ndarray) -> Measurement:
         self.upload_tasks(tasks)
