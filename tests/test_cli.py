@@ -211,22 +211,39 @@ def test_registry_order_does_not_depend_on_entry_point_order(monkeypatch):
     assert expected[:3] == ["serial", "multicore", "serial-d4"]
 
 
-def test_another_package_registers_a_strategy(monkeypatch):
-    import importlib.metadata
-
+def test_another_package_registers_a_strategy(monkeypatch, tmp_path):
     from nqprof import strategies
 
-    extra = importlib.metadata.EntryPoint("misbehaving", "fake_strategies:STRATEGY", strategies.GROUP)
-    monkeypatch.setattr(importlib.metadata, "entry_points", lambda group: [extra] if group == strategies.GROUP else [])
+    dist = tmp_path / "other_package-1.0.dist-info"
+    dist.mkdir()
+    (dist / "entry_points.txt").write_text(
+        f"[console_scripts]\nx = y:z\n\n[{strategies.GROUP}]\nmisbehaving = fake_strategies:STRATEGY\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert ("misbehaving", "fake_strategies:STRATEGY", "other-package") in strategies._installed_entry_points(
+        strategies.GROUP)
     strategies._table.cache_clear()
     try:
         assert strategies.names()[-1] == "misbehaving"
         assert strategies.get("misbehaving").title == "test double"
-        wrong = importlib.metadata.EntryPoint("other", "fake_strategies:STRATEGY", strategies.GROUP)
-        monkeypatch.setattr(importlib.metadata, "entry_points", lambda group: [wrong])
+        (dist / "entry_points.txt").write_text(f"[{strategies.GROUP}]\nother = fake_strategies:STRATEGY\n")
         strategies._table.cache_clear()
         with pytest.raises(InputError, match="entry point 'other' of nqprof.strategies names strategy 'misbehaving'"):
             strategies.get("other")
     finally:
         strategies._cache.pop("misbehaving", None)
         strategies._table.cache_clear()
+
+
+def test_every_command_names_its_group():
+    """main() builds only the named command's group: the table must know every command."""
+    import argparse
+
+    from nqprof import cli
+
+    parser = cli.build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    assert set(sub.choices) == set(cli.COMMANDS)
+    for command, group in cli.COMMANDS.items():
+        only = cli.build_parser(command)
+        names = set(next(a for a in only._actions if isinstance(a, argparse._SubParsersAction)).choices)
+        assert command in names and names <= {c for c, g in cli.COMMANDS.items() if g == group}

@@ -16,13 +16,13 @@ that tables and figures are tested without a GPU.
 from __future__ import annotations
 
 import json
-import statistics
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from .cuda.sources import KernelSource
 from .errors import InputError
+from .result import median
 
 QUEUES = ("bq", "bwd", "gottlieb", "ring")
 QUEUE_TITLES = {
@@ -302,7 +302,7 @@ class QueueBench:
                     f"queue-bench {variant} {queue} {bytes} B at {threads} threads: {s[STUCK]} operations stuck, "
                     f"{s[GAVE_UP]} threads gave up; the timing is discarded"
                 )
-        return BenchRow(variant, queue, bytes, threads, capacity, statistics.median(times), s[FULL], s[EMPTY])
+        return BenchRow(variant, queue, bytes, threads, capacity, median(times), s[FULL], s[EMPTY])
 
 
 def run_benchmark(queues=QUEUES, sizes=ELEMENT_BYTES, variants=VARIANTS, fill: int = 4, repeats: int = 3,

@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import json
-import statistics
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .textfmt import seconds as seconds_text
+
+
+def median(values) -> float:
+    """The median (statistics.median, without importing statistics: start-up time)."""
+    v = sorted(values)
+    if not v:
+        raise ValueError("median of no values")
+    mid = len(v) // 2
+    return v[mid] if len(v) % 2 else (v[mid - 1] + v[mid]) / 2
 
 
 @dataclass
@@ -63,8 +71,8 @@ class RunRecord:
             count=last.count,
             expected=expected,
             verified=all(m.count == expected for m in ms),
-            wall_s=statistics.median(m.wall_s for m in ms),
-            gpu_s=statistics.median(gpu_times) if gpu_times else None,
+            wall_s=median(m.wall_s for m in ms),
+            gpu_s=median(gpu_times) if gpu_times else None,
             rounds=len(ms),
             wall_times=[m.wall_s for m in ms],
             gpu_times=gpu_times,

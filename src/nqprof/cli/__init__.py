@@ -20,22 +20,31 @@ from ..options import parse_params  # noqa: F401  (the CLI's --param grammar)
 
 #: The command groups, in the order `nqprof --help` lists them (modules of this package).
 GROUPS = ("run", "plan", "build", "history", "trace", "report", "characterize", "queue_bench")
+#: Each command and the group that registers it: a command's parser is built from its group
+#: alone, so that `nqprof strategies` does not import every group (a test checks the table).
+COMMANDS = {
+    "solve": "run", "sweep": "run", "strategies": "run", "env": "run", "plan": "plan", "build": "build",
+    "matrix": "build", "history": "history", "compare": "history", "plot": "history", "trace": "trace",
+    "profile": "trace", "report": "report", "characterize": "characterize", "queue-bench": "queue_bench",
+}
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command, or only of ``command``'s group."""
     parser = argparse.ArgumentParser(
         prog="nqprof", description="Benchmark and profile GPU work distribution on N-Queens."
     )
     parser.add_argument("--version", action="version", version=f"nqprof {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for name in GROUPS:
+    for name in [COMMANDS[command]] if command in COMMANDS else GROUPS:
         importlib.import_module(f"{__name__}.{name}").add_commands(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(argv[0] if argv else None)
     args = parser.parse_args(argv)
     try:
         return args.func(args)

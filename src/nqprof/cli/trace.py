@@ -33,7 +33,9 @@ def _add_trace(subparsers) -> None:
     load = actions.add_parser("load", help="print the trace's tables, or write them as CSV")
     load.add_argument("file", type=Path, metavar="FILE")
     load.add_argument("--csv", type=Path, metavar="DIR", help="write one CSV per table into DIR")
-    load.add_argument("--table", choices=nsys_trace.TABLES, help="only this table")
+    from nqprof.analysis.trace.schema import TABLES
+
+    load.add_argument("--table", choices=TABLES, help="only this table")
     load.set_defaults(func=cmd_trace_load)
 
     chrome = actions.add_parser("chrome", help="write Chrome trace-event JSON (opens in Perfetto)")

@@ -13,7 +13,6 @@ Serial at large N takes minutes, so its times may come from a benchmark history
 from __future__ import annotations
 
 import json
-import statistics
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
@@ -146,7 +145,7 @@ def speedups(outcomes: Iterable[Outcome], serial: Mapping[int, SerialTime]) -> d
 
 
 def _mean(values: list[float]) -> str:
-    return f"{statistics.fmean(values):.2f}" if values else "-"
+    return f"{sum(values) / len(values):.2f}" if values else "-"
 
 
 def table2(

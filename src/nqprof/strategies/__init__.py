@@ -11,7 +11,8 @@ win over stale installed metadata. `nqprof strategies` lists them by ``Strategy.
 from __future__ import annotations
 
 import importlib
-import importlib.metadata
+import os
+import sys
 from functools import lru_cache
 from pathlib import Path
 
@@ -37,16 +38,48 @@ def _checkout_table() -> dict[str, str] | None:
     return dict(data["project"].get("entry-points", {}).get(GROUP, {}))
 
 
+def _installed_entry_points(group: str) -> list[tuple[str, str, str]]:
+    """(name, value, distribution) of every installed entry point of ``group``, read from each
+    distribution's entry_points.txt on sys.path (the first of a distribution wins, as with
+    importlib.metadata, whose import alone costs a start-up that should be instant)."""
+    found: list[tuple[str, str, str]] = []
+    seen: set[str] = set()
+    for base in sys.path:
+        try:
+            entries = sorted(os.scandir(base or "."), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            if not entry.name.endswith((".dist-info", ".egg-info")):
+                continue
+            dist = entry.name.split("-")[0].removesuffix(".egg-info").replace("_", "-").lower()
+            if dist in seen:
+                continue
+            seen.add(dist)
+            try:
+                text = Path(entry.path, "entry_points.txt").read_text()
+            except OSError:
+                continue
+            section = None
+            for line in text.splitlines():
+                line = line.strip()
+                if line.startswith("[") and line.endswith("]"):
+                    section = line[1:-1].strip()
+                elif section == group and "=" in line and not line.startswith(("#", ";")):
+                    name, _, value = line.partition("=")
+                    found.append((name.strip(), value.strip(), dist))
+    return found
+
+
 @lru_cache(maxsize=1)
 def _table() -> dict[str, str]:
-    """Every registered strategy: nqprof's own first (in declared order), then others'."""
+    """Every registered strategy: nqprof's own, then other packages'."""
     own = _checkout_table()
     table: dict[str, str] = dict(own or {})
-    for ep in importlib.metadata.entry_points(group=GROUP):
-        from_nqprof = ep.dist is not None and ep.dist.name == "nqprof"
-        if own is not None and from_nqprof:
+    for name, value, dist in _installed_entry_points(GROUP):
+        if own is not None and dist == "nqprof":
             continue  # the checkout's declarations win
-        table.setdefault(ep.name, ep.value)
+        table.setdefault(name, value)
     return table
 
 

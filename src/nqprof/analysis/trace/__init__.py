@@ -15,24 +15,25 @@ grid only (on CDP2 it ends before its children do); the whole tree's time is ins
 NVTX range of its generation, which ends with a CUDA event that waits for every child.
 """
 
-from .attribution import attribute
-from .chrome import to_chrome
-from .nsys import NSYS_ENV, export_sqlite, find_nsys, profile
-from .reader import load
-from .schema import (
-    DEFAULT_DOMAIN,
-    OUTSIDE,
-    PUSH_POP,
-    START_END,
-    SUMMARY_FIELDS,
-    TABLES,
-    ProfileError,
-    Trace,
-)
-from .summary import breakdown, summary, summary_records
+import importlib
 
-__all__ = [
-    "DEFAULT_DOMAIN", "NSYS_ENV", "OUTSIDE", "PUSH_POP", "START_END", "SUMMARY_FIELDS", "TABLES",
-    "ProfileError", "Trace", "attribute", "breakdown", "export_sqlite", "find_nsys", "load", "profile",
-    "summary", "summary_records", "to_chrome",
-]
+#: Public name -> the module of this package that defines it. Imported on first use, so
+#: that `nqprof --help` (which names the trace tables) does not load the readers.
+_WHERE = {
+    "attribute": "attribution",
+    "to_chrome": "chrome",
+    "NSYS_ENV": "nsys", "export_sqlite": "nsys", "find_nsys": "nsys", "profile": "nsys",
+    "load": "reader",
+    "DEFAULT_DOMAIN": "schema", "OUTSIDE": "schema", "PUSH_POP": "schema", "START_END": "schema",
+    "SUMMARY_FIELDS": "schema", "TABLES": "schema", "ProfileError": "schema", "Trace": "schema",
+    "breakdown": "aggregate", "summary": "aggregate", "summary_records": "aggregate",
+}
+
+
+def __getattr__(name: str):
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
+
+
+__all__ = sorted(_WHERE)

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 from .schema import pd, START_END, Trace
-from .summary import _dims, _plain
+from .aggregate import _dims, _plain
 
 
 
