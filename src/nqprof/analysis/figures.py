@@ -93,23 +93,23 @@ def history_figures(df, out_dir: str | Path, run_refs: Iterable[str] | None = No
 def time_vs_n(series: Mapping[str, Sequence[tuple[int, float]]], path: str, title: str = "") -> str:
     """Time vs N, one line per strategy (``strategy -> [(N, seconds)]``), log y, written to
     ``path`` (PNG)."""
-    fig, ax = _figure(title or "N-Queens: time vs N", "time (s)")
-    for name in [s for s in LEGEND_ORDER if s in series] + [s for s in series if s not in LEGEND_ORDER]:
-        pts = series[name]
-        if pts:
-            ax.plot([n for n, _ in pts], [t for _, t in pts], marker="o", label=name)
-    if series:
-        ax.legend(fontsize="small")
-    fig.savefig(path, dpi=120)
-    return path
+    return _lines_vs_n(series, path, title or "N-Queens: time vs N", "time (s)")
 
 
 def speedup_vs_n(series: Mapping[str, Sequence[tuple[int, float]]], path: str, title: str = "") -> str:
     """Speedup over serial vs N, one line per strategy (``strategy -> [(N, speedup)]``), log
     y with the line 1 (as fast as serial), written to ``path`` (PNG)."""
-    fig, ax = _figure(title or "N-Queens: speedup over serial", "serial time / time")
-    ax.axhline(1.0, color="grey", linewidth=1)
-    for name, pts in series.items():
+    return _lines_vs_n(series, path, title or "N-Queens: speedup over serial", "serial time / time", at_one=True)
+
+
+def _lines_vs_n(series: Mapping[str, Sequence[tuple[int, float]]], path: str, title: str, ylabel: str,
+                at_one: bool = False) -> str:
+    """One line per strategy over N (LEGEND_ORDER first), log y, optionally a grey line at 1."""
+    fig, ax = _figure(title, ylabel)
+    if at_one:
+        ax.axhline(1.0, color="grey", linewidth=1)
+    for name in [s for s in LEGEND_ORDER if s in series] + [s for s in series if s not in LEGEND_ORDER]:
+        pts = series[name]
         if pts:
             ax.plot([n for n, _ in pts], [v for _, v in pts], marker="o", label=name)
     if series:

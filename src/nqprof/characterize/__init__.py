@@ -17,8 +17,26 @@ everything but the measurement is tested without a GPU. `nqprof characterize`
 
 from __future__ import annotations
 
+from typing import Any, Callable
+
 from ..cuda.sources import KernelSource
+from ..errors import InputError
 
 #: The kernels of the suite (kernels/characterize.cu), compiled and device-linked with the
 #: strategies' by the build catalog (nqprof.cuda.sources.catalog).
 SOURCES = (KernelSource("characterize.cu", cdp=True, kernels=("char_launch", "char_empty")),)
+
+
+def check_kind(doc: dict[str, Any], kind: str, what: str) -> None:
+    """A kept measurement of the expected kind, else a one-line :class:`InputError`."""
+    if doc.get("kind") != kind:
+        raise InputError(f"not an nqprof {what} (kind {doc.get('kind')!r}, expected {kind!r})")
+
+
+def load_points(doc: dict[str, Any], kind: str, what: str, from_dict: Callable[[dict], Any]) -> list:
+    """The points of a kept measurement (``doc["points"]``), each through ``from_dict``."""
+    check_kind(doc, kind, what)
+    try:
+        return [from_dict(p) for p in doc["points"]]
+    except (KeyError, TypeError) as exc:
+        raise InputError(f"malformed {what}: {exc}") from None

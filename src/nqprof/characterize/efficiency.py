@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from ..errors import InputError, UnavailableError
+from . import check_kind
 
 KIND = "nqprof-characterize-efficiency"
 DEFAULT_STRATEGIES = ("feinbube", "dp2", "dp3", "dpswap")
@@ -212,8 +213,7 @@ def summarize(strategy: str, n: int, kernels, cdp: bool) -> dict[str, Any]:
 
 
 def load(doc: dict[str, Any]) -> list[dict[str, Any]]:
-    if doc.get("kind") != KIND:
-        raise InputError(f"not an nqprof efficiency characterization (kind {doc.get('kind')!r}, expected {KIND!r})")
+    check_kind(doc, KIND, "efficiency characterization")
     if not isinstance(doc.get("strategies"), list):
         raise InputError("malformed efficiency characterization: no strategies list")
     return doc["strategies"]

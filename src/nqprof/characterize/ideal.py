@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from ..errors import InputError, NqprofError
+from . import check_kind
 from ..problem import known_count
 from ..result import RunRecord
 
@@ -150,8 +151,7 @@ class IdealResult:
 
 
 def load(doc: dict[str, Any]) -> list[IdealResult]:
-    if doc.get("kind") != KIND:
-        raise InputError(f"not an nqprof ideal characterization (kind {doc.get('kind')!r}, expected {KIND!r})")
+    check_kind(doc, KIND, "ideal characterization")
     try:
         return [_result(run, doc.get("baselines", [])) for run in doc["runs"]]
     except (KeyError, TypeError, AttributeError) as exc:

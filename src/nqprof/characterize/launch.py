@@ -21,6 +21,7 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 
 from ..errors import InputError
+from . import load_points
 from ..strategies.cdp.accounting import WORDS, decode_accounting, error_name
 from ..strategies.cdp.limits import HEADROOM, PENDING_SLOT_BYTES
 from ..strategies.gpu_common import GpuSession
@@ -228,12 +229,7 @@ def document(points: Iterable[LaunchPoint], machine: dict, **settings) -> dict[s
 
 
 def load(doc: dict[str, Any]) -> list[LaunchPoint]:
-    if doc.get("kind") != KIND:
-        raise InputError(f"not an nqprof launch characterization (kind {doc.get('kind')!r}, expected {KIND!r})")
-    try:
-        return [LaunchPoint.from_dict(p) for p in doc["points"]]
-    except (KeyError, TypeError) as exc:
-        raise InputError(f"malformed launch characterization: {exc}") from None
+    return load_points(doc, KIND, "launch characterization", LaunchPoint.from_dict)
 
 
 def _ms(seconds: float | None) -> str:

@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
-from ..errors import InputError
+from . import load_points
 from ..strategies.cdp.limits import HEADROOM, PENDING_SLOT_BYTES
 from ..strategies.gpu_common import GpuSession
 from ..textfmt import nbytes
@@ -168,12 +168,7 @@ def measure(
 
 
 def load(doc: dict[str, Any]) -> list[ReservePoint]:
-    if doc.get("kind") != KIND:
-        raise InputError(f"not an nqprof reserve characterization (kind {doc.get('kind')!r}, expected {KIND!r})")
-    try:
-        return [ReservePoint.from_dict(p) for p in doc["points"]]
-    except (KeyError, TypeError) as exc:
-        raise InputError(f"malformed reserve characterization: {exc}") from None
+    return load_points(doc, KIND, "reserve characterization", ReservePoint.from_dict)
 
 
 def fit_slot_bytes(points: Iterable[ReservePoint], fit_from: int = FIT_FROM) -> tuple[float, float, int] | None:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import InputError
+from . import check_kind
 
 KIND = "nqprof-characterize-timeline"
 #: The Chrome-trace process of the device timeline (beside nqprof's GPU_PID_BASE + device).
@@ -56,8 +57,7 @@ def measure(strategy: str, n: int, params: dict[str, Any] | None = None, repeats
 
 
 def load(doc: dict[str, Any]) -> dict[str, Any]:
-    if doc.get("kind") != KIND:
-        raise InputError(f"not an nqprof device timeline (kind {doc.get('kind')!r}, expected {KIND!r})")
+    check_kind(doc, KIND, "device timeline")
     grids = (doc.get("timeline") or {}).get("grids")
     if not isinstance(grids, dict) or "id" not in grids:
         raise InputError("the device timeline holds no grid records (was the run made with timeline=1?)")
