@@ -14,3 +14,16 @@ def pytest_collection_modifyitems(config, items):
         skip = pytest.mark.skip(reason=f"no GPU run possible here: {reason}")
         for item in gpu_items:
             item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def toolkit():
+    """The CUDA toolkit nqprof finds (nvcc, headers, cudadevrt); the test is skipped, with
+    the reason, where there is none."""
+    from nqprof.cuda.toolkit import find_toolkit
+    from nqprof.errors import UnavailableError
+
+    try:
+        return find_toolkit()
+    except UnavailableError as exc:
+        pytest.skip(str(exc))

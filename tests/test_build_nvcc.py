@@ -14,8 +14,7 @@ from nqprof.cli import main as nqprof_main
 from nqprof.cuda import nvcc
 from nqprof.cuda.nvcc import KernelResources
 from nqprof.cuda.sources import catalog, KernelSource, kernels_dir
-from nqprof.cuda.toolkit import find_toolkit
-from nqprof.errors import BuildError, InputError, UnavailableError
+from nqprof.errors import BuildError, InputError
 
 # ptxas -v of a plain source (CUDA 13 format), with a non-inlined device function.
 PTXAS_OUTPUT = """\
@@ -159,14 +158,6 @@ def test_build_without_toolkit(tmp_path, capsys):
 
 
 # --- real compiles --------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def toolkit():
-    try:
-        return find_toolkit()
-    except UnavailableError as exc:
-        pytest.skip(str(exc))
 
 
 PLAIN = """\

@@ -324,17 +324,6 @@ def test_characterize_help_imports_nothing_heavy():
 # --- the kernels ---------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def toolkit():
-    from nqprof.cuda.toolkit import find_toolkit
-    from nqprof.errors import UnavailableError
-
-    try:
-        return find_toolkit()
-    except UnavailableError as exc:
-        pytest.skip(str(exc))
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("file, mode", [(f, m) for f in ("characterize.cu", "dp1.cu", "dp2.cu", "dp3.cu", "dpswap.cu")
                                         for m in (1, 2) if not (f == "characterize.cu" and m == 1)])

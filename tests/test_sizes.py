@@ -12,8 +12,6 @@ import numpy as np
 import pytest
 
 from nqprof.cuda.sources import kernels_dir, read_source
-from nqprof.cuda.toolkit import find_toolkit
-from nqprof.errors import UnavailableError
 from nqprof.strategies import all_strategies
 from nqprof.strategies.cdp import model as cdp_model
 from nqprof.strategies.dp2 import STATE_BYTES
@@ -59,11 +57,7 @@ def test_row_type_is_one_byte():
     assert np.dtype(ROW_DTYPE).itemsize == 1  # the kernels read rows as unsigned char
 
 
-def test_sizes_match_the_kernels(tmp_path):
-    try:
-        toolkit = find_toolkit()
-    except UnavailableError as exc:
-        pytest.skip(str(exc))
+def test_sizes_match_the_kernels(tmp_path, toolkit):
     prints = "\n".join(f'    printf("%d\\n", (int)({expr}));' for expr in SIZES)
     program = tmp_path / "sizes.cu"
     program.write_text(f'#include <cstdio>\n#include "dpswap.cu"\nint main() {{\n{prints}\n    return 0;\n}}\n')
