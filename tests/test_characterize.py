@@ -486,3 +486,21 @@ def test_launch_table_from_the_h200():
     header, rows, notes = launch.table(points)
     per_launch = {(r[0], r[1]): float(r[6]) for r in rows}
     assert per_launch[("fire-and-forget", "262,144")] < per_launch[("default", "262,144")] < per_launch[("tail", "262,144")]
+
+
+def test_ncu_csv_from_the_h200_in_its_own_units():
+    """Real ncu output (N=17 on an H200): ncu gave the duration in ms; the lane efficiencies
+    are the ones the closing table reports (feinbube 0.315, queue's search 0.831)."""
+    q = efficiency.per_kernel(efficiency.parse_csv((DATA / "h200-ncu-queue-17.csv").read_text()))
+    q = q.set_index("kernel")
+    assert q.loc["queue_search_bwd", "duration_ns"] == pytest.approx(22_832_928)
+    assert q.loc["queue_search_bwd", "wee"] == pytest.approx(0.831, abs=5e-4)
+    f = efficiency.per_kernel(efficiency.parse_csv((DATA / "h200-ncu-feinbube-17.csv").read_text())).iloc[0]
+    assert f["kernel"] == "feinbube_dynamic" and f["wee"] == pytest.approx(0.315, abs=5e-4)
+    assert 1e6 < f["duration_ns"] < 1e9
+
+
+def test_ncu_csv_unknown_time_unit_is_an_error():
+    text = '"ID","Kernel Name","gpu__time_duration.sum"\n"","","fortnight"\n"0","k(int)","1"\n'
+    with pytest.raises(InputError, match="unknown unit 'fortnight'"):
+        efficiency.parse_csv(text)

@@ -55,6 +55,9 @@ METRICS = {
     "global_st_requests": "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
     "l2_hit_pct": "lts__t_sector_hit_rate.pct",
 }
+#: ncu's time units (the CSV's second row) -> nanoseconds; ncu picks the unit per report.
+TIME_UNITS = {"ns": 1.0, "nsecond": 1.0, "": 1.0, "us": 1e3, "usecond": 1e3, "ms": 1e6, "msecond": 1e6,
+              "s": 1e9, "second": 1e9}
 #: Metrics that are ratios or percentages: averaged over launches weighted by warp instructions.
 RATIOS = ("lanes_per_inst", "l2_hit_pct")
 WARP = 32
@@ -143,11 +146,21 @@ def parse_csv(text: str):
     raw = pd.read_csv(io.StringIO("\n".join(lines[start:])), dtype=str, keep_default_na=False)
     if "Kernel Name" not in raw.columns:
         raise InputError("ncu CSV has no 'Kernel Name' column")
-    raw = raw[raw["ID"].str.strip() != ""]  # the units row has no ID
+    units = raw[raw["ID"].str.strip() == ""]  # the units row has no ID
+    units = units.iloc[0] if len(units) else None
+    raw = raw[raw["ID"].str.strip() != ""]
     out = pd.DataFrame({"kernel": raw["Kernel Name"].map(_short_name)})
     for name, metric in METRICS.items():
-        out[name] = pd.to_numeric(raw[metric].str.replace(",", "", regex=False), errors="coerce") \
-            if metric in raw.columns else float("nan")
+        if metric not in raw.columns:
+            out[name] = float("nan")
+            continue
+        values = pd.to_numeric(raw[metric].str.replace(",", "", regex=False), errors="coerce")
+        unit = units[metric].strip() if units is not None else ""
+        if name.endswith("_ns"):
+            if unit not in TIME_UNITS:
+                raise InputError(f"ncu CSV: {metric} in unknown unit {unit!r}")
+            values = values * TIME_UNITS[unit]
+        out[name] = values
     return out.reset_index(drop=True)
 
 
