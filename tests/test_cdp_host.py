@@ -156,7 +156,7 @@ def test_defaults_valid_for_every_n(name):
     "name,n,given,message",
     [
         ("dp1", 27, {"z": 7}, r"z must be in 1\.\.6 for N=27"),
-        ("dp1", 27, {"z": 1}, r"nests 26 generations.*use z >= 2 or depth >= 4"),
+        ("dp1", 27, {"z": 1, "depth": 1}, r"nests 26 generations.*use z >= 2 or depth >= 4"),
         ("dp1", 10, {"stream": "blocking"}, "must be one of default, own, fire-and-forget"),
         ("dp1", 10, {"depth": 10}, r"depth must be in 1\.\.9"),
         ("dp2", 12, {"search": 12}, r"search must be in 1\.\.11"),

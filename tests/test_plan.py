@@ -118,7 +118,7 @@ def test_no_fit_even_one_board_per_chunk_is_refused_with_the_reason():
     with pytest.raises(InputError, match=r"dp1 N=15: does not fit in device memory.*only 1.0 GiB is free.*"
                                          r"larger z or a larger host depth.*That is with one host board per chunk \(of "
                                          r"13\): the smallest chunk does not fit either"):
-        plan_for("dp1", 15, {"z": 3}, free_gib=1)
+        plan_for("dp1", 15, {"z": 3, "depth": 1}, free_gib=1)
 
 
 def test_chunk_share():
