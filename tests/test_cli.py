@@ -247,3 +247,29 @@ def test_every_command_names_its_group():
         only = cli.build_parser(command)
         names = set(next(a for a in only._actions if isinstance(a, argparse._SubParsersAction)).choices)
         assert command in names and names <= {c for c, g in cli.COMMANDS.items() if g == group}
+
+
+
+@pytest.fixture
+def profiled(monkeypatch):
+    """nsys replaced: the argv that `nqprof profile` would run under it."""
+    from nqprof.analysis import trace as nsys_trace
+
+    seen = {}
+    monkeypatch.setattr(nsys_trace, "profile", lambda argv, output, **kw: seen.setdefault("argv", argv) and "t.sqlite")
+    monkeypatch.setattr(nsys_trace, "load", lambda path: None)
+    monkeypatch.setattr(nsys_trace, "breakdown", lambda loaded: "")
+    return seen
+
+
+@pytest.mark.parametrize("command", [["solve", "12"], ["characterize", "timeline", "13"], ["queue-bench", "-q"]])
+def test_profile_runs_any_nqprof_command_through_python(profiled, tmp_path, command):
+    """`nqprof profile -- CMD` with CMD an nqprof command of any group (only the profile
+    command's group is built when it runs) profiles `python -m nqprof.cli CMD`."""
+    assert main(["profile", "--output", str(tmp_path / "p"), "--", *command]) == 0
+    assert profiled["argv"] == [sys.executable, "-m", "nqprof.cli", *command]
+
+
+def test_profile_runs_other_programs_as_given(profiled, tmp_path):
+    assert main(["profile", "--output", str(tmp_path / "p"), "--", "./my_app", "16"]) == 0
+    assert profiled["argv"] == ["./my_app", "16"]

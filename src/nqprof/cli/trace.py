@@ -61,8 +61,7 @@ def _add_profile(subparsers) -> None:
     parser.add_argument("--nsys", type=Path, metavar="PATH", help="the nsys executable to use")
     parser.add_argument("--trace", default="cuda,nvtx", metavar="APIS", help="nsys -t value")
     parser.add_argument("profiled_command", nargs=argparse.REMAINDER, metavar="COMMAND")
-    # The live table of subcommands, so that commands added after this one count too.
-    parser.set_defaults(func=cmd_profile, nqprof_commands=subparsers.choices)
+    parser.set_defaults(func=cmd_profile)
 
 
 def command_argv(command: Sequence[str], nqprof_commands: Collection[str]) -> list[str]:
@@ -105,7 +104,9 @@ def cmd_trace_breakdown(args) -> int:
 
 
 def cmd_profile(args) -> int:
-    argv = command_argv(args.profiled_command, args.nqprof_commands)
+    from . import COMMANDS  # every command: only this group's parser was built
+
+    argv = command_argv(args.profiled_command, COMMANDS)
     output = args.output or Path(f"nqprof-profile-{time.strftime('%Y%m%d-%H%M%S')}")
     sqlite = nsys_trace.profile(argv, output, trace=args.trace, nsys=args.nsys)
     print(f"trace: {sqlite}")
