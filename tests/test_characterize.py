@@ -504,3 +504,17 @@ def test_ncu_csv_unknown_time_unit_is_an_error():
     text = '"ID","Kernel Name","gpu__time_duration.sum"\n"","","fortnight"\n"0","k(int)","1"\n'
     with pytest.raises(InputError, match="unknown unit 'fortnight'"):
         efficiency.parse_csv(text)
+
+
+def test_ideal_from_the_h200():
+    """dp2, dp3, dpswap at N=14 and 16 on an H200: the same parent work in the three builds,
+    every real count verified, and none near feinbube even without launch overhead."""
+    results = {(r.strategy, r.n): r for r in ideal.load(json.loads((DATA / "h200-ideal.json").read_text()))}
+    assert sorted(results) == [(s, n) for s in ("dp2", "dp3", "dpswap") for n in (14, 16)]
+    for r in results.values():
+        assert r.same_parent_work and not r.errors and r.baseline[0] == "feinbube"
+        assert r.speedup(r.ideal_paper) < 0.1
+    dp2 = results[("dp2", 14)]
+    assert dp2.host_launches == dp2.launches == 4816 and dp2.per_launch == pytest.approx(0.164e-6, rel=0.01)
+    _, rows, notes = ideal.table(list(results.values()))
+    assert any("dpswap N=14" in n and "ideal all does not hold here" in n for n in notes)
