@@ -273,3 +273,10 @@ def test_profile_runs_any_nqprof_command_through_python(profiled, tmp_path, comm
 def test_profile_runs_other_programs_as_given(profiled, tmp_path):
     assert main(["profile", "--output", str(tmp_path / "p"), "--", "./my_app", "16"]) == 0
     assert profiled["argv"] == ["./my_app", "16"]
+
+
+def test_report_figure_draws_fast_beside_the_papers_strategies():
+    from nqprof.cli import build_parser
+
+    args = build_parser("report").parse_args(["report", "figure", "-o", "f.png"])
+    assert args.strategies.split(",")[:3] == ["serial", "feinbube", "fast"]
