@@ -105,7 +105,8 @@ class LaunchRecords:
         drv.memcpy_htod(ptr, np.array([int(self.buf)], dtype=np.uint64))
 
     def reset(self) -> None:
-        self.drv.memcpy_htod(self.buf, np.array([(0, self.capacity, 0, 0)], dtype=HEADER_DTYPE))
+        header = np.array([(0, self.capacity, 0, 0)], dtype=HEADER_DTYPE)
+        self.drv.memcpy_htod(self.buf, np.frombuffer(header.tobytes(), dtype=np.uint8).copy())  # plain bytes
 
     def read(self) -> dict[str, Any]:
         header = np.empty(HEADER_BYTES, dtype=np.uint8)
