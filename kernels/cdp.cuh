@@ -19,6 +19,8 @@
 // atomicMax on a zeroed word computes it.
 #pragma once
 
+#include <cstring>
+
 #include "common.cuh"
 
 #define CDP_SOLUTIONS 0        // solutions counted on the device (before the mirror factor)
@@ -52,9 +54,14 @@ typedef count_t cdp_word;
 // work does not run: cdp_launch returns false, so the caller frees what it handed over (as
 // after a failed launch), and the launch is accounted as in the real build, so that the
 // host can check that the parent did the same work. nqprof characterize ideal uses them.
+//
+// The fourth variant, CDP_LAUNCH_RECORD, records instead of launching (below: "Records of
+// generation 1's launches"), so that the host can launch generation 1's grids itself, over
+// the same inputs, where Nsight Compute sees them (nqprof characterize efficiency).
 #define CDP_LAUNCH_REAL 0
 #define CDP_LAUNCH_EMPTY 1
 #define CDP_LAUNCH_NONE 2
+#define CDP_LAUNCH_RECORD 3
 #ifndef CDP_LAUNCH_MODE
 #define CDP_LAUNCH_MODE CDP_LAUNCH_REAL
 #endif
@@ -62,6 +69,97 @@ typedef count_t cdp_word;
 #if CDP_LAUNCH_MODE == CDP_LAUNCH_EMPTY
 // The stand-in for every child grid of the CDP_LAUNCH_EMPTY variant.
 __global__ void cdp_empty_child() {}
+#endif
+
+// ---------------------------------------------------------------------------------------
+// Records of generation 1's launches (the CDP_LAUNCH_RECORD variant). On CDP2 Nsight Compute
+// profiles only host-launched grids; to profile the children as Wang and Yalamanchili did,
+// a launch of generation 1 (a grid the host grid launches) is not made: the launching thread
+// appends a record of it -- grid and block, dynamic shared memory, the boards handed over,
+// and the kernel's arguments packed as CUDA's kernel parameter buffer lays them out (each at
+// its natural alignment, in order; the size is the end of the last one) -- and the host
+// launches every recorded grid itself afterwards (nqprof.strategies.cdp.replay). The launch
+// is accounted as launched, and cdp_launch returns true: the caller keeps what it handed over
+// alive (device-allocated boards are freed by the replayed child, as in a real run; the
+// host's preallocated regions stay until the session closes). A launch of generation >= 2
+// (made by a replayed child) is not made and not recorded, as in CDP_LAUNCH_NONE: the replay
+// measures a child's own work, without its descendants. The host allocates the records, puts
+// their address in `cdp_rec` and zeroes `next` and `dropped`; a launch past `capacity` is
+// counted in `dropped`, never written, and returns false (the caller frees its boards; the
+// host fails the run). Every child of generation 1 of a strategy is the same kernel (the
+// strategy declares it: Strategy.child_kernel), so the record does not name it.
+#define CDP_REC_HEADER_BYTES 16  // next, capacity, dropped, unused (unsigned each)
+#define CDP_REC_ARG_BYTES 88     // room for a kernel's packed arguments (checked at compile time)
+
+struct cdp_rec_launch {  // 128 bytes (nqprof.strategies.cdp.replay.RECORD_DTYPE)
+    unsigned grid[3], block[3];
+    unsigned shared;     // dynamic shared memory (bytes)
+    unsigned arg_bytes;  // bytes of `args` used: the kernel's parameter buffer
+    unsigned boards;     // boards handed to the grid
+    unsigned unused;
+    unsigned long long args[CDP_REC_ARG_BYTES / 8];
+};
+
+struct cdp_rec_buffer {
+    unsigned next, capacity, dropped, unused;
+    cdp_rec_launch launches[1];  // `capacity` records
+};
+
+__host__ __device__ constexpr unsigned cdp_rec_align(unsigned offset, unsigned alignment) {
+    return (offset + alignment - 1) / alignment * alignment;
+}
+
+// The size of the parameter buffer of a kernel whose parameters are P...
+template <class... P>
+__host__ __device__ constexpr unsigned cdp_rec_arg_bytes() {
+    unsigned offset = 0;
+    ((offset = cdp_rec_align(offset, (unsigned)alignof(P)) + (unsigned)sizeof(P)), ...);
+    return offset;
+}
+
+template <class T>
+__host__ __device__ __forceinline__ void cdp_rec_put(unsigned char* buf, unsigned& offset, T value) {
+    offset = cdp_rec_align(offset, (unsigned)alignof(T));
+    memcpy(buf + offset, &value, sizeof(T));
+    offset += (unsigned)sizeof(T);
+}
+
+// Pack `args` as the parameters P... of a kernel (each converted to its parameter's type);
+// returns the bytes written. A host function too, so that a test runs it on the CPU.
+template <class... P, class... A>
+__host__ __device__ __forceinline__ unsigned cdp_rec_pack(unsigned char* buf, A... args) {
+    static_assert(sizeof...(P) == sizeof...(A), "one argument per kernel parameter");
+    unsigned offset = 0;
+    (cdp_rec_put<P>(buf, offset, static_cast<P>(args)), ...);
+    return offset;
+}
+
+#if CDP_LAUNCH_MODE == CDP_LAUNCH_RECORD
+__device__ cdp_rec_buffer* cdp_rec;  // set by the host before the host grid's launch
+
+// Record one launch; false (counted in `dropped`) when the records are full.
+template <class... P, class... A>
+__device__ bool cdp_rec_write(dim3 grid, dim3 block, unsigned shared, unsigned boards, A... args) {
+    static_assert(cdp_rec_arg_bytes<P...>() <= CDP_REC_ARG_BYTES, "kernel arguments do not fit a launch record");
+    const unsigned id = atomicAdd(&cdp_rec->next, 1u);
+    if (id >= cdp_rec->capacity) {
+        atomicAdd(&cdp_rec->dropped, 1u);
+        return false;
+    }
+    cdp_rec_launch& r = cdp_rec->launches[id];
+    r.grid[0] = grid.x;
+    r.grid[1] = grid.y;
+    r.grid[2] = grid.z;
+    r.block[0] = block.x;
+    r.block[1] = block.y;
+    r.block[2] = block.z;
+    r.shared = shared;
+    r.boards = boards;
+    r.unused = 0;
+    r.arg_bytes = cdp_rec_pack<P...>(reinterpret_cast<unsigned char*>(r.args), args...);
+    __threadfence();
+    return true;
+}
 #endif
 
 // ---------------------------------------------------------------------------------------
@@ -165,7 +263,8 @@ __device__ __forceinline__ bool cdp_check_launch(cdp_word* acct, int gen, unsign
 
 // Launch `kernel` as a grid of generation `gen` handed `boards` boards, check the launch's
 // return code and account for it: the one line every CDP launch site uses. Returns true if
-// the child grid will run (never in the CDP_LAUNCH_EMPTY and CDP_LAUNCH_NONE variants).
+// the child grid will run (never in the CDP_LAUNCH_EMPTY and CDP_LAUNCH_NONE variants; in
+// CDP_LAUNCH_RECORD, for generation 1 when it was recorded: the host will run it).
 template <class... P, class... A>
 __device__ __forceinline__ bool cdp_launch(cdp_word* acct, int gen, unsigned boards, void (*kernel)(P...), dim3 grid,
                                            dim3 block, unsigned shared, cudaStream_t stream, A... args) {
@@ -177,6 +276,13 @@ __device__ __forceinline__ bool cdp_launch(cdp_word* acct, int gen, unsigned boa
     cdp_empty_child<<<grid, block, 0, stream>>>();  // same shape, no work, no dynamic shared memory
     cdp_check_launch(acct, gen, boards);
     return false;
+#elif CDP_LAUNCH_MODE == CDP_LAUNCH_RECORD
+    (void)kernel;
+    (void)stream;
+    cdp_count(acct, CDP_LAUNCHES);  // accounted as a launch that succeeded, none made
+    cdp_grid_launched(acct, gen, boards);
+    if (gen != 1) return false;  // a replayed child's own launch: none (as CDP_LAUNCH_NONE)
+    return cdp_rec_write<P...>(grid, block, shared, boards, args...);
 #else
     cdp_count(acct, CDP_LAUNCHES);  // accounted as a launch that succeeded, none made
     cdp_grid_launched(acct, gen, boards);

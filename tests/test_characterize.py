@@ -227,7 +227,7 @@ def test_every_cdp_strategy_has_the_launch_variants():
     for s in cdp:
         assert s.resolve(12)["launch"] == "real"
         assert s.resolve(12, {"launch": "none"})["launch"] == "none"
-        with pytest.raises(InputError, match="parameter launch must be one of real, empty, none"):
+        with pytest.raises(InputError, match="parameter launch must be one of real, empty, none, record"):
             s.resolve(12, {"launch": "fast"})
     assert launch_defines({"launch": "real"}) == {} and launch_defines({}) == {}
     assert launch_defines({"launch": "empty"}) == {"CDP_LAUNCH_MODE": 1}
@@ -280,6 +280,84 @@ def test_efficiency_command_line_and_table(tmp_path, capsys):
     assert "[2] dp2 N=14: ncu failed" in out
 
 
+def _record_fixture():
+    return efficiency.record_from_output((DATA / "synthetic-record-dp3.out").read_text())
+
+
+def test_efficiency_weei_with_the_replayed_children(tmp_path, capsys):
+    """Parent from the real run, children from the launch=record replay: the first 2 of 4
+    launches profiled (40 of 100 boards), so inst_c = 2M x 2.5; WEEI = (0.4375 x 4M + 0.75 x
+    5M) / 9M."""
+    parents = efficiency.per_kernel(efficiency.parse_csv((DATA / "synthetic-ncu-dp3.csv").read_text()))
+    children = efficiency.per_kernel(efficiency.parse_csv((DATA / "synthetic-ncu-dp3-record.csv").read_text()))
+    replay = efficiency.check_replay(_record_fixture())
+    entry = efficiency.summarize("dp3", 14, parents, True, children, replay)
+    assert entry["children_profiled"] and entry["weei"] == pytest.approx((0.4375 * 4e6 + 0.75 * 5e6) / 9e6)
+    w = entry["replay"]
+    assert (w["kernel"], w["profiled"], w["replayed"], w["boards_profiled"], w["boards"]) == ("dp3_child", 2, 4, 40, 100)
+    assert w["scale"] == 2.5
+    assert [(k["kernel"], k["role"], k["inst_weighted"]) for k in entry["kernels"]] == [
+        ("dp3_root", "parent", 4e6), ("dp3_child", "child", 5e6)]
+    header, rows, notes = efficiency.table([entry])
+    assert header[3] == "role" and rows[1][2:5] == ["dp3_child", "child", "2 of 4"] and rows[1][7] == "0.750"
+    assert rows[1][-1] == "0.611 [1]" and rows[0][-1] == ""
+    assert "without their own descendants" in notes[0] and "inst_c scaled by 2.500" in notes[0]
+    assert "inst_c = profiled child inst x B_all / B_profiled" in notes[-1]
+    # every launch profiled: no scaling
+    all4 = efficiency.summarize("dp3", 14, parents, True, children, {**replay, "boards": [10, 30], "replayed": 2,
+                                                                          "recorded": 2})
+    assert all4["replay"]["scale"] == 1.0 and "all 2 replayed launches profiled" in efficiency.table([all4])[2][0]
+    path = tmp_path / "eff.json"
+    path.write_text(json.dumps({"kind": efficiency.KIND, "n": 14, "strategies": [entry]}))
+    assert main(["characterize", "efficiency", "--from", str(path)]) == 0
+    assert "dp3_child" in capsys.readouterr().out
+
+
+def test_efficiency_checks_the_replay_it_weights_by():
+    good = _record_fixture()
+    assert efficiency.check_replay(good)["replayed"] == 4
+    for bad, message in [({**good, "verified": True}, "not marked as a measurement build"),
+                         ({**good, "measurement_build": None}, "not marked as a measurement build"),
+                         ({**good, "replay": {}}, "no replay in its record"),
+                         ({**good, "replay": {**good["replay"], "replayed": 3}}, "launched 3 of 4 recorded grids")]:
+        with pytest.raises(InputError, match=message):
+            efficiency.check_replay(bad)
+    with pytest.raises(InputError, match="no run record"):
+        efficiency.record_from_output("==PROF== Disconnected\n")
+    assert efficiency.solve_argv("dp3", 14, {"launch": "record"}, json=True)[-3:] == ["--json", "--param",
+                                                                                    "launch=record"]
+
+
+def test_efficiency_measure_profiles_parent_and_children(tmp_path, monkeypatch):
+    """A CDP strategy is profiled twice: the real run (its kernels) and the launch=record run
+    (its child kernel only, at most --child-launches launches); a failed child profile keeps
+    the parent's rows with the reason."""
+    from nqprof.errors import UnavailableError
+
+    calls = []
+
+    def profile(strategy, n, out_dir, params=None, ncu=None, timeout=600, launch_count=200, kernels=None, tag=""):
+        calls.append((strategy, dict(params or {}), launch_count, kernels, tag))
+        if tag == "record":
+            if strategy == "dp2":
+                raise UnavailableError("ncu on dp2 N=14 (record) failed (exit 2): boom")
+            return (DATA / "synthetic-ncu-dp3-record.csv").read_text(), (DATA / "synthetic-record-dp3.out").read_text()
+        return (DATA / "synthetic-ncu-dp3.csv").read_text(), ""
+
+    monkeypatch.setattr(efficiency, "profile", profile)
+    doc = efficiency.measure(["dp3", "dp2"], 14, tmp_path, params={"dp3": {"depth": 3}}, child_launches=2)
+    assert calls[:2] == [("dp3", {"depth": 3}, 200, None, ""),
+                         ("dp3", {"depth": 3, "launch": "record"}, 2, ["dp3_child"], "record")]
+    assert calls[3][3] == ["dp2_child"]
+    dp3, dp2 = doc["strategies"]
+    assert dp3["children_profiled"] and dp3["replay"]["scale"] == 2.5
+    assert not dp2["children_profiled"] and "boom" in dp2["children_error"]
+    notes = efficiency.table(efficiency.load(doc))[2]
+    assert any("dp2: WEEI over the host-launched kernels only" in n and "boom" in n for n in notes)
+    efficiency.measure(["feinbube"], 14, tmp_path)
+    assert calls[-1][4] == ""  # not a CDP strategy: one profile
+
+
 # --- the command line ------------------------------------------------------------------------
 
 
@@ -325,7 +403,8 @@ def test_characterize_help_imports_nothing_heavy():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("file, mode", [(f, m) for f in ("characterize.cu", "dp1.cu", "dp2.cu", "dp3.cu", "dpswap.cu")
+@pytest.mark.parametrize("file, mode", [(f, m) for f in ("characterize.cu", "dp1.cu", "dp2.cu", "dp3.cu", "dpswap.cu",
+                                                         "cdp_bp.cu", "cdp_dp3.cu")
                                         for m in (1, 2) if not (f == "characterize.cu" and m == 1)])
 def test_launch_variants_compile_and_link(file, mode, toolkit):
     """Every CDP kernel builds (and device-links) in the variants of `characterize ideal`;

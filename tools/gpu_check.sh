@@ -32,7 +32,9 @@
 #                  for tests/data/characterize), Markdown tables and figures in $OUT/characterize
 #   characterize-launch      launch time vs count, 32..256K and 1M, every launch mode (their Fig. 5)
 #   characterize-reserve     reserved memory vs pending-launch and heap limits, sync depth (Fig. 6)
-#   characterize-efficiency  ncu: feinbube, dp2, dp3, dpswap at N=14
+#   characterize-efficiency  ncu: feinbube, dp2, dp3, dpswap at N=14 (a CDP strategy's parent from the real run,
+#                            its children from the launch=record replay, the first 100 replayed launches)
+#   characterize-efficiency-carneiro  the same for dp1, cdp-bp, cdp-dp3 at N=14
 #   characterize-ideal       ideal CDP time: dp2, dp3, dpswap at N=14 and 16, over feinbube (Fig. 4)
 #   characterize-timeline    dp3 N=13's device timeline: recording overhead; then under nsys, merged into its
 #                            Chrome/Perfetto export (timeline-dp3-13.json)
@@ -66,8 +68,8 @@ cdp_strategies="dp1 dp2 dp3 dpswap cdp-bp cdp-dp3"
 stages=()
 for stage in "$@"; do  # `characterize` and `carneiro` stand for their stages
   case $stage in
-    characterize) stages+=(characterize-launch characterize-reserve characterize-efficiency characterize-ideal
-                           characterize-timeline) ;;
+    characterize) stages+=(characterize-launch characterize-reserve characterize-efficiency
+                           characterize-efficiency-carneiro characterize-ideal characterize-timeline) ;;
     carneiro) stages+=($carneiro_stages) ;;
     *) stages+=("$stage") ;;
   esac
@@ -120,9 +122,12 @@ for stage in "${stages[@]}"; do
         --timeout 60 --json "$C/launch.json" --figure "$C/fig5-launch.png" -o "$C/launch.md" -q ;;
     characterize-reserve) mkdir -p "$C"; run characterize-reserve 500 nqprof characterize reserve --timeout 60 \
         --json "$C/reserve.json" --figure "$C/fig6-reserve.png" -o "$C/reserve.md" -q ;;
-    characterize-efficiency) mkdir -p "$C"; run characterize-efficiency 580 nqprof characterize efficiency --n 14 \
-        --strategies feinbube,dp2,dp3,dpswap --timeout 140 --out-dir "$C/ncu" --json "$C/efficiency.json" \
-        -o "$C/efficiency.md" -q; rm -f "$C"/ncu/*.ncu-rep ;;
+    characterize-efficiency) mkdir -p "$C"; run characterize-efficiency 590 nqprof characterize efficiency --n 14 \
+        --strategies feinbube,dp2,dp3,dpswap --child-launches 100 --timeout 120 --out-dir "$C/ncu" \
+        --json "$C/efficiency.json" -o "$C/efficiency.md" -q; rm -f "$C"/ncu/*.ncu-rep ;;
+    characterize-efficiency-carneiro) mkdir -p "$C"; run characterize-efficiency-carneiro 590 nqprof characterize \
+        efficiency --n 14 --strategies dp1,cdp-bp,cdp-dp3 --child-launches 100 --timeout 120 --out-dir "$C/ncu" \
+        --json "$C/efficiency-carneiro.json" -o "$C/efficiency-carneiro.md" -q; rm -f "$C"/ncu/*.ncu-rep ;;
     characterize-ideal) mkdir -p "$C"; run characterize-ideal 580 nqprof characterize ideal --n 14,16 \
         --strategies dp2,dp3,dpswap --baselines feinbube --repeats 3 --warmup 1 --timeout 60 \
         --json "$C/ideal.json" --figure "$C/fig4-ideal.png" -o "$C/ideal.md" -q ;;

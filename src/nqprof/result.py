@@ -56,6 +56,11 @@ class RunRecord:
     notes: list[str] = field(default_factory=list)
     #: A CDP run's plan (nqprof.strategies.cdp.plan: generations, limits, reserve, chunks).
     plan: dict[str, Any] = field(default_factory=dict)
+    #: A measurement build's sentence (a CDP strategy's launch=empty/none/record): its count
+    #: is not N's and the record is never verified. None for every other run.
+    measurement_build: str | None = None
+    #: launch=record: the replay of generation 1's launches from the host (strategies.cdp.replay).
+    replay: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def from_measurements(
@@ -64,13 +69,14 @@ class RunRecord:
         gpu_times = [m.gpu_s for m in ms if m.gpu_s is not None]
         last = ms[-1]
         stats = last.stats or {}
+        build = info.get("measurement_build")
         return cls(
             strategy=strategy,
             n=n,
             params=dict(params),
             count=last.count,
             expected=expected,
-            verified=all(m.count == expected for m in ms),
+            verified=build is None and all(m.count == expected for m in ms),
             wall_s=median(m.wall_s for m in ms),
             gpu_s=median(gpu_times) if gpu_times else None,
             rounds=len(ms),
@@ -86,6 +92,8 @@ class RunRecord:
             source_hash=info.get("source_hash"),
             notes=list(info.get("notes", [])),
             plan=dict(info.get("plan", {})),
+            measurement_build=build,
+            replay=dict(stats.get("replay", {})),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -97,6 +105,8 @@ class RunRecord:
     def summary(self) -> str:
         """A human-readable report, as ``nqprof solve`` prints it."""
         ok = "verified" if self.verified else f"MISMATCH (expected {self.expected})"
+        if self.measurement_build:
+            ok = f"not verified: {self.measurement_build}"
         params = ", ".join(f"{k}={v}" for k, v in self.params.items()) or "-"
         lines = [
             f"strategy   {self.strategy}",
@@ -128,6 +138,11 @@ class RunRecord:
             lines.append("generation " + ", ".join(f"{k}={v}" for k, v in g.items()))
         if self.device_failures:
             lines.append("failures   " + ", ".join(f"{k}={v}" for k, v in self.device_failures.items()))
+        if self.replay:
+            r = self.replay
+            lines.append(f"replay     {r.get('replayed', 0):,} of {r.get('recorded', 0):,} recorded launches of generation "
+                         f"1 launched from the host as {r.get('kernel')} grids ({sum(r.get('boards', [])):,} boards; "
+                         "their own launches not made)")
         if self.plan:
             lines += _plan_lines(self.plan)
         for note in self.notes:

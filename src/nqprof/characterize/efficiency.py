@@ -16,15 +16,31 @@ parses it into pandas. Per kernel:
 Their WEEI weights parent and child efficiencies by instructions,
 ``(WEE_p * inst_p + WEE_c * inst_c) / (inst_p + inst_c)`` (:func:`weei`). On CDP2 Nsight
 Compute does not reach device-launched children (measured on an H200: dp3 N=10, only
-``dp3_root`` was profiled), so for a CDP strategy the child side needs the children
-launched from the host over the boards their parents handed them; until nqprof records
-those boards, the table gives the host-launched kernels and says that the children are
-missing.
+``dp3_root`` was profiled), so a CDP strategy is profiled twice, the paper's way:
+
+* the parent: the real run (its count verified), its host-launched kernel;
+* the children: ``solve N -p launch=record`` (nqprof.strategies.cdp.replay), where the host
+  grid's launches of generation 1 are recorded instead of made, with the boards their
+  parents handed them, and the session launches every recorded grid of the strategy's
+  ``child_kernel`` from the host; ncu profiles those launches (``--kernel-name`` the child
+  kernel), the first ``child_launches`` of them (``--launch-count``; 0: all) in the order
+  generation 1 recorded them.
+
+Then ``inst_p`` is the parent's warp instructions and
+``inst_c = child warp inst (profiled launches) x B_all / B_profiled``, B the boards of all
+replayed launches and of the profiled ones (1 when every launch was profiled): the profiled
+children stand for all of generation 1 in proportion to their boards; ``WEE_c`` is their
+instruction-weighted lane efficiency. What stays an approximation, and the table says so:
+the replayed children run without their own descendants (their launches are not made), so
+generations >= 2 are missing from the WEEI; sampled launches stand for the others; and the
+replay runs the children one after another from the host, not concurrently with their
+parents (lane efficiency does not depend on that; the L2 hit rate may).
 """
 
 from __future__ import annotations
 
 import io
+import json
 import os
 import shutil
 import subprocess
@@ -37,6 +53,8 @@ from . import check_kind
 
 KIND = "nqprof-characterize-efficiency"
 DEFAULT_STRATEGIES = ("feinbube", "dp2", "dp3", "dpswap")
+#: Replayed child launches ncu profiles per strategy (--launch-count; 0: all).
+DEFAULT_CHILD_LAUNCHES = 200
 
 #: name -> ncu metric.
 METRICS = {
@@ -91,32 +109,56 @@ def profile_command(ncu: str, report: Path, argv: Sequence[str], kernel_regex: s
     return cmd + ["--", *argv]
 
 
-def solve_argv(strategy: str, n: int, params: Mapping[str, Any] | None = None) -> list[str]:
-    """One verified round of ``nqprof solve`` (the count is checked under the profiler too)."""
+def solve_argv(strategy: str, n: int, params: Mapping[str, Any] | None = None, json: bool = False) -> list[str]:
+    """One round of ``nqprof solve`` (the count is checked under the profiler too, except
+    in a measurement build: launch=record); ``json``: print the run record as JSON."""
     argv = [sys.executable, "-m", "nqprof.cli", "solve", str(n), "--strategy", strategy, "--repeats", "1", "-q"]
+    if json:
+        argv.append("--json")
     for k, v in (params or {}).items():
         argv += ["--param", f"{k}={v}"]
     return argv
 
 
+def kernel_regex(kernels: Sequence[str]) -> str | None:
+    """ncu's --kernel-name filter for these kernels (names that start with one of them)."""
+    return "^(" + "|".join(kernels) + ")" if kernels else None
+
+
 def profile(strategy: str, n: int, out_dir: str | os.PathLike, params: Mapping[str, Any] | None = None,
-            ncu: str | None = None, timeout: float = 600, launch_count: int | None = 200) -> str:
+            ncu: str | None = None, timeout: float = 600, launch_count: int | None = 200,
+            kernels: Sequence[str] | None = None, tag: str = "") -> tuple[str, str]:
     """Run one round under ncu; returns the raw-page CSV of the report (also written to
-    ``out_dir``). Only this strategy's kernels are profiled (their names start with the
-    strategy's kernel prefixes)."""
+    ``out_dir``) and what the round printed (with ``tag``, the run record as JSON). Only
+    ``kernels`` are profiled (default: the strategy's), at most ``launch_count`` launches."""
     from ..strategies import get
 
     ncu = find_ncu(ncu)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    report = out / f"ncu-{strategy}-{n}"
-    kernels = [k for src in get(strategy).sources for k in src.kernels]
-    regex = "^(" + "|".join(kernels) + ")" if kernels else None
-    cmd = profile_command(ncu, report, solve_argv(strategy, n, params), regex, launch_count)
-    _run(cmd, timeout, f"ncu on {strategy} N={n}")
+    name = f"ncu-{strategy}-{n}" + (f"-{tag}" if tag else "")
+    report = out / name
+    if kernels is None:
+        kernels = [k for src in get(strategy).sources for k in src.kernels]
+    cmd = profile_command(ncu, report, solve_argv(strategy, n, params, json=bool(tag)), kernel_regex(kernels),
+                          launch_count)
+    printed = _run(cmd, timeout, f"ncu on {strategy} N={n}" + (f" ({tag})" if tag else ""))
     csv = _run([ncu, "--import", f"{report}.ncu-rep", "--csv", "--page", "raw"], timeout, "ncu --import")
-    (out / f"ncu-{strategy}-{n}.csv").write_text(csv)
-    return csv
+    (out / f"{name}.csv").write_text(csv)
+    return csv, printed
+
+
+def record_from_output(text: str) -> dict[str, Any]:
+    """The run record ``nqprof solve --json`` printed, among ncu's ``==PROF==`` lines."""
+    start = next((i for i, line in enumerate(text.splitlines(keepends=True)) if line.rstrip() == "{"), None)
+    if start is None:
+        raise InputError("no run record (JSON) in the output of nqprof solve --json")
+    offset = sum(len(line) for line in text.splitlines(keepends=True)[:start])
+    try:
+        record, _ = json.JSONDecoder().raw_decode(text[offset:])
+    except json.JSONDecodeError as exc:
+        raise InputError(f"the run record printed by nqprof solve --json is not JSON ({exc.msg})") from None
+    return record
 
 
 def _run(cmd: list[str], timeout: float, what: str) -> str:
@@ -216,13 +258,51 @@ def weei(parts: Iterable[tuple[float, float]]) -> float:
 # --- the table ----------------------------------------------------------------------------
 
 
-def summarize(strategy: str, n: int, kernels, cdp: bool) -> dict[str, Any]:
-    """One strategy's entry of the document: its kernels' rows and its WEEI over the kernels
-    profiled (``children_profiled`` False for a CDP strategy: only host-launched kernels)."""
-    rows = kernels.to_dict("records")
-    value = weei((r["wee"], r["warp_inst"]) for r in rows) if rows else None
-    return {"strategy": strategy, "n": n, "cdp": cdp, "kernels": rows, "weei": value, "children_profiled": not cdp,
-            "error": None}
+def replay_weight(replay: Mapping[str, Any], profiled: int) -> dict[str, Any]:
+    """How the profiled child launches stand for all of generation 1: the first ``profiled``
+    of the replayed launches (ncu profiles them in replay order), their boards, and the
+    factor ``B_all / B_profiled`` their instructions are scaled by."""
+    boards = list(replay.get("boards") or [])
+    replayed = int(replay.get("replayed", len(boards)))
+    profiled = min(int(profiled), replayed)
+    b_all, b_profiled = sum(boards), sum(boards[:profiled])
+    scale = 1.0 if profiled >= replayed else (b_all / b_profiled if b_profiled else float("nan"))
+    return {"kernel": replay.get("kernel"), "recorded": int(replay.get("recorded", replayed)), "replayed": replayed,
+            "profiled": profiled, "boards": b_all, "boards_profiled": b_profiled, "scale": scale}
+
+
+def check_replay(record: Mapping[str, Any]) -> dict[str, Any]:
+    """The replay of a launch=record run record, checked: a measurement build (never a
+    verified count), every launch of generation 1 recorded and replayed."""
+    replay = record.get("replay") or {}
+    if not record.get("measurement_build") or record.get("verified"):
+        raise InputError("the launch=record run is not marked as a measurement build")
+    gen1 = next((g.get("grids", 0) for g in record.get("generations", []) if g.get("generation") == 1), 0)
+    if not replay:
+        raise InputError("the launch=record run has no replay in its record")
+    if replay.get("replayed") != gen1 or replay.get("recorded") != gen1:
+        raise InputError(f"the replay launched {replay.get('replayed')} of {replay.get('recorded')} recorded grids; "
+                         f"generation 1 had {gen1}")
+    return replay
+
+
+def summarize(strategy: str, n: int, kernels, cdp: bool, children=None, replay: Mapping[str, Any] | None = None
+              ) -> dict[str, Any]:
+    """One strategy's entry of the document: its kernels' rows (``role`` parent; a CDP
+    strategy's replayed children ``role`` child, with ``scale`` and ``inst_weighted``) and
+    its WEEI over them. ``children_profiled``: True for a non-CDP strategy and where the
+    replay's children were profiled; False for a CDP strategy profiled without them."""
+    rows = [{**r, "role": "parent", "scale": 1.0, "inst_weighted": r["warp_inst"]} for r in kernels.to_dict("records")]
+    weight = None
+    if children is not None and replay is not None:
+        child_rows = children.to_dict("records")
+        profiled = sum(int(r["launches"]) for r in child_rows)
+        weight = replay_weight(replay, profiled)
+        rows += [{**r, "role": "child", "scale": weight["scale"], "inst_weighted": r["warp_inst"] * weight["scale"]}
+                 for r in child_rows]
+    value = weei((r["wee"], r["inst_weighted"]) for r in rows) if rows else None
+    return {"strategy": strategy, "n": n, "cdp": cdp, "kernels": rows, "weei": value,
+            "children_profiled": not cdp or bool(weight and weight["profiled"]), "replay": weight, "error": None}
 
 
 def load(doc: dict[str, Any]) -> list[dict[str, Any]]:
@@ -237,46 +317,83 @@ def _f(value, fmt: str) -> str:
 
 
 def table(entries: Sequence[dict[str, Any]]) -> tuple[list[str], list[list], list[str]]:
-    header = ["strategy", "N", "kernel", "launches", "time (ms)", "warp inst", "WEE", "shared conflicts",
+    header = ["strategy", "N", "kernel", "role", "launches", "time (ms)", "warp inst", "WEE", "shared conflicts",
               "shared wavefronts/inst", "global ld sectors/req", "global st sectors/req", "L2 hit %", "WEEI"]
     rows, notes = [], []
     for e in entries:
         if e.get("error"):
             notes.append(f"[{len(notes) + 1}] {e['strategy']} N={e['n']}: {e['error']}")
-            rows.append([e["strategy"], e["n"], f"no measurement [{len(notes)}]"] + ["-"] * 10)
+            rows.append([e["strategy"], e["n"], f"no measurement [{len(notes)}]"] + ["-"] * 11)
             continue
+        w = e.get("replay") or {}
         for k in e["kernels"]:
-            rows.append([e["strategy"], e["n"], k["kernel"], k["launches"], _f(k["duration_ns"] / 1e6, ".3f"),
+            role = k.get("role", "parent")
+            launches = k["launches"]
+            if role == "child" and w:
+                launches = f"{w['profiled']:,} of {w['replayed']:,}"
+            rows.append([e["strategy"], e["n"], k["kernel"], role, launches, _f(k["duration_ns"] / 1e6, ".3f"),
                          _f(k["warp_inst"], ".3e"), _f(k["wee"], ".3f"), _f(k["shared_conflicts"], ".3e"),
                          _f(k["shared_wavefronts_per_inst"], ".2f"), _f(k["global_ld_sectors_per_request"], ".2f"),
                          _f(k["global_st_sectors_per_request"], ".2f"), _f(k["l2_hit_pct"], ".1f"), ""])
         weei_cell = _f(e.get("weei"), ".3f")
         if e.get("cdp") and not e.get("children_profiled"):
             notes.append(f"[{len(notes) + 1}] {e['strategy']}: WEEI over the host-launched kernels only; on CDP2 ncu "
-                         "does not reach device-launched children")
+                         "does not reach device-launched children" + (f" ({e['children_error']})"
+                                                                      if e.get("children_error") else ""))
+            weei_cell += f" [{len(notes)}]"
+        elif e.get("cdp") and w:
+            sampled = (f"the first {w['profiled']:,} of {w['replayed']:,} replayed launches profiled "
+                       f"({w['boards_profiled']:,} of {w['boards']:,} boards): inst_c scaled by {w['scale']:.3f}"
+                       if w["profiled"] < w["replayed"] else f"all {w['replayed']:,} replayed launches profiled")
+            notes.append(f"[{len(notes) + 1}] {e['strategy']}: children = generation 1's {w['kernel']} grids replayed "
+                         f"from the host over the boards their parents recorded (launch=record), without their own "
+                         f"descendants (generations >= 2 not in the WEEI); {sampled}")
             weei_cell += f" [{len(notes)}]"
         if e["kernels"]:
             rows[-1][-1] = weei_cell
-    notes.append("WEE: active lanes per warp instruction / 32; WEEI = sum(WEE x warp inst) / sum(warp inst) over "
-                 "parent and children; sectors/req: 4 is one fully used 128-byte line")
+    notes.append("WEE: active lanes per warp instruction / 32; WEEI = (WEE_p x inst_p + WEE_c x inst_c) / (inst_p + "
+                 "inst_c), inst = warp instructions, inst_c = profiled child inst x B_all / B_profiled (boards of all "
+                 "replayed launches over those profiled); sectors/req: 4 is one fully used 128-byte line")
     return header, rows, notes
 
 
 def measure(strategies: Sequence[str], n: int, out_dir: str | os.PathLike, params=None, ncu: str | None = None,
-            timeout: float = 600, progress=None) -> dict[str, Any]:
-    """Profile each strategy at N; returns the JSON document (the CSVs stay in ``out_dir``)."""
+            timeout: float = 600, progress=None, child_launches: int = DEFAULT_CHILD_LAUNCHES) -> dict[str, Any]:
+    """Profile each strategy at N (a CDP strategy twice: the real run for its parent, the
+    launch=record run for its children); returns the JSON document (the CSVs stay in
+    ``out_dir``). A failed child profile leaves the parent's rows, with the reason."""
     from ..errors import NqprofError
     from ..strategies import get
 
     entries = []
     for s in strategies:
+        strat = get(s)
+        given = dict((params or {}).get(s) or {})
         if progress is not None:
             progress.case(f"efficiency {s} N={n}")
         try:
-            df = parse_csv(profile(s, n, out_dir, (params or {}).get(s), ncu=ncu, timeout=timeout))
+            csv, _ = profile(s, n, out_dir, given, ncu=ncu, timeout=timeout)
+            df = parse_csv(csv)
             if df.empty:
                 raise InputError("ncu profiled no kernel of this strategy")
-            entries.append(summarize(s, n, per_kernel(df), get(s).cdp))
+            parents = per_kernel(df)
         except NqprofError as exc:
             entries.append({"strategy": s, "n": n, "error": str(exc)})
-    return {"kind": KIND, "n": n, "strategies": entries}
+            continue
+        if not strat.cdp or not strat.child_kernel:
+            entries.append(summarize(s, n, parents, strat.cdp))
+            continue
+        if progress is not None:
+            progress.case(f"efficiency {s} N={n} children (launch=record)")
+        try:
+            csv, printed = profile(s, n, out_dir, {**given, "launch": "record"}, ncu=ncu, timeout=timeout,
+                                   launch_count=child_launches or None, kernels=[strat.child_kernel], tag="record")
+            replay = check_replay(record_from_output(printed))
+            df = parse_csv(csv)
+            children = per_kernel(df[df["kernel"] == strat.child_kernel])
+            if children.empty:
+                raise InputError(f"ncu profiled no {strat.child_kernel} launch of the replay")
+            entries.append(summarize(s, n, parents, True, children, replay))
+        except NqprofError as exc:
+            entries.append({**summarize(s, n, parents, True), "children_error": str(exc)})
+    return {"kind": KIND, "n": n, "child_launches": child_launches, "strategies": entries}

@@ -4,7 +4,7 @@ measured the way Wang and Yalamanchili (2014) measured it (nqprof.characterize).
     nqprof characterize launch [--counts 32,1K,256K] [--modes default,own,fire-and-forget,tail]
     nqprof characterize reserve [--pending 0,32,4096] [--heap-mib 8,512]
     nqprof characterize ideal [--strategies dp2,dp3,dpswap] [--n 14,16]
-    nqprof characterize efficiency [--strategies feinbube,dp2,dp3,dpswap] [--n 14]
+    nqprof characterize efficiency [--strategies feinbube,dp2,dp3,dpswap] [--n 14] [--child-launches 200]
     nqprof characterize timeline 13 [--strategy dp3] [--chrome grids.json [--nsys trace.sqlite]]
 
 Each prints its table beside the paper's numbers; ``--json`` keeps the measurement,
@@ -220,8 +220,11 @@ def cmd_efficiency(args) -> int:
     for s in strategies:
         get(s)
     n = validate_n(args.n)
+    if args.child_launches < 0:
+        raise InputError(f"--child-launches must be >= 0 (0: all), got {args.child_launches}")
     doc = _measure_or_load(args, lambda progress: efficiency.measure(
-        strategies, n, args.out_dir, ncu=args.ncu, timeout=args.timeout, progress=progress))
+        strategies, n, args.out_dir, ncu=args.ncu, timeout=args.timeout, progress=progress,
+        child_launches=args.child_launches))
     header, rows, notes = efficiency.table(efficiency.load(doc))
     emit(args, f"SIMD lane efficiency, memory irregularity and L2 hit rate (Nsight Compute; N={doc.get('n')})",
          header, rows, notes)
@@ -233,6 +236,12 @@ def add_efficiency(q) -> None:
     q.add_argument("--n", default="14", help="N (default 14)")
     q.add_argument("--out-dir", default="nqprof-ncu", help="where the ncu reports and CSVs go (default nqprof-ncu)")
     q.add_argument("--ncu", help="the ncu executable (default: $NQPROF_NCU, PATH, the toolkit's bin/)")
+    from ..characterize.efficiency import DEFAULT_CHILD_LAUNCHES
+
+    q.add_argument("--child-launches", type=int, default=DEFAULT_CHILD_LAUNCHES, metavar="K",
+                   help="a CDP strategy's children: profile the first K of the launches of generation 1 replayed "
+                        "from the host (launch=record; ncu --launch-count), their instructions scaled to all by "
+                        "boards (0: all; default %(default)s)")
 
 
 # -- timeline ---------------------------------------------------------------------------------

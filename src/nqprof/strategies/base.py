@@ -118,6 +118,9 @@ class Strategy:
     sources: ClassVar[tuple["KernelSource", ...]] = ()
     #: The device-side counters its kernels keep, if any (mirrored from a kernel header).
     counters: ClassVar["CounterLayout | None"] = None
+    #: CDP: the kernel of generation 1's grids (those the host grid launches), one of its
+    #: sources' kernels; ``launch=record`` replays it from the host (strategies.cdp.replay).
+    child_kernel: ClassVar[str] = ""
     #: The largest N the benchmark suite runs by default: where a round still takes well
     #: under a second on an H200, so that `pytest bench/` finishes within minutes.
     bench_max_n: ClassVar[int] = 16
@@ -152,6 +155,16 @@ class Strategy:
 
     def check(self, n: int, params: dict[str, Any]) -> None:
         """Cross-parameter constraints; raise :class:`InputError`."""
+
+    def measurement_build(self, params: Mapping[str, Any]) -> str | None:
+        """Why a run with ``params`` counts something other than N's solutions (a CDP
+        strategy's ``launch`` variants), said in its record in place of a verified count;
+        None for a run whose count is verified."""
+        if not self.cdp:
+            return None
+        from .cdp.params import measurement_build
+
+        return measurement_build(params)
 
     def open(self, n: int, params: dict[str, Any]) -> Session:
         raise NotImplementedError

@@ -53,6 +53,7 @@ class CdpBp(Strategy):
     cdp = True
     min_n = 2
     sources = (KernelSource("cdp_bp.cu", cdp=True, kernels=("cdp_bp_root", "cdp_bp_child")),)
+    child_kernel = "cdp_bp_child"
     counters = ACCOUNTING
     params = (
         depth_param(default_depth, "rows expanded on the host (the paper's first depth)"),

@@ -40,6 +40,7 @@ class CdpDp3(Strategy):
     cdp = True
     min_n = 2
     sources = (KernelSource("cdp_dp3.cu", cdp=True, kernels=("cdp_dp3_root", "cdp_dp3_child")),)
+    child_kernel = "cdp_dp3_child"
     counters = ACCOUNTING
     params = (
         depth_param(default_depth, "rows expanded on the host (one thread per board of the host grid)"),

@@ -60,6 +60,7 @@ class Dp1(Strategy):
     bench_max_n = 12  # measured on an H200: the next N takes seconds per round
     min_n = 2
     sources = (KernelSource("dp1.cu", cdp=True, kernels=("dp1_root", "dp1_swarm")),)
+    child_kernel = "dp1_swarm"
     counters = ACCOUNTING
     params = (
         Param("z", "rows per swarm grid: N^z threads (1: the first version, one thread per column)", default=3,

@@ -85,6 +85,7 @@ class Dp2(Strategy):
     cdp = True
     min_n = 2
     sources = (KernelSource("dp2.cu", cdp=True, kernels=("dp2_root", "dp2_child")),)
+    child_kernel = "dp2_child"
     counters = ACCOUNTING
     params = (
         depth_param(default_depth, "rows expanded on the host (one thread per board of the host grid)"),

@@ -55,6 +55,7 @@ class Dp3(Strategy):
     cdp = True
     min_n = 2
     sources = (KernelSource("dp3.cu", cdp=True, kernels=("dp3_root", "dp3_child")),)
+    child_kernel = "dp3_child"
     counters = ACCOUNTING
     params = (
         depth_param(default_depth, "rows expanded on the host (one thread per board of the host grid)"),

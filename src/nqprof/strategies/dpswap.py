@@ -61,6 +61,7 @@ class DpSwap(Strategy):
     cdp = True
     min_n = 2
     sources = (KernelSource("dpswap.cu", cdp=True, kernels=("dpswap_root", "dpswap_child")),)
+    child_kernel = "dpswap_child"
     counters = ACCOUNTING
     params = (
         depth_param(default_depth, "rows expanded on the host (one thread per board of the host grid)"),

@@ -91,26 +91,51 @@ METRICS = ["gpu__time_duration.sum", "smsp__inst_executed.sum", "smsp__thread_in
 UNITS = ["nsecond", "inst", "inst", "", "", "", "", "inst", "inst", "sector", "request", "sector", "request", "%"]
 
 
-def ncu_csv():
+DP3_ROOT = ("dp3_root(const unsigned int *, const unsigned int *, const unsigned int *, const unsigned char *, "
+            "unsigned int, int, int, int, int, unsigned long long *)")
+DP3_CHILD = "dp3_child(nq_board **, unsigned int *, unsigned int, int, int, int, int, int, unsigned long long *)"
+
+
+def ncu_csv(rows=None, banner=("==PROF== Connected to process 4242 (/usr/bin/python3.11)", "strategy   dp3")):
     head = ["ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream", "Block Size",
             "Grid Size", "Device", "CC"]
-    rows = [
-        ("dp3_root(const unsigned int *, const unsigned int *, const unsigned int *, const unsigned char *, unsigned "
-         "int, int, int, int, int, unsigned long long *)",
+    rows = rows or [
+        (DP3_ROOT,
          ["2,000,000", "1,000,000", "8,000,000", "8", "1,000", "500", "40,000", "20,000", "10,000", "4,000", "1,000",
           "800", "200", "90.5"]),
-        ("dp3_root(const unsigned int *, const unsigned int *, const unsigned int *, const unsigned char *, unsigned "
-         "int, int, int, int, int, unsigned long long *)",
+        (DP3_ROOT,
          ["1,000,000", "3,000,000", "48,000,000", "16", "3,000", "1,500", "120,000", "60,000", "30,000", "12,000",
           "3,000", "2,400", "600", "70.5"]),
     ]
     q = lambda cells: ",".join(f'"{c}"' for c in cells)  # noqa: E731
-    lines = ["==PROF== Connected to process 4242 (/usr/bin/python3.11)", "strategy   dp3",
-             q(head + METRICS), q([""] * len(head) + UNITS)]
+    lines = [*banner, q(head + METRICS), q([""] * len(head) + UNITS)]
     for i, (kernel, values) in enumerate(rows):
         lines.append(q([str(i), "4242", "python3.11", "host", kernel, "1", "7", "(128, 1, 1)", "(5, 1, 1)", "0", "9.0"]
                        + values))
     return "\n".join(lines) + "\n"
+
+
+def ncu_csv_record():
+    """The replay's children (launch=record): the first 2 of 4 replayed dp3_child launches,
+    1M warp instructions each at 24 active lanes (WEE 0.75)."""
+    child = ["500,000", "1,000,000", "24,000,000", "24", "0", "0", "10,000", "5,000", "5,000", "2,000", "500", "400",
+             "100", "80.0"]
+    return ncu_csv([(DP3_CHILD, child), (DP3_CHILD, child)], banner=())
+
+
+def record_output():
+    """What `nqprof solve 14 -s dp3 -p launch=record --json` prints under ncu: ncu's lines
+    around the run record. Generation 1: 4 grids, 100 boards; replayed in the order 10, 30,
+    20, 40 boards (the first two, 40 boards, are the profiled ones: inst_c x 2.5)."""
+    record = {"strategy": "dp3", "n": 14, "params": {"launch": "record"}, "count": 1234, "expected": 365596,
+              "verified": False, "measurement_build": "measurement build launch=record (...): the count is not N's",
+              "generations": [{"generation": 0, "grids": 1, "boards": 96}, {"generation": 1, "grids": 4, "boards": 100},
+                              {"generation": 2, "grids": 50, "boards": 700}],
+              "device_failures": {"launches": 54, "launch_failures": 0},
+              "replay": {"kernel": "dp3_child", "recorded": 4, "capacity": 4, "dropped": 0, "replayed": 4,
+                         "gpu_s": 0.001, "boards": [10, 30, 20, 40], "blocks": [1, 1, 1, 1]}}
+    return ("==PROF== Connected to process 4243 (/usr/bin/python3.11)\n" + json.dumps(record, indent=2) + "\n"
+            "==PROF== Disconnected from process 4243\n")
 
 
 def timeline():
@@ -135,3 +160,5 @@ if __name__ == "__main__":
     for name, doc in (("launch", launch()), ("reserve", reserve()), ("ideal", ideal()), ("timeline", timeline())):
         (HERE / f"synthetic-{name}.json").write_text(json.dumps(doc, indent=1) + "\n")
     (HERE / "synthetic-ncu-dp3.csv").write_text(ncu_csv())
+    (HERE / "synthetic-ncu-dp3-record.csv").write_text(ncu_csv_record())
+    (HERE / "synthetic-record-dp3.out").write_text(record_output())

@@ -42,15 +42,24 @@ def child_block_param(default, derived: bool = False) -> Param:
 
 
 #: The build variants of every CDP kernel (CDP_LAUNCH_MODE in kernels/cdp.cuh): the real
-#: child grids, an empty grid of the same shape in their place (t1), or no launch (t2).
-LAUNCH_MODES = {"real": 0, "empty": 1, "none": 2}
+#: child grids, an empty grid of the same shape in their place (t1), no launch (t2), or
+#: generation 1's launches recorded and replayed from the host (:mod:`.replay`).
+LAUNCH_MODES = {"real": 0, "empty": 1, "none": 2, "record": 3}
+
+#: What each measurement build does instead of the real launches (why its count is not N's).
+MEASUREMENT_BUILDS = {
+    "empty": "every child launch replaced by an empty grid of the same shape",
+    "none": "no child launch made",
+    "record": "generation 1's launches recorded, not made, and replayed from the host without their own children",
+}
 
 
 def launch_param() -> Param:
     return Param(
         "launch",
-        "child launches: real, empty (an empty grid in their place) or none; the last two are `nqprof characterize "
-        "ideal`'s builds, where the children do not run (the count is not N's)",
+        "child launches: real, empty (an empty grid in their place), none, or record (generation 1's launches "
+        "recorded and replayed from the host, without their own children); all but real are measurement builds "
+        "(`nqprof characterize ideal` and `efficiency`) whose count is not N's and is never verified",
         default="real",
         choices=tuple(LAUNCH_MODES),
     )
@@ -61,3 +70,12 @@ def launch_defines(params) -> dict[str, int]:
     real build, so that it stays the build every other run uses)."""
     mode = LAUNCH_MODES[params.get("launch", "real")]
     return {"CDP_LAUNCH_MODE": mode} if mode else {}
+
+
+def measurement_build(params) -> str | None:
+    """For a measurement build (``launch`` other than real), the sentence the run record
+    carries in place of a verified count; None for the real build."""
+    launch = params.get("launch", "real")
+    if launch == "real":
+        return None
+    return f"measurement build launch={launch} ({MEASUREMENT_BUILDS[launch]}): the count is not N's"

@@ -2,7 +2,9 @@
 decided and the limits set before anything is built or launched, the host-launched
 generation in its NVTX range timed with CUDA events (chunk by chunk, each in a nested range,
 when the plan does not fit at once), and the device-side accounting decoded, summed over the
-chunks and checked after each round (:mod:`.accounting`)."""
+chunks and checked after each round (:mod:`.accounting`). With ``launch=record`` the
+launches of generation 1 are recorded, then replayed from the host in an NVTX range of
+their own (:mod:`.replay`)."""
 
 from __future__ import annotations
 
@@ -17,9 +19,13 @@ from ..gpu_common import COUNTER_BYTES, GpuSession
 from .accounting import WORDS, decode_accounting, raise_on_failures
 from .chunks import ChunkBoards, merge_accounting
 from .model import GenerationStats
-from .params import launch_defines
+from .params import launch_defines, measurement_build
 from .limits import MAX_PENDING
 from .plan import Reserve, make_plan
+from .replay import LaunchRecords
+from .replay import capacity_for as records_for
+from .replay import check as check_records
+from .replay import replay, summary
 from .timeline import DeviceTimeline, capacity_for, timeline_defines
 
 class CdpSession(GpuSession):
@@ -33,6 +39,11 @@ class CdpSession(GpuSession):
     inside ``generation(0)`` (NVTX range + CUDA events) -- chunk by chunk when the plan says
     so -- decode the accounting, fail on any device failure, and return the count with the
     per-generation statistics.
+
+    With ``launch=record`` (not chunked, not with ``timeline=1``) each round then checks the
+    records of generation 1's launches against the accounting and launches every recorded
+    grid of the strategy's ``child_kernel`` from the host, inside ``generation(1, "replay
+    of generation")``; the accounting read after it adds the children's own work.
 
     Subclasses set ``source``, ``root_kernel``, ``child_kernels`` and implement
     :meth:`launch_root` (over ``self.boards``: all host boards, or the current chunk).
@@ -54,6 +65,11 @@ class CdpSession(GpuSession):
         from .. import get
 
         self.label = f"{strategy_name} N={n}"
+        self.recording = params.get("launch") == "record"
+        if self.recording and params.get("timeline"):
+            raise InputError(f"{self.label}: launch=record and timeline=1 do not go together (the replayed grids "
+                             "are host-launched, outside the device timeline): give one of them")
+        self.child_kernel = get(strategy_name).child_kernel
         self.host = expand(n, params["depth"])
         free, _ = self.drv.mem_get_info()
         # The plan (Carneiro et al.): limits and chunk size from the whole recursion, before
@@ -77,6 +93,9 @@ class CdpSession(GpuSession):
                 self.plan = plan(max_pending=taken)
                 self.limits = self.plan.limits
                 self.gpu.set_limits(pending_launches=self.limits.pending, heap_bytes=self.limits.heap_bytes)
+        if self.recording and self.plan.chunked:
+            raise InputError(f"{self.label}: launch=record replays one launch of the host grid; this run is launched "
+                             f"in {self.plan.chunks} chunks (give chunk= larger, or a smaller N)")
         module = self.build(self.source, {**launch_defines(params), **timeline_defines(params)})
         self.reserve_measured = self._measure_reserve()
         self.root = module.function(self.root_kernel)
@@ -96,6 +115,11 @@ class CdpSession(GpuSession):
             capacity = capacity_for(None, self.limits.pending)
             self.timeline = DeviceTimeline(self.drv, module.module, capacity, len(self.host))
             self.notes.append(f"device timeline: room for {capacity:,} grid records")
+        self.records = None
+        if self.recording:
+            self.records = LaunchRecords(self.drv, module.module, records_for(self.plan))
+            self.notes.append(f"launch=record: room for {self.records.capacity:,} launches of generation 1, replayed "
+                              f"from the host as {self.child_kernel} grids (their own launches not made)")
         self.notes.append(f"{len(self.host)} host boards at depth {params['depth']}")
         self.notes.append(self.limits.describe())
         self.notes.append(self.plan.summary())
@@ -121,11 +145,16 @@ class CdpSession(GpuSession):
     def run_once(self) -> Measurement:
         if self.timeline:
             self.timeline.reset()
+        replayed = None
         if not self.plan.chunked:
             self.drv.memset_d32(self.acct, 0, 2 * WORDS)
+            if self.records:
+                self.records.reset()
             with self.generation(0) as timer:
                 self.launch_root()
             words = self.read_u64(self.acct, WORDS)
+            if self.records:
+                replayed, words = self._replay(words)
         else:
             words = None
             ranges = self.plan.chunk_ranges()
@@ -151,7 +180,26 @@ class CdpSession(GpuSession):
         stats = acct.stats()
         if self.timeline:
             stats["timeline"] = self.timeline.read()
+        if replayed is not None:
+            stats["replay"] = replayed
         return Measurement(count=count, wall_s=timer.wall_seconds, gpu_s=timer.seconds, stats=stats)
+
+    def _replay(self, words):
+        """launch=record: check the host grid's round and its records of generation 1, then
+        launch every recorded grid from the host. Returns the replay's summary and the
+        accounting read after it (the host grid's and the replayed children's)."""
+        label = f"{self.label} launch=record"
+        root = decode_accounting(words, host_boards=len(self.host))
+        self._fail(root, f"{label} (host grid)")
+        recorded = self.records.read()
+        grids = next((g.grids for g in root.generations if g.generation == 1), 0)
+        problem = check_records(recorded, grids, label)
+        if problem:
+            raise DeviceFailureError(problem)
+        func = self.children[self.child_kernel]
+        with self.generation(1, "replay of generation") as timer:
+            count = replay(func, recorded["records"])
+        return summary(recorded, count, self.child_kernel, timer.seconds), self.read_u64(self.acct, WORDS)
 
     def _measure_reserve(self) -> dict[str, int] | None:
         """What loading the module (linked with cudadevrt, under the limits just set) took
@@ -181,4 +229,5 @@ class CdpSession(GpuSession):
             ) from None
 
     def info(self) -> dict[str, Any]:
-        return {**super().info(), "plan": {**self.plan.as_dict(), "reserve_measured": self.reserve_measured}}
+        return {**super().info(), "plan": {**self.plan.as_dict(), "reserve_measured": self.reserve_measured},
+                "measurement_build": measurement_build(self.params)}
