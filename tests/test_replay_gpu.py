@@ -38,7 +38,9 @@ def test_record_and_replay_n10(name):
     if generations == {0, 1}:  # two generations: the children finish every board
         assert record.count == known_count(N)
     else:  # the replayed children's own launches are accounted, not made: fewer solutions
-        assert 2 in generations and 0 < record.count < known_count(N)
+        # (none at all for dp3 at N=10: its generation-1 children hand every board on to
+        # generation 2, rows 5 to 9, as measured on an H200)
+        assert 2 in generations and 0 <= record.count < known_count(N)
 
 
 @pytest.mark.parametrize("name", ["dp2", "cdp-bp"])
