@@ -597,3 +597,20 @@ def test_ideal_from_the_h200():
     assert dp2.host_launches == dp2.launches == 4816 and dp2.per_launch == pytest.approx(0.164e-6, rel=0.01)
     _, rows, notes = ideal.table(list(results.values()))
     assert any("dpswap N=14" in n and "ideal all does not hold here" in n for n in notes)
+
+
+def test_efficiency_from_the_h200():
+    """feinbube, dp2, dp3, dpswap at N=14 on an H200, the CDP children profiled from their
+    replay: every strategy's children were reached, and the CDP strategies' WEEI is below
+    their parents' (the children keep fewer lanes busy), feinbube's 0.290 above dp2's and dp3's."""
+    entries = {e["strategy"]: e for e in efficiency.load(json.loads((DATA / "h200-efficiency-14.json").read_text()))}
+    assert set(entries) == {"feinbube", "dp2", "dp3", "dpswap"}
+    assert all(e["children_profiled"] for e in entries.values())
+    assert entries["feinbube"]["weei"] == pytest.approx(0.290, abs=5e-4)
+    assert entries["dp2"]["weei"] == pytest.approx(0.097, abs=5e-4)
+    assert entries["dp3"]["weei"] == pytest.approx(0.151, abs=5e-4)
+    for s in ("dp2", "dp3"):
+        parent = next(k for k in entries[s]["kernels"] if k["kernel"].endswith("_root"))
+        assert entries[s]["weei"] < parent["wee"]
+    header, rows, notes = efficiency.table(list(entries.values()))
+    assert any("100 of 4,816" in str(cell) for r in rows for cell in r)
