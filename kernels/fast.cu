@@ -484,3 +484,38 @@ extern "C" __global__ void __launch_bounds__(NQ_BLOCK, NQ_MIN_BLOCKS) fast_tight
 extern "C" __global__ void __launch_bounds__(NQ_BLOCK, NQ_MIN_BLOCKS) fast_tight_nola(FAST_ARGS) {
     fast_tight_search<2, false>(tasks, ntasks, n, levels, next, out);
 }
+
+// fast_plain: the boards too small for Takaken's classes (N < 4; d4.c counts them by plain
+// enumeration too): one thread walks the whole tree with 32-bit masks, no symmetry, and
+// writes the count and the queens placed to out[0] and out[1]. Launched as one block of one
+// thread; the strategy also runs it at any N with opt=plain, as a check of the kernel.
+extern "C" __global__ void fast_plain(int n, unsigned long long *out) {
+    if (blockIdx.x != 0 || threadIdx.x != 0) return;
+    const unsigned full = n >= 32 ? FAST_FULL : (1u << n) - 1u;
+    unsigned cand[32], left[32], down[32], right[32];
+    unsigned long long count = 0, nodes = 0;
+    int row = 0;
+    left[0] = down[0] = right[0] = 0;
+    cand[0] = full;
+    while (row >= 0) {
+        if (cand[row] == 0) {
+            row--;
+            continue;
+        }
+        const unsigned bit = cand[row] & (0u - cand[row]);
+        cand[row] ^= bit;
+        nodes++;
+        if (row == n - 1) {
+            count++;
+            continue;
+        }
+        const unsigned l = (left[row] | bit) << 1, d = down[row] | bit, r = (right[row] | bit) >> 1;
+        row++;
+        left[row] = l;
+        down[row] = d;
+        right[row] = r;
+        cand[row] = ~(l | d | r) & full;
+    }
+    out[0] = count;
+    out[1] = nodes;
+}

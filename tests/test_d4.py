@@ -90,7 +90,11 @@ def test_fast_parameters():
         fast.resolve(12, {"block": 100})
     with pytest.raises(InputError):
         fast.resolve(12, {"opt": "nope"})
-    with pytest.raises(InputError):
-        fast.resolve(3)
+    assert [fast.resolve(n)["opt"] for n in (1, 2, 3, 4)] == ["plain", "plain", "plain", "tight-u4"]
+    with pytest.raises(InputError, match=r"fast N=3: the D4 kernels need N >= 4.*opt=plain"):
+        fast.resolve(3, {"opt": "tight-u4"})
+    assert fast.resolve(12, {"opt": "plain"})["opt"] == "plain"  # a check of that kernel at any N
+    with pytest.raises(InputError, match="no tasks to spread"):
+        fast.open_part(12, fast.resolve(12, {"opt": "plain"}))
     assert shared_bytes(19, {"depth": 7, "block": 128}) == 3 * 10 * 128 * 4
     assert blocks_per_sm(128, 48, shared_bytes(19, {"depth": 7, "block": 128})) == 10

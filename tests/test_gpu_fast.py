@@ -24,3 +24,15 @@ def test_odd_shapes(depth, block):
 def test_n17_default():
     record = solve("fast", 17, {}, repeats=3, warmup=1, timeout=120)
     assert record.verified and record.gpu_s is not None
+
+
+def test_plain_kernel_counts_n1_to_n3_by_default_and_any_n_when_asked():
+    """Below N=4 (no D4 classes) fast runs its one-thread plain enumeration; asked for at
+    N=5..11 the same kernel must count those boards too (a kernel returning the three small
+    counts by luck would fail there)."""
+    for n in range(1, 4):
+        record = solve("fast", n, {}, timeout=120)
+        assert record.params["opt"] == "plain" and record.verified and record.count == record.expected
+    for n in range(5, 12):
+        record = solve("fast", n, {"opt": "plain"}, timeout=120)
+        assert record.verified and record.count == record.expected

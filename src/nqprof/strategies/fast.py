@@ -15,6 +15,9 @@ docs/results/fast-ladder.md):
 ``tight``       the tight loop, vote every 2 steps
 ``tight-u4``    the tight loop, vote every 4 steps (the fastest measured)
 ``tight-nola``  ``tight`` without the lookahead
+``plain``       one thread, plain enumeration without symmetry: the default below N=4, where
+                Takaken's classes do not exist (serial-d4 counts those boards so too); at
+                larger N only a check of that kernel
 ==============  ===========================================================================
 """
 
@@ -39,8 +42,17 @@ KERNELS = {
     "tight-u4": "fast_tight_u4",
     "tight-nola": "fast_tight_nola",
 }
+#: One thread, plain enumeration: N < D4_MIN_N, where the D4 kernels do not apply.
+PLAIN = "plain"
+PLAIN_KERNEL = "fast_plain"
+D4_MIN_N = 4
 TASK_WORDS = 8  # uint32 words of a task (kernels/cpu/d4.h)
 MAX_DEPTH = 16
+
+
+def _default_opt(n: int) -> str:
+    """tight-u4 (the fastest measured); plain below N=4"""
+    return "tight-u4" if n >= D4_MIN_N else PLAIN
 
 
 def _default_depth(n: int) -> int:
@@ -68,20 +80,23 @@ class Fast(Strategy):
     title = "full D4 symmetry, persistent grid, warp-aggregated dynamic task fetching, tight DFS"
     reference = "Takaken's symmetry algorithm; nqprof issue 14"
     device = "gpu"
-    min_n = 4
     sources = (
-        KernelSource("fast.cu", cdp=False, kernels=tuple(f"fast_{k.replace('-', '_')}" for k in KERNELS),
+        KernelSource("fast.cu", cdp=False, kernels=(*KERNELS.values(), PLAIN_KERNEL),
                      check_defines={"NQ_BLOCK": 128}),
     )
     bench_max_n = 18
     params = (
-        Param("opt", "kernel (ladder step)", default="tight-u4", choices=tuple(KERNELS)),
+        Param("opt", "kernel (ladder step; plain: one thread, no symmetry)", default=_default_opt,
+              choices=(*KERNELS, PLAIN)),
         Param("depth", "rows expanded on the host", default=_default_depth, lo=2, hi=_max_depth,
               range_text="2..min(16, N-2)"),
         block_param(128, hi=1024),
     )
 
     def check(self, n, params):
+        if n < D4_MIN_N and params["opt"] != PLAIN:
+            raise InputError(f"fast N={n}: the D4 kernels need N >= {D4_MIN_N} (Takaken's classes); "
+                             f"opt=plain counts smaller boards")
         if params["block"] % 32:
             raise InputError(f"fast needs a block of whole warps (a multiple of 32), got {params['block']}")
         need = shared_bytes(n, params)
@@ -97,6 +112,8 @@ class Fast(Strategy):
         return d4_tasks(n, depth)
 
     def open_part(self, n, params):
+        if params["opt"] == PLAIN:
+            raise InputError("fast opt=plain counts the whole board on one thread: it has no tasks to spread")
         return FastPart(self.name, n, params)
 
 
@@ -115,9 +132,16 @@ class FastSession(GpuSession):
         super().__init__(name, n, params)
         import pycuda.driver as drv
 
-        kernel = KERNELS[params["opt"]]
         self.block = params["block"]
         module = self.build("fast.cu", {"NQ_BLOCK": self.block})
+        self.plain = params["opt"] == PLAIN
+        if self.plain:
+            self.func = module.function(PLAIN_KERNEL)
+            self.out = self.counter(2)
+            self.notes.append("plain enumeration on one GPU thread, no symmetry"
+                              + (f" (N < {D4_MIN_N}: no D4 classes)" if n < D4_MIN_N else ""))
+            return
+        kernel = KERNELS[params["opt"]]
         self.func = module.function(kernel)
         if self.whole:
             self.upload_tasks(d4_tasks(n, params["depth"]))
@@ -144,13 +168,20 @@ class FastSession(GpuSession):
             self.tasks = self.drv.to_device(np.ascontiguousarray(tasks if len(tasks) else np.zeros((1, TASK_WORDS), np.uint32)))
 
     def run_once(self) -> Measurement:
-        self.drv.memset_d32(self.next, 0, 1)
         self.drv.memset_d32(self.out, 0, 4)
+        if self.plain:
+            with self.generation(0) as timer:
+                self.func(np.int32(self.n), self.out, block=(1, 1, 1), grid=(1, 1))
+            return self._measured(timer)
+        self.drv.memset_d32(self.next, 0, 1)
         with self.generation(0) as timer:
             self.func(
                 self.tasks, np.uint32(self.ntasks), np.int32(self.n), np.int32(self.levels), self.next, self.out,
                 block=(self.block, 1, 1), grid=self.grid, shared=self.dynamic,
             )
+        return self._measured(timer)
+
+    def _measured(self, timer) -> Measurement:
         count = int(self.read_u64(self.out, 2)[0])
         self.ran()
         return Measurement(count=count, wall_s=timer.wall_seconds, gpu_s=timer.seconds)
