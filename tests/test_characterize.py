@@ -614,3 +614,21 @@ def test_efficiency_from_the_h200():
         assert entries[s]["weei"] < parent["wee"]
     header, rows, notes = efficiency.table(list(entries.values()))
     assert any("100 of 4,816" in str(cell) for r in rows for cell in r)
+
+
+def test_launch_past_the_runtime_cap_on_the_h200():
+    """512K and 1M launches on an H200: the runtime keeps its cap of 599,186 pending launches
+    whatever nqprof asks for; 512K launches fit in every mode, 1M do not (launches fail and
+    the point has no time), and fire-and-forget at 1M hung until the watchdog killed it."""
+    from nqprof.characterize import launch
+    from nqprof.strategies.cdp.limits import MAX_PENDING
+
+    points = {(p.mode, p.count): p for p in launch.load(json.loads((DATA / "h200-launch-1m.json").read_text()))}
+    for mode in ("default", "own", "fire-and-forget", "tail"):
+        assert points[(mode, 1 << 19)].ok and points[(mode, 1 << 19)].pending == MAX_PENDING
+        big = points[(mode, 1 << 20)]
+        assert not big.ok and big.per_launch is None
+        if mode == "fire-and-forget":
+            assert "no answer" in big.error
+        else:
+            assert big.launch_failures > 0 and big.first_error == 69  # cudaErrorLaunchPendingCountExceeded
