@@ -18,6 +18,7 @@ import pytest
 from nqprof.characterize import efficiency, ideal, launch, reserve
 from nqprof.cli import main
 from nqprof.errors import InputError, WatchdogError
+from nqprof.strategies.cdp import device_records as dr
 
 DATA = Path(__file__).parent / "data" / "characterize"
 MIB = 1 << 20
@@ -506,7 +507,7 @@ def test_timeline_buffer_layout_round_trip():
 
     from nqprof.strategies.cdp import timeline as tl
 
-    assert tl.RECORD_DTYPE.itemsize == 40 and tl.HEADER_DTYPE.itemsize == tl.HEADER_BYTES
+    assert tl.RECORD_DTYPE.itemsize == 40 and tl.HEADER_DTYPE.itemsize == dr.HEADER_BYTES
     start = tl.initial_bytes(capacity=4, host_boards=77)
     header, host = start[:16], start[16:]
     ran = np.array([(10, 20, 30, 1, 0, 3, 5)], dtype=tl.RECORD_DTYPE).tobytes()
@@ -531,7 +532,7 @@ def test_timeline_record_matches_the_kernels(tmp_path, toolkit):
     subprocess.run([str(toolkit.nvcc), "-std=c++17", "-I", str(kernels_dir()), str(program), "-o", str(exe)],
                    check=True, capture_output=True, text=True)
     printed = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout.split()
-    assert list(map(int, printed)) == [tl.RECORD_DTYPE.itemsize, tl.HEADER_BYTES, tl.RECORD_DTYPE.fields["gen"][1]]
+    assert list(map(int, printed)) == [tl.RECORD_DTYPE.itemsize, dr.HEADER_BYTES, tl.RECORD_DTYPE.fields["gen"][1]]
 
 
 @pytest.mark.slow

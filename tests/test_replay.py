@@ -17,6 +17,7 @@ from nqprof.runner import verify
 from nqprof.strategies import all_strategies, get
 from nqprof.strategies.cdp import replay as rp
 from nqprof.strategies.cdp.params import launch_defines, measurement_build
+from nqprof.strategies.cdp import device_records as dr
 from test_chunked_session import fake_gpu, run  # noqa: F401 (the fake CUDA driver's fixture)
 
 CDP = [s for s in all_strategies() if s.cdp]
@@ -70,7 +71,7 @@ def test_measurement_builds_are_never_verified():
 
 
 def test_record_dtype():
-    assert rp.RECORD_DTYPE.itemsize == 128 and rp.HEADER_DTYPE.itemsize == rp.HEADER_BYTES == 16
+    assert rp.RECORD_DTYPE.itemsize == 128 and rp.HEADER_DTYPE.itemsize == dr.HEADER_BYTES == 16
     assert rp.RECORD_DTYPE.fields["args"][1] == 40 and rp.RECORD_DTYPE.fields["boards"][1] == 32
 
 
@@ -130,7 +131,7 @@ def test_records_and_packing_match_the_kernels(tmp_path, toolkit):
     subprocess.run([str(toolkit.nvcc), "-std=c++17", "-I", str(kernels_dir()), str(program), "-o", str(exe)],
                    check=True, capture_output=True, text=True)
     out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout.splitlines()
-    assert list(map(int, out[0].split())) == [rp.RECORD_DTYPE.itemsize, rp.HEADER_BYTES,
+    assert list(map(int, out[0].split())) == [rp.RECORD_DTYPE.itemsize, dr.HEADER_BYTES,
                                               rp.RECORD_DTYPE.fields["args"][1], rp.RECORD_DTYPE.fields["boards"][1]]
     for line, (params, (fmt, offsets, size)) in zip(out[1:], LAYOUTS.items()):
         used, planned, blob = line.split()
@@ -193,7 +194,7 @@ def _device_writes(drv, records, launches, dropped=0):
         r["args"][: len(blob)] = np.frombuffer(blob, dtype=np.uint8)
     drv.memcpy_htod(records.buf, np.array([(len(launches) + dropped, records.capacity, dropped, 0)],
                                           dtype=rp.HEADER_DTYPE))
-    drv.memcpy_htod(records.buf + rp.HEADER_BYTES, rec)
+    drv.memcpy_htod(records.buf + dr.HEADER_BYTES, rec)
 
 
 def test_records_are_read_checked_and_replayed():

@@ -22,13 +22,13 @@ from typing import Any
 
 import numpy as np
 
+from .device_records import HEADER_DTYPE, DeviceRecords, header_bytes
+
 #: Bytes of a record's argument area (CDP_REC_ARG_BYTES).
 ARG_BYTES = 88
 #: One record (struct cdp_rec_launch; a test compares it with the kernels).
 RECORD_DTYPE = np.dtype([("grid", "<u4", (3,)), ("block", "<u4", (3,)), ("shared", "<u4"), ("arg_bytes", "<u4"),
                          ("boards", "<u4"), ("unused", "<u4"), ("args", "u1", (ARG_BYTES,))])
-HEADER_DTYPE = np.dtype([("next", "<u4"), ("capacity", "<u4"), ("dropped", "<u4"), ("unused", "<u4")])
-HEADER_BYTES = 16  # CDP_REC_HEADER_BYTES
 #: The most launches a record build keeps (16 MiB of records; a replay of that many
 #: launches from Python takes seconds).
 MAX_RECORDS = 131_072
@@ -94,25 +94,15 @@ def summary(recorded: dict[str, Any], replayed: int, kernel: str, seconds: float
             "blocks": (rec["grid"].astype(np.int64).prod(axis=1)).tolist()}
 
 
-class LaunchRecords:
+class LaunchRecords(DeviceRecords):
     """The record buffer of one session: allocated after the build (its address put in the
     module's ``cdp_rec``), reset before each round, read after the host grid."""
 
     def __init__(self, drv, module, capacity: int):
-        self.drv, self.capacity = drv, capacity
-        self.buf = drv.mem_alloc(HEADER_BYTES + RECORD_DTYPE.itemsize * capacity)
-        ptr, _ = module.get_global("cdp_rec")
-        drv.memcpy_htod(ptr, np.array([int(self.buf)], dtype=np.uint64))
+        super().__init__(drv, module, "cdp_rec", RECORD_DTYPE, capacity)
 
     def reset(self) -> None:
-        header = np.array([(0, self.capacity, 0, 0)], dtype=HEADER_DTYPE)
-        self.drv.memcpy_htod(self.buf, np.frombuffer(header.tobytes(), dtype=np.uint8).copy())  # plain bytes
+        self.write_start(header_bytes(self.capacity))
 
     def read(self) -> dict[str, Any]:
-        header = np.empty(HEADER_BYTES, dtype=np.uint8)
-        self.drv.memcpy_dtoh(header, self.buf)
-        n = min(int(np.frombuffer(header.tobytes(), dtype=HEADER_DTYPE)[0]["next"]), self.capacity)
-        records = np.empty(n * RECORD_DTYPE.itemsize, dtype=np.uint8)
-        if n:
-            self.drv.memcpy_dtoh(records, int(self.buf) + HEADER_BYTES)
-        return decode(header.tobytes(), records.tobytes())
+        return decode(*self.read_bytes())

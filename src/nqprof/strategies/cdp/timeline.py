@@ -16,12 +16,11 @@ from typing import Any
 import numpy as np
 
 from ..base import Param
+from .device_records import HEADER_DTYPE, DeviceRecords
 
 #: One record (struct cdp_tl_grid; a test compares it with the kernels).
 RECORD_DTYPE = np.dtype([("launched", "<u8"), ("start", "<u8"), ("end", "<u8"), ("gen", "<u4"),
                          ("parent", "<u4"), ("parent_block", "<u4"), ("boards", "<u4")])
-HEADER_DTYPE = np.dtype([("next", "<u4"), ("capacity", "<u4"), ("dropped", "<u4"), ("unused", "<u4")])
-HEADER_BYTES = 16  # CDP_TL_HEADER_BYTES
 NONE = 0xFFFF_FFFF  # CDP_TL_NONE
 NOT_STARTED = 0xFFFF_FFFF_FFFF_FFFF
 MARGIN = 1.25
@@ -65,25 +64,16 @@ def decode(header: bytes, records: bytes) -> dict[str, Any]:
             "dropped": int(h["dropped"]), "not_started": int((~ran).sum()), "grids": columns}
 
 
-class DeviceTimeline:
-    """The buffer of one session: allocated after the build, reset before each round, read
-    after it."""
+class DeviceTimeline(DeviceRecords):
+    """The buffer of one session (``cdp_tl``): allocated after the build, reset before each
+    round (record 0 is the host grid), read after it."""
 
     def __init__(self, drv, module, capacity: int, host_boards: int):
-        self.drv, self.capacity, self.host_boards = drv, capacity, host_boards
-        self.buf = drv.mem_alloc(HEADER_BYTES + RECORD_DTYPE.itemsize * capacity)
-        ptr, _ = module.get_global("cdp_tl")
-        drv.memcpy_htod(ptr, np.array([int(self.buf)], dtype=np.uint64))
+        super().__init__(drv, module, "cdp_tl", RECORD_DTYPE, capacity)
+        self.host_boards = host_boards
 
     def reset(self) -> None:
-        start = np.frombuffer(initial_bytes(self.capacity, self.host_boards), dtype=np.uint8).copy()
-        self.drv.memcpy_htod(self.buf, start)
+        self.write_start(initial_bytes(self.capacity, self.host_boards))
 
     def read(self) -> dict[str, Any]:
-        header = np.empty(HEADER_BYTES, dtype=np.uint8)
-        self.drv.memcpy_dtoh(header, self.buf)
-        n = min(int(np.frombuffer(header.tobytes(), dtype=HEADER_DTYPE)[0]["next"]), self.capacity)
-        records = np.empty(n * RECORD_DTYPE.itemsize, dtype=np.uint8)
-        if n:
-            self.drv.memcpy_dtoh(records, int(self.buf) + HEADER_BYTES)
-        return decode(header.tobytes(), records.tobytes())
+        return decode(*self.read_bytes())

@@ -1,0 +1,41 @@
+"""A device buffer of fixed-size records that CDP kernels append to (the device timeline,
+``CDP_TIMELINE``, and the recorded launches of ``launch=record``): a 16-byte header
+(next, capacity, dropped, unused; kernels/cdp.cuh) and ``capacity`` records. The host
+allocates it after the build, puts its address in the module's ``__device__`` pointer,
+writes the header before each round and reads header and records back after it."""
+
+from __future__ import annotations
+
+import numpy as np
+
+HEADER_DTYPE = np.dtype([("next", "<u4"), ("capacity", "<u4"), ("dropped", "<u4"), ("unused", "<u4")])
+HEADER_BYTES = 16  # CDP_TL_HEADER_BYTES, CDP_REC_HEADER_BYTES
+
+
+def header_bytes(capacity: int) -> bytes:
+    """An empty buffer's header: nothing recorded or dropped yet."""
+    return np.array([(0, capacity, 0, 0)], dtype=HEADER_DTYPE).tobytes()
+
+
+class DeviceRecords:
+    """The buffer behind the ``__device__`` pointer ``symbol`` of ``module``."""
+
+    def __init__(self, drv, module, symbol: str, record_dtype: np.dtype, capacity: int):
+        self.drv, self.capacity, self.record_dtype = drv, capacity, record_dtype
+        self.buf = drv.mem_alloc(HEADER_BYTES + record_dtype.itemsize * capacity)
+        ptr, _ = module.get_global(symbol)
+        drv.memcpy_htod(ptr, np.array([int(self.buf)], dtype=np.uint64))
+
+    def write_start(self, data: bytes) -> None:
+        """The buffer's first bytes (the header, and records a round starts with)."""
+        self.drv.memcpy_htod(self.buf, np.frombuffer(data, dtype=np.uint8).copy())  # plain bytes
+
+    def read_bytes(self) -> tuple[bytes, bytes]:
+        """The header, and the records written (at most ``capacity``)."""
+        header = np.empty(HEADER_BYTES, dtype=np.uint8)
+        self.drv.memcpy_dtoh(header, self.buf)
+        n = min(int(np.frombuffer(header.tobytes(), dtype=HEADER_DTYPE)[0]["next"]), self.capacity)
+        records = np.empty(n * self.record_dtype.itemsize, dtype=np.uint8)
+        if n:
+            self.drv.memcpy_dtoh(records, int(self.buf) + HEADER_BYTES)
+        return header.tobytes(), records.tobytes()
