@@ -21,10 +21,9 @@ from ..cuda.sources import KernelSource
 from ..errors import InputError
 from .base import Param, Strategy, block_param, depth_param
 from .cdp.accounting import LAYOUT as ACCOUNTING
-from .cdp.model import BOARD_BYTES
 from .cdp.params import child_block_param, launch_param, pending_param
 from .cdp.plan import chunk_param, config_param
-from .cdp.recursions import cdp_bp_recursion, region_boards
+from .cdp.recursions import cdp_bp_recursion
 from .cdp.session import CdpSession
 from .dp2 import STACK_LIMIT, STATE_BYTES, stack_bytes
 
@@ -104,12 +103,7 @@ class CdpBpSession(CdpSession):
         self.root_shared = stack_bytes(self.search, p["block"])
         self.allow_dynamic_shared(self.root_kernel, self.root_shared)
         self.allow_dynamic_shared(self.child_kernels[0], STATE_BYTES * self.levels * p["child_block"])
-        # The child generation's boards: one region per block of the largest chunk's host grid.
-        self.region = region_boards(self.n, p["depth"], p["depth2"], p["block"]) if p["depth2"] < self.n else 0
-        blocks = -(-self.plan.chunk // p["block"])
-        self.regions = self.drv.mem_alloc(max(1, blocks * self.region * BOARD_BYTES))
-        self.gpu.ledger.mark("child boards")
-        self.notes.append(f"child boards preallocated: {blocks} blocks x {self.region:,} boards x {BOARD_BYTES} B")
+        self.preallocate_regions(p["depth2"] if p["depth2"] < self.n else None)  # the child generation's boards
 
     def launch_root(self):
         p = self.params

@@ -22,10 +22,10 @@ from ..errors import InputError
 from .base import Param, Strategy, block_param, depth_param
 from .cdp.accounting import LAYOUT as ACCOUNTING
 from .cdp.limits import check_nesting
-from .cdp.model import BOARD_BYTES, condensed_schedule
+from .cdp.model import condensed_schedule
 from .cdp.params import child_block_param, heap_param, launch_param, pending_param, search_param
 from .cdp.plan import chunk_param, config_param
-from .cdp.recursions import cdp_dp3_recursion, region_boards
+from .cdp.recursions import cdp_dp3_recursion
 from .cdp.session import CdpSession
 from .dp2 import STACK_LIMIT, stack_bytes
 from .dp3 import default_depth, default_search, depth_max
@@ -95,12 +95,7 @@ class CdpDp3Session(CdpSession):
         self.allow_dynamic_shared(self.root_kernel, self.root_shared)
         deepest = max([s for _, s in schedule[1:]], default=p["search"])
         self.allow_dynamic_shared(self.child_kernels[0], stack_bytes(deepest, p["child_block"]))
-        # Generation 1's boards: one region per block of the largest chunk's host grid.
-        self.region = region_boards(self.n, p["depth"], schedule[1][0], p["block"]) if len(schedule) > 1 else 0
-        blocks = -(-self.plan.chunk // p["block"])
-        self.regions = self.drv.mem_alloc(max(1, blocks * self.region * BOARD_BYTES))
-        self.gpu.ledger.mark("child boards")
-        self.notes.append(f"generation 1's boards preallocated: {blocks} blocks x {self.region:,} boards x {BOARD_BYTES} B")
+        self.preallocate_regions(schedule[1][0] if len(schedule) > 1 else None)
 
     def launch_root(self):
         p = self.params

@@ -18,7 +18,7 @@ from ...subproblems import BOARD_UPLOAD_BYTES, expand
 from ..gpu_common import COUNTER_BYTES, GpuSession
 from .accounting import WORDS, decode_accounting, raise_on_failures
 from .chunks import ChunkBoards, merge_accounting
-from .model import GenerationStats
+from .model import BOARD_BYTES, GenerationStats
 from .params import launch_defines, measurement_build
 from .limits import MAX_PENDING
 from .plan import Reserve, make_plan
@@ -26,6 +26,7 @@ from .replay import LaunchRecords
 from .replay import capacity_for as records_for
 from .replay import check as check_records
 from .replay import replay, summary
+from .recursions import region_boards
 from .timeline import DeviceTimeline, capacity_for, timeline_defines
 
 class CdpSession(GpuSession):
@@ -140,6 +141,18 @@ class CdpSession(GpuSession):
         func = self.root if name == self.root_kernel else self.children[name]
         self.module.kernels[name]["dynamic_shared_bytes"] = int(dynamic_bytes)
         self.allow_shared(func, int(dynamic_bytes))
+
+    def preallocate_regions(self, row: int | None) -> None:
+        """CDP-BP and CDP-DP3: generation 1's boards (those of row ``row``; None: the run has
+        no generation 1) go into regions the host allocates, one per block of the largest
+        chunk's host grid, each of the plan's bound (``region_boards``), so that generation 1
+        needs no device malloc. Sets ``region`` (boards per region) and ``regions``."""
+        p = self.params
+        self.region = region_boards(self.n, p["depth"], row, p["block"]) if row is not None else 0
+        blocks = -(-self.plan.chunk // p["block"])
+        self.regions = self.drv.mem_alloc(max(1, blocks * self.region * BOARD_BYTES))
+        self.gpu.ledger.mark("child boards")
+        self.notes.append(f"generation 1's boards preallocated: {blocks} blocks x {self.region:,} boards x {BOARD_BYTES} B")
 
     # -- a round ---------------------------------------------------------------------------
     def run_once(self) -> Measurement:
