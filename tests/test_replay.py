@@ -250,6 +250,9 @@ def test_record_is_refused_where_it_cannot_apply(fake_gpu):
         run(fake_gpu, "dp2", 11, {"chunk": 7, "launch": "record"})
     with pytest.raises(InputError, match="dp3 N=10: launch=record and timeline=1 do not go together"):
         run(fake_gpu, "dp3", 10, {"launch": "record", "timeline": 1})
+    with pytest.raises(InputError, match=r"dp3 N=11: timeline=1 records one launch of the host grid; this run is "
+                                         r"launched in \d+ chunks"):
+        run(fake_gpu, "dp3", 11, {"chunk": 7, "timeline": 1})
 
 
 @pytest.mark.slow

@@ -94,9 +94,12 @@ class CdpSession(GpuSession):
                 self.plan = plan(max_pending=taken)
                 self.limits = self.plan.limits
                 self.gpu.set_limits(pending_launches=self.limits.pending, heap_bytes=self.limits.heap_bytes)
-        if self.recording and self.plan.chunked:
-            raise InputError(f"{self.label}: launch=record replays one launch of the host grid; this run is launched "
-                             f"in {self.plan.chunks} chunks (give chunk= larger, or a smaller N)")
+        # Both follow the host grid's one launch; a chunked run has several (refused before the build).
+        for option, wanted, verb in (("timeline=1", params.get("timeline"), "records"),
+                                     ("launch=record", self.recording, "replays")):
+            if wanted and self.plan.chunked:
+                raise InputError(f"{self.label}: {option} {verb} one launch of the host grid; this run is launched "
+                                 f"in {self.plan.chunks} chunks (give chunk= larger, or a smaller N)")
         module = self.build(self.source, {**launch_defines(params), **timeline_defines(params)})
         self.reserve_measured = self._measure_reserve()
         self.root = module.function(self.root_kernel)
@@ -110,9 +113,6 @@ class CdpSession(GpuSession):
         self.acct = self.counter(WORDS)
         self.timeline = None
         if params.get("timeline"):
-            if self.plan.chunked:
-                raise InputError(f"{self.label}: timeline=1 records one launch of the host grid; this run is "
-                                 f"launched in {self.plan.chunks} chunks (give chunk= larger, or a smaller N)")
             capacity = capacity_for(None, self.limits.pending)
             self.timeline = DeviceTimeline(self.drv, module.module, capacity, len(self.host))
             self.notes.append(f"device timeline: room for {capacity:,} grid records")
