@@ -150,10 +150,11 @@ def profile(strategy: str, n: int, out_dir: str | os.PathLike, params: Mapping[s
 
 def record_from_output(text: str) -> dict[str, Any]:
     """The run record ``nqprof solve --json`` printed, among ncu's ``==PROF==`` lines."""
-    start = next((i for i, line in enumerate(text.splitlines(keepends=True)) if line.rstrip() == "{"), None)
+    lines = text.splitlines(keepends=True)
+    start = next((i for i, line in enumerate(lines) if line.rstrip() == "{"), None)
     if start is None:
         raise InputError("no run record (JSON) in the output of nqprof solve --json")
-    offset = sum(len(line) for line in text.splitlines(keepends=True)[:start])
+    offset = sum(len(line) for line in lines[:start])
     try:
         record, _ = json.JSONDecoder().raw_decode(text[offset:])
     except json.JSONDecodeError as exc:
