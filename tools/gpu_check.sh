@@ -38,16 +38,21 @@
 #   characterize-ideal       ideal CDP time: dp2, dp3, dpswap at N=14 and 16, over feinbube (Fig. 4)
 #   characterize-timeline    dp3 N=13's device timeline: recording overhead; then under nsys, merged into its
 #                            Chrome/Perfetto export (timeline-dp3-13.json)
-#   carneiro       every carneiro-* stage below, in order (issue 11, Carneiro et al.):
+#   carneiro       every carneiro-* stage below but carneiro-serial, in order (Carneiro et al.):
 #   carneiro-plan     nqprof plan for the runs below (no GPU needed; the plans the runs will make)
 #   carneiro-verify   cdp-bp and cdp-dp3, N=4..18, verified
-#   carneiro-chunks   dp1 z=3 at N=15 (depth 1) and N=16 (depth 4) by chunking, both streams; dp3 depth=3 at N=18
+#   carneiro-chunks   dp1 z=3 at N=15 by chunking (own streams, then the default stream)
+#   carneiro-chunks-long  its two stages, each to a call of its own where calls are limited to 10 min:
+#   carneiro-chunks-dp1-16  dp1 z=3 at N=16 by chunking (1,407 chunks, about 6.5 min)
+#   carneiro-chunks-dp3-18  dp3 depth=3 at N=18 by chunking (570 chunks, about 2.5 min)
 #   carneiro-default  config=default at N=13 (dp2 with the paper's DP2 parameters, dp3, cdp-dp3): must fail
 #                     with nqprof's device-failure error (exit 2), never hang or count
 #   carneiro-speed    cdp-bp vs feinbube and bp-dfs at N=17, 18 (3 rounds, GPU time)
-#   carneiro-tune     cdp-bp at N=17: host depth x second depth x child block (are the paper's defaults best here?)
-#   carneiro-table2   nqprof report carneiro table2 (serial N<=16 from the published history; N=17, 18 measured:
-#                     about 3.5 min of serial) and its figure
+#   carneiro-tune     cdp-bp at N=17: host depth x second depth x child block (are the paper's defaults best here?);
+#                     then host depth 4 against 5 at N=16 and 18
+#   carneiro-serial   serial N=17, 18 into a benchmark history (about 4 min): what carneiro-table2 reads for them
+#   carneiro-table2   nqprof report carneiro table2 (serial from the published history, docs/results/benchmarks,
+#                     N=17 and 18 included) and its figure
 #   carneiro-memcheck  compute-sanitizer memcheck on every CDP strategy, N=10
 #   carneiro-racecheck compute-sanitizer racecheck on every CDP strategy, N=10, every hazard printed with its
 #                      source lines (--racecheck-report all): what the warning of dp1..dpswap is
@@ -63,7 +68,7 @@ run() {  # run NAME SECONDS COMMAND...: log to $OUT/NAME.log, never stop the scr
   echo "=== $name exit ${PIPESTATUS[0]}"
 }
 C=$OUT/characterize
-carneiro_stages="carneiro-plan carneiro-verify carneiro-chunks carneiro-default carneiro-speed carneiro-tune carneiro-table2 carneiro-memcheck carneiro-racecheck"
+carneiro_stages="carneiro-plan carneiro-verify carneiro-chunks carneiro-chunks-dp1-16 carneiro-chunks-dp3-18 carneiro-default carneiro-speed carneiro-tune carneiro-table2 carneiro-memcheck carneiro-racecheck"
 cdp_strategies="dp1 dp2 dp3 dpswap cdp-bp cdp-dp3"
 stages=()
 for stage in "$@"; do  # `characterize` and `carneiro` stand for their stages
@@ -71,6 +76,7 @@ for stage in "$@"; do  # `characterize` and `carneiro` stand for their stages
     characterize) stages+=(characterize-launch characterize-reserve characterize-efficiency
                            characterize-efficiency-carneiro characterize-ideal characterize-timeline) ;;
     carneiro) stages+=($carneiro_stages) ;;
+    carneiro-chunks-long) stages+=(carneiro-chunks-dp1-16 carneiro-chunks-dp3-18) ;;
     *) stages+=("$stage") ;;
   esac
 done
@@ -143,22 +149,25 @@ for stage in "${stages[@]}"; do
         nqprof plan 13 -s dp2 -p config=default -p depth=4 -p search=3 -p child_block=32" ;;
     carneiro-verify) run carneiro-verify 590 bash -c "for s in cdp-bp cdp-dp3; do
         nqprof sweep --strategy \$s --n 4:18 --rounds 1 --warmup 0 --timeout 200 -q --json \$OUT/carneiro-verify-\$s.json; done" ;;
-    carneiro-chunks) run carneiro-chunks 590 bash -c "
-        timeout 150 nqprof solve 15 -s dp1 -p z=3 -p stream=default -q; echo exit \$?;
-        timeout 150 nqprof solve 15 -s dp1 -p z=3 -q; echo exit \$?;
-        timeout 150 nqprof solve 16 -s dp1 -p z=3 -p depth=4 -p stream=default -q; echo exit \$?;
-        timeout 100 nqprof solve 18 -s dp3 -p depth=3 -q; echo exit \$?" ;;
+    carneiro-chunks) run carneiro-chunks 300 bash -c "
+        timeout 100 nqprof solve 15 -s dp1 -p z=3 --rounds 1 --warmup 0 --timeout 90 -q; echo exit \$?;
+        timeout 150 nqprof solve 15 -s dp1 -p z=3 -p stream=default --rounds 1 --warmup 0 --timeout 140 -q; echo exit \$?" ;;
+    carneiro-chunks-dp1-16) run carneiro-chunks-dp1-16 440 nqprof solve 16 -s dp1 -p z=3 --rounds 1 --warmup 0 --timeout 420 ;;
+    carneiro-chunks-dp3-18) run carneiro-chunks-dp3-18 300 nqprof solve 18 -s dp3 -p depth=3 --rounds 1 --warmup 0 --timeout 280 ;;
     carneiro-default) run carneiro-default 400 bash -c "
         timeout 120 nqprof solve 13 -s dp2 -p config=default -p depth=4 -p search=3 -p child_block=32 -q; echo exit \$?;
         timeout 120 nqprof solve 13 -s dp3 -p config=default -q; echo exit \$?;
         timeout 120 nqprof solve 13 -s cdp-dp3 -p config=default -q; echo exit \$?" ;;
     carneiro-speed) run carneiro-speed 500 nqprof sweep --strategy cdp-bp,feinbube,bp-dfs --n 17:18 --rounds 3 --warmup 1 \
         --timeout 150 -q --json "$OUT/carneiro-speed.json" ;;
-    carneiro-tune) run carneiro-tune 500 nqprof sweep --strategy cdp-bp --n 17 --param cdp-bp.depth=4,5,6 \
+    carneiro-tune) run carneiro-tune 500 bash -c "nqprof sweep --strategy cdp-bp --n 17 --param cdp-bp.depth=4,5,6 \
         --param cdp-bp.depth2=7,8 --param cdp-bp.child_block=64,128,256 --rounds 3 --warmup 1 --timeout 60 -q \
-        --json "$OUT/carneiro-tune.json" ;;
+        --json $OUT/carneiro-tune.json && nqprof sweep --strategy cdp-bp --n 16,18 --param cdp-bp.depth=4,5 \
+        --param cdp-bp.child_block=64 --rounds 3 --warmup 1 --timeout 60 -q --json $OUT/carneiro-tune-18.json" ;;
+    carneiro-serial) run carneiro-serial 400 python3 -m pytest bench/ --nq-strategy=serial --nq-n=17:18 --nq-rounds=1 \
+        --nq-warmup=0 --benchmark-autosave --benchmark-storage="$OUT/serial-history" -q -rs -p no:cacheprovider ;;
     carneiro-table2) run carneiro-table2 590 nqprof report carneiro table2 --history docs/results/benchmarks \
-        --rounds 1 --warmup 0 --timeout 120 -o "$OUT/carneiro-table2.md" --figure "$OUT/carneiro_speedup.png" ;;
+        --rounds 1 --warmup 0 --timeout 150 -o "$OUT/carneiro-table2.md" --figure "$OUT/carneiro_speedup.png" ;;
     carneiro-memcheck|carneiro-racecheck) tool=${stage#carneiro-}
       run "$stage" 590 bash -c "for s in $cdp_strategies; do echo \"--- $tool \$s N=10\";
           timeout 150 compute-sanitizer --tool $tool $([ "$tool" = racecheck ] && echo --racecheck-report all) \
