@@ -9,8 +9,9 @@ the block launches ONE child grid over all the boards it found (``child_block`` 
 block); a child thread finishes its board with the bitmask DFS. Two generations; nothing is
 allocated on the device, and a board past a region's end is reported, never dropped.
 
-Defaults: Carneiro et al.'s best on their K40m (block 128, child block 64, depths 5 and 7);
-not re-tuned on the H200 yet. Kernels in kernels/cdp_bp.cu and block_launch.cuh.
+Defaults: Carneiro et al.'s best on their K40m (block 128, child block 64, depths 5 and 7).
+On an H200 host depth 4 was 2-5% faster at N=16..18 and the rest best as they are
+(docs/results/carneiro-tune-h200.log); the defaults stay the paper's. Kernels in kernels/cdp_bp.cu and block_launch.cuh.
 """
 
 from __future__ import annotations
