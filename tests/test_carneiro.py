@@ -48,6 +48,18 @@ def test_serial_from_history(tmp_path):
         carneiro.serial_from_history(tmp_path / "bad.json", [16])
 
 
+def test_the_published_history_has_every_serial_time_of_table2():
+    """The published Table 2 (docs/results/carneiro-table2-h200.md) took all its serial times from
+    docs/results/benchmarks: N<=16 from the newest suite run, N=17 and 18 from their own run."""
+    got = carneiro.serial_from_history("docs/results/benchmarks", range(10, 19))
+    assert sorted(got) == list(range(10, 19))
+    assert all("h200-cuda13.0-0002.json" in got[n].source for n in range(10, 17))
+    assert all("serial-17-18.json" in got[n].source for n in (17, 18))
+    assert 20 < got[17].seconds < 40 and 150 < got[18].seconds < 300  # 27.9 s and 203.0 s as published
+    ranges = carneiro.parse_ranges("10-12,13-15,16-18")
+    assert not [r for r in carneiro.table2_runs(ranges, serial_known=got) if r[0] == "serial"]
+
+
 def test_runs_skip_serial_from_the_history():
     ranges = carneiro.parse_ranges("10-11,16-17")
     runs = carneiro.table2_runs(ranges, serial_known=[10, 11, 16])
