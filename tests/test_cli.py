@@ -101,13 +101,16 @@ def test_parse_params():
 
 
 def test_sweep_runs_the_grid_and_skips_rejected_cases(capsys):
-    args = ["sweep", "--strategy", "serial,multicore", "--n", "8:9", "--param", "multicore.depth=2,9",
+    args = ["sweep", "--strategy", "serial,multicore", "--n", "8:10", "--param", "multicore.depth=2,9",
             "--rounds", "2", "--warmup", "0", "-q"]
     assert main(args) == 0
     out = capsys.readouterr().out
     assert re.search(r"serial\s+8\s+-\s+92 verified\s+-\s+\S+ \S+\s+median of 2", out)
     assert re.search(r"multicore\s+9\s+depth=2\s+352 verified", out)
     assert re.search(r"multicore\s+8\s+depth=9\s+skipped .*depth must be in 1\.\.7 for N=8", out)
+    # a value that no case accepts is a typo: an error, not a sweep of skips
+    assert main(["sweep", "--strategy", "multicore", "--n", "8:9", "--param", "multicore.depth=9", "-q"]) == 2
+    assert "multicore.depth=9 is rejected by every case it is in" in capsys.readouterr().err
 
 
 def test_sweep_reports_bad_options_in_one_line(capsys):

@@ -153,6 +153,8 @@ def test_the_rank_test_is_exact_for_small_samples():
     assert stats.mann_whitney_p([1, 2, 3], [4, 5, 6]) == pytest.approx(0.1)
     assert stats.mann_whitney_p([1, 3, 5, 7], [2, 4, 6, 8]) == pytest.approx(0.6857142857)
     assert stats.min_p_value(5, 5) == pytest.approx(2 / 252) and stats.min_p_value(4, 5) == pytest.approx(2 / 126)
+    assert stats.min_p_value(1000, 1000) == 0.0  # C(2000, 1000) is past a float
+    assert stats.decide([1.0] * 1000, [1.2] * 1000).verdict == "slower"
     # ties and large samples: the normal approximation, symmetric in its arguments
     a, b = _rounds(1.0, count=40, seed=1), _rounds(1.02, count=40, seed=2)
     assert stats.mann_whitney_p(a, b) == pytest.approx(stats.mann_whitney_p(b, a))
@@ -189,6 +191,18 @@ def test_a_run_that_drifts_raises_its_own_floor():
     d = stats.decide(drifting, [1.15] * 20)
     assert d.floor == pytest.approx(0.12) and d.verdict == "same"
     assert stats.decide([1.0] * 20, [1.15] * 20).verdict == "slower"
+    # the drift looks at every quarter: one slow quarter in the middle counts
+    assert stats.drift([1.0] * 5 + [1.3] * 5 + [1.0] * 10) == pytest.approx(0.3)
+
+
+def test_rounds_in_two_modes_raise_the_floor():
+    """A median that can jump between two modes (a CPU pool's thread start-up) is no
+    evidence of a change: half the relative IQR is in the floor."""
+    bimodal = [1.0, 3.0] * 20
+    assert stats.relative_iqr(bimodal) == pytest.approx(2.0 / 2.0)
+    d = stats.decide(bimodal, [1.3, 3.3] * 20)
+    assert d.floor == pytest.approx(0.5) and d.verdict == "same"
+    assert stats.relative_iqr([1.0, 2.0, 3.0]) == 0.0 and stats.drift([1.0] * 7) == 0.0
 
 
 def _with_samples(bench, times, wall=None):

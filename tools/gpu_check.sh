@@ -19,6 +19,12 @@
 #   dp2-tune       dp2 host depth 3..5 at N=13..16 (search and child block from their defaults)
 #   dp3-tune       dp3 host depth 3 and 4 at N=16..18
 #   bench          pytest bench/ --benchmark-autosave (the whole suite)
+#   trust-a        the default suite saved as run A of an A/A pair ($OUT/trust), and nqprof history's
+#                  pytest-benchmark median beside the CUDA-event median for feinbube, fast, cdp-bp N=8..14;
+#                  a feinbube block x depth sweep at N=12..14 (which moved default changes its time by ~10%)
+#   trust-b        the default suite again into the storage of trust-a (carried to .stage/trust), compared A/A
+#   trust-c        FEINBUBE_BLOCK=B: feinbube's default block moved to B in a copy of the tree, feinbube saved
+#                  again as run C, compared with run B (the moved default is a verdict with its parameter named)
 #   bench-compare  the whole suite again, compared with the published run (docs/results/benchmarks)
 #   figure         nqprof report figure: time vs N, N=8..18, every strategy of the paper plus serial, feinbube
 #   profile        nqprof profile solve 16 --strategy feinbube, and a CDP strategy
@@ -103,6 +109,18 @@ for stage in "${stages[@]}"; do
         --timeout 60 --json "$OUT/dp2-tune.json" ;;
     dp3-tune) run dp3-tune 300 python3 tools/sweep.py dp3 --n 16:18 --param depth=3,4 --repeats 3 --warmup 1 \
         --timeout 60 --json "$OUT/dp3-tune.json" ;;
+    trust-a) run trust-a 590 bash -c "python3 -m pytest bench/ --benchmark-autosave --benchmark-storage=\$OUT/trust \
+          -q -rs -p no:cacheprovider && nqprof history \$OUT/trust | grep -E '^ *run|^ *0001 +(feinbube|fast|cdp-bp) +(8|9|10|11|12|13|14) ' &&
+        nqprof sweep --strategy feinbube --n 12:14 --param feinbube.block=32,64,128 --param feinbube.depth=5,6 -q" ;;
+    trust-b) mkdir -p "$OUT/trust" && cp -r .stage/trust/* "$OUT/trust/"
+      run trust-b 590 bash -c "python3 -m pytest bench/ --benchmark-autosave --benchmark-storage=\$OUT/trust -q \
+          -p no:cacheprovider && nqprof compare --storage \$OUT/trust 0001 0002" ;;
+    trust-c) rm -rf /tmp/nqprof-moved && mkdir -p /tmp/nqprof-moved && cp -r . /tmp/nqprof-moved/ 2>/dev/null
+      sed -i "s/block_param(64),/block_param(${FEINBUBE_BLOCK:-128}),/" /tmp/nqprof-moved/src/nqprof/strategies/feinbube.py
+      grep -n "block_param(" /tmp/nqprof-moved/src/nqprof/strategies/feinbube.py
+      run trust-c 400 bash -c "cd /tmp/nqprof-moved && NQPROF_SITE=/tmp/nqprof-site-moved tools/gpuhost.sh python3 -m pytest \
+          bench/ --nq-strategy=feinbube --benchmark-autosave --benchmark-storage=\$OUT/trust -q -p no:cacheprovider &&
+          cd - >/dev/null && nqprof compare --storage \$OUT/trust 0002 0003" ;;
     bench) run bench 580 python3 -m pytest bench/ --benchmark-autosave --benchmark-storage="$OUT/benchmarks" -rs -q -p no:cacheprovider ;;
     bench-compare) published=docs/results/benchmarks/h200-cuda13.0-0001.json
         machine=$(python3 -c "from pytest_benchmark.utils import get_machine_id; print(get_machine_id())")

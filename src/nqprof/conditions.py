@@ -16,6 +16,7 @@ import os
 import platform
 import shutil
 import subprocess
+import time
 from typing import Any, Callable
 
 #: NVML's clock event reasons that mean the GPU ran slower than asked (nvmlClocksEventReason*).
@@ -30,6 +31,12 @@ SLOWDOWN_REASONS = {
 OTHER_REASONS = {0x1: "gpu_idle", 0x2: "applications_clocks_setting", 0x10: "sync_boost", 0x100: "display_clock_setting"}
 #: Two runs' SM clocks (median over the rounds) further apart than this are a warning.
 CLOCK_TOLERANCE = 0.05
+#: Two runs' load averages further apart than this many per usable core are a warning.
+LOAD_TOLERANCE = 0.4
+#: Cores kept busy by other work during the rounds: a difference of this many is a warning.
+OTHER_CORES_TOLERANCE = 0.5
+#: Percentage points of CPU time stolen by a hypervisor: a difference of this many is a warning.
+STEAL_TOLERANCE = 2.0
 
 
 def reason_names(mask: int) -> list[str]:
@@ -74,6 +81,12 @@ class NvmlProbe:
     def sm_clock(self) -> int | None:
         return self._try(lambda: self._nv.nvmlDeviceGetClockInfo(self._h, self._nv.NVML_CLOCK_SM))
 
+    def processes(self) -> list[int] | None:
+        """PIDs of the compute processes on this GPU."""
+        get = getattr(self._nv, "nvmlDeviceGetComputeRunningProcesses", None)
+        procs = self._try(lambda: get(self._h)) if get else None
+        return None if procs is None else [int(p.pid) for p in procs]
+
     def snapshot(self) -> dict[str, Any]:
         nv, h = self._nv, self._h
         power = self._try(lambda: nv.nvmlDeviceGetPowerUsage(h))
@@ -117,6 +130,14 @@ class SmiProbe:
         out = subprocess.run([self._smi, f"--id={self._id}", "--query-gpu=" + ",".join(self._FIELDS),
                               "--format=csv,noheader,nounits"], capture_output=True, text=True, timeout=10, check=True)
         return [v.strip() for v in out.stdout.strip().splitlines()[0].split(",")]
+
+    def processes(self) -> list[int] | None:
+        try:
+            out = subprocess.run([self._smi, f"--id={self._id}", "--query-compute-apps=pid", "--format=csv,noheader"],
+                                 capture_output=True, text=True, timeout=10, check=True).stdout
+            return [int(line) for line in out.split() if line.strip().isdigit()]
+        except (OSError, subprocess.SubprocessError, ValueError):
+            return None
 
     def reasons(self) -> int | None:
         try:
@@ -175,10 +196,13 @@ def gpu_probe(pci_bus_id: str | None = None):
 
 class GpuWatch:
     """The conditions of one GPU run: a snapshot before the timed rounds, the SM clock and
-    reasons after each round, a snapshot after."""
+    reasons after each round, a snapshot after, and the compute processes on the GPU that
+    are not the run's own (``own_pids``) before and after."""
 
-    def __init__(self, pci_bus_id: str | None = None):
+    def __init__(self, pci_bus_id: str | None = None, own_pids: tuple[int, ...] = ()):
         self.probe, self.why = gpu_probe(pci_bus_id)
+        self.own = set(own_pids) | {os.getpid()}
+        self.others: set[int] = set()
         self.before: dict[str, Any] | None = None
         self.after: dict[str, Any] | None = None
         self.round_clocks: list[int | None] = []
@@ -188,6 +212,12 @@ class GpuWatch:
     def start(self) -> None:
         if self.probe:
             self.before = self.probe.snapshot()
+            self._note_others()
+
+    def _note_others(self) -> None:
+        pids = self.probe.processes()
+        if pids is not None:
+            self.others.update(p for p in pids if p not in self.own)
 
     def round_done(self, index: int) -> None:
         if not self.probe:
@@ -203,6 +233,7 @@ class GpuWatch:
         if not self.probe:
             return {"source": None, "why": self.why}
         self.after = self.probe.snapshot()
+        self._note_others()
         self.probe.close()
         clocks = sorted(c for c in self.round_clocks if c)
         return {
@@ -213,6 +244,7 @@ class GpuWatch:
             "sm_clock_mhz_min": clocks[0] if clocks else None,
             "throttled_rounds": list(self.throttled_rounds),
             "reasons_seen": sorted(self.reasons_seen),
+            "other_processes": len(self.others),
         }
 
 
@@ -252,6 +284,52 @@ def cpu_conditions() -> dict[str, Any]:
     }
 
 
+def _cpu_ticks() -> tuple[int, int, int] | None:
+    """(busy, steal, total) clock ticks of all CPUs since boot, from /proc/stat."""
+    line = (_read("/proc/stat") or "").split("\n", 1)[0].split()
+    if len(line) < 8 or line[0] != "cpu":
+        return None
+    v = [int(x) for x in line[1:]]
+    idle = v[3] + v[4]  # idle + iowait
+    steal = v[7] if len(v) > 7 else 0
+    total = sum(v[:8])
+    return total - idle - steal, steal, total
+
+
+def _process_ticks(pids: tuple[int, ...]) -> int:
+    """utime + stime clock ticks of these processes (and their waited-for children)."""
+    ticks = 0
+    for pid in pids:
+        fields = (_read(f"/proc/{pid}/stat") or "").rsplit(")", 1)[-1].split()
+        if len(fields) > 14:
+            ticks += sum(int(x) for x in fields[11:15])
+    return ticks
+
+
+class CpuWatch:
+    """The CPU conditions of one run: model, cores, governor before the rounds, and over the
+    rounds how many cores other work kept busy (all CPUs' busy time less this run's own
+    processes', ``own_pids`` and this one) and the share of time stolen by the hypervisor."""
+
+    def __init__(self, own_pids: tuple[int, ...] = ()):
+        self.pids = (os.getpid(), *own_pids)
+        self.facts = cpu_conditions()
+        self._start = _cpu_ticks(), _process_ticks(self.pids), time.monotonic()
+
+    def finish(self) -> dict[str, Any]:
+        (ticks0, own0, t0), ticks1 = self._start, _cpu_ticks()
+        out = dict(self.facts)
+        elapsed = time.monotonic() - t0
+        if ticks0 and ticks1 and elapsed > 0:
+            hz = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+            busy = (ticks1[0] - ticks0[0]) / hz
+            own = (_process_ticks(self.pids) - own0) / hz
+            total = ticks1[2] - ticks0[2]
+            out["other_busy_cores"] = round(max(0.0, busy - own) / elapsed, 2)
+            out["steal_pct"] = round(100.0 * (ticks1[1] - ticks0[1]) / total, 1) if total > 0 else 0.0
+        return out
+
+
 # -- comparing two runs' conditions -----------------------------------------------------------
 
 
@@ -264,6 +342,15 @@ def differences(a: dict[str, Any] | None, b: dict[str, Any] | None) -> list[str]
     for key in ("cpu", "usable_cores", "governor"):
         if ca.get(key) is not None and cb.get(key) is not None and ca.get(key) != cb.get(key):
             out.append(f"{key}: {ca.get(key)!r} -> {cb.get(key)!r}")
+    la, lb, cores = ca.get("load_1min"), cb.get("load_1min"), cb.get("usable_cores") or ca.get("usable_cores")
+    if la is not None and lb is not None and cores and abs(lb - la) >= LOAD_TOLERANCE * cores:
+        out.append(f"load average: {la:.2f} -> {lb:.2f} on {cores} cores (other work took CPU time)")
+    oa, ob = ca.get("other_busy_cores"), cb.get("other_busy_cores")
+    if oa is not None and ob is not None and abs(ob - oa) >= OTHER_CORES_TOLERANCE:
+        out.append(f"other work during the rounds: {oa:.2f} -> {ob:.2f} busy cores")
+    sa, sb = ca.get("steal_pct"), cb.get("steal_pct")
+    if sa is not None and sb is not None and abs(sb - sa) >= STEAL_TOLERANCE:
+        out.append(f"CPU time stolen by the hypervisor: {sa:.1f}% -> {sb:.1f}%")
     ga, gb = a.get("gpu") or {}, b.get("gpu") or {}
     for side, g in (("A", ga), ("B", gb)):
         if g.get("throttled_rounds"):
@@ -271,6 +358,9 @@ def differences(a: dict[str, Any] | None, b: dict[str, Any] | None) -> list[str]
     sa, sb = ga.get("sm_clock_mhz_median"), gb.get("sm_clock_mhz_median")
     if sa and sb and abs(sb - sa) / max(sa, sb) > CLOCK_TOLERANCE:
         out.append(f"SM clock during the rounds: {sa} -> {sb} MHz")
+    pa, pb = ga.get("other_processes"), gb.get("other_processes")
+    if pa is not None and pb is not None and pa != pb:
+        out.append(f"other processes on the GPU: {pa} -> {pb}")
     fa, fb = (ga.get("before") or {}), (gb.get("before") or {})
     for key in ("memory_clock_mhz", "power_limit_w", "persistence_mode"):
         if fa.get(key) is not None and fb.get(key) is not None and fa.get(key) != fb.get(key):

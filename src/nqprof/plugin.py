@@ -32,6 +32,7 @@ from .machine import MACHINE_KEY
 from .options import CLUSTER_DEST, CLUSTER_OPTION, FIXTURE, OPTIONS, Case, case_grid, given_explicitly, settings_of
 
 _USED = pytest.StashKey[bool]()
+_BAD_SETTINGS = pytest.StashKey[str]()
 
 
 def _settings(config):
@@ -122,7 +123,19 @@ def _parametrized_by_test(metafunc) -> bool:
 
 def pytest_generate_tests(metafunc) -> None:
     if FIXTURE in metafunc.fixturenames and not _parametrized_by_test(metafunc):
-        metafunc.parametrize(FIXTURE, build_cases(_settings(metafunc.config)), indirect=True)
+        try:
+            settings = settings_of(metafunc.config)
+        except InputError as exc:  # reported as a usage error once collection is done
+            metafunc.config.stash[_BAD_SETTINGS] = str(exc)
+            metafunc.parametrize(FIXTURE, [], indirect=True)
+            return
+        metafunc.parametrize(FIXTURE, build_cases(settings), indirect=True)
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """A bad NQPROF_* variable is a usage error, in a run that collected nqprof cases only."""
+    if config.stash.get(_BAD_SETTINGS, None):
+        raise pytest.UsageError(config.stash[_BAD_SETTINGS])
 
 
 @pytest.fixture(name=FIXTURE)

@@ -143,6 +143,11 @@ class WorkerRunner:
     def label(self) -> str:
         return describe(self.strategy.name, self.n, self.params)
 
+    @property
+    def pid(self) -> int | None:
+        """The worker's process id while it runs."""
+        return self._proc.pid if self._proc is not None else None
+
     def start(self) -> "WorkerRunner":
         fork = not self.strategy.needs_gpu and "fork" in mp.get_all_start_methods()
         ctx = mp.get_context("fork" if fork else "spawn")
@@ -286,9 +291,10 @@ class RoundLoop:
 
     def timed_rounds(self) -> None:
         """The timed rounds, until the rule is met, with the conditions around them."""
-        watch = conditions.GpuWatch(getattr(self.runner, "opened", {}).get("device", {}).get("pci_bus_id")) \
-            if self.runner.strategy.needs_gpu else None
-        cpu = conditions.cpu_conditions()
+        own = (self.runner.pid,) if getattr(self.runner, "pid", None) else ()
+        bus = getattr(self.runner, "opened", {}).get("device", {}).get("pci_bus_id")
+        watch = conditions.GpuWatch(bus, own) if self.runner.strategy.needs_gpu else None
+        cpu = conditions.CpuWatch(own)
         if watch:
             watch.start()
         t0 = time.perf_counter()
@@ -296,7 +302,7 @@ class RoundLoop:
             self.one_round()
             if watch:
                 watch.round_done(len(self.measurements) - 1)
-        self.conditions = {"cpu": cpu}
+        self.conditions = {"cpu": cpu.finish()}
         if watch:
             self.conditions["gpu"] = watch.finish()
 

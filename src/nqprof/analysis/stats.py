@@ -6,9 +6,10 @@ The way asv and NVBench's compare decide, not a threshold on one run's spread al
   (fewer than five a side at ALPHA = 0.01), or a side has no samples;
 * **same** unless the Mann-Whitney U test calls the two sample sets different
   (two-sided p < ALPHA) *and* the ratio of medians moves by more than the floor: the
-  larger of :data:`MIN_EFFECT` and each run's own drift (the relative difference between
-  the medians of its first and second half of rounds: conditions that move within a run
-  move between runs too);
+  largest of :data:`MIN_EFFECT`, each run's own drift (the relative range of the medians
+  of its four quarters of rounds: conditions that move within a run move between runs
+  too) and half of each run's relative interquartile range (rounds that spread widely,
+  or fall in two modes, have a median that moves between runs);
 * otherwise **faster** or **slower**.
 
 Pure Python (no scipy): the exact U distribution for small samples, the normal
@@ -47,7 +48,8 @@ def min_p_value(na: int, nb: int) -> float:
     """The smallest two-sided p the rank test can give with na and nb samples."""
     if na < 1 or nb < 1:
         return 1.0
-    return min(1.0, 2.0 / math.comb(na + nb, na))
+    log_comb = math.lgamma(na + nb + 1) - math.lgamma(na + 1) - math.lgamma(nb + 1)
+    return min(1.0, 2.0 * math.exp(-log_comb))  # 0.0 where C(na + nb, na) is past a float
 
 
 def mann_whitney_p(a: Sequence[float], b: Sequence[float]) -> float:
@@ -85,15 +87,34 @@ def mann_whitney_p(a: Sequence[float], b: Sequence[float]) -> float:
     return min(1.0, math.erfc(max(z, 0.0) / math.sqrt(2)))
 
 
+#: A run's rounds are cut into this many blocks in order for its drift.
+DRIFT_BLOCKS = 4
+
+
 def drift(samples: Sequence[float]) -> float:
-    """Relative difference between the medians of the first and second half of a run's
-    rounds (0 below four rounds)."""
+    """Relative range of the medians of DRIFT_BLOCKS consecutive blocks of a run's rounds
+    (0 below two rounds a block)."""
+    size = len(samples) // DRIFT_BLOCKS
+    if size < 2:
+        return 0.0
+    medians = [median(samples[i * size:(i + 1) * size]) for i in range(DRIFT_BLOCKS)]
+    low = min(medians)
+    return (max(medians) - low) / low if low > 0 else 0.0
+
+
+def relative_iqr(samples: Sequence[float]) -> float:
+    """Interquartile range over the median (quartiles as medians of the halves; 0 below 4)."""
     if len(samples) < 4:
         return 0.0
-    half = len(samples) // 2
-    first, second = median(samples[:half]), median(samples[-half:])
-    base = min(first, second)
-    return abs(second - first) / base if base > 0 else 0.0
+    v = sorted(samples)
+    half = len(v) // 2
+    q1, q3, mid = median(v[:half]), median(v[-half:]), median(v)
+    return (q3 - q1) / mid if mid > 0 else 0.0
+
+
+def floor_of(a: Sequence[float], b: Sequence[float], min_effect: float = MIN_EFFECT) -> float:
+    """The smallest relative change of the median called a difference between runs a and b."""
+    return max(min_effect, drift(a), drift(b), relative_iqr(a) / 2, relative_iqr(b) / 2)
 
 
 @dataclass(frozen=True)
@@ -109,7 +130,7 @@ def decide(a: Sequence[float], b: Sequence[float], alpha: float = ALPHA, min_eff
     if not a or not b:
         return Decision("too-few-rounds", None, None, None)
     change = median(b) / median(a) - 1 if median(a) > 0 else None
-    floor = max(min_effect, drift(a), drift(b))
+    floor = floor_of(a, b, min_effect)
     if min_p_value(len(a), len(b)) >= alpha:
         return Decision("too-few-rounds", change, floor, None)
     p = mann_whitney_p(a, b)

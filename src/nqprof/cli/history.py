@@ -76,16 +76,17 @@ def cmd_history(args) -> int:
               f"{gpu}  {run['benchmarks']} benchmarks")
     print()
     table = df.assign(run=df["run"].map(run_label))
-    columns = ["run", "test", "strategy", "n", "params", "compute.median", "wall.median", "compute.rounds",
+    columns = ["run", "test", "strategy", "n", "params", "median", "compute.median", "wall.median", "compute.rounds",
                "extra.count", "extra.verified"]
     table = table[[c for c in columns if c in table]].rename(
-        columns={"n": "N", "compute.median": "compute", "wall.median": "wall", "compute.rounds": "rounds",
-                 "extra.count": "count", "extra.verified": "verified"}
+        columns={"n": "N", "median": "kept", "compute.median": "compute", "wall.median": "wall",
+                 "compute.rounds": "rounds", "extra.count": "count", "extra.verified": "verified"}
     )
     if table["test"].nunique() == 1:
         table = table.drop(columns="test")
-    _print_table(table, {"compute": _time, "wall": _time})
-    print("\ncompute: " + METRICS["compute"] + "; wall: " + METRICS["wall"] + " (medians)")
+    _print_table(table, {"kept": _time, "compute": _time, "wall": _time})
+    print("\nmedians. kept: what pytest-benchmark saved; compute: " + METRICS["compute"] + "; wall: "
+          + METRICS["wall"])
     return 0
 
 

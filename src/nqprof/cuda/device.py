@@ -58,6 +58,7 @@ def device_facts(drv, dev) -> dict[str, Any]:
         "total_memory_mib": dev.total_memory() // MIB,
         "max_shared_per_block_optin": dev.get_attribute(attr.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN),
         "driver": f"{driver_version // 1000}.{driver_version % 1000 // 10}",
+        "pci_bus_id": dev.pci_bus_id(),
     }
 
 

@@ -1,0 +1,361 @@
+"""Numbers a performance engineer can trust: the plugin costs nothing where unused, two
+identical runs compare as the same, a real change of about 10% is called with the moved
+default named, run conditions are recorded and compared, xdist is said once."""
+
+import json
+import os
+import random
+import subprocess
+import sys
+import time
+import types
+from pathlib import Path
+
+import pandas  # noqa: F401  (loaded before pytester's inner runs, which cannot load numpy twice)
+import pytest
+
+from nqprof import conditions, machine, strategies
+from nqprof.analysis.history import compare, load_history
+from nqprof.cli import main
+from nqprof.problem import known_count
+from nqprof.result import Measurement, RunRecord
+from nqprof.strategies.base import Param, Session, Strategy
+
+pytest_plugins = ["pytester"]
+ROOT = Path(__file__).resolve().parent.parent
+PLAIN_TEST = "def test_plain():\n    assert True\n"
+
+
+def _pytest(args, cwd, env=None, timeout=300):
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})})
+
+
+# -- the plugin is free when unused -------------------------------------------------------------
+
+
+def test_loading_the_plugin_imports_nothing_heavy():
+    code = ("import sys, nqprof.plugin; print(sorted(m for m in sys.modules if m.split('.')[0] in "
+            "('numpy', 'pandas', 'pycuda', 'distributed') or m.startswith(('nqprof.strategies', 'nqprof.runner', "
+            "'nqprof.cuda', 'nqprof.nqbench', 'nqprof.analysis'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_the_plugin_costs_under_5_percent_of_a_bare_pytest_start(tmp_path):
+    (tmp_path / "test_one.py").write_text(PLAIN_TEST)
+
+    def start(*extra) -> float:
+        t0 = time.perf_counter()
+        result = _pytest(["--collect-only", "-q", *extra, "test_one.py"], tmp_path)
+        assert result.returncode == 0, result.stdout + result.stderr
+        return time.perf_counter() - t0
+
+    tries = []
+    for _ in range(3):  # a busy machine can spoil one try; a plugin that costs more fails all three
+        with_plugin, without = [], []
+        for _ in range(9):  # interleaved, the fastest of each: the cost, not the machine's noise
+            with_plugin.append(start())
+            without.append(start("-p", "no:nqprof"))
+        tries.append((min(with_plugin), min(without)))
+        if tries[-1][0] <= 1.05 * tries[-1][1]:
+            return
+    pytest.fail(f"pytest start with nqprof vs without (s): {tries}")
+
+
+def test_a_run_without_nqprof_benchmarks_saves_no_nqprof_keys(tmp_path):
+    (tmp_path / "test_b.py").write_text("def test_b(benchmark):\n    benchmark(sum, [1, 2])\n")
+    out = tmp_path / "out.json"
+    result = _pytest([f"--benchmark-json={out}", "test_b.py"], tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    data = json.loads(out.read_text())
+    assert "nqprof" not in data and "nqprof" not in data["machine_info"]
+    # compared with such a run, a run with nqprof's facts gives no machine warning
+    assert machine.machine_differences(data["machine_info"], {"nqprof": {"gpu": "NVIDIA H200"}}) == []
+
+
+def test_a_bad_nqprof_variable_only_stops_runs_that_use_nqprof(tmp_path):
+    (tmp_path / "test_one.py").write_text(PLAIN_TEST)
+    (tmp_path / "test_nq.py").write_text("def test_nq(nqbench):\n    assert nqbench.run().verified\n")
+    env = {"NQPROF_TIMEOUT": "abc"}
+    assert _pytest(["-q", "test_one.py"], tmp_path, env).returncode == 0
+    result = _pytest(["-q", "test_nq.py", "--nq-strategy=serial", "--nq-n=8"], tmp_path, env)
+    assert result.returncode == pytest.ExitCode.USAGE_ERROR
+    assert "NQPROF_TIMEOUT: the timeout must be a positive number of seconds, got 'abc'" in result.stderr
+    assert "Traceback" not in result.stderr + result.stdout
+    # without an --nq-* option, the variable is read when the cases are collected
+    result = _pytest(["-q", "test_nq.py"], tmp_path, env)
+    assert result.returncode == pytest.ExitCode.USAGE_ERROR and "NQPROF_TIMEOUT" in result.stderr
+
+
+# -- A/A: two identical runs are the same -------------------------------------------------------
+
+
+def test_two_identical_cpu_runs_compare_as_the_same(tmp_path, capsys):
+    """Every CPU strategy, twice: no verdict. A thread pool's time depends on the cores it
+    gets, so a multicore verdict is allowed only where compare names the cause: the load
+    average moved between the runs (other work on the machine)."""
+    storage = tmp_path / "storage"
+    args = ["bench/", "--nq-strategy=serial,serial-d4,multicore", "--nq-n=10:12", "--benchmark-autosave",
+            f"--benchmark-storage={storage}", "-q"]
+    for _ in range(2):
+        result = _pytest(args, ROOT, timeout=600)
+        assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    df = load_history(storage)
+    result = compare(df, *list(dict.fromkeys(df["run"])))
+    assert len(result) == 9 and not result["verdict"].isin(["too-few-rounds", "only-a", "only-b"]).any()
+    called = result[result["verdict"] != "same"]
+    assert (called["strategy"] == "multicore").all(), called.to_string()
+    assert called["conditions"].str.contains("load average").all(), called.to_string()
+    assert main(["compare", "--storage", str(storage)]) == 0
+    assert capsys.readouterr().out.splitlines()[-2].startswith(f"{9 - len(called)} same")
+
+
+# -- a real change is called, the moved default named --------------------------------------------
+
+
+class _Timed(Session):
+    """Reports a time of ``scale`` percent of 1 ms with 2% noise, as a CPU session measures it."""
+
+    def __init__(self, n, params):
+        self.n, self.scale, self.rng = n, params["scale"] / 100, random.Random()
+
+    def run_once(self):
+        return Measurement(count=known_count(self.n), wall_s=1e-3 * self.scale * (1 + 0.02 * self.rng.uniform(-1, 1)))
+
+    def info(self):
+        return {"source_hash": "same"}
+
+
+class Timed(Strategy):
+    name = "timed"
+    title = "test double whose time is its scale parameter"
+    params = (Param("scale", "percent of 1 ms a round takes", default=100, lo=10, hi=1000),)
+
+    def open(self, n, params):
+        return _Timed(n, params)
+
+
+@pytest.fixture
+def timed(monkeypatch):
+    strategy = Timed()
+    monkeypatch.setitem(strategies._table(), strategy.name, "unused")
+    monkeypatch.setitem(strategies._cache, strategy.name, strategy)
+    return strategy
+
+
+def test_a_moved_default_of_10_percent_is_called_with_the_parameter_named(timed, pytester, request, monkeypatch,
+                                                                          tmp_path, capsys):
+    pytester.makepyfile(test_suite="def test_nq(nqbench):\n    assert nqbench.run().verified\n")
+    load = [] if request.config.pluginmanager.has_plugin("nqprof") else ["-p", "nqprof.plugin"]
+    storage = tmp_path / "storage"
+    args = [*load, "-p", "no:cacheprovider", "--nq-strategy=timed", "--nq-n=8:9", "--nq-rounds=30",
+            "--benchmark-autosave", f"--benchmark-storage={storage}"]
+    pytester.runpytest(*args).assert_outcomes(passed=2)
+    pytester.runpytest(*args).assert_outcomes(passed=2)  # A/A
+    monkeypatch.setattr(Timed, "params", (Param("scale", "percent", default=110, lo=10, hi=1000),))
+    pytester.runpytest(*args).assert_outcomes(passed=2)  # the default moved by 10%
+    df = load_history(storage)
+    runs = list(dict.fromkeys(df["run"]))
+    same = compare(df, runs[0], runs[1])
+    assert list(same["verdict"]) == ["same", "same"] and not same["changed"].astype(bool).any()
+    moved = compare(df, runs[1], runs[2])
+    assert list(moved["verdict"]) == ["slower", "slower"]
+    assert list(moved["changed"]) == ["scale 100 -> 110"] * 2
+    assert moved["change_pct"].between(7, 13).all()
+    assert main(["compare", "--storage", str(storage), "--fail-on", "slower"]) == 1
+    assert "2 slower; 2 changed-params" in capsys.readouterr().out
+
+
+# -- run conditions -----------------------------------------------------------------------------
+
+
+class _FakeNvml(types.ModuleType):
+    """Enough of pynvml for NvmlProbe: clocks, power, temperature, reasons in a script."""
+
+    NVML_CLOCK_SM, NVML_CLOCK_MEM, NVML_TEMPERATURE_GPU = 1, 2, 0
+
+    class NVMLError(Exception):
+        pass
+
+    def __init__(self, reasons):
+        super().__init__("pynvml")
+        self.reasons = list(reasons)
+        self.sm = 1980
+
+    def nvmlInit(self):
+        pass
+
+    def nvmlShutdown(self):
+        pass
+
+    def nvmlDeviceGetHandleByIndex(self, i):
+        return ("gpu", i)
+
+    def nvmlDeviceGetHandleByPciBusId(self, bus):
+        return ("gpu", bus)
+
+    def nvmlDeviceGetName(self, h):
+        return b"NVIDIA H200"
+
+    def nvmlDeviceGetClockInfo(self, h, kind):
+        return self.sm if kind == self.NVML_CLOCK_SM else 3201
+
+    def nvmlDeviceGetMaxClockInfo(self, h, kind):
+        return 1980
+
+    def nvmlDeviceGetPowerUsage(self, h):
+        return 312_000
+
+    def nvmlDeviceGetEnforcedPowerLimit(self, h):
+        return 700_000
+
+    def nvmlDeviceGetTemperature(self, h, kind):
+        return 41
+
+    def nvmlDeviceGetPersistenceMode(self, h):
+        return 1
+
+    def nvmlDeviceGetCurrentClocksEventReasons(self, h):
+        return self.reasons.pop(0) if self.reasons else 0
+
+    def nvmlDeviceGetComputeRunningProcesses(self, h):
+        return [types.SimpleNamespace(pid=p) for p in (os.getpid(), 4242, 777)]
+
+
+def test_a_throttled_round_is_flagged(monkeypatch):
+    nvml = _FakeNvml([0x0, 0x4 | 0x1, 0x20, 0x1, 0x0])  # before, then after each of four rounds
+    monkeypatch.setitem(sys.modules, "pynvml", nvml)
+    watch = conditions.GpuWatch("0000:19:00.0", own_pids=(777,))
+    watch.start()
+    for i in range(4):
+        watch.round_done(i)
+    result = watch.finish()
+    assert result["source"] == "nvml" and result["throttled_rounds"] == [0, 1]
+    assert result["reasons_seen"] == ["sw_power_cap", "sw_thermal_slowdown"]  # idle is no slowdown
+    assert result["before"] == {
+        "gpu": "NVIDIA H200", "sm_clock_mhz": 1980, "memory_clock_mhz": 3201, "max_sm_clock_mhz": 1980,
+        "power_w": 312.0, "power_limit_w": 700.0, "temperature_c": 41, "persistence_mode": "on",
+        "clock_event_reasons": [],
+    }
+    assert result["sm_clock_mhz_median"] == 1980
+    assert result["other_processes"] == 1  # 4242: neither this process nor the run's worker (777)
+
+
+def test_conditions_without_nvml_or_nvidia_smi_say_why(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pynvml", None)
+    monkeypatch.setenv("PATH", "/nonexistent")
+    watch = conditions.GpuWatch()
+    watch.start()
+    watch.round_done(0)
+    result = watch.finish()
+    assert result["source"] is None and "nvml: ModuleNotFoundError" in result["why"] and "nvidia-smi" in result["why"]
+
+
+def test_nvidia_smi_is_the_fallback(monkeypatch, tmp_path):
+    smi = tmp_path / "nvidia-smi"
+    smi.write_text("#!/bin/sh\necho 'NVIDIA H200, 1755, 3201, 1980, 402.50, 700.00, 63, Enabled, 0x0000000000000020'\n")
+    smi.chmod(0o755)
+    monkeypatch.setitem(sys.modules, "pynvml", None)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    probe, why = conditions.gpu_probe()
+    assert why is None and probe.source == "nvidia-smi"
+    snap = probe.snapshot()
+    assert (snap["sm_clock_mhz"], snap["power_w"], snap["persistence_mode"]) == (1755, 402.5, "on")
+    assert snap["clock_event_reasons"] == ["sw_thermal_slowdown"] and conditions.slowed(probe.reasons())
+
+
+def test_cpu_conditions_name_the_cpu():
+    cpu = conditions.cpu_conditions()
+    assert cpu["cpu"] and cpu["cores"] >= 1 and 1 <= cpu["usable_cores"] <= cpu["cores"] and cpu["governor"]
+
+
+@pytest.mark.skipif(not Path("/proc/stat").exists(), reason="needs Linux's /proc")
+def test_other_work_during_the_rounds_is_measured():
+    """A busy process that is not the run's own shows as other work; as the run's own
+    (its worker), it does not."""
+    def spin():
+        return subprocess.Popen([sys.executable, "-c", "import time\nt = time.time() + 1.5\nwhile time.time() < t: pass"])
+
+    child = spin()
+    watch = conditions.CpuWatch()
+    time.sleep(0.9)
+    seen = watch.finish()
+    child.wait()
+    child = spin()
+    mine = conditions.CpuWatch(own_pids=(child.pid,))
+    time.sleep(0.9)
+    own = mine.finish()
+    child.wait()
+    assert seen["other_busy_cores"] >= 0.5 and 0 <= seen["steal_pct"] <= 100
+    assert own["other_busy_cores"] < seen["other_busy_cores"] - 0.3
+
+
+def test_condition_differences_name_what_moved():
+    gpu = {"before": {"memory_clock_mhz": 3201, "power_limit_w": 700.0, "persistence_mode": "on"},
+           "sm_clock_mhz_median": 1980, "throttled_rounds": []}
+    a = {"cpu": {"cpu": "EPYC 9654", "usable_cores": 16, "governor": "performance"}, "gpu": gpu}
+    assert conditions.differences(a, a) == []
+    slow = {**gpu, "sm_clock_mhz_median": 1755, "throttled_rounds": [3], "reasons_seen": ["hw_slowdown"],
+            "before": {**gpu["before"], "power_limit_w": 500.0}}
+    b = {"cpu": {"cpu": "EPYC 9654", "usable_cores": 8, "governor": "powersave"}, "gpu": slow}
+    assert conditions.differences(a, b) == [
+        "usable_cores: 16 -> 8", "governor: 'performance' -> 'powersave'",
+        "run B throttled in 1 round(s) (hw_slowdown)", "SM clock during the rounds: 1980 -> 1755 MHz",
+        "power_limit_w: 700.0 -> 500.0",
+    ]
+    # a clock within 5% is the same clock
+    near = {**a, "gpu": {**gpu, "sm_clock_mhz_median": 1900}}
+    assert conditions.differences(a, near) == []
+    # other work on the CPU and the GPU, and CPU time a hypervisor took
+    busy = {"cpu": {"other_busy_cores": 0.1, "steal_pct": 0.0}, "gpu": {"other_processes": 0}}
+    busier = {"cpu": {"other_busy_cores": 1.9, "steal_pct": 9.5}, "gpu": {"other_processes": 1}}
+    assert conditions.differences(busy, busier) == [
+        "other work during the rounds: 0.10 -> 1.90 busy cores", "CPU time stolen by the hypervisor: 0.0% -> 9.5%",
+        "other processes on the GPU: 0 -> 1"]
+    # the load average, per usable core
+    quiet, busy = ({"cpu": {"usable_cores": 2, "load_1min": x}} for x in (0.1, 1.9))
+    assert conditions.differences(quiet, busy) == ["load average: 0.10 -> 1.90 on 2 cores (other work took CPU time)"]
+    assert conditions.differences(quiet, {"cpu": {"usable_cores": 2, "load_1min": 0.8}}) == []
+
+
+def test_compare_warns_when_conditions_differ(tmp_path, capsys):
+    src = next((ROOT / "tests" / "data" / "benchmarks").rglob("0001_*.json"))
+    for name, governor in (("0001_a.json", "performance"), ("0002_b.json", "powersave")):
+        data = json.loads(src.read_text())
+        for bench in data["benchmarks"]:
+            bench["extra_info"]["conditions"] = {"cpu": {"cpu": "EPYC", "usable_cores": 2, "governor": governor}}
+        (tmp_path / "m").mkdir(exist_ok=True)
+        (tmp_path / "m" / name).write_text(json.dumps(data))
+    assert main(["compare", "--storage", str(tmp_path)]) == 0
+    err = capsys.readouterr().err
+    assert "nqprof: warning: conditions differ: governor: 'performance' -> 'powersave' (serial N=8, serial N=9, " \
+           "serial N=10 and 3 more)" in err
+
+
+def test_the_record_shows_the_conditions():
+    rec = RunRecord.from_measurements("feinbube", 8, {}, 92, [Measurement(92, 1e-3, 5e-4)], {})
+    rec.conditions = {
+        "cpu": {"cpu": "EPYC", "cores": 16, "usable_cores": 16, "governor": "performance", "frequency_mhz": 2400},
+        "gpu": {"source": "nvml", "sm_clock_mhz_median": 1980, "throttled_rounds": [2], "reasons_seen": ["hw_slowdown"],
+                "before": {"max_sm_clock_mhz": 1980, "memory_clock_mhz": 3201, "temperature_c": 40,
+                           "power_limit_w": 700.0, "persistence_mode": "on"},
+                "after": {"temperature_c": 44, "power_w": 350.0}},
+    }
+    text = rec.summary()
+    assert ("clocks     SM 1980 MHz over the rounds (max 1980), memory 3201 MHz, 40 -> 44 C, 350 W of 700 W, "
+            "persistence on; THROTTLED in 1 round(s): hw_slowdown") in text
+    assert "cpu        EPYC, 16 of 16 cores, governor performance, 2400 MHz" in text
+
+
+# -- xdist ------------------------------------------------------------------------------------
+
+
+def test_under_xdist_nqprof_says_once_that_nothing_is_timed(pytester, request, monkeypatch):
+    pytester.makepyfile(test_suite="def test_nq(nqbench):\n    assert nqbench.run().verified\n")
+    load = [] if request.config.pluginmanager.has_plugin("nqprof") else ["-p", "nqprof.plugin"]
+    monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw0")  # as in an xdist worker: pytest-benchmark disables itself
+    result = pytester.runpytest(*load, "-p", "no:cacheprovider", "--nq-strategy=serial", "--nq-n=8:9")
+    result.assert_outcomes(passed=2)
+    lines = [line for line in result.outlines if "pytest-xdist is active" in line]
+    assert len(lines) == 1 and "recorded no times" in lines[0]
