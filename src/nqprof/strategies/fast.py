@@ -133,7 +133,7 @@ class FastSession(GpuSession):
         import pycuda.driver as drv
 
         self.block = params["block"]
-        module = self.build("fast.cu", {"NQ_BLOCK": self.block})
+        module = self.build(STRATEGY.sources[0], {"NQ_BLOCK": self.block})
         self.plain = params["opt"] == PLAIN
         if self.plain:
             self.func = module.function(PLAIN_KERNEL)

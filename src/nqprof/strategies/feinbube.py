@@ -93,7 +93,7 @@ class FeinbubeSession(GpuSession):
         super().__init__(name, n, params)
         kernel, _, _ = STEPS[params["opt"]]
         self.block = params["block"]
-        module = self.build("feinbube.cu", {"NQ_N": n, "NQ_BLOCK": self.block})
+        module = self.build(STRATEGY.sources[0], {"NQ_N": n, "NQ_BLOCK": self.block})
         self.func = module.function(kernel)
         boards = expand(n, params["depth"])
         self.boards = self.upload(boards)

@@ -220,7 +220,7 @@ class QueueSession(GpuSession):
         self.multiplier = host.multiplier
         self.capacity = params["capacity"] or auto_capacity(len(host))
         check_fits(len(host), self.capacity, self.label)
-        module = self.build("queue.cu")
+        module = self.build(STRATEGY.sources[0])
         kernel = QUEUES[params["queue"]]
         self.search = module.function(kernel)
         self.seed = module.function("queue_seed")

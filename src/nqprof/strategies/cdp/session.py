@@ -100,7 +100,7 @@ class CdpSession(GpuSession):
             if wanted and self.plan.chunked:
                 raise InputError(f"{self.label}: {option} {verb} one launch of the host grid; this run is launched "
                                  f"in {self.plan.chunks} chunks (give chunk= larger, or a smaller N)")
-        module = self.build(self.source, {**launch_defines(params), **timeline_defines(params)})
+        module = self.build(get(strategy_name).sources[0], {**launch_defines(params), **timeline_defines(params)})
         self.reserve_measured = self._measure_reserve()
         self.root = module.function(self.root_kernel)
         self.children = {name: module.function(name) for name in self.child_kernels}
