@@ -158,13 +158,10 @@ class Strategy:
 
     def measurement_build(self, params: Mapping[str, Any]) -> str | None:
         """Why a run with ``params`` counts something other than N's solutions (a CDP
-        strategy's ``launch`` variants), said in its record in place of a verified count;
-        None for a run whose count is verified."""
-        if not self.cdp:
-            return None
-        from .cdp.params import measurement_build
-
-        return measurement_build(params)
+        strategy's ``launch`` variants, :class:`~nqprof.strategies.cdp.strategy.CdpStrategy`),
+        said in its record in place of a verified count; None for a run whose count is
+        verified."""
+        return None
 
     def open(self, n: int, params: dict[str, Any]) -> Session:
         raise NotImplementedError

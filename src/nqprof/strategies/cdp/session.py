@@ -46,36 +46,37 @@ class CdpSession(GpuSession):
     grid of the strategy's ``child_kernel`` from the host, inside ``generation(1, "replay
     of generation")``; the accounting read after it adds the children's own work.
 
-    Subclasses set ``source``, ``root_kernel``, ``child_kernels`` and implement
-    :meth:`launch_root` (over ``self.boards``: all host boards, or the current chunk).
+    Subclasses set ``source``, ``root_kernel``, ``child_kernels`` (the strategy's kernel
+    source is derived from them) and implement :meth:`launch_root` (over ``self.boards``:
+    all host boards, or the current chunk). A session is opened by its strategy
+    (:class:`~nqprof.strategies.cdp.strategy.CdpStrategy`), which it is handed.
     """
 
     source: str = ""
     root_kernel: str = ""
     child_kernels: tuple[str, ...] = ()
 
-    def __init__(self, strategy_name: str, n: int, params: dict[str, Any]):
-        super().__init__(strategy_name, n, params)
+    def __init__(self, strategy, n: int, params: dict[str, Any]):
+        super().__init__(strategy.name, n, params)
+        self.strategy = strategy
         try:
-            self._prepare_run(strategy_name, n, params)
+            self._prepare_run(strategy.name, n, params)
         except BaseException:
             self.close()
             raise
 
     def _prepare_run(self, strategy_name: str, n: int, params: dict[str, Any]) -> None:
-        from .. import get
-
         self.label = f"{strategy_name} N={n}"
         self.recording = params.get("launch") == "record"
         if self.recording and params.get("timeline"):
             raise InputError(f"{self.label}: launch=record and timeline=1 do not go together (the replayed grids "
                              "are host-launched, outside the device timeline): give one of them")
-        self.child_kernel = get(strategy_name).child_kernel
+        self.child_kernel = self.strategy.child_kernel
         self.host = expand(n, params["depth"])
         free, _ = self.drv.mem_get_info()
         # The plan (Carneiro et al.): limits and chunk size from the whole recursion, before
         # anything is built or launched; an InputError if not even one board per chunk fits.
-        recursion = get(strategy_name).recursion(n, params, len(self.host))
+        recursion = self.strategy.recursion(n, params, len(self.host))
 
         def plan(max_pending: int = MAX_PENDING):
             return make_plan(
@@ -100,7 +101,7 @@ class CdpSession(GpuSession):
             if wanted and self.plan.chunked:
                 raise InputError(f"{self.label}: {option} {verb} one launch of the host grid; this run is launched "
                                  f"in {self.plan.chunks} chunks (give chunk= larger, or a smaller N)")
-        module = self.build(get(strategy_name).sources[0], {**launch_defines(params), **timeline_defines(params)})
+        module = self.build(self.strategy.sources[0], {**launch_defines(params), **timeline_defines(params)})
         self.reserve_measured = self._measure_reserve()
         self.root = module.function(self.root_kernel)
         self.children = {name: module.function(name) for name in self.child_kernels}
