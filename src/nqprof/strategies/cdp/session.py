@@ -73,9 +73,25 @@ class CdpSession(GpuSession):
                              "are host-launched, outside the device timeline): give one of them")
         self.child_kernel = self.strategy.child_kernel
         self.host = expand(n, params["depth"])
+        self._plan_and_set_limits(n, params)
+        # Both follow the host grid's one launch; a chunked run has several (refused before the build).
+        for option, wanted, verb in (("timeline=1", params.get("timeline"), "records"),
+                                     ("launch=record", self.recording, "replays")):
+            if wanted and self.plan.chunked:
+                raise InputError(f"{self.label}: {option} {verb} one launch of the host grid; this run is launched "
+                                 f"in {self.plan.chunks} chunks (give chunk= larger, or a smaller N)")
+        self._load(params)
+        self.notes.append(f"{len(self.host)} host boards at depth {params['depth']}")
+        self.notes.append(self.limits.describe())
+        self.notes.append(self.plan.summary())
+        self.notes.extend(self.plan.notes)
+        self.prepare()
+
+    def _plan_and_set_limits(self, n: int, params: dict[str, Any]) -> None:
+        """The plan (Carneiro et al.): limits and chunk size from the whole recursion, before
+        anything is built or launched (an InputError if not even one board per chunk fits);
+        then the limits set, and planned again within what this device's runtime takes."""
         free, _ = self.drv.mem_get_info()
-        # The plan (Carneiro et al.): limits and chunk size from the whole recursion, before
-        # anything is built or launched; an InputError if not even one board per chunk fits.
         recursion = self.strategy.recursion(n, params, len(self.host))
 
         def plan(max_pending: int = MAX_PENDING):
@@ -87,20 +103,19 @@ class CdpSession(GpuSession):
 
         self.plan = plan()
         self.limits = self.plan.limits
-        if self.plan.config != "default":
+        if self.plan.config == "default":
+            return
+        self.gpu.set_limits(pending_launches=self.limits.pending, heap_bytes=self.limits.heap_bytes)
+        taken = self.gpu.read_limits()["pending_launches"]
+        if taken < self.limits.pending:  # this device's runtime takes less: plan within what it takes
+            self.notes.append(f"the runtime took a pending-launch limit of {taken:,} for {self.limits.pending:,}")
+            self.plan = plan(max_pending=taken)
+            self.limits = self.plan.limits
             self.gpu.set_limits(pending_launches=self.limits.pending, heap_bytes=self.limits.heap_bytes)
-            taken = self.gpu.read_limits()["pending_launches"]
-            if taken < self.limits.pending:  # this device's runtime takes less: plan within what it takes
-                self.notes.append(f"the runtime took a pending-launch limit of {taken:,} for {self.limits.pending:,}")
-                self.plan = plan(max_pending=taken)
-                self.limits = self.plan.limits
-                self.gpu.set_limits(pending_launches=self.limits.pending, heap_bytes=self.limits.heap_bytes)
-        # Both follow the host grid's one launch; a chunked run has several (refused before the build).
-        for option, wanted, verb in (("timeline=1", params.get("timeline"), "records"),
-                                     ("launch=record", self.recording, "replays")):
-            if wanted and self.plan.chunked:
-                raise InputError(f"{self.label}: {option} {verb} one launch of the host grid; this run is launched "
-                                 f"in {self.plan.chunks} chunks (give chunk= larger, or a smaller N)")
+
+    def _load(self, params: dict[str, Any]) -> None:
+        """Build and load the module, upload the boards (or allocate one chunk's buffers),
+        allocate the accounting and, when asked for, the timeline's or the launch records'."""
         module = self.build(self.strategy.sources[0], {**launch_defines(params), **timeline_defines(params)})
         self.reserve_measured = self._measure_reserve()
         self.root = module.function(self.root_kernel)
@@ -122,11 +137,6 @@ class CdpSession(GpuSession):
             self.records = LaunchRecords(self.drv, module.module, records_for(self.plan))
             self.notes.append(f"launch=record: room for {self.records.capacity:,} launches of generation 1, replayed "
                               f"from the host as {self.child_kernel} grids (their own launches not made)")
-        self.notes.append(f"{len(self.host)} host boards at depth {params['depth']}")
-        self.notes.append(self.limits.describe())
-        self.notes.append(self.plan.summary())
-        self.notes.extend(self.plan.notes)
-        self.prepare()
 
     # -- what a strategy provides ------------------------------------------------------
     def prepare(self) -> None:
