@@ -37,7 +37,8 @@ class Param:
     lo: Bound | None = None
     hi: Bound | None = None
     choices: tuple[str, ...] | None = None
-    #: Text describing the bounds when they depend on N (for `nqprof strategies`).
+    #: Text describing the bounds when they depend on N, or naming a long list of choices
+    #: (for `nqprof strategies`, which fits in 100 columns: tests/test_listing.py).
     range_text: str | None = None
     #: The default is a :data:`Derived` function of N and the parameters resolved before
     #: this one (given or defaulted), e.g. a search depth that follows the host depth.
@@ -54,10 +55,10 @@ class Param:
         return int(lo), int(hi)
 
     def describe_range(self) -> str:
-        if self.choices:
-            return "|".join(self.choices)
         if self.range_text:
             return self.range_text
+        if self.choices:
+            return "|".join(self.choices)
         return f"{self.lo}..{self.hi}"
 
     def describe_default(self) -> str:

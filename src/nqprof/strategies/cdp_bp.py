@@ -28,12 +28,14 @@ from .dp2 import STACK_LIMIT, STATE_BYTES, stack_bytes
 
 
 def default_depth(n: int) -> int:
-    """min(5, N-3), >= 1"""
+    """min(5, N-3)"""
+    # min(5, N-3), >= 1
     return max(1, min(5, n - 3))
 
 
 def default_depth2(n: int, earlier) -> int:
-    """min(7, N-1), > depth"""
+    """min(7, N-1)"""
+    # min(7, N-1), > depth
     return min(n, max(earlier["depth"] + 1, min(7, n - 1)))
 
 
@@ -68,14 +70,15 @@ class CdpBpSession(CdpSession):
 class CdpBp(CdpStrategy):
     name = "cdp-bp"
     order = 72
-    title = "CDP-BP: one child grid per block over the boards it found, child boards preallocated by the host"
+    title = "CDP-BP: a child grid per block over its boards, preallocated by the host"
     reference = "Carneiro et al. (CDP-BP)"
     session = CdpBpSession
     paper_params = (
-        depth_param(default_depth, "rows expanded on the host (the paper's first depth)"),
-        Param("depth2", "row the host grid searches down to (the paper's second depth; N: no child grids)",
+        depth_param(default_depth, "host rows (the paper's 1st depth)"),
+        # the row the host grid searches down to (the paper's second depth; N: no child grids)
+        Param("depth2", "2nd depth (N: no child grids)",
               default=default_depth2, lo=2, hi=lambda n: n, range_text="depth+1..N", derived=True),
-        block_param(128, help="threads per block of the host grid: one child grid per block"),
+        block_param(128, help="threads per block, host grid"),
         child_block_param(64),
     )
     runtime = ("pending", "launch", "chunk", "config")  # no device malloc, no device timeline

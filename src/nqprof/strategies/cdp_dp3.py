@@ -56,15 +56,15 @@ class CdpDp3Session(CdpSession):
 class CdpDp3(CdpStrategy):
     name = "cdp-dp3"
     order = 74
-    title = "CDP-DP3: one child grid per block, search depth doubling, device allocation from generation 2 on"
+    title = "CDP-DP3: a child grid per block, doubling search, device malloc from gen. 2"
     reference = "Carneiro et al. (CDP-DP3)"
     session = CdpDp3Session
     paper_params = (
-        depth_param(default_depth, "rows expanded on the host (one thread per board of the host grid)"),
-        search_param(default_search, "rows the host grid's threads search (doubled per generation)", derived=True),
-        block_param(128, help="threads per block of the host grid: one child grid per block"),
+        depth_param(default_depth, "host rows, a thread per board"),
+        search_param(default_search, "host grid's search, then doubled", derived=True),
+        block_param(128, help="threads per block, host grid"),
         child_block_param(64),
-        Param("smem_kib", "shared memory per block for the DFS stacks (KiB); caps the doubling", default=48,
+        Param("smem_kib", "KiB of stacks per block (the cap)", default=48,
               lo=1, hi=STACK_LIMIT // 1024),
     )
     runtime = ("pending", "heap", "launch", "chunk", "config")  # no device timeline

@@ -30,9 +30,10 @@ from .cdp.session import CdpSession
 from .cdp.strategy import CdpStrategy
 
 def default_depth(n: int) -> int:
-    """1 up to N=13, then N-12: the shallowest host expansion whose plan fits the runtime's
-    cap of 599,186 pending launches (measured on an H200) with the default z, chunked
-    (N=14: 2, 15: 3, 16: 4; with depth 1 the plan does not fit from N=14 on)."""
+    """N-12, >= 1"""
+    # 1 up to N=13, then N-12: the shallowest host expansion whose plan fits the runtime's
+    # cap of 599,186 pending launches (measured on an H200) with the default z, chunked
+    # (N=14: 2, 15: 3, 16: 4; with depth 1 the plan does not fit from N=14 on).
     return max(1, n - 12)
 
 
@@ -65,16 +66,19 @@ class Dp1Session(CdpSession):
 class Dp1(CdpStrategy):
     name = "dp1"
     order = 40
-    title = "DP-1 thread swarming: a grid of N^z threads per board, a child grid per valid placement"
+    title = "DP-1 thread swarming: N^z threads per board, a child grid per valid placement"
     reference = "Plauth et al. (DP-1)"
     bench_max_n = 12  # measured on an H200: the next N takes seconds per round
     session = Dp1Session
     paper_params = (
-        Param("z", "rows per swarm grid: N^z threads (1: the first version, one thread per column)", default=3,
-              lo=1, hi=8),
-        Param("stream", "where a thread launches its child grid", default="own", choices=tuple(STREAM_KINDS)),
-        depth_param(default_depth, "rows expanded on the host (mirror symmetry); 1: the first row"),
-        block_param(128, help="threads per block of the host grid and of swarm grids wider than this"),
+        # z=1: the first version, one thread per column
+        Param("z", "rows per swarm grid: N^z threads", default=3, lo=1, hi=8),
+        # the stream a thread launches its child grid into
+        Param("stream", "default, own or fire-and-forget", default="own", choices=tuple(STREAM_KINDS),
+              range_text=f"{len(STREAM_KINDS)} streams"),
+        depth_param(default_depth, "host rows (mirror symmetry)"),
+        # of the host grid, and of swarm grids wider than this
+        block_param(128, help="threads per block (host, swarms)"),
     )
     runtime = ("pending", "launch", "chunk")  # no device malloc, no device timeline
 

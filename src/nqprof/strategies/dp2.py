@@ -54,19 +54,22 @@ def stack_bytes(search: int, threads: int) -> int:
 
 
 def default_depth(n: int) -> int:
-    """min(3, N-3), >= 1; 4 from N=14"""
+    """3; 4 from N=14"""
+    # min(3, N-3), >= 1; 4 from N=14
     # Measured on an H200 (tools/gpu_check.sh dp2-tune, medians of 3): depth 3/4/5 took
     # 0.0036/0.0050/0.035 s at N=13, 0.019/0.0073/0.062 s at N=14 and 2.38/0.32/1.08 s at N=16.
     return 4 if n >= 14 else max(1, min(3, n - 3))
 
 
 def default_search(n: int, earlier) -> int:
-    """ceil((N-depth)/2): two generations"""
+    """(N-depth+1)//2"""
+    # ceil((N-depth)/2): two generations
     return max(1, math.ceil((n - earlier["depth"]) / 2))
 
 
 def default_child_block(n: int, earlier) -> int:
-    """mean boards per child grid, a power of 2 in 32..1024"""
+    """mean, 32..1024"""
+    # the mean number of boards per child grid, a power of 2 in 32..1024
     fits = 1024
     while fits > 32 and stack_bytes(earlier["search"], fits) > STACK_LIMIT:
         fits //= 2
@@ -107,13 +110,13 @@ class Dp2Session(CdpSession):
 class Dp2(CdpStrategy):
     name = "dp2"
     order = 50
-    title = "DP-2 condensed kernel, static search depth, per-block device allocation of child boards"
+    title = "DP-2 condensed kernel: static search depth, per-block device allocation"
     reference = "Plauth et al. (DP-2)"
     session = Dp2Session
     paper_params = (
-        depth_param(default_depth, "rows expanded on the host (one thread per board of the host grid)"),
+        depth_param(default_depth, "host rows, a thread per board"),
         search_param(default_search, derived=True),
-        block_param(128, help="threads per block of the host grid"),
+        block_param(128, help="threads per block, host grid"),
         child_block_param(default_child_block, derived=True),
     )
 

@@ -24,7 +24,8 @@ from .dp2 import STACK_LIMIT, STATE_BYTES, Dp2Session, stack_bytes
 
 
 def default_depth(n: int) -> int:
-    """min(3, N-3), >= 1; 4 from N=18"""
+    """3; 4 from N=18"""
+    # min(3, N-3), >= 1; 4 from N=18
     # At N=18 the estimate for depth 3 (158.8M child grids) does not fit in an H200's
     # memory; depth 4 ran in 4.45 s.
     return 4 if n >= 18 else max(1, min(3, n - 3))
@@ -55,18 +56,18 @@ class Dp3Session(Dp2Session):
 class Dp3(CdpStrategy):
     name = "dp3"
     order = 60
-    title = "DP-3 condensed kernel, search depth doubling per generation, capped by shared memory"
+    title = "DP-3 condensed kernel: search depth doubling per generation, shared-memory cap"
     reference = "Plauth et al. (DP-3)"
     session = Dp3Session
     paper_params = (
-        depth_param(default_depth, "rows expanded on the host (one thread per board of the host grid)"),
-        search_param(default_search, "rows the host grid's threads search (doubled per generation)", derived=True),
-        block_param(128, help="threads per block of the host grid"),
+        depth_param(default_depth, "host rows, a thread per board"),
+        search_param(default_search, "host grid's search, then doubled", derived=True),
+        block_param(128, help="threads per block, host grid"),
         # 256: the block size of the paper's depth_max example. It is also the device
         # allocation granularity, and the CUDA device allocator slows down with the blocks
         # held at once: at N=17 on an H200, 32 took 41.6 s, 128 0.39 s, 256 0.21 s.
         child_block_param(256),
-        Param("smem_kib", "shared memory per block for the DFS stacks (KiB); caps the doubling", default=48,
+        Param("smem_kib", "KiB of stacks per block (the cap)", default=48,
               lo=1, hi=STACK_LIMIT // 1024),
     )
 

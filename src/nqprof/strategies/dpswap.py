@@ -35,12 +35,14 @@ from .dp2 import STACK_LIMIT, stack_bytes
 
 
 def default_search(n: int) -> int:
-    """min(6, (N-1)//2), >= 1"""
+    """(N-1)//2, <= 6"""
+    # min(6, (N-1)//2), >= 1
     return max(1, min(6, (n - 1) // 2))
 
 
 def default_depth(n: int) -> int:
-    """N - 2*search, >= 1"""
+    """N-2*search"""
+    # N - 2*search, >= 1
     return max(1, n - 2 * default_search(n))
 
 
@@ -72,15 +74,15 @@ class DpSwapSession(CdpSession):
 class DpSwap(CdpStrategy):
     name = "dpswap"
     order = 70
-    title = "DP-SWAP: block-wide shared-memory buffer of child states, one child grid per block"
+    title = "DP-SWAP: a block-wide shared-memory buffer of states, one child grid per block"
     reference = "Plauth et al. (DP-SWAP)"
     session = DpSwapSession
     paper_params = (
-        depth_param(default_depth, "rows expanded on the host (one thread per board of the host grid)"),
+        depth_param(default_depth, "host rows, a thread per board"),
         search_param(default_search),
-        Param("capacity", "states the block's shared-memory buffer holds (20 B each)", default=2200, lo=1,
+        Param("capacity", "buffer states per block (20 B)", default=2200, lo=1,
               hi=STACK_LIMIT // SWAP_STATE_BYTES),
-        block_param(128, help="threads per block of the host grid"),
+        block_param(128, help="threads per block, host grid"),
         child_block_param(32),
     )
     runtime = ("pending", "launch", "timeline", "heap", "chunk")  # the plan's config= not offered

@@ -65,8 +65,9 @@ class Feinbube(Strategy):
         ),
     )
     params = (
-        Param("opt", "optimisation step of the paper", default="rows-left", choices=tuple(STEPS)),
-        depth_param(_default_depth, "rows expanded on the host (one thread per partial board)"),
+        Param("opt", "paper's step: local..rows-left", default="rows-left", choices=tuple(STEPS),
+              range_text=f"{len(STEPS)} steps"),
+        depth_param(_default_depth, "host rows, a thread per board"),
         block_param(64),
     )
 

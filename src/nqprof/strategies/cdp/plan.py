@@ -492,13 +492,15 @@ def config_param():
     from ..base import Param
 
     return Param(
-        "config", "carneiro: limits and chunks from the plan; default: the runtime's defaults (8 MiB heap, "
-        "2048 pending launches)", default="carneiro", choices=CONFIGS,
+        # carneiro: limits and chunks from the plan; default: the runtime's defaults (8 MiB
+        # heap, 2048 pending launches)
+        "config", "plan's limits or runtime defaults", default="carneiro", choices=CONFIGS,
     )
 
 
 def chunk_param():
     from ..base import Param
 
-    return Param("chunk", "host boards per root launch (0: the largest that fits, from the plan)", default=0, lo=0,
+    # 0: the largest chunk of host boards that fits, from the plan
+    return Param("chunk", "boards per root launch (0: plan)", default=0, lo=0,
                  hi=1_000_000_000)
