@@ -115,7 +115,7 @@ class Strategy:
     params: ClassVar[tuple[Param, ...]] = ()
     min_n: ClassVar[int] = 1
     #: The kernel sources (under kernels/) this strategy builds, declared once: the build
-    #: catalog (nqprof.cuda.sources.catalog) is the union over the registered strategies.
+    #: catalog (nqprof.catalog.catalog) is the union over the registered strategies.
     sources: ClassVar[tuple["KernelSource", ...]] = ()
     #: The device-side counters its kernels keep, if any (mirrored from a kernel header).
     counters: ClassVar["CounterLayout | None"] = None
