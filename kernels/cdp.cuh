@@ -14,7 +14,7 @@
 // wrong. Every launch here goes through cdp_launch, which reads it.
 //
 // The accounting is an array of 64-bit words, zeroed by the host before each round. The
-// host decodes it with the same layout (src/nqprof/strategies/cdp_common.py; a test checks
+// host decodes it with the same layout (src/nqprof/strategies/cdp/accounting.py; a test checks
 // that the two agree). Per generation, the minimum is kept as its bitwise complement so that
 // atomicMax on a zeroed word computes it.
 #pragma once

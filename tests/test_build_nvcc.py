@@ -13,7 +13,8 @@ import pytest
 from nqprof.cli import main as nqprof_main
 from nqprof.cuda import nvcc
 from nqprof.cuda.nvcc import KernelResources
-from nqprof.cuda.sources import catalog, KernelSource, kernels_dir
+from nqprof.catalog import catalog, compile_all
+from nqprof.cuda.sources import KernelSource, kernels_dir
 from nqprof.errors import BuildError, InputError
 
 # ptxas -v of a plain source (CUDA 13 format), with a non-inlined device function.
@@ -261,7 +262,7 @@ def test_compile_all_and_json(tmp_path, toolkit):
 def test_catalog_compiles(toolkit, tmp_path):
     """Every kernel nqprof ships compiles (and, with dynamic parallelism, device-links)."""
     kernels_dir()  # a missing kernel folder or header is a failure, never a skip
-    rows = nvcc.compile_all(("sm_90",), toolkit=toolkit)
+    rows = compile_all(("sm_90",), toolkit=toolkit)
     expected = {(src.file, k) for src in catalog().values() for k in src.kernels}
     assert expected <= {(r.source, r.kernel) for r in rows}
     assert all(r.registers > 0 for r in rows)

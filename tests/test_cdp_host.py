@@ -14,7 +14,8 @@ from nqprof.textfmt import table
 from nqprof.strategies.cdp import model as cdp_model
 from nqprof.strategies.cdp.model import ROW_BOARDS, ROW_LIVE, GenerationStats, condensed_generations
 from nqprof.cli import main
-from nqprof.cuda.sources import catalog, read_source
+from nqprof.catalog import catalog
+from nqprof.cuda.sources import read_source
 from nqprof.errors import DeviceFailureError, InputError
 from nqprof.problem import KNOWN_COUNTS, full_mask
 from nqprof.result import Measurement, RunRecord

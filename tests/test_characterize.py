@@ -411,7 +411,7 @@ def test_launch_variants_compile_and_link(file, mode, toolkit):
     """Every CDP kernel builds (and device-links) in the variants of `characterize ideal`;
     the empty-child variant adds its stand-in kernel."""
     from nqprof.cuda import nvcc
-    from nqprof.cuda.sources import catalog
+    from nqprof.catalog import catalog
 
     src = catalog()[file]
     rows = nvcc.compile_source(src, "sm_90", defines={**src.check_defines, "CDP_LAUNCH_MODE": mode}, toolkit=toolkit)
@@ -539,7 +539,7 @@ def test_timeline_record_matches_the_kernels(tmp_path, toolkit):
 @pytest.mark.parametrize("file", ["dp2.cu", "dp3.cu", "dpswap.cu"])
 def test_timeline_builds_compile_and_link(file, toolkit):
     from nqprof.cuda import nvcc
-    from nqprof.cuda.sources import catalog
+    from nqprof.catalog import catalog
 
     src = catalog()[file]
     rows = nvcc.compile_source(src, "sm_90", defines={**src.check_defines, "CDP_TIMELINE": 1}, toolkit=toolkit)

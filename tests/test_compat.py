@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from nqprof.catalog import catalog
 from nqprof.cuda import compat
 from nqprof.cuda.compat import check_toolkit_against_driver, driver_can_load, driver_cuda_version, parse_release
 from nqprof.cuda.toolkit import Toolkit
@@ -109,7 +110,7 @@ def test_build_refuses_cdp_source_with_newer_toolkit(fake_pycuda, monkeypatch):
 
     _use_toolkit(monkeypatch, "13.5")
     with pytest.raises(UnavailableError) as info:
-        build("dp1.cu")
+        build(catalog()["dp1.cu"])
     message = str(info.value)
     assert "dp1.cu" in message and "13.5" in message and "13.0" in message and "driver" in message
     assert fake_pycuda == []  # refused before compiling
@@ -119,7 +120,7 @@ def test_build_notes_newer_toolkit_for_plain_source(fake_pycuda, monkeypatch):
     from nqprof.cuda.build import build
 
     _use_toolkit(monkeypatch, "13.5")
-    module = build("feinbube.cu", {"NQ_N": 12, "NQ_BLOCK": 64})
+    module = build(catalog()["feinbube.cu"], {"NQ_N": 12, "NQ_BLOCK": 64})
     assert [kind for kind, _ in fake_pycuda] == ["SourceModule"]
     assert module.toolkit_version == "13.5" and module.arch == "sm_90"
     assert module.notes == [check_toolkit_against_driver("13.5", "13.0", cdp=False)]
@@ -130,7 +131,7 @@ def test_build_with_matching_toolkit_has_no_note(fake_pycuda, monkeypatch, file,
     from nqprof.cuda.build import build
 
     _use_toolkit(monkeypatch, "13.0")
-    module = build(file)
+    module = build(catalog()[file])
     assert [k for k, _ in fake_pycuda] == [kind] and module.notes == []
 
 

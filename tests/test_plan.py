@@ -121,6 +121,25 @@ def test_no_fit_even_one_board_per_chunk_is_refused_with_the_reason():
         plan_for("dp1", 15, {"z": 3, "depth": 1}, free_gib=1)
 
 
+def test_the_chunk_search_looks_for_does_not_fit_by_its_type(monkeypatch):
+    """A refusal for want of room is a DoesNotFitError (an InputError): the chunk search
+    shrinks the chunk on it, and passes any other refusal on untouched, whatever it says."""
+    from nqprof.strategies.cdp import plan as plan_module
+    from nqprof.strategies.cdp.limits import DoesNotFitError
+
+    with pytest.raises(DoesNotFitError, match="does not fit in device memory"):
+        plan_for("dp1", 13, {"z": 2, "depth": 3, "chunk": 10**6}, free_gib=1.0, max_pending=10**9)
+    assert issubclass(DoesNotFitError, InputError)
+
+    def refuse(label, *args, **kwargs):
+        raise InputError(f"{label}: does not fit, but for a reason no smaller chunk changes")
+
+    monkeypatch.setattr(plan_module, "configure_runtime", refuse)
+    with pytest.raises(InputError) as info:
+        plan_for("dp2", 12)
+    assert not isinstance(info.value, DoesNotFitError) and "one host board per chunk" not in str(info.value)
+
+
 def test_chunk_share():
     n, depth = 12, 3
     host = len(expand(n, depth))

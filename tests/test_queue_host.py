@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from nqprof import queuebench
-from nqprof.cuda.sources import catalog, read_source
+from nqprof.catalog import catalog
+from nqprof.cuda.sources import read_source
 from nqprof.papers import kerbl as papers_kerbl
 from nqprof.errors import DeviceFailureError, InputError
 from nqprof.strategies import get, names

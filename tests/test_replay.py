@@ -261,7 +261,7 @@ def test_record_builds_compile_and_link(file, toolkit):
     """Every CDP kernel builds (and device-links) in the record variant: each launch site's
     arguments fit a record (a static_assert in cdp.cuh)."""
     from nqprof.cuda import nvcc
-    from nqprof.cuda.sources import catalog
+    from nqprof.catalog import catalog
 
     src = catalog()[file]
     rows = nvcc.compile_source(src, "sm_90", defines={**src.check_defines, "CDP_LAUNCH_MODE": 3}, toolkit=toolkit)

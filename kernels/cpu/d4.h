@@ -1,8 +1,8 @@
 /*
  * Full D4 symmetry for N-Queens (Takaken's BOUND1/BOUND2/SIDEMASK/LASTMASK algorithm):
  * the host expansion shared by the CPU strategy serial-d4 and the GPU strategy fast, and
- * the search that finishes one expanded board. Plain C, no Python: the GPU harness and
- * the extension nqprof._cpu compile the same file (d4.c).
+ * the search that finishes one expanded board. Plain C, no Python: the extension
+ * nqprof._cpu compiles it (d4.c).
  *
  * Every solution is one of the 8 images of a board under the dihedral group D4. The
  * search visits boards of two kinds and counts each class of equivalent boards once,

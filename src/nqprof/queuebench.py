@@ -35,7 +35,7 @@ ELEMENT_BYTES = (4, 8, 16)
 VARIANTS = ("balanced", "unbalanced")
 ITERATIONS = 10
 
-#: The microbenchmark's kernels (nqprof.cuda.sources lists them with the strategies' kernels).
+#: The microbenchmark's kernels (nqprof.catalog lists them with the strategies' kernels).
 SOURCES = (
     KernelSource(
         "queue_bench.cu",
@@ -196,7 +196,7 @@ class QueueBench:
 
         self.gpu = GpuContext()
         self.drv = self.gpu.drv
-        self.module = build("queue_bench.cu")
+        self.module = build(SOURCES[0])
         self.stats = self.drv.mem_alloc(8 * WORDS)
         self._mem = None
         self._mem_bytes = 0

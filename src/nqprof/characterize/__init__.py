@@ -23,7 +23,7 @@ from ..cuda.sources import KernelSource
 from ..errors import InputError
 
 #: The kernels of the suite (kernels/characterize.cu), compiled and device-linked with the
-#: strategies' by the build catalog (nqprof.cuda.sources.catalog).
+#: strategies' by the build catalog (nqprof.catalog).
 SOURCES = (KernelSource("characterize.cu", cdp=True, kernels=("char_launch", "char_empty")),)
 
 

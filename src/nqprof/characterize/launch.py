@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 
 from ..errors import InputError
-from . import load_points
+from . import SOURCES, load_points
 from ..strategies.cdp.accounting import WORDS, decode_accounting, error_name
 from ..strategies.cdp.limits import HEADROOM, PENDING_SLOT_BYTES
 from ..strategies.gpu_common import GpuSession
@@ -98,8 +98,8 @@ class LaunchSession(GpuSession):
                     f"needs about {nbytes(need)} with headroom, {nbytes(free)} free"
                 )
             self.gpu.set_limits(pending_launches=self.pending)
-            self.with_launch = self.build("characterize.cu").function("char_launch")
-            self.without = self.build("characterize.cu", {"CDP_LAUNCH_MODE": 2}).function("char_launch")
+            self.with_launch = self.build(SOURCES[0]).function("char_launch")
+            self.without = self.build(SOURCES[0], {"CDP_LAUNCH_MODE": 2}).function("char_launch")
             self.acct = self.counter(WORDS)
         except BaseException:
             self.close()

@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
-from . import load_points
+from . import SOURCES, load_points
 from ..strategies.cdp.limits import HEADROOM, PENDING_SLOT_BYTES
 from ..strategies.gpu_common import GpuSession
 from ..textfmt import nbytes
@@ -81,7 +81,7 @@ class ReserveSession(GpuSession):
         out["limit_read"] = drv.Context.get_limit(limit)
         out["free_limit"] = drv.mem_get_info()[0]
         if module:
-            func = self.build("characterize.cu").function("char_empty")
+            func = self.build(SOURCES[0]).function("char_empty")
             out["free_module"] = drv.mem_get_info()[0]
             func(block=(1, 1, 1), grid=(1, 1))
             drv.Context.synchronize()

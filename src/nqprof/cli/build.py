@@ -15,7 +15,8 @@ MATRIX_GLOB = "resources-*.json"
 
 
 def cmd_build(args) -> int:
-    from ..cuda.nvcc import compile_all, parse_archs, resource_table, resources_json, write_json
+    from ..catalog import compile_all
+    from ..cuda.nvcc import parse_archs, resource_table, resources_json, write_json
     from ..cuda.toolkit import find_toolkit
 
     archs = parse_archs(args.arch)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from .. import options
-from ..cluster.cli import add_cluster_arguments
+from .cluster import add_cluster_arguments
 from ..errors import InputError
 from ..options import ROUNDS, TIMEOUT, TIMER, WARMUP
 
@@ -35,7 +35,7 @@ def cmd_solve(args) -> int:
     from ..progress import Progress
     from ..runner import solve
 
-    from ..cluster.cli import cluster_options_without_cluster, run_clustered
+    from .cluster import cluster_options_without_cluster, run_clustered
 
     if args.cluster:
         return run_clustered(args)

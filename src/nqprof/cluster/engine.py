@@ -181,6 +181,32 @@ def solve_clustered(
     strat = get(strategy)
     values = strat.resolve(n, params)
     n = int(n)
+    _check_request(strat, workers, retries)
+    depth = split_depth(strat, n, values, depth)
+    boards = expansion(n, depth, strat.name)
+    label = describe(strat.name, n, values)
+    require_dask()
+    with connect(cluster, strat, workers) as client:
+        address, dashboard, nworkers = _workers_of(client, strat)
+        run = _Run(label, strat, n, values, depth, retries, timeout, on_task)
+        run.plan(len(boards), tasks, nworkers, checkpoint)
+        run.progress(progress, dashboard, address, nworkers, checkpoint)
+        t0 = time.perf_counter()
+        run.submit_and_gather(client)
+        wall = time.perf_counter() - t0
+    total = multiplier(boards) * sum(r["count"] for r in run.results.values())
+    expected = known_count(n)
+    if total != expected:
+        where = f"; the checkpoint {checkpoint} may hold a wrong count" if run.results and run.ck and run.ck.done else ""
+        raise CountMismatchError(f"{label} on a cluster counted {total}, expected {expected}{where}")
+    return ClusterRecord.build(
+        tasks=list(run.results.values()), wall_s=wall, strategy=strat.name, n=n, params=values, depth=depth,
+        boards=len(boards), count=total, expected=expected, verified=True, cluster=address,
+        dashboard=dashboard, checkpoint=checkpoint,
+    )
+
+
+def _check_request(strat: Strategy, workers: int | None, retries: int) -> None:
     if not supports_parts(strat):
         able = ", ".join(s for s in _part_strategies())
         raise InputError(f"strategy {strat.name} cannot run on a cluster (strategies that can: {able})")
@@ -188,100 +214,111 @@ def solve_clustered(
         raise InputError(f"--workers must be >= 1, got {workers}")
     if retries < 0:
         raise InputError(f"--retries must be >= 0, got {retries}")
-    depth = split_depth(strat, n, values, depth)
-    boards = expansion(n, depth, strat.name)
-    label = describe(strat.name, n, values)
-    require_dask()
-    from distributed import as_completed
-    from distributed.client import FutureCancelledError
 
-    with connect(cluster, strat, workers) as client:
-        address = client.scheduler.address
-        dashboard = dashboard_of(client)
-        infos = client.scheduler_info().get("workers", {}).values()
-        if strat.needs_gpu:
-            infos = [w for w in infos if w.get("resources", {}).get("GPU", 0) >= 1]
-            if not infos:
-                raise UnavailableError(
-                    f"{strat.name} needs GPU workers: the cluster at {address} has no worker with the resource "
-                    "GPU=1 (start them with dask worker ... --resources GPU=1)"
-                )
-        nworkers = len(infos) or 1
-        count_of_tasks = tasks
-        ck = None
-        if checkpoint and count_of_tasks is None and os.path.exists(checkpoint):
+
+def _workers_of(client, strat: Strategy) -> tuple[str, str | None, int]:
+    """The scheduler's address, its dashboard and the workers that can run ``strat``
+    (for a GPU strategy: those with the resource GPU=1; UnavailableError if none)."""
+    address = client.scheduler.address
+    infos = client.scheduler_info().get("workers", {}).values()
+    if strat.needs_gpu:
+        infos = [w for w in infos if w.get("resources", {}).get("GPU", 0) >= 1]
+        if not infos:
+            raise UnavailableError(
+                f"{strat.name} needs GPU workers: the cluster at {address} has no worker with the resource "
+                "GPU=1 (start them with dask worker ... --resources GPU=1)"
+            )
+    return address, dashboard_of(client), len(infos) or 1
+
+
+class _Run:
+    """One clustered count: its task plan, the results arrived (and checkpointed) so far,
+    its progress, and the submission of the tasks still to do."""
+
+    def __init__(self, label, strat, n, values, depth, retries, timeout, on_task):
+        self.label, self.strat, self.n, self.values, self.depth = label, strat, n, values, depth
+        self.retries, self.timeout, self.on_task = retries, timeout, on_task
+        self.results: dict[int, dict[str, Any]] = {}
+        self.ck = None
+        self.bar = None
+        self.already = 0
+
+    def plan(self, boards: int, tasks: int | None, nworkers: int, checkpoint: str | None) -> None:
+        """The tasks (the checkpoint's plan when resuming one), and the results it holds."""
+        if checkpoint and tasks is None and os.path.exists(checkpoint):
             from .checkpoint import load
 
-            count_of_tasks = load(checkpoint).tasks  # resume with the checkpoint's plan
-        task_list = plan(len(boards), count_of_tasks or TASKS_PER_WORKER * nworkers)
-        key = plan_hash(n, depth, len(boards), task_list)
+            tasks = load(checkpoint).tasks  # resume with the checkpoint's plan
+        self.task_list = plan(boards, tasks or TASKS_PER_WORKER * nworkers)
+        self.key = plan_hash(self.n, self.depth, boards, self.task_list)
         if checkpoint:
-            ck = open_checkpoint(checkpoint, n, strat.name, values, depth, len(task_list), key)
-        results: dict[int, dict[str, Any]] = {}
-        if ck:
-            for index, entry in ck.done.items():
-                results[index] = {**entry, "index": index, "resumed": True}
-        pending = [t for t in task_list if t.index not in results]
-        bar = Progress(total=len(task_list)) if progress is True else (progress or None)
-        already = len(results)
-        if bar:
+            self.ck = open_checkpoint(checkpoint, self.n, self.strat.name, self.values, self.depth,
+                                      len(self.task_list), self.key)
+        if self.ck:
+            for index, entry in self.ck.done.items():
+                self.results[index] = {**entry, "index": index, "resumed": True}
+        self.already = len(self.results)
+
+    def progress(self, progress, dashboard: str | None, address: str, nworkers: int, checkpoint: str | None) -> None:
+        self.bar = Progress(total=len(self.task_list)) if progress is True else (progress or None)
+        if self.bar:
             if dashboard:
-                bar.message(f"nqprof: Dask dashboard at {dashboard}")
-            bar.message(f"nqprof: {label} on {address}: {len(task_list)} tasks over {nworkers} workers"
-                        + (f", {len(results)} done before (checkpoint {checkpoint})" if results else ""))
+                self.bar.message(f"nqprof: Dask dashboard at {dashboard}")
+            self.bar.message(f"nqprof: {self.label} on {address}: {len(self.task_list)} tasks over {nworkers} workers"
+                             + (f", {len(self.results)} done before (checkpoint {checkpoint})" if self.results else ""))
+
+    def submit_and_gather(self, client) -> None:
+        """Submit every task not done yet, take each result as it arrives; on any failure
+        cancel the rest. The workers' part sessions are released in the end."""
+        from distributed import as_completed
+
         from .work import count_task
 
-        resources = {"GPU": 1} if strat.needs_gpu else None
+        resources = {"GPU": 1} if self.strat.needs_gpu else None
         run_id = uuid.uuid4().hex[:8]  # a resumed or repeated run gets keys of its own
-        t0 = time.perf_counter()
         futures = {
-            client.submit(count_task, strat.name, n, values, depth, task, timeout,
-                          key=f"nqprof-{key}-{run_id}-{task.index}", retries=retries, resources=resources,
+            client.submit(count_task, self.strat.name, self.n, self.values, self.depth, task, self.timeout,
+                          key=f"nqprof-{self.key}-{run_id}-{task.index}", retries=self.retries, resources=resources,
                           pure=False): task
-            for task in pending
+            for task in self.task_list if task.index not in self.results
         }
         try:
             for future in as_completed(futures):
-                task = futures[future]
-                try:
-                    result = future.result()
-                except FutureCancelledError:
-                    raise
-                except NqprofError as exc:
-                    raise type(exc)(f"{label}: task {task.index} failed after {retries} retries: {exc}") from None
-                except Exception as exc:  # KilledWorker and the like: no worker could finish it
-                    raise WatchdogError(
-                        f"{label}: task {task.index} failed ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"
-                    ) from None
-                if result["boards"] != task.boards:
-                    raise NqprofError(
-                        f"{label}: task {task.index} counted {result['boards']} boards, the plan has {task.boards} "
-                        "(does the worker run another nqprof version?)"
-                    )
-                results[task.index] = result
-                if ck:
-                    ck.record(task.index, {k: v for k, v in result.items() if k != "index"})
-                if bar:
-                    bar.tasks(len(results), already)
-                if on_task:
-                    on_task(result, len(results), len(task_list))
+                self._take(futures[future], future)
         except BaseException:
             for future in futures:
                 future.cancel()
             raise
         finally:
             _release_workers(client)
-        wall = time.perf_counter() - t0
-    total = multiplier(boards) * sum(r["count"] for r in results.values())
-    expected = known_count(n)
-    if total != expected:
-        where = f"; the checkpoint {checkpoint} may hold a wrong count" if results and ck and ck.done else ""
-        raise CountMismatchError(f"{label} on a cluster counted {total}, expected {expected}{where}")
-    return ClusterRecord.build(
-        tasks=list(results.values()), wall_s=wall, strategy=strat.name, n=n, params=values, depth=depth,
-        boards=len(boards), count=total, expected=expected, verified=True, cluster=address,
-        dashboard=dashboard, checkpoint=checkpoint,
-    )
+
+    def _take(self, task, future) -> None:
+        """One finished task: its result checked against the plan, kept, checkpointed."""
+        from distributed.client import FutureCancelledError
+
+        label = self.label
+        try:
+            result = future.result()
+        except FutureCancelledError:
+            raise
+        except NqprofError as exc:
+            raise type(exc)(f"{label}: task {task.index} failed after {self.retries} retries: {exc}") from None
+        except Exception as exc:  # KilledWorker and the like: no worker could finish it
+            raise WatchdogError(
+                f"{label}: task {task.index} failed ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"
+            ) from None
+        if result["boards"] != task.boards:
+            raise NqprofError(
+                f"{label}: task {task.index} counted {result['boards']} boards, the plan has {task.boards} "
+                "(does the worker run another nqprof version?)"
+            )
+        self.results[task.index] = result
+        if self.ck:
+            self.ck.record(task.index, {k: v for k, v in result.items() if k != "index"})
+        if self.bar:
+            self.bar.tasks(len(self.results), self.already)
+        if self.on_task:
+            self.on_task(result, len(self.results), len(self.task_list))
 
 
 def _release_workers(client) -> None:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import BuildError, UnavailableError
-from .sources import catalog, COMMON_OPTIONS, define_options, kernels_dir, read_source, source_hash
+from .sources import COMMON_OPTIONS, KernelSource, define_options, kernels_dir, read_source, source_hash
 
 
 @dataclass
@@ -48,15 +48,16 @@ class BuiltModule:
         return func
 
 
-def build(file: str, defines: dict[str, int] | None = None, arch: str | None = None) -> BuiltModule:
-    """Compile and load ``kernels/<file>`` for the current context's device."""
+def build(src: KernelSource, defines: dict[str, int] | None = None, arch: str | None = None) -> BuiltModule:
+    """Compile and load ``kernels/<src.file>`` for the current context's device (with
+    cudadevrt when ``src.cdp``)."""
     import pycuda.compiler as compiler
     import pycuda.driver as drv
 
     from .compat import check_toolkit_against_driver, driver_can_load, driver_cuda_version
     from .toolkit import find_toolkit
 
-    src = catalog()[file]
+    file = src.file
     toolkit = find_toolkit()
     driver = driver_cuda_version(drv)
     problem = check_toolkit_against_driver(toolkit.version, driver, src.cdp)

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from ..textfmt import table
 from ..errors import BuildError, InputError
-from .sources import catalog as all_sources, COMMON_OPTIONS, KernelSource, define_options, kernels_dir
+from .sources import COMMON_OPTIONS, KernelSource, define_options, kernels_dir
 from .toolkit import Toolkit, find_toolkit
 
 _ARCH = re.compile(r"sm_\d+[a-z]?")
@@ -267,15 +267,15 @@ def parse_archs(text: str | Sequence[str]) -> tuple[str, ...]:
 
 
 def compile_all(
-    archs: Sequence[str] = ("sm_90",),
-    toolkit: Toolkit | None = None,
-    catalog: Mapping[str, KernelSource] | None = None,
+    archs: Sequence[str],
+    toolkit: Toolkit | None,
+    catalog: Mapping[str, KernelSource],
     workdir: str | os.PathLike | None = None,
 ) -> list[KernelResources]:
-    """Compile every catalogued source (default: every strategy's, :func:`~nqprof.cuda.sources.catalog`) for every arch, in
-    parallel; rows ordered by source, arch, kernel."""
+    """Compile every source of ``catalog`` (nqprof's whole one: :func:`nqprof.catalog.compile_all`) for every
+    arch, in parallel; rows ordered by source, arch, kernel."""
     toolkit = toolkit or find_toolkit()
-    jobs = [(src, arch) for src in (catalog or all_sources()).values() for arch in parse_archs(archs)]
+    jobs = [(src, arch) for src in catalog.values() for arch in parse_archs(archs)]
     with ThreadPoolExecutor(max_workers=min(len(jobs), os.cpu_count() or 1) or 1) as pool:
         results = pool.map(lambda job: compile_source(job[0], job[1], toolkit=toolkit, workdir=workdir), jobs)
         return [row for rows in results for row in rows]

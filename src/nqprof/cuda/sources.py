@@ -1,9 +1,8 @@
 """The CUDA kernel sources shipped with nqprof (kernels/*.cu) and how to find them.
 
 Every strategy declares its sources (``Strategy.sources``, :class:`KernelSource`); the
-catalog of all of them is derived from the registered strategies, so that the nvcc-only
-build path (CI, `tox`) can compile and device-link every kernel without a GPU, with the same
-options the PyCUDA path uses on a GPU.
+catalog of all of them (:mod:`nqprof.catalog`) is assembled above both this package and the
+strategies. Builds here take the :class:`KernelSource` they are handed.
 """
 
 from __future__ import annotations
@@ -24,27 +23,6 @@ class KernelSource:
     cdp: bool
     kernels: tuple[str, ...]
     check_defines: dict[str, int] = field(default_factory=dict)
-
-
-#: Modules that build kernels besides the strategies (microbenchmarks); each declares its
-#: own, once, as ``SOURCES`` (a tuple of :class:`KernelSource`).
-MEASUREMENT_MODULES = ("nqprof.queuebench", "nqprof.characterize")
-
-
-def catalog() -> dict[str, KernelSource]:
-    """Every kernel source, by file name: the union of the registered strategies' ``sources``
-    and the measurement modules' ``SOURCES`` (each declared once, where it is used)."""
-    import importlib
-
-    from ..strategies import all_strategies
-
-    declared = [src for strategy in all_strategies() for src in strategy.sources]
-    declared += [src for module in MEASUREMENT_MODULES for src in importlib.import_module(module).SOURCES]
-    out: dict[str, KernelSource] = {}
-    for src in declared:
-        if out.setdefault(src.file, src) != src:
-            raise ValueError(f"kernel source {src.file} is declared differently in two places")
-    return out
 
 
 #: Options every build uses (both paths).

@@ -37,7 +37,8 @@ class Param:
     lo: Bound | None = None
     hi: Bound | None = None
     choices: tuple[str, ...] | None = None
-    #: Text describing the bounds when they depend on N (for `nqprof strategies`).
+    #: Text describing the bounds when they depend on N, or naming a long list of choices
+    #: (for `nqprof strategies`, which fits in 100 columns: tests/test_listing.py).
     range_text: str | None = None
     #: The default is a :data:`Derived` function of N and the parameters resolved before
     #: this one (given or defaulted), e.g. a search depth that follows the host depth.
@@ -54,10 +55,10 @@ class Param:
         return int(lo), int(hi)
 
     def describe_range(self) -> str:
-        if self.choices:
-            return "|".join(self.choices)
         if self.range_text:
             return self.range_text
+        if self.choices:
+            return "|".join(self.choices)
         return f"{self.lo}..{self.hi}"
 
     def describe_default(self) -> str:
@@ -114,7 +115,7 @@ class Strategy:
     params: ClassVar[tuple[Param, ...]] = ()
     min_n: ClassVar[int] = 1
     #: The kernel sources (under kernels/) this strategy builds, declared once: the build
-    #: catalog (nqprof.cuda.sources.catalog) is the union over the registered strategies.
+    #: catalog (nqprof.catalog.catalog) is the union over the registered strategies.
     sources: ClassVar[tuple["KernelSource", ...]] = ()
     #: The device-side counters its kernels keep, if any (mirrored from a kernel header).
     counters: ClassVar["CounterLayout | None"] = None
@@ -158,13 +159,10 @@ class Strategy:
 
     def measurement_build(self, params: Mapping[str, Any]) -> str | None:
         """Why a run with ``params`` counts something other than N's solutions (a CDP
-        strategy's ``launch`` variants), said in its record in place of a verified count;
-        None for a run whose count is verified."""
-        if not self.cdp:
-            return None
-        from .cdp.params import measurement_build
-
-        return measurement_build(params)
+        strategy's ``launch`` variants, :class:`~nqprof.strategies.cdp.strategy.CdpStrategy`),
+        said in its record in place of a verified count; None for a run whose count is
+        verified."""
+        return None
 
     def open(self, n: int, params: dict[str, Any]) -> Session:
         raise NotImplementedError

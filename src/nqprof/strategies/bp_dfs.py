@@ -21,13 +21,13 @@ def default_depth(n: int) -> int:
 class BpDfs(Strategy):
     name = "bp-dfs"
     order = 35
-    title = "BP-DFS (Carneiro et al.): the host-seeded kernel (feinbube, rows-left) with their block 128, depth 7"
+    title = "BP-DFS (Carneiro et al.): the feinbube kernel, rows-left, block 128, depth 7"
     reference = "Carneiro et al. (BP-DFS); Feinbube et al. 2010"
     device = "gpu"
     min_n = 2
     sources = FEINBUBE.sources
     params = (
-        depth_param(default_depth, "rows expanded on the host (one thread per partial board)"),
+        depth_param(default_depth, "host rows, a thread per board"),
         block_param(128),
     )
 

@@ -18,78 +18,30 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..cuda.sources import KernelSource
 from ..errors import InputError
-from .base import Param, Strategy, block_param, depth_param
-from .cdp.accounting import LAYOUT as ACCOUNTING
-from .cdp.params import child_block_param, launch_param, pending_param
-from .cdp.plan import chunk_param, config_param
+from .base import Param, block_param, depth_param
+from .cdp.params import child_block_param
 from .cdp.recursions import cdp_bp_recursion
 from .cdp.session import CdpSession
+from .cdp.strategy import CdpStrategy
 from .dp2 import STACK_LIMIT, STATE_BYTES, stack_bytes
 
 
 def default_depth(n: int) -> int:
-    """min(5, N-3), >= 1"""
+    """min(5, N-3)"""
+    # min(5, N-3), >= 1
     return max(1, min(5, n - 3))
 
 
 def default_depth2(n: int, earlier) -> int:
-    """min(7, N-1), > depth"""
+    """min(7, N-1)"""
+    # min(7, N-1), > depth
     return min(n, max(earlier["depth"] + 1, min(7, n - 1)))
 
 
 def child_levels(n: int, depth2: int) -> int:
     """Rows of DFS stack a child thread needs: the rows left below the second depth."""
     return max(1, n - depth2)
-
-
-class CdpBp(Strategy):
-    name = "cdp-bp"
-    order = 72
-    title = "CDP-BP: one child grid per block over the boards it found, child boards preallocated by the host"
-    reference = "Carneiro et al. (CDP-BP)"
-    device = "gpu"
-    cdp = True
-    min_n = 2
-    sources = (KernelSource("cdp_bp.cu", cdp=True, kernels=("cdp_bp_root", "cdp_bp_child")),)
-    child_kernel = "cdp_bp_child"
-    counters = ACCOUNTING
-    params = (
-        depth_param(default_depth, "rows expanded on the host (the paper's first depth)"),
-        Param("depth2", "row the host grid searches down to (the paper's second depth; N: no child grids)",
-              default=default_depth2, lo=2, hi=lambda n: n, range_text="depth+1..N", derived=True),
-        block_param(128, help="threads per block of the host grid: one child grid per block"),
-        child_block_param(64),
-        pending_param(),
-        launch_param(),
-        chunk_param(),
-        config_param(),
-    )
-
-    def check(self, n, params):
-        depth, depth2 = params["depth"], params["depth2"]
-        if depth2 <= depth:
-            raise InputError(f"cdp-bp: depth2 must be in {depth + 1}..{n} (below depth={depth}), got {depth2}")
-        need = stack_bytes(depth2 - depth, params["block"])
-        if need > STACK_LIMIT:
-            raise InputError(
-                f"cdp-bp: depth2-depth={depth2 - depth} rows with block={params['block']} need {need} B of shared "
-                f"memory for the DFS stacks, over {STACK_LIMIT}: use a smaller block or depth2"
-            )
-        child = STATE_BYTES * child_levels(n, depth2) * params["child_block"]
-        if child > STACK_LIMIT:
-            raise InputError(
-                f"cdp-bp: child_block={params['child_block']} needs {child} B of shared memory for {child_levels(n, depth2)} "
-                f"rows of stack, over {STACK_LIMIT}: use child_block <= {STACK_LIMIT // (STATE_BYTES * child_levels(n, depth2))}"
-            )
-
-    def recursion(self, n, params, host_boards):
-        """What the plan needs (nqprof.strategies.cdp.plan)."""
-        return cdp_bp_recursion(self.name, n, params, host_boards)
-
-    def open(self, n, params):
-        return CdpBpSession(self.name, n, params)
 
 
 class CdpBpSession(CdpSession):
@@ -113,6 +65,43 @@ class CdpBpSession(CdpSession):
             np.int32(p["child_block"]), self.acct, np.int32(self.levels),
             block=(p["block"], 1, 1), grid=self.grid_for(self.boards.count, p["block"]), shared=self.root_shared,
         )
+
+
+class CdpBp(CdpStrategy):
+    name = "cdp-bp"
+    order = 72
+    title = "CDP-BP: a child grid per block over its boards, preallocated by the host"
+    reference = "Carneiro et al. (CDP-BP)"
+    session = CdpBpSession
+    paper_params = (
+        depth_param(default_depth, "host rows (the paper's 1st depth)"),
+        # the row the host grid searches down to (the paper's second depth; N: no child grids)
+        Param("depth2", "2nd depth (N: no child grids)",
+              default=default_depth2, lo=2, hi=lambda n: n, range_text="depth+1..N", derived=True),
+        block_param(128, help="threads per block, host grid"),
+        child_block_param(64),
+    )
+    runtime = ("pending", "launch", "chunk", "config")  # no device malloc, no device timeline
+
+    def check(self, n, params):
+        depth, depth2 = params["depth"], params["depth2"]
+        if depth2 <= depth:
+            raise InputError(f"cdp-bp: depth2 must be in {depth + 1}..{n} (below depth={depth}), got {depth2}")
+        need = stack_bytes(depth2 - depth, params["block"])
+        if need > STACK_LIMIT:
+            raise InputError(
+                f"cdp-bp: depth2-depth={depth2 - depth} rows with block={params['block']} need {need} B of shared "
+                f"memory for the DFS stacks, over {STACK_LIMIT}: use a smaller block or depth2"
+            )
+        child = STATE_BYTES * child_levels(n, depth2) * params["child_block"]
+        if child > STACK_LIMIT:
+            raise InputError(
+                f"cdp-bp: child_block={params['child_block']} needs {child} B of shared memory for {child_levels(n, depth2)} "
+                f"rows of stack, over {STACK_LIMIT}: use child_block <= {STACK_LIMIT // (STATE_BYTES * child_levels(n, depth2))}"
+            )
+
+    def recursion(self, n, params, host_boards):
+        return cdp_bp_recursion(self.name, n, params, host_boards)
 
 
 STRATEGY = CdpBp()

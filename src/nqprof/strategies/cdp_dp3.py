@@ -17,69 +17,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..cuda.sources import KernelSource
 from ..errors import InputError
-from .base import Param, Strategy, block_param, depth_param
-from .cdp.accounting import LAYOUT as ACCOUNTING
+from .base import Param, block_param, depth_param
 from .cdp.limits import check_nesting
 from .cdp.model import condensed_schedule
-from .cdp.params import child_block_param, heap_param, launch_param, pending_param, search_param
-from .cdp.plan import chunk_param, config_param
+from .cdp.params import child_block_param, search_param
 from .cdp.recursions import cdp_dp3_recursion
 from .cdp.session import CdpSession
+from .cdp.strategy import CdpStrategy
 from .dp2 import STACK_LIMIT, stack_bytes
 from .dp3 import default_depth, default_search, depth_max
-
-
-class CdpDp3(Strategy):
-    name = "cdp-dp3"
-    order = 74
-    title = "CDP-DP3: one child grid per block, search depth doubling, device allocation from generation 2 on"
-    reference = "Carneiro et al. (CDP-DP3)"
-    device = "gpu"
-    cdp = True
-    min_n = 2
-    sources = (KernelSource("cdp_dp3.cu", cdp=True, kernels=("cdp_dp3_root", "cdp_dp3_child")),)
-    child_kernel = "cdp_dp3_child"
-    counters = ACCOUNTING
-    params = (
-        depth_param(default_depth, "rows expanded on the host (one thread per board of the host grid)"),
-        search_param(default_search, "rows the host grid's threads search (doubled per generation)", derived=True),
-        block_param(128, help="threads per block of the host grid: one child grid per block"),
-        child_block_param(64),
-        Param("smem_kib", "shared memory per block for the DFS stacks (KiB); caps the doubling", default=48,
-              lo=1, hi=STACK_LIMIT // 1024),
-        pending_param(),
-        heap_param(),
-        launch_param(),
-        chunk_param(),
-        config_param(),
-    )
-
-    def check(self, n, params):
-        search, smem = params["search"], params["smem_kib"]
-        if search > depth_max(smem, params["block"]):
-            raise InputError(
-                f"cdp-dp3: search={search} with block={params['block']} does not fit smem_kib={smem}: search must be in "
-                f"1..{max(depth_max(smem, params['block']), 0)} (or raise smem_kib, or lower block)"
-            )
-        cap = depth_max(smem, params["child_block"])
-        if cap < 1:
-            raise InputError(f"cdp-dp3: smem_kib={smem} holds no stack for child_block={params['child_block']}: "
-                             f"child_block must be in 1..{smem * 1024 // 32}")
-        check_nesting(
-            f"cdp-dp3 N={n} with depth={params['depth']}, search={search}",
-            len(condensed_schedule(n, params["depth"], search, True, cap)) - 1,
-            "use a larger search, depth or smem_kib",
-        )
-
-    def recursion(self, n, params, host_boards):
-        """What the plan needs (nqprof.strategies.cdp.plan)."""
-        cap = depth_max(params["smem_kib"], params["child_block"])
-        return cdp_dp3_recursion(self.name, n, params, host_boards, cap)
-
-    def open(self, n, params):
-        return CdpDp3Session(self.name, n, params)
 
 
 class CdpDp3Session(CdpSession):
@@ -104,6 +51,44 @@ class CdpDp3Session(CdpSession):
             np.int32(p["child_block"]), self.acct, np.int32(self.max_search),
             block=(p["block"], 1, 1), grid=self.grid_for(self.boards.count, p["block"]), shared=self.root_shared,
         )
+
+
+class CdpDp3(CdpStrategy):
+    name = "cdp-dp3"
+    order = 74
+    title = "CDP-DP3: a child grid per block, doubling search, device malloc from gen. 2"
+    reference = "Carneiro et al. (CDP-DP3)"
+    session = CdpDp3Session
+    paper_params = (
+        depth_param(default_depth, "host rows, a thread per board"),
+        search_param(default_search, "host grid's search, then doubled", derived=True),
+        block_param(128, help="threads per block, host grid"),
+        child_block_param(64),
+        Param("smem_kib", "KiB of stacks per block (the cap)", default=48,
+              lo=1, hi=STACK_LIMIT // 1024),
+    )
+    runtime = ("pending", "heap", "launch", "chunk", "config")  # no device timeline
+
+    def check(self, n, params):
+        search, smem = params["search"], params["smem_kib"]
+        if search > depth_max(smem, params["block"]):
+            raise InputError(
+                f"cdp-dp3: search={search} with block={params['block']} does not fit smem_kib={smem}: search must be in "
+                f"1..{max(depth_max(smem, params['block']), 0)} (or raise smem_kib, or lower block)"
+            )
+        cap = depth_max(smem, params["child_block"])
+        if cap < 1:
+            raise InputError(f"cdp-dp3: smem_kib={smem} holds no stack for child_block={params['child_block']}: "
+                             f"child_block must be in 1..{smem * 1024 // 32}")
+        check_nesting(
+            f"cdp-dp3 N={n} with depth={params['depth']}, search={search}",
+            len(condensed_schedule(n, params["depth"], search, True, cap)) - 1,
+            "use a larger search, depth or smem_kib",
+        )
+
+    def recursion(self, n, params, host_boards):
+        cap = depth_max(params["smem_kib"], params["child_block"])
+        return cdp_dp3_recursion(self.name, n, params, host_boards, cap)
 
 
 STRATEGY = CdpDp3()

@@ -20,22 +20,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from .cdp.model import MAX_NESTING, dp1_deepest_generation
-from ..cuda.sources import KernelSource
 from ..errors import InputError
-from .base import Param, Strategy, block_param, depth_param
-from .cdp.accounting import LAYOUT as ACCOUNTING
+from .base import Param, block_param, depth_param
 from .cdp.accounting import STREAM_KINDS
 from .cdp.limits import check_nesting
-from .cdp.params import launch_param, pending_param
-from .cdp.plan import chunk_param
+from .cdp.model import MAX_NESTING, dp1_deepest_generation
 from .cdp.recursions import dp1_recursion
 from .cdp.session import CdpSession
+from .cdp.strategy import CdpStrategy
 
 def default_depth(n: int) -> int:
-    """1 up to N=13, then N-12: the shallowest host expansion whose plan fits the runtime's
-    cap of 599,186 pending launches (measured on an H200) with the default z, chunked
-    (N=14: 2, 15: 3, 16: 4; with depth 1 the plan does not fit from N=14 on)."""
+    """N-12, >= 1"""
+    # 1 up to N=13, then N-12: the shallowest host expansion whose plan fits the runtime's
+    # cap of 599,186 pending launches (measured on an H200) with the default z, chunked
+    # (N=14: 2, 15: 3, 16: 4; with depth 1 the plan does not fit from N=14 on).
     return max(1, n - 12)
 
 
@@ -50,28 +48,39 @@ def _max_z(n: int) -> int:
     return z
 
 
-class Dp1(Strategy):
+class Dp1Session(CdpSession):
+    source = "dp1.cu"
+    root_kernel = "dp1_root"
+    child_kernels = ("dp1_swarm",)
+
+    def launch_root(self):
+        p = self.params
+        # One thread per host board, each launching its board's first swarm grid.
+        self.root(
+            *self.boards.args(), np.int32(self.n), np.int32(p["z"]), np.int32(p["block"]),
+            np.int32(STREAM_KINDS[p["stream"]]), self.acct,
+            block=(p["block"], 1, 1), grid=self.grid_for(self.boards.count, p["block"]),
+        )
+
+
+class Dp1(CdpStrategy):
     name = "dp1"
     order = 40
-    title = "DP-1 thread swarming: a grid of N^z threads per board, a child grid per valid placement"
+    title = "DP-1 thread swarming: N^z threads per board, a child grid per valid placement"
     reference = "Plauth et al. (DP-1)"
-    device = "gpu"
-    cdp = True
     bench_max_n = 12  # measured on an H200: the next N takes seconds per round
-    min_n = 2
-    sources = (KernelSource("dp1.cu", cdp=True, kernels=("dp1_root", "dp1_swarm")),)
-    child_kernel = "dp1_swarm"
-    counters = ACCOUNTING
-    params = (
-        Param("z", "rows per swarm grid: N^z threads (1: the first version, one thread per column)", default=3,
-              lo=1, hi=8),
-        Param("stream", "where a thread launches its child grid", default="own", choices=tuple(STREAM_KINDS)),
-        depth_param(default_depth, "rows expanded on the host (mirror symmetry); 1: the first row"),
-        block_param(128, help="threads per block of the host grid and of swarm grids wider than this"),
-        pending_param(),
-        launch_param(),
-        chunk_param(),
+    session = Dp1Session
+    paper_params = (
+        # z=1: the first version, one thread per column
+        Param("z", "rows per swarm grid: N^z threads", default=3, lo=1, hi=8),
+        # the stream a thread launches its child grid into
+        Param("stream", "default, own or fire-and-forget", default="own", choices=tuple(STREAM_KINDS),
+              range_text=f"{len(STREAM_KINDS)} streams"),
+        depth_param(default_depth, "host rows (mirror symmetry)"),
+        # of the host grid, and of swarm grids wider than this
+        block_param(128, help="threads per block (host, swarms)"),
     )
+    runtime = ("pending", "launch", "chunk")  # no device malloc, no device timeline
 
     def check(self, n, params):
         z, depth = params["z"], params["depth"]
@@ -84,27 +93,7 @@ class Dp1(Strategy):
         )
 
     def recursion(self, n, params, host_boards):
-        """What the plan needs (nqprof.strategies.cdp.plan)."""
         return dp1_recursion(self.name, n, params, host_boards)
-
-    def open(self, n, params):
-        return Dp1Session(self.name, n, params)
-
-
-class Dp1Session(CdpSession):
-    source = "dp1.cu"
-    root_kernel = "dp1_root"
-    child_kernels = ("dp1_swarm",)
-
-
-    def launch_root(self):
-        p = self.params
-        # One thread per host board, each launching its board's first swarm grid.
-        self.root(
-            *self.boards.args(), np.int32(self.n), np.int32(p["z"]), np.int32(p["block"]),
-            np.int32(STREAM_KINDS[p["stream"]]), self.acct,
-            block=(p["block"], 1, 1), grid=self.grid_for(self.boards.count, p["block"]),
-        )
 
 
 STRATEGY = Dp1()

@@ -32,17 +32,14 @@ import math
 
 import numpy as np
 
-from .cdp.model import MAX_NESTING, condensed_child_block, condensed_schedule
-from ..cuda.sources import KernelSource
 from ..errors import InputError
-from .base import Strategy, block_param, depth_param
-from .cdp.accounting import LAYOUT as ACCOUNTING
+from .base import block_param, depth_param
 from .cdp.limits import check_nesting
-from .cdp.params import child_block_param, heap_param, launch_param, pending_param, search_param
-from .cdp.plan import chunk_param, config_param
+from .cdp.model import MAX_NESTING, condensed_child_block, condensed_schedule
+from .cdp.params import child_block_param, search_param
 from .cdp.recursions import condensed_recursion
-from .cdp.timeline import timeline_param
 from .cdp.session import CdpSession
+from .cdp.strategy import CdpStrategy
 from .gpu_common import DYNAMIC_SHARED_LIMIT_SM90
 
 #: Bytes of one DFS stack level (free squares, columns, two diagonals: kernels/cdp.cuh).
@@ -57,70 +54,26 @@ def stack_bytes(search: int, threads: int) -> int:
 
 
 def default_depth(n: int) -> int:
-    """min(3, N-3), >= 1; 4 from N=14"""
+    """3; 4 from N=14"""
+    # min(3, N-3), >= 1; 4 from N=14
     # Measured on an H200 (tools/gpu_check.sh dp2-tune, medians of 3): depth 3/4/5 took
     # 0.0036/0.0050/0.035 s at N=13, 0.019/0.0073/0.062 s at N=14 and 2.38/0.32/1.08 s at N=16.
     return 4 if n >= 14 else max(1, min(3, n - 3))
 
 
 def default_search(n: int, earlier) -> int:
-    """ceil((N-depth)/2): two generations"""
+    """(N-depth+1)//2"""
+    # ceil((N-depth)/2): two generations
     return max(1, math.ceil((n - earlier["depth"]) / 2))
 
 
 def default_child_block(n: int, earlier) -> int:
-    """mean boards per child grid, a power of 2 in 32..1024"""
+    """mean, 32..1024"""
+    # the mean number of boards per child grid, a power of 2 in 32..1024
     fits = 1024
     while fits > 32 and stack_bytes(earlier["search"], fits) > STACK_LIMIT:
         fits //= 2
     return condensed_child_block(n, earlier["depth"], earlier["search"], hi=fits)
-
-
-class Dp2(Strategy):
-    name = "dp2"
-    order = 50
-    title = "DP-2 condensed kernel, static search depth, per-block device allocation of child boards"
-    reference = "Plauth et al. (DP-2)"
-    device = "gpu"
-    cdp = True
-    min_n = 2
-    sources = (KernelSource("dp2.cu", cdp=True, kernels=("dp2_root", "dp2_child")),)
-    child_kernel = "dp2_child"
-    counters = ACCOUNTING
-    params = (
-        depth_param(default_depth, "rows expanded on the host (one thread per board of the host grid)"),
-        search_param(default_search, derived=True),
-        block_param(128, help="threads per block of the host grid"),
-        child_block_param(default_child_block, derived=True),
-        pending_param(),
-        launch_param(),
-        timeline_param(),
-        heap_param(),
-        chunk_param(),
-        config_param(),
-    )
-
-    def check(self, n, params):
-        search = params["search"]
-        for key in ("block", "child_block"):
-            if stack_bytes(search, params[key]) > STACK_LIMIT:
-                raise InputError(
-                    f"dp2: search={search} with {key}={params[key]} needs {stack_bytes(search, params[key])} B of shared "
-                    f"memory per block for the DFS stacks, over {STACK_LIMIT}: use search <= "
-                    f"{STACK_LIMIT // stack_bytes(0, params[key]) - 1} or a smaller {key}"
-                )
-        check_nesting(
-            f"dp2 N={n} with depth={params['depth']}, search={search}",
-            len(condensed_schedule(n, params["depth"], search, False, None)) - 1,
-            f"use search >= {math.ceil((n - params['depth']) / (MAX_NESTING + 1))}",
-        )
-
-    def recursion(self, n, params, host_boards):
-        """What the plan needs (nqprof.strategies.cdp.plan)."""
-        return condensed_recursion(self.name, n, params, host_boards, False, params["search"])
-
-    def open(self, n, params):
-        return Dp2Session(self.name, n, params)
 
 
 class Dp2Session(CdpSession):
@@ -134,7 +87,6 @@ class Dp2Session(CdpSession):
     def max_search(self) -> int:
         """The cap on a child grid's search depth (DP-3); DP-2 keeps its depth."""
         return self.params["search"]
-
 
     def prepare(self):
         p = self.params
@@ -153,6 +105,38 @@ class Dp2Session(CdpSession):
             np.int32(self.max_search()), self.acct,
             block=(p["block"], 1, 1), grid=self.grid_for(self.boards.count, p["block"]), shared=self.root_shared,
         )
+
+
+class Dp2(CdpStrategy):
+    name = "dp2"
+    order = 50
+    title = "DP-2 condensed kernel: static search depth, per-block device allocation"
+    reference = "Plauth et al. (DP-2)"
+    session = Dp2Session
+    paper_params = (
+        depth_param(default_depth, "host rows, a thread per board"),
+        search_param(default_search, derived=True),
+        block_param(128, help="threads per block, host grid"),
+        child_block_param(default_child_block, derived=True),
+    )
+
+    def check(self, n, params):
+        search = params["search"]
+        for key in ("block", "child_block"):
+            if stack_bytes(search, params[key]) > STACK_LIMIT:
+                raise InputError(
+                    f"dp2: search={search} with {key}={params[key]} needs {stack_bytes(search, params[key])} B of shared "
+                    f"memory per block for the DFS stacks, over {STACK_LIMIT}: use search <= "
+                    f"{STACK_LIMIT // stack_bytes(0, params[key]) - 1} or a smaller {key}"
+                )
+        check_nesting(
+            f"dp2 N={n} with depth={params['depth']}, search={search}",
+            len(condensed_schedule(n, params["depth"], search, False, None)) - 1,
+            f"use search >= {math.ceil((n - params['depth']) / (MAX_NESTING + 1))}",
+        )
+
+    def recursion(self, n, params, host_boards):
+        return condensed_recursion(self.name, n, params, host_boards, False, params["search"])
 
 
 STRATEGY = Dp2()

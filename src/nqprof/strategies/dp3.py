@@ -13,22 +13,19 @@ host grid's own search depth must fit the same budget with its block size.
 
 from __future__ import annotations
 
-
-from .cdp.model import condensed_schedule
-from ..cuda.sources import KernelSource
 from ..errors import InputError
-from .base import Param, Strategy, block_param, depth_param
-from .cdp.accounting import LAYOUT as ACCOUNTING
+from .base import Param, block_param, depth_param
 from .cdp.limits import check_nesting
-from .cdp.params import child_block_param, heap_param, launch_param, pending_param, search_param
-from .cdp.plan import chunk_param, config_param
+from .cdp.model import condensed_schedule
+from .cdp.params import child_block_param, search_param
 from .cdp.recursions import condensed_recursion
-from .cdp.timeline import timeline_param
+from .cdp.strategy import CdpStrategy
 from .dp2 import STACK_LIMIT, STATE_BYTES, Dp2Session, stack_bytes
 
 
 def default_depth(n: int) -> int:
-    """min(3, N-3), >= 1; 4 from N=18"""
+    """3; 4 from N=18"""
+    # min(3, N-3), >= 1; 4 from N=18
     # At N=18 the estimate for depth 3 (158.8M child grids) does not fit in an H200's
     # memory; depth 4 ran in 4.45 s.
     return 4 if n >= 18 else max(1, min(3, n - 3))
@@ -46,33 +43,32 @@ def depth_max(smem_kib: int, threads: int) -> int:
     return smem_kib * 1024 // (STATE_BYTES * threads) - 1
 
 
-class Dp3(Strategy):
+class Dp3Session(Dp2Session):
+    source = "dp3.cu"
+    root_kernel = "dp3_root"
+    child_kernels = ("dp3_child",)
+    doubling = True
+
+    def max_search(self) -> int:
+        return depth_max(self.params["smem_kib"], self.params["child_block"])
+
+
+class Dp3(CdpStrategy):
     name = "dp3"
     order = 60
-    title = "DP-3 condensed kernel, search depth doubling per generation, capped by shared memory"
+    title = "DP-3 condensed kernel: search depth doubling per generation, shared-memory cap"
     reference = "Plauth et al. (DP-3)"
-    device = "gpu"
-    cdp = True
-    min_n = 2
-    sources = (KernelSource("dp3.cu", cdp=True, kernels=("dp3_root", "dp3_child")),)
-    child_kernel = "dp3_child"
-    counters = ACCOUNTING
-    params = (
-        depth_param(default_depth, "rows expanded on the host (one thread per board of the host grid)"),
-        search_param(default_search, "rows the host grid's threads search (doubled per generation)", derived=True),
-        block_param(128, help="threads per block of the host grid"),
+    session = Dp3Session
+    paper_params = (
+        depth_param(default_depth, "host rows, a thread per board"),
+        search_param(default_search, "host grid's search, then doubled", derived=True),
+        block_param(128, help="threads per block, host grid"),
         # 256: the block size of the paper's depth_max example. It is also the device
         # allocation granularity, and the CUDA device allocator slows down with the blocks
         # held at once: at N=17 on an H200, 32 took 41.6 s, 128 0.39 s, 256 0.21 s.
         child_block_param(256),
-        Param("smem_kib", "shared memory per block for the DFS stacks (KiB); caps the doubling", default=48,
+        Param("smem_kib", "KiB of stacks per block (the cap)", default=48,
               lo=1, hi=STACK_LIMIT // 1024),
-        pending_param(),
-        launch_param(),
-        timeline_param(),
-        heap_param(),
-        chunk_param(),
-        config_param(),
     )
 
     def check(self, n, params):
@@ -97,22 +93,8 @@ class Dp3(Strategy):
         )
 
     def recursion(self, n, params, host_boards):
-        """What the plan needs (nqprof.strategies.cdp.plan)."""
         cap = depth_max(params["smem_kib"], params["child_block"])
         return condensed_recursion(self.name, n, params, host_boards, True, cap)
-
-    def open(self, n, params):
-        return Dp3Session(self.name, n, params)
-
-
-class Dp3Session(Dp2Session):
-    source = "dp3.cu"
-    root_kernel = "dp3_root"
-    child_kernels = ("dp3_child",)
-    doubling = True
-
-    def max_search(self) -> int:
-        return depth_max(self.params["smem_kib"], self.params["child_block"])
 
 
 STRATEGY = Dp3()

@@ -24,26 +24,25 @@ from __future__ import annotations
 
 import numpy as np
 
-from .cdp.model import SWAP_STATE_BYTES
-from ..cuda.sources import KernelSource
 from ..errors import InputError
-from .base import Param, Strategy, block_param, depth_param
-from .cdp.accounting import LAYOUT as ACCOUNTING
-from .cdp.params import child_block_param, heap_param, launch_param, pending_param, search_param
-from .cdp.plan import chunk_param
+from .base import Param, block_param, depth_param
+from .cdp.model import SWAP_STATE_BYTES
+from .cdp.params import child_block_param, search_param
 from .cdp.recursions import dpswap_recursion
-from .cdp.timeline import timeline_param
 from .cdp.session import CdpSession
+from .cdp.strategy import CdpStrategy
 from .dp2 import STACK_LIMIT, stack_bytes
 
 
 def default_search(n: int) -> int:
-    """min(6, (N-1)//2), >= 1"""
+    """(N-1)//2, <= 6"""
+    # min(6, (N-1)//2), >= 1
     return max(1, min(6, (n - 1) // 2))
 
 
 def default_depth(n: int) -> int:
-    """N - 2*search, >= 1"""
+    """N-2*search"""
+    # N - 2*search, >= 1
     return max(1, n - 2 * default_search(n))
 
 
@@ -52,30 +51,41 @@ def shared_bytes(search: int, capacity: int, threads: int) -> int:
     return stack_bytes(search, threads) + SWAP_STATE_BYTES * capacity
 
 
-class DpSwap(Strategy):
+class DpSwapSession(CdpSession):
+    source = "dpswap.cu"
+    root_kernel = "dpswap_root"
+    child_kernels = ("dpswap_child",)
+
+    def prepare(self):
+        p = self.params
+        self.root_shared = shared_bytes(p["search"], p["capacity"], p["block"])
+        self.allow_dynamic_shared(self.root_kernel, self.root_shared)
+        self.allow_dynamic_shared(self.child_kernels[0], shared_bytes(p["search"], p["capacity"], p["child_block"]))
+
+    def launch_root(self):
+        p = self.params
+        self.root(
+            *self.boards.args(), np.int32(self.n), np.int32(p["search"]), np.int32(p["capacity"]),
+            np.int32(p["child_block"]), self.acct,
+            block=(p["block"], 1, 1), grid=self.grid_for(self.boards.count, p["block"]), shared=self.root_shared,
+        )
+
+
+class DpSwap(CdpStrategy):
     name = "dpswap"
     order = 70
-    title = "DP-SWAP: block-wide shared-memory buffer of child states, one child grid per block"
+    title = "DP-SWAP: a block-wide shared-memory buffer of states, one child grid per block"
     reference = "Plauth et al. (DP-SWAP)"
-    device = "gpu"
-    cdp = True
-    min_n = 2
-    sources = (KernelSource("dpswap.cu", cdp=True, kernels=("dpswap_root", "dpswap_child")),)
-    child_kernel = "dpswap_child"
-    counters = ACCOUNTING
-    params = (
-        depth_param(default_depth, "rows expanded on the host (one thread per board of the host grid)"),
+    session = DpSwapSession
+    paper_params = (
+        depth_param(default_depth, "host rows, a thread per board"),
         search_param(default_search),
-        Param("capacity", "states the block's shared-memory buffer holds (20 B each)", default=2200, lo=1,
+        Param("capacity", "buffer states per block (20 B)", default=2200, lo=1,
               hi=STACK_LIMIT // SWAP_STATE_BYTES),
-        block_param(128, help="threads per block of the host grid"),
+        block_param(128, help="threads per block, host grid"),
         child_block_param(32),
-        pending_param(),
-        launch_param(),
-        timeline_param(),
-        heap_param(),
-        chunk_param(),
     )
+    runtime = ("pending", "launch", "timeline", "heap", "chunk")  # the plan's config= not offered
 
     def check(self, n, params):
         search, capacity = params["search"], params["capacity"]
@@ -96,32 +106,7 @@ class DpSwap(Strategy):
                 )
 
     def recursion(self, n, params, host_boards):
-        """What the plan needs (nqprof.strategies.cdp.plan)."""
         return dpswap_recursion(self.name, n, params, host_boards)
-
-    def open(self, n, params):
-        return DpSwapSession(self.name, n, params)
-
-
-class DpSwapSession(CdpSession):
-    source = "dpswap.cu"
-    root_kernel = "dpswap_root"
-    child_kernels = ("dpswap_child",)
-
-
-    def prepare(self):
-        p = self.params
-        self.root_shared = shared_bytes(p["search"], p["capacity"], p["block"])
-        self.allow_dynamic_shared(self.root_kernel, self.root_shared)
-        self.allow_dynamic_shared(self.child_kernels[0], shared_bytes(p["search"], p["capacity"], p["child_block"]))
-
-    def launch_root(self):
-        p = self.params
-        self.root(
-            *self.boards.args(), np.int32(self.n), np.int32(p["search"]), np.int32(p["capacity"]),
-            np.int32(p["child_block"]), self.acct,
-            block=(p["block"], 1, 1), grid=self.grid_for(self.boards.count, p["block"]), shared=self.root_shared,
-        )
 
 
 STRATEGY = DpSwap()

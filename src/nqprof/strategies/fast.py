@@ -51,12 +51,14 @@ MAX_DEPTH = 16
 
 
 def _default_opt(n: int) -> str:
-    """tight-u4 (the fastest measured); plain below N=4"""
+    """tight-u4"""
+    # the fastest measured; below N=4 only plain counts
     return "tight-u4" if n >= D4_MIN_N else PLAIN
 
 
 def _default_depth(n: int) -> int:
-    """clamp(N-11, 2, min(7, N-2))"""
+    """N-11, in 2..7"""
+    # clamp(N-11, 2, min(7, N-2))
     return max(2, min(7, n - 11, n - 2))
 
 
@@ -86,8 +88,8 @@ class Fast(Strategy):
     )
     bench_max_n = 18
     params = (
-        Param("opt", "kernel (ladder step; plain: one thread, no symmetry)", default=_default_opt,
-              choices=(*KERNELS, PLAIN)),
+        Param("opt", "ladder step; below N=4: plain", default=_default_opt,
+              choices=(*KERNELS, PLAIN), range_text=f"{len(KERNELS) + 1} kernels"),
         Param("depth", "rows expanded on the host", default=_default_depth, lo=2, hi=_max_depth,
               range_text="2..min(16, N-2)"),
         block_param(128, hi=1024),
@@ -133,7 +135,7 @@ class FastSession(GpuSession):
         import pycuda.driver as drv
 
         self.block = params["block"]
-        module = self.build("fast.cu", {"NQ_BLOCK": self.block})
+        module = self.build(STRATEGY.sources[0], {"NQ_BLOCK": self.block})
         self.plain = params["opt"] == PLAIN
         if self.plain:
             self.func = module.function(PLAIN_KERNEL)

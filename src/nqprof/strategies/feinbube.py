@@ -65,8 +65,9 @@ class Feinbube(Strategy):
         ),
     )
     params = (
-        Param("opt", "optimisation step of the paper", default="rows-left", choices=tuple(STEPS)),
-        depth_param(_default_depth, "rows expanded on the host (one thread per partial board)"),
+        Param("opt", "paper's step: local..rows-left", default="rows-left", choices=tuple(STEPS),
+              range_text=f"{len(STEPS)} steps"),
+        depth_param(_default_depth, "host rows, a thread per board"),
         block_param(64),
     )
 
@@ -93,7 +94,7 @@ class FeinbubeSession(GpuSession):
         super().__init__(name, n, params)
         kernel, _, _ = STEPS[params["opt"]]
         self.block = params["block"]
-        module = self.build("feinbube.cu", {"NQ_N": n, "NQ_BLOCK": self.block})
+        module = self.build(STRATEGY.sources[0], {"NQ_N": n, "NQ_BLOCK": self.block})
         self.func = module.function(kernel)
         boards = expand(n, params["depth"])
         self.boards = self.upload(boards)

@@ -10,6 +10,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from ..cuda.nvtx import nvtx_range
+from ..cuda.sources import KernelSource
 from ..errors import DeviceFailureError
 from ..subproblems import Subproblems
 from .base import Session
@@ -69,11 +70,12 @@ class GpuSession(Session):
         self._ran = False
 
     # -- preparation (outside the timed region) ---------------------------------------
-    def build(self, file: str, defines: dict[str, int] | None = None):
+    def build(self, source: KernelSource, defines: dict[str, int] | None = None):
+        """Build one of the sources the strategy declared (``Strategy.sources``)."""
         from ..cuda.build import build
 
         with nvtx_range(f"{self.name} N={self.n} build"):
-            module = build(file, defines)
+            module = build(source, defines)
         self.modules.append(module)
         self.notes.extend(module.notes)
         self.gpu.ledger.mark("module")

@@ -23,8 +23,8 @@ class Multicore(Strategy):
     reference = "Carneiro et al. (multicore baseline)"
     min_n = 2
     params = (
-        depth_param(_default_depth, "rows expanded on the host into subtrees"),
-        Param("threads", "worker threads (0: every online CPU)", default=0, lo=0, hi=1024),
+        depth_param(_default_depth, "rows expanded on the host"),
+        Param("threads", "worker threads (0: every CPU)", default=0, lo=0, hi=1024),
     )
 
     def open(self, n, params):

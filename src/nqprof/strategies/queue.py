@@ -73,21 +73,21 @@ def stack_bytes(levels: int, block: int) -> int:
 
 
 def _default_depth(n: int) -> int:
-    """min(6, N-2), >= 1"""
+    """min(6, N-2)"""
     # 6 was the fastest host depth at N=19 on an H200 (bq 1.05 s against 1.07 s for 5 and 4;
     # docs/results/queue-h200.md). Threshold, split_rows and block barely moved the time there.
     return max(1, min(6, n - 2))
 
 
 def _default_split_rows(n: int) -> int:
-    """min(6, N-4), >= 1"""
+    """min(6, N-4)"""
     return max(1, min(6, n - 4))
 
 
 class Queue(Strategy):
     name = "queue"
     order = 80
-    title = "persistent threads balanced through a GPU queue (Broker Queue or Broker Work Distributor)"
+    title = "persistent threads fed by a GPU queue (Broker Queue or Broker Work Distributor)"
     reference = "Kerbl et al. 2018 (the Broker Queue)"
     device = "gpu"
     min_n = 2
@@ -96,16 +96,16 @@ class Queue(Strategy):
     bench_max_n = 17
     params = (
         # bwd by default: at N=19 on an H200 it ran in 0.83 s against 1.06 s with bq.
-        Param("queue", "the queue: bq (Broker Queue, linearizable) or bwd (Broker Work Distributor)",
+        Param("queue", "Broker Queue or Work Distributor",
               default="bwd", choices=tuple(QUEUES)),
-        depth_param(_default_depth, "rows expanded on the host (the boards seeded into the queue)"),
+        depth_param(_default_depth, "host rows seeded into the queue"),
         block_param(128),
-        Param("blocks_per_sm", "persistent blocks per SM (0: as many as fit, by occupancy)", default=0, lo=0, hi=32),
-        Param("threshold", "a busy thread hands out work when the queue holds fewer boards than this",
+        Param("blocks_per_sm", "blocks per SM (0: by occupancy)", default=0, lo=0, hi=32),
+        Param("threshold", "hand out below this many boards",
               default=4096, lo=0, hi=1 << 30),
-        Param("split_rows", "fewest rows a handed-out board must leave to search", default=_default_split_rows,
+        Param("split_rows", "fewest rows left in a hand-out", default=_default_split_rows,
               lo=1, hi=lambda n: max(1, n - 1), range_text="1..N-1"),
-        Param("capacity", "queue slots, a power of two (0: twice the seeded boards, at least 64K)",
+        Param("capacity", "queue slots, 2^k (0: 2x seeded)",
               default=0, lo=0, hi=MAX_CAPACITY),
     )
 
@@ -220,7 +220,7 @@ class QueueSession(GpuSession):
         self.multiplier = host.multiplier
         self.capacity = params["capacity"] or auto_capacity(len(host))
         check_fits(len(host), self.capacity, self.label)
-        module = self.build("queue.cu")
+        module = self.build(STRATEGY.sources[0])
         kernel = QUEUES[params["queue"]]
         self.search = module.function(kernel)
         self.seed = module.function("queue_seed")

@@ -59,6 +59,12 @@ class RuntimeLimits:
         )
 
 
+class DoesNotFitError(InputError):
+    """The run, with these limits, does not fit in free device memory or in the device
+    runtime's largest pending-launch limit: the outcome the plan's chunk search looks for
+    (a smaller chunk may fit), told apart from every other refusal."""
+
+
 def configure_runtime(
     label: str,
     demand: Demand | None,
@@ -73,56 +79,74 @@ def configure_runtime(
     ``pending`` and ``heap_mib`` are the strategy's parameters (0: size it from ``demand``;
     ``heap_mib=None``: the strategy does not malloc on the device, leave the heap alone).
     ``extra_bytes``: device memory the run allocates from the host (boards, accounting).
-    Raises :class:`InputError` when the run would not fit in ``free_bytes``, or when a
-    limit must be estimated but there is no estimate.
+    Raises :class:`DoesNotFitError` when the run would not fit in ``free_bytes`` or in
+    ``max_pending``, :class:`InputError` when a limit must be estimated but there is no
+    estimate.
 
-    This is the seam where Carneiro et al.'s runtime configuration goes (a later issue):
-    it decides the limits (and, there, the chunk of host boards per launch) from the
-    strategy's recursion and the device's free memory.
+    This is the seam where Carneiro et al.'s runtime configuration goes: it decides the
+    limits (and, there, the chunk of host boards per launch) from the strategy's recursion
+    and the device's free memory.
     """
     uses_heap = heap_mib is not None
-    given = []
-    if pending:
-        given.append(f"pending={pending}")
-    if uses_heap and heap_mib:
-        given.append(f"heap_mib={heap_mib}")
-    need_estimate = not pending or (uses_heap and not heap_mib)
-    if need_estimate and demand is None:
+    estimated = not pending or (uses_heap and not heap_mib)
+    if estimated and demand is None:
         raise InputError(
             f"{label}: nqprof has no estimate of what the run needs for N > {MAX_TABLE_N}; give the limits "
             "explicitly (params pending=... and heap_mib=...)"
         )
     limit = int(pending) if pending else max(DEFAULT_PENDING, math.ceil(demand.pending * PENDING_MARGIN))
-    heap: int | None = None
-    if uses_heap:
-        if heap_mib:
-            heap = int(heap_mib) * MIB
-        else:
-            estimate = demand.heap_bytes or 0
-            heap = max(DEFAULT_HEAP, math.ceil(estimate * HEAP_MARGIN / MIB) * MIB)
-    how = ", ".join(given) if given else "estimated"
-    if need_estimate:
-        how = (how + "; " if given else "") + "estimated from " + demand.basis
+    heap = _heap_limit(demand, heap_mib)
+    how = _how(pending, heap_mib, demand if estimated else None)
     reserve = limit * PENDING_SLOT_BYTES
     need = reserve + (heap if heap is not None else DEFAULT_HEAP) + extra_bytes + HEADROOM
+    advice = demand.advice if estimated else None
     if need > free_bytes:
-        advice = f"{demand.advice}, or set" if need_estimate else "Set"
-        raise InputError(
-            f"{label}: does not fit in device memory: pending-launch limit {limit:,} (~{nbytes(reserve, 'MiB')} reserved at "
-            f"~{PENDING_SLOT_BYTES / 1024:.1f} KiB per slot) + heap {nbytes(heap if heap is not None else DEFAULT_HEAP, 'MiB')}"
-            f" + {nbytes(extra_bytes + HEADROOM, 'MiB')} for boards and the runtime = {nbytes(need, 'MiB')}, but only "
-            f"{nbytes(free_bytes, 'MiB')} is free ({how}). {advice[:1].upper() + advice[1:]} smaller limits explicitly "
-            "(params pending= and heap_mib=): launches and mallocs past them fail and are reported, never counted"
-        )
+        raise DoesNotFitError(_memory_refusal(label, limit, reserve, heap, extra_bytes, need, free_bytes, how, advice))
     if limit > max_pending:
-        advice = f"{demand.advice}, or" if need_estimate else "Or"
-        raise InputError(
+        raise DoesNotFitError(
             f"{label}: does not fit in the device runtime: it needs a pending-launch limit of {limit:,} ({how}), but "
-            f"the runtime takes at most {max_pending:,} (launches past it fail). {advice[:1].upper() + advice[1:]} launch "
+            f"the runtime takes at most {max_pending:,} (launches past it fail). {_sentence(advice, 'or', 'Or')} launch "
             "fewer grids at once"
         )
     return RuntimeLimits(
         pending=limit, heap_bytes=heap, reserve_bytes=reserve, need_bytes=need, free_bytes=free_bytes, how=how
+    )
+
+
+def _heap_limit(demand: Demand | None, heap_mib: int | None) -> int | None:
+    """The heap to set: the given one, else the estimate with its margin (at least the
+    default); None for a strategy that does not malloc on the device."""
+    if heap_mib is None:
+        return None
+    if heap_mib:
+        return int(heap_mib) * MIB
+    return max(DEFAULT_HEAP, math.ceil((demand.heap_bytes or 0) * HEAP_MARGIN / MIB) * MIB)
+
+
+def _how(pending: int, heap_mib: int | None, estimate: Demand | None) -> str:
+    """Where the limits came from: the given parameters, and the estimate's basis."""
+    given = [f"pending={pending}"] if pending else []
+    if heap_mib:
+        given.append(f"heap_mib={heap_mib}")
+    how = ", ".join(given) if given else "estimated"
+    if estimate is not None:
+        how = (how + "; " if given else "") + "estimated from " + estimate.basis
+    return how
+
+
+def _sentence(advice: str | None, after_advice: str, alone: str) -> str:
+    """The estimate's advice (if the limits were estimated) leading into the fixed advice."""
+    text = f"{advice}, {after_advice}" if advice else alone
+    return text[:1].upper() + text[1:]
+
+
+def _memory_refusal(label, limit, reserve, heap, extra_bytes, need, free_bytes, how, advice) -> str:
+    return (
+        f"{label}: does not fit in device memory: pending-launch limit {limit:,} (~{nbytes(reserve, 'MiB')} reserved at "
+        f"~{PENDING_SLOT_BYTES / 1024:.1f} KiB per slot) + heap {nbytes(heap if heap is not None else DEFAULT_HEAP, 'MiB')}"
+        f" + {nbytes(extra_bytes + HEADROOM, 'MiB')} for boards and the runtime = {nbytes(need, 'MiB')}, but only "
+        f"{nbytes(free_bytes, 'MiB')} is free ({how}). {_sentence(advice, 'or set', 'Set')} smaller limits explicitly "
+        "(params pending= and heap_mib=): launches and mallocs past them fail and are reported, never counted"
     )
 
 

@@ -7,7 +7,7 @@ from ..base import Param
 def pending_param() -> Param:
     return Param(
         "pending",
-        "pending-launch limit of the CDP runtime (0: sized from an estimate of the run)",
+        "pending-launch limit (0: planned)",
         default=0,
         lo=0,
         hi=100_000_000,
@@ -17,7 +17,7 @@ def pending_param() -> Param:
 def heap_param() -> Param:
     return Param(
         "heap_mib",
-        "device malloc heap in MiB (0: sized from an estimate of the run)",
+        "device heap in MiB (0: planned)",
         default=0,
         lo=0,
         hi=1_048_576,
@@ -25,7 +25,7 @@ def heap_param() -> Param:
 
 
 def search_param(
-    default, help: str = "rows each thread searches below its board before handing over", derived: bool = False
+    default, help: str = "rows searched before handing over", derived: bool = False
 ) -> Param:
     """``default``: a number, a function of N, or (``derived``) of N and the host depth."""
     return Param("search", help, default=default, lo=1, hi=lambda n: n - 1, range_text="1..N-1", derived=derived)
@@ -34,7 +34,7 @@ def search_param(
 def child_block_param(default, derived: bool = False) -> Param:
     """``default``: a number, or (``derived``) a function of N and the parameters before it."""
     return Param(
-        "child_block", "threads per block of the device-launched grids", default=default, lo=1, hi=1024,
+        "child_block", "threads per block, child grids", default=default, lo=1, hi=1024,
         derived=derived,
     )
 
@@ -57,11 +57,14 @@ MEASUREMENT_BUILDS = {
 def launch_param() -> Param:
     return Param(
         "launch",
-        "child launches: real, empty (an empty grid in their place), none, or record (generation 1's launches "
-        "recorded and replayed from the host, without their own children); all but real are measurement builds "
-        "(`nqprof characterize ideal` and `efficiency`) whose count is not N's and is never verified",
+        # real: the child grids; empty: an empty grid in their place; none: no launch; record:
+        # generation 1's launches recorded and replayed from the host, without their own
+        # children. All but real are measurement builds (`nqprof characterize ideal` and
+        # `efficiency`) whose count is not N's and is never verified (MEASUREMENT_BUILDS).
+        "real, or empty/none/record builds",
         default="real",
         choices=tuple(LAUNCH_MODES),
+        range_text=f"{len(LAUNCH_MODES)} builds",
     )
 
 

@@ -34,6 +34,7 @@ from .limits import (
     MAX_PENDING,
     MIB,
     PENDING_SLOT_BYTES,
+    DoesNotFitError,
     RuntimeLimits,
     configure_runtime,
 )
@@ -383,91 +384,123 @@ def make_plan(
     ``chunk=`` is given) so that a run that needs more fails on the device, as in the paper.
     Otherwise the largest chunk that fits in ``free_bytes`` is chosen (or ``chunk=`` is
     taken); :class:`InputError` if not even one board per chunk fits, with the reason."""
-    label = label or f"{rec.strategy} N={rec.n}"
-    reserve = reserve or Reserve()
+    sizing = _Sizing(rec, params, label or f"{rec.strategy} N={rec.n}", reserve or Reserve(), board_bytes,
+                     counter_bytes, max_pending)
     config = params.get("config", "carneiro")
-    host = max(rec.host_boards, 1)
     forced = int(params.get("chunk", 0) or 0)
     notes = list(rec.notes)
-
-    def extra(c: int) -> int:
-        return c * board_bytes + counter_bytes + rec.host_bytes(c) + reserve.module_bytes * reserve.modules
-
     if config == "default":
-        given = [f"{k}={params[k]}" for k in ("pending", "heap_mib") if params.get(k)]
-        if given:
-            raise InputError(
-                f"{label}: config=default launches with the runtime's default limits, so {' and '.join(given)} would "
-                "be ignored: drop it, or use config=carneiro"
-            )
-        c = min(forced, host) if forced else host
-        demand = rec.demand(c)
-        limits = RuntimeLimits(
-            pending=DEFAULT_PENDING, heap_bytes=None, reserve_bytes=DEFAULT_PENDING * reserve.slot_bytes,
-            need_bytes=DEFAULT_PENDING * reserve.slot_bytes + DEFAULT_HEAP + extra(c) + HEADROOM,
-            free_bytes=free_bytes, how="config=default: the runtime's defaults, not sized",
-        )
-        if demand is not None and (demand.pending > DEFAULT_PENDING or (demand.heap_bytes or 0) > DEFAULT_HEAP):
-            notes.append(
-                f"config=default: the run needs about {demand.pending:,} pending launches and "
-                f"{nbytes(demand.heap_bytes or 0, 'MiB')} of heap per chunk; past the defaults launches and "
-                "mallocs fail on the device (reported, never counted)"
-            )
-        return Plan(rec.strategy, rec.n, config, rec.host_boards, rec.generations, limits, reserve, c,
-                    -(-host // c), bool(forced), extra(c) - reserve.module_bytes * reserve.modules, free_bytes,
-                    free_source, tuple(notes))
-
-    def limits_for(c: int, free: int = free_bytes) -> RuntimeLimits:
-        return configure_runtime(
-            label if c >= host or c == 1 else f"{label} (chunk of {c:,} host boards)",
-            rec.demand(c),
-            free,
-            pending=params.get("pending", 0),
-            heap_mib=params.get("heap_mib", 0) if rec.uses_heap else None,
-            extra_bytes=extra(c),
-            max_pending=max_pending,
-        )
-
-    if forced:
-        c = min(forced, host)
-        limits = limits_for(c)  # an InputError says why it does not fit
+        c, limits = _runtime_defaults(sizing, free_bytes, forced, notes)
+    elif forced:
+        c = min(forced, sizing.host)
+        limits = sizing.limits_for(c, free_bytes)  # a DoesNotFitError says why it does not fit
     else:
+        c, limits = _largest_chunk(sizing, free_bytes)
+    return Plan(rec.strategy, rec.n, config, rec.host_boards, rec.generations, limits, sizing.reserve, c,
+                -(-sizing.host // c), bool(forced), sizing.allocated(c), free_bytes, free_source, tuple(notes))
+
+
+@dataclass(frozen=True)
+class _Sizing:
+    """What sizing a chunk of a run needs: the recursion, the parameters and the memory the
+    host allocates beside the runtime's limits."""
+
+    rec: Recursion
+    params: dict[str, Any]
+    label: str
+    reserve: Reserve
+    board_bytes: int
+    counter_bytes: int
+    max_pending: int
+
+    @property
+    def host(self) -> int:
+        return max(self.rec.host_boards, 1)
+
+    def allocated(self, c: int) -> int:
+        """What the host allocates for a chunk of ``c`` boards: boards, counters, buffers."""
+        return c * self.board_bytes + self.counter_bytes + self.rec.host_bytes(c)
+
+    def extra(self, c: int) -> int:
+        """Device memory besides the limits' own: the host's allocations and the modules."""
+        return self.allocated(c) + self.reserve.module_bytes * self.reserve.modules
+
+    def limits_for(self, c: int, free: int) -> RuntimeLimits:
+        label = self.label if c >= self.host or c == 1 else f"{self.label} (chunk of {c:,} host boards)"
+        return configure_runtime(
+            label,
+            self.rec.demand(c),
+            free,
+            pending=self.params.get("pending", 0),
+            heap_mib=self.params.get("heap_mib", 0) if self.rec.uses_heap else None,
+            extra_bytes=self.extra(c),
+            max_pending=self.max_pending,
+        )
+
+
+def _runtime_defaults(sizing: _Sizing, free_bytes: int, forced: int, notes: list[str]) -> tuple[int, RuntimeLimits]:
+    """``config=default``: the runtime's default limits, not sized; one chunk unless
+    ``chunk=`` is given; a note when the run needs more than the defaults."""
+    params, reserve = sizing.params, sizing.reserve
+    given = [f"{k}={params[k]}" for k in ("pending", "heap_mib") if params.get(k)]
+    if given:
+        raise InputError(
+            f"{sizing.label}: config=default launches with the runtime's default limits, so {' and '.join(given)} would "
+            "be ignored: drop it, or use config=carneiro"
+        )
+    c = min(forced, sizing.host) if forced else sizing.host
+    demand = sizing.rec.demand(c)
+    limits = RuntimeLimits(
+        pending=DEFAULT_PENDING, heap_bytes=None, reserve_bytes=DEFAULT_PENDING * reserve.slot_bytes,
+        need_bytes=DEFAULT_PENDING * reserve.slot_bytes + DEFAULT_HEAP + sizing.extra(c) + HEADROOM,
+        free_bytes=free_bytes, how="config=default: the runtime's defaults, not sized",
+    )
+    if demand is not None and (demand.pending > DEFAULT_PENDING or (demand.heap_bytes or 0) > DEFAULT_HEAP):
+        notes.append(
+            f"config=default: the run needs about {demand.pending:,} pending launches and "
+            f"{nbytes(demand.heap_bytes or 0, 'MiB')} of heap per chunk; past the defaults launches and "
+            "mallocs fail on the device (reported, never counted)"
+        )
+    return c, limits
+
+
+def _largest_chunk(sizing: _Sizing, free_bytes: int) -> tuple[int, RuntimeLimits]:
+    """All host boards at once if they fit; else the largest chunk that fits in
+    :data:`CHUNK_FILL` of the free memory (bisection; one board always, or an InputError)."""
+    host = sizing.host
+    try:
+        return host, sizing.limits_for(host, free_bytes)
+    except DoesNotFitError:
+        pass
+    try:
+        smallest = sizing.limits_for(1, free_bytes)
+    except DoesNotFitError as exc:
+        raise InputError(f"{exc}. That is with one host board per chunk (of {host:,}): the smallest chunk "
+                         "does not fit either") from None
+    lo, hi = 1, host  # lo fits, hi does not
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
         try:
-            c, limits = host, limits_for(host)
-        except InputError as whole:
-            if "does not fit" not in str(whole):
-                raise
-            try:
-                smallest = limits_for(1)
-            except InputError as exc:
-                if "does not fit" not in str(exc):
-                    raise
-                raise InputError(f"{exc}. That is with one host board per chunk (of {host:,}): the smallest chunk "
-                                 "does not fit either") from None
-            lo, hi = 1, host  # lo fits, hi does not
-            while hi - lo > 1:
-                mid = (lo + hi) // 2
-                try:
-                    limits_for(mid, int(free_bytes * CHUNK_FILL))
-                    lo = mid
-                except InputError:
-                    hi = mid
-            c, limits = lo, (smallest if lo == 1 else limits_for(lo))
-    return Plan(rec.strategy, rec.n, config, rec.host_boards, rec.generations, limits, reserve, c, -(-host // c),
-                bool(forced), extra(c) - reserve.module_bytes * reserve.modules, free_bytes, free_source, tuple(notes))
+            sizing.limits_for(mid, int(free_bytes * CHUNK_FILL))
+            lo = mid
+        except DoesNotFitError:
+            hi = mid
+    return lo, (smallest if lo == 1 else sizing.limits_for(lo, free_bytes))
 
 
 def config_param():
     from ..base import Param
 
     return Param(
-        "config", "carneiro: limits and chunks from the plan; default: the runtime's defaults (8 MiB heap, "
-        "2048 pending launches)", default="carneiro", choices=CONFIGS,
+        # carneiro: limits and chunks from the plan; default: the runtime's defaults (8 MiB
+        # heap, 2048 pending launches)
+        "config", "plan's limits or runtime defaults", default="carneiro", choices=CONFIGS,
     )
 
 
 def chunk_param():
     from ..base import Param
 
-    return Param("chunk", "host boards per root launch (0: the largest that fits, from the plan)", default=0, lo=0,
+    # 0: the largest chunk of host boards that fits, from the plan
+    return Param("chunk", "boards per root launch (0: plan)", default=0, lo=0,
                  hi=1_000_000_000)

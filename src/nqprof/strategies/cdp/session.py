@@ -46,36 +46,53 @@ class CdpSession(GpuSession):
     grid of the strategy's ``child_kernel`` from the host, inside ``generation(1, "replay
     of generation")``; the accounting read after it adds the children's own work.
 
-    Subclasses set ``source``, ``root_kernel``, ``child_kernels`` and implement
-    :meth:`launch_root` (over ``self.boards``: all host boards, or the current chunk).
+    Subclasses set ``source``, ``root_kernel``, ``child_kernels`` (the strategy's kernel
+    source is derived from them) and implement :meth:`launch_root` (over ``self.boards``:
+    all host boards, or the current chunk). A session is opened by its strategy
+    (:class:`~nqprof.strategies.cdp.strategy.CdpStrategy`), which it is handed.
     """
 
     source: str = ""
     root_kernel: str = ""
     child_kernels: tuple[str, ...] = ()
 
-    def __init__(self, strategy_name: str, n: int, params: dict[str, Any]):
-        super().__init__(strategy_name, n, params)
+    def __init__(self, strategy, n: int, params: dict[str, Any]):
+        super().__init__(strategy.name, n, params)
+        self.strategy = strategy
         try:
-            self._prepare_run(strategy_name, n, params)
+            self._prepare_run(strategy.name, n, params)
         except BaseException:
             self.close()
             raise
 
     def _prepare_run(self, strategy_name: str, n: int, params: dict[str, Any]) -> None:
-        from .. import get
-
         self.label = f"{strategy_name} N={n}"
         self.recording = params.get("launch") == "record"
         if self.recording and params.get("timeline"):
             raise InputError(f"{self.label}: launch=record and timeline=1 do not go together (the replayed grids "
                              "are host-launched, outside the device timeline): give one of them")
-        self.child_kernel = get(strategy_name).child_kernel
+        self.child_kernel = self.strategy.child_kernel
         self.host = expand(n, params["depth"])
+        self._plan_and_set_limits(n, params)
+        # Both follow the host grid's one launch; a chunked run has several (refused before the build).
+        for option, wanted, verb in (("timeline=1", params.get("timeline"), "records"),
+                                     ("launch=record", self.recording, "replays")):
+            if wanted and self.plan.chunked:
+                raise InputError(f"{self.label}: {option} {verb} one launch of the host grid; this run is launched "
+                                 f"in {self.plan.chunks} chunks (give chunk= larger, or a smaller N)")
+        self._load(params)
+        self.notes.append(f"{len(self.host)} host boards at depth {params['depth']}")
+        self.notes.append(self.limits.describe())
+        self.notes.append(self.plan.summary())
+        self.notes.extend(self.plan.notes)
+        self.prepare()
+
+    def _plan_and_set_limits(self, n: int, params: dict[str, Any]) -> None:
+        """The plan (Carneiro et al.): limits and chunk size from the whole recursion, before
+        anything is built or launched (an InputError if not even one board per chunk fits);
+        then the limits set, and planned again within what this device's runtime takes."""
         free, _ = self.drv.mem_get_info()
-        # The plan (Carneiro et al.): limits and chunk size from the whole recursion, before
-        # anything is built or launched; an InputError if not even one board per chunk fits.
-        recursion = get(strategy_name).recursion(n, params, len(self.host))
+        recursion = self.strategy.recursion(n, params, len(self.host))
 
         def plan(max_pending: int = MAX_PENDING):
             return make_plan(
@@ -86,21 +103,20 @@ class CdpSession(GpuSession):
 
         self.plan = plan()
         self.limits = self.plan.limits
-        if self.plan.config != "default":
+        if self.plan.config == "default":
+            return
+        self.gpu.set_limits(pending_launches=self.limits.pending, heap_bytes=self.limits.heap_bytes)
+        taken = self.gpu.read_limits()["pending_launches"]
+        if taken < self.limits.pending:  # this device's runtime takes less: plan within what it takes
+            self.notes.append(f"the runtime took a pending-launch limit of {taken:,} for {self.limits.pending:,}")
+            self.plan = plan(max_pending=taken)
+            self.limits = self.plan.limits
             self.gpu.set_limits(pending_launches=self.limits.pending, heap_bytes=self.limits.heap_bytes)
-            taken = self.gpu.read_limits()["pending_launches"]
-            if taken < self.limits.pending:  # this device's runtime takes less: plan within what it takes
-                self.notes.append(f"the runtime took a pending-launch limit of {taken:,} for {self.limits.pending:,}")
-                self.plan = plan(max_pending=taken)
-                self.limits = self.plan.limits
-                self.gpu.set_limits(pending_launches=self.limits.pending, heap_bytes=self.limits.heap_bytes)
-        # Both follow the host grid's one launch; a chunked run has several (refused before the build).
-        for option, wanted, verb in (("timeline=1", params.get("timeline"), "records"),
-                                     ("launch=record", self.recording, "replays")):
-            if wanted and self.plan.chunked:
-                raise InputError(f"{self.label}: {option} {verb} one launch of the host grid; this run is launched "
-                                 f"in {self.plan.chunks} chunks (give chunk= larger, or a smaller N)")
-        module = self.build(self.source, {**launch_defines(params), **timeline_defines(params)})
+
+    def _load(self, params: dict[str, Any]) -> None:
+        """Build and load the module, upload the boards (or allocate one chunk's buffers),
+        allocate the accounting and, when asked for, the timeline's or the launch records'."""
+        module = self.build(self.strategy.sources[0], {**launch_defines(params), **timeline_defines(params)})
         self.reserve_measured = self._measure_reserve()
         self.root = module.function(self.root_kernel)
         self.children = {name: module.function(name) for name in self.child_kernels}
@@ -121,11 +137,6 @@ class CdpSession(GpuSession):
             self.records = LaunchRecords(self.drv, module.module, records_for(self.plan))
             self.notes.append(f"launch=record: room for {self.records.capacity:,} launches of generation 1, replayed "
                               f"from the host as {self.child_kernel} grids (their own launches not made)")
-        self.notes.append(f"{len(self.host)} host boards at depth {params['depth']}")
-        self.notes.append(self.limits.describe())
-        self.notes.append(self.plan.summary())
-        self.notes.extend(self.plan.notes)
-        self.prepare()
 
     # -- what a strategy provides ------------------------------------------------------
     def prepare(self) -> None:

@@ -28,8 +28,9 @@ EXTRA = 1024
 
 
 def timeline_param() -> Param:
-    return Param("timeline", "record every grid's generation, boards and start/end on the device (1: on; "
-                 "nqprof characterize timeline)", default=0, lo=0, hi=1)
+    # 1: every grid's generation, boards and start/end recorded on the device (`nqprof
+    # characterize timeline`)
+    return Param("timeline", "device-side grid records (1: on)", default=0, lo=0, hi=1)
 
 
 def timeline_defines(params) -> dict[str, int]:

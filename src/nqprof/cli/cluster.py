@@ -1,4 +1,5 @@
-"""``nqprof solve N -s S --cluster local|ADDRESS``: the options and the command.
+"""``nqprof solve N -s S --cluster local|ADDRESS``: the options and the command (the
+counting is nqprof.cluster's, which works without it).
 
 This module imports no Dask: ``nqprof --help`` stays light, and without Dask installed
 ``--cluster`` fails with one line naming the extra.
@@ -40,7 +41,7 @@ def cluster_options_without_cluster(args) -> list[str]:
 def run_clustered(args) -> int:
     """``nqprof solve`` with ``--cluster``: count, print the record (or its JSON)."""
     from ..options import TIMEOUT, parse_params
-    from .engine import DEFAULT_RETRIES, solve_clustered
+    from ..cluster.engine import DEFAULT_RETRIES, solve_clustered
 
     if args.nq_rounds is not None or args.nq_warmup is not None:
         raise InputError("--rounds and --warmup do not apply with --cluster (one counted run)")
