@@ -37,10 +37,10 @@ def check_output(path: str | os.PathLike, what: str = "output", suffixes: Sequen
     if not text.strip():
         raise InputError(f"{what}: an empty file name")
     path = Path(text)
-    if suffixes and path.suffix.lower() not in suffixes:
-        raise InputError(f"{what} {text}: the file name must end with {' or '.join(suffixes)}")
     if path.is_dir():
         raise InputError(f"{what} {text} is a folder, not a file")
+    if suffixes and path.suffix.lower() not in suffixes:
+        raise InputError(f"{what} {text}: the file name must end with {' or '.join(suffixes)}")
     folder = path.parent
     if not folder.exists():
         raise InputError(f"{what} {text}: the folder {folder} does not exist")

@@ -62,7 +62,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return args.func(args)
     except NqprofError as exc:
-        print(f"nqprof: error: {exc}", file=sys.stderr)
+        message = str(exc).replace("\r", "\\r").replace("\n", "\\n")  # one line, whatever was quoted
+        print(f"nqprof: error: {message}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("nqprof: interrupted", file=sys.stderr)

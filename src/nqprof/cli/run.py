@@ -62,11 +62,11 @@ def solve_params(items, strategy: str) -> dict[str, str]:
         if not sep or not key or not value or (dot and not name.strip()):
             raise InputError(f"--param takes [STRATEGY.]KEY=VALUE, got {item!r}")
         if dot and name.strip() != strategy:
-            raise InputError(f"--param {item}: names strategy {name.strip()}, but the run is {strategy} (-s)")
+            raise InputError(f"--param {item!r}: names strategy {name.strip()!r}, but the run is {strategy} (-s)")
         if "," in value:
-            raise InputError(f"--param {item}: one run takes one value (a list of values is for nqprof sweep)")
+            raise InputError(f"--param {item!r}: one run takes one value (a list of values is for nqprof sweep)")
         if key in params:
-            raise InputError(f"--param {key} is given twice ({key}={params[key]}, {key}={value})")
+            raise InputError(f"--param {key!r} is given twice ({key}={params[key]}, {key}={value})".replace("\n", "\\n"))
         params[key] = value
     return params
 
@@ -91,8 +91,8 @@ def sweep_params(items, strategies: list[str]) -> list[str]:
                 if any(p.name == key for p in strategy.params):
                     having.append(name)
             if not having:
-                raise InputError(f"--param {item}: no selected strategy ({', '.join(strategies)}) has a "
-                                 f"parameter {key}")
+                raise InputError(f"--param {item!r}: no selected strategy ({', '.join(strategies)}) has a "
+                                 f"parameter {key!r}")
             axes += [f"{name}.{key}={values}" for name in having]
         else:
             axes.append(item)
