@@ -101,13 +101,13 @@ def test_parse_params():
 
 
 def test_sweep_runs_the_grid_and_skips_rejected_cases(capsys):
-    args = ["sweep", "--strategy", "serial,multicore", "--n", "8:9", "--param", "multicore.depth=2,9",
+    args = ["sweep", "--strategy", "serial,multicore", "--n", "8:9", "--param", "multicore.depth=2,8",
             "--rounds", "2", "--warmup", "0", "-q"]
     assert main(args) == 0
     out = capsys.readouterr().out
     assert re.search(r"serial\s+8\s+-\s+92 verified\s+-\s+\S+ \S+\s+median of 2", out)
     assert re.search(r"multicore\s+9\s+depth=2\s+352 verified", out)
-    assert re.search(r"multicore\s+8\s+depth=9\s+skipped .*depth must be in 1\.\.7 for N=8", out)
+    assert re.search(r"multicore\s+8\s+depth=8\s+skipped .*depth must be in 1\.\.7 for N=8", out)
 
 
 def test_sweep_reports_bad_options_in_one_line(capsys):

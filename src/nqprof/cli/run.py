@@ -10,15 +10,20 @@ from .. import options
 from ..cluster.cli import add_cluster_arguments
 from ..errors import InputError
 from ..files import check_output, write_json, write_text
-from ..options import ROUNDS, TIMEOUT, WARMUP
+from ..options import ROUNDS, TIMEOUT, TIMER, WARMUP
 
 
-def run_options(p, rounds_default: str = "1", warmup_default: str = "0", timeout_default: str | None = None) -> None:
-    """--rounds/--warmup/--timeout and -q, defined once in nqprof.options (the plugin's
-    --nq-* twins); read them back with :func:`loop_settings`."""
+def run_options(p, timer: bool = False, rounds_default: str | None = None, warmup_default: str | None = None,
+                timeout_default: str | None = None) -> None:
+    """--rounds/--warmup/--timeout(/--timer) and -q, defined once in nqprof.options with the
+    plugin's --nq-* twins and the same defaults (solve and sweep keep them; a paper's
+    measurement may set its own, and its help then says so); read them back with
+    :func:`loop_settings`."""
     ROUNDS.add_to(p.add_argument, "--", "--repeats", "-r", default=rounds_default)
     WARMUP.add_to(p.add_argument, "--", "-w", default=warmup_default)
     TIMEOUT.add_to(p.add_argument, "--", default=timeout_default)
+    if timer:
+        TIMER.add_to(p.add_argument, "--")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress on the terminal")
 
 
@@ -28,8 +33,9 @@ def loop_settings(args) -> tuple[int | None, int, float]:
 
 
 def cmd_solve(args) -> int:
+    from ..options import describe
     from ..progress import Progress
-    from ..runner import describe, solve
+    from ..runner import solve
 
     from ..cluster.cli import cluster_options_without_cluster, run_clustered
 
@@ -43,7 +49,7 @@ def cmd_solve(args) -> int:
     with Progress.for_command(args.quiet or args.json) as progress:
         progress.case(describe(args.strategy, args.n, params))
         record = solve(args.strategy, args.n, params, repeats=rounds, warmup=warmup, timeout=timeout,
-                       progress=progress)
+                       progress=progress, timer=TIMER.value(getattr(args, TIMER.dest), "--"))
     print(record.to_json() if args.json else record.summary())
     if output:
         write_text(output, record.to_json() + "\n")
@@ -112,8 +118,9 @@ def cmd_sweep(args) -> int:
     """Every case of the grid (strategies x N x parameter axes), one verified record each; a
     failing case prints its one-line error and the sweep goes on (exit 1 at the end)."""
     from ..errors import NqprofError
+    from ..options import describe
     from ..progress import Progress
-    from ..runner import describe, solve
+    from ..runner import solve
     from ..textfmt import seconds, table
 
     raw = {opt.dest: getattr(args, opt.dest) for opt in options.OPTIONS}
@@ -135,13 +142,13 @@ def cmd_sweep(args) -> int:
                 continue
             try:
                 rec = solve(case.strategy, case.n, dict(case.given), repeats=settings.rounds, warmup=settings.warmup,
-                            timeout=settings.timeout, progress=progress)
+                            timeout=settings.timeout, progress=progress, timer=settings.timer)
             except NqprofError as exc:
                 rows.append([case.strategy, case.n, _given(case), "ERROR", "-", "-", str(exc)])
                 records.append({"strategy": case.strategy, "n": case.n, "params": dict(case.given), "error": str(exc)})
                 continue
             rows.append([case.strategy, case.n, _given(case), f"{rec.count} verified", seconds(rec.gpu_s),
-                         seconds(rec.wall_s), f"median of {rec.rounds}"])
+                         seconds(rec.wall_s), f"median of {rec.rounds}" + _throttled(rec)])
             records.append(rec.to_dict())
     if args.json:
         print(json.dumps(records, indent=1))
@@ -161,6 +168,11 @@ def _gpu_missing(strategies) -> str | None:
 
     ok, why = gpu_available()
     return None if ok else f"needs a GPU: {why}"
+
+
+def _throttled(rec) -> str:
+    rounds = (rec.conditions.get("gpu") or {}).get("throttled_rounds")
+    return f", GPU throttled in {len(rounds)}" if rounds else ""
 
 
 def _given(case) -> str:
@@ -212,7 +224,7 @@ def add_commands(sub) -> None:
     p.add_argument("--strategy", "-s", default="serial", help="strategy name (see `nqprof strategies`)")
     p.add_argument("--param", "-p", action="append", metavar="[STRATEGY.]KEY=VALUE",
                    help="strategy parameter (repeatable; a STRATEGY prefix must name the -s strategy)")
-    run_options(p)
+    run_options(p, timer=True)
     add_json_output(p, "the run record")
     add_cluster_arguments(p)
     p.set_defaults(func=cmd_solve)
@@ -227,7 +239,8 @@ def add_commands(sub) -> None:
                    help="a parameter axis (repeatable): without STRATEGY it applies to each selected strategy that "
                         "has KEY; the cases are the cartesian product of the axes, combinations a strategy rejects "
                         "are skipped with the reason")
-    run_options(p, rounds_default="3", warmup_default="1")
+    options.TIMER.add_to(p.add_argument, "--")
+    run_options(p)  # --timer is one of the shared OPTIONS above
     add_json_output(p, "every case's record (run, error or skip)")
     p.set_defaults(func=cmd_sweep)
 

@@ -102,7 +102,7 @@ def run_clustered(args) -> int:
     from ..cli.run import check_record_output, solve_params
     from ..files import write_text
 
-    if args.nq_rounds != "1" or args.nq_warmup != "0":
+    if args.nq_rounds is not None or args.nq_warmup is not None:
         raise InputError("--rounds and --warmup do not apply with --cluster (one counted run)")
     check_cluster_options(args)
     params = solve_params(args.param, args.strategy)
