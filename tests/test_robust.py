@@ -358,3 +358,16 @@ def test_trace_reader_fails_in_one_line(data, tmp_path, capsys):
     assert main(["trace", "breakdown", str(path)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("nqprof: error: ") and err.count("\n") == 1 and str(path) in err, err
+
+
+def test_a_bad_environment_variable_does_not_break_help():
+    """cli/ reads no environment variable at import time: --help and strategies work with a bad
+    NQPROF_TIMEOUT; a command that uses it names it in one line."""
+    env = {**os.environ, "NQPROF_TIMEOUT": "abc"}
+    for argv in (["--help"], ["strategies"], ["plan", "12", "-s", "dp2"]):
+        out = subprocess.run([sys.executable, "-m", "nqprof.cli", *argv], capture_output=True, text=True, env=env,
+                             timeout=60)
+        assert out.returncode == 0 and "Traceback" not in out.stderr, (argv, out.stderr)
+    out = subprocess.run([sys.executable, "-m", "nqprof.cli", "solve", "8"], capture_output=True, text=True, env=env,
+                         timeout=60)
+    assert out.returncode == 2 and out.stderr.count("\n") == 1 and "NQPROF_TIMEOUT" in out.stderr, out.stderr
