@@ -1,6 +1,20 @@
-"""Shared test set-up: GPU tests are skipped, with the reason, where no GPU run can happen."""
+"""Shared test set-up: GPU tests are skipped, with the reason, where no GPU run can happen;
+with ``--require-gpu`` (or ``NQPROF_REQUIRE_GPU=1``) they fail instead, so that a GPU check
+on a host whose GPU is not usable cannot pass by skipping everything."""
+
+import os
 
 import pytest
+
+
+def pytest_addoption(parser):
+    parser.addoption("--require-gpu", action="store_true", default=False,
+                     help="fail the GPU tests where no GPU run can happen, instead of skipping them "
+                          "(also NQPROF_REQUIRE_GPU=1)")
+
+
+def require_gpu(config) -> bool:
+    return bool(config.getoption("--require-gpu")) or os.environ.get("NQPROF_REQUIRE_GPU", "") not in ("", "0")
 
 
 def pytest_collection_modifyitems(config, items):
@@ -10,10 +24,14 @@ def pytest_collection_modifyitems(config, items):
     from nqprof.cuda.device import gpu_available
 
     ok, reason = gpu_available()
-    if not ok:
-        skip = pytest.mark.skip(reason=f"no GPU run possible here: {reason}")
-        for item in gpu_items:
-            item.add_marker(skip)
+    if ok:
+        return
+    if require_gpu(config):
+        config._nqprof_no_gpu = reason  # each GPU test fails in its set-up (pytest_runtest_setup)
+        return
+    skip = pytest.mark.skip(reason=f"no GPU run possible here: {reason}")
+    for item in gpu_items:
+        item.add_marker(skip)
 
 
 @pytest.fixture(scope="session")
@@ -27,3 +45,11 @@ def toolkit():
         return find_toolkit()
     except UnavailableError as exc:
         pytest.skip(str(exc))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    reason = getattr(item.config, "_nqprof_no_gpu", None)
+    if reason and item.get_closest_marker("gpu"):
+        pytest.fail(f"a GPU is required (--require-gpu / NQPROF_REQUIRE_GPU=1) and no GPU run is possible here: "
+                    f"{reason}", pytrace=False)

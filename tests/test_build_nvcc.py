@@ -131,7 +131,7 @@ def test_matrix_command(tmp_path, capsys):
     _write_table(tmp_path / "resources-cuda13.0.json", "13.0", [_row("k", "13.0")])
     _write_table(tmp_path / "resources-cuda-system.json", "13.0", [_row("k", "13.0", registers=30)])
     _write_table(tmp_path / "resources-cuda13.5.json", "13.5", [_row("k", "13.5", registers=40)])
-    out = tmp_path / "out" / "matrix.txt"
+    out = tmp_path / "matrix.txt"
     assert nqprof_main(["matrix", str(tmp_path), "-o", str(out)]) == 0
     printed = capsys.readouterr().out
     assert printed.splitlines()[0].split() == ["source", "kernel", "arch", "cuda-system", "(13.0)", "cuda13.0", "cuda13.5"]
@@ -149,7 +149,7 @@ def test_matrix_command_errors(tmp_path, capsys):
 def test_build_without_toolkit(tmp_path, capsys):
     stale = tmp_path / "resources-cudaX.json"
     stale.write_text("{}")
-    args = ["build", "--cuda-home", str(tmp_path / "nowhere"), "--json", str(stale)]
+    args = ["build", "--cuda-home", str(tmp_path / "nowhere"), "-o", str(stale)]
     assert nqprof_main(args) == 2
     err = capsys.readouterr().err
     assert err.startswith("nqprof: error: NQPROF_CUDA_HOME=") and err.count("\n") == 1
@@ -266,4 +266,4 @@ def test_catalog_compiles(toolkit, tmp_path):
     expected = {(src.file, k) for src in catalog().values() for k in src.kernels}
     assert expected <= {(r.source, r.kernel) for r in rows}
     assert all(r.registers > 0 for r in rows)
-    assert nqprof_main(["build", "--json", str(tmp_path / "r.json")]) == 0
+    assert nqprof_main(["build", "-o", str(tmp_path / "r.json")]) == 0

@@ -10,6 +10,8 @@ from nqprof.runner import solve
 from nqprof.strategies.cdp.model import block_first_generation, condensed_generations
 from nqprof.strategies.dp3 import depth_max
 
+from gpu_checks import assert_timing_sane, ns_up_to
+
 pytestmark = pytest.mark.gpu
 TIMEOUT = 120
 
@@ -18,12 +20,13 @@ def clean(record):
     f = record.device_failures
     assert f["launch_failures"] == f["malloc_failures"] == f["stream_failures"] == f["buffer_overflows"] == 0, f
     assert record.verified
+    assert_timing_sane(record)
     return record
 
 
 @pytest.mark.parametrize("name", ["cdp-bp", "cdp-dp3"])
 def test_verified_n4_to_n13(name):
-    for n in range(4, 14):
+    for n in ns_up_to(13):
         record = clean(solve(name, n, {}, timeout=TIMEOUT))
         assert record.plan["chunks"] == 1 and record.plan["strategy"] == name
 

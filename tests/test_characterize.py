@@ -363,7 +363,7 @@ def test_efficiency_measure_profiles_parent_and_children(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["launch", "--from", "nowhere.json"], "cannot read nowhere.json"),
+    (["launch", "--from", "nowhere.json"], "--from nowhere.json does not exist"),
     (["launch", "--counts", "12,abc"], "--counts takes a comma list"),
     (["launch", "--repeats", "0", "--from", str(DATA / "synthetic-launch.json")], "--rounds: the number of rounds (or auto) must be an integer >= 1"),
     (["reserve", "--from", str(DATA / "synthetic-launch.json")], "not an nqprof reserve characterization"),

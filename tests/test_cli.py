@@ -46,7 +46,7 @@ def test_solve_json_record():
         (["solve", "12", "-s", "feinbube", "-p", "block=2000"], "parameter block must be in 1..1024 for N=12, got 2000"),
         (["solve", "12", "-s", "nosuch"], "unknown strategy 'nosuch' (known: serial, multicore"),
         (["solve", "12", "-s", "feinbube", "-p", "colour=red"], "strategy feinbube has no parameter 'colour'"),
-        (["solve", "12", "-s", "feinbube", "-p", "depth"], "--param takes key=value"),
+        (["solve", "12", "-s", "feinbube", "-p", "depth"], "--param takes [STRATEGY.]KEY=VALUE"),
         (["solve", "12", "-s", "feinbube", "-p", "opt=fast"], "parameter opt must be one of local, shared-stack"),
     ],
 )

@@ -382,3 +382,52 @@ def test_a_strategys_own_items_are_cut_and_carry_their_weights():
     parts = [take(items, t) for t in plan(len(items), 5)]
     assert sum(len(p) for p in parts) == len(items) and all(p.flags["C_CONTIGUOUS"] for p in parts)
     assert sum(cpu_module().d4_count(12, p.tobytes())[0] for p in parts) == KNOWN_COUNTS[12]
+
+
+@pytest.mark.parametrize(
+    "change,message",
+    [
+        ({"done": {"8": {"count": 1}}}, r"task 8 is outside 0..7"),  # index == task count
+        ({"done": {"-1": {"count": 1}}}, r"not a plain integer"),
+        ({"done": {"03": {"count": 1}}}, r"not a plain integer"),
+        ({"done": {"2": {"count": -1}}}, r"task 2 has no valid count"),  # a negative count
+        ({"done": {"2": {"count": True}}}, r"task 2 has no valid count"),
+        ({"tasks": -3}, r"tasks is -3"),
+        ({"tasks": 0}, r"tasks is 0"),
+        ({"n": 0}, r"n 0 is not a board size"),
+        ({"depth": -1}, r"depth is -1"),
+    ],
+)
+def test_checkpoint_entries_out_of_range_are_refused(tmp_path, change, message):
+    path = tmp_path / "run.json"
+    data = _checkpoint(path).to_dict()
+    data.update(change)
+    path.write_text(json.dumps(data))
+    with pytest.raises(InputError, match=message):
+        ckpt.load(str(path))
+
+
+def test_checkpoint_last_task_index_is_accepted(tmp_path):
+    path = tmp_path / "run.json"
+    data = _checkpoint(path).to_dict()
+    data["done"] = {"0": {"count": 0}, "7": {"count": 5}}
+    path.write_text(json.dumps(data))
+    assert set(ckpt.load(str(path)).done) == {0, 7}
+
+
+def test_cluster_bad_address_is_one_line(capsys):
+    for address in ("foo", "tcp://host", "http://host:1", "host:99999", "tcp://:8786"):
+        assert main(["solve", "8", "--cluster", address]) == 2
+        err = capsys.readouterr().err.strip()
+        assert "\n" not in err and "--cluster takes local or a scheduler address" in err, err
+
+
+@pytest.mark.parametrize("flag", ["--workers", "--tasks", "--split-depth"])
+def test_cluster_count_zero_is_not_the_default(flag, capsys):
+    assert main(["solve", "8", "--cluster", "local", flag, "0"]) == 2
+    assert f"{flag} must be >= 1, got 0" in capsys.readouterr().err
+
+
+def test_unwritable_checkpoint_fails_before_the_work(tmp_path, capsys):
+    assert main(["solve", "8", "--cluster", "local", "--checkpoint", str(tmp_path / "no" / "ck.json")]) == 2
+    assert "the folder" in capsys.readouterr().err and not (tmp_path / "no").exists()

@@ -5,14 +5,15 @@ import pytest
 from nqprof.runner import solve
 from nqprof.strategies.fast import KERNELS
 
+from gpu_checks import checked, ns_up_to
+
 pytestmark = pytest.mark.gpu
 
 
 @pytest.mark.parametrize("opt", list(KERNELS))
 def test_every_kernel_counts_n4_to_n15(opt):
-    for n in range(4, 16):
-        record = solve("fast", n, {"opt": opt}, timeout=120)
-        assert record.verified and record.count == record.expected
+    for n in ns_up_to(15):
+        checked(solve("fast", n, {"opt": opt}, timeout=120))
 
 
 @pytest.mark.parametrize("depth,block", [(2, 32), (3, 64), (10, 256)])
@@ -22,8 +23,8 @@ def test_odd_shapes(depth, block):
 
 
 def test_n17_default():
-    record = solve("fast", 17, {}, repeats=3, warmup=1, timeout=120)
-    assert record.verified and record.gpu_s is not None
+    record = checked(solve("fast", 17, {}, repeats=3, warmup=1, timeout=120))
+    assert record.gpu_s is not None and record.rounds == 3
 
 
 def test_plain_kernel_counts_n1_to_n3_by_default_and_any_n_when_asked():
@@ -33,6 +34,6 @@ def test_plain_kernel_counts_n1_to_n3_by_default_and_any_n_when_asked():
     for n in range(1, 4):
         record = solve("fast", n, {}, timeout=120)
         assert record.params["opt"] == "plain" and record.verified and record.count == record.expected
-    for n in range(5, 12):
-        record = solve("fast", n, {"opt": "plain"}, timeout=120)
+    for n in (5, 8, 11):
+        record = checked(solve("fast", n, {"opt": "plain"}, timeout=120))
         assert record.verified and record.count == record.expected

@@ -6,13 +6,15 @@ import pytest
 from nqprof.runner import solve
 from nqprof.strategies.feinbube import STEPS
 
+from gpu_checks import checked, ns_up_to
+
 pytestmark = pytest.mark.gpu
 
 
 @pytest.mark.parametrize("opt", list(STEPS))
 def test_every_step_counts_n4_to_n14(opt):
-    for n in range(4, 15):
-        record = solve("feinbube", n, {"opt": opt, "depth": min(4, n - 1)}, timeout=120)
+    for n in ns_up_to(14):
+        record = checked(solve("feinbube", n, {"opt": opt, "depth": min(4, n - 1)}, timeout=120))
         assert record.verified and record.count == record.expected
 
 
@@ -24,7 +26,7 @@ def test_odd_shapes(depth, block):
 
 
 def test_run_record_has_gpu_facts():
-    record = solve("feinbube", 15, {}, repeats=3, warmup=1, timeout=120)
+    record = checked(solve("feinbube", 15, {}, repeats=3, warmup=1, timeout=120))
     assert record.gpu_s is not None and 0 < record.gpu_s <= record.wall_s
     assert len(record.gpu_times) == 3
     assert record.device["sm_count"] > 0 and record.device["arch"].startswith("sm_")

@@ -8,6 +8,8 @@ import pytest
 from nqprof import queuebench as qb
 from nqprof.runner import solve
 
+from gpu_checks import checked, ns_up_to
+
 pytestmark = pytest.mark.gpu
 
 TIMEOUT = 120
@@ -59,8 +61,8 @@ def test_unbalanced_small_queue_exactly_once(bench, queue, size):
 
 @pytest.mark.parametrize("queue", ["bq", "bwd"])
 def test_strategy_counts_n4_to_n14(queue):
-    for n in range(4, 15):
-        record = solve("queue", n, {"queue": queue}, timeout=TIMEOUT)
+    for n in ns_up_to(14):
+        record = checked(solve("queue", n, {"queue": queue}, timeout=TIMEOUT))
         assert record.verified and record.count == record.expected
         f = record.device_failures
         assert f["stuck"] == f["outstanding"] == 0 and f["dequeued"] == f["seeded"] + f["enqueued"]

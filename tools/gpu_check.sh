@@ -6,7 +6,7 @@
 #
 # Stages:
 #   env            nqprof env
-#   tests          the GPU-marked tests (pytest -m gpu)
+#   tests          the GPU-marked tests (pytest -m gpu --require-gpu: a missing GPU fails them), slowest 15 listed
 #   feinbube-steps every optimisation step of feinbube, N=16..19, verified, 3 rounds
 #   feinbube-tune  depth x block for the best step at N=18 and 19
 #   cpu            serial vs a recursive C reference (N=15, 16); multicore speedup at N=17
@@ -89,11 +89,11 @@ done
 for stage in "${stages[@]}"; do
   case $stage in
     env) run env 120 nqprof env ;;
-    tests) run tests 500 python3 -m pytest tests -m gpu -q -rs -p no:cacheprovider ;;
-    feinbube-steps) run feinbube-steps 500 python3 tools/sweep.py feinbube --n 16:19 \
-        --param opt=local,shared-stack,shared-all,extern,rows-left --repeats 3 --warmup 1 --json "$OUT/feinbube-steps.json" ;;
-    feinbube-tune) run feinbube-tune 500 python3 tools/sweep.py feinbube --n 18:19 \
-        --param depth=5,6,7 --param block=64,128,256 --repeats 3 --warmup 1 --json "$OUT/feinbube-tune.json" ;;
+    tests) run tests 500 python3 -m pytest tests -m gpu --require-gpu --durations=15 -q -rs -p no:cacheprovider ;;
+    feinbube-steps) run feinbube-steps 500 nqprof sweep -s feinbube --n 16:19 \
+        --param opt=local,shared-stack,shared-all,extern,rows-left --repeats 3 --warmup 1 -o "$OUT/feinbube-steps.json" ;;
+    feinbube-tune) run feinbube-tune 500 nqprof sweep -s feinbube --n 18:19 \
+        --param depth=5,6,7 --param block=64,128,256 --repeats 3 --warmup 1 -o "$OUT/feinbube-tune.json" ;;
     cpu) run cpu 500 bash -c "python3 bench/cpu_reference.py 15 16 --repeats 5 && python3 bench/cpu_reference.py --multicore 17 --repeats 3" ;;
     cdp-smoke) run cdp-smoke 300 bash -c "for s in dp3 dp2 dp1 dpswap; do timeout 120 nqprof solve 10 -s \$s -q; done;
         timeout 120 nqprof solve 12 -s dp2 -p depth=1 -p search=4 -p block=256 -p child_block=256 -q;
@@ -102,13 +102,13 @@ for stage in "${stages[@]}"; do
         timeout 60 nqprof solve 16 -s dp1 -p z=1 -q; echo exit \$?" ;;
     cdp-tests) run cdp-tests 500 python3 -m pytest tests/test_cdp_gpu.py -q -rs -x -p no:cacheprovider ;;
     table3) run table3 300 nqprof report table3 -o "$OUT/table3.md" ;;
-    cdp) run cdp 560 bash -c "for s in dp1 dp2 dp3 dpswap; do python3 tools/sweep.py \$s --n 4:16 --repeats 1 --warmup 0 --timeout 60; done" ;;
-    cdp-large) run cdp-large 580 bash -c "for s in dpswap dp3; do python3 tools/sweep.py \$s --n 17:18 --repeats 1 --warmup 0 --timeout 150; done" ;;
+    cdp) run cdp 560 bash -c "for s in dp1 dp2 dp3 dpswap; do nqprof sweep -s \$s --n 4:16 --repeats 1 --warmup 0 --timeout 60; done" ;;
+    cdp-large) run cdp-large 580 bash -c "for s in dpswap dp3; do nqprof sweep -s \$s --n 17:18 --repeats 1 --warmup 0 --timeout 150; done" ;;
     malloc) run malloc 200 python3 tools/malloc_probe.py --heap-mib 6144 --budget-s 20 ;;
-    dp2-tune) run dp2-tune 400 python3 tools/sweep.py dp2 --n 13:16 --param depth=3,4,5 --repeats 3 --warmup 1 \
-        --timeout 60 --json "$OUT/dp2-tune.json" ;;
-    dp3-tune) run dp3-tune 300 python3 tools/sweep.py dp3 --n 16:18 --param depth=3,4 --repeats 3 --warmup 1 \
-        --timeout 60 --json "$OUT/dp3-tune.json" ;;
+    dp2-tune) run dp2-tune 400 nqprof sweep -s dp2 --n 13:16 --param depth=3,4,5 --repeats 3 --warmup 1 \
+        --timeout 60 -o "$OUT/dp2-tune.json" ;;
+    dp3-tune) run dp3-tune 300 nqprof sweep -s dp3 --n 16:18 --param depth=3,4 --repeats 3 --warmup 1 \
+        --timeout 60 -o "$OUT/dp3-tune.json" ;;
     trust-a) run trust-a 590 bash -c "python3 -m pytest bench/ --benchmark-autosave --benchmark-storage=\$OUT/trust \
           -q -rs -p no:cacheprovider && nqprof history \$OUT/trust | grep -E '^ *run|^ *0001 +(feinbube|fast|cdp-bp) +(8|9|10|11|12|13|14) ' &&
         nqprof sweep --strategy feinbube --n 12:14 --param feinbube.block=32,64,128 --param feinbube.depth=5,6 -q" ;;
@@ -134,39 +134,39 @@ for stage in "${stages[@]}"; do
     table2) run table2 300 nqprof report table2 --n 8:15 --timeout 120 -o "$OUT/table2.md" ;;
     compat) run compat 120 bash -c "python3 tools/toolkit_probe.py .gpuhost/probe && python3 -m pytest tests/test_toolkit_compat_gpu.py -q -rs -p no:cacheprovider" ;;
     queue-verify) run queue-verify 300 nqprof sweep --strategy queue --n 4:18 --param queue.queue=bq,bwd \
-        --rounds 1 --warmup 0 -q --json "$OUT/queue-verify.json" ;;
+        --rounds 1 --warmup 0 -q -o "$OUT/queue-verify.json" ;;
     queue-time) run queue-time 300 bash -c "nqprof sweep --strategy queue,feinbube --n 19 --param queue.queue=bq,bwd \
-        --rounds 3 --warmup 1 -q --json \$OUT/queue-time-19.json && nqprof sweep --strategy queue,feinbube --n 20 \
-        --param queue.queue=bq,bwd --rounds 1 --warmup 0 -q --json \$OUT/queue-time-20.json" ;;
-    queue-bench) run queue-bench 300 nqprof queue-bench --sizes 16 -q --json "$OUT/queue-bench.json" \
+        --rounds 3 --warmup 1 -q -o \$OUT/queue-time-19.json && nqprof sweep --strategy queue,feinbube --n 20 \
+        --param queue.queue=bq,bwd --rounds 1 --warmup 0 -q -o \$OUT/queue-time-20.json" ;;
+    queue-bench) run queue-bench 300 nqprof queue-bench --sizes 16 -q -o "$OUT/queue-bench.json" \
         --figure "$OUT/queue-fig1.png" ;;
     bench-smoke) run bench-smoke 300 python3 -m pytest bench/ --nq-strategy=serial,feinbube,dp3,queue --nq-n=12:13 \
         --benchmark-autosave --benchmark-storage="$OUT/benchmarks" -rs -q -p no:cacheprovider ;;
     characterize-launch) mkdir -p "$C"; run characterize-launch 590 nqprof characterize launch --repeats 5 --warmup 1 \
-        --timeout 60 --json "$C/launch.json" --figure "$C/fig5-launch.png" -o "$C/launch.md" -q ;;
+        --timeout 60 -o "$C/launch.json" --figure "$C/fig5-launch.png" -o "$C/launch.md" -q ;;
     characterize-reserve) mkdir -p "$C"; run characterize-reserve 500 nqprof characterize reserve --timeout 60 \
-        --json "$C/reserve.json" --figure "$C/fig6-reserve.png" -o "$C/reserve.md" -q ;;
+        -o "$C/reserve.json" --figure "$C/fig6-reserve.png" -o "$C/reserve.md" -q ;;
     characterize-efficiency) mkdir -p "$C"; run characterize-efficiency 590 nqprof characterize efficiency --n 14 \
         --strategies feinbube,dp2,dp3,dpswap --child-launches 100 --timeout 120 --out-dir "$C/ncu" \
-        --json "$C/efficiency.json" -o "$C/efficiency.md" -q; rm -f "$C"/ncu/*.ncu-rep ;;
+        -o "$C/efficiency.json" -o "$C/efficiency.md" -q; rm -f "$C"/ncu/*.ncu-rep ;;
     characterize-efficiency-carneiro) mkdir -p "$C"; run characterize-efficiency-carneiro 590 nqprof characterize \
         efficiency --n 14 --strategies dp1,cdp-bp,cdp-dp3 --child-launches 100 --timeout 120 --out-dir "$C/ncu" \
-        --json "$C/efficiency-carneiro.json" -o "$C/efficiency-carneiro.md" -q; rm -f "$C"/ncu/*.ncu-rep ;;
+        -o "$C/efficiency-carneiro.json" -o "$C/efficiency-carneiro.md" -q; rm -f "$C"/ncu/*.ncu-rep ;;
     characterize-ideal) mkdir -p "$C"; run characterize-ideal 580 nqprof characterize ideal --n 14,16 \
         --strategies dp2,dp3,dpswap --baselines feinbube --repeats 3 --warmup 1 --timeout 60 \
-        --json "$C/ideal.json" --figure "$C/fig4-ideal.png" -o "$C/ideal.md" -q ;;
+        -o "$C/ideal.json" --figure "$C/fig4-ideal.png" -o "$C/ideal.md" -q ;;
     characterize-timeline) mkdir -p "$C"; run characterize-timeline 400 bash -c "
-        nqprof characterize timeline 13 --strategy dp3 --repeats 5 --timeout 60 --json $C/timeline.json \
+        nqprof characterize timeline 13 --strategy dp3 --repeats 5 --timeout 60 -o $C/timeline.json \
           --chrome $C/timeline-dp3-13-alone.json -o $C/timeline.md -q &&
         nqprof profile --output $C/dp3-13-timeline -- characterize timeline 13 --strategy dp3 --repeats 3 \
-          --timeout 60 --json $C/timeline-nsys.json -q &&
+          --timeout 60 -o $C/timeline-nsys.json -q &&
         nqprof characterize timeline --from $C/timeline-nsys.json --nsys $C/dp3-13-timeline.sqlite \
           --chrome $C/timeline-dp3-13.json; rm -f $C/*.nsys-rep" ;;
     carneiro-plan) run carneiro-plan 120 bash -c "nqprof plan 18 -s cdp-bp && nqprof plan 18 -s cdp-dp3 &&
         nqprof plan 15 -s dp1 -p z=3 && nqprof plan 16 -s dp1 -p z=3 -p depth=4 && nqprof plan 18 -s dp3 -p depth=3 &&
         nqprof plan 13 -s dp2 -p config=default -p depth=4 -p search=3 -p child_block=32" ;;
     carneiro-verify) run carneiro-verify 590 bash -c "for s in cdp-bp cdp-dp3; do
-        nqprof sweep --strategy \$s --n 4:18 --rounds 1 --warmup 0 --timeout 200 -q --json \$OUT/carneiro-verify-\$s.json; done" ;;
+        nqprof sweep --strategy \$s --n 4:18 --rounds 1 --warmup 0 --timeout 200 -q -o \$OUT/carneiro-verify-\$s.json; done" ;;
     carneiro-chunks) run carneiro-chunks 300 bash -c "
         timeout 100 nqprof solve 15 -s dp1 -p z=3 --rounds 1 --warmup 0 --timeout 90 -q; echo exit \$?;
         timeout 150 nqprof solve 15 -s dp1 -p z=3 -p stream=default --rounds 1 --warmup 0 --timeout 140 -q; echo exit \$?" ;;
@@ -177,11 +177,11 @@ for stage in "${stages[@]}"; do
         timeout 120 nqprof solve 13 -s dp3 -p config=default -q; echo exit \$?;
         timeout 120 nqprof solve 13 -s cdp-dp3 -p config=default -q; echo exit \$?" ;;
     carneiro-speed) run carneiro-speed 500 nqprof sweep --strategy cdp-bp,feinbube,bp-dfs --n 17:18 --rounds 3 --warmup 1 \
-        --timeout 150 -q --json "$OUT/carneiro-speed.json" ;;
+        --timeout 150 -q -o "$OUT/carneiro-speed.json" ;;
     carneiro-tune) run carneiro-tune 500 bash -c "nqprof sweep --strategy cdp-bp --n 17 --param cdp-bp.depth=4,5,6 \
         --param cdp-bp.depth2=7,8 --param cdp-bp.child_block=64,128,256 --rounds 3 --warmup 1 --timeout 60 -q \
-        --json $OUT/carneiro-tune.json && nqprof sweep --strategy cdp-bp --n 16,18 --param cdp-bp.depth=4,5 \
-        --param cdp-bp.child_block=64 --rounds 3 --warmup 1 --timeout 60 -q --json $OUT/carneiro-tune-18.json" ;;
+        -o $OUT/carneiro-tune.json && nqprof sweep --strategy cdp-bp --n 16,18 --param cdp-bp.depth=4,5 \
+        --param cdp-bp.child_block=64 --rounds 3 --warmup 1 --timeout 60 -q -o $OUT/carneiro-tune-18.json" ;;
     carneiro-serial) run carneiro-serial 400 python3 -m pytest bench/ --nq-strategy=serial --nq-n=17:18 --nq-rounds=1 \
         --nq-warmup=0 --benchmark-autosave --benchmark-storage="$OUT/serial-history" -q -rs -p no:cacheprovider ;;
     carneiro-table2) run carneiro-table2 590 nqprof report carneiro table2 --history docs/results/benchmarks \

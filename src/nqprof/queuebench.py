@@ -99,15 +99,30 @@ class BenchResult:
 
 def load(path: str | Path) -> BenchResult:
     """A saved benchmark (JSON); :class:`InputError` if it is not one."""
+    from .files import read_json, reading
+
     try:
-        data = json.loads(Path(path).read_text())
+        data = read_json(path, "queue-bench run")
+    except InputError as exc:
+        why = str(exc).removeprefix(f"queue-bench run {path} ")
+        raise InputError(f"{path}: not an nqprof queue-bench result ({why})") from None
+    try:
         rows = [BenchRow(**r) for r in data["rows"]]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+    except (ValueError, KeyError, TypeError) as exc:
         raise InputError(f"{path}: not an nqprof queue-bench result ({exc})") from None
-    for r in rows:
-        check_choice(r.queue, QUEUES, "queue")
-        check_choice(r.variant, VARIANTS, "variant")
-    return BenchResult(rows, data.get("device", {}), data.get("toolkit", {}), data.get("method", ""))
+    with reading(path, "queue-bench run"):
+        for r in rows:
+            check_choice(r.queue, QUEUES, "queue")
+            check_choice(r.variant, VARIANTS, "variant")
+            for name in ("threads", "bytes"):
+                if type(getattr(r, name)) is not int or getattr(r, name) < 1:
+                    raise InputError(f"row {name} {getattr(r, name)!r} is not a positive integer")
+            if not isinstance(r.ms, (int, float)) or isinstance(r.ms, bool) or not r.ms >= 0:
+                raise InputError(f"row ms {r.ms!r} is not a time")
+        device, toolkit = data.get("device", {}), data.get("toolkit", {})
+        if not isinstance(device, dict) or not isinstance(toolkit, dict):
+            raise InputError("device and toolkit must be JSON objects")
+        return BenchResult(rows, device, toolkit, str(data.get("method", "")))
 
 
 def check_choice(value: str, allowed: Sequence[str], what: str) -> str:

@@ -13,6 +13,8 @@ Nsight row (the last one, since the records are the last round's).
 
 from __future__ import annotations
 
+from ..files import write_text
+
 import json
 from pathlib import Path
 from typing import Any, Callable
@@ -172,17 +174,15 @@ def to_chrome(doc: dict[str, Any], path: str | Path, trace=None) -> Path:
         document = {"traceEvents": chrome_events(df, origin, label=label), "displayTimeUnit": "ns",
                     "otherData": {"source": label, "origin_ns": origin, "clock": "GPU global timer"}}
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(document, allow_nan=False))
-        return path
+        return write_text(path, json.dumps(document, allow_nan=False), "--chrome")
     from ..analysis.trace import to_chrome as trace_to_chrome
 
     root = doc.get("root_kernel") or f"{doc.get('strategy')}_root"
     offset = nsys_offset(df, trace.kernels, root)
     trace_to_chrome(trace, path)
-    document = json.loads(path.read_text())
+    document = json.loads(path.read_text())  # what trace_to_chrome just wrote
     origin = int(document.get("otherData", {}).get("origin_ns", 0))
     document["traceEvents"] += chrome_events(df, origin, offset, label=label)
     document["otherData"]["device_timeline"] = {"aligned_to": root, "offset_ns": offset}
-    path.write_text(json.dumps(document, allow_nan=False))
-    return path
+    return write_text(path, json.dumps(document, allow_nan=False), "--chrome")
 

@@ -39,17 +39,31 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     sub.required = True
     for name in [COMMANDS[command]] if command in COMMANDS else GROUPS:
         importlib.import_module(f"{__name__}.{name}").add_commands(sub)
+    _mark_leaves(parser)
     return parser
+
+
+def _mark_leaves(parser: argparse.ArgumentParser) -> None:
+    """Each (sub)command's parser records itself in the namespace, so that an unknown
+    argument is reported with that command's usage, not the top level's."""
+    parser.set_defaults(_parser=parser)
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in set(action.choices.values()):
+                _mark_leaves(child)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(argv[0] if argv else None)
-    args = parser.parse_args(argv)
+    args, extras = parser.parse_known_args(argv)
+    if extras:
+        getattr(args, "_parser", parser).error(f"unrecognized arguments: {' '.join(extras)}")
     try:
         return args.func(args)
     except NqprofError as exc:
-        print(f"nqprof: error: {exc}", file=sys.stderr)
+        message = str(exc).replace("\r", "\\r").replace("\n", "\\n")  # one line, whatever was quoted
+        print(f"nqprof: error: {message}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("nqprof: interrupted", file=sys.stderr)

@@ -4,7 +4,9 @@ environments write them)."""
 
 from __future__ import annotations
 
+import json
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -16,29 +18,38 @@ MATRIX_GLOB = "resources-*.json"
 
 def cmd_build(args) -> int:
     from ..catalog import compile_all
-    from ..cuda.nvcc import parse_archs, resource_table, resources_json, write_json
+    from ..cuda.nvcc import parse_archs, resource_table, resources_json
     from ..cuda.toolkit import find_toolkit
 
+    from ..files import check_output, write_json as write_file
+
     archs = parse_archs(args.arch)
+    if args.output:
+        check_output(args.output, "--output", (".json",))
     env = os.environ if args.cuda_home is None else {**os.environ, "NQPROF_CUDA_HOME": args.cuda_home}
     try:
         toolkit = find_toolkit(env)
     except UnavailableError as exc:
         if not args.skip_missing:
             raise
-        if args.json:  # a table from an earlier run must not pass for this one
-            Path(args.json).unlink(missing_ok=True)
+        if args.output:  # a table from an earlier run must not pass for this one
+            Path(args.output).unlink(missing_ok=True)
         print(f"skipped: {exc}")
         return 0
-    print(f"{toolkit.describe()}; archs {', '.join(archs)}", flush=True)
+    log = sys.stderr if args.json else sys.stdout
+    print(f"{toolkit.describe()}; archs {', '.join(archs)}", flush=True, file=log)
     t0 = time.perf_counter()
     rows = compile_all(archs, toolkit)
-    print(resource_table(rows))
-    sources = len({r.source for r in rows})
-    print(f"{len(rows)} kernel builds from {sources} sources in {time.perf_counter() - t0:.1f} s")
+    doc = resources_json(rows, toolkit, archs)
     if args.json:
-        write_json(args.json, resources_json(rows, toolkit, archs))
-        print(f"wrote {args.json}")
+        print(json.dumps(doc, indent=2))
+    else:
+        print(resource_table(rows))
+    sources = len({r.source for r in rows})
+    print(f"{len(rows)} kernel builds from {sources} sources in {time.perf_counter() - t0:.1f} s", file=log)
+    if args.output:
+        write_file(args.output, doc, "--output", indent=2)
+        print(f"wrote {args.output}", file=log)
     return 0
 
 
@@ -49,27 +60,35 @@ def _tag(path: Path) -> str:
 def cmd_matrix(args) -> int:
     from ..cuda.nvcc import load_json, matrix_table
 
+    from ..files import check_output, read_json, write_text
+
     folder = Path(args.dir)
+    if not folder.is_dir():
+        raise InputError(f"{folder} is not a folder (give the folder holding the {MATRIX_GLOB} tables)")
+    if args.output:
+        check_output(args.output, "--output")
     files = sorted(folder.glob(MATRIX_GLOB))
     if not files:
-        raise InputError(f"no {MATRIX_GLOB} in {folder}: run the CUDA tox environments (or nqprof build --json) first")
+        raise InputError(f"no {MATRIX_GLOB} in {folder}: run the CUDA tox environments (or nqprof build -o FILE) first")
     tables = {}
     for path in files:
+        read_json(path, "resource table")  # missing, empty, binary or not JSON: one line naming it
         info, rows = load_json(path)
         tag, version = _tag(path), str(info.get("version", "?"))
         tables[tag if version in tag else f"{tag} ({version})"] = rows
     text = matrix_table(tables)
     print(text)
     if args.output:
-        Path(args.output).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.output).write_text(text + "\n")
+        write_text(args.output, text + "\n")
     return 0
 
 
 def add_commands(subparsers) -> None:
     p = subparsers.add_parser("build", help="compile (and device-link) every kernel with nvcc and report resources; no GPU needed")
     p.add_argument("--arch", default="sm_90", help="GPU architectures, comma-separated (default sm_90)")
-    p.add_argument("--json", metavar="FILE", help="also write the resource table as JSON")
+    p.add_argument("--json", action="store_true", help="print the resource table as JSON instead of the text")
+    p.add_argument("--output", "-o", metavar="FILE.json", help="also write the resource table as JSON to FILE.json "
+                                                               "(nqprof matrix reads them)")
     p.add_argument("--cuda-home", metavar="DIR", help="toolkit root (default: NQPROF_CUDA_HOME, CUDA_HOME, CUDA_PATH, nvcc on PATH)")
     p.add_argument(
         "--skip-missing", action="store_true", help="no toolkit: print a 'skipped: ...' line and exit 0 instead of failing"

@@ -7,12 +7,14 @@ measured the way Wang and Yalamanchili (2014) measured it (nqprof.characterize).
     nqprof characterize efficiency [--strategies feinbube,dp2,dp3,dpswap] [--n 14] [--child-launches 200]
     nqprof characterize timeline 13 [--strategy dp3] [--chrome grids.json [--nsys trace.sqlite]]
 
-Each prints its table beside the paper's numbers; ``--json`` keeps the measurement,
+Each prints its table beside the paper's numbers (``--json``: the measurement as JSON
+instead); ``-o FILE.json`` keeps the measurement, ``-o FILE.md`` writes the table as Markdown,
 ``--figure`` draws it, and ``--from FILE`` renders a kept measurement without a GPU.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shlex
 import sys
@@ -34,16 +36,31 @@ def require_gpu() -> str:
 
 
 def read_doc(path: str | Path) -> dict:
-    """A measurement kept with --json."""
-    try:
-        doc = json.loads(Path(path).read_text())
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror}") from None
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{path} is not JSON ({exc.msg} at line {exc.lineno})") from None
-    if not isinstance(doc, dict):
-        raise InputError(f"{path} is not an nqprof characterization (a JSON object expected)")
+    """A measurement kept with -o FILE.json; one line naming the file if it is not one."""
+    from ..files import read_json
+
+    doc = read_json(path, "--from")
+    if "kind" not in doc:
+        raise InputError(f"--from {path} is not an nqprof characterization (no kind)")
     return doc
+
+
+def outputs(args) -> list[str]:
+    """The -o/--output files (a list in `characterize`, one file in `report wang`)."""
+    out = getattr(args, "output", None)
+    return [] if not out else list(out) if isinstance(out, list) else [out]
+
+
+def check_outputs(args) -> None:
+    """Every file the command will write, checked before the work."""
+    from ..files import check_output
+
+    for path in outputs(args):
+        check_output(path, "--output", (".json", ".md") if isinstance(args.output, list) else (".md",))
+    if getattr(args, "figure", None):
+        check_output(args.figure, "--figure", (".png", ".pdf", ".svg"))
+    if getattr(args, "chrome", None):
+        check_output(args.chrome, "--chrome", (".json",))
 
 
 def machine_text(doc: dict) -> str:
@@ -59,34 +76,49 @@ def emit(args, title: str, header, rows, notes, artefact: str | None = None) -> 
     from ..papers.wang import paper_lines
     from ..textfmt import table
 
+    from ..files import write_text
+
     paper = paper_lines(artefact) if artefact else []
-    print(title)
-    print(table(header, rows))
-    for line in notes:
-        print(line)
-    for line in paper:
-        print(line)
-    if getattr(args, "output", None):
+    if not getattr(args, "json", False):
+        print(title)
+        print(table(header, rows))
+        for line in notes:
+            print(line)
+        for line in paper:
+            print(line)
+    for path in outputs(args):
+        if not path.lower().endswith(".md"):
+            continue
         command = "nqprof " + " ".join(shlex.quote(a) for a in sys.argv[1:])
         text = [f"# {title}", "", f"Command: `{command}`", "", table(header, rows, markdown=True), ""]
         text += [f"{line}  " for line in notes + paper]
-        Path(args.output).write_text("\n".join(text) + "\n")
-        print(f"written to {args.output}", file=sys.stderr)
+        write_text(path, "\n".join(text) + "\n")
+        print(f"written to {path}", file=sys.stderr)
 
 
-def _measure_or_load(args, measure):
-    """The document: read from --from, or measured on this GPU (then kept with --json)."""
+def _measure_or_load(args, measure, load=None):
+    """(the document, ``load(document)``): read from --from, or measured on this GPU (then
+    kept in every -o FILE.json, printed with --json)."""
+    from ..files import reading, write_json
+
     if args.from_file:
-        return read_doc(args.from_file)
-    require_gpu()
-    from ..progress import Progress
+        doc = read_doc(args.from_file)
+        with reading(args.from_file, "--from"):
+            loaded = load(doc) if load else None
+    else:
+        require_gpu()
+        from ..progress import Progress
 
-    with Progress.for_command(args.quiet) as progress:
-        doc = measure(progress)
-    if args.json:
-        Path(args.json).write_text(json.dumps(doc, indent=1) + "\n")
-        print(f"measurement kept in {args.json}", file=sys.stderr)
-    return doc
+        with Progress.for_command(args.quiet or args.json) as progress:
+            doc = measure(progress)
+        loaded = load(doc) if load else None
+    for path in outputs(args):
+        if path.lower().endswith(".json"):
+            write_json(path, doc)
+            print(f"measurement kept in {path}", file=sys.stderr)
+    if getattr(args, "json", False):
+        print(json.dumps(doc, indent=1))
+    return doc, loaded
 
 
 def _figure_written(path) -> None:
@@ -103,10 +135,9 @@ def cmd_launch(args) -> int:
     counts = launch.parse_counts(args.counts) if args.counts else list(launch.DEFAULT_COUNTS)
     modes = launch.parse_modes(args.modes) if args.modes else list(launch.MODES)
     _positive(args, "block")
-    doc = _measure_or_load(args, lambda progress: launch.measure(
+    doc, points = _measure_or_load(args, lambda progress: launch.measure(
         counts, modes, block=args.block, repeats=args.repeats, warmup=args.warmup, timeout=args.timeout,
-        progress=progress))
-    points = launch.load(doc)
+        progress=progress), launch.load)
     header, rows, notes = launch.table(points)
     emit(args, f"Device launch time vs launch count (t1 - t2, medians; {machine_text(doc)})", header, rows, notes,
          "fig5")
@@ -137,9 +168,8 @@ def cmd_reserve(args) -> int:
 
     pending = _int_list(args.pending, "--pending") if args.pending else list(reserve.DEFAULT_PENDING)
     heap = _int_list(args.heap_mib, "--heap-mib") if args.heap_mib else list(reserve.DEFAULT_HEAP_MIB)
-    doc = _measure_or_load(args, lambda progress: reserve.measure(pending, heap, timeout=args.timeout,
-                                                                  progress=progress))
-    points = reserve.load(doc)
+    doc, points = _measure_or_load(args, lambda progress: reserve.measure(pending, heap, timeout=args.timeout,
+                                                                          progress=progress), reserve.load)
     header, rows, notes = reserve.table(points)
     emit(args, f"Device memory reserved by the CDP runtime (free memory before and after; {machine_text(doc)})",
          header, rows, notes, "fig6")
@@ -179,10 +209,9 @@ def cmd_ideal(args) -> int:
                              f"{', '.join(_cdp_names())})")
     ns = parse_n_list(args.n)
     params = parse_params(args.param)
-    doc = _measure_or_load(args, lambda progress: ideal.measure(
+    doc, results = _measure_or_load(args, lambda progress: ideal.measure(
         strategies, ns, params, baselines, repeats=args.repeats, warmup=args.warmup, timeout=args.timeout,
-        progress=progress))
-    results = ideal.load(doc)
+        progress=progress), ideal.load)
     header, rows, notes = ideal.table(results)
     emit(args, f"Ideal CDP time without launch overhead, and speedups (GPU time, medians; {machine_text(doc)})",
          header, rows, notes, "fig4")
@@ -222,10 +251,15 @@ def cmd_efficiency(args) -> int:
     n = validate_n(args.n)
     if args.child_launches < 0:
         raise InputError(f"--child-launches must be >= 0 (0: all), got {args.child_launches}")
-    doc = _measure_or_load(args, lambda progress: efficiency.measure(
+    if not args.from_file:
+        from ..files import check_output_dir
+
+        check_output_dir(args.out_dir, "--out-dir")
+    doc, loaded = _measure_or_load(args, lambda progress: efficiency.measure(
         strategies, n, args.out_dir, ncu=args.ncu, timeout=args.timeout, progress=progress,
-        child_launches=args.child_launches))
-    header, rows, notes = efficiency.table(efficiency.load(doc))
+        child_launches=args.child_launches), efficiency.load)
+    with _reading(args):
+        header, rows, notes = efficiency.table(loaded)
     emit(args, f"SIMD lane efficiency, memory irregularity and L2 hit rate (Nsight Compute; N={doc.get('n')})",
          header, rows, notes)
     return 0
@@ -254,7 +288,8 @@ def cmd_timeline(args) -> int:
 
     params = parse_params(args.param)
     if args.from_file:
-        doc = timeline.load(read_doc(args.from_file))
+        doc, _ = _measure_or_load(args, None, timeline.load)
+        doc = timeline.load(doc)
     else:
         if args.n is None:
             raise InputError("characterize timeline: give N (or --from FILE)")
@@ -262,10 +297,11 @@ def cmd_timeline(args) -> int:
 
         n = validate_n(args.n)
         _names(args.strategy, "--strategy")
-        doc = _measure_or_load(args, lambda progress: timeline.measure(
+        doc, _ = _measure_or_load(args, lambda progress: timeline.measure(
             args.strategy, n, params, repeats=args.repeats, warmup=args.warmup, timeout=args.timeout,
             progress=progress))
-    header, rows, notes = timeline.table(doc)
+    with _reading(args):
+        header, rows, notes = timeline.table(doc)
     emit(args, f"Device timeline of {doc['strategy']} N={doc['n']}: grids per generation ({machine_text(doc)})",
          header, rows, notes)
     if args.chrome:
@@ -274,7 +310,9 @@ def cmd_timeline(args) -> int:
             from ..analysis import trace as nsys_trace
 
             trace = nsys_trace.load(args.nsys)
-        print(f"trace events written to {timeline.to_chrome(doc, args.chrome, trace)}", file=sys.stderr)
+        with _reading(args):
+            written = timeline.to_chrome(doc, args.chrome, trace)
+        print(f"trace events written to {written}", file=sys.stderr)
     return 0
 
 
@@ -334,8 +372,17 @@ def add_loop(q, name: str) -> None:
     run_options(q, rounds_default="auto", warmup_default="1", timeout_default=str(TIMEOUTS[name]))
 
 
+def _reading(args):
+    """Rendering a kept measurement: malformed content is one line naming the file."""
+    from ..files import reading
+
+    return reading(args.from_file, "--from") if args.from_file else contextlib.nullcontext()
+
+
 def read_loop(args, name: str) -> None:
-    """``args.repeats``, ``args.warmup``, ``args.timeout`` from the shared options."""
+    """``args.repeats``, ``args.warmup``, ``args.timeout`` from the shared options, and every
+    output file checked before the work."""
+    check_outputs(args)
     rounds, warmup, timeout = loop_settings(args)
     args.repeats = rounds or DEFAULT_ROUNDS[name]
     args.warmup, args.timeout = warmup, timeout
@@ -351,12 +398,14 @@ COMMANDS = {
 
 
 def add_common(q, with_figure: bool = True, with_output: bool = True) -> None:
-    q.add_argument("--json", metavar="FILE", help="keep the measurement as JSON")
+    q.add_argument("--json", action="store_true", help="print the measurement as JSON instead of the table")
     q.add_argument("--from", dest="from_file", metavar="FILE", help="render a kept measurement (no GPU needed)")
     if with_figure:
-        q.add_argument("--figure", metavar="PNG", help="also draw the figure")
+        q.add_argument("--figure", metavar="PNG", help="also draw the figure (.png, .pdf or .svg)")
     if with_output:
-        q.add_argument("--output", "-o", metavar="MD", help="also write the table as Markdown")
+        q.add_argument("--output", "-o", metavar="FILE.json|FILE.md", action="append",
+                       help="also write the measurement (FILE.json, rendered later with --from) or the table as "
+                            "Markdown (FILE.md); repeatable")
 
 
 #: The paper's artefacts (nqprof report wang ...) and the measurement each one is.

@@ -7,10 +7,18 @@ This module imports no Dask: ``nqprof --help`` stays light, and without Dask ins
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
+import re
 import sys
+import warnings
 
 from ..errors import InputError
+
+#: A scheduler address: [PROTOCOL://]HOST:PORT, as Dask's Client takes it.
+_ADDRESS = re.compile(r"^(?:(?P<proto>[a-z]+)://)?(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9][A-Za-z0-9.\-_]*):(?P<port>\d{1,5})$")
+PROTOCOLS = ("tcp", "tls", "ucx", "ws", "wss")
 
 
 def add_cluster_arguments(parser) -> None:
@@ -38,29 +46,89 @@ def cluster_options_without_cluster(args) -> list[str]:
     return [flag for dest, flag in flags.items() if getattr(args, dest, None) is not None]
 
 
+def check_address(text: str) -> str:
+    """``local`` or a scheduler address ``[PROTOCOL://]HOST:PORT``; one line otherwise."""
+    text = str(text).strip()
+    if text == "local":
+        return text
+    m = _ADDRESS.match(text)
+    if not m or (m["proto"] and m["proto"] not in PROTOCOLS) or not 1 <= int(m["port"]) <= 65535:
+        raise InputError(f"--cluster takes local or a scheduler address [PROTOCOL://]HOST:PORT "
+                         f"(PROTOCOL: {', '.join(PROTOCOLS)}; e.g. tcp://host:8786), got {text!r}")
+    return text
+
+
+def check_cluster_options(args) -> None:
+    """The cluster options' values, before anything starts: a count of 0 is not "the default"."""
+    args.cluster = check_address(args.cluster)
+    for dest, flag, lo in (("workers", "--workers", 1), ("tasks", "--tasks", 1), ("split_depth", "--split-depth", 1),
+                           ("retries", "--retries", 0)):
+        value = getattr(args, dest, None)
+        if value is not None and value < lo:
+            raise InputError(f"{flag} must be >= {lo}, got {value} (leave it out for the default)")
+    if args.checkpoint is not None:
+        from ..files import check_output
+
+        check_output(args.checkpoint, "--checkpoint")
+
+
+@contextlib.contextmanager
+def quiet_dask(quiet: bool):
+    """Dask's own noise condensed: its log lines (here and in the worker processes it starts)
+    only from errors up, "port in use" warnings hidden under -q, and nothing at all while a
+    cluster shuts down after a failure or Ctrl-C (heartbeats to a closed scheduler)."""
+    os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", "error")
+    loggers = [logging.getLogger(name) for name in ("distributed", "dask")]
+    levels = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.setLevel(logging.ERROR)
+    with warnings.catch_warnings():
+        if quiet:
+            warnings.filterwarnings("ignore", message=r".*[Pp]ort .* is already in use.*")
+        try:
+            yield
+        except BaseException:
+            for lg in loggers:
+                lg.setLevel(logging.CRITICAL + 1)
+            raise
+        finally:
+            for lg, level in zip(loggers, levels):
+                lg.setLevel(level)
+
+
 def run_clustered(args) -> int:
     """``nqprof solve`` with ``--cluster``: count, print the record (or its JSON)."""
-    from ..options import TIMEOUT, parse_params
+    from ..options import TIMEOUT
     from ..cluster.engine import DEFAULT_RETRIES, solve_clustered
+    from ..files import write_text
+    from .run import check_record_output, solve_params
 
     if args.nq_rounds is not None or args.nq_warmup is not None:
         raise InputError("--rounds and --warmup do not apply with --cluster (one counted run)")
+    check_cluster_options(args)
+    params = solve_params(args.param, args.strategy)
+    timeout = TIMEOUT.value(args.nq_timeout, "--")
+    output = check_record_output(getattr(args, "output", None))
     done = [0, 0]
 
     def on_task(result, finished, total):
         done[:] = [finished, total]
 
     try:
-        record = solve_clustered(
-            args.strategy, args.n, parse_params(args.param), cluster=args.cluster, workers=args.workers,
-            tasks=args.tasks, depth=args.split_depth, checkpoint=args.checkpoint,
-            retries=DEFAULT_RETRIES if args.retries is None else args.retries, timeout=TIMEOUT.value(args.nq_timeout, "--"),
-            progress=not (args.quiet or args.json), on_task=on_task,
-        )
+        with quiet_dask(args.quiet or args.json):
+            record = solve_clustered(
+                args.strategy, args.n, params, cluster=args.cluster, workers=args.workers,
+                tasks=args.tasks, depth=args.split_depth, checkpoint=args.checkpoint,
+                retries=DEFAULT_RETRIES if args.retries is None else args.retries, timeout=timeout,
+                progress=not (args.quiet or args.json), on_task=on_task,
+            )
     except KeyboardInterrupt:
         if args.checkpoint and os.path.exists(args.checkpoint) and done[1]:
             print(f"nqprof: {done[0]} of {done[1]} tasks are saved in {args.checkpoint}; "
                   "the same command resumes the run", file=sys.stderr)
         raise
     print(record.to_json() if args.json else record.summary())
+    if output:
+        write_text(output, record.to_json() + "\n")
+        print(f"run record written to {output}", file=sys.stderr)
     return 0

@@ -17,7 +17,7 @@ import json
 
 def cmd_plan(args) -> int:
     from ..errors import InputError
-    from ..options import parse_params
+    from .run import solve_params
     from ..strategies import get, names
     from ..strategies.cdp.accounting import WORDS
     from ..strategies.cdp.plan import DEFAULT_FREE_BYTES, GIB, make_plan, render
@@ -30,7 +30,7 @@ def cmd_plan(args) -> int:
         raise InputError(f"strategy {args.strategy} launches nothing from the device: plans are for the CDP "
                          f"strategies ({cdp})")
     free_gib = None if args.free_gib is None else _gib(args.free_gib)
-    params = strategy.resolve(args.n, parse_params(args.param))
+    params = strategy.resolve(args.n, solve_params(args.param, args.strategy))
     n = int(args.n)
     if free_gib is None:
         free, source = DEFAULT_FREE_BYTES, "default: an H200's free memory; set --free-gib"
@@ -67,7 +67,8 @@ def add_commands(sub) -> None:
     )
     p.add_argument("n", help="board size N")
     p.add_argument("--strategy", "-s", required=True, help="a CDP strategy (see `nqprof strategies`)")
-    p.add_argument("--param", "-p", action="append", metavar="KEY=VALUE", help="strategy parameter (repeatable)")
+    p.add_argument("--param", "-p", action="append", metavar="[STRATEGY.]KEY=VALUE",
+                   help="strategy parameter (repeatable, once each; a STRATEGY prefix must name the -s strategy)")
     p.add_argument("--free-gib", metavar="X",
                    help="free device memory in GiB (default: 139, an H200's after its context is created)")
     p.add_argument("--json", action="store_true", help="print the plan as JSON (as the run record carries it)")

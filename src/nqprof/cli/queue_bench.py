@@ -2,7 +2,7 @@
 Kerbl et al. (their Fig. 1), as a table and a figure.
 
     nqprof queue-bench [--queues bq,bwd,gottlieb,ring] [--sizes 4,8,16] [--variants balanced,unbalanced]
-                       [--fill 4] [--repeats 3] [--json out.json] [--figure fig.png] [--bytes 16]
+                       [--fill 4] [--repeats 3] [-o out.json] [--figure fig.png] [--bytes 16] [--json]
     nqprof queue-bench --from out.json [--figure fig.png] [--bytes 16]     (no GPU: a saved run)
     nqprof report kerbl fig1 [--from out.json] [--outdir DIR] [...the same run options]
 
@@ -30,10 +30,28 @@ def _list(text: str, allowed, what: str, cast=str):
     return values
 
 
+def check_args(args) -> None:
+    """Values and output files, before the work."""
+    from ..files import check_output, check_output_dir
+
+    for name, lo in (("fill", 1), ("repeats", 1), ("bytes", 1)):
+        if getattr(args, name) < lo:
+            raise InputError(f"--{name} must be >= {lo}, got {getattr(args, name)}")
+    if args.output:
+        check_output(args.output, "--output", (".json",))
+    if getattr(args, "figure", None):
+        check_output(args.figure, "--figure", (".png", ".pdf", ".svg"))
+    if getattr(args, "outdir", None):
+        check_output_dir(args.outdir, "--outdir")
+
+
 def obtain(args) -> queuebench.BenchResult:
     """The saved run (``--from``) or a new one on the GPU."""
+    check_args(args)
     if args.source:
-        return queuebench.load(args.source)
+        result = queuebench.load(args.source)
+        _keep(args, result)
+        return result
     from ..cuda.device import gpu_available
 
     ok, why = gpu_available()
@@ -55,13 +73,23 @@ def obtain(args) -> queuebench.BenchResult:
         progress=progress,
     )
     bar.close()
-    if args.json:
-        result.save(args.json)
+    _keep(args, result)
     return result
+
+
+def _keep(args, result) -> None:
+    if args.output:
+        from ..files import write_text
+
+        write_text(args.output, result.to_json() + "\n")
+        print(f"run written to {args.output}", file=__import__("sys").stderr)
 
 
 def cmd_queue_bench(args) -> int:
     result = obtain(args)
+    if args.json:
+        print(result.to_json())
+        return 0
     for variant in queuebench.VARIANTS:
         if queuebench.select(result.rows, variant, args.bytes):
             print(queuebench.table(result.rows, variant, args.bytes))
@@ -86,7 +114,8 @@ def add_run_options(p) -> None:
     p.add_argument("--variants", default=",".join(queuebench.VARIANTS), help="comma list (default: %(default)s)")
     p.add_argument("--fill", type=int, default=4, help="largest thread count: this many times what the GPU holds")
     p.add_argument("--repeats", "-r", type=int, default=3, help="timed runs per point (median)")
-    p.add_argument("--json", help="save the run to this file")
+    p.add_argument("--json", action="store_true", help="print the run as JSON instead of the tables")
+    p.add_argument("--output", "-o", metavar="FILE.json", help="also save the run to FILE.json (render it with --from)")
     p.add_argument("--bytes", type=int, default=16, help="element size the tables show (default 16)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress on the terminal")
 

@@ -70,7 +70,9 @@ def _emit(args, title: str, header, rows, notes, markdown_note: str) -> None:
         text = [f"# {title}", "", f"Command: `{command}`", "", markdown_note, "",
                 table(header, rows, markdown=True), ""]
         text += [f"{line}  " for line in notes]
-        Path(args.output).write_text("\n".join(text) + "\n")
+        from ..files import write_text
+
+        write_text(args.output, "\n".join(text) + "\n")
         print(f"written to {args.output}", file=sys.stderr)
 
 
@@ -210,8 +212,8 @@ def add_carneiro_table2(q) -> None:
     q.add_argument("--ranges", default=DEFAULT_RANGES, help="N ranges A-B, comma-separated (default %(default)s)")
     q.add_argument("--history", metavar="PATH", help="take serial times from this benchmark history (a saved JSON "
                    "file or a storage folder) instead of measuring them; the table says which came from where")
-    q.add_argument("--figure", default="carneiro_speedup.png", metavar="PNG",
-                   help="the figure of speedup over serial vs N per strategy (default %(default)s; '' for none)")
+    q.add_argument("--figure", metavar="PNG",
+                   help="also draw the figure of speedup over serial vs N per strategy into PNG")
 
 
 def _measured(add: Callable, figure: bool = False, rounds: str = "1") -> Callable:
@@ -271,11 +273,31 @@ def cmd_list(args) -> int:
     return 0
 
 
+def _checked(cmd: Callable[..., int], figure: bool, own_checks: bool = False) -> Callable[..., int]:
+    """``cmd`` with every file it will write checked first (-o, --figure, --outdir)."""
+
+    def run(args) -> int:
+        from ..files import check_output, check_output_dir
+
+        images = (".png", ".pdf", ".svg")
+        out = getattr(args, "output", None)
+        if isinstance(out, str) and not own_checks:
+            check_output(out, "--output", images if figure else (".md",))
+        if getattr(args, "figure", None):
+            check_output(args.figure, "--figure", images)
+        if getattr(args, "outdir", None):
+            check_output_dir(args.outdir, "--outdir")
+        return cmd(args)
+
+    return run
+
+
 def _artefact_parser(sub, name: str, paper_key: str, artefact, help_text: str | None = None) -> None:
     add, cmd = COMMANDS[(paper_key, artefact.name)]
     q = sub.add_parser(name, help=help_text or artefact.title)
     add(q)
-    q.set_defaults(func=cmd)
+    q.set_defaults(func=_checked(cmd, figure=(paper_key, artefact.name) == ("plauth", "figure"),
+                                 own_checks=paper_key == "kerbl"))
 
 
 def add_commands(sub) -> None:

@@ -4,10 +4,12 @@ and describing what can run here."""
 from __future__ import annotations
 
 import json
+import sys
 
 from .. import options
 from .cluster import add_cluster_arguments
 from ..errors import InputError
+from ..files import check_output, write_json, write_text
 from ..options import ROUNDS, TIMEOUT, TIMER, WARMUP
 
 
@@ -42,13 +44,74 @@ def cmd_solve(args) -> int:
     if cluster_options_without_cluster(args):
         raise InputError(f"{', '.join(cluster_options_without_cluster(args))} need --cluster")
     rounds, warmup, timeout = loop_settings(args)
-    params = options.parse_params(args.param)
+    params = solve_params(args.param, args.strategy)
+    output = check_record_output(args.output)
     with Progress.for_command(args.quiet or args.json) as progress:
         progress.case(describe(args.strategy, args.n, params))
         record = solve(args.strategy, args.n, params, repeats=rounds, warmup=warmup, timeout=timeout,
                        progress=progress, timer=TIMER.value(getattr(args, TIMER.dest), "--"))
     print(record.to_json() if args.json else record.summary())
+    if output:
+        write_text(output, record.to_json() + "\n")
+        print(f"run record written to {output}", file=sys.stderr)
     return 0
+
+
+def solve_params(items, strategy: str) -> dict[str, str]:
+    """``--param [STRATEGY.]KEY=VALUE`` of one run: the prefix, where given, must be the run's
+    strategy; a key given twice, or a list of values, is an error (a sweep takes lists)."""
+    params: dict[str, str] = {}
+    for item in items or ():
+        target, sep, value = str(item).partition("=")
+        name, dot, key = target.strip().rpartition(".")
+        key, value = key.strip(), value.strip()
+        if not sep or not key or not value or (dot and not name.strip()):
+            raise InputError(f"--param takes [STRATEGY.]KEY=VALUE, got {item!r}")
+        if dot and name.strip() != strategy:
+            raise InputError(f"--param {item!r}: names strategy {name.strip()!r}, but the run is {strategy} (-s)")
+        if "," in value:
+            raise InputError(f"--param {item!r}: one run takes one value (a list of values is for nqprof sweep)")
+        if key in params:
+            raise InputError(f"--param {key!r} is given twice ({key}={params[key]}, {key}={value})".replace("\n", "\\n"))
+        params[key] = value
+    return params
+
+
+def sweep_params(items, strategies: list[str]) -> list[str]:
+    """``--param [STRATEGY.]KEY=V[,V...]`` of a sweep as ``STRATEGY.KEY=...`` axes: an axis
+    without a strategy applies to each selected strategy that has the parameter (an error if
+    none has it)."""
+    from ..strategies import get
+
+    axes = []
+    for item in items or ():
+        target, sep, values = str(item).partition("=")
+        if sep and "." not in target and target.strip():
+            key = target.strip()
+            having = []
+            for name in strategies:
+                try:
+                    strategy = get(name)
+                except ImportError:
+                    continue
+                if any(p.name == key for p in strategy.params):
+                    having.append(name)
+            if not having:
+                raise InputError(f"--param {item!r}: no selected strategy ({', '.join(strategies)}) has a "
+                                 f"parameter {key!r}")
+            axes += [f"{name}.{key}={values}" for name in having]
+        else:
+            axes.append(item)
+    return axes
+
+
+#: What -o/--output writes for a run record, a list of them, or a table: JSON.
+JSON_SUFFIXES = (".json",)
+
+
+def check_record_output(path: str | None):
+    """The -o/--output file of a command writing JSON, checked before the work."""
+    return None if path is None else check_output(path, "--output", JSON_SUFFIXES)
 
 
 def cmd_sweep(args) -> int:
@@ -60,15 +123,22 @@ def cmd_sweep(args) -> int:
     from ..runner import solve
     from ..textfmt import seconds, table
 
-    settings = options.parse_settings({opt.dest: getattr(args, opt.dest) for opt in options.OPTIONS}, prefix="--")
+    raw = {opt.dest: getattr(args, opt.dest) for opt in options.OPTIONS}
+    strategies = options.STRATEGY.value(raw[options.STRATEGY.dest], "--")
+    raw[options.PARAM_AXIS.dest] = sweep_params(raw[options.PARAM_AXIS.dest], strategies)
+    settings = options.parse_settings(raw, prefix="--")
+    output = check_record_output(args.output)
     cases = list(options.case_grid(settings))
+    gpu_why = _gpu_missing(strategy for _, strategy, _ in cases)
     rows, records = [], []
     with Progress.for_command(args.quiet, total=len(cases)) as progress:
         for case, strategy, why in cases:
             label = describe(case.strategy, case.n, dict(case.given))
             progress.case(label)
+            why = why or (gpu_why if strategy is not None and strategy.needs_gpu else None)
             if why:
                 rows.append([case.strategy, case.n, _given(case), "skipped", "-", "-", why])
+                records.append({"strategy": case.strategy, "n": case.n, "params": dict(case.given), "skipped": why})
                 continue
             try:
                 rec = solve(case.strategy, case.n, dict(case.given), repeats=settings.rounds, warmup=settings.warmup,
@@ -80,11 +150,24 @@ def cmd_sweep(args) -> int:
             rows.append([case.strategy, case.n, _given(case), f"{rec.count} verified", seconds(rec.gpu_s),
                          seconds(rec.wall_s), f"median of {rec.rounds}" + _throttled(rec)])
             records.append(rec.to_dict())
-    print(table(["strategy", "N", "params", "count", "GPU time", "wall time", "note"], rows))
     if args.json:
-        with open(args.json, "w") as fh:
-            json.dump(records, fh, indent=1)
+        print(json.dumps(records, indent=1))
+    else:
+        print(table(["strategy", "N", "params", "count", "GPU time", "wall time", "note"], rows))
+    if output:
+        write_json(output, records)
+        print(f"{len(records)} records written to {output}", file=sys.stderr)
     return 0 if all("error" not in r for r in records) else 1
+
+
+def _gpu_missing(strategies) -> str | None:
+    """Why GPU strategies cannot run here (None: they can, or none is selected); asked once."""
+    if not any(s is not None and s.needs_gpu for s in strategies):
+        return None
+    from ..cuda.device import gpu_available
+
+    ok, why = gpu_available()
+    return None if ok else f"needs a GPU: {why}"
 
 
 def _throttled(rec) -> str:
@@ -128,13 +211,21 @@ def cmd_env(args) -> int:
     return 0
 
 
+def add_json_output(p, what: str) -> None:
+    """``--json`` (print it as JSON on stdout) and ``-o/--output FILE.json`` (write it), the
+    same in every command."""
+    p.add_argument("--json", action="store_true", help=f"print {what} as JSON instead of the text")
+    p.add_argument("--output", "-o", metavar="FILE.json", help=f"also write {what} as JSON to FILE.json")
+
+
 def add_commands(sub) -> None:
     p = sub.add_parser("solve", help="count the solutions for N queens with one strategy and report the run")
     p.add_argument("n", help="board size N")
     p.add_argument("--strategy", "-s", default="serial", help="strategy name (see `nqprof strategies`)")
-    p.add_argument("--param", "-p", action="append", metavar="KEY=VALUE", help="strategy parameter (repeatable)")
+    p.add_argument("--param", "-p", action="append", metavar="[STRATEGY.]KEY=VALUE",
+                   help="strategy parameter (repeatable; a STRATEGY prefix must name the -s strategy)")
     run_options(p, timer=True)
-    p.add_argument("--json", action="store_true", help="print the run record as JSON")
+    add_json_output(p, "the run record")
     add_cluster_arguments(p)
     p.set_defaults(func=cmd_solve)
 
@@ -142,15 +233,20 @@ def add_commands(sub) -> None:
                        description="The same cases `pytest bench/` would run with the same --nq-* options, "
                                    "without pytest: e.g. nqprof sweep --strategy feinbube --n 16:18 "
                                    "--param feinbube.depth=5,6")
-    for opt in (options.STRATEGY, options.N_VALUES, options.PARAM_AXIS, options.TIMER):
-        opt.add_to(p.add_argument, "--")
+    options.STRATEGY.add_to(p.add_argument, "--", "-s")
+    options.N_VALUES.add_to(p.add_argument, "--")
+    p.add_argument("--param", "-p", dest=options.PARAM_AXIS.dest, action="append", metavar="[STRATEGY.]KEY=V[,V...]",
+                   help="a parameter axis (repeatable): without STRATEGY it applies to each selected strategy that "
+                        "has KEY; the cases are the cartesian product of the axes, combinations a strategy rejects "
+                        "are skipped with the reason")
+    options.TIMER.add_to(p.add_argument, "--")
     run_options(p)  # --timer is one of the shared OPTIONS above
-    p.add_argument("--json", metavar="FILE", help="also write every run record (or error) to FILE")
+    add_json_output(p, "every case's record (run, error or skip)")
     p.set_defaults(func=cmd_sweep)
 
     p = sub.add_parser("strategies", help="list strategies and their parameters")
     p.set_defaults(func=cmd_strategies)
 
     p = sub.add_parser("env", help="report GPU, driver, toolkit and profiler availability")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=cmd_env)

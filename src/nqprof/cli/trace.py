@@ -41,7 +41,9 @@ def _add_trace(subparsers) -> None:
     chrome = actions.add_parser("chrome", help="write Chrome trace-event JSON (opens in Perfetto)")
     chrome.add_argument("file", type=Path, metavar="FILE")
     chrome.add_argument("-o", "--output", type=Path, metavar="JSON",
-                        help="output file (default: FILE with suffix .json)")
+                        help="output file (default: FILE with suffix .json, beside it, if no such file exists)")
+    chrome.add_argument("--force", action="store_true",
+                        help="without -o: overwrite FILE's .json twin if it exists")
     chrome.set_defaults(func=cmd_trace_chrome)
 
     breakdown = actions.add_parser("breakdown", help="per NVTX range: its time, kernels and copies")
@@ -76,6 +78,10 @@ def command_argv(command: Sequence[str], nqprof_commands: Collection[str]) -> li
 
 
 def cmd_trace_load(args) -> int:
+    if args.csv:
+        from nqprof.files import check_output_dir
+
+        check_output_dir(args.csv, "--csv")
     loaded = nsys_trace.load(args.file)
     tables = {name: frame for name, frame in loaded.tables().items() if args.table in (None, name)}
     if args.csv:
@@ -93,7 +99,14 @@ def cmd_trace_load(args) -> int:
 
 
 def cmd_trace_chrome(args) -> int:
+    from nqprof.files import check_output
+
     output = args.output or args.file.with_suffix(".json")
+    if output.resolve() == args.file.resolve():
+        raise InputError(f"trace chrome: the output {output} is the input trace itself")
+    if args.output is None and output.exists() and not args.force:
+        raise InputError(f"trace chrome: {output} exists: name the output with -o FILE, or overwrite it with --force")
+    check_output(output, "trace chrome output", (".json",))
     print(nsys_trace.to_chrome(nsys_trace.load(args.file), output))
     return 0
 

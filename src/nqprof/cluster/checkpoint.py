@@ -10,9 +10,7 @@ ignored or overwritten.
 
 from __future__ import annotations
 
-import json
 import os
-import tempfile
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,18 +46,10 @@ class Checkpoint:
         self.save()
 
     def save(self) -> None:
-        folder = os.path.dirname(os.path.abspath(self.path))
-        fd, tmp = tempfile.mkstemp(prefix=".nqprof-checkpoint-", suffix=".tmp", dir=folder)
-        try:
-            with os.fdopen(fd, "w") as f:
-                json.dump(self.to_dict(), f, indent=1)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, self.path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+        """Write the file atomically; :class:`InputError` naming it if that fails."""
+        from ..files import write_json
+
+        write_json(self.path, self.to_dict(), "checkpoint")
 
 
 def open_checkpoint(path: str, n: int, strategy: str, params: dict[str, Any], depth: int,
@@ -82,11 +72,13 @@ def open_checkpoint(path: str, n: int, strategy: str, params: dict[str, Any], de
 
 def load(path: str) -> Checkpoint:
     """Read and check a checkpoint; :class:`InputError` naming what is wrong."""
+    from ..files import read_json
+
     try:
-        with open(path) as f:
-            data = json.load(f)
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(f"checkpoint {path} cannot be read ({_first_line(exc)}): remove it to start over") from None
+        data = read_json(path, "checkpoint", expect=None)
+    except InputError as exc:
+        why = str(exc).removeprefix(f"checkpoint {path} ")
+        raise InputError(f"checkpoint {path} cannot be read ({why}): remove it to start over") from None
     try:
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise ValueError("not an nqprof cluster checkpoint")
@@ -101,7 +93,15 @@ def load(path: str) -> Checkpoint:
             tasks=_int(data, "tasks"),
             plan=_str(data, "plan"),
         )
+        if not 1 <= ck.n <= 64:
+            raise ValueError(f"n {ck.n} is not a board size")
+        if ck.tasks < 1:
+            raise ValueError(f"tasks is {ck.tasks}, not a count of tasks >= 1")
+        if ck.depth < 0:
+            raise ValueError(f"depth is {ck.depth}, not >= 0")
         for key, entry in _dict(data, "done").items():
+            if not (key.isascii() and key.isdigit()) or str(int(key)) != key:
+                raise ValueError(f"task index {key!r} is not a plain integer")
             index = int(key)
             if not 0 <= index < ck.tasks:
                 raise ValueError(f"task {index} is outside 0..{ck.tasks - 1}")

@@ -322,10 +322,15 @@ def write_json(path: str | os.PathLike, data: dict) -> None:
 
 def load_json(path: str | os.PathLike) -> tuple[dict, list[KernelResources]]:
     """(toolkit info, rows) from a file :func:`resources_json` wrote; InputError if it is not one."""
+    from ..files import read_json
+
+    data = read_json(path, "resource table")
     try:
-        data = json.loads(Path(path).read_text())
-        return data["toolkit"], [KernelResources.from_dict(d) for d in data["kernels"]]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+        toolkit = data["toolkit"]
+        if not isinstance(toolkit, dict):
+            raise TypeError("toolkit is not an object")
+        return toolkit, [KernelResources.from_dict(d) for d in data["kernels"]]
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise InputError(f"{path} is not an nqprof resource table: {exc}") from None
 
 

@@ -93,7 +93,8 @@ def to_chrome(trace: Trace, path: str | os.PathLike) -> Path:
               *_memcpy_events(trace.memcpy, origin)]
     document = {"traceEvents": events, "displayTimeUnit": "ns",
                 "otherData": {"source": str(trace.path), "origin_ns": origin}}
+    from ...files import write_text
+
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(document, allow_nan=False))
-    return path
+    return write_text(path, json.dumps(document, allow_nan=False), "trace events")

@@ -1,0 +1,36 @@
+"""What every GPU test checks of a run record besides its count, written once: one time per
+timed round, and GPU times that are positive and no longer than the wall time around them.
+
+Also the board sizes the GPU tests sweep: the smallest boards (where the host depth and the
+symmetry cases are clamped), both parities, and the largest N each test needs, instead of
+every N in a range (each run costs a worker process and a CUDA context)."""
+
+from __future__ import annotations
+
+
+def assert_timing_sane(record) -> None:
+    """One wall time (and, on the GPU, one CUDA-event time) per timed round; every GPU time
+    in (0, wall time of its round]; the record's medians in the same bounds."""
+    rounds = record.rounds
+    assert rounds >= 1 and len(record.wall_times) == rounds, (rounds, record.wall_times)
+    assert all(w > 0 for w in record.wall_times), record.wall_times
+    assert 0 < record.wall_s
+    if record.gpu_s is None:
+        assert not record.gpu_times
+        return
+    assert len(record.gpu_times) == rounds, (rounds, record.gpu_times)
+    for gpu, wall in zip(record.gpu_times, record.wall_times):
+        assert 0 < gpu <= wall, (gpu, wall)
+    assert 0 < record.gpu_s <= record.wall_s, (record.gpu_s, record.wall_s)
+
+
+def checked(record):
+    """``record`` after :func:`assert_timing_sane` and the count check."""
+    assert record.verified and record.count == record.expected, (record.n, record.count, record.expected)
+    assert_timing_sane(record)
+    return record
+
+
+def ns_up_to(top: int) -> tuple[int, ...]:
+    """4, 5, 6, 7 (the clamped depths and first odd middle columns), one N between, and ``top``."""
+    return tuple(sorted({4, 5, 6, 7, (7 + top) // 2 + 1, top}))

@@ -1,0 +1,223 @@
+"""Every `$ nqprof ...` example of README.md and docs/*.md that needs no GPU is run, and its
+output checked against the lines the documentation shows.
+
+Which examples run (the rule): a block of examples is skipped when the text just before it
+speaks of an H200 (its output was measured there), or when one of its commands needs a GPU
+(a GPU strategy that is not refused before it starts, a measuring `report`, `characterize`
+or `queue-bench` without `--from`, `profile`), compiles every kernel (`build`, minutes), or
+talks to a remote cluster (`--cluster ADDRESS`), or reads the history of an earlier
+`pytest bench/ --benchmark-autosave` (`history`, `compare`, `plot` without `--storage`). `<!-- docs-test: skip -->` before a block
+skips it by hand (none does today).
+
+How output is compared: stdout line by line in order; lines shown starting with `nqprof:`
+are stderr messages, looked for in stderr. A line `...` stands for any number of lines, and
+`...` inside a line for any text. Durations (`75.088 ms`, `4.366 s`), speedups, scheduler
+addresses, host names after them and runs of spaces are normalised, since they differ from run to run. A line like
+`[0:04] 8/8 tasks` is progress shown only on a terminal and not checked.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+@dataclass
+class Example:
+    doc: str
+    line: int
+    command: str
+    expected: list[str] = field(default_factory=list)
+    #: the exit code a following `$ echo $?` shows, else 0 (2 where an error line is shown)
+    code: int | None = None
+    closed: bool = False
+
+
+@dataclass
+class Block:
+    doc: str
+    context: str
+    examples: list[Example]
+    skip_mark: bool = False
+
+
+def _blocks(path: Path) -> list[Block]:
+    """The code blocks (indented or fenced) of ``path`` that hold `$ nqprof` examples."""
+    lines = path.read_text().splitlines()
+    blocks, i = [], 0
+    while i < len(lines):
+        line = lines[i]
+        fenced = line.strip().startswith("```")
+        indented = line.startswith("    ") and line.strip().startswith("$ nqprof")
+        if not (fenced or indented):
+            i += 1
+            continue
+        start = i
+        body: list[tuple[int, str]] = []
+        if fenced:
+            indent = len(line) - len(line.lstrip())
+            i += 1
+            while i < len(lines) and not lines[i].strip().startswith("```"):
+                body.append((i + 1, lines[i][indent:]))
+                i += 1
+            i += 1
+        else:
+            while i < len(lines) and (lines[i].startswith("    ") or not lines[i].strip()):
+                if not lines[i].strip() and (i + 1 >= len(lines) or not lines[i + 1].startswith("    ")):
+                    break
+                body.append((i + 1, lines[i][4:]))
+                i += 1
+        examples: list[Example] = []
+        echo = False
+        for number, text in body:
+            if text.startswith("$ nqprof"):
+                examples.append(Example(path.name, number, text[2:]))
+            elif text.startswith("$ ") and examples:
+                examples[-1].closed, echo = True, text.strip() == "$ echo $?"
+            elif echo and examples:
+                examples[-1].code, echo = int(text.strip()), False
+            elif examples and not examples[-1].closed:
+                examples[-1].expected.append(text.rstrip())
+        for ex in examples:
+            while ex.expected and not ex.expected[-1].strip():
+                ex.expected.pop()
+        if not examples:
+            continue
+        before = [l for l in lines[max(0, start - 6):start]]
+        context = " ".join(before[-([j for j, l in enumerate(reversed(before)) if not l.strip()] + [len(before)])[1]:]
+                           if len([l for l in before if not l.strip()]) > 1 else before)
+        blocks.append(Block(path.name, "\n".join(lines[max(0, start - 4):start]) + " " + context, examples,
+                            "docs-test: skip" in "\n".join(lines[max(0, start - 3):start])))
+    return blocks
+
+
+def _strip_comment(command: str) -> str:
+    return re.split(r"\s{2,}#", command)[0].strip()
+
+
+def _gpu_strategies() -> set[str]:
+    from nqprof.strategies import all_strategies
+
+    return {s.name for s in all_strategies() if s.needs_gpu}
+
+
+def _why_skipped(block: Block) -> str | None:
+    if block.skip_mark:
+        return "marked docs-test: skip"
+    if "H200" in block.context:
+        return "measured on an H200 host"
+    gpu = _gpu_strategies()
+    for ex in block.examples:
+        words = _strip_comment(ex.command).split()[1:]
+        command = words[0] if words else ""
+        is_error = len(ex.expected) == 1 and ex.expected[0].startswith("nqprof: error:")
+        for flag in ("-s", "--strategy"):
+            if flag in words and words.index(flag) + 1 < len(words):
+                if set(words[words.index(flag) + 1].split(",")) & gpu and not is_error and command != "plan":
+                    return f"{ex.command}: needs a GPU"
+        if command in ("build", "profile"):
+            return f"{ex.command}: compiles or profiles"
+        if command in ("characterize", "queue-bench") and "--from" not in words:
+            return f"{ex.command}: measures on a GPU"
+        if command == "report" and len(words) > 1 and "--model-only" not in words:
+            return f"{ex.command}: measures on a GPU"
+        if "--cluster" in words and words[words.index("--cluster") + 1] != "local":
+            return f"{ex.command}: needs a running Dask scheduler"
+        if command in ("history", "compare", "plot") and "--storage" not in words and len(words) < 4:
+            return f"{ex.command}: reads the history of an earlier `pytest bench/ --benchmark-autosave`"
+    return None
+
+
+def _examples():
+    for path in DOCS:
+        for block in _blocks(path):
+            why = _why_skipped(block)
+            for ex in block.examples:
+                marks = [pytest.mark.skip(reason=why)] if why else []
+                yield pytest.param(ex, id=f"{ex.doc}:{ex.line}", marks=marks)
+
+
+_TIME = re.compile(r"\d[\d,]*(\.\d+)?\s?(ns|us|µs|ms|s|min)\b")
+_NUMX = re.compile(r"\b\d+(\.\d+)?x\b")
+_ADDR = re.compile(r"(tcp|http)://[\w.\-]+:\d+(/status)?")
+
+
+def normalise(line: str) -> str:
+    line = _ADDR.sub("<addr>", line)
+    line = re.sub(r"<addr> \([^,):]+", "<addr> (<host>", line)
+    line = _TIME.sub("<t>", line)
+    line = _NUMX.sub("<x>", line)
+    return " ".join(line.split())
+
+
+def _pattern(line: str) -> re.Pattern:
+    parts = [re.escape(p) for p in normalise(line).split("...")]
+    return re.compile("^" + ".*".join(parts) + "$")
+
+
+def match(expected: list[str], actual: list[str]) -> str | None:
+    """None if ``actual`` matches ``expected`` (with `...` lines), else what differs."""
+    want = [l for l in expected if not re.match(r"^\[\d+:\d+\]", l.strip())]
+    got = [normalise(l) for l in actual]
+
+    def at(i: int, j: int) -> bool:
+        if i == len(want):
+            return j == len(got) or all(not g for g in got[j:])
+        if want[i].strip() == "...":
+            return any(at(i + 1, k) for k in range(j, len(got) + 1))
+        if j < len(got) and _pattern(want[i]).match(got[j]):
+            return at(i + 1, j + 1)
+        if j < len(got) and not got[j] and not want[i].strip():
+            return at(i + 1, j + 1)
+        return False
+
+    if at(0, 0):
+        return None
+    for i, (w, g) in enumerate(zip(want, got)):
+        if w.strip() == "...":
+            break
+        if not _pattern(w).match(g):
+            return f"line {i + 1}: expected {normalise(w)!r}, got {g!r}"
+    return f"expected {len(want)} lines, got {len(got)}:\n" + "\n".join(actual)
+
+
+@pytest.mark.parametrize("example", list(_examples()))
+def test_documented_example(example: Example):
+    import shlex
+
+    argv = shlex.split(_strip_comment(example.command))[1:]
+    env = {**os.environ, "COLUMNS": "200"}
+    out = subprocess.run([sys.executable, "-m", "nqprof.cli", *argv], cwd=ROOT, capture_output=True, text=True,
+                         timeout=300, env=env)
+    stdout = [l for l in out.stdout.splitlines()]
+    stderr = [normalise(l) for l in out.stderr.splitlines()]
+    messages = [l for l in example.expected if l.startswith("nqprof:")]
+    for line in messages:
+        assert any(_pattern(line).match(e) for e in stderr), f"{line!r} not in stderr:\n{out.stderr}"
+    if example.code is not None:
+        assert out.returncode == example.code, out.stderr
+    elif any(l.startswith("nqprof: error:") for l in messages):
+        assert out.returncode == 2, out.stderr
+    else:
+        assert out.returncode == 0, out.stderr
+    problem = match([l for l in example.expected if not l.startswith("nqprof:")], stdout)
+    assert problem is None, f"{example.doc}:{example.line} `{example.command}`: {problem}"
+
+
+def test_the_rule_finds_the_examples():
+    """The README's CPU examples are run, its H200 ones are not."""
+    marks = {(p.values[0].doc, p.values[0].command): p.marks for p in _examples()}
+    readme = {cmd: m for (doc, cmd), m in marks.items() if doc == "README.md"}
+    run = [cmd for cmd, m in readme.items() if not m]
+    assert "nqprof solve 14 --strategy serial" in run and "nqprof plan 16 -s dp1 -p z=3" in run
+    assert any(cmd.startswith("nqprof sweep") for cmd in run)
+    assert readme["nqprof solve 10 --strategy dp2"] and readme["nqprof solve 12 --strategy feinbube --repeats 3 --warmup 1"]

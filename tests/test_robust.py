@@ -1,0 +1,373 @@
+"""Bad input, on every command's side: output paths checked before the work and written
+atomically, readers that fail in one line naming the file whatever the bytes, the one CLI
+grammar (--json prints, -o writes, --param [STRATEGY.]KEY=V), limits checked before host
+work, the plan's chunk sizing, and the known counts pinned independently of nqprof."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import string
+import subprocess
+import sys
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from nqprof import files, options, problem
+from nqprof.cli import main
+from nqprof.errors import InputError, NqprofError
+
+# --- OEIS A000170, typed in from https://oeis.org/A000170 (not from nqprof.problem) --------
+
+A000170 = [1, 0, 0, 2, 10, 4, 40, 92, 352, 724, 2680, 14200, 73712, 365596, 2279184, 14772512, 95815104,
+           666090624, 4968057848, 39029188884, 314666222712, 2691008701644, 24233937684440, 227514171973736,
+           2207893435808352, 22317699616364044, 234907967154122528]
+
+
+def test_known_counts_are_oeis_a000170():
+    assert problem.KNOWN_COUNTS == {n: count for n, count in enumerate(A000170, start=1)}
+    assert problem.MAX_N == 27
+    assert [problem.known_count(n) for n in range(1, 28)] == A000170
+
+
+# --- the plan: chunks sized for the chunk they launch, by the largest subtrees --------------
+
+
+def _plan(name, n, given=None):
+    from nqprof.strategies import get
+    from nqprof.strategies.cdp import accounting as cc
+    from nqprof.strategies.cdp.plan import GIB, make_plan
+    from nqprof.subproblems import BOARD_UPLOAD_BYTES, expand
+
+    s = get(name)
+    params = s.resolve(n, given or {})
+    rec = s.recursion(n, params, len(expand(n, params["depth"])))
+    return rec, make_plan(rec, int(139.0 * GIB), params, board_bytes=BOARD_UPLOAD_BYTES, counter_bytes=cc.WORDS * 8)
+
+
+@pytest.mark.parametrize("name,n,given", [("dp1", 16, {"z": 3}), ("dp1", 13, {"z": 2, "depth": 3})])
+def test_a_chunked_plan_sets_the_limits_of_the_chunk_it_launches(name, n, given):
+    """The limits come from the chunk launched (c > 1 boards), not from the one-board chunk
+    the search starts from: the same as forcing chunk=c, and above one board's demand."""
+    rec, plan = _plan(name, n, given)
+    assert plan.chunks > 1 and plan.chunk > 1
+    assert plan.limits.pending >= rec.demand(plan.chunk).pending > rec.demand(1).pending
+    _, forced = _plan(name, n, {**given, "chunk": plan.chunk})
+    assert forced.limits == plan.limits
+
+
+@pytest.mark.parametrize("n,depth", [(13, 3), (16, 4)])
+def test_chunk_share_carries_the_largest_subtrees_not_the_uniform_share(n, depth):
+    from nqprof.strategies.cdp.plan import chunk_share
+    from nqprof.subproblems import expand
+
+    host = len(expand(n, depth))
+    for c in (1, 7, host // 7):
+        assert chunk_share(n, depth, host, c) > 1.2 * c / host, c
+
+
+def test_a_chunks_demand_uses_the_chunk_share():
+    """dp1 N=16 z=3: a chunk of 7 host boards needs more pending launches than 7/9844 of the run."""
+    from nqprof.strategies.cdp.plan import chunk_share
+
+    rec, plan = _plan("dp1", 16, {"z": 3})
+    host = rec.host_boards
+    uniform = math.ceil(rec.demand(host).pending * plan.chunk / host)
+    assert rec.demand(plan.chunk).pending > 1.2 * uniform
+    assert rec.demand(plan.chunk).pending >= rec.demand(host).pending * chunk_share(16, 4, host, plan.chunk) * 0.99
+
+
+# --- limits before work ------------------------------------------------------------------------
+
+
+def test_an_expansion_that_cannot_fit_is_refused_before_it_starts():
+    from nqprof.subproblems import boards_estimate, boards_lower_bound, check_expansion, expand
+
+    assert boards_lower_bound(16, 4) <= len(expand(16, 4))
+    assert 0.8 < boards_estimate(16, 6) / len(expand(16, 6)) < 1.25
+    check_expansion(16, 4, available=2**30)
+    with pytest.raises(InputError, match=r"N=27: expanding 9 rows .* more than the 1.0 GiB"):
+        check_expansion(27, 9, available=2**30)
+
+
+def test_plan_at_a_huge_depth_is_one_line(capsys):
+    assert main(["plan", "27", "-s", "dp2", "-p", "depth=12"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "use a smaller depth" in err
+
+
+# --- output files ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path,message", [
+    ("/proc/x.json", "cannot write in /proc"),
+    ("/nonexistent/dir/x.json", "the folder /nonexistent/dir does not exist"),
+    ("{tmp}", "is a folder, not a file"),
+    ("{tmp}/x.txt", "must end with .json"),
+    ("", "an empty file name"),
+])
+def test_sweep_output_checked_before_the_work(path, message, tmp_path, capsys, monkeypatch):
+    ran = []
+    monkeypatch.setattr("nqprof.runner.solve", lambda *a, **k: ran.append(a))
+    argv = ["sweep", "-s", "serial", "--n", "8", "-q", "-o", path.format(tmp=tmp_path)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("nqprof: error: ") and err.count("\n") == 1 and message in err, err
+    assert not ran
+
+
+def test_outputs_are_written_atomically_and_whole(tmp_path, capsys):
+    out = tmp_path / "sweep.json"
+    out.write_text("old")
+    assert main(["sweep", "-s", "serial", "--n", "6:7", "-q", "-o", str(out), "--rounds", "1", "--warmup", "0"]) == 0
+    records = json.loads(out.read_text())
+    assert [r["n"] for r in records] == [6, 7] and os.listdir(tmp_path) == ["sweep.json"]
+    assert main(["solve", "8", "-o", str(tmp_path / "solve.json")]) == 0
+    assert json.loads((tmp_path / "solve.json").read_text())["count"] == 92
+
+
+def test_failed_write_leaves_nothing(tmp_path, monkeypatch):
+    target = tmp_path / "x.json"
+    monkeypatch.setattr(os, "replace", lambda *a: (_ for _ in ()).throw(OSError(28, "No space left on device")))
+    with pytest.raises(InputError, match="x.json: cannot be written \\(No space left on device\\)"):
+        files.write_json(target, {"a": 1})
+    assert os.listdir(tmp_path) == []
+
+
+def test_trace_chrome_never_overwrites_an_unnamed_file(tmp_path, capsys):
+    trace, twin = tmp_path / "run.sqlite", tmp_path / "run.json"
+    trace.write_bytes(b"SQLite format 3\0")
+    twin.write_text("mine")
+    assert main(["trace", "chrome", str(trace)]) == 2
+    assert "run.json exists: name the output with -o FILE, or overwrite it with --force" in capsys.readouterr().err
+    assert twin.read_text() == "mine"
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["characterize", "launch", "--from", "{data}/synthetic-launch.json", "-o", "{tmp}/x.txt"], "must end with .json or .md"),
+    (["characterize", "launch", "--from", "{data}/synthetic-launch.json", "--figure", "/nonexistent/f.png"], "does not exist"),
+    (["queue-bench", "--from", "{data}/../queue-bench-h200.json", "-o", "{tmp}/none/q.json"], "does not exist"),
+    (["build", "-o", "{tmp}/r.txt"], "must end with .json"),
+    (["matrix", "{tmp}", "-o", "/proc/m.txt"], "cannot write in /proc"),
+    (["report", "table3", "--model-only", "-o", "{tmp}/t.png"], "must end with .md"),
+    (["report", "figure", "-o", "{tmp}/t.md"], "must end with .png"),
+    (["trace", "load", "{tmp}/t.sqlite", "--csv", "/proc/x/y"], "does not exist"),
+])
+def test_every_command_checks_its_outputs_first(argv, message, tmp_path, capsys):
+    data = os.path.join(os.path.dirname(__file__), "data", "characterize")
+    argv = [a.format(tmp=tmp_path, data=data) for a in argv]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("nqprof: error: ") and err.count("\n") == 1 and message in err, err
+
+
+# --- the CLI grammar ---------------------------------------------------------------------------
+
+
+def test_json_prints_the_records_in_sweep(capsys):
+    assert main(["sweep", "-s", "serial", "--n", "8", "--json", "-q", "--rounds", "1", "--warmup", "0"]) == 0
+    (record,) = json.loads(capsys.readouterr().out)
+    assert record["strategy"] == "serial" and record["count"] == 92
+
+
+def test_sweep_param_without_strategy_applies_where_it_exists(capsys):
+    assert main(["sweep", "-s", "serial,multicore", "--n", "8", "-p", "depth=2,3", "-q", "--rounds", "1",
+                 "--warmup", "0", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [(r["strategy"], r["params"].get("depth")) for r in rows] == [("serial", None), ("multicore", 2),
+                                                                          ("multicore", 3)]
+
+
+def test_sweep_skips_gpu_strategies_without_a_gpu(monkeypatch, capsys):
+    monkeypatch.setattr("nqprof.cuda.device.gpu_available", lambda: (False, "no CUDA driver"))
+    assert main(["sweep", "-s", "feinbube,serial", "--n", "8", "-q", "--rounds", "1", "--warmup", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "feinbube  8  -       skipped" in out and "needs a GPU: no CUDA driver" in out
+
+
+@pytest.mark.parametrize("params,message", [
+    (["depth=3", "depth=4"], "--param 'depth' is given twice (depth=3, depth=4)"),
+    (["multicore.depth=3"], "names strategy 'multicore', but the run is serial"),
+    (["depth=3,4"], "one run takes one value"),
+    (["=3"], "--param takes [STRATEGY.]KEY=VALUE"),
+    ([".depth=3"], "--param takes [STRATEGY.]KEY=VALUE"),
+])
+def test_solve_param_grammar(params, message, capsys):
+    argv = ["solve", "8", "-s", "serial"]
+    for p in params:
+        argv += ["-p", p]
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_solve_param_with_its_strategy_prefix(capsys):
+    assert main(["solve", "8", "-s", "multicore", "-p", "multicore.depth=2", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["params"]["depth"] == 2
+
+
+def test_an_unknown_option_shows_the_commands_usage():
+    out = subprocess.run([sys.executable, "-m", "nqprof.cli", "solve", "12", "--bogus"], capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 2
+    assert out.stderr.startswith("usage: nqprof solve ") and "nqprof solve: error: unrecognized arguments: --bogus" in out.stderr
+
+
+# --- parsers (properties) ----------------------------------------------------------------------
+
+TEXT = st.text(alphabet=string.printable + "é…\u00a0", max_size=30)
+
+
+@given(TEXT)
+def test_n_list_parser_returns_valid_ns_or_one_line(text):
+    try:
+        ns = problem.parse_n_list(text)
+    except InputError as exc:
+        assert "\n" not in str(exc)
+    else:
+        assert ns and all(1 <= n <= 27 for n in ns) and len(set(ns)) == len(ns)
+
+
+@given(st.lists(st.tuples(st.integers(1, 27), st.integers(1, 27)), min_size=1, max_size=5))
+def test_n_list_parser_ranges(pairs):
+    text = ",".join(f"{min(a, b)}:{max(a, b)}" for a, b in pairs)
+    expected = list(dict.fromkeys(n for a, b in pairs for n in range(min(a, b), max(a, b) + 1)))
+    assert problem.parse_n_list(text) == expected
+
+
+@pytest.mark.parametrize("parse", [options.parse_rounds, options.parse_warmup, options.parse_timeout,
+                                   options.parse_param_axis, options.parse_strategies])
+@settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=TEXT)
+def test_option_parsers_return_or_raise_input_error(parse, text):
+    try:
+        value = parse(text)
+    except InputError:
+        return
+    if parse is options.parse_rounds:
+        assert value is None or value >= 1
+    elif parse is options.parse_warmup:
+        assert value >= 0
+    elif parse is options.parse_timeout:
+        assert value > 0 and math.isfinite(value) or value == math.inf
+
+
+@settings(max_examples=60, deadline=None)
+@given(strategy=TEXT, n=TEXT, rounds=TEXT)
+def test_command_line_errors_are_one_line_whatever_the_text(strategy, n, rounds):
+    """Every InputError reaches the terminal as one line, even one quoting a newline."""
+    import contextlib
+    import io
+
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        try:
+            code = main(["sweep", "-s", strategy, "--n", n, "--rounds", rounds, "-q", "--warmup", "0"])
+        except SystemExit as exc:  # argparse: a text that looks like an option
+            code = exc.code
+    if code == 2 and err.getvalue().startswith("nqprof: error: "):
+        assert err.getvalue().count("\n") == 1, err.getvalue()
+
+
+@given(st.lists(TEXT, max_size=4))
+def test_solve_param_parser(items):
+    from nqprof.cli.run import solve_params
+
+    try:
+        params = solve_params(items, "serial")
+    except InputError as exc:
+        assert "\n" not in str(exc)
+    else:
+        assert len(params) == len(items) and all("," not in v for v in params.values())
+
+
+@given(st.lists(TEXT, max_size=3))
+def test_sweep_axes_parser(items):
+    from nqprof.cli.run import sweep_params
+
+    try:
+        axes = sweep_params(items, ["serial", "multicore", "feinbube"])
+        options.parse_settings({options.PARAM_AXIS.dest: axes}, prefix="--")
+    except InputError as exc:
+        assert "\n" not in str(exc)
+
+
+# --- readers fed arbitrary bytes ---------------------------------------------------------------
+
+CONTENT = st.one_of(
+    st.binary(max_size=200),
+    st.text(max_size=80).map(str.encode),
+    st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
+                 lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+                 max_leaves=10).map(lambda d: json.dumps(d).encode()),
+    st.sampled_from([b"", b"\xff\xfe\x00", b'{"rows": [', b'{"kind": "launch", "points": [{}]}',
+                     b'{"format": "nqprof-cluster-checkpoint", "version": 1}', b'{"toolkit": {}, "kernels": [1]}',
+                     b'{"rows": [{"variant": 1}]}', b"[]", b"null", b"SQLite format 3\x00" + b"\x00" * 90]),
+)
+
+
+def _readers():
+    from nqprof.cluster import checkpoint
+    from nqprof import queuebench
+    from nqprof.cuda import nvcc
+
+    return {
+        "json": lambda p: files.read_json(p, "input"),
+        "checkpoint": lambda p: checkpoint.load(str(p)),
+        "queue-bench": queuebench.load,
+        "resource-table": nvcc.load_json,
+    }
+
+
+@pytest.mark.parametrize("reader", ["json", "checkpoint", "queue-bench", "resource-table"])
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=CONTENT)
+def test_readers_fail_in_one_line_naming_the_file(reader, data, tmp_path):
+    path = tmp_path / f"in-{reader}.json"
+    path.write_bytes(data)
+    try:
+        _readers()[reader](path)
+    except NqprofError as exc:
+        assert str(path) in str(exc) and "\n" not in str(exc), str(exc)
+
+
+@pytest.mark.parametrize("command", [["characterize", "launch"], ["characterize", "reserve"],
+                                     ["characterize", "ideal"], ["characterize", "efficiency"],
+                                     ["characterize", "timeline"], ["queue-bench"], ["report", "kerbl", "fig1"]])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=CONTENT)
+def test_from_readers_on_the_command_line(command, data, tmp_path, capsys):
+    path = tmp_path / "in.json"
+    path.write_bytes(data)
+    capsys.readouterr()
+    code = main([*command, "--from", str(path)])
+    err = capsys.readouterr().err
+    if code:
+        assert code == 2 and err.startswith("nqprof: error: ") and err.count("\n") == 1, err
+        assert str(path) in err, err
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=CONTENT)
+def test_trace_reader_fails_in_one_line(data, tmp_path, capsys):
+    pytest.importorskip("pandas")
+    path = tmp_path / "in.sqlite"
+    path.write_bytes(data)
+    capsys.readouterr()
+    assert main(["trace", "breakdown", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("nqprof: error: ") and err.count("\n") == 1 and str(path) in err, err
+
+
+def test_a_bad_environment_variable_does_not_break_help():
+    """cli/ reads no environment variable at import time: --help and strategies work with a bad
+    NQPROF_TIMEOUT; a command that uses it names it in one line."""
+    env = {**os.environ, "NQPROF_TIMEOUT": "abc"}
+    for argv in (["--help"], ["strategies"], ["plan", "12", "-s", "dp2"]):
+        out = subprocess.run([sys.executable, "-m", "nqprof.cli", *argv], capture_output=True, text=True, env=env,
+                             timeout=60)
+        assert out.returncode == 0 and "Traceback" not in out.stderr, (argv, out.stderr)
+    out = subprocess.run([sys.executable, "-m", "nqprof.cli", "solve", "8"], capture_output=True, text=True, env=env,
+                         timeout=60)
+    assert out.returncode == 2 and out.stderr.count("\n") == 1 and "NQPROF_TIMEOUT" in out.stderr, out.stderr
