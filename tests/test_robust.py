@@ -272,7 +272,7 @@ def test_command_line_errors_are_one_line_whatever_the_text(strategy, n, rounds)
 
 @given(st.lists(TEXT, max_size=4))
 def test_solve_param_parser(items):
-    from nqprof.cli.run import solve_params
+    from nqprof.options import solve_params
 
     try:
         params = solve_params(items, "serial")
@@ -284,7 +284,7 @@ def test_solve_param_parser(items):
 
 @given(st.lists(TEXT, max_size=3))
 def test_sweep_axes_parser(items):
-    from nqprof.cli.run import sweep_params
+    from nqprof.options import sweep_params
 
     try:
         axes = sweep_params(items, ["serial", "multicore", "feinbube"])

@@ -184,3 +184,12 @@ def load_with(path: str | os.PathLike, load: Callable[[Any], Any], what: str = "
     doc = read_json(path, what, expect)
     with reading(path, what):
         return load(doc)
+
+
+#: What a JSON output file may be called.
+JSON_SUFFIXES = (".json",)
+
+
+def check_json_output(path: str | None):
+    """The -o/--output file of a command writing JSON, checked before the work (None: none)."""
+    return None if path is None else check_output(path, "--output", JSON_SUFFIXES)

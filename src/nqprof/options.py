@@ -140,6 +140,58 @@ def parse_timer(text: str) -> str:
     return value
 
 
+def solve_params(items, strategy: str) -> dict[str, str]:
+    """``--param [STRATEGY.]KEY=VALUE`` of one run: the prefix, where given, must be the run's
+    strategy; a key given twice, or a list of values, is an error (a sweep takes lists)."""
+    params: dict[str, str] = {}
+    for item in items or ():
+        target, sep, value = str(item).partition("=")
+        name, dot, key = target.strip().rpartition(".")
+        key, value = key.strip(), value.strip()
+        if not sep or not key or not value or (dot and not name.strip()):
+            raise InputError(f"--param takes [STRATEGY.]KEY=VALUE, got {item!r}")
+        if dot and name.strip() != strategy:
+            raise InputError(f"--param {item!r}: names strategy {name.strip()!r}, but the run is {strategy} (-s)")
+        if "," in value:
+            raise InputError(f"--param {item!r}: one run takes one value (a list of values is for nqprof sweep)")
+        if key in params:
+            raise InputError(f"--param {key!r} is given twice ({key}={params[key]}, {key}={value})".replace("\n", "\\n"))
+        params[key] = value
+    return params
+
+
+def sweep_params(items, strategies: list[str]) -> list[str]:
+    """``--param [STRATEGY.]KEY=V[,V...]`` of a sweep as ``STRATEGY.KEY=...`` axes: an axis
+    without a strategy applies to each selected strategy that has the parameter (an error if
+    none has it)."""
+    from .strategies import get
+
+    axes = []
+    for item in items or ():
+        target, sep, values = str(item).partition("=")
+        if sep and "." not in target and target.strip():
+            key = target.strip()
+            having = []
+            for name in strategies:
+                try:
+                    strategy = get(name)
+                except ImportError:
+                    continue
+                if any(p.name == key for p in strategy.params):
+                    having.append(name)
+            if not having:
+                raise InputError(f"--param {item!r}: no selected strategy ({', '.join(strategies)}) has a "
+                                 f"parameter {key!r}")
+            axes += [f"{name}.{key}={values}" for name in having]
+        else:
+            axes.append(item)
+    return axes
+
+
+#: What -o/--output writes for a run record, a list of them, or a table: JSON.
+JSON_SUFFIXES = (".json",)
+
+
 # -- the options -------------------------------------------------------------------------
 
 

@@ -100,15 +100,15 @@ def run_clustered(args) -> int:
     """``nqprof solve`` with ``--cluster``: count, print the record (or its JSON)."""
     from ..options import TIMEOUT
     from ..cluster.engine import DEFAULT_RETRIES, solve_clustered
-    from ..files import write_text
-    from .run import check_record_output, solve_params
+    from ..files import check_json_output, write_text
+    from ..options import solve_params
 
     if args.nq_rounds is not None or args.nq_warmup is not None:
         raise InputError("--rounds and --warmup do not apply with --cluster (one counted run)")
     check_cluster_options(args)
     params = solve_params(args.param, args.strategy)
     timeout = TIMEOUT.value(args.nq_timeout, "--")
-    output = check_record_output(getattr(args, "output", None))
+    output = check_json_output(getattr(args, "output", None))
     done = [0, 0]
 
     def on_task(result, finished, total):

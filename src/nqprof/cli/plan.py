@@ -17,7 +17,7 @@ import json
 
 def cmd_plan(args) -> int:
     from ..errors import InputError
-    from .run import solve_params
+    from ..options import solve_params
     from ..strategies import get, names
     from ..strategies.cdp.accounting import WORDS
     from ..strategies.cdp.plan import DEFAULT_FREE_BYTES, GIB, make_plan, render

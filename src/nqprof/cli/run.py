@@ -9,7 +9,7 @@ import sys
 from .. import options
 from .cluster import add_cluster_arguments
 from ..errors import InputError
-from ..files import check_output, write_json, write_text
+from ..files import check_json_output, check_output, write_json, write_text
 from ..options import ROUNDS, TIMEOUT, TIMER, WARMUP
 
 
@@ -44,8 +44,8 @@ def cmd_solve(args) -> int:
     if cluster_options_without_cluster(args):
         raise InputError(f"{', '.join(cluster_options_without_cluster(args))} need --cluster")
     rounds, warmup, timeout = loop_settings(args)
-    params = solve_params(args.param, args.strategy)
-    output = check_record_output(args.output)
+    params = options.solve_params(args.param, args.strategy)
+    output = check_json_output(args.output)
     with Progress.for_command(args.quiet or args.json) as progress:
         progress.case(describe(args.strategy, args.n, params))
         record = solve(args.strategy, args.n, params, repeats=rounds, warmup=warmup, timeout=timeout,
@@ -55,63 +55,6 @@ def cmd_solve(args) -> int:
         write_text(output, record.to_json() + "\n")
         print(f"run record written to {output}", file=sys.stderr)
     return 0
-
-
-def solve_params(items, strategy: str) -> dict[str, str]:
-    """``--param [STRATEGY.]KEY=VALUE`` of one run: the prefix, where given, must be the run's
-    strategy; a key given twice, or a list of values, is an error (a sweep takes lists)."""
-    params: dict[str, str] = {}
-    for item in items or ():
-        target, sep, value = str(item).partition("=")
-        name, dot, key = target.strip().rpartition(".")
-        key, value = key.strip(), value.strip()
-        if not sep or not key or not value or (dot and not name.strip()):
-            raise InputError(f"--param takes [STRATEGY.]KEY=VALUE, got {item!r}")
-        if dot and name.strip() != strategy:
-            raise InputError(f"--param {item!r}: names strategy {name.strip()!r}, but the run is {strategy} (-s)")
-        if "," in value:
-            raise InputError(f"--param {item!r}: one run takes one value (a list of values is for nqprof sweep)")
-        if key in params:
-            raise InputError(f"--param {key!r} is given twice ({key}={params[key]}, {key}={value})".replace("\n", "\\n"))
-        params[key] = value
-    return params
-
-
-def sweep_params(items, strategies: list[str]) -> list[str]:
-    """``--param [STRATEGY.]KEY=V[,V...]`` of a sweep as ``STRATEGY.KEY=...`` axes: an axis
-    without a strategy applies to each selected strategy that has the parameter (an error if
-    none has it)."""
-    from ..strategies import get
-
-    axes = []
-    for item in items or ():
-        target, sep, values = str(item).partition("=")
-        if sep and "." not in target and target.strip():
-            key = target.strip()
-            having = []
-            for name in strategies:
-                try:
-                    strategy = get(name)
-                except ImportError:
-                    continue
-                if any(p.name == key for p in strategy.params):
-                    having.append(name)
-            if not having:
-                raise InputError(f"--param {item!r}: no selected strategy ({', '.join(strategies)}) has a "
-                                 f"parameter {key!r}")
-            axes += [f"{name}.{key}={values}" for name in having]
-        else:
-            axes.append(item)
-    return axes
-
-
-#: What -o/--output writes for a run record, a list of them, or a table: JSON.
-JSON_SUFFIXES = (".json",)
-
-
-def check_record_output(path: str | None):
-    """The -o/--output file of a command writing JSON, checked before the work."""
-    return None if path is None else check_output(path, "--output", JSON_SUFFIXES)
 
 
 def cmd_sweep(args) -> int:
@@ -125,9 +68,9 @@ def cmd_sweep(args) -> int:
 
     raw = {opt.dest: getattr(args, opt.dest) for opt in options.OPTIONS}
     strategies = options.STRATEGY.value(raw[options.STRATEGY.dest], "--")
-    raw[options.PARAM_AXIS.dest] = sweep_params(raw[options.PARAM_AXIS.dest], strategies)
+    raw[options.PARAM_AXIS.dest] = options.sweep_params(raw[options.PARAM_AXIS.dest], strategies)
     settings = options.parse_settings(raw, prefix="--")
-    output = check_record_output(args.output)
+    output = check_json_output(args.output)
     cases = list(options.case_grid(settings))
     gpu_why = _gpu_missing(strategy for _, strategy, _ in cases)
     rows, records = [], []
