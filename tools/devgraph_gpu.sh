@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Device graph launch beside CDP (docs/devgraph.md) on a GPU host: each stage under a timeout,
-# logs and JSON records in $OUT/devgraph (default /tmp/out/devgraph).
+# logs and JSON records in /tmp/devgraph, then the logs, tables and figures copied to
+# $OUT/devgraph and everything packed in $OUT/devgraph.tgz (default OUT: /tmp/out).
 #
-#   tools/devgraph_gpu.sh [probe] [verify] [compare] [launch]     (default: probe)
+#   tools/devgraph_gpu.sh [probe] [verify] [compare] [launch] [tail]     (default: probe)
 set -uo pipefail
 cd "$(dirname "$0")/.."
-out=${OUT:-/tmp/out}/devgraph
-mkdir -p "$out"
+out=/tmp/devgraph
+dest=${OUT:-/tmp/out}
+mkdir -p "$out" "$dest/devgraph"
 export PYTHONUNBUFFERED=1 NQPROF_TIMEOUT=${NQPROF_TIMEOUT:-240}
 run() { tools/gpuhost.sh "$@"; }
 stages=${*:-probe}
@@ -38,7 +40,8 @@ for stage in $stages; do
     } 2>&1 | tee "$out/verify.log"
     ;;
   compare)
-    # The same generations at N=12..18 under the three drivers, beside the best CDP strategy (cdp-bp)
+    # The same generations at N=12..18 under the three drivers, beside the best CDP strategy (cdp-bp) and
+    # the host-seeded kernel (feinbube)
     {
       nvidia-smi --query-gpu=clocks.sm,clocks.max.sm,temperature.gpu --format=csv
       for n in $(seq 12 18); do
@@ -46,7 +49,9 @@ for stage in $stages; do
           timeout 200 tools/gpuhost.sh nqprof solve $n -s devgraph -p driver=$d -r 5 -w 1 -q --json > "$out/compare-$n-devgraph-$d.json" \
             || echo "devgraph N=$n driver=$d FAILED"
         done
-        timeout 200 tools/gpuhost.sh nqprof solve $n -s cdp-bp -r 5 -w 1 -q --json > "$out/compare-$n-cdp-bp.json" || echo "cdp-bp N=$n FAILED"
+        for s in cdp-bp feinbube; do
+          timeout 200 tools/gpuhost.sh nqprof solve $n -s $s -r 5 -w 1 -q --json > "$out/compare-$n-$s.json" || echo "$s N=$n FAILED"
+        done
       done
       nvidia-smi --query-gpu=clocks.sm,clocks.max.sm,temperature.gpu --format=csv
       tools/gpuhost.sh python3 -m nqprof.characterize.devgraph_compare "$out"/compare-*.json -o "$out/compare.md" \
@@ -55,11 +60,40 @@ for stage in $stages; do
     ;;
   launch)
     {
-      timeout 420 tools/gpuhost.sh nqprof characterize launch \
-        --counts 1,2,4,8,16,32,64,128,256,512,1K,4K,16K,64K,256K --repeats 5 --json "$out/launch.json" \
+      timeout 290 tools/gpuhost.sh nqprof characterize launch --timeout 45 \
+        --counts 1,2,4,8,32,120,128,512,2K,16K,256K --repeats 5 --json "$out/launch.json" \
         --figure "$out/launch.png" -q
     } 2>&1 | tee "$out/launch.log"
+    ;;
+  tail)
+    # Tail launches of device graphs from more than one thread of a parent: which shapes run,
+    # which hang (each variant in its own worker under a 30 s watchdog).
+    {
+      # python3 -c, not a script on stdin: the watchdog's workers are spawned and re-import __main__
+      tools/gpuhost.sh python3 -c "$(cat <<'PY'
+from nqprof.characterize.graph_launch import STRATEGY
+from nqprof.characterize.probe import run_probe
+for count, block, copies in [(1, 128, 1), (2, 128, 1), (2, 1, 2), (2, 1, 1), (2, 128, 2)]:
+    p = dict(mode="graph-tail", count=count, block=block, copies=copies, repeats=3, warmup=1)
+    try:
+        r = run_probe(STRATEGY, p, 30)
+        print(f"tail count={count} block={block} copies={copies}: ran, launches={r['launches']} "
+              f"failures={r['launch_failures']} first_error={r['first_error']} t1={min(r['t1_s'])*1e3:.3f} ms")
+    except Exception as exc:
+        print(f"tail count={count} block={block} copies={copies}: {type(exc).__name__}: {str(exc)[:160]}")
+PY
+)"
+      # the cost of a generation under each driver: N=12, 1 and 9 expansion generations before the DFS
+      for final in 3 11; do
+        for d in host while device; do
+          timeout 60 tools/gpuhost.sh nqprof solve 12 -s devgraph -p driver=$d -p final=$final -r 10 -w 1 -q \
+            | grep -E "^(params|count|GPU time)"
+        done
+      done
+    } 2>&1 | tee "$out/tail.log"
     ;;
   *) echo "unknown stage $stage"; exit 2 ;;
   esac
 done
+cp "$out"/*.log "$out"/*.md "$out"/*.png "$dest/devgraph/" 2>/dev/null
+tar czf "$dest/devgraph.tgz" -C "$out" .

@@ -38,9 +38,9 @@ def bindings():
 def available() -> tuple[bool, str]:
     """Whether the graph layer can be used here (import only; the driver is asked at first use)."""
     try:
+        bindings()
         from cuda import bindings as pkg  # type: ignore[import-not-found]
 
-        bindings()
         return True, f"cuda-bindings {getattr(pkg, '__version__', '?')}"
     except UnavailableError as exc:
         return False, str(exc)
