@@ -297,7 +297,10 @@ def test_bench_cases_run_on_the_cluster(pytester, request, tmp_path):
         assert bench["stats"]["rounds"] == 4 and bench["extra_info"]["verified"]
         where = bench["extra_info"]["cluster"]
         assert where["worker"] == cluster["workers"][0]["worker"] and where["scheduler"] == cluster["scheduler"]
-        assert bench["options"]["timer"] == f"nqprof.cluster: round times taken on {where['worker']} ({where['host']})"
+        # the statistic is the worker's own clock around the computation, as for a local case
+        assert bench["options"]["timer"] == "nqprof.worker_clock"
+        times = sorted(bench["extra_info"]["samples_compute"])
+        assert bench["stats"]["median"] == pytest.approx((times[1] + times[2]) / 2, rel=1e-6)
 
 
 def test_bench_cluster_without_dask_is_a_usage_error(pytester, request, monkeypatch):
@@ -308,12 +311,13 @@ def test_bench_cluster_without_dask_is_a_usage_error(pytester, request, monkeypa
     assert result.ret != 0
 
 
-def test_replay_timer():
-    from nqprof.cluster.bench import ReplayTimer
+def test_replay_clock():
+    from nqprof.nqbench import ReplayClock
 
-    timer = ReplayTimer([0.5, 0.25], "w")
-    readings = [timer() for _ in range(4)]
-    assert [readings[1] - readings[0], readings[3] - readings[2]] == [0.5, 0.25]
+    clock = ReplayClock([0.5, 0.25, 1e-7], "w")
+    readings = [clock() for _ in range(6)]
+    # each round's end minus its start is exactly the time given, with no float drift
+    assert [readings[1] - readings[0], readings[3] - readings[2], readings[5] - readings[4]] == [0.5, 0.25, 1e-7]
 
 
 def test_progress_lines():

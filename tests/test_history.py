@@ -13,7 +13,8 @@ import pytest
 from nqprof.analysis import figures, history  # noqa: E402
 from nqprof.cli import main  # noqa: E402
 from nqprof.errors import InputError  # noqa: E402
-from nqprof.analysis.history import HistoryWarning, compare, load_history, verdict  # noqa: E402
+from nqprof.analysis import stats  # noqa: E402
+from nqprof.analysis.history import HistoryWarning, compare, load_history  # noqa: E402
 from nqprof.problem import known_count  # noqa: E402
 
 DATA = Path(__file__).parent / "data"
@@ -62,18 +63,22 @@ def test_history_has_one_row_per_benchmark_per_run():
     assert sorted(zip(df["strategy"], df["n"])) == sorted(CASES * 2)
     assert (df["extra.count"] == df["n"].map(known_count)).all() and df["extra.verified"].all()
     assert (df["median"] > 0).all() and (df["rounds"] >= 5).all()
-    # parameters: flattened into param.* columns and a canonical text
+    # the resolved parameters: flattened into param.* columns and a canonical text; the
+    # case's identity is the parameters the user gave (none in these runs)
     multicore = df[df["strategy"] == "multicore"]
-    assert multicore["param.depth"].notna().all() and multicore["params"].str.startswith("depth=").all()
-    assert df.loc[df["strategy"] == "serial", "params"].eq("").all()
+    assert multicore["param.depth"].notna().all() and multicore["resolved"].str.startswith("depth=").all()
+    assert df["params"].eq("").all() and df.loc[df["strategy"] == "serial", "resolved"].eq("").all()
     # extra_info flattened; machine_info from the nqprof hook (made on a CPU-only machine)
     assert {"extra.gpu_s", "extra.source_hash", "extra.device_kind", "extra.notes"} <= set(df.columns)
-    assert df["extra.gpu_s"].isna().all() and df["gpu.rounds"].eq(0).all()
+    assert df["extra.gpu_s"].isna().all()
+    # an older run: compute samples are the worker's wall times, wall is pytest-benchmark's host clock
+    assert (df["compute.rounds"] == df["extra.wall_times"].map(len)).all()
+    assert (df["wall.median"] == df["median"]).all()
     assert {"machine.gpu", "machine.cuda_toolkit", "machine.node", "commit"} <= set(df.columns)
     assert df["machine.gpu"].isna().all() and df["machine.gpu_status"].str.startswith("CPU only").all()
 
 
-def test_gpu_statistics_come_from_the_gpu_times(storage):
+def test_compute_statistics_come_from_the_gpu_times(storage):
     root, first = storage
 
     def add_gpu_times(benches):
@@ -82,7 +87,8 @@ def test_gpu_statistics_come_from_the_gpu_times(storage):
     _edit_run(first, first.with_name("0009_gpu.json"), add_gpu_times)
     df = load_history(root)
     row = df[df["run"].str.endswith("0009_gpu") & (df["strategy"] == "serial") & (df["n"] == 8)].iloc[0]
-    assert (row["gpu.median"], row["gpu.rounds"], row["gpu.iqr"]) == (3.0, 5, 2.5)
+    assert (row["compute.median"], row["compute.rounds"], row["compute.iqr"]) == (3.0, 5, 2.5)
+    assert row["compute.samples"] == [3.0, 1.0, 2.0, 4.0, 5.0]
 
 
 def test_a_corrupted_file_is_named_and_the_others_still_load(storage, capsys):
@@ -133,45 +139,79 @@ def test_runs_are_named_by_number_file_or_path():
 # -- comparing -------------------------------------------------------------------------------
 
 
-def _bench(median, iqr=0.0, stddev=0.0, rounds=10, source_hash=None):
-    return {"median": median, "iqr": iqr, "stddev": stddev, "rounds": rounds, "source_hash": source_hash}
+def _rounds(center, spread=0.01, count=20, seed=0):
+    """``count`` round times around ``center``, relative spread ``spread`` (seeded)."""
+    import random
+
+    rng = random.Random(seed)
+    return [center * (1 + spread * rng.uniform(-1, 1)) for _ in range(count)]
 
 
-def test_verdicts_are_judged_against_the_spread():
-    a = _bench(1.00, iqr=0.05)
-    assert verdict(a, _bench(1.04, iqr=0.02))[0] == "same"  # inside A's IQR
-    assert verdict(a, _bench(1.04, iqr=0.01))[0] == "same"
-    assert verdict(a, _bench(1.06, iqr=0.01))[0] == "slower"
-    assert verdict(a, _bench(0.94, iqr=0.01))[0] == "faster"
-    assert verdict(_bench(1.0), _bench(1.08, iqr=0.10))[0] == "same"  # inside B's IQR
-    # too few rounds for quartiles: the standard deviation is the spread
-    assert verdict(_bench(1.0, iqr=0.0, stddev=0.2, rounds=3), _bench(1.1))[0] == "same"
-    assert verdict(_bench(1.0, iqr=0.2, stddev=0.0, rounds=3), _bench(1.1, rounds=3))[0] == "slower"
-    # no spread at all: a change within the 1% floor is still "same"
-    assert verdict(_bench(1.0), _bench(1.0 + history.NOISE_FLOOR / 2))[0] == "same"
-    assert verdict(_bench(1.0), _bench(1.0 + history.NOISE_FLOOR * 2))[0] == "slower"
+def test_the_rank_test_is_exact_for_small_samples():
+    # all of B above all of A: the smallest p these sizes allow
+    assert stats.mann_whitney_p([1, 2, 3, 4, 5], [6, 7, 8, 9, 10]) == pytest.approx(2 / 252)
+    assert stats.mann_whitney_p([1, 2, 3], [4, 5, 6]) == pytest.approx(0.1)
+    assert stats.mann_whitney_p([1, 3, 5, 7], [2, 4, 6, 8]) == pytest.approx(0.6857142857)
+    assert stats.min_p_value(5, 5) == pytest.approx(2 / 252) and stats.min_p_value(4, 5) == pytest.approx(2 / 126)
+    # ties and large samples: the normal approximation, symmetric in its arguments
+    a, b = _rounds(1.0, count=40, seed=1), _rounds(1.02, count=40, seed=2)
+    assert stats.mann_whitney_p(a, b) == pytest.approx(stats.mann_whitney_p(b, a))
+    assert stats.mann_whitney_p([1.0] * 30, [1.0] * 30) == 1.0
 
 
-def test_edited_sources_are_never_compared_as_unchanged():
-    assert verdict(_bench(1.0, source_hash="aa"), _bench(1.0, source_hash="bb"))[0] == "changed-source"
-    assert verdict(_bench(1.0, source_hash=None), _bench(1.0, source_hash="bb"))[0] == "changed-source"
-    assert verdict(_bench(1.0, source_hash="aa"), _bench(1.0, source_hash="aa"))[0] == "same"
-    assert verdict(_bench(1.0, source_hash=float("nan")), _bench(1.0))[0] == "same"
+def test_verdicts_need_significance_and_an_effect_above_the_floor():
+    a = _rounds(1.0)
+    assert stats.decide(a, _rounds(1.10, seed=1)).verdict == "slower"
+    assert stats.decide(a, _rounds(0.90, seed=1)).verdict == "faster"
+    # significant but inside the 5% floor: same
+    small = stats.decide(a, _rounds(1.03, seed=1))
+    assert small.p < stats.ALPHA and small.verdict == "same"
+    # a large change in the medians that the ranks do not support: same
+    noisy = stats.decide(_rounds(1.0, spread=0.9, count=6, seed=3), _rounds(1.1, spread=0.9, count=6, seed=4))
+    assert noisy.verdict == "same" and noisy.p >= stats.ALPHA
+
+
+def test_the_floor_and_the_minimum_rounds_are_boundaries():
+    base = [1.0] * 10
+    at_floor = [1.0 + stats.MIN_EFFECT] * 10  # exactly on the floor: not a change
+    above = [1.0 + stats.MIN_EFFECT * 1.02] * 10
+    assert stats.decide(base, at_floor).verdict == "same"
+    assert stats.decide(base, above).verdict == "slower"
+    # five rounds a side can reach ALPHA, four cannot
+    assert stats.decide([1.0] * 5, [2.0] * 5).verdict == "slower"
+    assert stats.decide([1.0] * 4, [2.0] * 5).verdict == "too-few-rounds"
+    assert stats.decide([], [2.0] * 5).verdict == "too-few-rounds"
+
+
+def test_a_run_that_drifts_raises_its_own_floor():
+    drifting = [1.0] * 10 + [1.12] * 10  # the second half 12% slower than the first
+    assert stats.drift(drifting) == pytest.approx(0.12)
+    d = stats.decide(drifting, [1.15] * 20)
+    assert d.floor == pytest.approx(0.12) and d.verdict == "same"
+    assert stats.decide([1.0] * 20, [1.15] * 20).verdict == "slower"
+
+
+def _with_samples(bench, times, wall=None):
+    bench["extra_info"]["samples_compute"] = list(times)
+    bench["extra_info"]["samples_wall"] = list(wall or [t * 1.5 for t in times])
 
 
 def test_compare_two_saved_runs(tmp_path, capsys):
     root = tmp_path / "benchmarks"
 
     def baseline(benches):
-        for bench in benches.values():
-            _set_stats(bench, 1e-3, iqr=2e-5, stddev=2e-5)
+        for i, bench in enumerate(benches.values()):
+            _with_samples(bench, _rounds(1e-3, seed=i))
 
     def changes(benches):
-        baseline(benches)
-        _set_stats(benches["serial", 8], 1.5e-3, iqr=2e-5)  # slower
-        _set_stats(benches["serial", 9], 0.5e-3, iqr=2e-5)  # faster
-        _set_stats(benches["serial", 10], 1.05e-3, iqr=8e-5)  # inside B's spread
+        for i, bench in enumerate(benches.values()):
+            _with_samples(bench, _rounds(1e-3, seed=100 + i))
+        _with_samples(benches["serial", 8], _rounds(1.5e-3, seed=7))  # slower
+        _with_samples(benches["serial", 9], _rounds(0.5e-3, seed=8))  # faster
+        _with_samples(benches["serial", 10], _rounds(1e-3, seed=9)[:1])  # one round: too few to tell
         benches["multicore", 9]["extra_info"]["source_hash"] = "edited"
+        benches["multicore", 8]["extra_info"]["params"]["depth"] = 7  # a default moved
+        benches["multicore", 8]["extra_info"]["params"]["grain"] = 3  # a parameter nqprof gained
         del benches["multicore", 10]["extra_info"]["strategy"]  # not an nqprof benchmark any more
 
     a = _edit_run(RUNS[0], root / "machine" / "0001_a.json", baseline)
@@ -179,39 +219,57 @@ def test_compare_two_saved_runs(tmp_path, capsys):
     df = load_history(root)
     result = compare(df, "0001", "0002").set_index(["strategy", "n"])
     assert result.loc[("serial", 8), "verdict"] == "slower"
-    assert result.loc[("serial", 8), "change_pct"] == pytest.approx(50.0)
+    assert result.loc[("serial", 8), "change_pct"] == pytest.approx(50.0, abs=2)
     assert result.loc[("serial", 9), "verdict"] == "faster"
-    assert result.loc[("serial", 10), "verdict"] == "same"
-    assert result.loc[("serial", 10), "noise_pct"] == pytest.approx(8.0)
+    assert result.loc[("serial", 10), "verdict"] == "too-few-rounds"
     assert result.loc[("multicore", 8), "verdict"] == "same"
-    assert result.loc[("multicore", 9), "verdict"] == "changed-source"
+    assert result.loc[("multicore", 8), "changed"] == "depth 4 -> 7"  # grain is new, not a change
+    assert result.loc[("multicore", 9), "verdict"] == "same" and result.loc[("multicore", 9), "changed"] == "source"
     assert result.loc[("multicore", 10), "verdict"] == "only-a"
     # the reverse direction swaps faster and slower
     back = compare(df, "0002", "0001").set_index(["strategy", "n"])
     assert (back.loc[("serial", 8), "verdict"], back.loc[("serial", 9), "verdict"]) == ("faster", "slower")
+    # the wall metric reads the round trips
+    wall = compare(df, "0001", "0002", "wall").set_index(["strategy", "n"])
+    assert wall.loc[("serial", 8), "median_b"] == pytest.approx(1.5 * result.loc[("serial", 8), "median_b"])
+    assert compare(df, "0001", "0002", "gpu").equals(compare(df, "0001", "0002"))  # the older name
 
     assert main(["compare", "--storage", str(root)]) == 0  # the last two runs
     out = capsys.readouterr().out
     assert f"A: {a.relative_to(root).with_suffix('').as_posix()}" in out
     assert f"B: {b.relative_to(root).with_suffix('').as_posix()}" in out
-    assert re.search(r"serial\s+8\s+1\.000 ms\s+1\.500 ms\s+\+50\.0%\s+±2\.0%\s+slower", out)
-    assert out.strip().splitlines()[-1] == "2 same, 1 faster, 1 slower, 1 changed-source, 1 only-a"
+    assert re.search(r"serial\s+8\s+\S+ ms\s+\S+ ms\s+\+\d+\.\d%\s+±5\.0%\s+<1e-4\s+slower", out)
+    assert "2 same, 1 faster, 1 slower, 1 too-few-rounds, 1 only-a; 1 changed-params, 1 changed-source" in out
 
-    # a CI gate: --fail-on exits 1 when a benchmark gets one of the named verdicts
+    # a CI gate: --fail-on exits 1 when a benchmark gets one of the named verdicts or changes
     assert main(["compare", "--storage", str(root), "--fail-on", "slower"]) == 1
     assert "nqprof: compare failed: 1 slower (--fail-on slower)" in capsys.readouterr().err
     assert main(["compare", "--storage", str(root), "--fail-on", "slower,changed-source"]) == 1
     assert "1 slower, 1 changed-source" in capsys.readouterr().err
-    assert main(["compare", "0001", "0001", "--storage", str(root), "--fail-on", "slower"]) == 0
+    assert main(["compare", "--storage", str(root), "--fail-on", "changed-params"]) == 1
+    assert main(["compare", "0001", "0001", "--storage", str(root), "--fail-on", "slower,faster"]) == 0
     with pytest.raises(SystemExit):
         main(["compare", "--storage", str(root), "--fail-on", "worse"])
+
+
+def test_cases_keep_their_identity_when_parameters_are_added():
+    """The published H200 runs: the second gained parameters (launch=, timeline=, chunk=,
+    config=) in every CDP record; every (strategy, N) both have is compared."""
+    published = Path(__file__).parent.parent / "docs" / "results" / "benchmarks"
+    df = load_history(published)
+    result = compare(df, "h200-cuda13.0-0001", "h200-cuda13.0-0002")
+    both = result[~result["verdict"].isin(["only-a", "only-b"])]
+    a = {(r["strategy"], r["n"]) for r in df[df["run"].str.endswith("0001")].to_dict("records")}
+    b = {(r["strategy"], r["n"]) for r in df[df["run"].str.endswith("0002")].to_dict("records")}
+    assert set(zip(both["strategy"], both["n"])) == a & b
+    assert len(a & b) > 50
 
 
 def test_compare_the_committed_runs(capsys):
     df = load_history(STORAGE)
     result = compare(df, "0001", "0002")
     assert sorted(zip(result["strategy"], result["n"])) == sorted(CASES)
-    assert set(result["verdict"]) <= {"same", "faster", "slower"}
+    assert set(result["verdict"]) <= {"same", "faster", "slower", "too-few-rounds"}
     assert result["change_pct"].to_numpy() == pytest.approx(
         100 * (result["median_b"] / result["median_a"] - 1).to_numpy()
     )

@@ -7,7 +7,7 @@ import warnings
 
 import pytest
 
-from nqprof import machine, plugin, strategies
+from nqprof import machine, options, plugin, rounds, strategies
 from nqprof.errors import InputError
 from nqprof.problem import known_count
 from nqprof.result import Measurement
@@ -89,7 +89,7 @@ def nqpytest(pytester, request):
     [("8", [8]), ("8:10", [8, 9, 10]), ("8, 10:11, 8", [8, 10, 11]), ("12:12,3", [12, 3])],
 )
 def test_n_lists_and_inclusive_ranges(text, expected):
-    assert plugin.parse_n_values(text) == expected
+    assert options.parse_n_values(text) == expected
 
 
 @pytest.mark.parametrize(
@@ -105,31 +105,31 @@ def test_n_lists_and_inclusive_ranges(text, expected):
 )
 def test_bad_n_values(text, message):
     with pytest.raises(InputError, match=message):
-        plugin.parse_n_values(text)
+        options.parse_n_values(text)
 
 
 def test_strategy_lists():
-    assert plugin.parse_strategies("all") == strategies.names()
-    assert plugin.parse_strategies("multicore, serial,multicore") == ["multicore", "serial"]
+    assert options.parse_strategies("all") == strategies.names()
+    assert options.parse_strategies("multicore, serial,multicore") == ["multicore", "serial"]
     with pytest.raises(InputError, match=r"unknown strategy nope \(known: all, serial"):
-        plugin.parse_strategies("serial,nope")
+        options.parse_strategies("serial,nope")
 
 
 def test_param_axes():
-    assert plugin.parse_param_axis("feinbube.depth=4, 5") == ("feinbube", "depth", ["4", "5"])
+    assert options.parse_param_axis("feinbube.depth=4, 5") == ("feinbube", "depth", ["4", "5"])
     for bad in ("depth=4", "feinbube.depth", "feinbube.depth=", ".depth=4", "feinbube.=4", "feinbube.depth=4,,5"):
         with pytest.raises(InputError):
-            plugin.parse_param_axis(bad)
+            options.parse_param_axis(bad)
     with pytest.raises(InputError, match="unknown strategy 'nope'"):
-        plugin.parse_param_axis("nope.depth=4")
+        options.parse_param_axis("nope.depth=4")
 
 
 def test_settings_defaults_come_from_the_option_table():
-    s = plugin.parse_settings({})
+    s = options.parse_settings({})
     assert s.strategies == tuple(strategies.names())
     assert s.n_values is None and s.axes == {}
     assert (s.rounds, s.warmup) == (None, 1)
-    assert s.timeout == plugin.parse_timeout(next(o.default for o in plugin.OPTIONS if o.flag == "--nq-timeout"))
+    assert s.timeout == options.default_timeout() == options.DEFAULT_TIMEOUT
 
 
 def test_settings_errors_name_the_option():
@@ -141,10 +141,10 @@ def test_settings_errors_name_the_option():
     }
     for dest, (value, message) in cases.items():
         with pytest.raises(InputError, match=message):
-            plugin.parse_settings({dest: value})
+            options.parse_settings({dest: value})
     with pytest.raises(InputError, match="multicore.depth is given twice"):
-        plugin.parse_settings({"nq_param": ["multicore.depth=2", "multicore.depth=3"]})
-    s = plugin.parse_settings({"nq_param": ["multicore.depth=2,3", "multicore.threads=1"], "nq_rounds": "7"})
+        options.parse_settings({"nq_param": ["multicore.depth=2", "multicore.depth=3"]})
+    s = options.parse_settings({"nq_param": ["multicore.depth=2,3", "multicore.threads=1"], "nq_rounds": "7"})
     assert s.axes == {"multicore": {"depth": ("2", "3"), "threads": ("1",)}} and s.rounds == 7
 
 
@@ -154,12 +154,39 @@ def test_bad_option_is_a_usage_error(nqpytest):
     result.stderr.fnmatch_lines(["*--nq-n: the N range '10:8' is empty*"])
 
 
-def test_auto_rounds_fill_the_budget_within_bounds():
-    lo, hi = plugin.AUTO_ROUNDS_RANGE
-    assert plugin.auto_rounds([]) == lo
-    assert plugin.auto_rounds([10.0]) == lo
-    assert plugin.auto_rounds([1e-6]) == hi
-    assert plugin.auto_rounds([0.2, plugin.AUTO_ROUNDS_SECONDS / 20]) == 20
+def test_the_auto_round_rule():
+    rule = rounds.RoundRule()
+    steady = [1e-3] * 1000
+    # at least MIN_ROUNDS rounds, whatever the time
+    assert not rule.done(steady[: rounds.MIN_ROUNDS - 1], elapsed=100.0)
+    # after MIN_TIME a steady median is enough; before it, not
+    assert rule.done(steady[:50], elapsed=rounds.MIN_TIME) and not rule.done(steady[:50], elapsed=rounds.MIN_TIME * 0.99)
+    # a noisy median goes on until MAX_TIME or MAX_ROUNDS
+    noisy = [1e-3 * (1 + (i % 7) / 3) for i in range(1000)]
+    assert rounds.median_noise(noisy[:20]) > rounds.TARGET_NOISE
+    assert not rule.done(noisy[:20], elapsed=rounds.MAX_TIME * 0.99) and rule.done(noisy[:20], elapsed=rounds.MAX_TIME)
+    assert rule.done(noisy[: rounds.MAX_ROUNDS], elapsed=1.0) and not rule.done(noisy[: rounds.MAX_ROUNDS - 1], 1.0)
+    # the noise falls with the rounds, so auto ends
+    assert rounds.median_noise(noisy[:400]) < rounds.median_noise(noisy[:100]) / 1.9
+    # a fixed count is exactly that
+    assert rounds.RoundRule.of(3).done([1.0] * 3, 0.0) and not rounds.RoundRule.of(3).done([1.0] * 2, 1e9)
+    assert rounds.median_noise([1.0]) == float("inf")
+
+
+def test_one_round_rule_everywhere():
+    """solve, sweep and the plugin default to the same rule, and their help says which."""
+    from nqprof.cli import build_parser
+
+    s = options.parse_settings({})
+    assert (s.rounds, s.warmup, s.timer) == (None, rounds.DEFAULT_WARMUP, "compute")
+    parser = build_parser()
+    for command in ("solve", "sweep"):
+        sub = next(a for a in parser._subparsers._group_actions[0].choices.items() if a[0] == command)[1]
+        text = sub.format_help().replace("\n", " ")
+        assert "(default: auto)" in " ".join(text.split()) and "0.5%" in text
+        defaults = {a.dest: a.default for a in sub._actions}
+        assert defaults["nq_rounds"] is None and defaults["nq_warmup"] is None  # the option's own default
+    assert options.ROUNDS.value(None) is None and options.WARMUP.value(None) == rounds.DEFAULT_WARMUP
 
 
 # -- parametrization and skips --------------------------------------------------------------
@@ -178,7 +205,7 @@ def test_cases_are_the_product_of_n_and_axes(fakes, nqpytest):
 
 
 def test_default_n_range_starts_at_the_smallest_n_a_strategy_takes(fakes, nqpytest, monkeypatch):
-    lo, hi = plugin.DEFAULT_N
+    lo, hi = options.DEFAULT_N
     monkeypatch.setattr(FakeGpu, "min_n", lo + 2)
     result = nqpytest("--collect-only", "-q", "--nq-strategy=fakecpu,fakegpu")
     ids = [line.split("[", 1)[1].rstrip("]") for line in result.outlines if "::test_nq[" in line]
@@ -187,12 +214,21 @@ def test_default_n_range_starts_at_the_smallest_n_a_strategy_takes(fakes, nqpyte
 
 def test_invalid_combination_and_missing_gpu_are_skips_with_reasons(fakes, nqpytest):
     result = nqpytest("-rs", "-W", "error::pytest_benchmark.logger.PytestBenchmarkWarning",
-                      "--nq-strategy=fakecpu,fakegpu", "--nq-n=6", "--nq-param", "fakecpu.depth=2,6")
-    result.assert_outcomes(passed=1, skipped=2)
+                      "--nq-strategy=fakecpu,fakegpu", "--nq-n=6,7", "--nq-param", "fakecpu.depth=2,6")
+    result.assert_outcomes(passed=3, skipped=3)
     result.stdout.fnmatch_lines_random([
         "SKIPPED*fakecpu N=6 (depth=6): parameter depth must be in 1..5 for N=6, got 6",
         "SKIPPED*fakegpu needs a GPU: test: no GPU here",
     ])
+
+
+def test_an_axis_value_no_case_accepts_is_a_usage_error(fakes, nqpytest):
+    """A typo runs nothing: a usage error naming the value, not a suite of skips."""
+    result = nqpytest("--nq-strategy=fakecpu", "--nq-n=6", "--nq-param", "fakecpu.depth=2,6")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*fakecpu.depth=6 is rejected by every case it is in: parameter depth must be in 1..5*"])
+    result = nqpytest("--nq-strategy=fakecpu", "--nq-n=6", "--nq-param", "fakecpu.depth=x")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
 
 
 def test_gpu_cases_carry_the_gpu_mark(fakes, nqpytest):
@@ -234,11 +270,15 @@ def test_saved_benchmark_carries_the_run_record(fakes, nqpytest, tmp_path):
     (bench,) = saved["benchmarks"]
     extra = bench["extra_info"]
     assert bench["stats"]["rounds"] == 3 and extra["rounds"] == 3 and extra["warmup"] == 2
-    assert bench["group"] == "N=08"
+    assert bench["group"] == "N=08, compute time"
     assert bench["params"] == {"nqbench": {"strategy": "fakecpu", "n": 8, "params": {"depth": "3"}}}
     assert (extra["strategy"], extra["n"], extra["params"]) == ("fakecpu", 8, {"depth": 3, "wrong": 0})
     assert (extra["count"], extra["expected"], extra["verified"]) == (92, 92, True)
-    assert extra["gpu_s"] == 5e-5 and extra["gpu_times"] == [5e-5] * 3
+    # the statistic pytest-benchmark keeps is the session's own time of each round
+    assert extra["gpu_s"] == 5e-5 and extra["samples_compute"] == [5e-5] * 3 and bench["stats"]["median"] == 5e-5
+    assert bench["options"]["timer"] == "nqprof.worker_clock" and len(extra["samples_wall"]) == 3
+    assert extra["case"] == {"strategy": "fakecpu", "n": 8, "given": {"depth": "3"}}
+    assert extra["conditions"]["cpu"]["cores"] >= 1 and "auto" not in extra["round_rule"]
     assert extra["generations"] == [{"index": 0, "grids": 3}] and extra["device_failures"] == {"launch": 0}
     assert extra["memory"]["deltas_mib"] == {"module": -2.0, "run": -0.5}
     assert extra["kernels"][0]["registers"] == 32
@@ -265,7 +305,10 @@ def test_machine_differences():
     b = {"nqprof": {"gpu": "NVIDIA H200", "cuda_toolkit": "13.0", "driver": "13.0", "clock_mhz": 2}}
     assert machine.machine_differences(a, a) == []
     assert machine.machine_differences(a, b) == ["gpu: 'NVIDIA H100' -> 'NVIDIA H200'"]
-    assert machine.machine_differences({}, a) == ["gpu: None -> 'NVIDIA H100'", "cuda_toolkit: None -> '13.0'",
+    # a run saved without nqprof benchmarks has no facts to differ in
+    assert machine.machine_differences({}, a) == [] and machine.machine_differences(a, {"nqprof": {}}) == []
+    c = {"nqprof": {"gpu": None, "cuda_toolkit": None, "driver": None}}
+    assert machine.machine_differences(c, a) == ["gpu: None -> 'NVIDIA H100'", "cuda_toolkit: None -> '13.0'",
                                                  "driver: None -> '13.0'"]
 
 

@@ -69,6 +69,8 @@ def machine_differences(saved: dict[str, Any], current: dict[str, Any]) -> list[
     """``["gpu: 'NVIDIA H100' -> 'NVIDIA H200'", ...]`` for the nqprof machine_info fields
     that differ between two runs' machine_info."""
     a, b = saved.get(MACHINE_KEY) or {}, current.get(MACHINE_KEY) or {}
+    if not a or not b:  # a run saved without nqprof benchmarks has nothing to compare
+        return []
     return [f"{key}: {a.get(key)!r} -> {b.get(key)!r}" for key in COMPARED_MACHINE_FIELDS if a.get(key) != b.get(key)]
 
 

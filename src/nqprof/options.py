@@ -4,7 +4,9 @@
 plugin and its CLI.
 
 Everything here is pure: texts in, values out, :class:`~nqprof.errors.InputError` naming the
-option on a bad value. The cases an option set selects come from :func:`case_grid`.
+option on a bad value. The cases an option set selects come from :func:`case_grid`; a
+pytest session's parsed options from :func:`settings_of`. Environment variables
+(``NQPROF_TIMEOUT``) are read when a value is needed, never at import.
 """
 
 from __future__ import annotations
@@ -12,24 +14,47 @@ from __future__ import annotations
 import itertools
 import math
 import os
+import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Sequence
 
 from .errors import InputError
 from .problem import parse_n_list, split_list
+from .rounds import AUTO_TEXT, DEFAULT_WARMUP
 
-#: Seconds a GPU worker may take for one step (open, or one round) before it is killed.
-DEFAULT_TIMEOUT = float(os.environ.get("NQPROF_TIMEOUT", "600"))
+#: Seconds a worker may take for one step (open, or one round) before it is killed, unless
+#: NQPROF_TIMEOUT or --timeout says otherwise.
+DEFAULT_TIMEOUT = 600.0
+TIMEOUT_VARIABLE = "NQPROF_TIMEOUT"
+#: The pytest fixture that runs one case, and the plugin's cluster option.
+FIXTURE = "nqbench"
+CLUSTER_OPTION, CLUSTER_DEST = "--nq-cluster", "nq_cluster"
+#: What a round's statistic can be (nqprof.runner): compute (CUDA events for GPU runs, the
+#: worker's clock around the computation for CPU runs) or wall (the host round trip).
+TIMERS = ("compute", "wall")
+
+
+def default_timeout() -> float:
+    """$NQPROF_TIMEOUT, else DEFAULT_TIMEOUT; an InputError naming the variable if bad."""
+    text = os.environ.get(TIMEOUT_VARIABLE)
+    if text is None:
+        return DEFAULT_TIMEOUT
+    try:
+        return parse_timeout(text)
+    except InputError as exc:
+        raise InputError(f"{TIMEOUT_VARIABLE}: {exc}") from None
+
+
+def describe(strategy: str, n: int, params: dict[str, Any]) -> str:
+    """``dp3 N=17 (block=128, depth=4)``: how errors name a run."""
+    ps = ", ".join(f"{k}={v}" for k, v in params.items())
+    return f"{strategy} N={n}" + (f" ({ps})" if ps else "")
 
 #: N values benchmarked when no N list is given (inclusive), for every strategy, so that
 #: the speedup over serial covers every N: serial needs about 3 s at N=16 (a GPU strategy
 #: milliseconds), and the whole default suite finishes in minutes.
 DEFAULT_N: tuple[int, int] = (8, 16)
 
-#: rounds "auto": enough rounds to fill AUTO_ROUNDS_SECONDS after the warm-up, within
-#: AUTO_ROUNDS_RANGE.
-AUTO_ROUNDS_SECONDS = 1.0
-AUTO_ROUNDS_RANGE = (5, 100)
 
 
 # -- parsers -----------------------------------------------------------------------------
@@ -108,6 +133,13 @@ def parse_warmup(text: str) -> int:
     return _parse_count(text, 0, "the number of warm-up rounds")
 
 
+def parse_timer(text: str) -> str:
+    value = str(text).strip()
+    if value not in TIMERS:
+        raise InputError(f"the timer is one of {', '.join(TIMERS)}, got {text!r}")
+    return value
+
+
 # -- the options -------------------------------------------------------------------------
 
 
@@ -115,11 +147,12 @@ def parse_warmup(text: str) -> int:
 class Option:
     """One option: its name (``--nq-NAME`` in pytest, ``--NAME`` on the command line), the
     function turning its text into a value, its default text (None: no default, see the
-    help) and help."""
+    help; a callable: the text is computed when needed, its errors name their source) and
+    help."""
 
     name: str
     parse: Callable[[str], Any]
-    default: str | None
+    default: str | Callable[[], str] | None
     metavar: str
     help: str
     repeatable: bool = False
@@ -140,7 +173,7 @@ class Option:
     def value(self, text: str | list[str] | None, prefix: str = "--nq-") -> Any:
         """The parsed value of ``text`` (the default if None); errors name the flag."""
         if text is None:
-            text = self.default
+            text = self.default() if callable(self.default) else self.default
         try:
             if self.repeatable:
                 return [self.parse(item) for item in text or ()]
@@ -151,9 +184,13 @@ class Option:
     def add_to(self, add: Callable[..., Any], prefix: str = "--nq-", *aliases: str, default: str | None = None,
                dest: str | None = None) -> None:
         """Register with an ``add_argument``/``addoption`` callable; the value stays text
-        (parse it with :meth:`value`), so that a bad value is nqprof's one-line error."""
+        (parse it with :meth:`value`), so that a bad value is nqprof's one-line error. A
+        ``default`` other than the option's own is stated in the help instead of it."""
+        text = self.help
+        if default is not None:
+            text = re.sub(r"\(default: [^()]*(\([^()]*\)[^()]*)*\)$", f"(default: {default})", text)
         add(self.flag_for(prefix), *aliases, dest=dest or self.dest, action="append" if self.repeatable else "store",
-            default=default, metavar=self.metavar, help=self.help)
+            default=default, metavar=self.metavar, help=text.replace("%", "%%"))
 
 
 STRATEGY = Option("strategy", parse_strategies, "all", "LIST",
@@ -165,18 +202,21 @@ PARAM_AXIS = Option("param", parse_param_axis, None, "STRATEGY.KEY=V1[,V2...]",
                     "a parameter axis of one strategy (repeatable); the cases are the cartesian product "
                     "of its axes, combinations the strategy rejects are skipped with the reason",
                     repeatable=True)
-TIMEOUT = Option("timeout", parse_timeout, str(DEFAULT_TIMEOUT), "SECONDS",
-                 f"seconds one step of a GPU run (prepare, or one round) may take before its worker "
-                 f"is killed (default: {DEFAULT_TIMEOUT:g}, or $NQPROF_TIMEOUT)")
+TIMEOUT = Option("timeout", parse_timeout, lambda: str(default_timeout()), "SECONDS",
+                 f"seconds one step of a run (prepare, or one round) may take before its worker "
+                 f"is killed (default: ${TIMEOUT_VARIABLE}, else {DEFAULT_TIMEOUT:g})")
 ROUNDS = Option("rounds", parse_rounds, "auto", "N|auto",
-                f"timed rounds per case; auto: enough to fill {AUTO_ROUNDS_SECONDS:g} s after the "
-                f"warm-up, {AUTO_ROUNDS_RANGE[0]} to {AUTO_ROUNDS_RANGE[1]} (default: auto)")
-WARMUP = Option("warmup", parse_warmup, "1", "N",
+                f"timed rounds per case, a number or {AUTO_TEXT} (default: auto)")
+WARMUP = Option("warmup", parse_warmup, str(DEFAULT_WARMUP), "N",
                 "untimed (but verified) rounds before the timed ones; the first GPU launch pays for "
-                "lazy loading (default: 1)")
+                f"lazy loading (default: {DEFAULT_WARMUP})")
+TIMER = Option("timer", parse_timer, "compute", "compute|wall",
+               "what a round's time is: compute = CUDA-event time for GPU cases, the worker's own clock "
+               "around the computation for CPU cases; wall = the host round trip around the round, "
+               "worker pipe included (default: compute)")
 
 #: The options that select and run cases: the plugin's --nq-* options, and `nqprof sweep`'s.
-OPTIONS: tuple[Option, ...] = (STRATEGY, N_VALUES, PARAM_AXIS, TIMEOUT, ROUNDS, WARMUP)
+OPTIONS: tuple[Option, ...] = (STRATEGY, N_VALUES, PARAM_AXIS, TIMEOUT, ROUNDS, WARMUP, TIMER)
 
 
 # -- the selected cases ------------------------------------------------------------------
@@ -195,6 +235,7 @@ class Settings:
     #: None: auto
     rounds: int | None
     warmup: int
+    timer: str = "compute"
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -204,6 +245,7 @@ class Settings:
             "timeout": self.timeout,
             "rounds": self.rounds or "auto",
             "warmup": self.warmup,
+            "timer": self.timer,
         }
 
 
@@ -240,7 +282,31 @@ def parse_settings(raw: dict[str, Any], prefix: str = "--nq-") -> Settings:
         timeout=values["timeout"],
         rounds=values["rounds"],
         warmup=values["warmup"],
+        timer=values["timer"],
     )
+
+
+_SETTINGS_KEY = None
+
+
+def settings_of(config) -> Settings:
+    """The parsed ``--nq-*`` options of a pytest session, parsed on first use (so that a run
+    without nqprof benchmarks never reads them, nor NQPROF_TIMEOUT); InputError if bad."""
+    global _SETTINGS_KEY
+    import pytest
+
+    if _SETTINGS_KEY is None:
+        _SETTINGS_KEY = pytest.StashKey[Settings]()
+    settings = config.stash.get(_SETTINGS_KEY, None)
+    if settings is None:
+        settings = parse_settings({opt.dest: config.getoption(opt.dest) for opt in OPTIONS})
+        config.stash[_SETTINGS_KEY] = settings
+    return settings
+
+
+def given_explicitly(config) -> bool:
+    """Whether any ``--nq-*`` case option was given on this pytest command line."""
+    return any(config.getoption(opt.dest) not in (None, []) for opt in OPTIONS)
 
 
 # -- cases -------------------------------------------------------------------------------
@@ -276,27 +342,39 @@ def default_n_values(strategy) -> list[int]:
 
 
 
-def case_grid(settings: Settings) -> Iterator[tuple[Case, Any, str | None]]:
+def case_grid(settings: Settings) -> list[tuple[Case, Any, str | None]]:
     """Every case the settings select, in order: ``(case, strategy, why_skipped)``.
 
     ``strategy`` is None when it cannot be loaded here (``why_skipped`` says why); a
-    combination the strategy rejects carries the validation message as ``why_skipped``."""
-    from .runner import describe
+    combination the strategy rejects carries the validation message as ``why_skipped``.
+    An axis value that every case rejects is a typo, not a skip: :class:`InputError`."""
     from .strategies import get
 
+    grid: list[tuple[Case, Any, str | None]] = []
     for name in settings.strategies:
         try:
             strategy = get(name)
         except ImportError as exc:
-            yield Case(name, 0), None, f"strategy {name} cannot be loaded here: {exc}"
+            grid.append((Case(name, 0), None, f"strategy {name} cannot be loaded here: {exc}"))
             continue
         axes = settings.axes.get(name, {})
+        accepted: dict[tuple[str, str], bool] = {(k, v): False for k, vs in axes.items() for v in vs}
+        rejected: dict[tuple[str, str], str] = {}
         for n in settings.n_values or default_n_values(strategy):
             for combo in itertools.product(*axes.values()):
                 case = Case(name, n, tuple(zip(axes, combo)))
                 try:
                     strategy.resolve(n, dict(case.given))
                 except InputError as exc:
-                    yield case, strategy, f"{describe(name, n, dict(case.given))}: {exc}"
+                    grid.append((case, strategy, f"{describe(name, n, dict(case.given))}: {exc}"))
+                    for pair in case.given:
+                        rejected.setdefault(pair, str(exc))
                 else:
-                    yield case, strategy, None
+                    grid.append((case, strategy, None))
+                    for pair in case.given:
+                        accepted[pair] = True
+        bad = [(k, v) for (k, v), ok in accepted.items() if not ok]
+        if bad:
+            key, value = bad[0]
+            raise InputError(f"{name}.{key}={value} is rejected by every case it is in: {rejected.get((key, value))}")
+    return grid

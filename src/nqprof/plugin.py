@@ -1,62 +1,55 @@
 """The pytest plugin: N-Queens strategies x N x parameters as pytest-benchmark benchmarks.
 
 Registered through the ``pytest11`` entry point ``nqprof``. A test that asks for the
-:func:`nqbench` fixture is parametrized over the cases the ``--nq-*`` options select and
-runs one case per test::
+``nqbench`` fixture is parametrized over the cases the ``--nq-*`` options select and runs
+one case per test::
 
     def test_nqueens(nqbench):
         assert nqbench.run().verified
 
 Each case is resolved at collection (an invalid parameter combination becomes a skipped
-test whose reason is the validation message), prepared outside the timed region (worker
-process, build, module load, limits), warmed up, then timed by
-``benchmark.pedantic(..., iterations=1)``. A wrong count fails the test. GPU strategies are
-skipped, with the reason, where there is no GPU or no PyCUDA. The run record goes into
-``benchmark.extra_info``; the machine's GPU, driver, toolkit and PyCUDA into machine_info.
+test whose reason is the validation message), prepared outside the timed rounds (worker
+process, build, module load, limits), warmed up, then timed by nqprof's round rule and
+handed to pytest-benchmark (:mod:`nqprof.nqbench`): the statistic pytest-benchmark keeps is
+the GPU's CUDA-event time (the worker's compute time for CPU cases), not the harness. A
+wrong count fails the test. GPU strategies are skipped, with the reason, where there is no
+GPU or no PyCUDA.
 
-The options are defined in :mod:`nqprof.options` (shared with `nqprof sweep`), the round
-loop in :mod:`nqprof.runner` (shared with `nqprof solve`), the machine facts in
-:mod:`nqprof.machine`.
+The plugin costs nothing where it is not used: at import it loads only pytest and
+:mod:`nqprof.options`; the options are parsed (and NQPROF_TIMEOUT read) when a test uses
+the fixture or an ``--nq-*`` option is given; machine_info and the saved JSON gain nqprof's
+keys only in runs that benchmarked an nqprof case.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import os
 
 import pytest
 
-from . import __version__, machine
-from .cluster import bench as cluster_bench
-from .errors import CountMismatchError, InputError, UnavailableError
-from .options import (  # noqa: F401  (re-exported: the plugin's public names)
-    AUTO_ROUNDS_RANGE,
-    AUTO_ROUNDS_SECONDS,
-    DEFAULT_N,
-    OPTIONS,
-    Case,
-    Settings,
-    case_grid,
-    default_n_values,
-    parse_n_values,
-    parse_param_axis,
-    parse_rounds,
-    parse_settings,
-    parse_strategies,
-    parse_timeout,
-    parse_warmup,
-)
-from .result import RunRecord
-from .runner import RoundLoop, auto_rounds, describe, open_runner  # noqa: F401
-from .strategies import Strategy, get
+from .errors import InputError
+from .machine import MACHINE_KEY
+from .options import CLUSTER_DEST, CLUSTER_OPTION, FIXTURE, OPTIONS, Case, case_grid, given_explicitly, settings_of
 
-FIXTURE = "nqbench"
+_USED = pytest.StashKey[bool]()
 
 
-def build_cases(settings: Settings) -> list[Any]:
+def _settings(config):
+    try:
+        return settings_of(config)
+    except InputError as exc:
+        raise pytest.UsageError(str(exc)) from None
+
+
+def build_cases(settings) -> list:
     """``pytest.param`` per case; cases the strategy rejects carry a skip mark with the
     reason, GPU cases the ``gpu`` mark."""
     params = []
-    for case, strategy, why in case_grid(settings):
+    try:
+        grid = case_grid(settings)
+    except InputError as exc:
+        raise pytest.UsageError(f"--nq-param: {exc}") from None
+    for case, strategy, why in grid:
         if strategy is None:
             params.append(pytest.param(case.to_param(), id=case.strategy, marks=pytest.mark.skip(reason=why)))
             continue
@@ -67,97 +60,53 @@ def build_cases(settings: Settings) -> list[Any]:
     return params
 
 
-def skip_unless_runnable(strategy: Strategy) -> None:
+def skip_unless_runnable(strategy) -> None:
     """Skip the test, with the reason, if ``strategy`` needs a GPU this machine lacks."""
     if strategy.needs_gpu:
-        ok, why = machine.gpu_status()
+        from .machine import gpu_status
+
+        ok, why = gpu_status()
         if not ok:
             pytest.skip(f"{strategy.name} needs a GPU: {why}")
 
 
-# -- running a case ----------------------------------------------------------------------
-
-
-def extra_info(record: RunRecord, strategy: Strategy, warmup: int) -> dict[str, Any]:
-    """What a saved benchmark carries: the whole run record, and how it was taken."""
-    info = record.to_dict()
-    info.update(device_kind=strategy.device, cdp=strategy.cdp, warmup=warmup, nqprof=__version__)
-    return info
-
-
-class NQBench:
-    """One case run through pytest-benchmark. The :func:`nqbench` fixture gives one per
-    parametrized case; tests that pick their case at run time build one themselves."""
-
-    def __init__(self, benchmark, settings: Settings, case: Case):
-        self.benchmark, self.settings, self.case = benchmark, settings, case
-        self.strategy = get(case.strategy)
-        self.params = self.strategy.resolve(case.n, dict(case.given))
-        self.record: RunRecord | None = None
-        self._runner = None
-        #: The session's --nq-cluster bench: the case then runs on a cluster worker.
-        self.remote = None
-
-    @property
-    def label(self) -> str:
-        return describe(self.case.strategy, self.case.n, self.params)
-
-    def run(self) -> RunRecord:
-        """Prepare (untimed), warm up (untimed, verified), time the rounds, record."""
-        if self.remote is not None:
-            return self.remote.run(self)
-        skip_unless_runnable(self.strategy)
-        try:
-            try:
-                self._runner = open_runner(self.strategy, self.case.n, self.params, self.settings.timeout).start()
-            except UnavailableError as exc:
-                pytest.skip(f"{self.label}: {exc}")
-            loop = RoundLoop(self._runner, self.settings.rounds, self.settings.warmup)
-            loop.warm_up()
-            if self.benchmark.group is None:
-                self.benchmark.group = f"N={self.case.n:02d}"
-            self.benchmark.pedantic(loop.one_round, rounds=loop.rounds, warmup_rounds=0, iterations=1)
-        except CountMismatchError as exc:
-            pytest.fail(str(exc), pytrace=False)
-        self.record = loop.record(self._runner.info())
-        self.benchmark.extra_info.update(extra_info(self.record, self.strategy, self.settings.warmup))
-        return self.record
-
-    def close(self) -> None:
-        if self._runner is not None:
-            self._runner.close()
-            self._runner = None
-
-    def __enter__(self) -> "NQBench":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
+def _xdist_active(config) -> bool:
+    return config.getoption("dist", "no") not in ("no", None) or bool(os.environ.get("PYTEST_XDIST_WORKER"))
 
 
 # -- pytest hooks and fixture --------------------------------------------------------------
-
-_SETTINGS = pytest.StashKey[Settings]()
 
 
 def pytest_addoption(parser) -> None:
     group = parser.getgroup("nqprof", "nqprof: N-Queens strategies as benchmarks")
     for opt in OPTIONS:
         opt.add_to(group.addoption)
-    cluster_bench.add_option(group)
+    group.addoption(
+        CLUSTER_OPTION, dest=CLUSTER_DEST, default=None, metavar="local|ADDRESS",
+        help="run the cases on a Dask cluster, one case per GPU at a time: local (one worker per GPU "
+             "here) or a scheduler address such as tcp://host:8786; needs nqprof[cluster]",
+    )
+
+
+class _Reports:
+    """Notes from the test reports that nqprof cases ran (under pytest-xdist the controller
+    runs no test itself)."""
+
+    def __init__(self, config):
+        self.config = config
+
+    def pytest_runtest_logreport(self, report) -> None:
+        if report.when == "call" and any(name == "nqprof" for name, _ in report.user_properties):
+            self.config.stash[_USED] = True
 
 
 def pytest_configure(config) -> None:
     config.addinivalue_line("markers", "gpu: needs a CUDA GPU and PyCUDA (skipped with the reason otherwise)")
-    try:
-        config.stash[_SETTINGS] = parse_settings({opt.dest: config.getoption(opt.dest) for opt in OPTIONS})
-    except InputError as exc:
-        raise pytest.UsageError(str(exc)) from None
-
-
-def settings_of(config) -> Settings:
-    """The parsed ``--nq-*`` options of this pytest session."""
-    return config.stash[_SETTINGS]
+    config.pluginmanager.register(_Reports(config), "nqprof-reports")
+    if given_explicitly(config):  # a bad --nq-* option is a usage error at once
+        settings = _settings(config)
+        if settings.axes:  # and so is an axis value no case accepts
+            build_cases(settings)
 
 
 def _parametrized_by_test(metafunc) -> bool:
@@ -173,14 +122,22 @@ def _parametrized_by_test(metafunc) -> bool:
 
 def pytest_generate_tests(metafunc) -> None:
     if FIXTURE in metafunc.fixturenames and not _parametrized_by_test(metafunc):
-        metafunc.parametrize(FIXTURE, build_cases(settings_of(metafunc.config)), indirect=True)
+        metafunc.parametrize(FIXTURE, build_cases(_settings(metafunc.config)), indirect=True)
+
+
 @pytest.fixture(name=FIXTURE)
 def nqbench_fixture(request):
-    """An :class:`NQBench` for this test's case; call ``.run()`` to benchmark it."""
+    """An :class:`~nqprof.nqbench.NQBench` for this test's case; call ``.run()`` to benchmark it."""
+    from .cluster import bench as cluster_bench
+    from .nqbench import NQBench
+    from .strategies import get
+
     if not hasattr(request, "param"):
         pytest.fail(f"the {FIXTURE} fixture needs a case: parametrize it indirectly with "
                     "{'strategy': ..., 'n': ..., 'params': {...}}", pytrace=False)
     case = Case.from_param(request.param)
+    request.config.stash[_USED] = True
+    request.node.user_properties.append(("nqprof", case.id))
     remote = cluster_bench.of(request.config)
     if remote is None:
         skip_unless_runnable(get(case.strategy))
@@ -188,30 +145,73 @@ def nqbench_fixture(request):
         pytest.skip(remote.gpu_skip_reason(get(case.strategy)))
     # requested only now: a benchmark fixture left unused by a skip warns
     benchmark = request.getfixturevalue("benchmark")
-    with NQBench(benchmark, settings_of(request.config), case) as bench:
+    with NQBench(benchmark, _settings(request.config), case) as bench:
         bench.remote = remote
         yield bench
 
 
+def used(config) -> bool:
+    """Whether this session ran an nqprof case."""
+    return config.stash.get(_USED, False)
+
+
 def pytest_collection_finish(session) -> None:
-    cluster_bench.start(session)
+    if session.config.getoption(CLUSTER_DEST, None):
+        from .cluster import bench as cluster_bench
+
+        cluster_bench.start(session)
+
+
+def pytest_terminal_summary(terminalreporter, config) -> None:
+    if not used(config):
+        return
+    if _xdist_active(config):
+        terminalreporter.write_line(
+            "nqprof: pytest-xdist is active, and pytest-benchmark disables benchmarking under xdist: the nqprof "
+            "cases ran one verified round each and recorded no times. Benchmark without xdist (-p no:xdist, or -n 0).",
+            yellow=True,
+        )
+        return
+    timer = _settings(config).timer
+    what = ("compute time: CUDA events for GPU cases, the worker's clock around the computation for CPU cases"
+            if timer == "compute" else "host round trip around each round (--nq-timer=wall)")
+    terminalreporter.write_line(f"nqprof: benchmark times are {what}")
 
 
 def pytest_unconfigure(config) -> None:
-    cluster_bench.stop(config)
+    if config.getoption(CLUSTER_DEST, None):
+        from .cluster import bench as cluster_bench
+
+        cluster_bench.stop(config)
 
 
 def pytest_benchmark_update_machine_info(config, machine_info) -> None:
-    machine_info[machine.MACHINE_KEY] = dict(machine.machine_facts())
-    cluster_bench.update_machine_info(config, machine_info[machine.MACHINE_KEY])
+    if not used(config):
+        return
+    from . import machine
+    from .cluster import bench as cluster_bench
+
+    machine_info[MACHINE_KEY] = dict(machine.machine_facts())
+    cluster_bench.update_machine_info(config, machine_info[MACHINE_KEY])
 
 
 def pytest_benchmark_update_json(config, benchmarks, output_json) -> None:
-    output_json[machine.MACHINE_KEY] = {"version": __version__, "settings": settings_of(config).as_dict()}
+    if not used(config):
+        return
+    from . import __version__
+
+    output_json[MACHINE_KEY] = {"version": __version__, "settings": _settings(config).as_dict()}
 
 
 def pytest_benchmark_compare_machine_info(config, benchmarksession, machine_info, compared_benchmark) -> None:
-    diffs = machine.machine_differences(compared_benchmark.get("machine_info", {}), machine_info)
+    """pytest-benchmark compares before any test ran: nqprof's facts of this machine are
+    read here, and only where the saved run has nqprof's (else there is nothing to say)."""
+    saved = compared_benchmark.get("machine_info", {})
+    if not saved.get(MACHINE_KEY):
+        return
+    from .machine import machine_differences, machine_facts
+
+    diffs = machine_differences(saved, {MACHINE_KEY: machine_facts()})
     if diffs:
         benchmarksession.logger.warning(
             "nqprof: the compared run was measured with a different GPU, toolkit or driver ("

@@ -61,6 +61,16 @@ class RunRecord:
     measurement_build: str | None = None
     #: launch=record: the replay of generation 1's launches from the host (strategies.cdp.replay).
     replay: dict[str, Any] = field(default_factory=dict)
+    #: What each round's statistic is: compute (CUDA events for GPU runs, the worker's own
+    #: clock around the computation for CPU runs) or wall (the host round trip).
+    timer: str = "compute"
+    #: Each timed round's statistic in seconds: what benchmarks record and compare.
+    samples: list[float] = field(default_factory=list)
+    #: Host seconds around each timed round, the worker round trip included.
+    round_trips: list[float] = field(default_factory=list)
+    #: The run's conditions (nqprof.conditions): CPU, and for GPU runs clocks, power,
+    #: temperature, throttling before, during and after the rounds.
+    conditions: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def from_measurements(
@@ -117,6 +127,7 @@ class RunRecord:
         ]
         if self.gpu_s is not None:
             lines.append(f"GPU time   {seconds_text(self.gpu_s)} (CUDA events, median of {len(self.gpu_times)})")
+        lines += _condition_lines(self.conditions)
         if self.device:
             d = self.device
             lines.append(
@@ -148,6 +159,35 @@ class RunRecord:
         for note in self.notes:
             lines.append(f"note       {note}")
         return "\n".join(lines)
+
+
+def _condition_lines(cond: dict[str, Any]) -> list[str]:
+    """The conditions as ``nqprof solve`` prints them: one line for the GPU, one for the CPU."""
+    lines = []
+    gpu = cond.get("gpu") or {}
+    if gpu.get("source"):
+        before, after = gpu.get("before") or {}, gpu.get("after") or {}
+        throttled = gpu.get("throttled_rounds") or []
+        lines.append(
+            f"clocks     SM {gpu.get('sm_clock_mhz_median')} MHz over the rounds (max {before.get('max_sm_clock_mhz')}), "
+            f"memory {before.get('memory_clock_mhz')} MHz, {before.get('temperature_c')} -> {after.get('temperature_c')} C, "
+            f"{_watts(after.get('power_w'))} of {_watts(before.get('power_limit_w'))}, persistence "
+            f"{before.get('persistence_mode')}; "
+            + (f"THROTTLED in {len(throttled)} round(s): {', '.join(gpu.get('reasons_seen') or [])}" if throttled
+               else "no throttling")
+        )
+    elif gpu:
+        lines.append(f"clocks     not read ({gpu.get('why')})")
+    cpu = cond.get("cpu") or {}
+    if cpu:
+        freq = f", {cpu['frequency_mhz']} MHz" if cpu.get("frequency_mhz") else ""
+        lines.append(f"cpu        {cpu.get('cpu')}, {cpu.get('usable_cores')} of {cpu.get('cores')} cores, "
+                     f"governor {cpu.get('governor')}{freq}")
+    return lines
+
+
+def _watts(value) -> str:
+    return "? W" if value is None else f"{value:.0f} W"
 
 
 def _plan_lines(plan: dict[str, Any]) -> list[str]:

@@ -1,37 +1,37 @@
-"""Running a strategy: sessions in-process (CPU) or in a watchdog worker process (GPU),
-verification of every count, and the one-call :func:`solve`.
+"""Running a strategy: sessions in a watchdog worker process (or in-process where asked),
+verification of every count, the one round loop and the one-call :func:`solve`.
 
-A GPU session lives in a child process for its whole life (build, module load, limits,
-every round), so that a hung CDP kernel or a crashed context costs only that process: the
-parent waits for each reply at most ``timeout`` seconds, then kills the worker and raises
-:class:`WatchdogError` naming strategy, N and parameters. Each worker creates a fresh CUDA
-context, so its memory ledger shows what this strategy alone reserves.
+Every session lives in a child process for its whole life (build, module load, limits,
+every round), so that a hung CDP kernel, a crashed context or a CPU search far too large
+for its timeout costs only that process: the parent waits for each reply at most
+``timeout`` seconds, then kills the worker and raises :class:`WatchdogError` naming
+strategy, N and parameters. A GPU worker is spawned (a fresh CUDA context, so its memory
+ledger shows what this strategy alone reserves); a CPU worker is forked where the platform
+can (fast to start, and it sees the strategies registered in this process).
+
+The round loop times rounds by the one rule of :mod:`nqprof.rounds`; each round's statistic
+is the GPU's CUDA-event time for GPU runs and the compute time measured in the worker for
+CPU runs (``timer="compute"``), or the host round trip around the round (``timer="wall"``).
+The loop also records the run's conditions (:mod:`nqprof.conditions`).
 """
 
 from __future__ import annotations
 
-import math
 import multiprocessing as mp
 import sys
 import time
 import traceback
 from typing import Any, Callable
 
-from . import errors
+from . import conditions, errors
 from .cuda.nvtx import nvtx_range
 from .progress import Progress
 from .errors import CountMismatchError, NqprofError, WatchdogError
-from .options import AUTO_ROUNDS_RANGE, AUTO_ROUNDS_SECONDS, DEFAULT_TIMEOUT
+from .options import TIMERS, default_timeout, describe
 from .problem import known_count
 from .result import Measurement, RunRecord
+from .rounds import RoundRule
 from .strategies import Strategy, get
-
-
-
-def describe(strategy: str, n: int, params: dict[str, Any]) -> str:
-    """``dp3 N=17 (block=128, depth=4)``: how errors name a run."""
-    ps = ", ".join(f"{k}={v}" for k, v in params.items())
-    return f"{strategy} N={n}" + (f" ({ps})" if ps else "")
 
 
 def verify(strategy: str, n: int, params: dict[str, Any], m: Measurement, measurement_build: str | None = None
@@ -81,9 +81,10 @@ class LocalRunner:
         self.close()
 
 
-def _worker_main(conn, module: str, n: int, params: dict[str, Any], opener: str = "open") -> None:
-    """The worker process: open the session of ``module``'s STRATEGY (its method
-    ``opener``), then answer run/info/close requests and ("call", method, *args)."""
+def _worker_main(conn, module: "str | Strategy", n: int, params: dict[str, Any], opener: str = "open") -> None:
+    """The worker process: open the session of ``module``'s STRATEGY (or of the strategy
+    itself, in a forked worker) with its method ``opener``, then answer run/info/close
+    requests and ("call", method, *args)."""
 
     def reply(call: Callable[[], Any]) -> bool:
         try:
@@ -103,7 +104,8 @@ def _worker_main(conn, module: str, n: int, params: dict[str, Any], opener: str 
         nonlocal session
         import importlib
 
-        session = getattr(importlib.import_module(module).STRATEGY, opener)(n, params)
+        strategy = importlib.import_module(module).STRATEGY if isinstance(module, str) else module
+        session = getattr(strategy, opener)(n, params)
         return session.info()
 
     if reply(open_session):
@@ -127,37 +129,42 @@ def _worker_main(conn, module: str, n: int, params: dict[str, Any], opener: str 
 class WorkerRunner:
     """A session run in a child process, each request guarded by a timeout."""
 
-    def __init__(self, strategy: Strategy, n: int, params: dict[str, Any], timeout: float = DEFAULT_TIMEOUT,
+    def __init__(self, strategy: Strategy, n: int, params: dict[str, Any], timeout: float | None = None,
                  opener: str = "open"):
-        self.strategy, self.n, self.params, self.timeout = strategy, n, params, timeout
+        self.strategy, self.n, self.params = strategy, n, params
+        self.timeout = default_timeout() if timeout is None else timeout
         self.opener = opener
         self._proc = None
         self._conn = None
+        #: What the session said of itself when it opened (device facts ...).
+        self.opened: dict[str, Any] = {}
 
     @property
     def label(self) -> str:
         return describe(self.strategy.name, self.n, self.params)
 
     def start(self) -> "WorkerRunner":
-        ctx = mp.get_context("spawn")
+        fork = not self.strategy.needs_gpu and "fork" in mp.get_all_start_methods()
+        ctx = mp.get_context("fork" if fork else "spawn")
         parent, child = ctx.Pipe()
         self._proc = ctx.Process(
             target=_worker_main,
-            args=(child, type(self.strategy).__module__, self.n, self.params, self.opener),
+            args=(child, self.strategy if fork else type(self.strategy).__module__, self.n, self.params, self.opener),
             daemon=True,
         )
         self._proc.start()
         child.close()
         self._conn = parent
-        self._receive("open")
+        self.opened = self._receive("open") or {}
         return self
 
     def _receive(self, step: str) -> Any:
         if not self._conn.poll(self.timeout):
             self._kill()
+            hint = "a CDP kernel may hang when device launches fail; " if self.strategy.needs_gpu else ""
             raise WatchdogError(
                 f"{self.label}: no answer to '{step}' within {self.timeout:g} s; worker killed "
-                "(a CDP kernel may hang when device launches fail; raise the timeout if the run is just long)"
+                f"({hint}raise the timeout, --timeout or NQPROF_TIMEOUT, if the run is just long)"
             )
         try:
             answer = self._conn.recv()
@@ -216,23 +223,14 @@ class WorkerRunner:
         self.close()
 
 
-def open_runner(strategy: Strategy, n: int, params: dict[str, Any], timeout: float = DEFAULT_TIMEOUT,
-                isolate: bool | None = None):
-    """The runner for a strategy: a worker process for GPU strategies (or ``isolate=True``)."""
-    if isolate is None:
-        isolate = strategy.needs_gpu
-    if isolate:
+def open_runner(strategy: Strategy, n: int, params: dict[str, Any], timeout: float | None = None,
+                isolate: bool = True):
+    """The runner for a strategy: a watchdog worker process (``isolate=False``: this
+    process, without a timeout). A daemonic process (a Dask worker's) may start no child,
+    so a CPU session runs there in-process; the cluster bounds its time."""
+    if isolate and (strategy.needs_gpu or not mp.current_process().daemon):
         return WorkerRunner(strategy, n, params, timeout)
     return LocalRunner(strategy, n, params)
-
-
-def auto_rounds(warmup_seconds: list[float]) -> int:
-    """Rounds that fill AUTO_ROUNDS_SECONDS at the warm-up's pace, within AUTO_ROUNDS_RANGE."""
-    lo, hi = AUTO_ROUNDS_RANGE
-    if not warmup_seconds:
-        return lo
-    pace = max(min(warmup_seconds), 1e-9)
-    return int(min(hi, max(lo, math.ceil(AUTO_ROUNDS_SECONDS / pace))))
 
 
 def check_rounds(rounds: int | None, warmup: int) -> None:
@@ -243,20 +241,25 @@ def check_rounds(rounds: int | None, warmup: int) -> None:
 
 class RoundLoop:
     """The one round loop of nqprof (`nqprof solve`, `nqprof sweep` and the pytest plugin):
-    untimed but verified warm-up rounds, then ``rounds`` timed ones (None: :func:`auto_rounds`
-    from the warm-up's pace), then the run record. The plugin lets pytest-benchmark call
-    :meth:`one_round`; the others call :meth:`run`."""
+    untimed but verified warm-up rounds, then timed rounds until the :class:`RoundRule`
+    of ``rounds`` (None: auto) is met, then the run record with each round's statistic
+    (``timer``: compute or wall, see the module) and the run's conditions."""
 
-    def __init__(self, runner, rounds: int | None, warmup: int, progress: Progress | None = None):
+    def __init__(self, runner, rounds: int | None, warmup: int, progress: Progress | None = None,
+                 timer: str = "compute"):
         check_rounds(rounds, warmup)
-        self.runner, self.warmup, self._rounds = runner, warmup, rounds
+        if timer not in TIMERS:
+            raise errors.InputError(f"unknown timer {timer!r} (known: {', '.join(TIMERS)})")
+        self.runner, self.warmup, self.timer = runner, warmup, timer
+        self.rule = RoundRule.of(rounds)
         self.progress = progress or Progress(enabled=False)
         self.warm_seconds: list[float] = []
         self.measurements: list[Measurement] = []
-
-    @property
-    def rounds(self) -> int:
-        return self._rounds or auto_rounds(self.warm_seconds)
+        #: Host seconds around each timed round (the worker round trip included).
+        self.round_trips: list[float] = []
+        #: Each timed round's statistic, in seconds.
+        self.samples: list[float] = []
+        self.conditions: dict[str, Any] = {}
 
     def warm_up(self) -> None:
         for i in range(self.warmup):
@@ -265,42 +268,74 @@ class RoundLoop:
             self.warm_seconds.append(time.perf_counter() - t0)
             self.progress.update(f"warm-up {i + 1}/{self.warmup} {self.warm_seconds[-1]:.3f} s")
 
+    def statistic(self, m: Measurement, round_trip: float) -> float:
+        if self.timer == "wall":
+            return round_trip
+        return m.gpu_s if m.gpu_s is not None else m.wall_s
+
     def one_round(self) -> Measurement:
         t0 = time.perf_counter()
         m = self.runner.run_once()
+        trip = time.perf_counter() - t0
         self.measurements.append(m)
-        self.progress.update(f"round {len(self.measurements)}/{self.rounds} {time.perf_counter() - t0:.3f} s")
+        self.round_trips.append(trip)
+        self.samples.append(self.statistic(m, trip))
+        total = f"/{self.rule.fixed}" if self.rule.fixed else ""
+        self.progress.update(f"round {len(self.measurements)}{total} {trip:.3f} s")
         return m
+
+    def timed_rounds(self) -> None:
+        """The timed rounds, until the rule is met, with the conditions around them."""
+        watch = conditions.GpuWatch(getattr(self.runner, "opened", {}).get("device", {}).get("pci_bus_id")) \
+            if self.runner.strategy.needs_gpu else None
+        cpu = conditions.cpu_conditions()
+        if watch:
+            watch.start()
+        t0 = time.perf_counter()
+        while not self.rule.done(self.samples, time.perf_counter() - t0):
+            self.one_round()
+            if watch:
+                watch.round_done(len(self.measurements) - 1)
+        self.conditions = {"cpu": cpu}
+        if watch:
+            self.conditions["gpu"] = watch.finish()
 
     def run(self) -> list[Measurement]:
         self.warm_up()
-        for _ in range(self.rounds):
-            self.one_round()
+        self.timed_rounds()
         return self.measurements
 
     def record(self, info: dict[str, Any]) -> RunRecord:
         r = self.runner
-        return RunRecord.from_measurements(r.strategy.name, r.n, r.params, known_count(r.n), self.measurements, info)
+        rec = RunRecord.from_measurements(r.strategy.name, r.n, r.params, known_count(r.n), self.measurements, info)
+        rec.timer, rec.samples, rec.round_trips = self.timer, list(self.samples), list(self.round_trips)
+        rec.conditions = dict(self.conditions)
+        throttled = (self.conditions.get("gpu") or {}).get("throttled_rounds")
+        if throttled:
+            rec.notes.append(f"the GPU reported a slowdown after {len(throttled)} of {len(self.samples)} rounds "
+                             f"({', '.join(self.conditions['gpu'].get('reasons_seen') or [])})")
+        return rec
 
 
 def solve(
     strategy: str,
     n: int,
     params: dict[str, Any] | None = None,
-    repeats: int | None = 1,
-    warmup: int = 0,
-    timeout: float = DEFAULT_TIMEOUT,
-    isolate: bool | None = None,
+    repeats: int | None = None,
+    warmup: int = 1,
+    timeout: float | None = None,
+    isolate: bool = True,
     progress: Progress | None = None,
+    timer: str = "compute",
 ) -> RunRecord:
-    """Run ``strategy`` on ``n`` queens ``repeats`` times (None: auto) after ``warmup``
-    rounds, and return the verified record. Raises an :class:`NqprofError` on bad input, a
-    wrong count, device failures or a hang."""
+    """Run ``strategy`` on ``n`` queens for ``repeats`` timed rounds (None: the auto rule of
+    :mod:`nqprof.rounds`) after ``warmup`` rounds, and return the verified record. Raises an
+    :class:`NqprofError` on bad input, a wrong count, device failures or a hang."""
     strat = get(strategy)
     values = strat.resolve(n, params)
     n = int(n)
     check_rounds(repeats, warmup)  # before a worker starts
     with open_runner(strat, n, values, timeout, isolate) as runner:
-        loop = RoundLoop(runner, repeats, warmup, progress)
+        loop = RoundLoop(runner, repeats, warmup, progress, timer)
         loop.run()
         return loop.record(runner.info())

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 from ..errors import UnavailableError
+from . import history
 from .history import latest_cases, run_label
 
 #: Strategies drawn first, in this order (the rest follow as they come).
@@ -58,14 +59,14 @@ def _figure(title: str, ylabel: str):
     return fig, ax
 
 
-def history_figures(df, out_dir: str | Path, run_refs: Iterable[str] | None = None, metric: str = "median") -> list[Path]:
+def history_figures(df, out_dir: str | Path, run_refs: Iterable[str] | None = None, metric: str = "compute") -> list[Path]:
     """Write ``time_vs_n.png`` (log time over N, a line per strategy and parameters) and,
     where ``serial`` was measured, ``speedup_over_serial.png`` (serial time / time at the
     same N). Returns the files written."""
     part = latest_cases(df, run_refs, metric)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    what = "CUDA-event median" if metric == "gpu" else "median"
+    what = "compute-time median" if history.resolve_metric(metric) == "compute" else "round-trip median"
     where = f"run {', '.join(run_label(r) for r in dict.fromkeys(part['run']))}, {_machine_text(part)}"
     lines = _lines(part)
 

@@ -8,12 +8,21 @@ per machine id). :func:`load_history` gives one row per benchmark per run:
   ``datetime``, ``commit``, ``dirty``, ``branch``, ``machine.*`` (the fields nqprof adds to
   machine_info: ``machine.gpu``, ``machine.cuda_toolkit``, ``machine.driver`` ..., and
   ``machine.node``, ``machine.cpu``);
-* the benchmark: ``test`` (the test function), ``strategy``, ``n``, ``params`` (``k=v,...``),
-  ``param.<k>``, and pytest-benchmark's host-clock statistics ``median``, ``iqr``,
-  ``stddev``, ``min``, ``max``, ``mean``, ``rounds``;
+* the benchmark: ``test`` (the test function), ``strategy``, ``n``, ``params`` (the
+  parameters the user gave, ``k=v,...``: with test, strategy and N the case's identity,
+  which stays the same as nqprof adds parameters), ``resolved`` (every parameter as run),
+  ``param.<k>`` (resolved), and the statistics pytest-benchmark kept: ``median``, ``iqr``,
+  ``stddev``, ``min``, ``max``, ``mean``, ``rounds`` (since nqprof 0.2 the round statistic
+  nqprof measured; before, the host clock around each round);
 * the run record: ``extra.<key>`` (dicts flattened with dots: ``extra.count``,
-  ``extra.gpu_s``, ``extra.memory.deltas_mib.module`` ...), and the CUDA-event statistics
-  ``gpu.median``, ``gpu.iqr``, ``gpu.stddev``, ``gpu.rounds`` from ``extra.gpu_times``.
+  ``extra.gpu_s``, ``extra.memory.deltas_mib.module`` ...);
+* per metric (:data:`METRICS`): ``<metric>.samples`` (every round, in seconds),
+  ``<metric>.median``, ``<metric>.iqr``, ``<metric>.stddev``, ``<metric>.rounds``.
+  ``compute`` is the CUDA-event time of a GPU case and the worker's compute time of a CPU
+  case; ``wall`` the host round trip around each round (older runs: pytest-benchmark's
+  host-clock statistics, its samples where saved with ``--benchmark-save-data``). ``gpu``
+  and ``median``, the metric names of older nqprof versions, read as ``compute`` and
+  ``wall``.
 
 pandas is imported when needed; the figures are drawn by :mod:`nqprof.analysis.figures`.
 """
@@ -26,25 +35,29 @@ import warnings
 from pathlib import Path
 from typing import Any, Iterable
 
+from .. import conditions
 from ..errors import InputError
 from ..machine import machine_differences
+from . import stats as decide_stats
 
 DEFAULT_STORAGE = ".benchmarks"
 
-#: metric -> (median column, IQR column, stddev column, rounds column)
-METRICS: dict[str, tuple[str, str, str, str]] = {
-    "median": ("median", "iqr", "stddev", "rounds"),
-    "gpu": ("gpu.median", "gpu.iqr", "gpu.stddev", "gpu.rounds"),
+#: The metrics compare and plot can use: what each round's time is.
+METRICS = {
+    "compute": "CUDA events for GPU cases, the worker's compute time for CPU cases",
+    "wall": "host round trip around each round",
 }
-#: A difference below this fraction of the median is "same", whatever the spread says:
-#: run-to-run variation (clocks, placement) that one run's rounds cannot show.
-NOISE_FLOOR = 0.02
-#: Fewer rounds than this: the spread is the standard deviation, not the IQR.
-MIN_ROUNDS_FOR_IQR = 4
+#: Metric names of older nqprof versions.
+METRIC_ALIASES = {"gpu": "compute", "median": "wall"}
+#: The clocks nqprof hands pytest-benchmark (nqprof.nqbench.clock_name) and their metric.
+NQPROF_CLOCKS = {"nqprof.cuda_events": "compute", "nqprof.worker_clock": "compute", "nqprof.host_round_trip": "wall"}
 #: The columns identifying one benchmark across runs.
 CASE_COLUMNS = ["test", "strategy", "n", "params"]
-#: What compare may say of a benchmark, in the order summaries list them.
-VERDICTS = ("same", "faster", "slower", "changed-source", "only-a", "only-b")
+#: What compare may say of a benchmark's time, in the order summaries list them.
+VERDICTS = ("same", "faster", "slower", "too-few-rounds", "only-a", "only-b")
+#: What compare notes besides the verdict: the case was run with other parameter values,
+#: or from other kernel sources / build / toolkit.
+CHANGES = ("changed-params", "changed-source")
 STAT_FIELDS = ("min", "max", "mean", "stddev", "median", "iqr", "q1", "q3", "rounds", "ops")
 
 
@@ -73,7 +86,7 @@ def params_text(params: dict[str, Any] | None) -> str:
 
 def spread(times: list[float]) -> dict[str, Any]:
     """Median, IQR, stddev and rounds of ``times``, computed as pytest-benchmark computes
-    them for the host-clock times."""
+    them."""
     from pytest_benchmark.stats import Stats
 
     stats = Stats()
@@ -82,6 +95,40 @@ def spread(times: list[float]) -> dict[str, Any]:
     if not times:
         return {"median": math.nan, "iqr": math.nan, "stddev": math.nan, "rounds": 0}
     return {"median": stats.median, "iqr": stats.iqr, "stddev": stats.stddev, "rounds": stats.rounds}
+
+
+def resolve_metric(metric: str) -> str:
+    metric = METRIC_ALIASES.get(metric, metric)
+    if metric not in METRICS:
+        raise InputError(f"unknown metric {metric!r} (known: {', '.join(METRICS)}; "
+                         f"{', '.join(f'{k} = {v}' for k, v in METRIC_ALIASES.items())})")
+    return metric
+
+
+def given_params(bench: dict[str, Any]) -> dict[str, Any]:
+    """The parameters the user gave for a saved benchmark: nqprof's ``case`` record, else
+    the fixture's parametrization (runs saved before the case was recorded), else every
+    parameter (a test that built its case itself)."""
+    extra = bench.get("extra_info") or {}
+    case = extra.get("case")
+    if isinstance(case, dict) and isinstance(case.get("given"), dict):
+        return case["given"]
+    fixture = (bench.get("params") or {}).get("nqbench")
+    if isinstance(fixture, dict) and isinstance(fixture.get("params"), dict):
+        return fixture["params"]
+    return extra.get("params") or {}
+
+
+def samples(bench: dict[str, Any]) -> dict[str, list[float] | None]:
+    """Each metric's per-round times of a saved benchmark (None where the run kept none)."""
+    extra = bench.get("extra_info") or {}
+    clock = str((bench.get("options") or {}).get("timer", ""))
+    kept = bench.get("data") or bench.get("stats", {}).get("data")  # --benchmark-save-data
+    compute = extra.get("samples_compute") or extra.get("gpu_times") or extra.get("wall_times") or None
+    wall = extra.get("samples_wall") or None
+    if wall is None and kept and NQPROF_CLOCKS.get(clock, "wall") == "wall":
+        wall = list(kept)
+    return {"compute": compute, "wall": wall}
 
 
 def run_rows(data: dict[str, Any], run: str) -> list[dict[str, Any]]:
@@ -110,13 +157,21 @@ def run_rows(data: dict[str, Any], run: str) -> list[dict[str, Any]]:
             group=bench.get("group"),
             strategy=extra.get("strategy"),
             n=extra.get("n"),
-            params=params_text(extra.get("params")),
+            params=params_text(given_params(bench)),
+            resolved=params_text(extra.get("params")),
         )
         row.update({f"param.{k}": v for k, v in (extra.get("params") or {}).items()})
         row.update({key: stats[key] for key in STAT_FIELDS if key in stats})
-        promoted = ("strategy", "n", "params")  # columns of their own, above
+        promoted = ("strategy", "n", "params", "samples_compute", "samples_wall")  # columns of their own
         row.update(flatten({k: v for k, v in extra.items() if k not in promoted}, "extra"))
-        row.update({f"gpu.{k}": v for k, v in spread(extra.get("gpu_times") or []).items()})
+        row["extra.params"] = extra.get("params") or {}
+        clock = str((bench.get("options") or {}).get("timer", ""))
+        for metric, times in samples(bench).items():
+            row[f"{metric}.samples"] = times
+            row.update({f"{metric}.{k}": v for k, v in spread(times or []).items()})
+            if not times and metric == "wall" and extra and clock not in NQPROF_CLOCKS:
+                # an older run: pytest-benchmark's statistics are the host clock's
+                row.update({f"wall.{k}": stats.get(k, math.nan) for k in ("median", "iqr", "stddev", "rounds")})
         rows.append(row)
     return rows
 
@@ -192,38 +247,43 @@ def last_runs(df, count: int = 2) -> list[str]:
 # -- comparing -----------------------------------------------------------------------------
 
 
-def _run_rows(df, run: str, metric: str):
-    median, iqr, stddev, rounds = METRICS[metric]
-    part = df[(df["run"] == run) & df["strategy"].notna() & df[median].notna()]
-    if "extra.source_hash" not in part:
-        part = part.assign(**{"extra.source_hash": None})
-    part = part.drop_duplicates(CASE_COLUMNS, keep="last")
-    return part.set_index(CASE_COLUMNS)[[median, iqr, stddev, rounds, "extra.source_hash"]].set_axis(
-        ["median", "iqr", "stddev", "rounds", "source_hash"], axis=1
-    )
+def _run_rows(df, run: str, metric: str) -> dict[tuple, dict[str, Any]]:
+    """The nqprof benchmarks of one run by case: samples, median, resolved parameters, source hash."""
+    part = df[(df["run"] == run) & df["strategy"].notna()]
+    out: dict[tuple, dict[str, Any]] = {}
+    for row in part.to_dict("records"):
+        key = tuple(row[c] for c in CASE_COLUMNS)
+        out[key] = {
+            "samples": row.get(f"{metric}.samples"),
+            "median": row.get(f"{metric}.median"),
+            "params": row.get("extra.params") or {},
+            "source_hash": _or_none(row.get("extra.source_hash")),
+            "conditions": {"cpu": _nested(row, "extra.conditions.cpu"), "gpu": _nested(row, "extra.conditions.gpu")},
+        }
+    return out
 
 
-def noise(iqr: float, stddev: float, rounds: float) -> float:
-    """The spread of one benchmark's rounds: the IQR, or the standard deviation where
-    there are too few rounds for quartiles."""
-    return iqr if rounds >= MIN_ROUNDS_FOR_IQR else stddev
+def _nested(row: dict[str, Any], prefix: str) -> dict[str, Any]:
+    """The flattened ``prefix.*`` columns of a row as one dict (one level deep)."""
+    out: dict[str, Any] = {}
+    for key, value in row.items():
+        if key.startswith(prefix + ".") and not missing_any(value):
+            parts = key[len(prefix) + 1:].split(".")
+            target = out
+            for part in parts[:-1]:
+                target = target.setdefault(part, {})
+            target[parts[-1]] = value
+    return out
 
 
-def verdict(a: dict[str, Any], b: dict[str, Any]) -> tuple[str, float]:
-    """(verdict, threshold in seconds) for benchmark ``a`` -> ``b``: ``changed-source`` if
-    the kernel sources or build differ; ``same`` if the medians differ by no more than the
-    larger of both runs' spreads (and NOISE_FLOOR of A's median); else faster/slower."""
-    threshold = max(
-        noise(a["iqr"], a["stddev"], a["rounds"]),
-        noise(b["iqr"], b["stddev"], b["rounds"]),
-        NOISE_FLOOR * a["median"],
-    )
-    if _or_none(a["source_hash"]) != _or_none(b["source_hash"]):
-        return "changed-source", threshold
-    diff = b["median"] - a["median"]
-    if abs(diff) <= threshold:
-        return "same", threshold
-    return ("slower" if diff > 0 else "faster"), threshold
+def missing_any(value) -> bool:
+    return not isinstance(value, (list, dict)) and missing(value)
+
+
+def param_changes(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+    """``["depth 5 -> 6"]``: parameters both runs had, with other values. Parameters only
+    one run has (nqprof gained or lost a parameter) are not a change of the case."""
+    return [f"{k} {a[k]} -> {b[k]}" for k in a if k in b and str(a[k]) != str(b[k])]
 
 
 def missing(value) -> bool:
@@ -235,51 +295,79 @@ def _or_none(value):
     return None if missing(value) else value
 
 
-def compare(df, run_a: str, run_b: str, metric: str = "median"):
-    """Per test, strategy, N and parameters: both medians, the change in percent, the
-    noise threshold in percent of A's median and the verdict (same / faster / slower /
-    changed-source; only-a / only-b where a benchmark is in one run only)."""
+def compare(df, run_a: str, run_b: str, metric: str = "compute"):
+    """Per test, strategy, N and given parameters: both medians, the change in percent, the
+    floor below which a change is never called one, the rank test's p-value, the verdict
+    (same / faster / slower / too-few-rounds, see :mod:`nqprof.analysis.stats`; only-a /
+    only-b where a benchmark is in one run only) and what changed besides the time
+    (parameter values as run, kernel sources)."""
     import pandas as pd
 
-    if metric not in METRICS:
-        raise InputError(f"unknown metric {metric!r} (known: {', '.join(METRICS)})")
+    metric = resolve_metric(metric)
     a, b = _run_rows(df, resolve_run(df, run_a), metric), _run_rows(df, resolve_run(df, run_b), metric)
     rows = []
-    for key in list(a.index) + [k for k in b.index if k not in a.index]:
+    for key in list(a) + [k for k in b if k not in a]:
         row = dict(zip(CASE_COLUMNS, key))
-        in_a, in_b = key in a.index, key in b.index
-        row["median_a"] = a.loc[key, "median"] if in_a else None
-        row["median_b"] = b.loc[key, "median"] if in_b else None
-        if in_a and in_b:
-            result, threshold = verdict(a.loc[key].to_dict(), b.loc[key].to_dict())
-            row["change_pct"] = 100.0 * (row["median_b"] / row["median_a"] - 1)
-            row["noise_pct"] = 100.0 * threshold / row["median_a"]
-            row["verdict"] = result
+        ra, rb = a.get(key), b.get(key)
+        row["median_a"] = _or_none(ra["median"]) if ra else None
+        row["median_b"] = _or_none(rb["median"]) if rb else None
+        row.update(change_pct=None, floor_pct=None, p=None, changed="", conditions="")
+        if ra and rb:
+            d = decide_stats.decide(ra["samples"] or [], rb["samples"] or [])
+            changes = param_changes(ra["params"], rb["params"])
+            if ra["source_hash"] != rb["source_hash"]:
+                changes.append("source")
+            row.update(
+                verdict=d.verdict,
+                change_pct=None if d.change is None else 100.0 * d.change,
+                floor_pct=None if d.floor is None else 100.0 * d.floor,
+                p=d.p,
+                changed="; ".join(changes),
+                conditions="; ".join(conditions.differences(ra["conditions"], rb["conditions"])),
+            )
         else:
-            row.update(change_pct=None, noise_pct=None, verdict="only-a" if in_a else "only-b")
+            row["verdict"] = "only-a" if ra else "only-b"
         rows.append(row)
-    return pd.DataFrame(rows, columns=[*CASE_COLUMNS, "median_a", "median_b", "change_pct", "noise_pct", "verdict"])
+    columns = [*CASE_COLUMNS, "median_a", "median_b", "change_pct", "floor_pct", "p", "verdict", "changed", "conditions"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def change_counts(result) -> dict[str, int]:
+    """How many benchmarks of a comparison changed parameters, and sources."""
+    changed = result["changed"].fillna("")
+    return {
+        "changed-params": int(changed.map(lambda t: any(p != "source" for p in t.split("; ") if p)).sum()),
+        "changed-source": int(changed.map(lambda t: "source" in t.split("; ")).sum()),
+    }
 
 
 def machine_warnings(df, run_a: str, run_b: str) -> list[str]:
-    """The GPU / toolkit / driver differences between two runs (empty if none)."""
+    """The GPU / toolkit / driver / CPU differences between two runs (empty if none)."""
 
-    def machine(run: str) -> dict[str, Any]:
-        first = df[df["run"] == resolve_run(df, run)].iloc[0]
-        return {"nqprof": {k.split(".", 1)[1]: _or_none(v) for k, v in first.items() if k.startswith("machine.")}}
+    def first(run: str):
+        return df[df["run"] == resolve_run(df, run)].iloc[0]
 
-    return machine_differences(machine(run_a), machine(run_b))
+    def machine(row) -> dict[str, Any]:
+        return {"nqprof": {k.split(".", 1)[1]: _or_none(v) for k, v in row.items() if k.startswith("machine.")}}
+
+    ra, rb = first(run_a), first(run_b)
+    out = machine_differences(machine(ra), machine(rb))
+    cpu_a, cpu_b = _or_none(ra.get("machine.cpu")), _or_none(rb.get("machine.cpu"))
+    if cpu_a and cpu_b and cpu_a != cpu_b and not any(d.startswith("cpu:") for d in out):
+        out.append(f"cpu: {cpu_a!r} -> {cpu_b!r}")
+    return out
 
 
 # -- figures -------------------------------------------------------------------------------
 
 
-def latest_cases(df, run_refs: Iterable[str] | None = None, metric: str = "median"):
+def latest_cases(df, run_refs: Iterable[str] | None = None, metric: str = "compute"):
     """The rows of the given runs (default: the last run) that carry a strategy, one per
     strategy, N and parameters (the newest run's; within a run the first test's), with
-    the metric as ``time``."""
+    the metric's median as ``time``."""
     chosen = [resolve_run(df, r) for r in run_refs] if run_refs else last_runs(df, 1)
-    column = METRICS[metric][0]
+    metric = resolve_metric(metric)
+    column = f"{metric}.median"
     part = df[df["run"].isin(chosen) & df["strategy"].notna() & df[column].notna()]
     if part.empty:
         raise InputError(f"no nqprof benchmarks with a {metric} time in run(s) {', '.join(chosen)}")

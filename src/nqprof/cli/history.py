@@ -9,19 +9,24 @@ import warnings
 from ..errors import InputError
 from ..analysis.history import (
     CASE_COLUMNS,
+    CHANGES,
     DEFAULT_STORAGE,
+    METRIC_ALIASES,
     METRICS,
     VERDICTS,
     HistoryWarning,
+    change_counts,
     compare,
     last_runs,
     load_history,
     machine_warnings,
     missing,
+    resolve_metric,
     resolve_run,
     run_label,
     runs,
 )
+from ..analysis.stats import ALPHA
 from ..textfmt import seconds as fmt_s
 from ..textfmt import table
 
@@ -71,15 +76,16 @@ def cmd_history(args) -> int:
               f"{gpu}  {run['benchmarks']} benchmarks")
     print()
     table = df.assign(run=df["run"].map(run_label))
-    columns = ["run", "test", "strategy", "n", "params", "median", "gpu.median", "rounds", "extra.count", "extra.verified"]
+    columns = ["run", "test", "strategy", "n", "params", "compute.median", "wall.median", "compute.rounds",
+               "extra.count", "extra.verified"]
     table = table[[c for c in columns if c in table]].rename(
-        columns={"n": "N", "gpu.median": "gpu median", "extra.count": "count", "extra.verified": "verified"}
+        columns={"n": "N", "compute.median": "compute", "wall.median": "wall", "compute.rounds": "rounds",
+                 "extra.count": "count", "extra.verified": "verified"}
     )
     if table["test"].nunique() == 1:
         table = table.drop(columns="test")
-    if table["gpu median"].isna().all():
-        table = table.drop(columns="gpu median")
-    _print_table(table, {"median": _time, "gpu median": _time})
+    _print_table(table, {"compute": _time, "wall": _time})
+    print("\ncompute: " + METRICS["compute"] + "; wall: " + METRICS["wall"] + " (medians)")
     return 0
 
 
@@ -87,32 +93,56 @@ def cmd_compare(args) -> int:
     df = _load(args)
     if len(args.runs) not in (0, 2):
         raise InputError(f"compare takes two runs or none (the last two), got {len(args.runs)}")
+    metric = resolve_metric(args.metric)
     run_a, run_b = (resolve_run(df, r) for r in args.runs) if args.runs else last_runs(df, 2)
-    print(f"A: {run_a}\nB: {run_b}\nmetric: {args.metric} ({'CUDA events' if args.metric == 'gpu' else 'host clock'})")
+    print(f"A: {run_a}\nB: {run_b}\nmetric: {metric} ({METRICS[metric]})")
     for line in machine_warnings(df, run_a, run_b):
         print(f"nqprof: warning: the runs differ in {line}: timings may differ because of the machine", file=sys.stderr)
-    result = compare(df, run_a, run_b, args.metric)
+    result = compare(df, run_a, run_b, metric)
     if result.empty:
         print("no nqprof benchmarks to compare")
         return 0
+    _warn_conditions(result)
     columns = [c for c in CASE_COLUMNS if c != "test" or result["test"].nunique() > 1]
-    table = result[columns + ["median_a", "median_b", "change_pct", "noise_pct", "verdict"]].rename(
-        columns={"n": "N", "median_a": "A", "median_b": "B", "change_pct": "change", "noise_pct": "noise"}
+    table = result[columns + ["median_a", "median_b", "change_pct", "floor_pct", "p", "verdict", "changed"]].rename(
+        columns={"n": "N", "median_a": "A", "median_b": "B", "change_pct": "change", "floor_pct": "floor"}
     )
-    noise = lambda v: "-" if missing(v) else "±" + _pct(v, "")  # noqa: E731
-    _print_table(table, {"A": _time, "B": _time, "change": _pct, "noise": noise})
+    if not table["changed"].astype(bool).any():
+        table = table.drop(columns="changed")
+    floor = lambda v: "-" if missing(v) else "±" + _pct(v, "")  # noqa: E731
+    _print_table(table, {"A": _time, "B": _time, "change": _pct, "floor": floor, "p": _p})
     counts = result["verdict"].value_counts()
-    print("\n" + ", ".join(f"{counts[v]} {v}" for v in VERDICTS if v in counts))
-    failing = [v for v in args.fail_on if v in counts]
+    changes = change_counts(result)
+    summary = ", ".join(f"{counts[v]} {v}" for v in VERDICTS if v in counts)
+    extra = ", ".join(f"{changes[c]} {c}" for c in CHANGES if changes[c])
+    print("\n" + summary + (f"; {extra}" if extra else ""))
+    print(f"(faster/slower: the rank test's p < {ALPHA:g} and the median moved by more than the floor)")
+    found = {**{v: int(counts[v]) for v in VERDICTS if v in counts}, **{c: n for c, n in changes.items() if n}}
+    failing = [v for v in args.fail_on if v in found]
     if failing:
-        print(f"nqprof: compare failed: {', '.join(f'{counts[v]} {v}' for v in failing)} (--fail-on {','.join(args.fail_on)})",
+        print(f"nqprof: compare failed: {', '.join(f'{found[v]} {v}' for v in failing)} (--fail-on {','.join(args.fail_on)})",
               file=sys.stderr)
         return 1
     return 0
 
 
-#: The verdicts --fail-on accepts.
-FAILING_VERDICTS = ("slower", "changed-source", "faster", "only-a", "only-b")
+def _p(value) -> str:
+    return "-" if missing(value) else (f"{value:.2g}" if value >= 1e-4 else "<1e-4")
+
+
+def _warn_conditions(result) -> None:
+    """One warning per different condition, naming how many cases it touches."""
+    seen: dict[str, list[str]] = {}
+    for row in result.to_dict("records"):
+        for phrase in filter(None, (row.get("conditions") or "").split("; ")):
+            seen.setdefault(phrase, []).append(f"{row['strategy']} N={row['n']}")
+    for phrase, cases in seen.items():
+        more = f" and {len(cases) - 3} more" if len(cases) > 3 else ""
+        print(f"nqprof: warning: conditions differ: {phrase} ({', '.join(cases[:3])}{more})", file=sys.stderr)
+
+
+#: The verdicts and changes --fail-on accepts.
+FAILING_VERDICTS = ("slower", "faster", "too-few-rounds", "only-a", "only-b", "changed-params", "changed-source")
 
 
 def _fail_on(text: str) -> list[str]:
@@ -145,8 +175,9 @@ def _storage_options(p, positional: bool = False) -> None:
 
 
 def _metric_option(p) -> None:
-    p.add_argument("--metric", choices=tuple(METRICS), default="median",
-                   help="median: pytest-benchmark's host-clock median (default); gpu: the CUDA-event median")
+    p.add_argument("--metric", choices=(*METRICS, *METRIC_ALIASES), default="compute",
+                   help="compute: " + METRICS["compute"] + " (default); wall: " + METRICS["wall"]
+                        + "; gpu and median are the older names of compute and wall")
 
 
 def add_commands(sub) -> None:

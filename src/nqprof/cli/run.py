@@ -8,15 +8,20 @@ import json
 from .. import options
 from ..cluster.cli import add_cluster_arguments
 from ..errors import InputError
-from ..options import ROUNDS, TIMEOUT, WARMUP
+from ..options import ROUNDS, TIMEOUT, TIMER, WARMUP
 
 
-def run_options(p, rounds_default: str = "1", warmup_default: str = "0", timeout_default: str | None = None) -> None:
-    """--rounds/--warmup/--timeout and -q, defined once in nqprof.options (the plugin's
-    --nq-* twins); read them back with :func:`loop_settings`."""
+def run_options(p, timer: bool = False, rounds_default: str | None = None, warmup_default: str | None = None,
+                timeout_default: str | None = None) -> None:
+    """--rounds/--warmup/--timeout(/--timer) and -q, defined once in nqprof.options with the
+    plugin's --nq-* twins and the same defaults (solve and sweep keep them; a paper's
+    measurement may set its own, and its help then says so); read them back with
+    :func:`loop_settings`."""
     ROUNDS.add_to(p.add_argument, "--", "--repeats", "-r", default=rounds_default)
     WARMUP.add_to(p.add_argument, "--", "-w", default=warmup_default)
     TIMEOUT.add_to(p.add_argument, "--", default=timeout_default)
+    if timer:
+        TIMER.add_to(p.add_argument, "--")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress on the terminal")
 
 
@@ -26,8 +31,9 @@ def loop_settings(args) -> tuple[int | None, int, float]:
 
 
 def cmd_solve(args) -> int:
+    from ..options import describe
     from ..progress import Progress
-    from ..runner import describe, solve
+    from ..runner import solve
 
     from ..cluster.cli import cluster_options_without_cluster, run_clustered
 
@@ -40,7 +46,7 @@ def cmd_solve(args) -> int:
     with Progress.for_command(args.quiet or args.json) as progress:
         progress.case(describe(args.strategy, args.n, params))
         record = solve(args.strategy, args.n, params, repeats=rounds, warmup=warmup, timeout=timeout,
-                       progress=progress)
+                       progress=progress, timer=TIMER.value(getattr(args, TIMER.dest), "--"))
     print(record.to_json() if args.json else record.summary())
     return 0
 
@@ -49,8 +55,9 @@ def cmd_sweep(args) -> int:
     """Every case of the grid (strategies x N x parameter axes), one verified record each; a
     failing case prints its one-line error and the sweep goes on (exit 1 at the end)."""
     from ..errors import NqprofError
+    from ..options import describe
     from ..progress import Progress
-    from ..runner import describe, solve
+    from ..runner import solve
     from ..textfmt import seconds, table
 
     settings = options.parse_settings({opt.dest: getattr(args, opt.dest) for opt in options.OPTIONS}, prefix="--")
@@ -65,19 +72,24 @@ def cmd_sweep(args) -> int:
                 continue
             try:
                 rec = solve(case.strategy, case.n, dict(case.given), repeats=settings.rounds, warmup=settings.warmup,
-                            timeout=settings.timeout, progress=progress)
+                            timeout=settings.timeout, progress=progress, timer=settings.timer)
             except NqprofError as exc:
                 rows.append([case.strategy, case.n, _given(case), "ERROR", "-", "-", str(exc)])
                 records.append({"strategy": case.strategy, "n": case.n, "params": dict(case.given), "error": str(exc)})
                 continue
             rows.append([case.strategy, case.n, _given(case), f"{rec.count} verified", seconds(rec.gpu_s),
-                         seconds(rec.wall_s), f"median of {rec.rounds}"])
+                         seconds(rec.wall_s), f"median of {rec.rounds}" + _throttled(rec)])
             records.append(rec.to_dict())
     print(table(["strategy", "N", "params", "count", "GPU time", "wall time", "note"], rows))
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(records, fh, indent=1)
     return 0 if all("error" not in r for r in records) else 1
+
+
+def _throttled(rec) -> str:
+    rounds = (rec.conditions.get("gpu") or {}).get("throttled_rounds")
+    return f", GPU throttled in {len(rounds)}" if rounds else ""
 
 
 def _given(case) -> str:
@@ -121,7 +133,7 @@ def add_commands(sub) -> None:
     p.add_argument("n", help="board size N")
     p.add_argument("--strategy", "-s", default="serial", help="strategy name (see `nqprof strategies`)")
     p.add_argument("--param", "-p", action="append", metavar="KEY=VALUE", help="strategy parameter (repeatable)")
-    run_options(p)
+    run_options(p, timer=True)
     p.add_argument("--json", action="store_true", help="print the run record as JSON")
     add_cluster_arguments(p)
     p.set_defaults(func=cmd_solve)
@@ -130,9 +142,9 @@ def add_commands(sub) -> None:
                        description="The same cases `pytest bench/` would run with the same --nq-* options, "
                                    "without pytest: e.g. nqprof sweep --strategy feinbube --n 16:18 "
                                    "--param feinbube.depth=5,6")
-    for opt in (options.STRATEGY, options.N_VALUES, options.PARAM_AXIS):
+    for opt in (options.STRATEGY, options.N_VALUES, options.PARAM_AXIS, options.TIMER):
         opt.add_to(p.add_argument, "--")
-    run_options(p, rounds_default="3", warmup_default="1")
+    run_options(p)  # --timer is one of the shared OPTIONS above
     p.add_argument("--json", metavar="FILE", help="also write every run record (or error) to FILE")
     p.set_defaults(func=cmd_sweep)
 

@@ -8,8 +8,8 @@ on the worker's GPU), collect the run's facts. A GPU case asks for the worker re
 timings never share a GPU; the cases of several GPUs run at once. CPU cases run one at a
 time per worker too.
 
-Each test then waits for its case and hands the measured round times to pytest-benchmark
-(its fixture's timer replays them, so statistics, saving and comparing work unchanged),
+Each test then waits for its case and hands the measured rounds' statistic to
+pytest-benchmark as a local case does (nqprof.nqbench: the fixture's timer replays them),
 and the history records where the case ran: ``extra_info["cluster"]`` (scheduler, worker,
 host, the GPU as the worker saw it in CUDA_VISIBLE_DEVICES, the device facts in
 ``extra_info["device"]``), and the cluster's workers in machine_info.
@@ -23,28 +23,18 @@ from __future__ import annotations
 import multiprocessing
 import os
 import socket
-import time
 import uuid
-from dataclasses import asdict
 from typing import Any
 
 import pytest
 
 from ..errors import CountMismatchError, InputError, NqprofError, UnavailableError
-from ..problem import known_count
-from ..result import Measurement, RunRecord
+from ..options import CLUSTER_DEST as DEST
+from ..options import CLUSTER_OPTION as OPTION
+from ..options import FIXTURE, Case, settings_of
+from ..result import RunRecord
 
-OPTION = "--nq-cluster"
-DEST = "nq_cluster"
 _STATE = pytest.StashKey["ClusterBench | None"]()
-
-
-def add_option(group) -> None:
-    group.addoption(
-        OPTION, dest=DEST, default=None, metavar="local|ADDRESS",
-        help="run the cases on a Dask cluster, one case per GPU at a time: local (one worker per GPU "
-             "here) or a scheduler address such as tcp://host:8786; needs nqprof[cluster]",
-    )
 
 
 def start(session) -> None:
@@ -52,17 +42,18 @@ def start(session) -> None:
     address = session.config.getoption(DEST, None)
     if not address or session.config.getoption("collectonly", False):
         return
-    from .. import plugin
-
-    settings = plugin.settings_of(session.config)
+    try:
+        settings = settings_of(session.config)
+    except InputError as exc:
+        raise pytest.UsageError(str(exc)) from None
     bench = ClusterBench(address, settings)
     session.config.stash[_STATE] = bench
     cases = []
     for item in session.items:
         callspec = getattr(item, "callspec", None)
-        if callspec is None or plugin.FIXTURE not in callspec.params or item.get_closest_marker("skip"):
+        if callspec is None or FIXTURE not in callspec.params or item.get_closest_marker("skip"):
             continue
-        cases.append(plugin.Case.from_param(callspec.params[plugin.FIXTURE]))
+        cases.append(Case.from_param(callspec.params[FIXTURE]))
     bench.submit(cases)
 
 
@@ -84,27 +75,9 @@ def update_machine_info(config, facts: dict[str, Any]) -> None:
         facts["cluster"] = bench.describe()
 
 
-class ReplayTimer:
-    """A clock for pytest-benchmark whose consecutive (start, end) readings are the given
-    round durations: the fixture then records the times taken on the worker."""
-
-    def __init__(self, durations: list[float], where: str):
-        self._durations, self._where = list(durations), where
-        self._now, self._started = 0.0, False
-
-    def __call__(self) -> float:
-        if self._started:
-            self._now += self._durations.pop(0)
-        self._started = not self._started
-        return self._now
-
-    def __repr__(self) -> str:
-        return f"nqprof.cluster: round times taken on {self._where}"
-
-
 def run_case(strategy: str, n: int, given: dict[str, Any], warmup: int, rounds: int | None,
-             timeout: float) -> dict[str, Any]:
-    """One whole case on this worker; the round times are the host clock around each round."""
+             timeout: float, timer: str = "compute") -> dict[str, Any]:
+    """One whole case on this worker, by the one round loop: its record, and where it ran."""
     from ..runner import RoundLoop, open_runner
     from ..strategies import get
 
@@ -115,16 +88,10 @@ def run_case(strategy: str, n: int, given: dict[str, Any], warmup: int, rounds: 
 
         raise UnavailableError(DAEMON_HINT)
     with open_runner(strat, n, params, timeout) as runner:
-        loop = RoundLoop(runner, rounds, warmup)
-        loop.warm_up()  # verified
-        times = []
-        for _ in range(loop.rounds):
-            t0 = time.perf_counter()
-            loop.one_round()
-            times.append(time.perf_counter() - t0)
-        measurements = [asdict(m) for m in loop.measurements]
-        info = runner.info()
-    return {"measurements": measurements, "times": times, "info": info, "params": params, **where()}
+        loop = RoundLoop(runner, rounds, warmup, timer=timer)
+        loop.run()
+        record = loop.record(runner.info())
+    return {"record": record.to_dict(), "rule": loop.rule.describe(), **where()}
 
 
 def where() -> dict[str, Any]:
@@ -182,15 +149,14 @@ class ClusterBench:
                 continue
             self.futures[case.id] = self.client.submit(
                 run_case, case.strategy, case.n, dict(case.given), self.settings.warmup, self.settings.rounds,
-                self.settings.timeout, key=f"nqprof-case-{self.run_id}-{case.id}", pure=False,
+                self.settings.timeout, self.settings.timer, key=f"nqprof-case-{self.run_id}-{case.id}", pure=False,
                 resources={"GPU": 1} if strategy.needs_gpu else None,
             )
 
     def run(self, bench) -> RunRecord:
-        """The case of ``bench`` (an :class:`~nqprof.plugin.NQBench`): wait, replay, record."""
-        from ..plugin import extra_info
-
-        case, benchmark = bench.case, bench.benchmark
+        """The case of ``bench`` (an :class:`~nqprof.nqbench.NQBench`): wait, then record it
+        as a local case is recorded, with where it ran."""
+        case = bench.case
         reason = self.gpu_skip_reason(bench.strategy)
         if reason:
             pytest.skip(reason)
@@ -202,24 +168,9 @@ class ClusterBench:
             pytest.fail(str(exc), pytrace=False)
         except UnavailableError as exc:
             pytest.skip(f"{bench.label}: {exc}")
-        measurements = [Measurement(**m) for m in result["measurements"]]
-        place = f"{result['worker']} ({result['host']}" + (f", GPU {result['gpu']}" if result["gpu"] else "") + ")"
-        if benchmark.group is None:
-            benchmark.group = f"N={case.n:02d}"
-        if not getattr(benchmark, "disabled", False):
-            if not hasattr(benchmark, "_timer"):
-                raise InputError(f"{OPTION} needs pytest-benchmark's fixture timer (pytest-benchmark >= 4)")
-            benchmark._timer = ReplayTimer(result["times"], place)
-        benchmark.pedantic(lambda: None, rounds=len(result["times"]), warmup_rounds=0, iterations=1)
-        record = RunRecord.from_measurements(
-            case.strategy, case.n, result["params"], known_count(case.n), measurements, result["info"]
-        )
-        bench.record = record
-        benchmark.extra_info.update(extra_info(record, bench.strategy, self.settings.warmup))
-        benchmark.extra_info["cluster"] = {
-            "scheduler": self.address, "worker": result["worker"], "host": result["host"], "gpu": result["gpu"],
-        }
-        return record
+        record = RunRecord(**result["record"])
+        cluster = {"scheduler": self.address, "worker": result["worker"], "host": result["host"], "gpu": result["gpu"]}
+        return bench.finish(record, cluster=cluster)
 
     def close(self) -> None:
         for future in self.futures.values():

@@ -42,7 +42,7 @@ def run_clustered(args) -> int:
     from ..options import TIMEOUT, parse_params
     from .engine import DEFAULT_RETRIES, solve_clustered
 
-    if args.nq_rounds != "1" or args.nq_warmup != "0":
+    if args.nq_rounds is not None or args.nq_warmup is not None:
         raise InputError("--rounds and --warmup do not apply with --cluster (one counted run)")
     done = [0, 0]
 

@@ -1,0 +1,118 @@
+"""Deciding whether two benchmarks' samples differ: a rank test plus a minimum effect.
+
+The way asv and NVBench's compare decide, not a threshold on one run's spread alone:
+
+* **too-few-rounds** when the rank test cannot reach :data:`ALPHA` with the rounds given
+  (fewer than five a side at ALPHA = 0.01), or a side has no samples;
+* **same** unless the Mann-Whitney U test calls the two sample sets different
+  (two-sided p < ALPHA) *and* the ratio of medians moves by more than the floor: the
+  larger of :data:`MIN_EFFECT` and each run's own drift (the relative difference between
+  the medians of its first and second half of rounds: conditions that move within a run
+  move between runs too);
+* otherwise **faster** or **slower**.
+
+Pure Python (no scipy): the exact U distribution for small samples, the normal
+approximation with tie correction above :data:`EXACT_LIMIT` combinations.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Sequence
+
+from ..rounds import median
+
+#: Significance level of the rank test.
+ALPHA = 0.01
+#: The smallest relative change of the median that is ever called faster or slower.
+MIN_EFFECT = 0.05
+#: Above this many (na * nb) the normal approximation is used.
+EXACT_LIMIT = 400
+
+
+@lru_cache(maxsize=1024)
+def _u_counts(na: int, nb: int) -> tuple[int, ...]:
+    """How many orderings of na + nb distinct values give each U from 0 to na*nb: the
+    largest value is A's (adding nb to U) or B's (adding nothing)."""
+    if na == 0 or nb == 0:
+        return (1,) + (0,) * (na * nb)
+    from_a, from_b = _u_counts(na - 1, nb), _u_counts(na, nb - 1)
+    return tuple((from_a[u - nb] if u >= nb else 0) + (from_b[u] if u < len(from_b) else 0)
+                 for u in range(na * nb + 1))
+
+
+def min_p_value(na: int, nb: int) -> float:
+    """The smallest two-sided p the rank test can give with na and nb samples."""
+    if na < 1 or nb < 1:
+        return 1.0
+    return min(1.0, 2.0 / math.comb(na + nb, na))
+
+
+def mann_whitney_p(a: Sequence[float], b: Sequence[float]) -> float:
+    """Two-sided p-value of the Mann-Whitney U test between samples ``a`` and ``b``."""
+    na, nb = len(a), len(b)
+    if na == 0 or nb == 0:
+        return 1.0
+    ranked = sorted([(v, 0) for v in a] + [(v, 1) for v in b])
+    ranks = [0.0] * len(ranked)
+    ties = []
+    i = 0
+    while i < len(ranked):
+        j = i
+        while j + 1 < len(ranked) and ranked[j + 1][0] == ranked[i][0]:
+            j += 1
+        for k in range(i, j + 1):
+            ranks[k] = (i + j) / 2 + 1
+        ties.append(j - i + 1)
+        i = j + 1
+    rank_a = sum(r for r, (_, side) in zip(ranks, ranked) if side == 0)
+    u = rank_a - na * (na + 1) / 2
+    mean = na * nb / 2
+    if na * nb <= EXACT_LIMIT and all(t == 1 for t in ties):
+        counts = _u_counts(na, nb)
+        total = sum(counts)
+        lo = min(u, na * nb - u)
+        tail = sum(counts[: int(math.floor(lo)) + 1]) / total
+        return min(1.0, 2 * tail)
+    n = na + nb
+    tie_term = sum(t ** 3 - t for t in ties) / (n * (n - 1))
+    var = na * nb / 12 * ((n + 1) - tie_term)
+    if var <= 0:
+        return 1.0
+    z = (abs(u - mean) - 0.5) / math.sqrt(var)  # continuity correction
+    return min(1.0, math.erfc(max(z, 0.0) / math.sqrt(2)))
+
+
+def drift(samples: Sequence[float]) -> float:
+    """Relative difference between the medians of the first and second half of a run's
+    rounds (0 below four rounds)."""
+    if len(samples) < 4:
+        return 0.0
+    half = len(samples) // 2
+    first, second = median(samples[:half]), median(samples[-half:])
+    base = min(first, second)
+    return abs(second - first) / base if base > 0 else 0.0
+
+
+@dataclass(frozen=True)
+class Decision:
+    verdict: str  # same | faster | slower | too-few-rounds
+    change: float | None  # median_b / median_a - 1
+    floor: float | None  # the smallest change called a difference, relative
+    p: float | None  # the rank test's two-sided p-value
+
+
+def decide(a: Sequence[float], b: Sequence[float], alpha: float = ALPHA, min_effect: float = MIN_EFFECT) -> Decision:
+    """The verdict for the change from samples ``a`` to samples ``b``."""
+    if not a or not b:
+        return Decision("too-few-rounds", None, None, None)
+    change = median(b) / median(a) - 1 if median(a) > 0 else None
+    floor = max(min_effect, drift(a), drift(b))
+    if min_p_value(len(a), len(b)) >= alpha:
+        return Decision("too-few-rounds", change, floor, None)
+    p = mann_whitney_p(a, b)
+    if change is None or p >= alpha or abs(change) <= floor * (1 + 1e-9):  # on the floor: no change
+        return Decision("same", change, floor, p)
+    return Decision("slower" if change > 0 else "faster", change, floor, p)

@@ -1,0 +1,157 @@
+"""One benchmark case run through pytest-benchmark: what the ``nqbench`` fixture gives.
+
+nqprof runs the case's rounds itself (the one round loop of :mod:`nqprof.runner`, the one
+round rule of :mod:`nqprof.rounds`), then hands pytest-benchmark each round's statistic
+through :class:`ReplayClock`, a clock whose consecutive readings differ by exactly those
+times. So what pytest-benchmark records, prints, saves, compares and draws is the statistic
+nqprof measured: by default the CUDA-event time of a GPU case and the worker's own clock
+around the computation of a CPU case (``--nq-timer=wall``: the host round trip), never the
+harness around it. The run record, both sample lists, the case's identity and the run's
+conditions go into ``extra_info``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import __version__
+from .errors import CountMismatchError, UnavailableError
+from .options import Case, Settings, describe
+from .result import RunRecord
+from .rounds import RoundRule
+from .strategies import Strategy, get
+
+#: What the table calls each timer, and the clock name pytest-benchmark saves.
+TIMER_LABELS = {"compute": "compute time", "wall": "host round trip"}
+#: Record fields left out of extra_info: the samples below carry the same numbers.
+_LEFT_OUT = ("wall_times", "gpu_times", "samples", "round_trips")
+
+
+class ReplayClock:
+    """A clock for pytest-benchmark whose consecutive (start, end) readings differ by the
+    given durations, one pair per round: the fixture then records exactly those times."""
+
+    def __init__(self, durations: list[float], name: str):
+        self._durations = list(durations)
+        self.__name__ = name
+        self._end = 0.0
+        self._started = False
+
+    def __call__(self) -> float:
+        if self._started:
+            self._started = False
+            return self._end
+        self._started = True
+        self._end = self._durations.pop(0)
+        return 0.0
+
+    def __repr__(self) -> str:
+        return self.__name__
+
+
+def replay(benchmark, durations: list[float], name: str) -> None:
+    """Hand ``durations`` (seconds, one per round) to a pytest-benchmark fixture as its
+    rounds; with benchmarks disabled (``--benchmark-disable``, xdist) nothing is recorded."""
+    if getattr(benchmark, "disabled", False):
+        benchmark.pedantic(lambda: None)
+        return
+    if not hasattr(benchmark, "_timer"):
+        raise UnavailableError("nqprof needs pytest-benchmark's fixture timer (pytest-benchmark >= 4)")
+    benchmark._timer = ReplayClock(durations, name)
+    benchmark.pedantic(lambda: None, rounds=len(durations), warmup_rounds=0, iterations=1)
+
+
+def clock_name(timer: str, strategy: Strategy) -> str:
+    if timer == "wall":
+        return "nqprof.host_round_trip"
+    return "nqprof.cuda_events" if strategy.needs_gpu else "nqprof.worker_clock"
+
+
+def extra_info(record: RunRecord, strategy: Strategy, warmup: int, case: Case | None = None,
+               rule: RoundRule | None = None) -> dict[str, Any]:
+    """What a saved benchmark carries: the run record (its sample lists once, as
+    ``samples_compute`` and ``samples_wall``), the case as the user gave it, and how the
+    rounds were taken."""
+    info = {k: v for k, v in record.to_dict().items() if k not in _LEFT_OUT}
+    compute = record.gpu_times if record.gpu_times else record.wall_times
+    info.update(
+        samples_compute=[float(f"{t:.9g}") for t in compute],
+        samples_wall=[float(f"{t:.9g}") for t in record.round_trips],
+        device_kind=strategy.device, cdp=strategy.cdp, warmup=warmup, nqprof=__version__,
+    )
+    if case is not None:
+        info["case"] = {"strategy": case.strategy, "n": case.n, "given": dict(case.given)}
+    if rule is not None:
+        info["round_rule"] = rule.describe()
+    return info
+
+
+def group_name(n: int, timer: str) -> str:
+    return f"N={n:02d}, {TIMER_LABELS[timer]}"
+
+
+class NQBench:
+    """One case run through pytest-benchmark. The ``nqbench`` fixture gives one per
+    parametrized case; tests that pick their case at run time build one themselves."""
+
+    def __init__(self, benchmark, settings: Settings, case: Case):
+        self.benchmark, self.settings, self.case = benchmark, settings, case
+        self.strategy = get(case.strategy)
+        self.params = self.strategy.resolve(case.n, dict(case.given))
+        self.record: RunRecord | None = None
+        self._runner = None
+        #: The session's --nq-cluster bench: the case then runs on a cluster worker.
+        self.remote = None
+
+    @property
+    def label(self) -> str:
+        return describe(self.case.strategy, self.case.n, self.params)
+
+    def run(self) -> RunRecord:
+        """Prepare (untimed), warm up (untimed, verified), time the rounds, record."""
+        import pytest
+
+        from .runner import RoundLoop, open_runner
+
+        if self.remote is not None:
+            return self.remote.run(self)
+        if self.strategy.needs_gpu:
+            from .machine import gpu_status
+
+            ok, why = gpu_status()
+            if not ok:
+                pytest.skip(f"{self.strategy.name} needs a GPU: {why}")
+        disabled = getattr(self.benchmark, "disabled", False)
+        rounds, warmup = (1, 0) if disabled else (self.settings.rounds, self.settings.warmup)
+        try:
+            try:
+                self._runner = open_runner(self.strategy, self.case.n, self.params, self.settings.timeout).start()
+            except UnavailableError as exc:
+                pytest.skip(f"{self.label}: {exc}")
+            loop = RoundLoop(self._runner, rounds, warmup, timer=self.settings.timer)
+            loop.run()
+        except CountMismatchError as exc:
+            pytest.fail(str(exc), pytrace=False)
+        return self.finish(loop.record(self._runner.info()), loop.rule)
+
+    def finish(self, record: RunRecord, rule: RoundRule | None = None, **more: Any) -> RunRecord:
+        """Record a measured run: its statistic into pytest-benchmark, the rest into
+        extra_info (``more`` too)."""
+        benchmark = self.benchmark
+        if benchmark.group is None:
+            benchmark.group = group_name(self.case.n, record.timer)
+        replay(benchmark, record.samples, clock_name(record.timer, self.strategy))
+        self.record = record
+        benchmark.extra_info.update(extra_info(record, self.strategy, self.settings.warmup, self.case, rule), **more)
+        return record
+
+    def close(self) -> None:
+        if self._runner is not None:
+            self._runner.close()
+            self._runner = None
+
+    def __enter__(self) -> "NQBench":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

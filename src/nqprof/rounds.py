@@ -1,0 +1,93 @@
+"""How many timed rounds a case gets: the one rule of `nqprof solve`, `nqprof sweep` and the
+pytest plugin.
+
+``auto`` (the default everywhere) follows NVBench's stdrel criterion: after the warm-up,
+time at least :data:`MIN_ROUNDS` rounds and :data:`MIN_TIME` seconds, then go on until the
+median's relative standard error is under :data:`TARGET_NOISE`; stop anyway after
+:data:`MAX_TIME` seconds or :data:`MAX_ROUNDS` rounds (never before MIN_ROUNDS). A fixed
+count (``--rounds 7``) times exactly that many.
+
+The noise is the median's standard error estimated robustly from the median absolute
+deviation (MAD): ``1.2533 * 1.4826 * MAD / sqrt(n)``, relative to the median. It falls as
+rounds are added, so the rule ends; samples that vary a lot end at MAX_TIME.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+#: Rounds timed at the least (auto): with five a side, compare's rank test can decide.
+MIN_ROUNDS = 5
+#: Seconds of timed rounds at the least (auto), NVBench's default min-time.
+MIN_TIME = 0.5
+#: Seconds after which auto stops even if the median is still noisy.
+MAX_TIME = 10.0
+#: Rounds after which auto stops.
+MAX_ROUNDS = 1_000
+#: The median's relative standard error auto aims for.
+TARGET_NOISE = 0.005
+#: Warm-up rounds by default, everywhere (untimed, verified): the first launch pays for
+#: lazy loading.
+DEFAULT_WARMUP = 1
+
+
+def median(values: Sequence[float]) -> float:
+    v = sorted(values)
+    if not v:
+        raise ValueError("median of no values")
+    mid = len(v) // 2
+    return v[mid] if len(v) % 2 else (v[mid - 1] + v[mid]) / 2
+
+
+def median_noise(samples: Sequence[float]) -> float:
+    """The median's relative standard error (MAD-based); inf below 2 samples or at a
+    median of 0."""
+    if len(samples) < 2:
+        return math.inf
+    mid = median(samples)
+    if mid <= 0:
+        return math.inf
+    mad = median([abs(s - mid) for s in samples])
+    return 1.2533 * 1.4826 * mad / math.sqrt(len(samples)) / mid
+
+
+@dataclass(frozen=True)
+class RoundRule:
+    """``fixed`` rounds, or (None) the auto rule with these bounds."""
+
+    fixed: int | None = None
+    min_rounds: int = MIN_ROUNDS
+    min_time: float = MIN_TIME
+    max_time: float = MAX_TIME
+    max_rounds: int = MAX_ROUNDS
+    target_noise: float = TARGET_NOISE
+
+    def done(self, samples: Sequence[float], elapsed: float) -> bool:
+        """Whether the rounds timed so far (their statistic ``samples``, ``elapsed`` host
+        seconds since the first timed round started) are enough."""
+        n = len(samples)
+        if self.fixed is not None:
+            return n >= self.fixed
+        if n < self.min_rounds:
+            return False
+        if n >= self.max_rounds or elapsed >= self.max_time:
+            return True
+        return elapsed >= self.min_time and median_noise(samples) <= self.target_noise
+
+    def describe(self) -> str:
+        if self.fixed is not None:
+            return f"{self.fixed} rounds"
+        return (f"auto: at least {self.min_rounds} rounds and {self.min_time:g} s, then until the median's "
+                f"relative standard error is under {self.target_noise:.1%}; at most {self.max_time:g} s "
+                f"or {self.max_rounds:,} rounds")
+
+    @classmethod
+    def of(cls, rounds: int | None) -> "RoundRule":
+        """The rule for a ``--rounds`` value (None: auto)."""
+        return cls(fixed=rounds)
+
+
+#: The help text of ``--rounds``/``--nq-rounds``, from the rule itself.
+AUTO_TEXT = RoundRule().describe()
