@@ -129,7 +129,10 @@ class DevGraph(Strategy):
     title = "generations launched as CUDA graphs: host loop, WHILE conditional node, or device graph launch"
     reference = "CUDA device graph launch (12.0) and conditional nodes (12.4); nqprof issue 25"
     device = "gpu"
-    cdp = True  # device graph launch is the device runtime's (linked with cudadevrt)
+    # Not a CDP strategy (no kernel launches from the device; none of CDP's launch= variants);
+    # its module still links cudadevrt (device graph launch is the device runtime's), and it
+    # has a plan (``recursion``), which `nqprof plan` prints.
+    cdp = False
     min_n = 4
     sources = (
         KernelSource(
