@@ -31,6 +31,10 @@ from .probe import Probe, run_probe
 #: The launch modes nqprof's strategies use, as the kernel's `stream` argument
 #: (CDP_STREAM_* of kernels/cdp.cuh, and CHAR_STREAM_TAIL of kernels/characterize.cu).
 MODES = {"default": 0, "own": 1, "fire-and-forget": 2, "tail": 3}
+#: Device graph launch (CUDA 12.0+; nqprof.characterize.graph_launch): fire-and-forget and tail
+#: launches of a device-launchable graph, made from a kernel that runs in a graph.
+GRAPH_MODES = ("graph-ff", "graph-tail")
+MODES.update({m: -1 for m in GRAPH_MODES})
 #: Pending-launch slots a launch takes: a thread's own stream takes a second one (measured on
 #: an H200 with DP-1: launches failed with the limit at the launch count).
 SLOTS = {"own": 2}
@@ -156,6 +160,10 @@ class LaunchPoint:
     stream_failures: int = 0
     first_error: int = 0
     error: str | None = None
+    #: graph modes: the different device graphs launched in turn, and what instantiating and
+    #: uploading them took from free device memory
+    copies: int | None = None
+    upload_bytes: int | None = None
 
     @property
     def t1(self) -> float | None:
@@ -209,7 +217,7 @@ def measure(
                 continue
             params = {"mode": mode, "count": count, "block": block, "repeats": repeats, "warmup": warmup}
             try:
-                r = probe(STRATEGY, params, timeout)
+                r = probe(_probe_for(mode), params, timeout)
             except NqprofError as exc:
                 message = str(exc)
                 points.append(LaunchPoint(mode, count, error=message))
@@ -218,10 +226,21 @@ def measure(
                 continue
             machine = {k: r[k] for k in ("device", "toolkit", "driver")}
             points.append(LaunchPoint.from_dict(r))
+            if mode in GRAPH_MODES and points[-1].launch_failures:
+                # the runtime's limit on pending graph launches is reached: larger counts only fail more
+                stop = f"launches failed at {count:,}: the runtime's limit on pending graph launches"
             if progress is not None:
                 pt = points[-1]
                 progress.finish_case(f"{pt.cost * 1e3:.3f} ms" if pt.ok else "failed launches")
     return document(points, machine, block=block, repeats=repeats, warmup=warmup)
+
+
+def _probe_for(mode: str):
+    if mode in GRAPH_MODES:
+        from .graph_launch import STRATEGY as graph_probe
+
+        return graph_probe
+    return STRATEGY
 
 
 def document(points: Iterable[LaunchPoint], machine: dict, **settings) -> dict[str, Any]:
@@ -252,6 +271,8 @@ def table(points: Sequence[LaunchPoint]) -> tuple[list[str], list[list], list[st
                 note += f" (first: {error_name(p.first_error)})"
             if p.stream_failures:
                 note += f", {p.stream_failures:,} stream creations failed"
+        if p.upload_bytes is not None:
+            note += ("; " if note else "") + f"{p.copies} graph(s) uploaded: {nbytes(p.upload_bytes)}"
         rows.append([
             p.mode, f"{p.count:,}", "-" if p.pending is None else f"{p.pending:,}", _ms(p.t1), _ms(p.t2),
             _ms(p.cost), "-" if p.per_launch is None else f"{p.per_launch * 1e6:.3f}", note,

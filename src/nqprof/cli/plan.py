@@ -25,7 +25,7 @@ def cmd_plan(args) -> int:
     from ..subproblems import BOARD_UPLOAD_BYTES, expand
 
     strategy = get(args.strategy)
-    if not strategy.cdp or not hasattr(strategy, "recursion"):
+    if not hasattr(strategy, "recursion"):  # the CDP strategies, and devgraph
         cdp = ", ".join(name for name in names() if get(name).cdp)
         raise InputError(f"strategy {args.strategy} launches nothing from the device: plans are for the CDP "
                          f"strategies ({cdp})")
