@@ -55,7 +55,9 @@ class GraphLaunchSession(GpuSession):
 
             self.mode, self.count, self.block = p["mode"], int(p["count"]), int(p["block"])
             self.copies = copies_for(self.count, p.get("copies"))
-            module = self.build("devgraph.cu")
+            from ..strategies.devgraph import STRATEGY as devgraph
+
+            module = self.build(devgraph.sources[0])  # the characterization kernels live beside the strategy's
             empty, parent = module.function("dg_char_empty"), module.function("dg_char_launch")
             self.stream = self.drv.Stream()
             self.graphs = g = GraphLayer(self.stream)

@@ -234,7 +234,7 @@ class DevGraphSession(GpuSession):
             raise InputError(f"{self.label}: the frontier buffers ({self.cap:,} boards) do not fit in device memory: "
                              "lower final")
         self.notes.append(self.plan.summary())
-        module = self.build("devgraph.cu")
+        module = self.build(STRATEGY.sources[0])
         self.f_step = module.function("dg_step")
         self.f_advance = module.function("dg_advance")
         self.f_advance_while = module.function("dg_advance_while")
