@@ -27,7 +27,7 @@ def clean(record):
 @pytest.mark.parametrize("name", ["cdp-bp", "cdp-dp3"])
 def test_verified_n4_to_n13(name):
     for n in ns_up_to(13):
-        record = clean(solve(name, n, {}, timeout=TIMEOUT))
+        record = clean(solve(name, n, {}, repeats=1, warmup=0, timeout=TIMEOUT))
         assert record.plan["chunks"] == 1 and record.plan["strategy"] == name
 
 
@@ -37,7 +37,7 @@ def test_verified_n4_to_n13(name):
 ])
 def test_accounting_equals_the_block_model(name, params):
     for n in (9, 12):
-        record = clean(solve(name, n, params, timeout=TIMEOUT))
+        record = clean(solve(name, n, params, repeats=1, warmup=0, timeout=TIMEOUT))
         p = record.params
         search = p["depth2"] - p["depth"] if name == "cdp-bp" else p["search"]
         first = block_first_generation(n, p["depth"], search, p["block"])
@@ -52,7 +52,7 @@ def test_accounting_equals_the_block_model(name, params):
     ("cdp-bp", {"chunk": 100}), ("cdp-dp3", {"chunk": 33}),
 ])
 def test_forced_chunks_count_right(name, params):
-    record = clean(solve(name, 12, params, repeats=2, timeout=TIMEOUT))
+    record = clean(solve(name, 12, params, repeats=2, warmup=0, timeout=TIMEOUT))
     plan = record.plan
     assert plan["chunk_forced"] and plan["chunks"] > 1 and plan["boards_per_chunk"]["max"] == params["chunk"]
     g0 = record.generations[0]
@@ -65,9 +65,9 @@ def test_config_default_fails_loudly_at_n13():
     default 2,048 pending launches at N=13 (measured on an H200: 3,395 of 78,330 launches
     failed). dp3 and cdp-dp3 at their defaults ran through there."""
     with pytest.raises(DeviceFailureError, match=r"count is discarded.*config=default"):
-        solve("dp2", 13, {"config": "default", "depth": 4, "search": 3, "child_block": 32}, timeout=TIMEOUT)
+        solve("dp2", 13, {"config": "default", "depth": 4, "search": 3, "child_block": 32}, repeats=1, warmup=0, timeout=TIMEOUT)
 
 
 def test_bp_dfs():
-    record = solve("bp-dfs", 14, {}, timeout=TIMEOUT)
+    record = solve("bp-dfs", 14, {}, repeats=1, warmup=0, timeout=TIMEOUT)
     assert record.verified and record.params == {"depth": 7, "block": 128}

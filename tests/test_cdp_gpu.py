@@ -32,7 +32,7 @@ def clean(record):
 @pytest.mark.parametrize("name", CDP)
 def test_defaults_count_n4_to_n12(name):
     for n in ns_up_to(12):
-        record = clean(solve(name, n, {}, timeout=TIMEOUT))
+        record = clean(solve(name, n, {}, repeats=1, warmup=0, timeout=TIMEOUT))
         assert record.verified and record.count == record.expected
 
 
@@ -53,7 +53,7 @@ def test_odd_shapes_many_generations(name, params):
     """Depth 1 (odd N: middle column expanded to row 2), one-thread child blocks, partial
     warps, tiny buffers: many generations and launches, all counted."""
     for n in (5, 8, 9, 11):
-        record = clean(solve(name, n, params, timeout=TIMEOUT))
+        record = clean(solve(name, n, params, repeats=1, warmup=0, timeout=TIMEOUT))
         assert record.verified, (n, record.count)
         if n >= 8:
             assert len(record.generations) >= 3 and record.device_failures["launches"] > 0
@@ -61,7 +61,7 @@ def test_odd_shapes_many_generations(name, params):
 
 @pytest.mark.parametrize("row", PAPER_TABLE3, ids=lambda r: f"{r.approach}-{r.initial_row}-{r.search}")
 def test_accounting_matches_the_model_n12(row):
-    record = clean(solve(row.strategy, 12, table3_params(row), timeout=TIMEOUT))
+    record = clean(solve(row.strategy, 12, table3_params(row), repeats=1, warmup=0, timeout=TIMEOUT))
     cap = depth_max(TABLE3_SMEM_KIB, TABLE3_PARAMS["child_block"])
     model = condensed_generations(12, row.initial_row, row.search, row.approach == "dynamic", cap)
     assert record.generations == [g.as_dict() for g in model.generations]
@@ -73,7 +73,7 @@ def test_accounting_matches_the_model_n12(row):
 
 @pytest.mark.parametrize("name", ["dp2", "dp3"])
 def test_accounting_matches_the_model_with_defaults(name):
-    record = clean(solve(name, 12, {}, timeout=TIMEOUT))
+    record = clean(solve(name, 12, {}, repeats=1, warmup=0, timeout=TIMEOUT))
     p = record.params
     cap = depth_max(p["smem_kib"], p["child_block"]) if name == "dp3" else None
     model = condensed_generations(12, p["depth"], p["search"], name == "dp3", cap)
@@ -83,7 +83,7 @@ def test_accounting_matches_the_model_with_defaults(name):
 def test_too_few_pending_launch_slots_fail_loudly():
     """2,040 host threads each launch a child at once against a limit of 32."""
     with pytest.raises(DeviceFailureError) as exc:
-        solve("dp2", 12, {"depth": 4, "search": 2, "pending": 32}, timeout=TIMEOUT)
+        solve("dp2", 12, {"depth": 4, "search": 2, "pending": 32}, repeats=1, warmup=0, timeout=TIMEOUT)
     text = str(exc.value)
     assert "device launches failed" in text and "raise the pending-launch limit (param pending=64, was 32)" in text
     assert "count is discarded" in text
@@ -92,7 +92,7 @@ def test_too_few_pending_launch_slots_fail_loudly():
 def test_too_small_a_heap_fails_loudly():
     """66 host threads each hold ~75 KB of boards (rows 2 -> 8 of N=13) in a 1 MiB heap."""
     with pytest.raises(DeviceFailureError, match=r"device mallocs returned NULL: raise the heap \(param heap_mib=2, was 1\)"):
-        solve("dp2", 13, {"depth": 2, "search": 6, "heap_mib": 1}, timeout=TIMEOUT)
+        solve("dp2", 13, {"depth": 2, "search": 6, "heap_mib": 1}, repeats=1, warmup=0, timeout=TIMEOUT)
 
 
 def test_a_run_that_cannot_fit_is_refused_before_launch():
@@ -100,7 +100,7 @@ def test_a_run_that_cannot_fit_is_refused_before_launch():
     ~1.8 TB of pending-launch reserve (`nqprof plan 16 -s dp1 -p z=1 -p depth=1`), so the plan
     refuses it before anything is launched (dp1 N=16 z=1 at its default depth is chunked and runs)."""
     with pytest.raises(InputError, match=r"dp1 N=16: does not fit in device memory.*the smallest chunk does not fit"):
-        solve("dp1", 16, {"z": 1, "depth": 1}, timeout=TIMEOUT)
+        solve("dp1", 16, {"z": 1, "depth": 1}, repeats=1, warmup=0, timeout=TIMEOUT)
 
 
 def test_run_record_of_a_cdp_run():

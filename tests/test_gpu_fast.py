@@ -13,13 +13,13 @@ pytestmark = pytest.mark.gpu
 @pytest.mark.parametrize("opt", list(KERNELS))
 def test_every_kernel_counts_n4_to_n15(opt):
     for n in ns_up_to(15):
-        checked(solve("fast", n, {"opt": opt}, timeout=120))
+        checked(solve("fast", n, {"opt": opt}, repeats=1, warmup=0, timeout=120))
 
 
 @pytest.mark.parametrize("depth,block", [(2, 32), (3, 64), (10, 256)])
 def test_odd_shapes(depth, block):
     for n in (12, 13):
-        assert solve("fast", n, {"depth": depth, "block": block}, timeout=120).verified
+        assert solve("fast", n, {"depth": depth, "block": block}, repeats=1, warmup=0, timeout=120).verified
 
 
 def test_n17_default():
@@ -32,8 +32,8 @@ def test_plain_kernel_counts_n1_to_n3_by_default_and_any_n_when_asked():
     N=5..11 the same kernel must count those boards too (a kernel returning the three small
     counts by luck would fail there)."""
     for n in range(1, 4):
-        record = solve("fast", n, {}, timeout=120)
+        record = solve("fast", n, {}, repeats=1, warmup=0, timeout=120)
         assert record.params["opt"] == "plain" and record.verified and record.count == record.expected
     for n in (5, 8, 11):
-        record = checked(solve("fast", n, {"opt": "plain"}, timeout=120))
+        record = checked(solve("fast", n, {"opt": "plain"}, repeats=1, warmup=0, timeout=120))
         assert record.verified and record.count == record.expected

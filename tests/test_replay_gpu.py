@@ -19,7 +19,7 @@ N = 10
 
 
 def replayed(name, n=N, params=None):
-    record = solve(name, n, {**(params or {}), "launch": "record"}, timeout=TIMEOUT)
+    record = solve(name, n, {**(params or {}), "launch": "record"}, repeats=1, warmup=0, timeout=TIMEOUT)
     f = record.device_failures
     assert f["launch_failures"] == f["malloc_failures"] == f["stream_failures"] == f["buffer_overflows"] == 0, f
     assert record.measurement_build and "launch=record" in record.measurement_build and not record.verified
@@ -58,5 +58,5 @@ def test_every_cdp_strategy_records_and_replays(name):
 def test_record_rounds_repeat():
     """Each round records and replays anew (the buffer is reset; the children free what
     their parents handed over, so the heap does not fill)."""
-    record = solve("dp3", 11, {"launch": "record"}, repeats=3, timeout=TIMEOUT)
+    record = solve("dp3", 11, {"launch": "record"}, repeats=3, warmup=0, timeout=TIMEOUT)
     assert record.rounds == 3 and record.replay["replayed"] > 0

@@ -23,8 +23,9 @@
 #                  pytest-benchmark median beside the CUDA-event median for feinbube, fast, cdp-bp N=8..14;
 #                  a feinbube block x depth sweep at N=12..14 (which moved default changes its time by ~10%)
 #   trust-b        the default suite again into the storage of trust-a (carried to .stage/trust), compared A/A
-#   trust-c        FEINBUBE_BLOCK=B: feinbube's default block moved to B in a copy of the tree, feinbube saved
-#                  again as run C, compared with run B (the moved default is a verdict with its parameter named)
+#   trust-c        a default moved in a copy of the tree (default: cdp-bp's host depth min(5, N-3) -> min(4, N-3);
+#                  MOVE_FILE, MOVE_FROM, MOVE_TO, MOVE_STRATEGY), that strategy saved again as run C and compared
+#                  with run B (the moved default is a verdict with its parameter named)
 #   bench-compare  the whole suite again, compared with the published run (docs/results/benchmarks)
 #   figure         nqprof report figure: time vs N, N=8..18, every strategy of the paper plus serial, feinbube
 #   profile        nqprof profile solve 16 --strategy feinbube, and a CDP strategy
@@ -116,11 +117,13 @@ for stage in "${stages[@]}"; do
       run trust-b 590 bash -c "python3 -m pytest bench/ --benchmark-autosave --benchmark-storage=\$OUT/trust -q \
           -p no:cacheprovider && nqprof compare --storage \$OUT/trust 0001 0002" ;;
     trust-c) rm -rf /tmp/nqprof-moved && mkdir -p /tmp/nqprof-moved && cp -r . /tmp/nqprof-moved/ 2>/dev/null
-      sed -i "s/block_param(64),/block_param(${FEINBUBE_BLOCK:-128}),/" /tmp/nqprof-moved/src/nqprof/strategies/feinbube.py
-      grep -n "block_param(" /tmp/nqprof-moved/src/nqprof/strategies/feinbube.py
+      # a default moved in a copy of the tree: MOVE_FILE, MOVE_FROM -> MOVE_TO, benchmarked for MOVE_STRATEGY
+      sed -i "s/${MOVE_FROM:-max(1, min(5, n - 3))}/${MOVE_TO:-max(1, min(4, n - 3))}/" \
+        "/tmp/nqprof-moved/${MOVE_FILE:-src/nqprof/strategies/cdp_bp.py}"
+      diff "${MOVE_FILE:-src/nqprof/strategies/cdp_bp.py}" "/tmp/nqprof-moved/${MOVE_FILE:-src/nqprof/strategies/cdp_bp.py}"
       run trust-c 400 bash -c "cd /tmp/nqprof-moved && NQPROF_SITE=/tmp/nqprof-site-moved tools/gpuhost.sh python3 -m pytest \
-          bench/ --nq-strategy=feinbube --benchmark-autosave --benchmark-storage=\$OUT/trust -q -p no:cacheprovider &&
-          cd - >/dev/null && nqprof compare --storage \$OUT/trust 0002 0003" ;;
+          bench/ --nq-strategy=${MOVE_STRATEGY:-cdp-bp} --benchmark-autosave --benchmark-storage=\$OUT/trust -q \
+          -p no:cacheprovider && cd - >/dev/null && nqprof compare --storage \$OUT/trust 0002 0003" ;;
     bench) run bench 580 python3 -m pytest bench/ --benchmark-autosave --benchmark-storage="$OUT/benchmarks" -rs -q -p no:cacheprovider ;;
     bench-compare) published=docs/results/benchmarks/h200-cuda13.0-0001.json
         machine=$(python3 -c "from pytest_benchmark.utils import get_machine_id; print(get_machine_id())")

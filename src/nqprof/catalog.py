@@ -17,7 +17,7 @@ from .cuda.sources import KernelSource
 
 #: Modules that build kernels besides the strategies (microbenchmarks); each declares its
 #: own, once, as ``SOURCES`` (a tuple of :class:`KernelSource`).
-MEASUREMENT_MODULES = ("nqprof.queuebench", "nqprof.characterize")
+MEASUREMENT_MODULES = ("nqprof.cuda.device", "nqprof.queuebench", "nqprof.characterize")
 
 
 def catalog() -> dict[str, KernelSource]:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import InputError, UnavailableError
+from .sources import KernelSource
 
 MIB = 1024 * 1024
 
@@ -137,22 +138,82 @@ class GpuContext:
             self.context = None
 
 
-class EventTimer:
-    """CUDA events around device work: ``with timer: launch()`` then ``timer.seconds``;
-    ``timer.wall_seconds`` is the host clock over the same region, synchronisation included."""
+#: The hold kernel (kernels/hold.cu), declared for the kernel catalog and `nqprof build`.
+HOLD_SOURCE = KernelSource("hold.cu", cdp=False, kernels=("nq_hold",))
+#: The kernels this module builds, for the kernel catalog (nqprof.catalog).
+SOURCES = (HOLD_SOURCE,)
+#: The longest a hold waits for the host (a region that synchronises inside itself).
+HOLD_MAX_NS = 2_000_000
+
+
+class StreamHold:
+    """NVBench's blocking kernel: :meth:`hold` launches a one-thread kernel that spins until
+    :meth:`release` sets a flag in mapped host memory (or HOLD_MAX_NS passes), so the work
+    queued behind it (a start event, the timed launches, a stop event) runs back to back on
+    the GPU and the events measure the GPU, not the host's launch latency. One per context."""
 
     def __init__(self, drv):
+        import numpy as np
+
+        from .build import build
+
+        self._np = np
+        self.flag = drv.pagelocked_zeros((1,), np.int32, mem_flags=drv.host_alloc_flags.DEVICEMAP)
+        self._flag_ptr = np.intp(self.flag.base.get_device_pointer())
+        self.timed_out = drv.mem_alloc(4)
+        drv.memset_d32(self.timed_out, 0, 1)
+        self._kernel = build(HOLD_SOURCE).function("nq_hold")
+        self._drv = drv
+
+    def hold(self) -> None:
+        self.flag[0] = 0
+        self._kernel(self._flag_ptr, self._np.uint64(HOLD_MAX_NS), self.timed_out, block=(1, 1, 1), grid=(1, 1))
+
+    def release(self) -> None:
+        self.flag[0] = 1
+
+    def timeouts(self) -> int:
+        """How many holds gave up waiting (their region synchronised inside itself)."""
+        out = self._np.zeros(1, self._np.uint32)
+        self._drv.memcpy_dtoh(out, self.timed_out)
+        return int(out[0])
+
+
+_HOLDS: dict[int, StreamHold] = {}
+
+
+def stream_hold(drv) -> StreamHold:
+    """The current context's :class:`StreamHold` (built on first use)."""
+    key = int(drv.Context.get_current().handle)
+    if key not in _HOLDS:
+        _HOLDS[key] = StreamHold(drv)
+    return _HOLDS[key]
+
+
+class EventTimer:
+    """CUDA events around device work: ``with timer: launch()`` then ``timer.seconds``;
+    ``timer.wall_seconds`` is the host clock over the same region, synchronisation included.
+    With ``hold`` (the default) a :class:`StreamHold` keeps the stream waiting until the whole
+    region is queued: ``seconds`` is the GPU's time from the first launch to the last
+    kernel's end, without the host's launch latency before or between the launches."""
+
+    def __init__(self, drv, hold: bool = True):
         self.start, self.stop = drv.Event(), drv.Event()
         self.seconds = 0.0
         self.wall_seconds = 0.0
+        self._hold = stream_hold(drv) if hold else None
 
     def __enter__(self):
         self._t0 = time.perf_counter()
+        if self._hold is not None:
+            self._hold.hold()
         self.start.record()
         return self
 
     def __exit__(self, *exc):
         self.stop.record()
+        if self._hold is not None:
+            self._hold.release()
         self.stop.synchronize()
         self.wall_seconds = time.perf_counter() - self._t0
         self.seconds = self.stop.time_since(self.start) / 1e3
