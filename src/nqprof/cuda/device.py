@@ -184,7 +184,8 @@ _HOLDS: dict[int, StreamHold] = {}
 
 def stream_hold(drv) -> StreamHold:
     """The current context's :class:`StreamHold` (built on first use)."""
-    key = int(drv.Context.get_current().handle)
+    ctx = drv.Context.get_current()
+    key = int(getattr(ctx, "handle", 0) or 0)  # one context per worker process in nqprof
     if key not in _HOLDS:
         _HOLDS[key] = StreamHold(drv)
     return _HOLDS[key]
