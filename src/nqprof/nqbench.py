@@ -24,7 +24,7 @@ from .strategies import Strategy, get
 #: What the table calls each timer, and the clock name pytest-benchmark saves.
 TIMER_LABELS = {"compute": "compute time", "wall": "host round trip"}
 #: Record fields left out of extra_info: the samples below carry the same numbers.
-_LEFT_OUT = ("wall_times", "gpu_times", "samples", "round_trips")
+_LEFT_OUT = ("wall_times", "gpu_times", "samples", "round_trips", "round_process")
 
 
 class ReplayClock:
@@ -77,6 +77,7 @@ def extra_info(record: RunRecord, strategy: Strategy, warmup: int, case: Case | 
     info.update(
         samples_compute=[float(f"{t:.9g}") for t in compute],
         samples_wall=[float(f"{t:.9g}") for t in record.round_trips],
+        samples_process=list(record.round_process),
         device_kind=strategy.device, cdp=strategy.cdp, warmup=warmup, nqprof=__version__,
     )
     if case is not None:

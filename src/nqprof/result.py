@@ -68,6 +68,8 @@ class RunRecord:
     samples: list[float] = field(default_factory=list)
     #: Host seconds around each timed round, the worker round trip included.
     round_trips: list[float] = field(default_factory=list)
+    #: The worker process (0, 1, ...) that ran each timed round (CPU cases use several).
+    round_process: list[int] = field(default_factory=list)
     #: The run's conditions (nqprof.conditions): CPU, and for GPU runs clocks, power,
     #: temperature, throttling before, during and after the rounds.
     conditions: dict[str, Any] = field(default_factory=dict)

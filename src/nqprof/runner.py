@@ -228,13 +228,73 @@ class WorkerRunner:
         self.close()
 
 
+#: Worker processes a CPU case's rounds go to in turn. A CPU time depends on the process
+#: (the core it lands on, where its memory is), so compare counts the spread between the
+#: processes' medians as noise, as asv does; forked workers cost milliseconds. A GPU case
+#: has one worker: a CUDA context each, and the memory ledger must see one context.
+CPU_PROCESSES = 3
+
+
+class RunnerPool:
+    """Several worker runners of one case that take the rounds in turn; ``last`` is the
+    index of the one that ran the latest round."""
+
+    def __init__(self, runners: list[WorkerRunner]):
+        self.runners = runners
+        first = runners[0]
+        self.strategy, self.n, self.params = first.strategy, first.n, first.params
+        self.last, self._next = 0, 0
+
+    @property
+    def size(self) -> int:
+        return len(self.runners)
+
+    @property
+    def pids(self) -> tuple[int, ...]:
+        return tuple(r.pid for r in self.runners if r.pid)
+
+    @property
+    def opened(self) -> dict[str, Any]:
+        return self.runners[0].opened
+
+    def start(self) -> "RunnerPool":
+        try:
+            for r in self.runners:
+                r.start()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def run_once(self) -> Measurement:
+        self.last, self._next = self._next, (self._next + 1) % len(self.runners)
+        return self.runners[self.last].run_once()
+
+    def info(self) -> dict[str, Any]:
+        return self.runners[0].info()
+
+    def close(self) -> None:
+        for r in self.runners:
+            r.close()
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.close()
+
+
 def open_runner(strategy: Strategy, n: int, params: dict[str, Any], timeout: float | None = None,
-                isolate: bool = True):
-    """The runner for a strategy: a watchdog worker process (``isolate=False``: this
-    process, without a timeout). A daemonic process (a Dask worker's) may start no child,
-    so a CPU session runs there in-process; the cluster bounds its time."""
+                isolate: bool = True, processes: int | None = None):
+    """The runner for a strategy: watchdog worker processes (``processes``, default one for
+    a GPU strategy and CPU_PROCESSES for a CPU one), or (``isolate=False``) this process,
+    without a timeout. A daemonic process (a Dask worker's) may start no child, so a CPU
+    session runs there in-process; the cluster bounds its time."""
     if isolate and (strategy.needs_gpu or not mp.current_process().daemon):
-        return WorkerRunner(strategy, n, params, timeout)
+        count = processes or (1 if strategy.needs_gpu else CPU_PROCESSES)
+        if count == 1:
+            return WorkerRunner(strategy, n, params, timeout)
+        return RunnerPool([WorkerRunner(strategy, n, params, timeout) for _ in range(count)])
     return LocalRunner(strategy, n, params)
 
 
@@ -262,12 +322,14 @@ class RoundLoop:
         self.measurements: list[Measurement] = []
         #: Host seconds around each timed round (the worker round trip included).
         self.round_trips: list[float] = []
-        #: Each timed round's statistic, in seconds.
+        #: Each timed round's statistic, in seconds, and the worker process that ran it.
         self.samples: list[float] = []
+        self.round_process: list[int] = []
         self.conditions: dict[str, Any] = {}
 
     def warm_up(self) -> None:
-        for i in range(self.warmup):
+        """``warmup`` untimed rounds for each worker process."""
+        for i in range(self.warmup * getattr(self.runner, "size", 1)):
             t0 = time.perf_counter()
             self.runner.run_once()
             self.warm_seconds.append(time.perf_counter() - t0)
@@ -285,13 +347,14 @@ class RoundLoop:
         self.measurements.append(m)
         self.round_trips.append(trip)
         self.samples.append(self.statistic(m, trip))
+        self.round_process.append(getattr(self.runner, "last", 0))
         total = f"/{self.rule.fixed}" if self.rule.fixed else ""
         self.progress.update(f"round {len(self.measurements)}{total} {trip:.3f} s")
         return m
 
     def timed_rounds(self) -> None:
         """The timed rounds, until the rule is met, with the conditions around them."""
-        own = (self.runner.pid,) if getattr(self.runner, "pid", None) else ()
+        own = getattr(self.runner, "pids", None) or ((self.runner.pid,) if getattr(self.runner, "pid", None) else ())
         bus = getattr(self.runner, "opened", {}).get("device", {}).get("pci_bus_id")
         watch = conditions.GpuWatch(bus, own) if self.runner.strategy.needs_gpu else None
         cpu = conditions.CpuWatch(own)
@@ -315,6 +378,7 @@ class RoundLoop:
         r = self.runner
         rec = RunRecord.from_measurements(r.strategy.name, r.n, r.params, known_count(r.n), self.measurements, info)
         rec.timer, rec.samples, rec.round_trips = self.timer, list(self.samples), list(self.round_trips)
+        rec.round_process = list(self.round_process)
         rec.conditions = dict(self.conditions)
         throttled = (self.conditions.get("gpu") or {}).get("throttled_rounds")
         if throttled:

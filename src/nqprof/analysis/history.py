@@ -162,9 +162,10 @@ def run_rows(data: dict[str, Any], run: str) -> list[dict[str, Any]]:
         )
         row.update({f"param.{k}": v for k, v in (extra.get("params") or {}).items()})
         row.update({key: stats[key] for key in STAT_FIELDS if key in stats})
-        promoted = ("strategy", "n", "params", "samples_compute", "samples_wall")  # columns of their own
+        promoted = ("strategy", "n", "params", "samples_compute", "samples_wall", "samples_process")
         row.update(flatten({k: v for k, v in extra.items() if k not in promoted}, "extra"))
         row["extra.params"] = extra.get("params") or {}
+        row["processes"] = extra.get("samples_process") or None
         clock = str((bench.get("options") or {}).get("timer", ""))
         for metric, times in samples(bench).items():
             row[f"{metric}.samples"] = times
@@ -255,6 +256,8 @@ def _run_rows(df, run: str, metric: str) -> dict[tuple, dict[str, Any]]:
         key = tuple(row[c] for c in CASE_COLUMNS)
         out[key] = {
             "samples": row.get(f"{metric}.samples"),
+            "processes": row.get("processes"),
+            "kind": _or_none(row.get("extra.device_kind")),
             "median": row.get(f"{metric}.median"),
             "params": row.get("extra.params") or {},
             "source_hash": _or_none(row.get("extra.source_hash")),
@@ -295,6 +298,10 @@ def _or_none(value):
     return None if missing(value) else value
 
 
+def _list_or_none(value):
+    return value if isinstance(value, list) else None
+
+
 def compare(df, run_a: str, run_b: str, metric: str = "compute"):
     """Per test, strategy, N and given parameters: both medians, the change in percent, the
     floor below which a change is never called one, the rank test's p-value, the verdict
@@ -313,7 +320,10 @@ def compare(df, run_a: str, run_b: str, metric: str = "compute"):
         row["median_b"] = _or_none(rb["median"]) if rb else None
         row.update(change_pct=None, floor_pct=None, p=None, changed="", conditions="")
         if ra and rb:
-            d = decide_stats.decide(ra["samples"] or [], rb["samples"] or [])
+            cpu = "cpu" in (ra["kind"], rb["kind"])
+            d = decide_stats.decide(ra["samples"] or [], rb["samples"] or [],
+                                    min_effect=decide_stats.MIN_EFFECT_CPU if cpu else decide_stats.MIN_EFFECT,
+                                    processes_a=_list_or_none(ra["processes"]), processes_b=_list_or_none(rb["processes"]))
             changes = param_changes(ra["params"], rb["params"])
             if ra["source_hash"] != rb["source_hash"]:
                 changes.append("source")

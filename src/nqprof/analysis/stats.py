@@ -8,8 +8,10 @@ The way asv and NVBench's compare decide, not a threshold on one run's spread al
   (two-sided p < ALPHA) *and* the ratio of medians moves by more than the floor: the
   largest of :data:`MIN_EFFECT`, each run's own drift (the relative range of the medians
   of its four quarters of rounds: conditions that move within a run move between runs
-  too) and half of each run's relative interquartile range (rounds that spread widely,
-  or fall in two modes, have a median that moves between runs);
+  too), half of each run's relative interquartile range (rounds that spread widely,
+  or fall in two modes, have a median that moves between runs) and the relative range of
+  each run's per-process medians where its rounds ran in several worker processes (a
+  CPU case: what a process gets, a core and its memory, moves its time);
 * otherwise **faster** or **slower**.
 
 Pure Python (no scipy): the exact U distribution for small samples, the normal
@@ -27,8 +29,12 @@ from ..rounds import median
 
 #: Significance level of the rank test.
 ALPHA = 0.01
-#: The smallest relative change of the median that is ever called faster or slower.
+#: The smallest relative change of the median that is ever called faster or slower: for
+#: GPU cases (CUDA events, launch latency held out), and for CPU cases, whose times move
+#: between runs with the host's clocks and neighbours (asv's default factor, 1.1). Two
+#: back-to-back runs on an H200 host moved single-thread CPU cases by up to 6%.
 MIN_EFFECT = 0.05
+MIN_EFFECT_CPU = 0.10
 #: Above this many (na * nb) the normal approximation is used.
 EXACT_LIMIT = 400
 
@@ -112,9 +118,25 @@ def relative_iqr(samples: Sequence[float]) -> float:
     return (q3 - q1) / mid if mid > 0 else 0.0
 
 
-def floor_of(a: Sequence[float], b: Sequence[float], min_effect: float = MIN_EFFECT) -> float:
+def process_spread(samples: Sequence[float], processes: Sequence[int] | None) -> float:
+    """Relative range of the medians of the rounds each worker process ran (0 with fewer
+    than two processes of two rounds or more)."""
+    if not processes or len(processes) != len(samples):
+        return 0.0
+    by: dict[int, list[float]] = {}
+    for t, p in zip(samples, processes):
+        by.setdefault(int(p), []).append(t)
+    medians = [median(v) for v in by.values() if len(v) >= 2]
+    if len(medians) < 2 or min(medians) <= 0:
+        return 0.0
+    return (max(medians) - min(medians)) / min(medians)
+
+
+def floor_of(a: Sequence[float], b: Sequence[float], min_effect: float = MIN_EFFECT,
+             processes_a: Sequence[int] | None = None, processes_b: Sequence[int] | None = None) -> float:
     """The smallest relative change of the median called a difference between runs a and b."""
-    return max(min_effect, drift(a), drift(b), relative_iqr(a) / 2, relative_iqr(b) / 2)
+    return max(min_effect, drift(a), drift(b), relative_iqr(a) / 2, relative_iqr(b) / 2,
+               process_spread(a, processes_a), process_spread(b, processes_b))
 
 
 @dataclass(frozen=True)
@@ -125,12 +147,14 @@ class Decision:
     p: float | None  # the rank test's two-sided p-value
 
 
-def decide(a: Sequence[float], b: Sequence[float], alpha: float = ALPHA, min_effect: float = MIN_EFFECT) -> Decision:
-    """The verdict for the change from samples ``a`` to samples ``b``."""
+def decide(a: Sequence[float], b: Sequence[float], alpha: float = ALPHA, min_effect: float = MIN_EFFECT,
+           processes_a: Sequence[int] | None = None, processes_b: Sequence[int] | None = None) -> Decision:
+    """The verdict for the change from samples ``a`` to samples ``b`` (``processes_*``: the
+    worker process of each round, where a run used several)."""
     if not a or not b:
         return Decision("too-few-rounds", None, None, None)
     change = median(b) / median(a) - 1 if median(a) > 0 else None
-    floor = floor_of(a, b, min_effect)
+    floor = floor_of(a, b, min_effect, processes_a, processes_b)
     if min_p_value(len(a), len(b)) >= alpha:
         return Decision("too-few-rounds", change, floor, None)
     p = mann_whitney_p(a, b)
