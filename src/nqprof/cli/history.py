@@ -96,8 +96,8 @@ def cmd_history(args) -> int:
 def _traces_note(counts) -> str:
     if not counts or not (counts["traced"] or counts["missing"]):
         return ""
-    lacking = f", {counts['missing']} without" if counts["missing"] else ""
-    return f"  traces: {counts['traced']}{lacking}"
+    lacking = f", {counts['missing']} without a trace" if counts["missing"] else ""
+    return f"  {counts['traced']} traced{lacking}"
 
 
 def cmd_compare(args) -> int:

@@ -225,7 +225,7 @@ def test_compare_prints_the_traces_of_changed_cases(tmp_path, capsys):
 def test_history_marks_runs_with_traces(tmp_path, capsys):
     assert main(["history", str(_history(tmp_path))]) == 0
     lines = [l for l in capsys.readouterr().out.splitlines() if "Linux-CPython" in l]
-    assert len(lines) == 2 and all(l.endswith("traces: 1, 1 without") for l in lines)
+    assert len(lines) == 2 and all(l.endswith("2 benchmarks  1 traced, 1 without a trace") for l in lines)
 
 
 def test_runs_without_traces_compare_as_before(tmp_path, capsys):
