@@ -127,6 +127,7 @@ def test_sweep_shim_translates_the_old_form():
         sys.path.pop(0)
     assert sweep.translate(["dp3", "--n", "16:18", "--param", "depth=3,4", "--repeats", "3"]) == [
         "sweep", "--strategy", "dp3", "--n", "16:18", "--param", "dp3.depth=3,4", "--repeats", "3"]
+    assert sweep.translate(["dp3", "--json", "out.json"]) == ["sweep", "--strategy", "dp3", "-o", "out.json"]
 
 
 def test_report_lists_every_papers_artefacts(capsys):

@@ -431,3 +431,15 @@ def test_cluster_count_zero_is_not_the_default(flag, capsys):
 def test_unwritable_checkpoint_fails_before_the_work(tmp_path, capsys):
     assert main(["solve", "8", "--cluster", "local", "--checkpoint", str(tmp_path / "no" / "ck.json")]) == 2
     assert "the folder" in capsys.readouterr().err and not (tmp_path / "no").exists()
+
+
+def test_local_clusters_start_with_sigint_ignored():
+    """Worker processes inherit an ignored SIGINT: Ctrl-C reaches only the client."""
+    import signal
+
+    from nqprof.cluster.engine import sigint_ignored
+
+    before = signal.getsignal(signal.SIGINT)
+    with sigint_ignored():
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    assert signal.getsignal(signal.SIGINT) is before

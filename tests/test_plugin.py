@@ -111,7 +111,7 @@ def test_bad_n_values(text, message):
 def test_strategy_lists():
     assert options.parse_strategies("all") == strategies.names()
     assert options.parse_strategies("multicore, serial,multicore") == ["multicore", "serial"]
-    with pytest.raises(InputError, match=r"unknown strategy nope \(known: all, serial"):
+    with pytest.raises(InputError, match=r"unknown strategy 'nope' \(known: all, serial"):
         options.parse_strategies("serial,nope")
 
 

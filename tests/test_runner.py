@@ -5,7 +5,8 @@ import time
 import pytest
 
 from nqprof.errors import CountMismatchError, NqprofError, WatchdogError
-from nqprof.runner import WorkerRunner, describe
+from nqprof.options import describe
+from nqprof.runner import WorkerRunner
 
 from fake_strategies import STRATEGY as misbehaving
 

@@ -2,7 +2,8 @@
 
     python tools/sweep.py feinbube --n 16:18 --param opt=local,rows-left --repeats 5 [--json FILE]
 
-is `nqprof sweep --strategy feinbube --n 16:18 --param feinbube.opt=local,rows-left --rounds 5`.
+is `nqprof sweep --strategy feinbube --n 16:18 --param feinbube.opt=local,rows-left --rounds 5
+[-o FILE]`.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ def translate(argv: list[str]) -> list[str]:
     for arg in it:
         if arg == "--param":
             out += ["--param", f"{strategy}.{next(it)}"]
+        elif arg == "--json":  # a file then; sweep's --json prints, -o writes
+            out += ["-o", next(it)]
         else:
             out.append(arg)
     return out

@@ -73,7 +73,7 @@ def parse_strategies(text: str) -> list[str]:
         return _names()
     unknown = [item for item in items if item not in _names()]
     if unknown:
-        raise InputError(f"unknown strategy {', '.join(unknown)} (known: all, {', '.join(_names())})")
+        raise InputError(f"unknown strategy {', '.join(map(repr, unknown))} (known: all, {', '.join(_names())})")
     return list(dict.fromkeys(items))
 
 

@@ -58,13 +58,17 @@ def _print_table(frame, formatters: dict) -> None:
 
 
 def cmd_history(args) -> int:
+    from ..files import check_output, write_text
+
+    if args.csv:
+        check_output(args.csv, "--csv", (".csv",))
     df = _load(args)
     if args.csv:
         out = df.copy()
         for column in out.columns:
             if out[column].map(lambda v: isinstance(v, (list, dict))).any():
                 out[column] = out[column].map(json.dumps)
-        out.to_csv(args.csv, index=False)
+        write_text(args.csv, out.to_csv(index=False), "--csv")
         print(f"wrote {len(df)} rows x {len(df.columns)} columns to {args.csv}")
         return 0
     summary = runs(df)
@@ -216,6 +220,9 @@ def _fail_on(text: str) -> list[str]:
 
 
 def cmd_plot(args) -> int:
+    from ..files import check_output_dir
+
+    check_output_dir(args.output, "--output")
     df = _load(args)
     from ..analysis.figures import history_figures
 

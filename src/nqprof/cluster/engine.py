@@ -19,15 +19,16 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import signal
 import subprocess
+import threading
 import time
 import uuid
 from typing import Any, Callable, Iterator
 
 from ..errors import CountMismatchError, InputError, NqprofError, UnavailableError, WatchdogError
 from ..problem import known_count
-from ..options import DEFAULT_TIMEOUT
-from ..runner import describe
+from ..options import DEFAULT_TIMEOUT, describe
 from ..strategies import Strategy, get
 from . import require_dask
 from .checkpoint import open_checkpoint
@@ -75,12 +76,28 @@ def local_cluster(strategy: Strategy, workers: int | None):
     return local_gpu_cluster(gpus[: workers or len(gpus)])
 
 
+@contextlib.contextmanager
+def sigint_ignored():
+    """SIGINT ignored while a local cluster starts: its worker processes inherit that (and
+    Python leaves an inherited ignore alone), so Ctrl-C reaches only this process, which
+    shuts the cluster down, and no worker prints a traceback of its own."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def local_cpu_cluster(workers: int):
     """``workers`` single-threaded worker processes."""
     require_dask()
     from distributed import LocalCluster
 
-    return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=DASHBOARD)
+    with sigint_ignored():
+        return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=DASHBOARD)
 
 
 def local_gpu_cluster(gpus: list[str]):
@@ -89,7 +106,7 @@ def local_gpu_cluster(gpus: list[str]):
     import dask
 
     # GPU work runs in nqprof's watchdog process, which a daemonic worker may not start.
-    with dask.config.set({"distributed.worker.daemon": False}):
+    with dask.config.set({"distributed.worker.daemon": False}), sigint_ignored():
         try:
             from dask_cuda import LocalCUDACluster
         except ImportError:

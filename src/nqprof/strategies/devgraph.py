@@ -68,7 +68,7 @@ LAYOUT = CounterLayout(
 
 
 def _default_final(n: int, earlier) -> int:
-    """min(7, N-1), >= depth"""
+    """min(7, N-1)"""
     return min(n, max(earlier["depth"], min(7, n - 1)))
 
 
@@ -126,7 +126,8 @@ def grid_for_driver(driver: str, boards: int, block: int, grid: int) -> int:
 class DevGraph(Strategy):
     name = "devgraph"
     order = 80
-    title = "generations launched as CUDA graphs: host loop, WHILE conditional node, or device graph launch"
+    # the generations launched by a host loop, a WHILE conditional node, or device graph launch
+    title = "generations launched as CUDA graphs"
     reference = "CUDA device graph launch (12.0) and conditional nodes (12.4); nqprof issue 25"
     device = "gpu"
     # Not a CDP strategy (no kernel launches from the device; none of CDP's launch= variants);
@@ -143,13 +144,14 @@ class DevGraph(Strategy):
     )
     counters = LAYOUT
     params = (
-        Param("driver", "what launches the generations", default="device", choices=DRIVERS),
+        Param("driver", "host loop, WHILE node, device", default="device", choices=DRIVERS,
+              range_text="3 drivers"),
         Param("depth", "rows expanded on the host", default=2, lo=2, hi=lambda n: n - 1, range_text="2..N-1"),
-        Param("step", "rows one expansion generation places", default=1, lo=1, hi=MAX_STEP),
-        Param("final", "row from which the last generation finishes every board with the DFS",
+        Param("step", "rows placed per generation", default=1, lo=1, hi=MAX_STEP),
+        Param("final", "row where the DFS takes over",
               default=_default_final, derived=True, lo=2, hi=lambda n: n, range_text="depth..N"),
         block_param(128),
-        Param("grid", "the largest grid (blocks); larger frontiers are strided over", default=4096, lo=1, hi=1 << 20),
+        Param("grid", "largest grid, then strided", default=4096, lo=1, hi=1 << 20),
     )
 
     def check(self, n, params):
