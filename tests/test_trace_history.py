@@ -237,3 +237,45 @@ def test_runs_without_traces_compare_as_before(tmp_path, capsys):
         path.write_text(json.dumps(data))
     assert main(["compare", "--storage", str(storage)]) == 0
     assert "traces" not in capsys.readouterr().out
+
+
+# -- CDP: the device timeline beside the trace -----------------------------------------------
+
+
+TIMELINE = {"recorded": 4, "capacity": 2000, "dropped": 0, "not_started": 0,
+            "grids": {"id": [0, 1, 2, 3], "launched": [0, 100, 120, 130], "start": [10, 200, 210, 900],
+                      "end": [150, 700, 800, 1000], "gen": [0, 1, 1, 2], "parent": [4294967295, 0, 0, 1],
+                      "parent_block": [0, 0, 1, 0], "boards": [9, 4, 5, 1]}}
+
+
+def test_device_timeline_per_generation():
+    gens = trace_history.device_ranges(TIMELINE)
+    assert [(g["name"], g["payload"], g["duration_ns"], g["boards"]) for g in gens] == [
+        ("device generation 0", 0, 140, 9), ("device generation 1", 1, 600, 9), ("device generation 2", 2, 100, 1)]
+    assert gens[1]["kernels"] == [{"name": trace_history.DEVICE_GRIDS, "launches": 2, "total_ns": 1090,
+                                   "mean_ns": 545.0, "grid": None, "block": None}]
+    assert trace_history.device_ranges({}) == []
+
+
+def test_which_cases_get_a_device_timeline():
+    from nqprof.benchtrace import keeps_device_timeline
+    from nqprof.strategies import get
+
+    assert keeps_device_timeline(get("dp3"), Case("dp3", 12))
+    assert not keeps_device_timeline(get("dp3"), Case("dp3", 12, (("launch", "record"),)))
+    assert not keeps_device_timeline(get("dp1"), Case("dp1", 12))  # keeps no timeline
+    assert not keeps_device_timeline(get("feinbube"), Case("feinbube", 12))
+
+
+def test_device_generations_compare_beside_the_nsys_ranges(tmp_path, capsys):
+    storage = _history(tmp_path)
+    slower = copy.deepcopy(TIMELINE)
+    slower["grids"]["end"] = [150, 900, 800, 1000]  # generation 1: one grid 200 ns longer
+    for path, timeline in zip(sorted(storage.rglob("*.json")), (TIMELINE, slower)):
+        data = json.loads(path.read_text())
+        data["benchmarks"][0]["extra_info"]["trace"]["device"] = trace_history.device_ranges(timeline)
+        path.write_text(json.dumps(data))
+    assert main(["compare", "--storage", str(storage)]) == 0
+    out = capsys.readouterr().out
+    assert "  device generation 1     600 ns ->    700 ns   +16.7%\n" in out
+    assert "    grids (device)        1.1 us ->    1.3 us   +18.3%  launches 2\n" in out

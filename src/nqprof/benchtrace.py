@@ -17,6 +17,10 @@ Where the traces go (``<case>`` is the test's name, file-name safe):
 * ``--nq-trace`` without saving: a folder under the system's temporary folder (never the
   source tree), named at the end of the session.
 
+A CDP strategy that keeps a device timeline (dp2, dp3, dpswap) gets one more child, not under
+nsys, with ``timeline=1``: its child grids per generation, which Nsight Systems does not see,
+go into the record as ``device`` (:func:`nqprof.analysis.trace_history.device_ranges`).
+
 ``<trace run>`` is the session's start time and process id (``20261124-013000-4242``):
 pytest-benchmark names its file only at the session's end, so the saved JSON carries the
 trace run in ``nqprof.traces`` and every case's ``extra_info["trace"]`` carries its file.
@@ -59,15 +63,29 @@ def file_stem(name: str) -> str:
 
 
 def solve_argv(case, warmup: int = PROFILED_WARMUP, rounds: int = PROFILED_ROUNDS,
-               timeout: float | None = None) -> list[str]:
-    """The child command that runs ``case`` (a :class:`~nqprof.options.Case`) once more."""
+               timeout: float | None = None, more: tuple[tuple[str, str], ...] = ()) -> list[str]:
+    """The child command that runs ``case`` (a :class:`~nqprof.options.Case`) once more
+    (``more``: parameters added)."""
     argv = [sys.executable, "-m", "nqprof.cli", "solve", str(case.n), "-s", case.strategy]
-    for key, value in case.given:
+    for key, value in (*case.given, *more):
         argv += ["-p", f"{key}={value}"]
     argv += ["--rounds", str(rounds), "--warmup", str(warmup), "-q"]
     if timeout is not None:
         argv += ["--timeout", f"{timeout:g}"]
     return argv
+
+
+#: Seconds the timeline=1 child of a CDP case may take.
+DEVICE_TIMELINE_TIMEOUT = 600
+
+
+def keeps_device_timeline(strategy, case) -> bool:
+    """Whether a case gets a device timeline beside its trace: a CDP strategy with the
+    ``timeline`` parameter, run without ``timeline`` or ``launch`` given (launch=record
+    replays the children from the host, and the trace sees them)."""
+    names = {p.name for p in getattr(strategy, "params", ())}
+    return bool(getattr(strategy, "cdp", False)) and "timeline" in names and not (
+        {"timeline", "launch"} & {key for key, _ in case.given})
 
 
 class Tracer:
@@ -122,8 +140,34 @@ class Tracer:
         report = sqlite.with_suffix(".nsys-rep")
         if report.is_file():
             record["report"] = self._name(report)
+        if keeps_device_timeline(bench.strategy, bench.case):
+            record.update(self._device_timeline(bench, prefix))
         self.traced.append(name)
         return record
+
+    def _device_timeline(self, bench, prefix: Path) -> dict[str, Any]:
+        """A CDP case's child grids, which Nsight Systems does not see: one more child (not
+        under nsys) with ``timeline=1``, its run record beside the trace; the per-generation
+        summary as ``device``, or why there is none as ``device_missing``."""
+        import json
+        import subprocess
+
+        from .analysis.trace_history import device_ranges
+
+        output = prefix.with_name(prefix.name + ".timeline.json")
+        argv = solve_argv(bench.case, timeout=bench.settings.timeout, more=(("timeline", "1"),)) + ["-o", str(output)]
+        try:
+            done = subprocess.run(argv, capture_output=True, text=True, errors="replace",
+                                  timeout=DEVICE_TIMELINE_TIMEOUT)
+            if done.returncode != 0:
+                last = (done.stderr.strip() or done.stdout.strip() or "no output").splitlines()[-1]
+                return {"device_missing": f"the timeline=1 run failed (exit status {done.returncode}): {last}"}
+            ranges = device_ranges(json.loads(output.read_text(encoding="utf-8")).get("timeline") or {})
+        except (OSError, ValueError, subprocess.TimeoutExpired) as exc:
+            return {"device_missing": f"the timeline=1 run failed: {exc}"}
+        if not ranges:
+            return {"device_missing": "the timeline=1 run recorded no grids"}
+        return {"device": ranges, "device_file": self._name(output)}
 
     def _missing(self, name: str, why: str) -> dict[str, Any]:
         self.missing.append((name, why))

@@ -6,7 +6,9 @@ SQLite export, relative to the saved JSON's folder or absolute), ``rounds`` (rou
 profiled child: a warm-up and one round) and ``ranges``: per NVTX range group, its count
 and total duration, its kernels (launches, total and mean time) and memory copies, as
 :func:`nqprof.analysis.trace.summary_records` gives them. A case without a trace has
-``missing``: why. Times are compared per round: a range's mean duration, a kernel's time
+``missing``: why. A CDP strategy that keeps a device timeline (dp2, dp3, dpswap) also has
+``device``: its child grids per generation from a run with ``timeline=1``
+(:func:`device_ranges`), compared the same way. Times are compared per round: a range's mean duration, a kernel's time
 and launches per occurrence of its range.
 """
 
@@ -32,6 +34,37 @@ def range_label(name: str, strategy: str | None, n) -> str:
     return name[len(prefix):] if strategy and name and name.startswith(prefix) else str(name)
 
 
+#: The domain of the device-timeline groups (CDP grids that Nsight Systems does not see).
+DEVICE_DOMAIN = "device timeline"
+#: The "kernel" of a device-timeline group: its grids, their durations summed.
+DEVICE_GRIDS = "grids (device)"
+
+
+def device_ranges(timeline: dict[str, Any]) -> list[dict[str, Any]]:
+    """A CDP run's device timeline (``timeline=1``; the run record's ``timeline``: one record
+    per grid) in the form of the trace summary's range groups, one per generation: the
+    generation's span (first grid's start to last grid's end) as its range, its grids as one
+    "kernel" (how many, their durations summed and averaged), their boards."""
+    grids = (timeline or {}).get("grids") or {}
+    by_gen: dict[int, list[tuple[int, int, int]]] = {}
+    for gen, start, end, boards in zip(grids.get("gen", []), grids.get("start", []), grids.get("end", []),
+                                       grids.get("boards", [])):
+        if end >= start:
+            by_gen.setdefault(int(gen), []).append((int(start), int(end), int(boards)))
+    out = []
+    for gen in sorted(by_gen):
+        rows = by_gen[gen]
+        busy = sum(end - start for start, end, _ in rows)
+        out.append({
+            "domain": DEVICE_DOMAIN, "name": f"device generation {gen}", "payload": gen, "count": 1,
+            "duration_ns": max(end for _, end, _ in rows) - min(start for start, _, _ in rows),
+            "kernels": [{"name": DEVICE_GRIDS, "launches": len(rows), "total_ns": busy, "mean_ns": busy / len(rows),
+                         "grid": None, "block": None}],
+            "memcpy": {"count": 0, "bytes": 0, "duration_ns": 0}, "boards": sum(b for _, _, b in rows),
+        })
+    return out
+
+
 def per_round(ranges: list[dict], strategy: str | None = None, n=None) -> dict[tuple, dict[str, Any]]:
     """``{(range, kernel or None): {"ns": time per round, "launches": per round}}`` of a stored
     summary: a range's own mean duration, each kernel's total and launches divided by its
@@ -55,7 +88,8 @@ def case_traces(df, run: str) -> dict[tuple, dict[str, Any]]:
     out = {}
     for row in part.to_dict("records"):
         key = tuple(row[c] for c in CASE_COLUMNS)
-        out[key] = {"ranges": _value(row, "extra.trace.ranges"), "file": _value(row, "extra.trace.file"),
+        ranges = (_value(row, "extra.trace.ranges") or []) + (_value(row, "extra.trace.device") or [])
+        out[key] = {"ranges": ranges or None, "file": _value(row, "extra.trace.file"),
                     "missing": _value(row, "extra.trace.missing")}
     return out
 
