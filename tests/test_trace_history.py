@@ -197,12 +197,14 @@ def test_trace_changes_side_by_side_per_range_and_kernel(tmp_path):
 
 def test_per_round_times_and_range_labels():
     ranges = [{"name": "dp3 N=12 generation 1", "count": 2, "duration_ns": 4000,
-               "kernels": [{"name": "dp3_root", "launches": 2, "total_ns": 1000}]},
+               "kernels": [{"name": "dp3_root", "launches": 2, "total_ns": 1000}],
+               "memcpy": {"count": 4, "bytes": 64, "duration_ns": 80}},
               {"name": "(outside any NVTX range)", "count": None, "duration_ns": None,
                "kernels": [{"name": "k", "launches": 1, "total_ns": 10}]}]
     assert trace_history.per_round(ranges, "dp3", 12) == {
         ("generation 1", None): {"ns": 2000, "launches": None},
         ("generation 1", "dp3_root"): {"ns": 500, "launches": 1},
+        ("generation 1", trace_history.MEMCPY): {"ns": 40, "launches": 2},
         ("(outside any NVTX range)", "k"): {"ns": 10, "launches": 1},
     }
 

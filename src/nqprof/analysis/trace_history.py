@@ -19,6 +19,8 @@ from typing import Any
 
 from .history import CASE_COLUMNS, missing_any, resolve_run
 
+#: The "kernel" of a range's memory copies in :func:`per_round` (launches: how many copies).
+MEMCPY = "(memcpy)"
 #: The columns of :func:`trace_changes`.
 CHANGE_COLUMNS = [*CASE_COLUMNS, "range", "kernel", "a_ns", "b_ns", "launches_a", "launches_b", "change_pct"]
 
@@ -68,7 +70,8 @@ def device_ranges(timeline: dict[str, Any]) -> list[dict[str, Any]]:
 def per_round(ranges: list[dict], strategy: str | None = None, n=None) -> dict[tuple, dict[str, Any]]:
     """``{(range, kernel or None): {"ns": time per round, "launches": per round}}`` of a stored
     summary: a range's own mean duration, each kernel's total and launches divided by its
-    range's count (kernels outside any range: as recorded)."""
+    range's count (kernels outside any range: as recorded), and the range's memory copies as
+    the "kernel" :data:`MEMCPY`."""
     out: dict[tuple, dict[str, Any]] = {}
     for group in ranges or []:
         label = range_label(group.get("name"), strategy, n)
@@ -78,6 +81,9 @@ def per_round(ranges: list[dict], strategy: str | None = None, n=None) -> dict[t
         for kernel in group.get("kernels") or []:
             out[(label, kernel["name"])] = {"ns": (kernel.get("total_ns") or 0) / count,
                                             "launches": (kernel.get("launches") or 0) / count}
+        copies = group.get("memcpy") or {}
+        if copies.get("count"):
+            out[(label, MEMCPY)] = {"ns": (copies.get("duration_ns") or 0) / count, "launches": copies["count"] / count}
     return out
 
 
