@@ -15,6 +15,10 @@ the GPU's CUDA-event time (the worker's compute time for CPU cases), not the har
 wrong count fails the test. GPU strategies are skipped, with the reason, where there is no
 GPU or no PyCUDA.
 
+With ``--nq-trace`` (or ``--nq-trace-dir=DIR``) each GPU case is run once more after its
+timed rounds, in a child process under Nsight Systems (:mod:`nqprof.benchtrace`): the trace
+is stored beside the saved history and its per-range summary in the case's extra_info.
+
 The plugin costs nothing where it is not used: at import it loads only pytest and
 :mod:`nqprof.options`; the options are parsed (and NQPROF_TIMEOUT read) when a test uses
 the fixture or an ``--nq-*`` option is given; machine_info and the saved JSON gain nqprof's
