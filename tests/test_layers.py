@@ -27,7 +27,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("strategy registry", ("=nqprof.strategies",)),
     ("run", ("nqprof.runner", "nqprof.options", "nqprof.machine")),
     ("history", ("nqprof.analysis",)),
-    ("measurements", ("nqprof.queuebench", "nqprof.characterize", "nqprof.papers", "nqprof.cluster", "nqprof.nqbench")),
+    ("measurements", ("nqprof.queuebench", "nqprof.characterize", "nqprof.papers", "nqprof.cluster", "nqprof.nqbench",
+                      "nqprof.benchtrace")),
     ("kernel catalog", ("nqprof.catalog",)),
     ("front", ("nqprof.plugin", "nqprof.cli", "nqprof.__main__")),
 ]

@@ -26,6 +26,14 @@
 #   trust-c        a default moved in a copy of the tree (default: cdp-bp's host depth min(5, N-3) -> min(4, N-3);
 #                  MOVE_FILE, MOVE_FROM, MOVE_TO, MOVE_STRATEGY), that strategy saved again as run C and compared
 #                  with run B (the moved default is a verdict with its parameter named)
+#   trace          pytest --nq-trace over feinbube, dp3, fast at N=12..14: its four stages below, in order
+#   trace-a          run A, traced, saved (storage /tmp/nqprof-traced, kept while the host is)
+#   trace-b          run B, traced, with feinbube's default block moved to FEINBUBE_BLOCK (default 128) in a copy
+#                    of the tree
+#   trace-c          run C, the same cases as A without --nq-trace (for the timing check)
+#   trace-report     nqprof history; compare A B --traces (per-generation and per-kernel times of every case,
+#                    what moved most); a stored trace through nqprof trace breakdown and trace chrome; compare A C
+#                    (traced vs untraced timed statistics: same within noise when the profiled round is outside)
 #   bench-compare  the whole suite again, compared with the published run (docs/results/benchmarks)
 #   figure         nqprof report figure: time vs N, N=8..18, every strategy of the paper plus serial, feinbube
 #   profile        nqprof profile solve 16 --strategy feinbube, and a CDP strategy
@@ -75,6 +83,8 @@ run() {  # run NAME SECONDS COMMAND...: log to $OUT/NAME.log, never stop the scr
   echo "=== $name exit ${PIPESTATUS[0]}"
 }
 C=$OUT/characterize
+TRACED=/tmp/nqprof-traced  # the trace-* stages' history, kept between calls on one host
+TRACE_CASES="--nq-strategy=feinbube,dp3,fast --nq-n=12:14"
 carneiro_stages="carneiro-plan carneiro-verify carneiro-chunks carneiro-chunks-dp1-16 carneiro-chunks-dp3-18 carneiro-default carneiro-speed carneiro-tune carneiro-table2 carneiro-memcheck carneiro-racecheck"
 cdp_strategies="dp1 dp2 dp3 dpswap cdp-bp cdp-dp3"
 stages=()
@@ -84,6 +94,7 @@ for stage in "$@"; do  # `characterize` and `carneiro` stand for their stages
                            characterize-efficiency-carneiro characterize-ideal characterize-timeline) ;;
     carneiro) stages+=($carneiro_stages) ;;
     carneiro-chunks-long) stages+=(carneiro-chunks-dp1-16 carneiro-chunks-dp3-18) ;;
+    trace) stages+=(trace-a trace-b trace-c trace-report) ;;
     *) stages+=("$stage") ;;
   esac
 done
@@ -123,6 +134,26 @@ for stage in "${stages[@]}"; do
       run trust-c 400 bash -c "cd /tmp/nqprof-moved && NQPROF_SITE=/tmp/nqprof-site-moved tools/gpuhost.sh python3 -m pytest \
           bench/ --nq-strategy=${MOVE_STRATEGY:-cdp-bp} --benchmark-autosave --benchmark-storage=\$OUT/trust -q \
           -p no:cacheprovider && cd - >/dev/null && nqprof compare --storage \$OUT/trust 0002 0003" ;;
+    trace-a) rm -rf "$TRACED"
+      run trace-a 580 python3 -m pytest bench/ $TRACE_CASES --nq-trace --benchmark-autosave \
+          --benchmark-storage="$TRACED" -q -rs -p no:cacheprovider ;;
+    trace-b) rm -rf /tmp/nqprof-moved-trace && mkdir -p /tmp/nqprof-moved-trace && cp -r . /tmp/nqprof-moved-trace/ 2>/dev/null
+      sed -i "s/block_param(64),/block_param(${FEINBUBE_BLOCK:-128}),/" /tmp/nqprof-moved-trace/src/nqprof/strategies/feinbube.py
+      grep -n "block_param(" /tmp/nqprof-moved-trace/src/nqprof/strategies/feinbube.py
+      run trace-b 580 bash -c "cd /tmp/nqprof-moved-trace && NQPROF_SITE=/tmp/nqprof-site-moved tools/gpuhost.sh \
+          python3 -m pytest bench/ $TRACE_CASES --nq-trace --benchmark-autosave --benchmark-storage=$TRACED -q -rs \
+          -p no:cacheprovider" ;;
+    trace-c) run trace-c 580 python3 -m pytest bench/ $TRACE_CASES --benchmark-autosave --benchmark-storage="$TRACED" \
+          -q -rs -p no:cacheprovider ;;
+    trace-report) run trace-report 300 bash -c "set -e; S=$TRACED
+        echo '--- nqprof history (runs with traces)'; nqprof history \$S | sed -n '1,4p'
+        echo '--- nqprof compare 0001 0002 --traces (B: feinbube block moved to ${FEINBUBE_BLOCK:-128})'
+        nqprof compare --storage \$S 0001 0002 --traces
+        f=\$(ls \$S/*/traces/*/*dp3-N13*.sqlite | head -1); ls -l \$S/*/traces/*/ | head -12
+        echo \"--- nqprof trace breakdown \$f (first lines)\"; nqprof trace breakdown \$f | head -20
+        echo '--- nqprof trace chrome'; nqprof trace chrome \$f -o \$OUT/trace-dp3-13.json
+        echo '--- timed statistics with --nq-trace (A, 0001) vs without (C, 0003): same within noise?'
+        nqprof compare --storage \$S 0001 0003 | sed 1,3d" ;;
     bench) run bench 580 python3 -m pytest bench/ --benchmark-autosave --benchmark-storage="$OUT/benchmarks" -rs -q -p no:cacheprovider ;;
     bench-compare) published=docs/results/benchmarks/h200-cuda13.0-0001.json
         machine=$(python3 -c "from pytest_benchmark.utils import get_machine_id; print(get_machine_id())")

@@ -103,6 +103,9 @@ class NQBench:
         self._runner = None
         #: The session's --nq-cluster bench: the case then runs on a cluster worker.
         self.remote = None
+        #: The session's --nq-trace :class:`~nqprof.benchtrace.Tracer`: one profiled round
+        #: after the timed ones.
+        self.tracer = None
 
     @property
     def label(self) -> str:
@@ -133,7 +136,11 @@ class NQBench:
             loop.run()
         except CountMismatchError as exc:
             pytest.fail(str(exc), pytrace=False)
-        return self.finish(loop.record(self._runner.info()), loop.rule)
+        record = self.finish(loop.record(self._runner.info()), loop.rule)
+        if self.tracer is not None and not disabled:
+            self.close()  # the profiled child gets the GPU to itself
+            self.benchmark.extra_info[self.tracer.key] = self.tracer.profile(self)
+        return record
 
     def finish(self, record: RunRecord, rule: RoundRule | None = None, **more: Any) -> RunRecord:
         """Record a measured run: its statistic into pytest-benchmark, the rest into

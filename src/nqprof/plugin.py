@@ -15,6 +15,10 @@ the GPU's CUDA-event time (the worker's compute time for CPU cases), not the har
 wrong count fails the test. GPU strategies are skipped, with the reason, where there is no
 GPU or no PyCUDA.
 
+With ``--nq-trace`` (or ``--nq-trace-dir=DIR``) each GPU case is run once more after its
+timed rounds, in a child process under Nsight Systems (:mod:`nqprof.benchtrace`): the trace
+is stored beside the saved history and its per-range summary in the case's extra_info.
+
 The plugin costs nothing where it is not used: at import it loads only pytest and
 :mod:`nqprof.options`; the options are parsed (and NQPROF_TIMEOUT read) when a test uses
 the fixture or an ``--nq-*`` option is given; machine_info and the saved JSON gain nqprof's
@@ -33,6 +37,9 @@ from .options import CLUSTER_DEST, CLUSTER_OPTION, FIXTURE, OPTIONS, Case, case_
 
 _USED = pytest.StashKey[bool]()
 _BAD_SETTINGS = pytest.StashKey[str]()
+_TRACER = pytest.StashKey[object]()
+TRACE_OPTION, TRACE_DEST = "--nq-trace", "nq_trace"
+TRACE_DIR_OPTION, TRACE_DIR_DEST = "--nq-trace-dir", "nq_trace_dir"
 
 
 def _settings(config):
@@ -87,6 +94,17 @@ def pytest_addoption(parser) -> None:
         help="run the cases on a Dask cluster, one case per GPU at a time: local (one worker per GPU "
              "here) or a scheduler address such as tcp://host:8786; needs nqprof[cluster]",
     )
+    group.addoption(
+        TRACE_OPTION, dest=TRACE_DEST, action="store_true", default=False,
+        help="after each GPU case's timed rounds, run it once more under Nsight Systems (nsys) in a child "
+             "process: its trace goes beside the saved history (<storage>/<machine>/traces/<run>/), its "
+             "per-range and per-kernel summary into the case's extra_info",
+    )
+    group.addoption(
+        TRACE_DIR_OPTION, dest=TRACE_DIR_DEST, default=None, metavar="DIR",
+        help=f"{TRACE_OPTION}, with the traces in DIR/<run>/ (default: beside the saved history; a temporary "
+             "folder when the run is not saved)",
+    )
 
 
 class _Reports:
@@ -108,6 +126,36 @@ def pytest_configure(config) -> None:
         settings = _settings(config)
         if settings.axes:  # and so is an axis value no case accepts
             build_cases(settings)
+    if config.getoption(TRACE_DEST, False) or config.getoption(TRACE_DIR_DEST, None):
+        config.stash[_TRACER] = _tracer(config)
+
+
+def _tracer(config):
+    """The session's :class:`~nqprof.benchtrace.Tracer`; a usage error without nsys."""
+    from .analysis.trace.nsys import find_nsys
+    from .benchtrace import Tracer, storage_folder
+    from .errors import UnavailableError
+
+    try:
+        nsys = find_nsys()
+    except UnavailableError as exc:
+        raise pytest.UsageError(f"{TRACE_OPTION}: {exc}") from None
+    from pathlib import Path
+
+    given = config.getoption(TRACE_DIR_DEST, None)
+    if given:
+        return Tracer(nsys, Path(given).absolute())
+    saving = config.getoption("benchmark_autosave", False) or config.getoption("benchmark_save", None)
+    if not saving:  # a temporary folder, never the source tree
+        return Tracer(nsys, None)
+    storage = storage_folder(str(config.getoption("benchmark_storage", None) or "file://./.benchmarks"))
+    if storage is None:
+        raise pytest.UsageError(f"{TRACE_OPTION}: the benchmark storage is not a folder: give the traces "
+                                f"one ({TRACE_DIR_OPTION}=DIR)")
+    from pytest_benchmark.utils import get_machine_id
+
+    machine_folder = Path(storage).absolute() / get_machine_id()
+    return Tracer(nsys, machine_folder / "traces", relative_to=machine_folder)
 
 
 def _parametrized_by_test(metafunc) -> bool:
@@ -160,6 +208,7 @@ def nqbench_fixture(request):
     benchmark = request.getfixturevalue("benchmark")
     with NQBench(benchmark, _settings(request.config), case) as bench:
         bench.remote = remote
+        bench.tracer = request.config.stash.get(_TRACER, None)
         yield bench
 
 
@@ -189,6 +238,9 @@ def pytest_terminal_summary(terminalreporter, config) -> None:
     what = ("compute time: CUDA events for GPU cases, the worker's clock around the computation for CPU cases"
             if timer == "compute" else "host round trip around each round (--nq-timer=wall)")
     terminalreporter.write_line(f"nqprof: benchmark times are {what}")
+    tracer = config.stash.get(_TRACER, None)
+    for line in tracer.summary_lines() if tracer is not None else ():
+        terminalreporter.write_line(line)
 
 
 def pytest_unconfigure(config) -> None:
@@ -214,6 +266,9 @@ def pytest_benchmark_update_json(config, benchmarks, output_json) -> None:
     from . import __version__
 
     output_json[MACHINE_KEY] = {"version": __version__, "settings": _settings(config).as_dict()}
+    tracer = config.stash.get(_TRACER, None)
+    if tracer is not None:
+        output_json[MACHINE_KEY]["traces"] = tracer.json_info()
 
 
 def pytest_benchmark_compare_machine_info(config, benchmarksession, machine_info, compared_benchmark) -> None:

@@ -72,12 +72,15 @@ def cmd_history(args) -> int:
         print(f"wrote {len(df)} rows x {len(df.columns)} columns to {args.csv}")
         return 0
     summary = runs(df)
+    from ..analysis.trace_history import run_traces
+
+    traces = run_traces(df)
     print(f"{len(summary)} runs, {len(df)} benchmarks in {args.storage}")
     for run in summary.to_dict("records"):
         gpu = run.get("machine.gpu")
         gpu = "CPU only" if missing(gpu) else f"{gpu}, CUDA {run.get('machine.cuda_toolkit')}"
         print(f"  {run_label(run['run']):<6} {run['run']}  {run['datetime']:%Y-%m-%d %H:%M}  commit {run['commit']}  "
-              f"{gpu}  {run['benchmarks']} benchmarks")
+              f"{gpu}  {run['benchmarks']} benchmarks{_traces_note(traces.get(run['run']))}")
     print()
     table = df.assign(run=df["run"].map(run_label))
     columns = ["run", "test", "strategy", "n", "params", "median", "compute.median", "wall.median", "compute.rounds",
@@ -92,6 +95,13 @@ def cmd_history(args) -> int:
     print("\nmedians. kept: what pytest-benchmark saved; compute: " + METRICS["compute"] + "; wall: "
           + METRICS["wall"])
     return 0
+
+
+def _traces_note(counts) -> str:
+    if not counts or not (counts["traced"] or counts["missing"]):
+        return ""
+    lacking = f", {counts['missing']} without a trace" if counts["missing"] else ""
+    return f"  {counts['traced']} traced{lacking}"
 
 
 def cmd_compare(args) -> int:
@@ -122,6 +132,7 @@ def cmd_compare(args) -> int:
     extra = ", ".join(f"{changes[c]} {c}" for c in CHANGES if changes[c])
     print("\n" + summary + (f"; {extra}" if extra else ""))
     print(f"(faster/slower: the rank test's p < {ALPHA:g} and the median moved by more than the floor)")
+    _print_traces(df, run_a, run_b, result, args.traces)
     found = {**{v: int(counts[v]) for v in VERDICTS if v in counts}, **{c: n for c, n in changes.items() if n}}
     failing = [v for v in args.fail_on if v in found]
     if failing:
@@ -129,6 +140,54 @@ def cmd_compare(args) -> int:
               file=sys.stderr)
         return 1
     return 0
+
+
+def _print_traces(df, run_a: str, run_b: str, result, every: bool) -> None:
+    """Per case that changed (``every``: per case), the traces' per-range and per-kernel
+    times of both runs side by side, and what moved most."""
+    from ..analysis.trace_history import case_traces, moved_most, trace_changes
+    from ..textfmt import nanoseconds
+
+    a, b = case_traces(df, run_a), case_traces(df, run_b)
+    if not any(t["ranges"] or t["missing"] for t in (*a.values(), *b.values())):
+        return
+    rows = result.to_dict("records")
+    chosen = [r for r in rows if every or r["verdict"] in ("faster", "slower") or r.get("changed")]
+    print("\ntraces (one profiled round per run, times per round, A -> B):")
+    if not chosen:
+        print("  no case changed (--traces shows every case)")
+        return
+    keys = [tuple(r[c] for c in CASE_COLUMNS) for r in chosen]
+    changes = trace_changes(df, run_a, run_b, keys)
+    ns = lambda v: "-" if missing(v) else nanoseconds(v)  # noqa: E731
+    for row, key in zip(chosen, keys):
+        what = [row["verdict"]] + ([_pct(row["change_pct"])] if not missing(row["change_pct"]) else [])
+        params = f" ({row['params']})" if row["params"] else ""
+        changed = f"; {row['changed']}" if row.get("changed") else ""
+        print(f"{row['strategy']} N={row['n']}{params}: {' '.join(what)}{changed}")
+        part = changes[[tuple(c) == key for c in changes[CASE_COLUMNS].itertuples(index=False)]]
+        if part.empty:
+            for side, traces in (("A", a), ("B", b)):
+                trace = traces.get(key) or {}
+                if not trace.get("ranges"):
+                    print(f"  no trace in {side}: {trace.get('missing') or 'run without --nq-trace'}")
+            continue
+        width = max(len(str(r["range"])) if missing(r["kernel"]) else 2 + len(str(r["kernel"]))
+                    for r in part.to_dict("records"))
+        for item in part.to_dict("records"):
+            launches = ""
+            if not missing(item["launches_a"]) or not missing(item["launches_b"]):
+                la, lb = (("-" if missing(v) else f"{v:g}") for v in (item["launches_a"], item["launches_b"]))
+                launches = f"  launches {la}" + ("" if la == lb else f" -> {lb}")
+            label = item["range"] if missing(item["kernel"]) else f"  {item['kernel']}"
+            print(f"  {label:<{width}}  {ns(item['a_ns']):>9} -> {ns(item['b_ns']):>9}  "
+                  f"{_pct(item['change_pct']):>7}{launches}")
+        top = moved_most(part)
+        if top is not None:
+            where = top["range"] + ("" if missing(top["kernel"]) else f", kernel {top['kernel']}")
+            delta = top["b_ns"] - top["a_ns"]
+            print(f"  moved most: {where} {'+' if delta >= 0 else '-'}{nanoseconds(abs(delta))} "
+                  f"({_pct(top['change_pct'])})")
 
 
 def _p(value) -> str:
@@ -203,6 +262,9 @@ def add_commands(sub) -> None:
     p.add_argument("--fail-on", type=_fail_on, default=[], metavar="VERDICTS",
                    help="exit 1 if any benchmark gets one of these verdicts (comma list of "
                         f"{', '.join(FAILING_VERDICTS)}), e.g. --fail-on slower for a CI gate")
+    p.add_argument("--traces", action="store_true",
+                   help="for runs saved with pytest --nq-trace: the per-range and per-kernel trace times of every "
+                        "case (default: of the cases that got faster or slower or changed parameters)")
     p.set_defaults(func=cmd_compare)
 
     p = sub.add_parser("plot", help="write PNG figures: time vs N, speedup over serial")
