@@ -6,7 +6,7 @@ speaks of an H200 (its output was measured there), or when one of its commands n
 (a GPU strategy that is not refused before it starts, a measuring `report`, `characterize`
 or `queue-bench` without `--from`, `profile`), compiles every kernel (`build`, minutes), or
 talks to a remote cluster (`--cluster ADDRESS`), or reads the history of an earlier
-`pytest bench/ --benchmark-autosave` (`history`, `compare`, `plot` without `--storage`). `<!-- docs-test: skip -->` before a block
+`pytest bench/ --benchmark-autosave` (`history`, `compare`, `plot` without `--storage`, or for `history` a folder). `<!-- docs-test: skip -->` before a block
 skips it by hand (none does today).
 
 How output is compared: stdout line by line in order; lines shown starting with `nqprof:`
@@ -132,7 +132,8 @@ def _why_skipped(block: Block) -> str | None:
             return f"{ex.command}: measures on a GPU"
         if "--cluster" in words and words[words.index("--cluster") + 1] != "local":
             return f"{ex.command}: needs a running Dask scheduler"
-        if command in ("history", "compare", "plot") and "--storage" not in words and len(words) < 4:
+        named = "--storage" in words or (command == "history" and len(words) > 1 and not words[1].startswith("-"))
+        if command in ("history", "compare", "plot") and not named and len(words) < 4:
             return f"{ex.command}: reads the history of an earlier `pytest bench/ --benchmark-autosave`"
     return None
 
