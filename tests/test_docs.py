@@ -221,4 +221,5 @@ def test_the_rule_finds_the_examples():
     run = [cmd for cmd, m in readme.items() if not m]
     assert "nqprof solve 14 --strategy serial" in run and "nqprof plan 16 -s dp1 -p z=3" in run
     assert any(cmd.startswith("nqprof sweep") for cmd in run)
-    assert readme["nqprof solve 10 --strategy dp2"] and readme["nqprof solve 12 --strategy feinbube --repeats 3 --warmup 1"]
+    assert readme["nqprof solve 10 --strategy dp2"] and readme["nqprof solve 8 --strategy feinbube -q"]
+    assert readme["nqprof solve 12 -s feinbube -q"] and "nqprof solve 27 -s serial --timeout 1" in run
