@@ -633,3 +633,35 @@ def test_launch_past_the_runtime_cap_on_the_h200():
             assert "no answer" in big.error
         else:
             assert big.launch_failures > 0 and big.first_error == 69  # cudaErrorLaunchPendingCountExceeded
+
+
+def test_paired_rounds_alternate_and_count_the_launching_runs():
+    """Wang and Yalamanchili's t1/t2 pair: alternating first, warm-up rounds left out of the
+    times, launches counted on the launching runs only, stream failures on both."""
+    from nqprof.characterize.probe import paired_rounds
+
+    class Session:
+        params = {"warmup": 1, "repeats": 2}
+        mode, count, block = "default", 32, 64
+        ran_calls = 0
+
+        def ran(self):
+            self.ran_calls += 1
+
+        def info(self):
+            return {"memory": {"limits": {"pending_launches": 2048}},
+                    "device": {"name": "NVIDIA H200", "driver": "13.0"}, "toolkit": {"version": "13.0"}}
+
+    order, times = [], iter([1.0, 0.5, 0.6, 1.1, 1.2, 0.7])
+
+    def timed(func, label):
+        order.append(label.rsplit(" ", 1)[1])
+        return next(times), 32 if func == "with" else 0, 1 if func == "with" else 0, 7 if func == "with" else 0, 1
+
+    s = Session()
+    point = paired_rounds(s, "with", "without", timed, copies=3)
+    assert order == ["t1", "t2", "t2", "t1", "t1", "t2"]
+    assert point["t1_s"] == [1.1, 1.2] and point["t2_s"] == [0.6, 0.7]
+    assert (point["launches"], point["launch_failures"], point["first_error"]) == (96, 3, 7)
+    assert point["stream_failures"] == 6 and point["copies"] == 3 and point["rounds"] == 3
+    assert (point["mode"], point["pending"], point["device"], s.ran_calls) == ("default", 2048, "NVIDIA H200", 1)

@@ -48,13 +48,18 @@ def check_output(path: str | os.PathLike, what: str = "output", suffixes: Sequen
         raise InputError(f"{what} {text}: {folder} is not a folder")
     if path.exists() and not os.access(path, os.W_OK):
         raise InputError(f"{what} {text}: the file is not writable")
-    try:  # the one true test: a file can be created in that folder
+    _can_create_in(folder, what, text)
+    return path
+
+
+def _can_create_in(folder: Path, what: str, text: str) -> None:
+    """The one true test that a folder takes new files: create one, and remove it."""
+    try:
         fd, probe = tempfile.mkstemp(prefix=".nqprof-", suffix=".probe", dir=folder)
     except OSError as exc:
         raise InputError(f"{what} {text}: cannot write in {folder} ({_reason(exc)})") from None
     os.close(fd)
     os.unlink(probe)
-    return path
 
 
 def check_output_dir(path: str | os.PathLike, what: str = "output folder") -> Path:
@@ -69,12 +74,7 @@ def check_output_dir(path: str | os.PathLike, what: str = "output folder") -> Pa
     probe_in = path if path.exists() else path.parent
     if not probe_in.is_dir():
         raise InputError(f"{what} {text}: the folder {probe_in} does not exist")
-    try:
-        fd, probe = tempfile.mkstemp(prefix=".nqprof-", suffix=".probe", dir=probe_in)
-    except OSError as exc:
-        raise InputError(f"{what} {text}: cannot write in {probe_in} ({_reason(exc)})") from None
-    os.close(fd)
-    os.unlink(probe)
+    _can_create_in(probe_in, what, text)
     return path
 
 

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..strategies.gpu_common import GpuSession
-from .probe import Probe
+from .probe import Probe, paired_rounds
 
 #: mode -> the kernel's `mode` argument (DG_CHAR_* of kernels/devgraph.cu)
 GRAPH_MODES = {"graph-ff": 1, "graph-tail": 2}
@@ -96,35 +96,16 @@ class GraphLaunchSession(GpuSession):
         return timer.seconds, self.read_u64(self.acct, WORDS)
 
     def run_once(self) -> dict[str, Any]:
-        p = self.params
-        t1, t2, failures, first_error, launches = [], [], 0, 0, 0
-        for r in range(p["warmup"] + p["repeats"]):
-            pair = [("t1", self.with_launch), ("t2", self.without)]
-            for label, exe in pair if r % 2 == 0 else pair[::-1]:
-                seconds, words = self._time(exe, f"launch {self.mode} {label}")
-                if label == "t1":
-                    launches += int(words[LAUNCHES])
-                    failures += int(words[LAUNCH_FAILURES])
-                    first_error = first_error or int(words[FIRST_ERROR])
-                if r >= p["warmup"]:
-                    (t1 if label == "t1" else t2).append(seconds)
-        self.ran()
-        info = self.info()
-        return {
-            "mode": self.mode, "count": self.count, "block": self.block,
-            "pending": info["memory"]["limits"]["pending_launches"],
-            "t1_s": t1, "t2_s": t2, "rounds": p["warmup"] + p["repeats"], "launches": launches,
-            "launch_failures": failures, "first_error": first_error, "stream_failures": 0,
-            "copies": self.copies, "upload_bytes": self.upload_bytes,
-            "device": info["device"]["name"], "toolkit": info["toolkit"]["version"],
-            "driver": info["device"]["driver"],
-        }
+        def timed(exe, label):
+            seconds, words = self._time(exe, label)
+            return (seconds, int(words[LAUNCHES]), int(words[LAUNCH_FAILURES]), int(words[FIRST_ERROR]), 0)
+
+        return paired_rounds(self, self.with_launch, self.without, timed,
+                             copies=self.copies, upload_bytes=self.upload_bytes)
 
     def close(self) -> None:
-        if getattr(self, "graphs", None) is not None:
-            try:
-                self.graphs.close()
-            except Exception:
-                pass
-            self.graphs = None
+        from ..cuda.graphs import release
+
+        release(getattr(self, "graphs", None))
+        self.graphs = None
         super().close()

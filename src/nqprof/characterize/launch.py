@@ -26,7 +26,7 @@ from ..strategies.cdp.accounting import WORDS, decode_accounting, error_name
 from ..strategies.cdp.limits import HEADROOM, PENDING_SLOT_BYTES
 from ..strategies.gpu_common import GpuSession
 from ..textfmt import nbytes
-from .probe import Probe, run_probe
+from .probe import Probe, paired_rounds, run_probe
 
 #: The launch modes nqprof's strategies use, as the kernel's `stream` argument
 #: (CDP_STREAM_* of kernels/cdp.cuh, and CHAR_STREAM_TAIL of kernels/characterize.cu).
@@ -117,29 +117,11 @@ class LaunchSession(GpuSession):
         return timer.seconds, decode_accounting(self.read_u64(self.acct, WORDS), host_boards=self.count)
 
     def run_once(self):
-        p = self.params
-        t1, t2, failures, first_error, stream_failures, launches = [], [], 0, 0, 0, 0
-        for r in range(p["warmup"] + p["repeats"]):
-            pair = [("t1", self.with_launch), ("t2", self.without)]
-            for label, func in pair if r % 2 == 0 else pair[::-1]:
-                seconds, acct = self._time(func, f"launch {self.mode} {label}")
-                stream_failures += acct.stream_failures
-                if label == "t1":
-                    launches += acct.launches
-                    failures += acct.launch_failures
-                    first_error = first_error or acct.first_error
-                if r >= p["warmup"]:
-                    (t1 if label == "t1" else t2).append(seconds)
-        self.ran()
-        info = self.info()
-        return {
-            "mode": self.mode, "count": self.count, "block": self.block,
-            "pending": info["memory"]["limits"]["pending_launches"],
-            "t1_s": t1, "t2_s": t2, "rounds": p["warmup"] + p["repeats"], "launches": launches,
-            "launch_failures": failures, "first_error": first_error, "stream_failures": stream_failures,
-            "device": info["device"]["name"], "toolkit": info["toolkit"]["version"],
-            "driver": info["device"]["driver"],
-        }
+        def timed(func, label):
+            seconds, acct = self._time(func, label)
+            return seconds, acct.launches, acct.launch_failures, acct.first_error, acct.stream_failures
+
+        return paired_rounds(self, self.with_launch, self.without, timed)
 
 
 # --- results ------------------------------------------------------------------------------

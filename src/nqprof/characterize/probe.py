@@ -45,3 +45,33 @@ def run_probe(probe, params: dict[str, Any], timeout: float = DEFAULT_TIMEOUT, n
     reading, close it."""
     with ProbeRunner(probe, n, params, timeout) as runner:
         return runner.run_once()
+
+
+def paired_rounds(session, with_launch, without, timed, **extra: Any) -> dict[str, Any]:
+    """Wang and Yalamanchili's measurement on one session: warm-up plus repeated rounds of the
+    parent with its launches (t1) and without them (t2), alternating which goes first; the
+    launches made and failed are counted on t1's runs. ``timed(func, label)`` runs one and
+    returns (seconds, launches, launch failures, first error, stream failures)."""
+    p = session.params
+    t1, t2 = [], []
+    counts = {"launches": 0, "launch_failures": 0, "first_error": 0, "stream_failures": 0}
+    for r in range(p["warmup"] + p["repeats"]):
+        pair = [("t1", with_launch), ("t2", without)]
+        for label, func in pair if r % 2 == 0 else pair[::-1]:
+            seconds, launches, failures, first_error, stream_failures = timed(func, f"launch {session.mode} {label}")
+            counts["stream_failures"] += stream_failures
+            if label == "t1":
+                counts["launches"] += launches
+                counts["launch_failures"] += failures
+                counts["first_error"] = counts["first_error"] or first_error
+            if r >= p["warmup"]:
+                (t1 if label == "t1" else t2).append(seconds)
+    session.ran()
+    info = session.info()
+    return {
+        "mode": session.mode, "count": session.count, "block": session.block,
+        "pending": info["memory"]["limits"]["pending_launches"],
+        "t1_s": t1, "t2_s": t2, "rounds": p["warmup"] + p["repeats"], **counts, **extra,
+        "device": info["device"]["name"], "toolkit": info["toolkit"]["version"],
+        "driver": info["device"]["driver"],
+    }

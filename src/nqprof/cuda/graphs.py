@@ -137,3 +137,13 @@ class GraphLayer:
         for graph in reversed(self._graphs):
             cu.cuGraphDestroy(graph)
         self._execs, self._graphs = [], []
+
+
+def release(layer: "GraphLayer | None") -> None:
+    """Close a session's graph layer on the way out, quietly (a failed run's context may be
+    gone already); None is nothing to close."""
+    if layer is not None:
+        try:
+            layer.close()
+        except Exception:
+            pass

@@ -386,12 +386,10 @@ class DevGraphSession(GpuSession):
         return out
 
     def close(self) -> None:
-        if getattr(self, "graphs", None) is not None:
-            try:
-                self.graphs.close()
-            except Exception:
-                pass
-            self.graphs = None
+        from ..cuda.graphs import release
+
+        release(getattr(self, "graphs", None))
+        self.graphs = None
         super().close()
 
 
