@@ -190,6 +190,7 @@ def test_wheel_versions():
         "nvidia-cuda-runtime==13.5.*",
         "nvidia-cuda-crt==13.5.*",
         "nvidia-nvvm==13.5.*",
+        "nvidia-cuda-cccl==13.5.*",
     ]
     with pytest.raises(InputError):
         parse_version("cuda-system")

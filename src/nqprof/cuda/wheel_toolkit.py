@@ -2,7 +2,7 @@
 
 ``nvidia-cuda-nvcc`` ships nvcc, ptxas, nvlink and friends; ``nvidia-cuda-runtime`` the
 headers (cuda_runtime.h ...) and ``libcudadevrt.a``; ``nvidia-cuda-crt`` the crt/
-headers; ``nvidia-nvvm`` cicc and libdevice. All of them install into
+headers; ``nvidia-nvvm`` cicc and libdevice; ``nvidia-cuda-cccl`` libcu++ (``nv/target``). All of them install into
 ``site-packages/nvidia/cu13``. nvcc's dependencies on the other three are unpinned, so
 each is pinned here to the same release. Some releases' ``nvcc.profile`` expects the
 headers under ``targets/<arch>-linux/``, which the wheels lack, so :func:`make_root`
@@ -32,8 +32,9 @@ from typing import Sequence
 from ..errors import InputError, NqprofError, UnavailableError
 from .toolkit import find_toolkit, toolkit_version
 
-#: The wheels that together make a toolkit able to compile and device-link nqprof's kernels.
-WHEELS = ("nvidia-cuda-nvcc", "nvidia-cuda-runtime", "nvidia-cuda-crt", "nvidia-nvvm")
+#: The wheels that together make a toolkit able to compile and device-link nqprof's kernels
+#: (``nvidia-cuda-cccl``: libcu++'s headers, ``nv/target``, which cooperative groups include).
+WHEELS = ("nvidia-cuda-nvcc", "nvidia-cuda-runtime", "nvidia-cuda-crt", "nvidia-nvvm", "nvidia-cuda-cccl")
 
 #: The nqprof extras the GPU tests and benchmarks need.
 GPU_EXTRAS = ("cuda", "test")
