@@ -52,11 +52,16 @@ def verify(strategy: str, n: int, params: dict[str, Any], m: Measurement, measur
 
 
 class LocalRunner:
-    """A session run in this process (CPU strategies)."""
+    """A session run in this process (CPU strategies). Like every runner it says how many
+    processes take its rounds (``size``), which ran the latest (``last``), their process ids
+    beside this one (``pids``: none) and what the session said when it opened (``opened``)."""
+
+    size, last, pids = 1, 0, ()
 
     def __init__(self, strategy: Strategy, n: int, params: dict[str, Any]):
         self.strategy, self.n, self.params = strategy, n, params
         self._session = None
+        self.opened: dict[str, Any] = {}
 
     def start(self) -> "LocalRunner":
         self._session = self.strategy.open(self.n, self.params)
@@ -129,6 +134,8 @@ def _worker_main(conn, module: "str | Strategy", n: int, params: dict[str, Any],
 class WorkerRunner:
     """A session run in a child process, each request guarded by a timeout."""
 
+    size, last = 1, 0
+
     def __init__(self, strategy: Strategy, n: int, params: dict[str, Any], timeout: float | None = None,
                  opener: str = "open"):
         self.strategy, self.n, self.params = strategy, n, params
@@ -147,6 +154,10 @@ class WorkerRunner:
     def pid(self) -> int | None:
         """The worker's process id while it runs."""
         return self._proc.pid if self._proc is not None else None
+
+    @property
+    def pids(self) -> tuple[int, ...]:
+        return (self.pid,) if self.pid else ()
 
     def start(self) -> "WorkerRunner":
         fork = not self.strategy.needs_gpu and "fork" in mp.get_all_start_methods()
@@ -251,7 +262,7 @@ class RunnerPool:
 
     @property
     def pids(self) -> tuple[int, ...]:
-        return tuple(r.pid for r in self.runners if r.pid)
+        return tuple(pid for r in self.runners for pid in r.pids)
 
     @property
     def opened(self) -> dict[str, Any]:
@@ -329,11 +340,12 @@ class RoundLoop:
 
     def warm_up(self) -> None:
         """``warmup`` untimed rounds for each worker process."""
-        for i in range(self.warmup * getattr(self.runner, "size", 1)):
+        total = self.warmup * self.runner.size
+        for i in range(total):
             t0 = time.perf_counter()
             self.runner.run_once()
             self.warm_seconds.append(time.perf_counter() - t0)
-            self.progress.update(f"warm-up {i + 1}/{self.warmup} {self.warm_seconds[-1]:.3f} s")
+            self.progress.update(f"warm-up {i + 1}/{total} {self.warm_seconds[-1]:.3f} s")
 
     def statistic(self, m: Measurement, round_trip: float) -> float:
         if self.timer == "wall":
@@ -347,15 +359,15 @@ class RoundLoop:
         self.measurements.append(m)
         self.round_trips.append(trip)
         self.samples.append(self.statistic(m, trip))
-        self.round_process.append(getattr(self.runner, "last", 0))
+        self.round_process.append(self.runner.last)
         total = f"/{self.rule.fixed}" if self.rule.fixed else ""
         self.progress.update(f"round {len(self.measurements)}{total} {trip:.3f} s")
         return m
 
     def timed_rounds(self) -> None:
         """The timed rounds, until the rule is met, with the conditions around them."""
-        own = getattr(self.runner, "pids", None) or ((self.runner.pid,) if getattr(self.runner, "pid", None) else ())
-        bus = getattr(self.runner, "opened", {}).get("device", {}).get("pci_bus_id")
+        own = self.runner.pids
+        bus = self.runner.opened.get("device", {}).get("pci_bus_id")
         watch = conditions.GpuWatch(bus, own) if self.runner.strategy.needs_gpu else None
         cpu = conditions.CpuWatch(own)
         if watch:
