@@ -295,6 +295,7 @@ def test_bench_cases_run_on_the_cluster(pytester, request, tmp_path):
     assert cluster["scheduler"].startswith("tcp://") and len(cluster["workers"]) == 1
     for bench in data["benchmarks"]:
         assert bench["stats"]["rounds"] == 4 and bench["extra_info"]["verified"]
+        assert bench["extra_info"]["round_rule"] == "4 rounds"  # the rule the worker followed
         where = bench["extra_info"]["cluster"]
         assert where["worker"] == cluster["workers"][0]["worker"] and where["scheduler"] == cluster["scheduler"]
         # the statistic is the worker's own clock around the computation, as for a local case

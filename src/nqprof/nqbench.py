@@ -18,7 +18,6 @@ from . import __version__
 from .errors import CountMismatchError, UnavailableError
 from .options import Case, Settings, describe
 from .result import RunRecord
-from .rounds import RoundRule
 from .strategies import Strategy, get
 
 #: What the table calls each timer, and the clock name pytest-benchmark saves.
@@ -68,10 +67,10 @@ def clock_name(timer: str, strategy: Strategy) -> str:
 
 
 def extra_info(record: RunRecord, strategy: Strategy, warmup: int, case: Case | None = None,
-               rule: RoundRule | None = None) -> dict[str, Any]:
+               rule: str | None = None) -> dict[str, Any]:
     """What a saved benchmark carries: the run record (its sample lists once, as
     ``samples_compute`` and ``samples_wall``), the case as the user gave it, and how the
-    rounds were taken."""
+    rounds were taken (``rule``: :meth:`nqprof.rounds.RoundRule.describe`)."""
     info = {k: v for k, v in record.to_dict().items() if k not in _LEFT_OUT}
     compute = record.gpu_times if record.gpu_times else record.wall_times
     info.update(
@@ -83,8 +82,20 @@ def extra_info(record: RunRecord, strategy: Strategy, warmup: int, case: Case | 
     if case is not None:
         info["case"] = {"strategy": case.strategy, "n": case.n, "given": dict(case.given)}
     if rule is not None:
-        info["round_rule"] = rule.describe()
+        info["round_rule"] = rule
     return info
+
+
+def skip_unless_runnable(strategy: Strategy) -> None:
+    """Skip the test, with the reason, if ``strategy`` needs a GPU this machine lacks."""
+    if strategy.needs_gpu:
+        import pytest
+
+        from .machine import gpu_status
+
+        ok, why = gpu_status()
+        if not ok:
+            pytest.skip(f"{strategy.name} needs a GPU: {why}")
 
 
 def group_name(n: int, timer: str) -> str:
@@ -119,12 +130,7 @@ class NQBench:
 
         if self.remote is not None:
             return self.remote.run(self)
-        if self.strategy.needs_gpu:
-            from .machine import gpu_status
-
-            ok, why = gpu_status()
-            if not ok:
-                pytest.skip(f"{self.strategy.name} needs a GPU: {why}")
+        skip_unless_runnable(self.strategy)
         disabled = getattr(self.benchmark, "disabled", False)
         rounds, warmup = (1, 0) if disabled else (self.settings.rounds, self.settings.warmup)
         try:
@@ -136,15 +142,15 @@ class NQBench:
             loop.run()
         except CountMismatchError as exc:
             pytest.fail(str(exc), pytrace=False)
-        record = self.finish(loop.record(self._runner.info()), loop.rule)
+        record = self.finish(loop.record(self._runner.info()), loop.rule.describe())
         if self.tracer is not None and not disabled:
             self.close()  # the profiled child gets the GPU to itself
             self.benchmark.extra_info[self.tracer.key] = self.tracer.profile(self)
         return record
 
-    def finish(self, record: RunRecord, rule: RoundRule | None = None, **more: Any) -> RunRecord:
+    def finish(self, record: RunRecord, rule: str | None = None, **more: Any) -> RunRecord:
         """Record a measured run: its statistic into pytest-benchmark, the rest into
-        extra_info (``more`` too)."""
+        extra_info (the round rule's description ``rule``, and ``more``)."""
         benchmark = self.benchmark
         if benchmark.group is None:
             benchmark.group = group_name(self.case.n, record.timer)

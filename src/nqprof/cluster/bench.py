@@ -170,7 +170,7 @@ class ClusterBench:
             pytest.skip(f"{bench.label}: {exc}")
         record = RunRecord(**result["record"])
         cluster = {"scheduler": self.address, "worker": result["worker"], "host": result["host"], "gpu": result["gpu"]}
-        return bench.finish(record, cluster=cluster)
+        return bench.finish(record, result["rule"], cluster=cluster)
 
     def close(self) -> None:
         for future in self.futures.values():
