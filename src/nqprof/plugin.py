@@ -68,14 +68,19 @@ def build_cases(settings) -> list:
     return params
 
 
-def skip_unless_runnable(strategy) -> None:
-    """Skip the test, with the reason, if ``strategy`` needs a GPU this machine lacks."""
-    if strategy.needs_gpu:
-        from .machine import gpu_status
+_CLUSTER_BENCH = None
 
-        ok, why = gpu_status()
-        if not ok:
-            pytest.skip(f"{strategy.name} needs a GPU: {why}")
+
+def cluster_bench():
+    """:mod:`nqprof.cluster.bench`, imported on first use and kept: one module object, so
+    that the stash key it keeps the session's cluster under is one too (pytester's
+    in-process runs restore sys.modules, and a fresh import would make a second key)."""
+    global _CLUSTER_BENCH
+    if _CLUSTER_BENCH is None:
+        from .cluster import bench
+
+        _CLUSTER_BENCH = bench
+    return _CLUSTER_BENCH
 
 
 def _xdist_active(config) -> bool:
@@ -189,8 +194,7 @@ def pytest_collection_modifyitems(config, items) -> None:
 @pytest.fixture(name=FIXTURE)
 def nqbench_fixture(request):
     """An :class:`~nqprof.nqbench.NQBench` for this test's case; call ``.run()`` to benchmark it."""
-    from .cluster import bench as cluster_bench
-    from .nqbench import NQBench
+    from .nqbench import NQBench, skip_unless_runnable
     from .strategies import get
 
     if not hasattr(request, "param"):
@@ -199,7 +203,7 @@ def nqbench_fixture(request):
     case = Case.from_param(request.param)
     request.config.stash[_USED] = True
     request.node.user_properties.append(("nqprof", case.id))
-    remote = cluster_bench.of(request.config)
+    remote = cluster_bench().of(request.config)
     if remote is None:
         skip_unless_runnable(get(case.strategy))
     elif remote.gpu_skip_reason(get(case.strategy)):
@@ -219,9 +223,7 @@ def used(config) -> bool:
 
 def pytest_collection_finish(session) -> None:
     if session.config.getoption(CLUSTER_DEST, None):
-        from .cluster import bench as cluster_bench
-
-        cluster_bench.start(session)
+        cluster_bench().start(session)
 
 
 def pytest_terminal_summary(terminalreporter, config) -> None:
@@ -245,19 +247,15 @@ def pytest_terminal_summary(terminalreporter, config) -> None:
 
 def pytest_unconfigure(config) -> None:
     if config.getoption(CLUSTER_DEST, None):
-        from .cluster import bench as cluster_bench
-
-        cluster_bench.stop(config)
+        cluster_bench().stop(config)
 
 
 def pytest_benchmark_update_machine_info(config, machine_info) -> None:
     if not used(config):
         return
     from . import machine
-    from .cluster import bench as cluster_bench
-
     machine_info[MACHINE_KEY] = dict(machine.machine_facts())
-    cluster_bench.update_machine_info(config, machine_info[MACHINE_KEY])
+    cluster_bench().update_machine_info(config, machine_info[MACHINE_KEY])
 
 
 def pytest_benchmark_update_json(config, benchmarks, output_json) -> None:
