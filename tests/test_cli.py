@@ -95,6 +95,9 @@ def test_parse_params():
     assert parse_params(["a=1", " b = x "]) == {"a": "1", "b": "x"}
     with pytest.raises(InputError):
         parse_params(["=3"])
+    # report and characterize read --param through it: a repeated key is an error, as in solve
+    with pytest.raises(InputError, match=r"--param 'a' is given twice \(a=1, a=2\)"):
+        parse_params(["a=1", "a = 2"])
 
 
 # -- nqprof sweep, report listing, progress, start-up ------------------------------------------

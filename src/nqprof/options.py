@@ -94,13 +94,17 @@ def parse_param_axis(text: str) -> tuple[str, str, list[str]]:
 
 
 def parse_params(items: Sequence[str] | None) -> dict[str, str]:
-    """``["depth=5", "block=64"]`` -> ``{"depth": "5", "block": "64"}`` (one strategy's values)."""
+    """``["depth=5", "block=64"]`` -> ``{"depth": "5", "block": "64"}`` (one strategy's
+    values); a key given twice is an error, not the last one winning."""
     params: dict[str, str] = {}
     for item in items or ():
         key, sep, value = item.partition("=")
-        if not sep or not key.strip() or not value.strip():
+        key, value = key.strip(), value.strip()
+        if not sep or not key or not value:
             raise InputError(f"--param takes key=value, got {item!r}")
-        params[key.strip()] = value.strip()
+        if key in params:
+            raise InputError(f"--param {key!r} is given twice ({key}={params[key]}, {key}={value})")
+        params[key] = value
     return params
 
 
@@ -143,7 +147,7 @@ def parse_timer(text: str) -> str:
 def solve_params(items, strategy: str) -> dict[str, str]:
     """``--param [STRATEGY.]KEY=VALUE`` of one run: the prefix, where given, must be the run's
     strategy; a key given twice, or a list of values, is an error (a sweep takes lists)."""
-    params: dict[str, str] = {}
+    plain = []
     for item in items or ():
         target, sep, value = str(item).partition("=")
         name, dot, key = target.strip().rpartition(".")
@@ -154,10 +158,8 @@ def solve_params(items, strategy: str) -> dict[str, str]:
             raise InputError(f"--param {item!r}: names strategy {name.strip()!r}, but the run is {strategy} (-s)")
         if "," in value:
             raise InputError(f"--param {item!r}: one run takes one value (a list of values is for nqprof sweep)")
-        if key in params:
-            raise InputError(f"--param {key!r} is given twice ({key}={params[key]}, {key}={value})".replace("\n", "\\n"))
-        params[key] = value
-    return params
+        plain.append(f"{key}={value}")
+    return parse_params(plain)
 
 
 def sweep_params(items, strategies: list[str]) -> list[str]:
@@ -186,10 +188,6 @@ def sweep_params(items, strategies: list[str]) -> list[str]:
         else:
             axes.append(item)
     return axes
-
-
-#: What -o/--output writes for a run record, a list of them, or a table: JSON.
-JSON_SUFFIXES = (".json",)
 
 
 # -- the options -------------------------------------------------------------------------
