@@ -269,6 +269,22 @@ def test_nvidia_smi_is_the_fallback(monkeypatch, tmp_path):
     assert snap["clock_event_reasons"] == ["sw_thermal_slowdown"] and conditions.slowed(probe.reasons())
 
 
+def test_nvidia_smi_is_asked_once_per_round(monkeypatch, tmp_path):
+    """Each round's reasons and SM clock come from one nvidia-smi process, not two."""
+    calls = tmp_path / "calls"
+    smi = tmp_path / "nvidia-smi"
+    smi.write_text(f"#!/bin/sh\necho x >> {calls}\n"
+                   "echo 'NVIDIA H200, 1755, 3201, 1980, 402.50, 700.00, 63, Enabled, 0x0000000000000004'\n")
+    smi.chmod(0o755)
+    monkeypatch.setitem(sys.modules, "pynvml", None)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    watch = conditions.GpuWatch()
+    before = len(calls.read_text().split())
+    watch.round_done(0)
+    assert len(calls.read_text().split()) == before + 1
+    assert watch.round_clocks == [1755] and watch.throttled_rounds == [0]
+
+
 def test_cpu_conditions_name_the_cpu():
     cpu = conditions.cpu_conditions()
     assert cpu["cpu"] and cpu["cores"] >= 1 and 1 <= cpu["usable_cores"] <= cpu["cores"] and cpu["governor"]

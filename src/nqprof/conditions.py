@@ -81,6 +81,10 @@ class NvmlProbe:
     def sm_clock(self) -> int | None:
         return self._try(lambda: self._nv.nvmlDeviceGetClockInfo(self._h, self._nv.NVML_CLOCK_SM))
 
+    def sample(self) -> tuple[int | None, int | None]:
+        """(clock event reasons, SM clock) now: what is read after each round."""
+        return self.reasons(), self.sm_clock()
+
     def processes(self) -> list[int] | None:
         """PIDs of the compute processes on this GPU."""
         get = getattr(self._nv, "nvmlDeviceGetComputeRunningProcesses", None)
@@ -139,17 +143,16 @@ class SmiProbe:
         except (OSError, subprocess.SubprocessError, ValueError):
             return None
 
-    def reasons(self) -> int | None:
+    def sample(self) -> tuple[int | None, int | None]:
+        """(clock event reasons, SM clock) from one query (a process per reading)."""
         try:
-            return int(self._query()[-1], 16)
-        except (ValueError, OSError, subprocess.SubprocessError, IndexError):
-            return None
-
-    def sm_clock(self) -> int | None:
-        try:
-            return _number(self._query()[1], int)
+            v = self._query()
         except (OSError, subprocess.SubprocessError, IndexError):
-            return None
+            return None, None
+        return _number(v[8], lambda t: int(t, 16)), _number(v[1], int)
+
+    def reasons(self) -> int | None:
+        return self.sample()[0]
 
     def snapshot(self) -> dict[str, Any]:
         v = self._query()
@@ -222,8 +225,8 @@ class GpuWatch:
     def round_done(self, index: int) -> None:
         if not self.probe:
             return
-        mask = self.probe.reasons()
-        self.round_clocks.append(self.probe.sm_clock())
+        mask, clock = self.probe.sample()
+        self.round_clocks.append(clock)
         if mask is not None:
             self.reasons_seen.update(n for n in reason_names(mask) if n not in ("gpu_idle",))
             if slowed(mask):
