@@ -165,6 +165,7 @@ def run_rows(data: dict[str, Any], run: str) -> list[dict[str, Any]]:
         promoted = ("strategy", "n", "params", "samples_compute", "samples_wall", "samples_process")
         row.update(flatten({k: v for k, v in extra.items() if k not in promoted}, "extra"))
         row["extra.params"] = extra.get("params") or {}
+        row["extra.conditions"] = extra.get("conditions") or {}
         row["processes"] = extra.get("samples_process") or None
         clock = str((bench.get("options") or {}).get("timer", ""))
         for metric, times in samples(bench).items():
@@ -261,25 +262,13 @@ def _run_rows(df, run: str, metric: str) -> dict[tuple, dict[str, Any]]:
             "median": row.get(f"{metric}.median"),
             "params": row.get("extra.params") or {},
             "source_hash": _or_none(row.get("extra.source_hash")),
-            "conditions": {"cpu": _nested(row, "extra.conditions.cpu"), "gpu": _nested(row, "extra.conditions.gpu")},
+            "conditions": row.get("extra.conditions") if isinstance(row.get("extra.conditions"), dict) else {},
         }
     return out
 
 
-def _nested(row: dict[str, Any], prefix: str) -> dict[str, Any]:
-    """The flattened ``prefix.*`` columns of a row as one dict (one level deep)."""
-    out: dict[str, Any] = {}
-    for key, value in row.items():
-        if key.startswith(prefix + ".") and not missing_any(value):
-            parts = key[len(prefix) + 1:].split(".")
-            target = out
-            for part in parts[:-1]:
-                target = target.setdefault(part, {})
-            target[parts[-1]] = value
-    return out
-
-
 def missing_any(value) -> bool:
+    """A missing value that is not a list or dict (pandas' cells may hold either)."""
     return not isinstance(value, (list, dict)) and missing(value)
 
 
