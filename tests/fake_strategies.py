@@ -31,3 +31,4 @@ class Misbehaving(Strategy):
 
 
 STRATEGY = Misbehaving()
+

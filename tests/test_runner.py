@@ -42,3 +42,76 @@ def test_unexpected_exception_becomes_one_line_error():
 def test_describe():
     assert describe("dp3", 17, {"block": 128, "depth": 4}) == "dp3 N=17 (block=128, depth=4)"
     assert describe("serial", 14, {}) == "serial N=14"
+
+
+# -- a GPU case's rounds in worker processes one after another ---------------------------------
+
+def _series_run(tmp_path, rounds, warmup=1):
+    import os
+
+    from fake_process_bound import STRATEGY as bound
+    from nqprof.runner import RoundLoop, open_runner
+
+    log = tmp_path / "pids"
+    os.environ["NQPROF_TEST_PID_LOG"] = str(log)  # the workers inherit it
+    with open_runner(bound, 8, {}, timeout=60) as runner:
+        loop = RoundLoop(runner, rounds, warmup)
+        loop.run()
+        info = runner.info()
+    return loop, info, log.read_text().split()
+
+
+def test_gpu_rounds_go_to_two_processes_one_after_another(tmp_path, monkeypatch):
+    from nqprof.analysis import stats
+    from nqprof.runner import GPU_PROCESSES, ProcessSeries, open_runner
+    from fake_process_bound import STRATEGY as bound
+
+    assert GPU_PROCESSES == 2
+    assert isinstance(open_runner(bound, 8, {}), ProcessSeries)
+    monkeypatch.setenv("NQPROF_TEST_PID_LOG", "")
+    loop, info, pids = _series_run(tmp_path, None)
+    # two processes, the second opened after the first had gone (one context at a time)
+    assert len(set(pids)) == 2 and info["index"] == 1 and info["previous_alive"] is False
+    procs = loop.round_process
+    first = procs.count(0)
+    assert procs == [0] * first + [1] * (len(procs) - first)  # one after the other
+    assert first >= 3 and len(procs) - first >= 3  # ceil(5 / 2) rounds each at the least
+    assert set(loop.samples[:first]) == {0.001} and set(loop.samples[first:]) == {0.001 * 1.15}
+    assert len(loop.warm_seconds) == 2  # each process warms up
+    assert loop.describe().endswith("; shared by 2 worker processes one after another")
+    assert loop.conditions["cpu"]["other_busy_cores"] >= 0
+    # compare counts the processes' spread as noise: another run whose processes fell the
+    # other way round is the same case, not 15% faster
+    swapped = [0.001 * 1.15] * first + [0.001] * (len(procs) - first)
+    assert stats.process_spread(loop.samples, procs) == pytest.approx(0.15)
+    assert stats.decide(loop.samples, swapped, processes_a=procs, processes_b=procs).verdict == "same"
+    whole = stats.decide(loop.samples[:first], swapped[:first])
+    assert whole.verdict == "slower"  # what one process per run would have called
+
+
+def test_fixed_rounds_are_divided_and_one_round_opens_one_process(tmp_path, monkeypatch):
+    monkeypatch.setenv("NQPROF_TEST_PID_LOG", "")
+    loop, info, pids = _series_run(_dir(tmp_path, "a"), 3, warmup=0)
+    assert loop.round_process == [0, 0, 1] and len(pids) == 2
+    loop, info, pids = _series_run(_dir(tmp_path, "b"), 1, warmup=0)
+    assert loop.round_process == [0] and len(pids) == 1 and info["index"] == 0
+    assert "shared" not in loop.describe()
+
+
+def test_round_rule_split():
+    from nqprof.rounds import RoundRule
+
+    auto = RoundRule()
+    assert auto.split(1) == [auto]
+    share = auto.split(2)
+    assert len(share) == 2 and share[0] == share[1]
+    assert (share[0].min_rounds, share[0].min_time, share[0].max_time, share[0].max_rounds) == (3, 0.25, 5.0, 500)
+    assert share[0].target_noise == auto.target_noise
+    assert [r.fixed for r in RoundRule(fixed=7).split(3)] == [3, 2, 2]
+    assert [r.fixed for r in RoundRule(fixed=2).split(3)] == [1, 1]
+
+
+def _dir(base, name):
+    path = base / name
+    path.mkdir()
+    return path

@@ -290,19 +290,42 @@ def test_cpu_conditions_name_the_cpu():
     assert cpu["cpu"] and cpu["cores"] >= 1 and 1 <= cpu["usable_cores"] <= cpu["cores"] and cpu["governor"]
 
 
+def _spin(seconds=1.5):
+    return subprocess.Popen([sys.executable, "-c", f"import time\nt = time.time() + {seconds}\nwhile time.time() < t: pass"])
+
+
+@pytest.mark.skipif(not Path("/proc/stat").exists(), reason="needs Linux's /proc")
+def test_a_paused_watch_leaves_out_the_work_between_its_spans():
+    """Between two worker processes of a series the watch pauses: the next worker starting
+    up (here a process spinning only while paused) is not other work; unpaused, it is."""
+    def watched(pause):
+        watch = conditions.CpuWatch()
+        time.sleep(0.2)
+        if pause:
+            watch.pause()
+        child = _spin(1.0)
+        time.sleep(1.2)  # not waited for until the watch ends: its time is not ours
+        if pause:
+            watch.resume()
+        time.sleep(0.2)
+        busy = watch.finish()["other_busy_cores"]
+        child.wait()
+        return busy
+
+    # other work on this machine shows in both: the spinner's share (about 0.6) only unpaused
+    assert watched(pause=False) - watched(pause=True) > 0.4
+
+
 @pytest.mark.skipif(not Path("/proc/stat").exists(), reason="needs Linux's /proc")
 def test_other_work_during_the_rounds_is_measured():
     """A busy process that is not the run's own shows as other work; as the run's own
     (its worker), it does not."""
-    def spin():
-        return subprocess.Popen([sys.executable, "-c", "import time\nt = time.time() + 1.5\nwhile time.time() < t: pass"])
-
-    child = spin()
+    child = _spin()
     watch = conditions.CpuWatch()
     time.sleep(0.9)
     seen = watch.finish()
     child.wait()
-    child = spin()
+    child = _spin()
     mine = conditions.CpuWatch(own_pids=(child.pid,))
     time.sleep(0.9)
     own = mine.finish()

@@ -21,7 +21,7 @@
 #   bench          pytest bench/ --benchmark-autosave (the whole suite)
 #   trust-a        the default suite saved as run A of an A/A pair ($OUT/trust), and nqprof history's
 #                  pytest-benchmark median beside the CUDA-event median for feinbube, fast, cdp-bp N=8..14
-#   trust-b        the default suite again into the storage of trust-a (in the same call, or carried in
+#   trust-b        the default suite again into the storage of trust-a (kept on the host between calls, or carried in
 #                  .stage/trust), compared A/A
 #   trust-c        a default moved in a copy of the tree (default: cdp-bp's host depth min(5, N-3) -> min(4, N-3);
 #                  MOVE_FILE, MOVE_FROM, MOVE_TO, MOVE_STRATEGY), that strategy saved again as run C and compared
@@ -84,6 +84,12 @@ run() {  # run NAME SECONDS COMMAND...: log to $OUT/NAME.log, never stop the scr
 }
 C=$OUT/characterize
 TRACED=/tmp/nqprof-traced  # the trace-* stages' history, kept between calls on one host
+TRUST=/tmp/nqprof-trust    # the trust-* stages' history: kept on the host, copied to $OUT/trust after each
+seed_trust() {  # a later trust stage on a fresh host starts from a copy carried in .stage/trust
+  mkdir -p "$TRUST"
+  if [ -z "$(ls -A "$TRUST")" ] && [ -d .stage/trust ]; then cp -r .stage/trust/. "$TRUST/"; fi
+}
+keep_trust() { mkdir -p "$OUT/trust" && cp -r "$TRUST/." "$OUT/trust/"; }
 TRACE_CASES="--nq-strategy=feinbube,dp3,fast --nq-n=12:14"
 carneiro_stages="carneiro-plan carneiro-verify carneiro-chunks carneiro-chunks-dp1-16 carneiro-chunks-dp3-18 carneiro-default carneiro-speed carneiro-tune carneiro-table2 carneiro-memcheck carneiro-racecheck"
 cdp_strategies="dp1 dp2 dp3 dpswap cdp-bp cdp-dp3"
@@ -121,19 +127,23 @@ for stage in "${stages[@]}"; do
         --timeout 60 -o "$OUT/dp2-tune.json" ;;
     dp3-tune) run dp3-tune 300 nqprof sweep -s dp3 --n 16:18 --param depth=3,4 --repeats 3 --warmup 1 \
         --timeout 60 -o "$OUT/dp3-tune.json" ;;
-    trust-a) run trust-a 590 bash -c "python3 -m pytest bench/ --benchmark-autosave --benchmark-storage=\$OUT/trust \
-          -q -rs -p no:cacheprovider && nqprof history \$OUT/trust | grep -E '^ *run|^ *0001 +(feinbube|fast|cdp-bp) +(8|9|10|11|12|13|14) '" ;;
-    trust-b) mkdir -p "$OUT/trust" && if [ -d .stage/trust ]; then cp -r .stage/trust/* "$OUT/trust/"; fi
-      run trust-b 590 bash -c "python3 -m pytest bench/ --benchmark-autosave --benchmark-storage=\$OUT/trust -q \
-          -p no:cacheprovider && nqprof compare --storage \$OUT/trust 0001 0002" ;;
-    trust-c) rm -rf /tmp/nqprof-moved && mkdir -p /tmp/nqprof-moved && cp -r . /tmp/nqprof-moved/ 2>/dev/null
+    trust-a) rm -rf "$TRUST" && mkdir -p "$TRUST"
+      run trust-a 590 bash -c "python3 -m pytest bench/ --benchmark-autosave --benchmark-storage=$TRUST \
+          -q -rs -p no:cacheprovider && nqprof history $TRUST | grep -E '^ *run|^ *0001 +(feinbube|fast|cdp-bp) +(8|9|10|11|12|13|14) '"
+      keep_trust ;;
+    trust-b) seed_trust
+      run trust-b 590 bash -c "python3 -m pytest bench/ --benchmark-autosave --benchmark-storage=$TRUST -q \
+          -p no:cacheprovider && nqprof compare --storage $TRUST 0001 0002"
+      keep_trust ;;
+    trust-c) seed_trust; rm -rf /tmp/nqprof-moved && mkdir -p /tmp/nqprof-moved && cp -r . /tmp/nqprof-moved/ 2>/dev/null
       # a default moved in a copy of the tree: MOVE_FILE, MOVE_FROM -> MOVE_TO, benchmarked for MOVE_STRATEGY
       sed -i "s/${MOVE_FROM:-max(1, min(5, n - 3))}/${MOVE_TO:-max(1, min(4, n - 3))}/" \
         "/tmp/nqprof-moved/${MOVE_FILE:-src/nqprof/strategies/cdp_bp.py}"
       diff "${MOVE_FILE:-src/nqprof/strategies/cdp_bp.py}" "/tmp/nqprof-moved/${MOVE_FILE:-src/nqprof/strategies/cdp_bp.py}"
       run trust-c 400 bash -c "cd /tmp/nqprof-moved && NQPROF_SITE=/tmp/nqprof-site-moved tools/gpuhost.sh python3 -m pytest \
-          bench/ --nq-strategy=${MOVE_STRATEGY:-cdp-bp} --benchmark-autosave --benchmark-storage=\$OUT/trust -q \
-          -p no:cacheprovider && cd - >/dev/null && nqprof compare --storage \$OUT/trust 0002 0003" ;;
+          bench/ --nq-strategy=${MOVE_STRATEGY:-cdp-bp} --benchmark-autosave --benchmark-storage=$TRUST -q \
+          -p no:cacheprovider && cd - >/dev/null && nqprof compare --storage $TRUST 0002 0003"
+      keep_trust ;;
     trace-a) rm -rf "$TRACED"
       run trace-a 580 python3 -m pytest bench/ $TRACE_CASES --nq-trace --benchmark-autosave \
           --benchmark-storage="$TRACED" -q -rs -p no:cacheprovider ;;

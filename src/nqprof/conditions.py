@@ -217,6 +217,10 @@ class GpuWatch:
             self.before = self.probe.snapshot()
             self._note_others()
 
+    def also_own(self, pids: tuple[int, ...]) -> None:
+        """The run's rounds moved to these processes too (the next worker of a series)."""
+        self.own.update(pids)
+
     def _note_others(self) -> None:
         pids = self.probe.processes()
         if pids is not None:
@@ -312,24 +316,47 @@ def _process_ticks(pids: tuple[int, ...]) -> int:
 class CpuWatch:
     """The CPU conditions of one run: model, cores, governor before the rounds, and over the
     rounds how many cores other work kept busy (all CPUs' busy time less this run's own
-    processes', ``own_pids`` and this one) and the share of time stolen by the hypervisor."""
+    processes', ``own_pids`` and this one) and the share of time stolen by the hypervisor.
+
+    A run whose rounds go to worker processes one after another is watched in spans:
+    :meth:`pause` between two processes (a worker starting up is not other work),
+    :meth:`resume` with the next one's pids."""
 
     def __init__(self, own_pids: tuple[int, ...] = ()):
-        self.pids = (os.getpid(), *own_pids)
         self.facts = cpu_conditions()
-        self._start = _cpu_ticks(), _process_ticks(self.pids), time.monotonic()
+        self._busy = self._own = self._steal = self._total = 0
+        self._elapsed = 0.0
+        self._ticked = True  # every span could read /proc/stat
+        self._span: tuple[Any, int, float] | None = None
+        self.resume(own_pids)
+
+    def resume(self, own_pids: tuple[int, ...] = ()) -> None:
+        """Start a span watching these own processes (beside this one)."""
+        self.pids = (os.getpid(), *own_pids)
+        self._span = _cpu_ticks(), _process_ticks(self.pids), time.monotonic()
+
+    def pause(self) -> None:
+        """End the current span (its own processes still alive)."""
+        if self._span is None:
+            return
+        (ticks0, own0, t0), ticks1 = self._span, _cpu_ticks()
+        self._own += _process_ticks(self.pids) - own0
+        self._elapsed += time.monotonic() - t0
+        if ticks0 and ticks1:
+            self._busy += ticks1[0] - ticks0[0]
+            self._steal += ticks1[1] - ticks0[1]
+            self._total += ticks1[2] - ticks0[2]
+        else:
+            self._ticked = False
+        self._span = None
 
     def finish(self) -> dict[str, Any]:
-        (ticks0, own0, t0), ticks1 = self._start, _cpu_ticks()
+        self.pause()
         out = dict(self.facts)
-        elapsed = time.monotonic() - t0
-        if ticks0 and ticks1 and elapsed > 0:
+        if self._ticked and self._elapsed > 0:
             hz = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-            busy = (ticks1[0] - ticks0[0]) / hz
-            own = (_process_ticks(self.pids) - own0) / hz
-            total = ticks1[2] - ticks0[2]
-            out["other_busy_cores"] = round(max(0.0, busy - own) / elapsed, 2)
-            out["steal_pct"] = round(100.0 * (ticks1[1] - ticks0[1]) / total, 1) if total > 0 else 0.0
+            out["other_busy_cores"] = round(max(0.0, (self._busy - self._own) / hz) / self._elapsed, 2)
+            out["steal_pct"] = round(100.0 * self._steal / self._total, 1) if self._total > 0 else 0.0
         return out
 
 

@@ -142,7 +142,7 @@ class NQBench:
             loop.run()
         except CountMismatchError as exc:
             pytest.fail(str(exc), pytrace=False)
-        record = self.finish(loop.record(self._runner.info()), loop.rule.describe())
+        record = self.finish(loop.record(self._runner.info()), loop.describe())
         if self.tracer is not None and not disabled:
             self.close()  # the profiled child gets the GPU to itself
             self.benchmark.extra_info[self.tracer.key] = self.tracer.profile(self)

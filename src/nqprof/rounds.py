@@ -83,6 +83,23 @@ class RoundRule:
                 f"relative standard error is under {self.target_noise:.1%}; at most {self.max_time:g} s "
                 f"or {self.max_rounds:,} rounds")
 
+    def split(self, processes: int) -> "list[RoundRule]":
+        """The rules of ``processes`` worker processes that take a case's rounds one after
+        another: a fixed count divided among them (no process gets none: ``--rounds 1``
+        opens one); auto's times and rounds divided, each process timing at least
+        ceil(MIN_ROUNDS / processes) rounds (so each has a median of its own) to the same
+        noise target."""
+        k = max(1, processes)
+        if self.fixed is not None:
+            counts = [self.fixed // k + (1 if i < self.fixed % k else 0) for i in range(k)]
+            return [RoundRule(fixed=c) for c in counts if c > 0]
+        if k == 1:
+            return [self]
+        share = RoundRule(min_rounds=-(-self.min_rounds // k), min_time=self.min_time / k,
+                          max_time=self.max_time / k, max_rounds=max(1, self.max_rounds // k),
+                          target_noise=self.target_noise)
+        return [share] * k
+
     @classmethod
     def of(cls, rounds: int | None) -> "RoundRule":
         """The rule for a ``--rounds`` value (None: auto)."""

@@ -53,10 +53,12 @@ def verify(strategy: str, n: int, params: dict[str, Any], m: Measurement, measur
 
 class LocalRunner:
     """A session run in this process (CPU strategies). Like every runner it says how many
-    processes take its rounds (``size``), which ran the latest (``last``), their process ids
-    beside this one (``pids``: none) and what the session said when it opened (``opened``)."""
+    processes take its rounds at once (``size``), which ran the latest (``last``), their
+    process ids beside this one (``pids``: none), what the session said when it opened
+    (``opened``) and how many processes take the rounds one after another (``phases``; a
+    :class:`ProcessSeries` moves to the next with ``advance()``)."""
 
-    size, last, pids = 1, 0, ()
+    size, last, pids, phases = 1, 0, (), 1
 
     def __init__(self, strategy: Strategy, n: int, params: dict[str, Any]):
         self.strategy, self.n, self.params = strategy, n, params
@@ -134,7 +136,7 @@ def _worker_main(conn, module: "str | Strategy", n: int, params: dict[str, Any],
 class WorkerRunner:
     """A session run in a child process, each request guarded by a timeout."""
 
-    size, last = 1, 0
+    size, last, phases = 1, 0, 1
 
     def __init__(self, strategy: Strategy, n: int, params: dict[str, Any], timeout: float | None = None,
                  opener: str = "open"):
@@ -241,14 +243,20 @@ class WorkerRunner:
 
 #: Worker processes a CPU case's rounds go to in turn. A CPU time depends on the process
 #: (the core it lands on, where its memory is), so compare counts the spread between the
-#: processes' medians as noise, as asv does; forked workers cost milliseconds. A GPU case
-#: has one worker: a CUDA context each, and the memory ledger must see one context.
+#: processes' medians as noise, as asv does; forked workers cost milliseconds.
 CPU_PROCESSES = 3
+#: Worker processes a GPU case's rounds go to one after another (:class:`ProcessSeries`).
+#: A GPU time can depend on the process too (where its context's allocations land: one
+#: device-graph case measured 84 us in some processes and 96 us in others), so compare
+#: counts their spread as noise; one at a time, so the memory ledger sees one context.
+GPU_PROCESSES = 2
 
 
 class RunnerPool:
     """Several worker runners of one case that take the rounds in turn; ``last`` is the
     index of the one that ran the latest round."""
+
+    phases = 1
 
     def __init__(self, runners: list[WorkerRunner]):
         self.runners = runners
@@ -295,17 +303,74 @@ class RunnerPool:
         self.close()
 
 
+class ProcessSeries:
+    """Worker runners of one case that take its rounds one after another: the first opens,
+    runs its share and closes when :meth:`advance` opens the next. ``last`` is the index of
+    the one running now; ``opened`` is what the first said when it opened."""
+
+    size = 1
+
+    def __init__(self, runners: list[WorkerRunner]):
+        self.runners = runners
+        first = runners[0]
+        self.strategy, self.n, self.params = first.strategy, first.n, first.params
+        self.last = 0
+        self.opened: dict[str, Any] = {}
+
+    @property
+    def phases(self) -> int:
+        return len(self.runners)
+
+    @property
+    def current(self) -> WorkerRunner:
+        return self.runners[self.last]
+
+    @property
+    def pids(self) -> tuple[int, ...]:
+        return self.current.pids
+
+    def start(self) -> "ProcessSeries":
+        self.current.start()
+        self.opened = self.current.opened
+        return self
+
+    def advance(self) -> None:
+        """Close the running process and open the next."""
+        if self.last + 1 >= len(self.runners):
+            raise errors.NqprofError("no further worker process in this series")
+        self.current.close()
+        self.last += 1
+        self.current.start()
+
+    def run_once(self) -> Measurement:
+        return self.current.run_once()
+
+    def info(self) -> dict[str, Any]:
+        return self.current.info()
+
+    def close(self) -> None:
+        self.current.close()
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.close()
+
+
 def open_runner(strategy: Strategy, n: int, params: dict[str, Any], timeout: float | None = None,
                 isolate: bool = True, processes: int | None = None):
-    """The runner for a strategy: watchdog worker processes (``processes``, default one for
-    a GPU strategy and CPU_PROCESSES for a CPU one), or (``isolate=False``) this process,
-    without a timeout. A daemonic process (a Dask worker's) may start no child, so a CPU
-    session runs there in-process; the cluster bounds its time."""
+    """The runner for a strategy: watchdog worker processes (``processes``, default
+    GPU_PROCESSES one after another for a GPU strategy and CPU_PROCESSES in turn for a CPU
+    one), or (``isolate=False``) this process, without a timeout. A daemonic process (a
+    Dask worker's) may start no child, so a CPU session runs there in-process; the cluster
+    bounds its time."""
     if isolate and (strategy.needs_gpu or not mp.current_process().daemon):
-        count = processes or (1 if strategy.needs_gpu else CPU_PROCESSES)
+        count = processes or (GPU_PROCESSES if strategy.needs_gpu else CPU_PROCESSES)
         if count == 1:
             return WorkerRunner(strategy, n, params, timeout)
-        return RunnerPool([WorkerRunner(strategy, n, params, timeout) for _ in range(count)])
+        runners = [WorkerRunner(strategy, n, params, timeout) for _ in range(count)]
+        return ProcessSeries(runners) if strategy.needs_gpu else RunnerPool(runners)
     return LocalRunner(strategy, n, params)
 
 
@@ -364,27 +429,45 @@ class RoundLoop:
         self.progress.update(f"round {len(self.measurements)}{total} {trip:.3f} s")
         return m
 
-    def timed_rounds(self) -> None:
-        """The timed rounds, until the rule is met, with the conditions around them."""
-        own = self.runner.pids
-        bus = self.runner.opened.get("device", {}).get("pci_bus_id")
-        watch = conditions.GpuWatch(bus, own) if self.runner.strategy.needs_gpu else None
-        cpu = conditions.CpuWatch(own)
-        if watch:
-            watch.start()
-        t0 = time.perf_counter()
-        while not self.rule.done(self.samples, time.perf_counter() - t0):
+    def timed_rounds(self, rule: RoundRule, gpu: "conditions.GpuWatch | None") -> None:
+        """Timed rounds in the running process until ``rule`` is met."""
+        first, t0 = len(self.samples), time.perf_counter()
+        while not rule.done(self.samples[first:], time.perf_counter() - t0):
             self.one_round()
-            if watch:
-                watch.round_done(len(self.measurements) - 1)
-        self.conditions = {"cpu": cpu.finish()}
-        if watch:
-            self.conditions["gpu"] = watch.finish()
+            if gpu:
+                gpu.round_done(len(self.measurements) - 1)
 
     def run(self) -> list[Measurement]:
-        self.warm_up()
-        self.timed_rounds()
+        """For each worker process of the runner in turn (``phases``): its warm-up, then its
+        share of the rounds (RoundRule.split), with the conditions around the timed rounds."""
+        r = self.runner
+        gpu = cpu = None
+        for phase, rule in enumerate(self.rule.split(r.phases)):
+            if phase:
+                r.advance()
+            self.warm_up()
+            if cpu is None:
+                bus = r.opened.get("device", {}).get("pci_bus_id")
+                gpu = conditions.GpuWatch(bus, r.pids) if r.strategy.needs_gpu else None
+                cpu = conditions.CpuWatch(r.pids)
+                if gpu:
+                    gpu.start()
+            else:
+                cpu.resume(r.pids)
+                if gpu:
+                    gpu.also_own(r.pids)
+            self.timed_rounds(rule, gpu)
+            cpu.pause()
+        self.conditions = {"cpu": cpu.finish()}
+        if gpu:
+            self.conditions["gpu"] = gpu.finish()
         return self.measurements
+
+    def describe(self) -> str:
+        """The round rule this loop followed."""
+        text = self.rule.describe()
+        used = len(self.rule.split(self.runner.phases))
+        return text if used == 1 else f"{text}; shared by {used} worker processes one after another"
 
     def record(self, info: dict[str, Any]) -> RunRecord:
         r = self.runner

@@ -10,8 +10,9 @@ The way asv and NVBench's compare decide, not a threshold on one run's spread al
   of its four quarters of rounds: conditions that move within a run move between runs
   too), half of each run's relative interquartile range (rounds that spread widely,
   or fall in two modes, have a median that moves between runs) and the relative range of
-  each run's per-process medians where its rounds ran in several worker processes (a
-  CPU case: what a process gets, a core and its memory, moves its time);
+  each run's per-process medians where its rounds ran in several worker processes (what
+  a process gets, a core and its memory, or where its CUDA context's allocations land,
+  moves its time);
 * otherwise **faster** or **slower**.
 
 Pure Python (no scipy): the exact U distribution for small samples, the normal

@@ -91,7 +91,7 @@ def run_case(strategy: str, n: int, given: dict[str, Any], warmup: int, rounds: 
         loop = RoundLoop(runner, rounds, warmup, timer=timer)
         loop.run()
         record = loop.record(runner.info())
-    return {"record": record.to_dict(), "rule": loop.rule.describe(), **where()}
+    return {"record": record.to_dict(), "rule": loop.describe(), **where()}
 
 
 def where() -> dict[str, Any]:

@@ -1,0 +1,51 @@
+"""A GPU-like strategy whose time depends on the worker process (imported by workers)."""
+
+import os
+
+from nqprof.result import Measurement
+from nqprof.strategies.base import Session, Strategy
+
+
+class _ProcessBound(Session):
+    """A GPU-like session whose time depends on the process: the k-th process opened (its
+    pid appended to the file named by $NQPROF_TEST_PID_LOG) times 1 ms * (1 + 0.15 k), so rounds of two processes
+    differ by 15%; it notes whether the process before it was still alive."""
+
+    def __init__(self, log, n):
+        self.n = n
+        with open(log, "a+", encoding="utf-8") as fh:
+            fh.seek(0)
+            before = [int(p) for p in fh.read().split()]
+            fh.write(f"{os.getpid()}\n")
+        self.index = len(before)
+        self.previous_alive = bool(before) and _alive(before[-1])
+
+    def run_once(self):
+        from nqprof.problem import known_count
+
+        return Measurement(count=known_count(self.n), wall_s=0.002, gpu_s=0.001 * (1 + 0.15 * self.index))
+
+    def info(self):
+        return {"index": self.index, "previous_alive": self.previous_alive, "pid": os.getpid()}
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        return False
+    return True
+
+
+class ProcessBound(Strategy):
+    name = "process-bound"
+    title = "test double: a GPU case whose time depends on its process"
+    params = ()
+
+    device = "gpu"
+
+    def open(self, n, params):
+        return _ProcessBound(os.environ["NQPROF_TEST_PID_LOG"], n)
+
+
+STRATEGY = ProcessBound()
