@@ -207,6 +207,35 @@ def test_the_spread_between_worker_processes_raises_the_floor():
     assert stats.decide([1.0] * 30, b, processes_a=procs).verdict == "slower"
 
 
+def test_students_t_from_the_incomplete_beta_function():
+    # the 0.995 quantiles of a printed table, and the distribution's symmetry
+    for df, q in [(1, 63.657), (2, 9.925), (4, 4.604), (10, 3.169), (30, 2.750)]:
+        assert stats.t_quantile(0.995, df) == pytest.approx(q, abs=1e-3)
+    assert stats.t_quantile(0.975, 5) == pytest.approx(2.571, abs=1e-3)
+    assert stats.t_cdf(0.0, 3) == pytest.approx(0.5)
+    assert stats.t_cdf(-2.0, 7) == pytest.approx(1 - stats.t_cdf(2.0, 7))
+
+
+def test_the_processes_of_both_runs_give_one_interval():
+    """Where both runs used several processes, the floor is Student's interval on their
+    process medians, the variance pooled: two processes 10% apart in one run and none in
+    the other leave 60% undecided (2 degrees of freedom at p < 0.01)."""
+    procs = [0, 1] * 10
+    a = [1.0, 1.1] * 10
+    b = [1.0, 1.0] * 10
+    # logs 0 and ln 1.1: squares ln(1.1)^2 / 2, pooled over 2 df, se = sqrt(pooled (1/2 + 1/2))
+    assert stats.between_process_floor(a, b, procs, procs) == pytest.approx(0.6047, abs=1e-3)
+    assert stats.between_process_floor(a, b, procs, procs) == stats.between_process_floor(b, a, procs, procs)
+    # processes that agree leave the floor to the rest; one run's processes alone: their range
+    assert stats.between_process_floor(b, b, procs, procs) == 0.0
+    assert stats.between_process_floor(a, b, procs, None) == pytest.approx(0.1)
+    # three processes a side that agree within 1%: a 20% change is called
+    three = [0, 1, 2] * 10
+    agree = [1.0, 1.01, 0.995] * 10
+    assert stats.floor_of(agree, [x * 1.2 for x in agree], 0.05, three, three) < 0.1
+    assert stats.decide(agree, [x * 1.2 for x in agree], processes_a=three, processes_b=three).verdict == "slower"
+
+
 def test_cpu_cases_have_the_larger_floor(tmp_path):
     """A change of 7%: a verdict for a GPU case, the same for a CPU case (whose times move
     between runs with the host)."""
