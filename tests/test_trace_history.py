@@ -189,7 +189,8 @@ def test_trace_changes_side_by_side_per_range_and_kernel(tmp_path):
     assert parent["range"] == "cdp-generation-1" and parent["a_ns"] == 20672 and parent["launches_a"] == 1
     assert parent["b_ns"] == int(20672 * 1.2) and round(parent["change_pct"]) == 20
     top = trace_history.moved_most(changes)
-    assert top["range"] == "cdp-generation-1" and history.missing(top["kernel"])  # the range moved 20.9 us, its kernel 4.1
+    # what moved on the GPU: the range moved 20.9 us, but its time is the host's; its kernel 4.1 us
+    assert (top["range"], top["kernel"]) == ("cdp-generation-1", "parent")
     assert trace_history.run_traces(df) == {run_a: {"traced": 1, "missing": 1}, run_b: {"traced": 1, "missing": 1}}
     assert trace_history.trace_path(tmp_path / "store", run_a, "traces/r/x.sqlite") == (
         tmp_path / "store" / "Linux-CPython-3.11-64bit" / "traces" / "r" / "x.sqlite")
@@ -217,7 +218,7 @@ def test_compare_prints_the_traces_of_changed_cases(tmp_path, capsys):
     assert "dp3 N=12: slower +20.0%; depth 3 -> 4" in block
     assert "  cdp-generation-1     104.7 us ->  125.6 us   +20.0%\n" in block
     assert "    parent              20.7 us ->   24.8 us   +20.0%  launches 1\n" in block
-    assert "moved most: cdp-generation-1 +20.9 us (+20.0%)" in block
+    assert "moved most: cdp-generation-1, kernel parent +4.1 us (+20.0%)" in block
     assert "serial" not in block  # unchanged: shown with --traces
     assert main(["compare", "--storage", str(storage), "--traces"]) == 0
     block = capsys.readouterr().out.split("traces (one profiled round per run")[1]
@@ -281,3 +282,36 @@ def test_device_generations_compare_beside_the_nsys_ranges(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "  device generation 1     600 ns ->    700 ns   +16.7%\n" in out
     assert "    grids (device)        1.1 us ->    1.3 us   +18.3%  launches 2\n" in out
+
+
+def test_what_moved_most_is_gpu_work_not_the_hosts():
+    """The build and the stream hold move with the host (compile cache, queuing): the
+    kernel that moved names the change; a range only where no GPU row is in both runs."""
+    import pandas as pd
+
+    def row(rng, kernel, a, b):
+        return {"range": rng, "kernel": kernel, "a_ns": a, "b_ns": b, "change_pct": 100.0 * (b - a) / a}
+
+    changes = pd.DataFrame([row("build", None, 300e6, 380e6), row("generation 0", "nq_hold", 80e3, 200e3),
+                            row("generation 0", None, 4.0e6, 4.3e6), row("generation 0", "fast_x", 3.6e6, 3.8e6),
+                            row("upload", trace_history.MEMCPY, 1e3, 2e3)])
+    top = trace_history.moved_most(changes)
+    assert (top["range"], top["kernel"]) == ("generation 0", "fast_x")
+    hosts = changes[changes["kernel"].isna()]
+    assert trace_history.moved_most(hosts)["range"] == "build"
+
+
+def test_device_timelines_beside_the_traces_are_not_runs(tmp_path):
+    """--nq-trace stores device timelines (JSON) under the machine's traces folder: history
+    does not take them for runs, nor warn about them."""
+    import warnings
+
+    storage = _history(tmp_path)
+    machine = next(p for p in storage.iterdir() if p.is_dir())
+    timeline = machine / history.TRACE_FOLDER / "20261124-031125-1" / "test_nqueens_dp3-N12.timeline.json"
+    timeline.parent.mkdir(parents=True, exist_ok=True)
+    timeline.write_text('{"grids": []}')
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        files = history.history_files(storage)
+    assert timeline not in files and len(files) == 2

@@ -137,6 +137,7 @@ def pytest_configure(config) -> None:
 
 def _tracer(config):
     """The session's :class:`~nqprof.benchtrace.Tracer`; a usage error without nsys."""
+    from .analysis.history import TRACE_FOLDER
     from .analysis.trace.nsys import find_nsys
     from .benchtrace import Tracer, storage_folder
     from .errors import UnavailableError
@@ -160,7 +161,7 @@ def _tracer(config):
     from pytest_benchmark.utils import get_machine_id
 
     machine_folder = Path(storage).absolute() / get_machine_id()
-    return Tracer(nsys, machine_folder / "traces", relative_to=machine_folder)
+    return Tracer(nsys, machine_folder / TRACE_FOLDER, relative_to=machine_folder)
 
 
 def _parametrized_by_test(metafunc) -> bool:

@@ -178,11 +178,18 @@ def run_rows(data: dict[str, Any], run: str) -> list[dict[str, Any]]:
     return rows
 
 
+#: The folder beside a machine's runs where ``pytest --nq-trace`` stores its traces (and the
+#: device timelines, JSON that is not a run).
+TRACE_FOLDER = "traces"
+
+
 def history_files(storage: str | Path) -> list[Path]:
+    """The saved runs under ``storage``: every JSON file but those under a TRACE_FOLDER."""
     root = Path(storage)
     if not root.is_dir():
         raise InputError(f"no benchmark storage folder {str(root)!r} (pytest bench/ --benchmark-autosave writes one)")
-    return sorted(root.rglob("*.json"), key=lambda p: (p.name, str(p.parent)))
+    runs = [p for p in root.rglob("*.json") if TRACE_FOLDER not in p.relative_to(root).parts[:-1]]
+    return sorted(runs, key=lambda p: (p.name, str(p.parent)))
 
 
 def load_history(storage: str | Path = DEFAULT_STORAGE, strict: bool = False):

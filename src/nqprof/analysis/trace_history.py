@@ -17,6 +17,7 @@ from __future__ import annotations
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from ..cuda.device import HOLD_KERNEL
 from .history import CASE_COLUMNS, missing_any, resolve_run
 
 #: The "kernel" of a range's memory copies in :func:`per_round` (launches: how many copies).
@@ -124,13 +125,17 @@ def trace_changes(df, run_a: str, run_b: str, cases: list[tuple] | None = None):
 
 
 def moved_most(changes) -> dict[str, Any] | None:
-    """The row of one case's :func:`trace_changes` whose time moved most (absolute), kernels
-    and ranges alike; None if nothing is in both runs."""
+    """The row of one case's :func:`trace_changes` whose GPU time moved most (absolute): a
+    kernel, device grids or a memory copy; not a range such as the build, nor the stream
+    hold's kernel, whose times are the host's. A range only where no GPU row is in both
+    runs. None if nothing is in both runs."""
     both = changes[changes["a_ns"].notna() & changes["b_ns"].notna()]
     if both.empty:
         return None
-    moved = (both["b_ns"] - both["a_ns"]).abs()
-    return both.loc[moved.idxmax()].to_dict()
+    gpu = both[both["kernel"].notna() & (both["kernel"] != "") & (both["kernel"] != HOLD_KERNEL)]
+    pick = gpu if not gpu.empty else both
+    moved = (pick["b_ns"] - pick["a_ns"]).abs()
+    return pick.loc[moved.idxmax()].to_dict()
 
 
 def run_traces(df) -> dict[str, dict[str, int]]:

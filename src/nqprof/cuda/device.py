@@ -139,7 +139,9 @@ class GpuContext:
 
 
 #: The hold kernel (kernels/hold.cu), declared for the kernel catalog and `nqprof build`.
-HOLD_SOURCE = KernelSource("hold.cu", cdp=False, kernels=("nq_hold",))
+#: The stream hold's kernel: its time in a trace is the host's queuing, not the case's work.
+HOLD_KERNEL = "nq_hold"
+HOLD_SOURCE = KernelSource("hold.cu", cdp=False, kernels=(HOLD_KERNEL,))
 #: The kernels this module builds, for the kernel catalog (nqprof.catalog).
 SOURCES = (HOLD_SOURCE,)
 #: The longest a hold waits for the host (a region that synchronises inside itself).
@@ -162,7 +164,7 @@ class StreamHold:
         self._flag_ptr = np.intp(self.flag.base.get_device_pointer())
         self.timed_out = drv.mem_alloc(4)
         drv.memset_d32(self.timed_out, 0, 1)
-        self._kernel = build(HOLD_SOURCE).function("nq_hold")
+        self._kernel = build(HOLD_SOURCE).function(HOLD_KERNEL)
         self._drv = drv
 
     def hold(self) -> None:
