@@ -373,8 +373,8 @@ def test_gpu_tasks_run_in_watchdog_processes_and_a_hang_is_retried(monkeypatch, 
 
 
 def test_a_strategys_own_items_are_cut_and_carry_their_weights():
-    """fast's cluster tasks are slices of its D4 tasks (weights inside, multiplier 1): the
-    slices' counts (the C oracle d4_count) sum to the known count."""
+    """fast's cluster tasks are slices of its constellation tasks (weights inside, multiplier
+    1): the slices' counts (the C oracle cst_count) sum to the known count."""
     from nqprof.cluster.tasks import expansion, multiplier, plan, take
     from nqprof.strategies.cpu_common import cpu_module
 
@@ -382,7 +382,7 @@ def test_a_strategys_own_items_are_cut_and_carry_their_weights():
     assert items.ndim == 2 and multiplier(items) == 1 and multiplier(expansion(12, 4)) == 2
     parts = [take(items, t) for t in plan(len(items), 5)]
     assert sum(len(p) for p in parts) == len(items) and all(p.flags["C_CONTIGUOUS"] for p in parts)
-    assert sum(cpu_module().d4_count(12, p.tobytes())[0] for p in parts) == KNOWN_COUNTS[12]
+    assert sum(cpu_module().cst_count(12, p.tobytes())[0] for p in parts) == KNOWN_COUNTS[12]
 
 
 @pytest.mark.parametrize(

@@ -1,5 +1,6 @@
-"""The D4 symmetry search in C (nqprof._cpu: serial_d4, d4_tasks, d4_count): counts N=1..16,
-expansion invariants, argument checks, and the fast strategy's parameters (no GPU needed)."""
+"""Takaken's D4 symmetry search in C (nqprof._cpu: serial_d4, d4_tasks, d4_count), the
+tasks of fast's reference kernel tight-u4: counts N=1..16, expansion invariants, argument
+checks (no GPU needed)."""
 
 from __future__ import annotations
 
@@ -7,11 +8,9 @@ import numpy as np
 import pytest
 
 from nqprof import _cpu
-from nqprof.errors import InputError
 from nqprof.problem import KNOWN_COUNTS
-from nqprof.strategies import get
-from nqprof.strategies.fast import shared_bytes
 from nqprof.strategies.gpu_common import blocks_per_sm
+from nqprof.strategies.fast import shared_bytes
 
 
 @pytest.mark.parametrize("n", range(1, 15))
@@ -73,28 +72,7 @@ def test_bad_arguments():
         _cpu.d4_count(12, b"\0" * 32)  # row 0, no bounds: not a task
 
 
-def test_serial_d4_strategy_registered():
-    strategy = get("serial-d4")
-    assert strategy.device == "cpu"
-    assert strategy.open(10, {}).run_once().count == 724
-
-
-def test_fast_parameters():
-    fast = get("fast")
-    p = fast.resolve(20)
-    assert p == {"opt": "tight-u4", "depth": 7, "block": 128}
-    assert fast.resolve(6)["depth"] == 2
-    with pytest.raises(InputError):
-        fast.resolve(12, {"depth": 11})
-    with pytest.raises(InputError):
-        fast.resolve(12, {"block": 100})
-    with pytest.raises(InputError):
-        fast.resolve(12, {"opt": "nope"})
-    assert [fast.resolve(n)["opt"] for n in (1, 2, 3, 4)] == ["plain", "plain", "plain", "tight-u4"]
-    with pytest.raises(InputError, match=r"fast N=3: the D4 kernels need N >= 4.*opt=plain"):
-        fast.resolve(3, {"opt": "tight-u4"})
-    assert fast.resolve(12, {"opt": "plain"})["opt"] == "plain"  # a check of that kernel at any N
-    with pytest.raises(InputError, match="no tasks to spread"):
-        fast.open_part(12, fast.resolve(12, {"opt": "plain"}))
-    assert shared_bytes(19, {"depth": 7, "block": 128}) == 3 * 10 * 128 * 4
-    assert blocks_per_sm(128, 48, shared_bytes(19, {"depth": 7, "block": 128})) == 10
+def test_tight_u4_shared_memory_and_occupancy():
+    params = {"opt": "tight-u4", "depth": 7, "block": 128}
+    assert shared_bytes(19, params) == 3 * 10 * 128 * 4
+    assert blocks_per_sm(128, 48, shared_bytes(19, params)) == 10

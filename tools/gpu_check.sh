@@ -37,6 +37,10 @@
 #   bench-compare  the whole suite again, compared with the published run (docs/results/benchmarks)
 #   figure         nqprof report figure: time vs N, N=8..18, every strategy of the paper plus serial, feinbube
 #   profile        nqprof profile solve 16 --strategy feinbube, and a CDP strategy
+#   fast23         fast's constellation kernel (issue 23), under 9 min: (a) N=1..19 verified (sweep: exit 1 on a
+#                  wrong count); (b) N=16..20 medians of 3 (-r 3 -w 1), then the old kernel (opt=tight-u4 at its
+#                  old default depth N-11) beside it at the same N; N=21 new only (skipped past 150 s);
+#                  (c) a depth sweep 0..4 at N=16 and 0..3 at N=18, medians of 3
 #   table2         nqprof report table2 (DP-1, default stream vs own streams, N=8..15)
 #   compat         load artifacts of a newer toolkit (tools/build_probe_artifacts.sh) under this driver
 #   queue-verify   the queue strategy, both queues, N=4..18, verified
@@ -172,6 +176,25 @@ for stage in "${stages[@]}"; do
             --benchmark-storage="$OUT/benchmarks" -rs -q -p no:cacheprovider
         run compare 60 nqprof compare --storage "$OUT/benchmarks" 0001 0002 ;;
     figure) run figure 580 nqprof report figure -o "$OUT/time_vs_n_report.png" --n 8:18 --timeout 60 ;;
+    fast23) run fast23 540 bash -c "
+        echo '--- (a) fast (constellations) N=1..19, one round each, every count verified';
+        timeout 150 nqprof sweep -s fast --n 1:19 --rounds 1 --warmup 0 --timeout 60 -q -o \$OUT/fast23-verify.json;
+        echo exit \$?;
+        echo '--- (b) new: fast N=16..20, medians of 3 (GPU time)';
+        timeout 120 nqprof sweep -s fast --n 16:20 --rounds 3 --warmup 1 --timeout 60 -q -o \$OUT/fast23-time.json;
+        echo exit \$?;
+        echo '--- (b) old: fast opt=tight-u4 (Takaken) at its old default depth, N=16..20, medians of 3';
+        for n in 16 17 18 19 20; do d=\$(( n - 11 > 7 ? 7 : n - 11 )); echo \"N=\$n tight-u4 depth=\$d\";
+          timeout 60 nqprof solve \$n -s fast -p opt=tight-u4 -p depth=\$d -r 3 -w 1 -q | grep -E 'count|time|note';
+          echo exit \${PIPESTATUS[0]}; done;
+        echo '--- (b) new: fast N=21, medians of 3 (skipped past 150 s; the old kernel took 34 s a round)';
+        timeout 150 nqprof solve 21 -s fast -r 3 -w 1 --timeout 140 -q | grep -E 'count|time|note';
+        echo exit \${PIPESTATUS[0]};
+        echo '--- (c) depth sweep, medians of 3';
+        timeout 90 nqprof sweep -s fast --n 16 --param depth=0,1,2,3,4 --rounds 3 --warmup 1 --timeout 60 -q \
+          -o \$OUT/fast23-depth16.json; echo exit \$?;
+        timeout 90 nqprof sweep -s fast --n 18 --param depth=0,1,2,3 --rounds 3 --warmup 1 --timeout 60 -q \
+          -o \$OUT/fast23-depth18.json; echo exit \$?" ;;
     profile) run profile 300 bash -c "nqprof profile --output \$OUT/feinbube16 -- solve 16 --strategy feinbube --repeats 2 &&
         nqprof profile --output \$OUT/dp3-13 -- solve 13 --strategy dp3 --repeats 2 && rm -f \$OUT/*.nsys-rep" ;;
     table2) run table2 300 nqprof report table2 --n 8:15 --timeout 120 -o "$OUT/table2.md" ;;

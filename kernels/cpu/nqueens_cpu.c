@@ -50,6 +50,20 @@ PyObject *nq_py_d4_count(PyObject *self, PyObject *args, PyObject *kwargs);
     {"d4_count", (PyCFunction)(void (*)(void))nq_py_d4_count, METH_VARARGS | METH_KEYWORDS,   \
      "d4_count(n, tasks) -> (count, nodes)\n\nWeighted count of D4 tasks and queens placed."},
 
+/* cst_serial, cst_tasks, cst_count: start constellations (constellations.c,
+ * constellations_py.c). */
+PyObject *nq_py_cst_serial(PyObject *self, PyObject *args, PyObject *kwargs);
+PyObject *nq_py_cst_tasks(PyObject *self, PyObject *args, PyObject *kwargs);
+PyObject *nq_py_cst_count(PyObject *self, PyObject *args, PyObject *kwargs);
+
+#define NQ_CST_METHODS                                                                        \
+    {"cst_serial", (PyCFunction)(void (*)(void))nq_py_cst_serial, METH_VARARGS | METH_KEYWORDS, \
+     "cst_serial(n) -> int\n\nNumber of solutions through start constellations, one thread."}, \
+    {"cst_tasks", (PyCFunction)(void (*)(void))nq_py_cst_tasks, METH_VARARGS | METH_KEYWORDS,   \
+     "cst_tasks(n, depth) -> bytes\n\nThe constellation tasks, 16 bytes per task."},           \
+    {"cst_count", (PyCFunction)(void (*)(void))nq_py_cst_count, METH_VARARGS | METH_KEYWORDS,   \
+     "cst_count(n, tasks, threads=1) -> (count, nodes)\n\nWeighted count of constellation tasks."},
+
 #define NQ_MIN_N 1
 #define NQ_MAX_N 27
 #define NQ_STACK 32
@@ -523,6 +537,7 @@ static PyMethodDef nq_methods[] = {
      count_boards_doc},
     {"cpu_count", nq_py_cpu_count, METH_NOARGS, cpu_count_doc},
     NQ_D4_METHODS
+    NQ_CST_METHODS
     {NULL, NULL, 0, NULL},
 };
 

@@ -1,0 +1,316 @@
+/*
+ * Start constellations: the host generator of the tasks and the serial count (see
+ * constellations.h for the method and the task layout; the search is the header's).
+ */
+#include "constellations.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int nq_cst_max_depth(int n)
+{
+    return n < 4 ? 0 : n - 3;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Frames                                                                                */
+/* ------------------------------------------------------------------------------------ */
+
+typedef struct {
+    int r[4], c[4], count; /* the distinct queens of a frame */
+} nq_cst_queens;
+
+/* The distinct queens of frame (a, b, c, d); 0 if two of them attack each other or a
+ * line of the frame does not hold exactly one of them (an inconsistent tuple). */
+static int nq_cst_frame_queens(int n, int a, int b, int c, int d, nq_cst_queens *q)
+{
+    const int rows[4] = {0, n - 1, c, d}, cols[4] = {a, b, 0, n - 1};
+    int i, j;
+
+    q->count = 0;
+    for (i = 0; i < 4; i++) {
+        for (j = 0; j < q->count; j++)
+            if (q->r[j] == rows[i] && q->c[j] == cols[i])
+                break;
+        if (j == q->count) {
+            q->r[q->count] = rows[i];
+            q->c[q->count] = cols[i];
+            q->count++;
+        }
+    }
+    for (i = 0; i < q->count; i++) {
+        for (j = i + 1; j < q->count; j++) {
+            int dr = q->r[i] - q->r[j], dc = q->c[i] - q->c[j];
+            if (dr == 0 || dc == 0 || dr == dc || dr == -dc)
+                return 0;
+        }
+    }
+    /* Each line holds exactly one queen: with distinct rows and columns at most one, and
+     * the tuple names a queen on each, so check that it is the one named. */
+    for (i = 0; i < q->count; i++) {
+        if (q->r[i] == 0 && q->c[i] != a)
+            return 0;
+        if (q->r[i] == n - 1 && q->c[i] != b)
+            return 0;
+        if (q->c[i] == 0 && q->r[i] != c)
+            return 0;
+        if (q->c[i] == n - 1 && q->r[i] != d)
+            return 0;
+    }
+    return 1;
+}
+
+/* The key of the frame of a set of queens (their outer-line queens). */
+static long nq_cst_key_of(int n, const int *r, const int *c, int count)
+{
+    int a = -1, b = -1, cc = -1, d = -1, i;
+    for (i = 0; i < count; i++) {
+        if (r[i] == 0)
+            a = c[i];
+        if (r[i] == n - 1)
+            b = c[i];
+        if (c[i] == 0)
+            cc = r[i];
+        if (c[i] == n - 1)
+            d = r[i];
+    }
+    return (long)a + n * ((long)b + n * ((long)cc + n * (long)d));
+}
+
+/* The frame (a, b, c, d) of image t (0..7) of the queens q under D4. */
+static void nq_cst_image(int n, const nq_cst_queens *q, int t, int *frame)
+{
+    const int m = n - 1;
+    int r[4], c[4], i;
+    long key;
+
+    for (i = 0; i < q->count; i++) {
+        int y = q->r[i], x = q->c[i], ny, nx;
+        switch (t) {
+        case 0: ny = y; nx = x; break;
+        case 1: ny = x; nx = m - y; break;         /* rotation by 90 degrees */
+        case 2: ny = m - y; nx = m - x; break;     /* 180 */
+        case 3: ny = m - x; nx = y; break;         /* 270 */
+        case 4: ny = y; nx = m - x; break;         /* mirror left-right */
+        case 5: ny = m - y; nx = x; break;         /* mirror top-bottom */
+        case 6: ny = x; nx = y; break;             /* main diagonal */
+        default: ny = m - x; nx = m - y; break;    /* anti-diagonal */
+        }
+        r[i] = ny;
+        c[i] = nx;
+    }
+    key = nq_cst_key_of(n, r, c, q->count);
+    frame[0] = (int)(key % n);
+    frame[1] = (int)(key / n % n);
+    frame[2] = (int)(key / n / n % n);
+    frame[3] = (int)(key / n / n / n);
+}
+
+static long nq_cst_key(int n, const int *f)
+{
+    return (long)f[0] + n * ((long)f[1] + n * ((long)f[2] + n * (long)f[3]));
+}
+
+/* A cheap estimate of the search of a frame: the sum over the first free rows of the
+ * product of their squares left free by the frame, less one per row above. The images of
+ * a frame have the same solutions but not the same search tree (the rows the frame
+ * restricts most should come first). */
+static double nq_cst_estimate(int n, const int *f)
+{
+    const uint32_t mask = (1u << n) - 1u, col = (1u << f[0]) | (1u << f[1]) | 1u | (1u << (n - 1));
+    double sum = 0.0, prod = 1.0;
+    int r, j = 0;
+
+    for (r = 1; r <= n - 2 && j < 6; r++) {
+        double x;
+        if (r == f[2] || r == f[3])
+            continue;
+        x = (double)nq_cst_popc(~(nq_cst_frame_row(n, r, f[0], f[1], f[2], f[3]) | col) & mask) - j;
+        prod *= x < 0.5 ? 0.5 : x;
+        sum += prod;
+        j++;
+    }
+    return sum;
+}
+
+/* For a valid frame: the class's smallest key (its name), the orbit size, and the image
+ * the search starts from (the lowest estimate; the smallest key among equal ones). */
+static long nq_cst_class(int n, const nq_cst_queens *q, int *orbit, int *chosen)
+{
+    long keys[8], best = -1, chosen_key = -1;
+    double chosen_est = 0.0;
+    int t, j, distinct = 0, f[4];
+
+    for (t = 0; t < 8; t++) {
+        double e;
+        nq_cst_image(n, q, t, f);
+        keys[t] = nq_cst_key(n, f);
+        if (best < 0 || keys[t] < best)
+            best = keys[t];
+        for (j = 0; j < t; j++)
+            if (keys[j] == keys[t])
+                break;
+        if (j == t)
+            distinct++;
+        e = nq_cst_estimate(n, f);
+        if (chosen_key < 0 || e < chosen_est || (e == chosen_est && keys[t] < chosen_key)) {
+            chosen_key = keys[t];
+            chosen_est = e;
+            memcpy(chosen, f, sizeof f);
+        }
+    }
+    *orbit = distinct;
+    return best;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Tasks                                                                                 */
+/* ------------------------------------------------------------------------------------ */
+
+typedef struct {
+    int n, depth, a, b, c, d, weight;
+    int rows[32], nrows;        /* the free rows */
+    uint32_t frame[32];         /* frame attacks per free row */
+    nq_cst_task *out;
+    size_t cap, count;
+} nq_cst_gen;
+
+static void nq_cst_emit(nq_cst_gen *g, int start, uint32_t ld, uint32_t rd, uint32_t col)
+{
+    if (g->count < g->cap) {
+        nq_cst_task *t = &g->out[g->count];
+        t->w[0] = ld;
+        t->w[1] = rd;
+        t->w[2] = col;
+        t->w[3] = nq_cst_info((unsigned)start, (unsigned)g->a, (unsigned)g->b, (unsigned)g->c, (unsigned)g->d,
+                              (unsigned)g->weight);
+    }
+    g->count++;
+}
+
+/* Places queens on free rows i.. until `place` are placed; masks at free row i. */
+static void nq_cst_place(nq_cst_gen *g, int i, int place, uint32_t ld, uint32_t rd, uint32_t col)
+{
+    const uint32_t mask = (1u << g->n) - 1u;
+    uint32_t free = ~(ld | rd | col | g->frame[i]) & mask;
+
+    if (free == 0)
+        return;
+    if (i == place) {
+        nq_cst_emit(g, g->rows[i], ld, rd, col);
+        return;
+    }
+    while (free) {
+        uint32_t bit = nq_cst_lowbit(free);
+        int sh = g->rows[i + 1] - g->rows[i];
+        free ^= bit;
+        nq_cst_place(g, i + 1, place, (ld | bit) << sh, (rd | bit) >> sh, col | bit);
+    }
+}
+
+size_t nq_cst_tasks(int n, int depth, nq_cst_task *out, size_t cap)
+{
+    nq_cst_gen g;
+    nq_cst_queens q;
+    int a, b, c, d, r;
+
+    if (n < NQ_CST_MIN_N || n > NQ_CST_MAX_N || depth < 0 || depth > nq_cst_max_depth(n))
+        return 0;
+    memset(&g, 0, sizeof g);
+    g.n = n;
+    g.depth = depth;
+    g.out = out;
+    g.cap = cap;
+    for (d = 0; d < n; d++)
+        for (c = 0; c < n; c++)
+            for (b = 0; b < n; b++)
+                for (a = 0; a < n; a++) {
+                    const int frame[4] = {a, b, c, d};
+                    int orbit, place, f[4];
+                    uint32_t col;
+                    if (!nq_cst_frame_queens(n, a, b, c, d, &q) || nq_cst_class(n, &q, &orbit, f) != nq_cst_key(n, frame))
+                        continue;
+                    /* one class, searched from its chosen image f */
+                    g.a = f[0];
+                    g.b = f[1];
+                    g.c = f[2];
+                    g.d = f[3];
+                    g.weight = orbit;
+                    g.nrows = 0;
+                    for (r = 1; r <= n - 2; r++) {
+                        if (r == g.c || r == g.d)
+                            continue;
+                        g.rows[g.nrows] = r;
+                        g.frame[g.nrows] = nq_cst_frame_row(n, r, g.a, g.b, g.c, g.d);
+                        g.nrows++;
+                    }
+                    col = (1u << g.a) | (1u << g.b) | 1u | (1u << (n - 1));
+                    if (g.nrows == 0) { /* the frame is the whole board */
+                        nq_cst_emit(&g, n - 1, 0, 0, col);
+                        continue;
+                    }
+                    place = depth < g.nrows - 1 ? depth : g.nrows - 1;
+                    nq_cst_place(&g, 0, place, 0, 0, col);
+                }
+    return g.count;
+}
+
+int nq_cst_task_valid(int n, const nq_cst_task *t)
+{
+    const uint32_t info = t->w[3];
+    const int start = (int)(info & 31u), a = (int)((info >> 5) & 31u), b = (int)((info >> 10) & 31u);
+    const int c = (int)((info >> 15) & 31u), d = (int)((info >> 20) & 31u), w = (int)((info >> 25) & 15u);
+    const int frame[4] = {a, b, c, d};
+    nq_cst_queens q;
+    int orbit, f[4];
+
+    if (n < NQ_CST_MIN_N || n > NQ_CST_MAX_N || (info >> 29) != 0)
+        return 0;
+    if (a >= n || b >= n || c >= n || d >= n || !nq_cst_frame_queens(n, a, b, c, d, &q))
+        return 0;
+    nq_cst_class(n, &q, &orbit, f);
+    if (nq_cst_key(n, f) != nq_cst_key(n, frame) || orbit != w) /* not the image the class is searched from */
+        return 0;
+    {
+        int r, free_rows = 0;
+        for (r = 1; r <= n - 2; r++)
+            free_rows += r != c && r != d;
+        if (free_rows == 0 ? start != n - 1 : (start < 1 || start > n - 2 || start == c || start == d))
+            return 0;
+    }
+    /* the frame's columns are occupied; nothing outside the board */
+    {
+        const uint32_t mask = (1u << n) - 1u, fc = (1u << a) | (1u << b) | 1u | (1u << (n - 1));
+        return (t->w[2] & fc) == fc && (t->w[2] & ~mask) == 0;
+    }
+}
+
+uint64_t nq_cst_count(int n, int depth, const nq_cst_task *tasks, size_t count, uint64_t *nodes)
+{
+    uint32_t stack[NQ_CST_LEVEL_WORDS * 32];
+    uint64_t total = 0;
+    size_t i;
+
+    (void)depth;
+    for (i = 0; i < count; i++)
+        total += (uint64_t)((tasks[i].w[3] >> 25) & 15u) * nq_cst_solve(tasks[i].w, n, stack, nodes);
+    return total;
+}
+
+uint64_t nq_cst_serial(int n, uint64_t *nodes)
+{
+    nq_cst_task *tasks;
+    size_t count;
+    uint64_t total;
+
+    if (n < NQ_CST_MIN_N || n > NQ_CST_MAX_N)
+        return 0;
+    count = nq_cst_tasks(n, 0, NULL, 0);
+    tasks = (nq_cst_task *)malloc((count ? count : 1) * sizeof *tasks);
+    if (tasks == NULL)
+        return 0;
+    nq_cst_tasks(n, 0, tasks, count);
+    total = nq_cst_count(n, 0, tasks, count, nodes);
+    free(tasks);
+    return total;
+}

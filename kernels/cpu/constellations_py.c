@@ -1,0 +1,189 @@
+/*
+ * nqprof._cpu's functions for start constellations (constellations.c); registered by
+ * nqueens_cpu.c (its NQ_CST_METHODS).
+ *
+ *   cst_serial(n) -> int
+ *       Number of solutions (1 <= n <= 27) through the constellations on one thread.
+ *   cst_tasks(n, depth) -> bytes
+ *       The tasks of (n, depth), depth 0..max(0, n-3): 16 bytes per task, the layout of
+ *       constellations.h (4 little-endian uint32 words) that the GPU kernel reads.
+ *   cst_count(n, tasks, threads=1) -> (count, nodes)
+ *       The weighted count of the tasks (a bytes-like object from cst_tasks) and the
+ *       queens the search placed; `threads` > 1 (0: every online CPU) spreads the tasks
+ *       over a pthread pool, one task at a time through an atomic index.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "constellations.h"
+
+static int
+nq_cst_n_ok(int n)
+{
+    if (n < NQ_CST_MIN_N || n > NQ_CST_MAX_N) {
+        PyErr_Format(PyExc_ValueError, "n must be in %d..%d, got %d", NQ_CST_MIN_N, NQ_CST_MAX_N, n);
+        return 0;
+    }
+    return 1;
+}
+
+PyObject *
+nq_py_cst_serial(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"n", NULL};
+    uint64_t total;
+    int n;
+
+    (void)self;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "i:cst_serial", kwlist, &n) || !nq_cst_n_ok(n))
+        return NULL;
+    Py_BEGIN_ALLOW_THREADS
+    total = nq_cst_serial(n, NULL);
+    Py_END_ALLOW_THREADS
+    return PyLong_FromUnsignedLongLong((unsigned long long)total);
+}
+
+PyObject *
+nq_py_cst_tasks(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"n", "depth", NULL};
+    PyObject *result;
+    size_t count;
+    int n, depth;
+
+    (void)self;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "ii:cst_tasks", kwlist, &n, &depth) || !nq_cst_n_ok(n))
+        return NULL;
+    if (depth < 0 || depth > nq_cst_max_depth(n)) {
+        PyErr_Format(PyExc_ValueError, "depth must be in 0..%d for n=%d, got %d", nq_cst_max_depth(n), n, depth);
+        return NULL;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    count = nq_cst_tasks(n, depth, NULL, 0);
+    Py_END_ALLOW_THREADS
+    if (count > (size_t)PY_SSIZE_T_MAX / sizeof(nq_cst_task))
+        return PyErr_NoMemory();
+    result = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(count * sizeof(nq_cst_task)));
+    if (result == NULL)
+        return NULL;
+    {
+        nq_cst_task *out = (nq_cst_task *)PyBytes_AS_STRING(result);
+        Py_BEGIN_ALLOW_THREADS
+        nq_cst_tasks(n, depth, out, count);
+        Py_END_ALLOW_THREADS
+    }
+    return result;
+}
+
+typedef struct {
+    int n;
+    const nq_cst_task *tasks;
+    size_t count;
+    atomic_size_t next;
+} nq_cst_job;
+
+typedef struct {
+    nq_cst_job *job;
+    uint64_t total, nodes;
+} nq_cst_worker;
+
+static void *
+nq_cst_worker_main(void *arg)
+{
+    nq_cst_worker *w = (nq_cst_worker *)arg;
+    nq_cst_job *job = w->job;
+    size_t i;
+
+    while ((i = atomic_fetch_add(&job->next, 1)) < job->count)
+        w->total += nq_cst_count(job->n, 0, &job->tasks[i], 1, &w->nodes);
+    return NULL;
+}
+
+PyObject *
+nq_py_cst_count(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"n", "tasks", "threads", NULL};
+    Py_buffer view;
+    nq_cst_task *tasks;
+    uint64_t total = 0, nodes = 0;
+    size_t count, i;
+    int n, threads = 1;
+
+    (void)self;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "iy*|i:cst_count", kwlist, &n, &view, &threads))
+        return NULL;
+    if (!nq_cst_n_ok(n) || threads < 0) {
+        if (threads < 0)
+            PyErr_Format(PyExc_ValueError, "threads must be >= 0, got %d", threads);
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    if (view.len % (Py_ssize_t)sizeof(nq_cst_task) != 0) {
+        PyErr_Format(PyExc_ValueError, "tasks must be a whole number of %zu-byte tasks, got %zd bytes",
+                     sizeof(nq_cst_task), view.len);
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    count = (size_t)view.len / sizeof(nq_cst_task);
+    /* A private aligned copy: the buffer may be any bytes-like object. */
+    tasks = (nq_cst_task *)malloc(count ? count * sizeof(nq_cst_task) : 1);
+    if (tasks == NULL) {
+        PyBuffer_Release(&view);
+        return PyErr_NoMemory();
+    }
+    memcpy(tasks, view.buf, count * sizeof(nq_cst_task));
+    PyBuffer_Release(&view);
+    for (i = 0; i < count; i++) {
+        if (!nq_cst_task_valid(n, &tasks[i])) {
+            PyErr_Format(PyExc_ValueError, "task %zu is not a constellation task of N=%d", i, n);
+            free(tasks);
+            return NULL;
+        }
+    }
+    if (threads == 0) {
+        long online = sysconf(_SC_NPROCESSORS_ONLN);
+        threads = online > 0 ? (int)online : 1;
+    }
+    if ((size_t)threads > count)
+        threads = count > 0 ? (int)count : 1;
+    Py_BEGIN_ALLOW_THREADS
+    if (threads <= 1) {
+        total = nq_cst_count(n, 0, tasks, count, &nodes);
+    } else {
+        nq_cst_job job = {n, tasks, count, 0};
+        nq_cst_worker *workers = (nq_cst_worker *)calloc((size_t)threads, sizeof *workers);
+        pthread_t *ids = (pthread_t *)calloc((size_t)threads, sizeof *ids);
+        int t, started = 0;
+        if (workers != NULL && ids != NULL) {
+            for (t = 0; t < threads; t++) {
+                workers[t].job = &job;
+                if (pthread_create(&ids[t], NULL, nq_cst_worker_main, &workers[t]) != 0)
+                    break;
+                started++;
+            }
+        }
+        if (started == 0) { /* no thread could start: count here */
+            nq_cst_worker self_worker = {&job, 0, 0};
+            nq_cst_worker_main(&self_worker);
+            total = self_worker.total;
+            nodes = self_worker.nodes;
+        } else {
+            for (t = 0; t < started; t++) {
+                pthread_join(ids[t], NULL);
+                total += workers[t].total;
+                nodes += workers[t].nodes;
+            }
+        }
+        free(workers);
+        free(ids);
+    }
+    Py_END_ALLOW_THREADS
+    free(tasks);
+    return Py_BuildValue("(KK)", (unsigned long long)total, (unsigned long long)nodes);
+}
