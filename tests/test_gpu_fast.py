@@ -34,3 +34,14 @@ def test_odd_shapes(depth, block):
 def test_n17_default():
     record = checked(solve("fast", 17, {}, repeats=3, warmup=1, timeout=120))
     assert record.gpu_s is not None and record.rounds == 3
+
+
+@pytest.mark.parametrize("n", [16, 18])
+def test_the_default_depth_is_within_10_percent_of_the_best(n):
+    """The default depth against a small sweep around it, medians of 3 rounds (GPU time)."""
+    from nqprof.strategies import get
+
+    default = get("fast").resolve(n, {})["depth"]
+    depths = sorted({max(0, default - 1), default, default + 1, default + 2})
+    times = {d: checked(solve("fast", n, {"depth": d}, repeats=3, warmup=1, timeout=120)).gpu_s for d in depths}
+    assert times[default] <= 1.10 * min(times.values()), times

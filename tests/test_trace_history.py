@@ -299,6 +299,9 @@ def test_what_moved_most_is_gpu_work_not_the_hosts():
     assert (top["range"], top["kernel"]) == ("generation 0", "fast_x")
     hosts = changes[changes["kernel"].isna()]
     assert trace_history.moved_most(hosts)["range"] == "build"
+    # under 5% nothing is named: the kernel moved 1%, the hold (the host's) 150%
+    still = pd.DataFrame([row("generation 0", "fast_x", 3.6e6, 3.636e6), row("generation 0", "nq_hold", 80e3, 200e3)])
+    assert trace_history.moved_most(still) is None
 
 
 def test_device_timelines_beside_the_traces_are_not_runs(tmp_path):

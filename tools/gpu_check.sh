@@ -26,9 +26,11 @@
 #   trust-c        a default moved in a copy of the tree (default: cdp-bp's host depth min(5, N-3) -> min(4, N-3);
 #                  MOVE_FILE, MOVE_FROM, MOVE_TO, MOVE_STRATEGY), that strategy saved again as run C and compared
 #                  with run B (the moved default is a verdict with its parameter named)
+#   trust-cpu      the CPU strategies of the default suite (serial, serial-d4, multicore) twice, compared A/A
 #   trace          pytest --nq-trace over feinbube, dp3, fast at N=12..14: its four stages below, in order
 #   trace-a          run A, traced, saved (storage /tmp/nqprof-traced, kept while the host is)
-#   trace-b          run B, traced, with feinbube's default block moved to FEINBUBE_BLOCK (default 128) in a copy
+#   trace-b          run B, traced, with feinbube's default block moved to FEINBUBE_BLOCK (default 128) and dp3's
+#                    host depth below N=18 to DP3_DEPTH (default 4) in a copy
 #                    of the tree
 #   trace-c          run C, the same cases as A without --nq-trace (for the timing check)
 #   trace-report     nqprof history; compare A B --traces (per-generation and per-kernel times of every case,
@@ -148,12 +150,18 @@ for stage in "${stages[@]}"; do
           bench/ --nq-strategy=${MOVE_STRATEGY:-cdp-bp} --benchmark-autosave --benchmark-storage=$TRUST -q \
           -p no:cacheprovider && cd - >/dev/null && nqprof compare --storage $TRUST 0002 0003"
       keep_trust ;;
+    trust-cpu) rm -rf /tmp/nqprof-trust-cpu
+      run trust-cpu 500 bash -c "for i in 1 2; do python3 -m pytest bench/ --nq-strategy=serial,serial-d4,multicore \
+          --benchmark-autosave --benchmark-storage=/tmp/nqprof-trust-cpu -q -p no:cacheprovider | tail -1; done &&
+          nqprof compare --storage /tmp/nqprof-trust-cpu 0001 0002 && cp -r /tmp/nqprof-trust-cpu \$OUT/trust-cpu" ;;
     trace-a) rm -rf "$TRACED"
       run trace-a 580 python3 -m pytest bench/ $TRACE_CASES --nq-trace --benchmark-autosave \
           --benchmark-storage="$TRACED" -q -rs -p no:cacheprovider ;;
     trace-b) rm -rf /tmp/nqprof-moved-trace && mkdir -p /tmp/nqprof-moved-trace && cp -r . /tmp/nqprof-moved-trace/ 2>/dev/null
       sed -i "s/block_param(64),/block_param(${FEINBUBE_BLOCK:-128}),/" /tmp/nqprof-moved-trace/src/nqprof/strategies/feinbube.py
-      grep -n "block_param(" /tmp/nqprof-moved-trace/src/nqprof/strategies/feinbube.py
+      sed -i "s/return 4 if n >= 18 else max(1, min(3, n - 3))/return 4 if n >= 18 else max(1, min(${DP3_DEPTH:-4}, n - 3))/" \
+        /tmp/nqprof-moved-trace/src/nqprof/strategies/dp3.py
+      for f in feinbube dp3; do diff src/nqprof/strategies/$f.py /tmp/nqprof-moved-trace/src/nqprof/strategies/$f.py; done
       run trace-b 580 bash -c "cd /tmp/nqprof-moved-trace && NQPROF_SITE=/tmp/nqprof-site-moved tools/gpuhost.sh \
           python3 -m pytest bench/ $TRACE_CASES --nq-trace --benchmark-autosave --benchmark-storage=$TRACED -q -rs \
           -p no:cacheprovider" ;;
@@ -161,13 +169,14 @@ for stage in "${stages[@]}"; do
           -q -rs -p no:cacheprovider ;;
     trace-report) run trace-report 300 bash -c "set -e; S=$TRACED
         echo '--- nqprof history (runs with traces)'; nqprof history \$S | sed -n '1,4p'
-        echo '--- nqprof compare 0001 0002 --traces (B: feinbube block moved to ${FEINBUBE_BLOCK:-128})'
+        echo '--- nqprof compare 0001 0002 --traces (B: feinbube block moved to ${FEINBUBE_BLOCK:-128}, dp3 depth to ${DP3_DEPTH:-4})'
         nqprof compare --storage \$S 0001 0002 --traces
         f=\$(ls \$S/*/traces/*/*dp3-N13*.sqlite | head -1); ls -l \$S/*/traces/*/ | head -12
         echo \"--- nqprof trace breakdown \$f (first lines)\"; nqprof trace breakdown \$f | head -20
         echo '--- nqprof trace chrome'; nqprof trace chrome \$f -o \$OUT/trace-dp3-13.json
         echo '--- timed statistics with --nq-trace (A, 0001) vs without (C, 0003): same within noise?'
-        nqprof compare --storage \$S 0001 0003 | sed 1,3d" ;;
+        nqprof compare --storage \$S 0001 0003 | sed 1,3d
+        mkdir -p \$OUT/traced && cd \$S && find . -name '*.json' -not -path '*/traces/*' -exec cp --parents {} \$OUT/traced/ \;" ;;
     bench) run bench 580 python3 -m pytest bench/ --benchmark-autosave --benchmark-storage="$OUT/benchmarks" -rs -q -p no:cacheprovider ;;
     bench-compare) published=docs/results/benchmarks/h200-cuda13.0-0001.json
         machine=$(python3 -c "from pytest_benchmark.utils import get_machine_id; print(get_machine_id())")

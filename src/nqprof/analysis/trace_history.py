@@ -19,6 +19,7 @@ from typing import Any
 
 from ..cuda.device import HOLD_KERNEL
 from .history import CASE_COLUMNS, missing_any, resolve_run
+from .stats import MIN_EFFECT
 
 #: The "kernel" of a range's memory copies in :func:`per_round` (launches: how many copies).
 MEMCPY = "(memcpy)"
@@ -124,16 +125,17 @@ def trace_changes(df, run_a: str, run_b: str, cases: list[tuple] | None = None):
     return pd.DataFrame(rows, columns=CHANGE_COLUMNS)
 
 
-def moved_most(changes) -> dict[str, Any] | None:
+def moved_most(changes, least: float = MIN_EFFECT) -> dict[str, Any] | None:
     """The row of one case's :func:`trace_changes` whose GPU time moved most (absolute): a
     kernel, device grids or a memory copy; not a range such as the build, nor the stream
     hold's kernel, whose times are the host's. A range only where no GPU row is in both
-    runs. None if nothing is in both runs."""
+    runs. None if nothing is in both runs, or nothing moved by ``least`` (relative) or more."""
     both = changes[changes["a_ns"].notna() & changes["b_ns"].notna()]
-    if both.empty:
-        return None
     gpu = both[both["kernel"].notna() & (both["kernel"] != "") & (both["kernel"] != HOLD_KERNEL)]
     pick = gpu if not gpu.empty else both
+    pick = pick[(pick["b_ns"] - pick["a_ns"]).abs() >= least * pick["a_ns"]]
+    if pick.empty:
+        return None
     moved = (pick["b_ns"] - pick["a_ns"]).abs()
     return pick.loc[moved.idxmax()].to_dict()
 

@@ -26,7 +26,7 @@ from ..analysis.history import (
     run_label,
     runs,
 )
-from ..analysis.stats import ALPHA
+from ..analysis.stats import ALPHA, MIN_EFFECT
 from ..textfmt import seconds as fmt_s
 from ..textfmt import table
 
@@ -183,7 +183,9 @@ def _print_traces(df, run_a: str, run_b: str, result, every: bool) -> None:
             print(f"  {label:<{width}}  {ns(item['a_ns']):>9} -> {ns(item['b_ns']):>9}  "
                   f"{_pct(item['change_pct']):>7}{launches}")
         top = moved_most(part)
-        if top is not None:
+        if top is None:
+            print(f"  moved most: nothing on the GPU by {MIN_EFFECT:.0%} or more")
+        else:
             where = top["range"] + ("" if missing(top["kernel"]) else f", kernel {top['kernel']}")
             delta = top["b_ns"] - top["a_ns"]
             print(f"  moved most: {where} {'+' if delta >= 0 else '-'}{nanoseconds(abs(delta))} "
