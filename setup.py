@@ -20,7 +20,7 @@ setup(
             "nqprof._cpu",
             sources=["kernels/cpu/nqueens_cpu.c", "kernels/cpu/d4.c", "kernels/cpu/d4_py.c",
                      "kernels/cpu/constellations.c", "kernels/cpu/constellations_py.c"],
-            depends=["kernels/cpu/d4.h", "kernels/cpu/constellations.h"],
+            depends=["kernels/cpu/d4.h", "kernels/cpu/constellations.h", "kernels/cpu/py_tasks.h"],
             extra_compile_args=extra_compile_args,
             extra_link_args=extra_link_args,
         )

@@ -22,6 +22,12 @@
 #include <unistd.h>
 
 #include "constellations.h"
+#include "py_tasks.h"
+
+static int nq_cst_valid(int n, const void *task)
+{
+    return nq_cst_task_valid(n, (const nq_cst_task *)task);
+}
 
 static int
 nq_cst_n_ok(int n)
@@ -112,7 +118,7 @@ nq_py_cst_count(PyObject *self, PyObject *args, PyObject *kwargs)
     Py_buffer view;
     nq_cst_task *tasks;
     uint64_t total = 0, nodes = 0;
-    size_t count, i;
+    size_t count;
     int n, threads = 1;
 
     (void)self;
@@ -124,28 +130,9 @@ nq_py_cst_count(PyObject *self, PyObject *args, PyObject *kwargs)
         PyBuffer_Release(&view);
         return NULL;
     }
-    if (view.len % (Py_ssize_t)sizeof(nq_cst_task) != 0) {
-        PyErr_Format(PyExc_ValueError, "tasks must be a whole number of %zu-byte tasks, got %zd bytes",
-                     sizeof(nq_cst_task), view.len);
-        PyBuffer_Release(&view);
+    tasks = (nq_cst_task *)nq_py_tasks_copy(&view, sizeof(nq_cst_task), n, nq_cst_valid, "constellation", &count);
+    if (tasks == NULL)
         return NULL;
-    }
-    count = (size_t)view.len / sizeof(nq_cst_task);
-    /* A private aligned copy: the buffer may be any bytes-like object. */
-    tasks = (nq_cst_task *)malloc(count ? count * sizeof(nq_cst_task) : 1);
-    if (tasks == NULL) {
-        PyBuffer_Release(&view);
-        return PyErr_NoMemory();
-    }
-    memcpy(tasks, view.buf, count * sizeof(nq_cst_task));
-    PyBuffer_Release(&view);
-    for (i = 0; i < count; i++) {
-        if (!nq_cst_task_valid(n, &tasks[i])) {
-            PyErr_Format(PyExc_ValueError, "task %zu is not a constellation task of N=%d", i, n);
-            free(tasks);
-            return NULL;
-        }
-    }
     if (threads == 0) {
         long online = sysconf(_SC_NPROCESSORS_ONLN);
         threads = online > 0 ? (int)online : 1;

@@ -18,6 +18,12 @@
 #include <string.h>
 
 #include "d4.h"
+#include "py_tasks.h"
+
+static int nq_d4_valid(int n, const void *task)
+{
+    return nq_d4_task_valid(n, (const nq_d4_task *)task);
+}
 
 static int
 nq_d4_n_ok(int n, int min_n)
@@ -96,28 +102,9 @@ nq_py_d4_count(PyObject *self, PyObject *args, PyObject *kwargs)
         PyBuffer_Release(&view);
         return NULL;
     }
-    if (view.len % (Py_ssize_t)sizeof(nq_d4_task) != 0) {
-        PyErr_Format(PyExc_ValueError, "tasks must be a whole number of %zu-byte tasks, got %zd bytes",
-                     sizeof(nq_d4_task), view.len);
-        PyBuffer_Release(&view);
+    tasks = (nq_d4_task *)nq_py_tasks_copy(&view, sizeof(nq_d4_task), n, nq_d4_valid, "D4", &count);
+    if (tasks == NULL)
         return NULL;
-    }
-    count = (size_t)view.len / sizeof(nq_d4_task);
-    /* A private aligned copy: the buffer may be any bytes-like object. */
-    tasks = (nq_d4_task *)malloc(count ? count * sizeof(nq_d4_task) : 1);
-    if (tasks == NULL) {
-        PyBuffer_Release(&view);
-        return PyErr_NoMemory();
-    }
-    memcpy(tasks, view.buf, count * sizeof(nq_d4_task));
-    PyBuffer_Release(&view);
-    for (i = 0; i < count; i++) {
-        if (!nq_d4_task_valid(n, &tasks[i])) {
-            PyErr_Format(PyExc_ValueError, "task %zu is not a D4 task of N=%d", i, n);
-            free(tasks);
-            return NULL;
-        }
-    }
     Py_BEGIN_ALLOW_THREADS
     for (i = 0; i < count; i++)
         total += nq_d4_solve(n, &tasks[i], &nodes);
