@@ -12,6 +12,9 @@ from .base import Session
 
 #: The C source of the CPU references, relative to kernels/.
 CPU_SOURCE = "cpu/nqueens_cpu.c"
+#: uint32 words of a start-constellation task (kernels/cpu/constellations.h): what
+#: nqprof._cpu.cst_tasks returns, serial-d4 counts and fast uploads.
+CST_TASK_WORDS = 4
 
 
 def cpu_module():

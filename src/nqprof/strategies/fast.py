@@ -26,14 +26,14 @@ from ..cuda.sources import KernelSource
 from ..errors import InputError
 from ..result import Measurement
 from .base import Param, Strategy, block_param
-from .cpu_common import cpu_module
+from .cpu_common import CST_TASK_WORDS, cpu_module
 from ..cuda.nvtx import nvtx_range
 from .gpu_common import GpuSession, blocks_per_sm
 
 #: opt -> kernel
 KERNELS = {"cst": "constellation", "tight-u4": "fast_tight_u4"}
 DEFAULT = "cst"
-TASK_WORDS = 4  # uint32 words of a constellation task (kernels/cpu/constellations.h)
+TASK_WORDS = CST_TASK_WORDS
 D4_TASK_WORDS = 8  # uint32 words of a tight-u4 task (kernels/cpu/d4.h)
 D4_MIN_N = 4
 D4_MAX_DEPTH = 16

@@ -13,11 +13,7 @@ from __future__ import annotations
 import time
 
 from .base import Strategy
-from .cpu_common import TimedCall, cpu_module
-
-
-#: Bytes of one task (4 uint32 words, kernels/cpu/constellations.h).
-TASK_BYTES = 16
+from .cpu_common import CST_TASK_WORDS, TimedCall, cpu_module
 
 
 class SerialD4(Strategy):
@@ -31,7 +27,7 @@ class SerialD4(Strategy):
         t0 = time.perf_counter()
         tasks = cpu.cst_tasks(n, 0)
         made = time.perf_counter() - t0
-        count = len(tasks) // TASK_BYTES
+        count = len(tasks) // (4 * CST_TASK_WORDS)
         note = f"one CPU thread, {count} D4 classes of frames (made once in {made * 1e3:.2f} ms, outside the rounds)"
         return TimedCall(lambda: cpu.cst_count(n, tasks)[0], {"notes": [note], "tasks": count, "tasks_s": made})
 
