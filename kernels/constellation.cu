@@ -12,18 +12,19 @@
 // A persistent grid: a lane whose task is finished takes the next one from a global
 // index, one atomic per warp for all of its lanes that need one (warp-aggregated), so no
 // lane waits for the slowest subtree of a static assignment. Between two votes each lane
-// takes NQ_UNROLL steps. The per-thread levels (4 words each: the frame's attacks and
-// row shift, candidates, ld, rd) live in dynamic shared memory laid out
+// takes NQ_UNROLL steps. The per-thread levels (NQ_CST_LEVEL_WORDS words each, 2 by
+// default: the frame's attacks and row shift, the candidates; the diagonals are shifted
+// back when the search returns) live in dynamic shared memory laid out
 // [level][word][NQ_BLOCK] (consecutive threads in consecutive banks); the state is in
 // registers. Each thread sums weight x completions of its tasks in 64 bits and adds
 // them to out[0] with one atomic at the end.
 //
 // -D defines: NQ_BLOCK (threads per block, the launch must use it), NQ_MIN_BLOCKS (blocks
 // per multiprocessor the register allocation must allow; 1: no limit), NQ_UNROLL (steps
-// between votes, default 2), NQ_COUNT_NODES (1: also count queens placed in out[1]).
+// between votes, default 4), NQ_COUNT_NODES (1: also count queens placed in out[1]).
 // Arguments: tasks (one uint4 per task), ntasks, n, next (zeroed task index), out (two
 // zeroed 64-bit counters: the weighted count, the queens placed). Dynamic shared memory:
-// 16 * levels * NQ_BLOCK bytes, levels = nq_cst_levels(n, depth).
+// 4 * NQ_CST_LEVEL_WORDS * levels * NQ_BLOCK bytes, levels = nq_cst_levels(n, depth).
 #include "cpu/constellations.h"
 
 #ifndef NQ_BLOCK
@@ -33,7 +34,7 @@
 #define NQ_MIN_BLOCKS 1
 #endif
 #ifndef NQ_UNROLL
-#define NQ_UNROLL 2
+#define NQ_UNROLL 4
 #endif
 #ifndef NQ_COUNT_NODES
 #define NQ_COUNT_NODES 0
@@ -43,7 +44,7 @@
 
 extern "C" __global__ void __launch_bounds__(NQ_BLOCK, NQ_MIN_BLOCKS)
 constellation(const uint4 *__restrict__ tasks, unsigned ntasks, int n, unsigned *next, unsigned long long *out) {
-    extern __shared__ uint32_t cst_levels[];  // [levels][4][NQ_BLOCK]
+    extern __shared__ uint32_t cst_levels[];  // [levels][NQ_CST_LEVEL_WORDS][NQ_BLOCK]
     uint32_t *const stack = cst_levels + threadIdx.x;
     const unsigned lane = threadIdx.x & 31u;
 

@@ -34,10 +34,15 @@ def test_serial_counts(n):
 
 @pytest.mark.parametrize("n", range(1, 15))
 def test_every_depth_gives_the_count(n):
+    """Both per-task searches: the host's loops (nq_cst_search) and the steps the GPU
+    kernel runs (nq_cst_solve, with nodes=True)."""
     for depth in range(0, max(0, n - 3) + 1):
-        count, nodes = _cpu.cst_count(n, _cpu.cst_tasks(n, depth))
+        tasks = _cpu.cst_tasks(n, depth)
+        assert _cpu.cst_count(n, tasks) == (KNOWN_COUNTS[n], None), (n, depth)
+        count, nodes = _cpu.cst_count(n, tasks, nodes=True)
         assert count == KNOWN_COUNTS[n], (n, depth)
-        assert nodes >= 0
+        if n >= 5:  # (a frame alone is the whole of N=1's and N=4's solutions: no queen placed)
+            assert 8 * nodes >= count  # a task's completions are queens it placed; weights <= 8
 
 
 @pytest.mark.slow
@@ -45,6 +50,8 @@ def test_every_depth_gives_the_count(n):
 def test_n15_to_n17(n, depths):
     for depth in depths:
         assert _cpu.cst_count(n, _cpu.cst_tasks(n, depth), 0)[0] == KNOWN_COUNTS[n], depth
+    if n == 15:  # the GPU's step search too, on two threads
+        assert _cpu.cst_count(n, _cpu.cst_tasks(n, depths[-1]), 2, nodes=True)[0] == KNOWN_COUNTS[n]
 
 
 def solutions(n):
@@ -190,3 +197,16 @@ def test_fast_parameters():
         fast.open_part(12, fast.resolve(12, {"opt": "tight-u4", "depth": 4}))
     assert shared_bytes(19, {"depth": 2, "block": 128}) == 4 * 15 * 128 * 4
     assert shared_bytes(19, {"opt": "tight-u4", "depth": 7, "block": 128}) == 3 * 10 * 128 * 4
+
+
+
+def test_level_words_match_the_header():
+    """fast sizes its shared memory with the words a level keeps in
+    kernels/cpu/constellations.h."""
+    import re
+
+    from nqprof.cuda.sources import kernels_dir
+    from nqprof.strategies import fast
+
+    header = (kernels_dir() / "cpu" / "constellations.h").read_text()
+    assert fast.CST_LEVEL_WORDS == int(re.search(r"#define NQ_CST_LEVEL_WORDS (\d+)", header).group(1))

@@ -285,6 +285,81 @@ int nq_cst_task_valid(int n, const nq_cst_task *t)
     }
 }
 
+uint64_t nq_cst_search(const uint32_t *task, int n)
+{
+    /* stack: P[k] at 2 k (nq_cst_begin fills it; the level's shift in its bits 27-28);
+     * the levels' masks and candidates in the arrays below */
+    uint32_t stack[NQ_CST_LEVEL_WORDS * 33], s_ld[32], s_rd[32], s_col[32], s_free[32];
+    nq_cst_state s;
+    uint32_t ld, rd, col, f;
+    uint64_t count = 0;
+    int k = 0, last;
+
+    if (!nq_cst_begin(&s, task, n, stack, 1))
+        return s.cnt;
+    ld = s.ld;
+    rd = s.rd;
+    col = s.col;
+    f = s.bm;
+    last = s.last;
+    if (last == 1) { /* the last free row is the next one: count it per candidate */
+        const uint32_t sh = stack[0] >> NQ_CST_SHIFT, pl = stack[NQ_CST_LEVEL_WORDS];
+        while (f) {
+            const uint32_t b = nq_cst_lowbit(f);
+            f ^= b;
+            count += (uint64_t)nq_cst_popc(~(((ld | b) << sh) | ((rd | b) >> sh) | col | b | pl));
+        }
+        return count;
+    }
+    for (;;) {
+        const uint32_t sh = stack[NQ_CST_LEVEL_WORDS * k] >> NQ_CST_SHIFT;
+        const uint32_t p1 = stack[NQ_CST_LEVEL_WORDS * (k + 1)], sh1 = p1 >> NQ_CST_SHIFT;
+        const uint32_t p2 = stack[NQ_CST_LEVEL_WORDS * (k + 2)];
+        if (k + 2 == last) { /* the last two free rows: counted, never entered */
+            while (f) {
+                const uint32_t b = nq_cst_lowbit(f);
+                const uint32_t nl = (ld | b) << sh, nr = (rd | b) >> sh, nc = col | b;
+                uint32_t f1 = ~(nl | nr | nc | p1);
+                f ^= b;
+                while (f1) {
+                    const uint32_t b1 = nq_cst_lowbit(f1);
+                    f1 ^= b1;
+                    count += (uint64_t)nq_cst_popc(~(((nl | b1) << sh1) | ((nr | b1) >> sh1) | nc | b1 | p2));
+                }
+            }
+        } else {
+            while (f) {
+                const uint32_t b = nq_cst_lowbit(f);
+                const uint32_t nl = (ld | b) << sh, nr = (rd | b) >> sh, nc = col | b;
+                const uint32_t nf = ~(nl | nr | nc | p1);
+                f ^= b;
+                /* enter the row only if it and the one after it have free squares */
+                if (nf && ~((nl << sh1) | (nr >> sh1) | nc | p2)) {
+                    s_ld[k] = ld;
+                    s_rd[k] = rd;
+                    s_col[k] = col;
+                    s_free[k] = f;
+                    k++;
+                    ld = nl;
+                    rd = nr;
+                    col = nc;
+                    f = nf;
+                    goto next_level;
+                }
+            }
+        }
+        if (k == 0)
+            break;
+        k--;
+        ld = s_ld[k];
+        rd = s_rd[k];
+        col = s_col[k];
+        f = s_free[k];
+    next_level:;
+    }
+    return count;
+}
+
 uint64_t nq_cst_count(int n, int depth, const nq_cst_task *tasks, size_t count, uint64_t *nodes)
 {
     uint32_t stack[NQ_CST_LEVEL_WORDS * 32];
@@ -293,7 +368,8 @@ uint64_t nq_cst_count(int n, int depth, const nq_cst_task *tasks, size_t count, 
 
     (void)depth;
     for (i = 0; i < count; i++)
-        total += (uint64_t)((tasks[i].w[3] >> 25) & 15u) * nq_cst_solve(tasks[i].w, n, stack, nodes);
+        total += (uint64_t)((tasks[i].w[3] >> 25) & 15u) *
+                 (nodes != NULL ? nq_cst_solve(tasks[i].w, n, stack, nodes) : nq_cst_search(tasks[i].w, n));
     return total;
 }
 

@@ -74,6 +74,18 @@ NQ_CST_FN uint32_t nq_cst_info(unsigned start, unsigned a, unsigned b, unsigned 
            ((weight & 15u) << 25);
 }
 
+/* NQ_CST_FUSED (compile time; 0, the default): a step either goes back a level or
+ * places the lowest candidate of its level (the branchy step). 1: a step first goes back a
+ * level if its level has no candidate left, then places, with the push, the last-row count
+ * and the drop chosen by selects rather than branches (one instruction stream per warp
+ * but for the pop). On an H200 the fused step raised active lanes from 14.5 to 22.1 of 32
+ * and was 8% faster at N=20 with the old task start and a vote every 2 steps, but 2 to 9%
+ * slower than the branchy one at N=16..20 with the cheaper start and a vote every 4 steps
+ * (docs/results/fast-ladder.md); kept to measure. */
+#ifndef NQ_CST_FUSED
+#define NQ_CST_FUSED 0
+#endif
+
 /* The state of one task's search (registers on the GPU). */
 typedef struct {
     uint32_t ld, rd, col, bm; /* masks and candidates at level k; col has the bits >= N set */
@@ -103,6 +115,22 @@ NQ_CST_FN uint32_t nq_cst_frame_row(int n, int r, int a, int b, int c, int d)
     return ((qa << ta) | (qa >> ta) | (qb << tb) | (qb >> tb) | (qc << tc) | (qd >> td)) & mask;
 }
 
+/* The frame's diagonals as two 64-bit masks: a queen (r, j) sets bit 32 + j - r of *lm
+ * (the diagonal j - r = const) and bit j + r of *rm (j + r = const); row r's attacked
+ * squares are then bits 0..N-1 of ((lm << r) >> 32) | (rm >> r) (nq_cst_frame_at). */
+NQ_CST_FN void nq_cst_frame_masks(int n, int a, int b, int c, int d, uint64_t *lm, uint64_t *rm)
+{
+    *lm = (1ull << (32 + a)) | (1ull << (32 + b - (n - 1))) | (1ull << (32 - c)) | (1ull << (32 + (n - 1) - d));
+    *rm = (1ull << a) | (1ull << (b + n - 1)) | (1ull << c) | (1ull << (n - 1 + d));
+}
+
+/* Row r's squares attacked diagonally by the frame of masks lm, rm (all 32 bits; the
+ * caller masks the board). */
+NQ_CST_FN uint32_t nq_cst_frame_at(uint64_t lm, uint64_t rm, int r)
+{
+    return (uint32_t)((lm << r) >> 32) | (uint32_t)(rm >> r);
+}
+
 /* Starts the search of `task`: fills P[k] on the stack, sets the state. Returns 1 if the
  * task has nodes left to step through, 0 if it is finished already (s->cnt holds its
  * count: a frame without free rows, or a task whose start row is the last free row). */
@@ -111,35 +139,39 @@ NQ_CST_FN int nq_cst_begin(nq_cst_state *s, const uint32_t *task, int n, uint32_
     const uint32_t info = task[3];
     const int start = (int)(info & 31u), a = (int)((info >> 5) & 31u), b = (int)((info >> 10) & 31u);
     const int c = (int)((info >> 15) & 31u), d = (int)((info >> 20) & 31u);
-    const uint32_t outside = (n >= 32) ? 0u : ~((1u << n) - 1u);
-    int r, k = -1, prev = -1;
+    const uint32_t board = (n >= 32) ? 0xffffffffu : ((1u << n) - 1u);
+    uint64_t lm, rm;
+    int r, k = 0;
     uint32_t f;
 
     s->ld = task[0];
     s->rd = task[1];
-    s->col = task[2] | outside;
+    s->col = task[2] | ~board;
     s->weight = (info >> 25) & 15u;
     s->cnt = 0;
     s->nodes = 0;
     s->k = 0;
     s->bm = 0;
-    for (r = start; r <= n - 2; r++) {
-        if (r == c || r == d)
-            continue;
-        if (k >= 0)
-            stack[(NQ_CST_LEVEL_WORDS * k) * stride] |= (uint32_t)(r - prev) << NQ_CST_SHIFT;
-        k++;
-        stack[(NQ_CST_LEVEL_WORDS * k) * stride] = nq_cst_frame_row(n, r, a, b, c, d);
-        prev = r;
-    }
-    s->last = k;
-    if (k < 0) { /* no free row: the frame (and the placed queens) is a solution */
+    if (start > n - 2) { /* no free row: the frame (and the placed queens) is a solution */
+        s->last = -1;
         s->cnt = 1;
         return 0;
     }
+    nq_cst_frame_masks(n, a, b, c, d, &lm, &rm);
+    /* start is a free row; each level's word: its row's frame attacks, the distance to
+     * the next free row (past at most the two frame rows c and d) in bits 27-28 */
+    for (r = start; r <= n - 2; k++) {
+        int next = r + 1;
+        next += next == c || next == d;
+        next += next == c || next == d;
+        stack[(NQ_CST_LEVEL_WORDS * k) * stride] =
+            (nq_cst_frame_at(lm, rm, r) & board) | (uint32_t)(next - r) << NQ_CST_SHIFT;
+        r = next;
+    }
+    s->last = k - 1;
     s->p = stack[0];
     f = ~(s->ld | s->rd | s->col | s->p);
-    if (k == 0) { /* the start row is the last free row */
+    if (k == 1) { /* the start row is the last free row */
         s->cnt = (uint64_t)nq_cst_popc(f);
         s->nodes = s->cnt;
         return 0;
@@ -151,8 +183,62 @@ NQ_CST_FN int nq_cst_begin(nq_cst_state *s, const uint32_t *task, int n, uint32_
 /* 1 while the task has work left (the search is not back at level 0 with no candidate). */
 NQ_CST_FN int nq_cst_busy(const nq_cst_state *s) { return (s->bm | (uint32_t)s->k) != 0; }
 
+/* Back to the level above: its words, its placed queen (the lowest candidate) taken away. */
+NQ_CST_FN void nq_cst_back(nq_cst_state *s, const uint32_t *stack, int stride)
+{
+    const uint32_t *lv;
+    uint32_t bit;
+    s->k--;
+    lv = stack + (NQ_CST_LEVEL_WORDS * s->k) * stride;
+    s->p = lv[0];
+    s->bm = lv[stride];
+    s->ld = lv[2 * stride];
+    s->rd = lv[3 * stride];
+    bit = nq_cst_lowbit(s->bm);
+    s->bm ^= bit;
+    s->col ^= bit;
+}
+
 /* One step: place the lowest candidate of level k (enter its row, or count the last
  * row's squares), or go back one level. COUNT_NODES (a constant): also count queens. */
+#if NQ_CST_FUSED
+NQ_CST_FN void nq_cst_step(nq_cst_state *s, uint32_t *stack, int stride, const int count_nodes)
+{
+    uint32_t bit, sh, nl, nr, nc, np, f, ahead;
+    int leaf, push;
+    uint32_t *lv;
+    if (s->bm == 0) /* back to the level above (the caller steps only while busy: k > 0) */
+        nq_cst_back(s, stack, stride);
+    /* the lowest candidate (none: bit 0, and nothing below changes the state) */
+    bit = nq_cst_lowbit(s->bm);
+    sh = s->p >> NQ_CST_SHIFT;
+    nl = (s->ld | bit) << sh;
+    nr = (s->rd | bit) >> sh;
+    nc = s->col | bit;
+    lv = stack + (NQ_CST_LEVEL_WORDS * s->k) * stride;
+    np = lv[NQ_CST_LEVEL_WORDS * stride];
+    f = ~(nl | nr | nc | np);
+    leaf = s->k + 1 == s->last;
+    /* the row after the next one (level k + 2, at most the last) without the next queen */
+    ahead = ~((nl << (np >> NQ_CST_SHIFT)) | (nr >> (np >> NQ_CST_SHIFT)) | nc |
+              lv[(leaf ? 1 : 2) * NQ_CST_LEVEL_WORDS * stride]);
+    push = bit != 0 && !leaf && f != 0 && ahead != 0;
+    if (bit != 0 && leaf)
+        s->cnt += (uint64_t)nq_cst_popc(f);
+    if (count_nodes && bit != 0)
+        s->nodes += 1 + (leaf ? (uint64_t)nq_cst_popc(f) : 0u);
+    /* the level's words as they are now: read back only if the search goes below it */
+    lv[stride] = s->bm;
+    lv[2 * stride] = s->ld;
+    lv[3 * stride] = s->rd;
+    s->bm = push ? f : s->bm ^ bit;
+    s->k += push;
+    s->ld = push ? nl : s->ld;
+    s->rd = push ? nr : s->rd;
+    s->col = push ? nc : s->col;
+    s->p = push ? np : s->p;
+}
+#else
 NQ_CST_FN void nq_cst_step(nq_cst_state *s, uint32_t *stack, int stride, const int count_nodes)
 {
     if (s->bm != 0) {
@@ -185,18 +271,10 @@ NQ_CST_FN void nq_cst_step(nq_cst_state *s, uint32_t *stack, int stride, const i
             s->bm ^= bit;
         }
     } else if (s->k > 0) {
-        uint32_t *lv, bit;
-        s->k--;
-        lv = stack + (NQ_CST_LEVEL_WORDS * s->k) * stride;
-        s->p = lv[0];
-        s->bm = lv[stride];
-        s->ld = lv[2 * stride];
-        s->rd = lv[3 * stride];
-        bit = nq_cst_lowbit(s->bm);
-        s->bm ^= bit;
-        s->col ^= bit;
+        nq_cst_back(s, stack, stride);
     }
 }
+#endif
 
 /* Completions of one task (unweighted); adds the queens placed to *nodes if not NULL.
  * `stack` holds NQ_CST_LEVEL_WORDS * nq_cst_levels(n, depth) words at stride 1. */
@@ -237,8 +315,13 @@ size_t nq_cst_tasks(int n, int depth, nq_cst_task *out, size_t cap);
 /* 1 if the task's fields are consistent with n, else 0. */
 int nq_cst_task_valid(int n, const nq_cst_task *task);
 
-/* The weighted count of `count` tasks (sum of weight x completions) on one thread; adds
- * the queens placed to *nodes when not NULL. */
+/* Completions of one task (unweighted) by the host's own search: the same DFS as
+ * nq_cst_solve (the steps the GPU runs), written as nested loops for a CPU (levels in
+ * arrays, the last two free rows counted in the loop of the row before), no nodes. */
+uint64_t nq_cst_search(const uint32_t *task, int n);
+
+/* The weighted count of `count` tasks (sum of weight x completions) on one thread: with
+ * nodes NULL by nq_cst_search, else by nq_cst_solve, adding the queens placed to *nodes. */
 uint64_t nq_cst_count(int n, int depth, const nq_cst_task *tasks, size_t count, uint64_t *nodes);
 
 /* Number of solutions of N-Queens, 1 <= n <= NQ_CST_MAX_N, one thread (depth 0:

@@ -58,10 +58,15 @@ def stack_levels(n: int, depth: int, opt: str = DEFAULT) -> int:
     return max(1, n - 2 - depth)
 
 
+#: uint32 words a level of the constellation search keeps per thread (NQ_CST_LEVEL_WORDS
+#: of kernels/cpu/constellations.h: the frame's attacks, the candidates, ld and rd)
+CST_LEVEL_WORDS = 4
+
+
 def shared_bytes(n: int, params: dict) -> int:
-    """Dynamic shared memory per block: 4 words per level and thread (constellations), 3 for
-    tight-u4 (candidates, left, right)."""
-    words = 3 if params.get("opt", DEFAULT) == "tight-u4" else 4
+    """Dynamic shared memory per block: CST_LEVEL_WORDS words per level and thread
+    (constellations), 3 for tight-u4 (candidates, left, right)."""
+    words = 3 if params.get("opt", DEFAULT) == "tight-u4" else CST_LEVEL_WORDS
     return words * stack_levels(n, params["depth"]) * params["block"] * 4
 
 

@@ -1,0 +1,102 @@
+"""Time the constellation kernel's compile-time variants on one GPU, every count verified.
+
+The rungs of fast's ladder that are compile-time switches of kernels/cpu/constellations.h
+and kernels/constellation.cu (NQ_CST_FUSED, NQ_UNROLL) and the block size, each built and
+timed with CUDA events in a process of its own (fast's own session: the same tasks, grid
+sizing and timer as `nqprof solve -s fast`):
+
+    python3 tools/cst_variants.py --n 16,18,19 --rounds 3 [--variants branchy,fused]
+        [--blocks 128] [--unroll 2] [-o FILE.json]
+
+Prints one line per (N, variant, block, unroll): the median GPU time of the rounds, the
+registers, blocks per SM and the count check.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+
+#: name -> defines
+VARIANTS = {
+    "branchy": {"NQ_CST_FUSED": 0},  # the default: a step goes back or places
+    "fused": {"NQ_CST_FUSED": 1},  # back if needed, then place, by selects
+}
+
+
+def measure(n: int, variant: str, block: int, unroll: int, rounds: int, depth: int | None) -> dict:
+    from nqprof.problem import known_count
+    from nqprof.strategies import fast
+
+    extra = {**VARIANTS[variant], "NQ_UNROLL": unroll}
+    build = fast.FastSession.build
+
+    def build_with(self, source, defines=None):
+        return build(self, source, {**(defines or {}), **extra})
+
+    params = {"opt": "cst", "depth": fast._default_depth(n) if depth is None else depth, "block": block}
+    fast.FastSession.build = build_with
+    try:
+        session = fast.FastSession("fast", n, params)
+        try:
+            session.run_once()  # warm-up
+            runs = [session.run_once() for _ in range(rounds)]
+            notes = list(session.notes)
+        finally:
+            session.close()
+    finally:
+        fast.FastSession.build = build
+    want = known_count(n)
+    bad = [m.count for m in runs if m.count != want]
+    return {"n": n, "variant": variant, "block": block, "unroll": unroll, "depth": params["depth"],
+            "gpu_s": [m.gpu_s for m in runs], "median_s": statistics.median(m.gpu_s for m in runs),
+            "count": runs[0].count, "verified": not bad, "notes": [x for x in notes if "persistent" in x]}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", default="16,18,19", help="comma-separated N")
+    ap.add_argument("--variants", default=",".join(VARIANTS))
+    ap.add_argument("--blocks", default="128")
+    ap.add_argument("--unroll", default="4")
+    ap.add_argument("--depth", type=int, default=None, help="fast's default depth if not given")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("-o", "--output", help="write the rows as JSON")
+    ap.add_argument("--one", help=argparse.SUPPRESS)  # N,variant,block,unroll: measure here, print JSON
+    args = ap.parse_args(argv)
+    if args.one:
+        n, variant, block, unroll = args.one.split(",")
+        print(json.dumps(measure(int(n), variant, int(block), int(unroll), args.rounds, args.depth)))
+        return 0
+    rows, failed = [], False
+    for n in (int(x) for x in args.n.split(",")):
+        for variant in args.variants.split(","):
+            for block in (int(x) for x in args.blocks.split(",")):
+                for unroll in (int(x) for x in args.unroll.split(",")):
+                    # a process each: one CUDA context per process, a crash costs one row
+                    cmd = [sys.executable, __file__, "--one", f"{n},{variant},{block},{unroll}",
+                           "--rounds", str(args.rounds)] + (["--depth", str(args.depth)] if args.depth is not None else [])
+                    done = subprocess.run(cmd, capture_output=True, text=True)
+                    if done.returncode != 0:
+                        print(f"N={n:2d} {variant} block {block} unroll {unroll}: failed ({done.returncode})\n"
+                              + done.stderr[-2000:], flush=True)
+                        failed = True
+                        continue
+                    row = json.loads(done.stdout.strip().splitlines()[-1])
+                    rows.append(row)
+                    failed |= not row["verified"]
+                    print(f"N={n:2d} {variant:6s} block {block:4d} unroll {unroll} depth {row['depth']}: "
+                          f"{row['median_s'] * 1e3:10.3f} ms (median of {args.rounds}) "
+                          f"count {row['count']} {'verified' if row['verified'] else 'WRONG'}; "
+                          + "; ".join(row["notes"]), flush=True)
+    if args.output:
+        with open(args.output, "w") as fh:
+            json.dump(rows, fh, indent=1)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
