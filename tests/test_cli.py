@@ -41,7 +41,7 @@ def test_solve_json_record():
         (["solve", "0"], "N must be in 1..27, got 0"),
         (["solve", "40"], "N must be in 1..27, got 40"),
         (["solve", "abc"], "N must be an integer in 1..27"),
-        (["solve", "12", "-s", "multicore", "-p", "depth=12"], "parameter depth must be in 1..11 for N=12, got 12"),
+        (["solve", "12", "-s", "multicore", "-p", "depth=12"], "parameter depth must be in 0..9 for N=12, got 12"),
         (["solve", "12", "-s", "feinbube", "-p", "block=0"], "parameter block must be in 1..1024 for N=12, got 0"),
         (["solve", "12", "-s", "feinbube", "-p", "block=2000"], "parameter block must be in 1..1024 for N=12, got 2000"),
         (["solve", "12", "-s", "nosuch"], "unknown strategy 'nosuch' (known: serial, multicore"),
@@ -104,14 +104,14 @@ def test_parse_params():
 
 
 def test_sweep_runs_the_grid_and_skips_rejected_cases(capsys):
-    # depth=9 fits N=10 only: an axis value that no case accepts is an error of its own
-    args = ["sweep", "--strategy", "serial,multicore", "--n", "8:10", "--param", "multicore.depth=2,9",
+    # depth=7 fits N=10 only: an axis value that no case accepts is an error of its own
+    args = ["sweep", "--strategy", "serial,multicore", "--n", "8:10", "--param", "multicore.depth=2,7",
             "--rounds", "2", "--warmup", "0", "-q"]
     assert main(args) == 0
     out = capsys.readouterr().out
     assert re.search(r"serial\s+8\s+-\s+92 verified\s+-\s+\S+ \S+\s+median of 2", out)
     assert re.search(r"multicore\s+9\s+depth=2\s+352 verified", out)
-    assert re.search(r"multicore\s+8\s+depth=9\s+skipped .*depth must be in 1\.\.7 for N=8", out)
+    assert re.search(r"multicore\s+8\s+depth=7\s+skipped .*depth must be in 0\.\.5 for N=8", out)
     # a value that no case accepts is a typo: an error, not a sweep of skips
     assert main(["sweep", "--strategy", "multicore", "--n", "8:9", "--param", "multicore.depth=9", "-q"]) == 2
     assert "multicore.depth=9 is rejected by every case it is in" in capsys.readouterr().err

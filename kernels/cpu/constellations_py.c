@@ -7,10 +7,12 @@
  *   cst_tasks(n, depth) -> bytes
  *       The tasks of (n, depth), depth 0..max(0, n-3): 16 bytes per task, the layout of
  *       constellations.h (4 little-endian uint32 words) that the GPU kernel reads.
- *   cst_count(n, tasks, threads=1) -> (count, nodes)
- *       The weighted count of the tasks (a bytes-like object from cst_tasks) and the
- *       queens the search placed; `threads` > 1 (0: every online CPU) spreads the tasks
- *       over a pthread pool, one task at a time through an atomic index.
+ *   cst_count(n, tasks, threads=1, nodes=False) -> (count, nodes)
+ *       The weighted count of the tasks (a bytes-like object from cst_tasks): by the
+ *       host's loop search (nq_cst_search), or with nodes=True by the step search the GPU
+ *       runs (nq_cst_solve), which also counts the queens it placed (else nodes is None);
+ *       `threads` > 1 (0: every online CPU) spreads the tasks over a pthread pool, one task
+ *       at a time through an atomic index.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -91,6 +93,7 @@ typedef struct {
     int n;
     const nq_cst_task *tasks;
     size_t count;
+    int nodes; /* count queens (the step search) */
     atomic_size_t next;
 } nq_cst_job;
 
@@ -107,22 +110,22 @@ nq_cst_worker_main(void *arg)
     size_t i;
 
     while ((i = atomic_fetch_add(&job->next, 1)) < job->count)
-        w->total += nq_cst_count(job->n, 0, &job->tasks[i], 1, &w->nodes);
+        w->total += nq_cst_count(job->n, 0, &job->tasks[i], 1, job->nodes ? &w->nodes : NULL);
     return NULL;
 }
 
 PyObject *
 nq_py_cst_count(PyObject *self, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"n", "tasks", "threads", NULL};
+    static char *kwlist[] = {"n", "tasks", "threads", "nodes", NULL};
     Py_buffer view;
     nq_cst_task *tasks;
     uint64_t total = 0, nodes = 0;
     size_t count;
-    int n, threads = 1;
+    int n, threads = 1, want_nodes = 0;
 
     (void)self;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "iy*|i:cst_count", kwlist, &n, &view, &threads))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "iy*|ip:cst_count", kwlist, &n, &view, &threads, &want_nodes))
         return NULL;
     if (!nq_cst_n_ok(n) || threads < 0) {
         if (threads < 0)
@@ -141,9 +144,9 @@ nq_py_cst_count(PyObject *self, PyObject *args, PyObject *kwargs)
         threads = count > 0 ? (int)count : 1;
     Py_BEGIN_ALLOW_THREADS
     if (threads <= 1) {
-        total = nq_cst_count(n, 0, tasks, count, &nodes);
+        total = nq_cst_count(n, 0, tasks, count, want_nodes ? &nodes : NULL);
     } else {
-        nq_cst_job job = {n, tasks, count, 0};
+        nq_cst_job job = {n, tasks, count, want_nodes, 0};
         nq_cst_worker *workers = (nq_cst_worker *)calloc((size_t)threads, sizeof *workers);
         pthread_t *ids = (pthread_t *)calloc((size_t)threads, sizeof *ids);
         int t, started = 0;
@@ -172,5 +175,7 @@ nq_py_cst_count(PyObject *self, PyObject *args, PyObject *kwargs)
     }
     Py_END_ALLOW_THREADS
     free(tasks);
+    if (!want_nodes)
+        return Py_BuildValue("(KO)", (unsigned long long)total, Py_None);
     return Py_BuildValue("(KK)", (unsigned long long)total, (unsigned long long)nodes);
 }

@@ -62,7 +62,7 @@ PyObject *nq_py_cst_count(PyObject *self, PyObject *args, PyObject *kwargs);
     {"cst_tasks", (PyCFunction)(void (*)(void))nq_py_cst_tasks, METH_VARARGS | METH_KEYWORDS,   \
      "cst_tasks(n, depth) -> bytes\n\nThe constellation tasks, 16 bytes per task."},           \
     {"cst_count", (PyCFunction)(void (*)(void))nq_py_cst_count, METH_VARARGS | METH_KEYWORDS,   \
-     "cst_count(n, tasks, threads=1) -> (count, nodes)\n\nWeighted count of constellation tasks."},
+     "cst_count(n, tasks, threads=1, nodes=False) -> (count, nodes)\n\nWeighted count of constellation tasks (nodes: None unless nodes=True)."},
 
 #define NQ_MIN_N 1
 #define NQ_MAX_N 27

@@ -44,20 +44,37 @@ class TimedCall(Session):
         return {"source_hash": source_hash(CPU_SOURCE), **self._info}
 
 
-class BoardsCall(TimedCall):
-    """A part session (see :meth:`Strategy.open_part`): the serial search over given boards
-    on ``threads`` CPU threads (the C extension's pool), no symmetry multiplier."""
+class PartCall(TimedCall):
+    """A part session (see :meth:`Strategy.open_part`): ``count(items)`` counts the work
+    items a cluster hands it (boards, or constellation tasks), timed on the host clock."""
 
-    def __init__(self, n: int, threads: int, info: dict[str, Any]):
+    def __init__(self, count: Callable[[Any], int], info: dict[str, Any]):
         super().__init__(self._no_whole_count, info)
-        self.n, self.threads = n, threads
+        self._count_items = count
 
     @staticmethod
     def _no_whole_count() -> int:
-        raise NotImplementedError("a part session counts the boards it is given: count_part(boards)")
+        raise NotImplementedError("a part session counts the items it is given: count_part(items)")
 
-    def count_part(self, boards) -> Measurement:
-        cpu = cpu_module()
+    def count_part(self, items) -> Measurement:
         t0 = time.perf_counter()
-        count = cpu.count_boards(self.n, boards.cols, boards.ld, boards.rd, boards.row, self.threads)
+        count = self._count_items(items)
         return Measurement(count=int(count), wall_s=time.perf_counter() - t0)
+
+
+class BoardsCall(PartCall):
+    """The serial search over given boards on ``threads`` CPU threads (the C extension's
+    pool), no symmetry multiplier."""
+
+    def __init__(self, n: int, threads: int, info: dict[str, Any]):
+        cpu = cpu_module()
+        super().__init__(lambda b: cpu.count_boards(n, b.cols, b.ld, b.rd, b.row, threads), info)
+
+
+class TasksCall(PartCall):
+    """The weighted count of given constellation tasks (rows of CST_TASK_WORDS words) on
+    ``threads`` CPU threads."""
+
+    def __init__(self, n: int, threads: int, info: dict[str, Any]):
+        cpu = cpu_module()
+        super().__init__(lambda tasks: cpu.cst_count(n, tasks.tobytes(), threads)[0], info)

@@ -3,8 +3,9 @@
 The board's frame (its queens on the first and last row and column) is enumerated on the
 host; one frame per D4 class is searched, weighted by its orbit size (2, 4 or 8; 1 at
 N=1), with a plain bitmask DFS over the free rows (kernels/cpu/constellations.c and
-constellations.h). The generator and the per-task search are the ones the GPU strategy
-``fast`` runs, so this is also its CPU oracle. As for ``fast``, the tasks are made once
+constellations.h). The generator is the one the GPU strategy ``fast`` uses; the per-task
+search is the same DFS written as nested loops for a CPU (``nq_cst_search``; the tests
+check the step search the GPU runs against it). As for ``fast``, the tasks are made once
 when the session opens (their time is in the record's notes); a round is the search.
 """
 
