@@ -256,6 +256,55 @@ def test_cpu_cases_have_the_larger_floor(tmp_path):
     assert set(cpu["verdict"]) == {"same"} and set(cpu["floor_pct"].round(6)) == {100 * stats.MIN_EFFECT_CPU}
 
 
+def test_a_strategys_declared_floor_is_used(tmp_path):
+    """A case saved with its strategy's min_effect (multicore: 0.20) gets that floor when
+    it is above its kind's, whichever run carries it; a smaller one does not lower it."""
+    root = tmp_path / "benchmarks"
+
+    def make(center, min_effect=None):
+        def edit(benches):
+            for i, bench in enumerate(benches.values()):
+                _with_samples(bench, _rounds(center, seed=i))
+                bench["extra_info"]["device_kind"] = "cpu"
+                if min_effect is not None:
+                    bench["extra_info"]["min_effect"] = min_effect
+        return edit
+
+    for name, (in_a, in_b) in {"declared": (None, 0.2), "smaller": (0.01, 0.01)}.items():
+        _edit_run(RUNS[0], root / name / "0001_a.json", make(1e-3, in_a))
+        _edit_run(RUNS[0], root / name / "0002_b.json", make(1.15e-3, in_b))
+    declared, smaller = (compare(load_history(root / name), "0001", "0002") for name in ("declared", "smaller"))
+    assert set(declared["verdict"]) == {"same"} and set(declared["floor_pct"].round(6)) == {20.0}
+    assert set(smaller["verdict"]) == {"slower"} and set(smaller["floor_pct"].round(6)) == {100 * stats.MIN_EFFECT_CPU}
+    from nqprof.strategies import get
+
+    assert get("multicore").min_effect == 0.2 and get("serial").min_effect is None
+
+
+def test_a_host_that_moved_the_cpu_probe_raises_cpu_floors(tmp_path):
+    """Runs on two hosts whose CPU speed probes differ by 30%: a CPU case that moved 40%
+    is the same (floor 2 x 30%), a GPU case that moved 40% is slower (the probe is a CPU's)."""
+    root = tmp_path / "benchmarks"
+
+    def make(center, kind, probe):
+        def edit(benches):
+            for i, bench in enumerate(benches.values()):
+                _with_samples(bench, _rounds(center, seed=i))
+                bench["extra_info"]["device_kind"] = kind
+                bench["extra_info"]["conditions"] = {"cpu": {"probe_s": probe}}
+        return edit
+
+    for kind in ("gpu", "cpu"):
+        _edit_run(RUNS[0], root / kind / "0001_a.json", make(1e-3, kind, 5e-4))
+        _edit_run(RUNS[0], root / kind / "0002_b.json", make(1.4e-3, kind, 6.5e-4))
+    gpu, cpu = (compare(load_history(root / kind), "0001", "0002") for kind in ("gpu", "cpu"))
+    assert set(gpu["verdict"]) == {"slower"} and set(gpu["floor_pct"].round(6)) == {100 * stats.MIN_EFFECT}
+    assert set(cpu["verdict"]) == {"same"} and set(cpu["floor_pct"].round(6)) == {60.0}
+    assert all("CPU speed probe" in c for c in cpu["conditions"]) and not any(gpu["conditions"])
+    back = compare(load_history(root / "cpu"), "0002", "0001")  # a faster host: the same floor
+    assert set(back["verdict"]) == {"same"} and set(back["floor_pct"].round(6)) == {round(200 * (5 / 6.5 - 1) * -1, 6)}
+
+
 def test_rounds_in_two_modes_raise_the_floor():
     """A median that can jump between two modes (a CPU pool's thread start-up) is no
     evidence of a change: half the relative IQR is in the floor."""

@@ -360,6 +360,25 @@ def test_condition_differences_name_what_moved():
     quiet, busy = ({"cpu": {"usable_cores": 2, "load_1min": x}} for x in (0.1, 1.9))
     assert conditions.differences(quiet, busy) == ["load average: 0.10 -> 1.90 on 2 cores (other work took CPU time)"]
     assert conditions.differences(quiet, {"cpu": {"usable_cores": 2, "load_1min": 0.8}}) == []
+    # the CPU speed probe: 5% or more apart is another host (or a CPU that changed speed)
+    fast_host, slow_host, near_host = ({"cpu": {"probe_s": x}} for x in (5.2e-4, 8.4e-4, 5.4e-4))
+    assert conditions.differences(fast_host, slow_host) == [
+        "CPU speed probe (serial N=11): 0.520 -> 0.840 ms (+62%: another host, or the host's CPU speed moved)"]
+    assert conditions.differences(fast_host, near_host) == []
+    assert conditions.differences(fast_host, slow_host, cpu_case=False) == []  # a GPU case's times
+    assert conditions.probe_change(fast_host, {"cpu": {}}) is None
+
+
+def test_the_cpu_probe_times_the_fixed_search(monkeypatch):
+    """The probe is the median of PROBE_REPEATS calls of serial(PROBE_N), taken when a CPU
+    watch starts."""
+    from nqprof import _cpu
+
+    calls = []
+    monkeypatch.setattr(_cpu, "serial", lambda n: calls.append(n) or 0)
+    probe = conditions.cpu_probe_s()
+    assert calls == [conditions.PROBE_N] * conditions.PROBE_REPEATS and probe is not None and probe >= 0
+    assert conditions.CpuWatch().finish()["probe_s"] is not None
 
 
 def test_compare_warns_when_conditions_differ(tmp_path, capsys):

@@ -37,6 +37,12 @@ LOAD_TOLERANCE = 0.4
 OTHER_CORES_TOLERANCE = 0.5
 #: Percentage points of CPU time stolen by a hypervisor: a difference of this many is a warning.
 STEAL_TOLERANCE = 2.0
+#: The CPU speed probe: nqprof._cpu.serial(PROBE_N), PROBE_REPEATS times, the median (about
+#: 0.5 ms a call on an H200 host), taken when a case's CPU watch starts. Two runs' probes
+#: further apart than PROBE_TOLERANCE are a warning (another host, or its CPU changed speed).
+PROBE_N = 11
+PROBE_REPEATS = 5
+PROBE_TOLERANCE = 0.05
 
 
 def reason_names(mask: int) -> list[str]:
@@ -275,7 +281,7 @@ def cpu_model() -> str:
 
 
 def cpu_conditions() -> dict[str, Any]:
-    """CPU model, usable cores, frequency governor and current frequency of CPU 0."""
+    """CPU model, usable cores, frequency governor and current frequency of CPU 0, load."""
     try:
         usable = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
@@ -289,6 +295,31 @@ def cpu_conditions() -> dict[str, Any]:
         "frequency_mhz": int(freq) // 1000 if freq and freq.isdigit() else None,
         "load_1min": round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None,
     }
+
+
+def cpu_probe_s() -> float | None:
+    """The CPU speed probe's time in seconds (None without the C extension): one fixed
+    single-thread search that no change to nqprof's strategies touches, so two runs'
+    probes tell how much the host alone moved a CPU time between them."""
+    try:
+        from . import _cpu
+    except ImportError:  # pragma: no cover - only on a broken install
+        return None
+    times = []
+    for _ in range(PROBE_REPEATS):
+        t0 = time.perf_counter()
+        _cpu.serial(PROBE_N)
+        times.append(time.perf_counter() - t0)
+    return float(f"{sorted(times)[len(times) // 2]:.6g}")
+
+
+def probe_change(a: dict[str, Any] | None, b: dict[str, Any] | None) -> float | None:
+    """The relative change of the CPU speed probe from conditions a to b (None if either
+    lacks it)."""
+    pa, pb = ((c or {}).get("cpu", {}).get("probe_s") for c in (a, b))
+    if not pa or not pb:
+        return None
+    return pb / pa - 1
 
 
 def _cpu_ticks() -> tuple[int, int, int] | None:
@@ -324,6 +355,7 @@ class CpuWatch:
 
     def __init__(self, own_pids: tuple[int, ...] = ()):
         self.facts = cpu_conditions()
+        self.facts["probe_s"] = cpu_probe_s()
         self._busy = self._own = self._steal = self._total = 0
         self._elapsed = 0.0
         self._ticked = True  # every span could read /proc/stat
@@ -363,9 +395,10 @@ class CpuWatch:
 # -- comparing two runs' conditions -----------------------------------------------------------
 
 
-def differences(a: dict[str, Any] | None, b: dict[str, Any] | None) -> list[str]:
+def differences(a: dict[str, Any] | None, b: dict[str, Any] | None, cpu_case: bool = True) -> list[str]:
     """What differs between two records' conditions, each as one phrase; throttling in
-    either run counts too."""
+    either run counts too. The CPU speed probe is compared for a CPU case only (cpu_case):
+    a GPU case's CUDA-event times do not move with the host's CPU speed."""
     a, b = a or {}, b or {}
     out: list[str] = []
     ca, cb = a.get("cpu") or {}, b.get("cpu") or {}
@@ -381,6 +414,10 @@ def differences(a: dict[str, Any] | None, b: dict[str, Any] | None) -> list[str]
     sa, sb = ca.get("steal_pct"), cb.get("steal_pct")
     if sa is not None and sb is not None and abs(sb - sa) >= STEAL_TOLERANCE:
         out.append(f"CPU time stolen by the hypervisor: {sa:.1f}% -> {sb:.1f}%")
+    moved = probe_change(a, b) if cpu_case else None
+    if moved is not None and abs(moved) >= PROBE_TOLERANCE:
+        out.append(f"CPU speed probe (serial N={PROBE_N}): {1e3 * ca['probe_s']:.3f} -> {1e3 * cb['probe_s']:.3f} ms "
+                   f"({100 * moved:+.0f}%: another host, or the host's CPU speed moved)")
     ga, gb = a.get("gpu") or {}, b.get("gpu") or {}
     for side, g in (("A", ga), ("B", gb)):
         if g.get("throttled_rounds"):

@@ -79,6 +79,8 @@ def extra_info(record: RunRecord, strategy: Strategy, warmup: int, case: Case | 
         samples_process=list(record.round_process),
         device_kind=strategy.device, cdp=strategy.cdp, warmup=warmup, nqprof=__version__,
     )
+    if strategy.min_effect is not None:
+        info["min_effect"] = strategy.min_effect
     if case is not None:
         info["case"] = {"strategy": case.strategy, "n": case.n, "given": dict(case.given)}
     if rule is not None:

@@ -125,6 +125,10 @@ class Strategy:
     #: The largest N the benchmark suite runs by default: where a round still takes well
     #: under a second on an H200, so that `pytest bench/` finishes within minutes.
     bench_max_n: ClassVar[int] = 16
+    #: The smallest relative change `nqprof compare` calls for this strategy's cases, where
+    #: its times move between runs more than its kind's default (analysis.stats.MIN_EFFECT
+    #: for GPU cases, MIN_EFFECT_CPU for CPU ones); saved with each benchmark.
+    min_effect: ClassVar[float | None] = None
 
     @property
     def needs_gpu(self) -> bool:
