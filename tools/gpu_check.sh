@@ -7,6 +7,11 @@
 # Stages:
 #   env            nqprof env
 #   tests          the GPU-marked tests (pytest -m gpu --require-gpu: a missing GPU fails them), slowest 15 listed
+#   cst-variants   fast's constellation kernel: its compile-time variants at N=16..20, then block x unroll at N=19
+#   cst-ncu        ncu on the constellation kernel at N=17 (the branchy default vs the fused step): instructions, lanes, occupancy
+#   fast23b        fast N=1..19 verified, N=16..21 timed; CPU: serial-d4 vs serial, multicore vs the mirror pool
+#   fast22         fast N=22, one round
+#   fast-final     fast N=1..19 verified, N=16..21 timed, its bench cases twice compared, its GPU tests
 #   feinbube-steps every optimisation step of feinbube, N=16..19, verified, 3 rounds
 #   feinbube-tune  depth x block for the best step at N=18 and 19
 #   cpu            serial vs a recursive C reference (N=15, 16); multicore speedup at N=17
@@ -204,6 +209,43 @@ for stage in "${stages[@]}"; do
           -o \$OUT/fast23-depth16.json; echo exit \$?;
         timeout 90 nqprof sweep -s fast --n 18 --param depth=0,1,2,3 --rounds 3 --warmup 1 --timeout 60 -q \
           -o \$OUT/fast23-depth18.json; echo exit \$?" ;;
+    cst-variants) run cst-variants 560 bash -c "
+        echo '--- fast constellation kernel variants (tools/cst_variants.py), default depth, medians of 3';
+        python3 tools/cst_variants.py --n 16,18,19,20 --rounds 3 -o \$OUT/cst-variants.json; echo exit \$?;
+        echo '--- the default variant: block x unroll at N=19';
+        python3 tools/cst_variants.py --n 19 --variants branchy --blocks 64,128,256 --unroll 1,2,4 --rounds 3 \
+          -o \$OUT/cst-variants-tune.json; echo exit \$?" ;;
+    cst-ncu) run cst-ncu 400 ncu --kernel-name constellation --launch-count 4 --metrics \
+        smsp__inst_executed.sum,smsp__thread_inst_executed_per_inst_executed.ratio,sm__warps_active.avg.pct_of_peak_sustained_active,smsp__issue_active.avg.pct_of_peak_sustained_active,l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum,gpu__time_duration.sum \
+        python3 tools/cst_variants.py --n 17 --variants branchy,fused --rounds 1 ;;
+    fast23b) run fast23b 560 bash -c "
+        echo '--- (a) fast N=1..19, one round each, every count verified';
+        timeout 150 nqprof sweep -s fast --n 1:19 --rounds 1 --warmup 0 --timeout 60 -q -o \$OUT/fast23b-verify.json;
+        echo exit \$?;
+        echo '--- (b) fast N=16..20, medians of 3 (GPU time)';
+        timeout 120 nqprof sweep -s fast --n 16:20 --rounds 3 --warmup 1 --timeout 60 -q -o \$OUT/fast23b-time.json;
+        echo exit \$?;
+        echo '--- (c) fast N=21, medians of 3';
+        timeout 200 nqprof solve 21 -s fast -r 3 -w 1 --timeout 190 -q | grep -E 'count|time|note';
+        echo exit \${PIPESTATUS[0]};
+        echo '--- (d) CPU: serial vs serial-d4 at N=16; the mirror pool vs multicore at N=17 (every core)';
+        timeout 150 python3 bench/cst_cpu.py --twin 16 --pool 17 --repeats 3; echo exit \$?" ;;
+    fast-final) run fast-final 560 bash -c "
+        echo '--- (a) fast N=1..19, one round each, every count verified';
+        timeout 100 nqprof sweep -s fast --n 1:19 --rounds 1 --warmup 0 --timeout 60 -q; echo exit \$?;
+        echo '--- (b) fast N=16..20, medians of 3 (GPU time)';
+        timeout 100 nqprof sweep -s fast --n 16:20 --rounds 3 --warmup 1 --timeout 60 -q; echo exit \$?;
+        echo '--- (c) fast N=21, medians of 3';
+        timeout 120 nqprof solve 21 -s fast -r 3 -w 1 --timeout 110 -q | grep -E 'count|time|note'; echo exit \${PIPESTATUS[0]};
+        echo '--- (d) fast in the benchmark suite, twice, compared';
+        rm -rf /tmp/nqprof-fast-aa; for i in 1 2; do timeout 100 python3 -m pytest bench/ --nq-strategy=fast \
+          --benchmark-autosave --benchmark-storage=/tmp/nqprof-fast-aa -q -p no:cacheprovider | tail -1; done;
+        nqprof compare --storage /tmp/nqprof-fast-aa 0001 0002 | tail -12;
+        echo '--- (e) fast GPU tests'; timeout 150 python3 -m pytest tests/test_gpu_fast.py -m gpu --require-gpu -q \
+          -p no:cacheprovider | tail -2" ;;
+    fast22) run fast22 560 bash -c "echo '--- fast N=22, one round (GPU time)';
+        timeout 540 nqprof solve 22 -s fast -r 1 -w 0 --timeout 530 | grep -E 'count|time|note|verified';
+        echo exit \${PIPESTATUS[0]}" ;;
     profile) run profile 300 bash -c "nqprof profile --output \$OUT/feinbube16 -- solve 16 --strategy feinbube --repeats 2 &&
         nqprof profile --output \$OUT/dp3-13 -- solve 13 --strategy dp3 --repeats 2 && rm -f \$OUT/*.nsys-rep" ;;
     table2) run table2 300 nqprof report table2 --n 8:15 --timeout 120 -o "$OUT/table2.md" ;;
