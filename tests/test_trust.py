@@ -202,6 +202,9 @@ class _FakeNvml(types.ModuleType):
     def nvmlDeviceGetName(self, h):
         return b"NVIDIA H200"
 
+    def nvmlDeviceGetUUID(self, h):
+        return b"GPU-5f1c"
+
     def nvmlDeviceGetClockInfo(self, h, kind):
         return self.sm if kind == self.NVML_CLOCK_SM else 3201
 
@@ -238,8 +241,8 @@ def test_a_throttled_round_is_flagged(monkeypatch):
     assert result["source"] == "nvml" and result["throttled_rounds"] == [0, 1]
     assert result["reasons_seen"] == ["sw_power_cap", "sw_thermal_slowdown"]  # idle is no slowdown
     assert result["before"] == {
-        "gpu": "NVIDIA H200", "sm_clock_mhz": 1980, "memory_clock_mhz": 3201, "max_sm_clock_mhz": 1980,
-        "power_w": 312.0, "power_limit_w": 700.0, "temperature_c": 41, "persistence_mode": "on",
+        "gpu": "NVIDIA H200", "uuid": "GPU-5f1c", "sm_clock_mhz": 1980, "memory_clock_mhz": 3201,
+        "max_sm_clock_mhz": 1980, "power_w": 312.0, "power_limit_w": 700.0, "temperature_c": 41, "persistence_mode": "on",
         "clock_event_reasons": [],
     }
     assert result["sm_clock_mhz_median"] == 1980
@@ -258,14 +261,15 @@ def test_conditions_without_nvml_or_nvidia_smi_say_why(monkeypatch):
 
 def test_nvidia_smi_is_the_fallback(monkeypatch, tmp_path):
     smi = tmp_path / "nvidia-smi"
-    smi.write_text("#!/bin/sh\necho 'NVIDIA H200, 1755, 3201, 1980, 402.50, 700.00, 63, Enabled, 0x0000000000000020'\n")
+    smi.write_text("#!/bin/sh\necho 'NVIDIA H200, 1755, 3201, 1980, 402.50, 700.00, 63, Enabled, 0x0000000000000020, "
+                   "GPU-77ab'\n")
     smi.chmod(0o755)
     monkeypatch.setitem(sys.modules, "pynvml", None)
     monkeypatch.setenv("PATH", str(tmp_path))
     probe, why = conditions.gpu_probe()
     assert why is None and probe.source == "nvidia-smi"
     snap = probe.snapshot()
-    assert (snap["sm_clock_mhz"], snap["power_w"], snap["persistence_mode"]) == (1755, 402.5, "on")
+    assert (snap["sm_clock_mhz"], snap["power_w"], snap["persistence_mode"], snap["uuid"]) == (1755, 402.5, "on", "GPU-77ab")
     assert snap["clock_event_reasons"] == ["sw_thermal_slowdown"] and conditions.slowed(probe.reasons())
 
 
@@ -366,6 +370,11 @@ def test_condition_differences_name_what_moved():
         "CPU speed probe (serial N=11): 0.520 -> 0.840 ms (+62%: another host, or the host's CPU speed moved)"]
     assert conditions.differences(fast_host, near_host) == []
     assert conditions.differences(fast_host, slow_host, cpu_case=False) == []  # a GPU case's times
+    # another physical GPU (its UUID), even of the same model
+    one, other = ({"gpu": {"before": {"gpu": "NVIDIA H200", "uuid": u}}} for u in ("GPU-1", "GPU-2"))
+    assert conditions.differences(one, one) == []
+    assert conditions.differences(one, other) == [
+        "another GPU: GPU-1 -> GPU-2 (two GPUs of one model can differ by a few %: on two H200 hosts queue N=15 moved 6%)"]
     assert conditions.probe_change(fast_host, {"cpu": {}}) is None
 
 

@@ -103,8 +103,11 @@ class NvmlProbe:
         limit = self._try(lambda: nv.nvmlDeviceGetEnforcedPowerLimit(h))
         reasons = self.reasons()
         name = self._try(lambda: nv.nvmlDeviceGetName(h))
+        get_uuid = getattr(nv, "nvmlDeviceGetUUID", None)
+        uuid = self._try(lambda: get_uuid(h)) if get_uuid else None
         return {
             "gpu": name.decode() if isinstance(name, bytes) else name,
+            "uuid": uuid.decode() if isinstance(uuid, bytes) else uuid,
             "sm_clock_mhz": self.sm_clock(),
             "memory_clock_mhz": self._try(lambda: nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_MEM)),
             "max_sm_clock_mhz": self._try(lambda: nv.nvmlDeviceGetMaxClockInfo(h, nv.NVML_CLOCK_SM)),
@@ -127,7 +130,7 @@ class SmiProbe:
 
     source = "nvidia-smi"
     _FIELDS = ("name", "clocks.sm", "clocks.mem", "clocks.max.sm", "power.draw", "power.limit", "temperature.gpu",
-               "persistence_mode", "clocks_event_reasons.active")
+               "persistence_mode", "clocks_event_reasons.active", "uuid")
 
     def __init__(self, pci_bus_id: str | None = None):
         self._smi = shutil.which("nvidia-smi")
@@ -164,7 +167,8 @@ class SmiProbe:
         v = self._query()
         reasons = _number(v[8], lambda t: int(t, 16))
         return {
-            "gpu": v[0], "sm_clock_mhz": _number(v[1], int), "memory_clock_mhz": _number(v[2], int),
+            "gpu": v[0], "uuid": v[9] if len(v) > 9 else None,
+            "sm_clock_mhz": _number(v[1], int), "memory_clock_mhz": _number(v[2], int),
             "max_sm_clock_mhz": _number(v[3], int), "power_w": _number(v[4], float),
             "power_limit_w": _number(v[5], float), "temperature_c": _number(v[6], int),
             "persistence_mode": {"Enabled": "on", "Disabled": "off"}.get(v[7], v[7]),
@@ -429,6 +433,9 @@ def differences(a: dict[str, Any] | None, b: dict[str, Any] | None, cpu_case: bo
     if pa is not None and pb is not None and pa != pb:
         out.append(f"other processes on the GPU: {pa} -> {pb}")
     fa, fb = (ga.get("before") or {}), (gb.get("before") or {})
+    if fa.get("uuid") and fb.get("uuid") and fa["uuid"] != fb["uuid"]:
+        out.append(f"another GPU: {fa['uuid']} -> {fb['uuid']} (two GPUs of one model can differ by a few %: "
+                   "on two H200 hosts queue N=15 moved 6%)")
     for key in ("memory_clock_mhz", "power_limit_w", "persistence_mode"):
         if fa.get(key) is not None and fb.get(key) is not None and fa.get(key) != fb.get(key):
             out.append(f"{key}: {fa.get(key)!r} -> {fb.get(key)!r}")
