@@ -12,9 +12,8 @@
 // A persistent grid: a lane whose task is finished takes the next one from a global
 // index, one atomic per warp for all of its lanes that need one (warp-aggregated), so no
 // lane waits for the slowest subtree of a static assignment. Between two votes each lane
-// takes NQ_UNROLL steps. The per-thread levels (NQ_CST_LEVEL_WORDS words each, 2 by
-// default: the frame's attacks and row shift, the candidates; the diagonals are shifted
-// back when the search returns) live in dynamic shared memory laid out
+// takes NQ_UNROLL steps. The per-thread levels (NQ_CST_LEVEL_WORDS = 4 words each: the
+// frame's attacks and row shift, candidates, ld, rd) live in dynamic shared memory laid out
 // [level][word][NQ_BLOCK] (consecutive threads in consecutive banks); the state is in
 // registers. Each thread sums weight x completions of its tasks in 64 bits and adds
 // them to out[0] with one atomic at the end.

@@ -6,7 +6,7 @@ timed with CUDA events in a process of its own (fast's own session: the same tas
 sizing and timer as `nqprof solve -s fast`):
 
     python3 tools/cst_variants.py --n 16,18,19 --rounds 3 [--variants branchy,fused]
-        [--blocks 128] [--unroll 2] [-o FILE.json]
+        [--blocks 128] [--unroll 4] [-o FILE.json]
 
 Prints one line per (N, variant, block, unroll): the median GPU time of the rounds, the
 registers, blocks per SM and the count check.

@@ -102,6 +102,16 @@ seed_trust() {  # a later trust stage on a fresh host starts from a copy carried
 }
 keep_trust() { mkdir -p "$OUT/trust" && cp -r "$TRUST/." "$OUT/trust/"; }
 TRACE_CASES="--nq-strategy=feinbube,dp3,fast --nq-n=12:14"
+fast_steps() {  # fast's steps (a)..(c) of fast23b and fast-final; $1 names their JSON files in $OUT
+  cat <<EOF
+echo '--- (a) fast N=1..19, one round each, every count verified';
+timeout 150 nqprof sweep -s fast --n 1:19 --rounds 1 --warmup 0 --timeout 60 -q -o \$OUT/$1-verify.json; echo exit \$?;
+echo '--- (b) fast N=16..20, medians of 3 (GPU time)';
+timeout 120 nqprof sweep -s fast --n 16:20 --rounds 3 --warmup 1 --timeout 60 -q -o \$OUT/$1-time.json; echo exit \$?;
+echo '--- (c) fast N=21, medians of 3';
+timeout 200 nqprof solve 21 -s fast -r 3 -w 1 --timeout 190 -q | grep -E 'count|time|note'; echo exit \${PIPESTATUS[0]};
+EOF
+}
 carneiro_stages="carneiro-plan carneiro-verify carneiro-chunks carneiro-chunks-dp1-16 carneiro-chunks-dp3-18 carneiro-default carneiro-speed carneiro-tune carneiro-table2 carneiro-memcheck carneiro-racecheck"
 cdp_strategies="dp1 dp2 dp3 dpswap cdp-bp cdp-dp3"
 stages=()
@@ -218,25 +228,10 @@ for stage in "${stages[@]}"; do
     cst-ncu) run cst-ncu 400 ncu --kernel-name constellation --launch-count 4 --metrics \
         smsp__inst_executed.sum,smsp__thread_inst_executed_per_inst_executed.ratio,sm__warps_active.avg.pct_of_peak_sustained_active,smsp__issue_active.avg.pct_of_peak_sustained_active,l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum,gpu__time_duration.sum \
         python3 tools/cst_variants.py --n 17 --variants branchy,fused --rounds 1 ;;
-    fast23b) run fast23b 560 bash -c "
-        echo '--- (a) fast N=1..19, one round each, every count verified';
-        timeout 150 nqprof sweep -s fast --n 1:19 --rounds 1 --warmup 0 --timeout 60 -q -o \$OUT/fast23b-verify.json;
-        echo exit \$?;
-        echo '--- (b) fast N=16..20, medians of 3 (GPU time)';
-        timeout 120 nqprof sweep -s fast --n 16:20 --rounds 3 --warmup 1 --timeout 60 -q -o \$OUT/fast23b-time.json;
-        echo exit \$?;
-        echo '--- (c) fast N=21, medians of 3';
-        timeout 200 nqprof solve 21 -s fast -r 3 -w 1 --timeout 190 -q | grep -E 'count|time|note';
-        echo exit \${PIPESTATUS[0]};
+    fast23b) run fast23b 560 bash -c "$(fast_steps fast23b)
         echo '--- (d) CPU: serial vs serial-d4 at N=16; the mirror pool vs multicore at N=17 (every core)';
         timeout 150 python3 bench/cst_cpu.py --twin 16 --pool 17 --repeats 3; echo exit \$?" ;;
-    fast-final) run fast-final 560 bash -c "
-        echo '--- (a) fast N=1..19, one round each, every count verified';
-        timeout 100 nqprof sweep -s fast --n 1:19 --rounds 1 --warmup 0 --timeout 60 -q; echo exit \$?;
-        echo '--- (b) fast N=16..20, medians of 3 (GPU time)';
-        timeout 100 nqprof sweep -s fast --n 16:20 --rounds 3 --warmup 1 --timeout 60 -q; echo exit \$?;
-        echo '--- (c) fast N=21, medians of 3';
-        timeout 120 nqprof solve 21 -s fast -r 3 -w 1 --timeout 110 -q | grep -E 'count|time|note'; echo exit \${PIPESTATUS[0]};
+    fast-final) run fast-final 560 bash -c "$(fast_steps fast-final)
         echo '--- (d) fast in the benchmark suite, twice, compared';
         rm -rf /tmp/nqprof-fast-aa; for i in 1 2; do timeout 100 python3 -m pytest bench/ --nq-strategy=fast \
           --benchmark-autosave --benchmark-storage=/tmp/nqprof-fast-aa -q -p no:cacheprovider | tail -1; done;

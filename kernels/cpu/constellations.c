@@ -287,9 +287,9 @@ int nq_cst_task_valid(int n, const nq_cst_task *t)
 
 uint64_t nq_cst_search(const uint32_t *task, int n)
 {
-    /* stack: P[k] at 2 k (nq_cst_begin fills it; the level's shift in its bits 27-28);
-     * the levels' masks and candidates in the arrays below */
-    uint32_t stack[NQ_CST_LEVEL_WORDS * 33], s_ld[32], s_rd[32], s_col[32], s_free[32];
+    /* stack: P[k] at NQ_CST_LEVEL_WORDS k (nq_cst_begin fills it; the level's shift in
+     * its bits 27-28); the levels' masks and candidates in the arrays below */
+    uint32_t stack[NQ_CST_LEVEL_WORDS * 32], s_ld[32], s_rd[32], s_col[32], s_free[32];
     nq_cst_state s;
     uint32_t ld, rd, col, f;
     uint64_t count = 0;

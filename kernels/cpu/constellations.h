@@ -106,15 +106,6 @@ NQ_CST_FN int nq_cst_popc(uint32_t x)
 #endif
 }
 
-/* The squares of row r attacked diagonally by the frame's queens (bits below N). */
-NQ_CST_FN uint32_t nq_cst_frame_row(int n, int r, int a, int b, int c, int d)
-{
-    const uint32_t mask = (n >= 32) ? 0xffffffffu : ((1u << n) - 1u);
-    const int ta = r, tb = n - 1 - r, tc = r > c ? r - c : c - r, td = r > d ? r - d : d - r;
-    const uint32_t qa = 1u << a, qb = 1u << b, qc = 1u, qd = 1u << (n - 1);
-    return ((qa << ta) | (qa >> ta) | (qb << tb) | (qb >> tb) | (qc << tc) | (qd >> td)) & mask;
-}
-
 /* The frame's diagonals as two 64-bit masks: a queen (r, j) sets bit 32 + j - r of *lm
  * (the diagonal j - r = const) and bit j + r of *rm (j + r = const); row r's attacked
  * squares are then bits 0..N-1 of ((lm << r) >> 32) | (rm >> r) (nq_cst_frame_at). */
@@ -129,6 +120,14 @@ NQ_CST_FN void nq_cst_frame_masks(int n, int a, int b, int c, int d, uint64_t *l
 NQ_CST_FN uint32_t nq_cst_frame_at(uint64_t lm, uint64_t rm, int r)
 {
     return (uint32_t)((lm << r) >> 32) | (uint32_t)(rm >> r);
+}
+
+/* The squares of row r attacked diagonally by the frame's queens (bits below N). */
+NQ_CST_FN uint32_t nq_cst_frame_row(int n, int r, int a, int b, int c, int d)
+{
+    uint64_t lm, rm;
+    nq_cst_frame_masks(n, a, b, c, d, &lm, &rm);
+    return nq_cst_frame_at(lm, rm, r) & ((n >= 32) ? 0xffffffffu : ((1u << n) - 1u));
 }
 
 /* Starts the search of `task`: fills P[k] on the stack, sets the state. Returns 1 if the

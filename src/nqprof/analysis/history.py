@@ -282,12 +282,11 @@ def _run_rows(df, run: str, metric: str) -> dict[tuple, dict[str, Any]]:
 HOST_FACTOR = 2.0
 
 
-def min_effect_of(ra: dict[str, Any], rb: dict[str, Any]) -> float:
-    """The minimum effect of a case: its kind's (CPU if either run ran it on the CPU), or
+def min_effect_of(ra: dict[str, Any], rb: dict[str, Any], cpu: bool) -> float:
+    """The minimum effect of a case: its kind's (``cpu``: either run ran it on the CPU), or
     the larger one its strategy declared when either run was saved (Strategy.min_effect).
     A CPU case's floor is also at least HOST_FACTOR times what the CPU speed probe moved
     between the runs (conditions.probe_change): what the host alone moved."""
-    cpu = "cpu" in (ra["kind"], rb["kind"])
     declared = [float(r["min_effect"]) for r in (ra, rb) if r.get("min_effect") is not None]
     host = conditions.probe_change(ra["conditions"], rb["conditions"]) if cpu else None
     return max([decide_stats.MIN_EFFECT_CPU if cpu else decide_stats.MIN_EFFECT] + declared
@@ -336,7 +335,8 @@ def compare(df, run_a: str, run_b: str, metric: str = "compute"):
         row["median_b"] = _or_none(rb["median"]) if rb else None
         row.update(change_pct=None, floor_pct=None, p=None, changed="", conditions="")
         if ra and rb:
-            d = decide_stats.decide(ra["samples"] or [], rb["samples"] or [], min_effect=min_effect_of(ra, rb),
+            cpu = "cpu" in (ra["kind"], rb["kind"])
+            d = decide_stats.decide(ra["samples"] or [], rb["samples"] or [], min_effect=min_effect_of(ra, rb, cpu),
                                     processes_a=_list_or_none(ra["processes"]), processes_b=_list_or_none(rb["processes"]))
             changes = param_changes(ra["params"], rb["params"])
             if ra["source_hash"] != rb["source_hash"]:
@@ -347,8 +347,7 @@ def compare(df, run_a: str, run_b: str, metric: str = "compute"):
                 floor_pct=None if d.floor is None else 100.0 * d.floor,
                 p=d.p,
                 changed="; ".join(changes),
-                conditions="; ".join(conditions.differences(ra["conditions"], rb["conditions"],
-                                                            cpu_case="cpu" in (ra["kind"], rb["kind"]))),
+                conditions="; ".join(conditions.differences(ra["conditions"], rb["conditions"], cpu_case=cpu)),
             )
         else:
             row["verdict"] = "only-a" if ra else "only-b"

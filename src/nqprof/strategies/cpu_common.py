@@ -44,6 +44,28 @@ class TimedCall(Session):
         return {"source_hash": source_hash(CPU_SOURCE), **self._info}
 
 
+def constellation_tasks(n: int, depth: int):
+    """The start constellations of (n, depth) (nqprof._cpu.cst_tasks) as a numpy array, one
+    task a row of CST_TASK_WORDS words (its weight inside)."""
+    import numpy as np
+
+    raw = cpu_module().cst_tasks(n, depth)
+    return np.frombuffer(raw, dtype=np.uint32).reshape(-1, CST_TASK_WORDS)
+
+
+def constellation_call(n: int, depth: int, threads: int, head: Callable[[int], str]) -> TimedCall:
+    """A session whose round is the weighted count of the start constellations of (n,
+    depth) on ``threads`` CPU threads. The tasks are made once, here; the note is
+    ``head(task count)`` and the time they took, outside the rounds."""
+    cpu = cpu_module()
+    t0 = time.perf_counter()
+    tasks = cpu.cst_tasks(n, depth)
+    made = time.perf_counter() - t0
+    count = len(tasks) // (4 * CST_TASK_WORDS)
+    note = f"{head(count)} (made once in {made * 1e3:.2f} ms, outside the rounds)"
+    return TimedCall(lambda: cpu.cst_count(n, tasks, threads)[0], {"notes": [note], "tasks": count, "tasks_s": made})
+
+
 class PartCall(TimedCall):
     """A part session (see :meth:`Strategy.open_part`): ``count(items)`` counts the work
     items a cluster hands it (boards, or constellation tasks), timed on the host clock."""

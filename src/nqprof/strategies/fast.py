@@ -26,7 +26,7 @@ from ..cuda.sources import KernelSource
 from ..errors import InputError
 from ..result import Measurement
 from .base import Param, Strategy, block_param
-from .cpu_common import CST_TASK_WORDS, cpu_module
+from .cpu_common import CST_TASK_WORDS, constellation_tasks, cpu_module
 from ..cuda.nvtx import nvtx_range
 from .gpu_common import GpuSession, blocks_per_sm
 
@@ -119,12 +119,6 @@ class Fast(Strategy):
         if params["opt"] != DEFAULT:
             raise InputError(f"fast opt={params['opt']}: a cluster cuts the constellation tasks; use opt={DEFAULT}")
         return FastPart(self.name, n, params)
-
-
-def constellation_tasks(n: int, depth: int) -> np.ndarray:
-    """The start constellations of (n, depth) (nqprof._cpu.cst_tasks), one task a row."""
-    raw = cpu_module().cst_tasks(n, depth)
-    return np.frombuffer(raw, dtype=np.uint32).reshape(-1, TASK_WORDS)
 
 
 def d4_tasks(n: int, depth: int) -> np.ndarray:

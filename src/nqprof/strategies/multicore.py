@@ -10,10 +10,8 @@ each task searched by the host's loop search (kernels/cpu/constellations.c).
 
 from __future__ import annotations
 
-import time
-
 from .base import Param, Strategy
-from .cpu_common import CST_TASK_WORDS, TimedCall, cpu_module, TasksCall
+from .cpu_common import TasksCall, constellation_call, constellation_tasks, cpu_module
 
 
 def _default_depth(n: int) -> int:
@@ -44,21 +42,12 @@ class Multicore(Strategy):
     )
 
     def open(self, n, params):
-        cpu = cpu_module()
-        threads = params["threads"] or cpu.cpu_count()
-        t0 = time.perf_counter()
-        tasks = cpu.cst_tasks(n, params["depth"])
-        made = time.perf_counter() - t0
-        count = len(tasks) // (4 * CST_TASK_WORDS)
-        note = (f"{count} constellation tasks on {threads} threads "
-                f"(made once in {made * 1e3:.2f} ms, outside the rounds)")
-        return TimedCall(lambda: cpu.cst_count(n, tasks, threads)[0],
-                         {"notes": [note], "tasks": count, "tasks_s": made})
+        threads = params["threads"] or cpu_module().cpu_count()
+        return constellation_call(n, params["depth"], threads,
+                                  lambda count: f"{count} constellation tasks on {threads} threads")
 
     def part_items(self, n, depth):
         """The constellation tasks (one row each, its weight inside): a cluster cuts these."""
-        from .fast import constellation_tasks
-
         return constellation_tasks(n, depth)
 
     def open_part(self, n, params):

@@ -11,10 +11,8 @@ when the session opens (their time is in the record's notes); a round is the sea
 
 from __future__ import annotations
 
-import time
-
 from .base import Strategy
-from .cpu_common import CST_TASK_WORDS, TimedCall, cpu_module
+from .cpu_common import constellation_call
 
 
 class SerialD4(Strategy):
@@ -24,13 +22,7 @@ class SerialD4(Strategy):
     reference = "start constellations (Preusser's Q27, NQueensFAF)"
 
     def open(self, n, params):
-        cpu = cpu_module()
-        t0 = time.perf_counter()
-        tasks = cpu.cst_tasks(n, 0)
-        made = time.perf_counter() - t0
-        count = len(tasks) // (4 * CST_TASK_WORDS)
-        note = f"one CPU thread, {count} D4 classes of frames (made once in {made * 1e3:.2f} ms, outside the rounds)"
-        return TimedCall(lambda: cpu.cst_count(n, tasks)[0], {"notes": [note], "tasks": count, "tasks_s": made})
+        return constellation_call(n, 0, 1, lambda count: f"one CPU thread, {count} D4 classes of frames")
 
 
 STRATEGY = SerialD4()
