@@ -19,6 +19,7 @@ import statistics
 import sys
 import time
 
+from cpu_reference import positive_n  # this folder's: N as an argparse type (a bad N is a usage error)
 from nqprof import _cpu
 from nqprof.problem import known_count
 from nqprof.strategies.multicore import _default_depth
@@ -46,10 +47,12 @@ def pair(title: str, n: int, repeats: int, before, after, names: tuple[str, str]
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--twin", type=int, nargs="*", default=[], metavar="N")
-    ap.add_argument("--pool", type=int, nargs="*", default=[], metavar="N")
+    ap.add_argument("--twin", type=positive_n, nargs="*", default=[], metavar="N")
+    ap.add_argument("--pool", type=positive_n, nargs="*", default=[], metavar="N")
     ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args(argv)
+    if args.repeats < 1:
+        ap.error("--repeats must be >= 1")
     print(f"{_cpu.cpu_count()} online CPUs")
     for n in args.twin:
         tasks = _cpu.cst_tasks(n, 0)
