@@ -48,7 +48,7 @@ constellation(const uint4 *__restrict__ tasks, unsigned ntasks, int n, unsigned 
     const unsigned lane = threadIdx.x & 31u;
 
     nq_cst_state s;
-    s.ld = s.rd = s.col = s.bm = s.p = 0;
+    s.ld = s.rd = s.col = s.bm = s.p = s.sh = s.p1 = s.sh1 = s.p2 = 0;
     s.k = s.last = 0;
     s.weight = 0;
     s.cnt = s.nodes = 0;
@@ -82,7 +82,7 @@ constellation(const uint4 *__restrict__ tasks, unsigned ntasks, int n, unsigned 
         }
 #pragma unroll
         for (int u = 0; u < NQ_UNROLL; u++) {
-            if (nq_cst_busy(&s)) nq_cst_step(&s, stack, NQ_BLOCK, NQ_COUNT_NODES);
+            if (NQ_CST_IDLE_SAFE || nq_cst_busy(&s)) nq_cst_step(&s, stack, NQ_BLOCK, NQ_COUNT_NODES);
         }
     }
     total += (unsigned long long)s.weight * s.cnt;

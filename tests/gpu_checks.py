@@ -34,3 +34,9 @@ def checked(record):
 def ns_up_to(top: int) -> tuple[int, ...]:
     """4, 5, 6, 7 (the clamped depths and first odd middle columns), one N between, and ``top``."""
     return tuple(sorted({4, 5, 6, 7, (7 + top) // 2 + 1, top}))
+
+
+#: One H100/H200 multiprocessor's limits as the device reports them (cuda.device.sm_limits:
+#: MAX_THREADS/BLOCKS/REGISTERS/SHARED_MEMORY_PER_MULTIPROCESSOR, RESERVED_SHARED_MEMORY_PER_BLOCK),
+#: for the occupancy arithmetic the CPU tests check.
+HOPPER_SM = {"threads": 2048, "blocks": 32, "registers": 65536, "shared": 233472, "reserved_shared": 1024}

@@ -12,6 +12,8 @@ from nqprof.problem import KNOWN_COUNTS
 from nqprof.strategies.gpu_common import blocks_per_sm
 from nqprof.strategies.fast import shared_bytes
 
+from gpu_checks import HOPPER_SM
+
 
 @pytest.mark.parametrize("n", range(1, 15))
 def test_serial_d4_matches_known_counts(n):
@@ -75,4 +77,4 @@ def test_bad_arguments():
 def test_tight_u4_shared_memory_and_occupancy():
     params = {"opt": "tight-u4", "depth": 7, "block": 128}
     assert shared_bytes(19, params) == 3 * 10 * 128 * 4
-    assert blocks_per_sm(128, 48, shared_bytes(19, params)) == 10
+    assert blocks_per_sm(128, 48, shared_bytes(19, params), 0, HOPPER_SM) == 10

@@ -45,3 +45,55 @@ def test_the_default_depth_is_within_10_percent_of_the_best(n):
     depths = sorted({max(0, default - 1), default, default + 1, default + 2})
     times = {d: checked(solve("fast", n, {"depth": d}, repeats=3, warmup=1, timeout=120)).gpu_s for d in depths}
     assert times[default] <= 1.10 * min(times.values()), times
+
+
+def _occupancy_pairs(workdir: str) -> list[tuple]:
+    """(block, N, ours, the driver's) for fast's kernel: the blocks per SM the session's
+    rules give on the device's limits, and cuOccupancyMaxActiveBlocksPerMultiprocessor's
+    answer for the same cubin (run in a process of its own: a CUDA context)."""
+    from pathlib import Path
+
+    from cuda.bindings import driver as cu
+
+    from nqprof.cuda.device import GpuContext
+    from nqprof.cuda.nvcc import compile_source
+    from nqprof.strategies.fast import STRATEGY, shared_bytes
+    from nqprof.strategies.gpu_common import blocks_per_sm
+
+    def ok(result):
+        assert result[0] == cu.CUresult.CUDA_SUCCESS, result[0]
+        return result[1] if len(result) == 2 else result[1:]
+
+    gpu = GpuContext()
+    pairs = []
+    try:
+        arch = gpu.facts["arch"]
+        for block in (64, 128, 256):
+            work = Path(workdir) / str(block)
+            (res,) = [r for r in compile_source(STRATEGY.sources[0], arch, {"NQ_BLOCK": block}, workdir=work)
+                      if r.kernel == "constellation"]
+            module = ok(cu.cuModuleLoadData((work / f"constellation.{arch}.cubin").read_bytes()))
+            func = ok(cu.cuModuleGetFunction(module, b"constellation"))
+            for n, depth in ((12, 3), (16, 3), (20, 4), (22, 0)):
+                dynamic = shared_bytes(n, {"depth": depth, "block": block})
+                attr = cu.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+                ok((cu.cuFuncSetAttribute(func, attr, dynamic)[0], None))
+                theirs = ok(cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(func, block, dynamic))
+                ours = blocks_per_sm(block, res.registers, dynamic, res.shared_bytes, gpu.facts["sm_limits"])
+                pairs.append((block, n, ours, theirs))
+            ok((cu.cuModuleUnload(module)[0], None))
+    finally:
+        gpu.close()
+    return pairs
+
+
+def test_grid_sizing_agrees_with_the_cuda_occupancy_calculator(tmp_path):
+    """fast sizes its persistent grid by the occupancy rules on the limits the device
+    reports (cuda.device.sm_limits): the driver's occupancy calculator must agree."""
+    import multiprocessing as mp
+
+    pytest.importorskip("cuda.bindings.driver")
+    with mp.get_context("spawn").Pool(1) as pool:
+        pairs = pool.apply(_occupancy_pairs, (str(tmp_path),))
+    assert len(pairs) == 12 and all(ours == theirs for *_, ours, theirs in pairs), pairs
+    assert len({ours for *_, ours, _ in pairs}) > 1, pairs  # the cases bind differently

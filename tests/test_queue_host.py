@@ -17,6 +17,9 @@ from nqprof.papers import kerbl as papers_kerbl
 from nqprof.errors import DeviceFailureError, InputError
 from nqprof.strategies import get, names
 from nqprof.strategies import queue as qs
+from nqprof.strategies.gpu_common import blocks_per_sm
+
+from gpu_checks import HOPPER_SM
 
 FIXTURE = Path(__file__).parent / "data" / "queue-bench-h200.json"
 
@@ -92,12 +95,16 @@ def test_auto_capacity():
 
 def test_blocks_per_sm_follows_the_occupancy_rules():
     # 48 registers, 128 threads, N=19 depth 6 stacks (13 levels): shared memory binds (8), as on the H200
-    assert qs.blocks_per_sm(128, 48, qs.stack_bytes(13, 128), 256) == 8
-    assert qs.blocks_per_sm(64, 48, qs.stack_bytes(13, 64), 256) == 16
-    assert qs.blocks_per_sm(1024, 32, 0) == 2  # threads
-    assert qs.blocks_per_sm(32, 16, 0) == 32  # the block limit
-    assert qs.blocks_per_sm(256, 128, 0) == 2  # registers: 128 x 256 = 32K per block
-    assert qs.blocks_per_sm(128, 32, 300 * 1024) == 0
+    assert blocks_per_sm(128, 48, qs.stack_bytes(13, 128), 256, HOPPER_SM) == 8
+    assert blocks_per_sm(64, 48, qs.stack_bytes(13, 64), 256, HOPPER_SM) == 16
+    assert blocks_per_sm(1024, 32, 0, 0, HOPPER_SM) == 2  # threads
+    assert blocks_per_sm(32, 16, 0, 0, HOPPER_SM) == 32  # the block limit
+    assert blocks_per_sm(256, 128, 0, 0, HOPPER_SM) == 2  # registers: 128 x 256 = 32K per block
+    assert blocks_per_sm(128, 32, 300 * 1024, 0, HOPPER_SM) == 0
+    # another device's limits give another answer: an SM of 1536 threads and 100 KiB (sm_86)
+    ampere = {**HOPPER_SM, "threads": 1536, "blocks": 16, "shared": 102400}
+    assert blocks_per_sm(128, 32, 0, 0, ampere) == 12
+    assert blocks_per_sm(128, 32, 20 * 1024, 0, ampere) == 4
 
 
 def _words(**kw):

@@ -1,15 +1,16 @@
 """Time the constellation kernel's compile-time variants on one GPU, every count verified.
 
 The rungs of fast's ladder that are compile-time switches of kernels/cpu/constellations.h
-and kernels/constellation.cu (NQ_CST_FUSED, NQ_UNROLL) and the block size, each built and
+and kernels/constellation.cu (NQ_CST_STEP, NQ_CST_LOOKAHEAD, NQ_UNROLL), the block size and the
+host depth, each built and
 timed with CUDA events in a process of its own (fast's own session: the same tasks, grid
 sizing and timer as `nqprof solve -s fast`):
 
     python3 tools/cst_variants.py --n 16,18,19 --rounds 3 [--variants branchy,fused]
-        [--blocks 128] [--unroll 4] [-o FILE.json]
+        [--blocks 128] [--unroll 4] [--depth 3,4] [-o FILE.json]
 
-Prints one line per (N, variant, block, unroll): the median GPU time of the rounds, the
-registers, blocks per SM and the count check.
+Prints one line per (N, variant, block, unroll, depth): the median GPU time of the rounds,
+the grid, registers, blocks per SM and the count check.
 """
 
 from __future__ import annotations
@@ -22,8 +23,15 @@ import sys
 
 #: name -> defines
 VARIANTS = {
-    "branchy": {"NQ_CST_FUSED": 0},  # the default: a step goes back or places
-    "fused": {"NQ_CST_FUSED": 1},  # back if needed, then place, by selects
+    "branchy": {"NQ_CST_STEP": 0},  # a step goes back or places, frame words read per candidate
+    "fused": {"NQ_CST_STEP": 1},  # back if needed, then place, by selects
+    "branchy-reg": {"NQ_CST_STEP": 2},  # branchy, the frame words of three levels in registers
+    "fused-reg": {"NQ_CST_STEP": 3},  # fused, the same
+    "branchy-reg-nola": {"NQ_CST_STEP": 2, "NQ_CST_LOOKAHEAD": 0},  # no look at the row after
+    "flat": {"NQ_CST_STEP": 4},  # back if needed, then place, every change predicated
+    "flat-reg": {"NQ_CST_STEP": 5},  # flat, the frame words of three levels in registers
+    "flat2": {"NQ_CST_STEP": 6},  # flat, unguarded reads of the next frame words, one write-back
+    "flat3": {"NQ_CST_STEP": 7},  # flat, unguarded reads of the next frame words
 }
 
 
@@ -62,36 +70,41 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--variants", default=",".join(VARIANTS))
     ap.add_argument("--blocks", default="128")
     ap.add_argument("--unroll", default="4")
-    ap.add_argument("--depth", type=int, default=None, help="fast's default depth if not given")
+    ap.add_argument("--depth", default=None, help="comma-separated depths (fast's default if not given)")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("-o", "--output", help="write the rows as JSON")
     ap.add_argument("--one", help=argparse.SUPPRESS)  # N,variant,block,unroll: measure here, print JSON
     args = ap.parse_args(argv)
     if args.one:
         n, variant, block, unroll = args.one.split(",")
-        print(json.dumps(measure(int(n), variant, int(block), int(unroll), args.rounds, args.depth)))
+        depth = None if args.depth is None else int(args.depth)
+        print(json.dumps(measure(int(n), variant, int(block), int(unroll), args.rounds, depth)))
         return 0
+    depths = [None] if args.depth is None else [int(x) for x in args.depth.split(",")]
     rows, failed = [], False
     for n in (int(x) for x in args.n.split(",")):
         for variant in args.variants.split(","):
             for block in (int(x) for x in args.blocks.split(",")):
                 for unroll in (int(x) for x in args.unroll.split(",")):
-                    # a process each: one CUDA context per process, a crash costs one row
-                    cmd = [sys.executable, __file__, "--one", f"{n},{variant},{block},{unroll}",
-                           "--rounds", str(args.rounds)] + (["--depth", str(args.depth)] if args.depth is not None else [])
-                    done = subprocess.run(cmd, capture_output=True, text=True)
-                    if done.returncode != 0:
-                        print(f"N={n:2d} {variant} block {block} unroll {unroll}: failed ({done.returncode})\n"
-                              + done.stderr[-2000:], flush=True)
-                        failed = True
-                        continue
-                    row = json.loads(done.stdout.strip().splitlines()[-1])
-                    rows.append(row)
-                    failed |= not row["verified"]
-                    print(f"N={n:2d} {variant:6s} block {block:4d} unroll {unroll} depth {row['depth']}: "
-                          f"{row['median_s'] * 1e3:10.3f} ms (median of {args.rounds}) "
-                          f"count {row['count']} {'verified' if row['verified'] else 'WRONG'}; "
-                          + "; ".join(row["notes"]), flush=True)
+                    for depth in depths:
+                        if depth is not None and not 0 <= depth <= max(0, n - 3):
+                            continue
+                        # a process each: one CUDA context per process, a crash costs one row
+                        cmd = [sys.executable, __file__, "--one", f"{n},{variant},{block},{unroll}",
+                               "--rounds", str(args.rounds)] + ([] if depth is None else ["--depth", str(depth)])
+                        done = subprocess.run(cmd, capture_output=True, text=True)
+                        if done.returncode != 0:
+                            print(f"N={n:2d} {variant} block {block} unroll {unroll} depth {depth}: failed "
+                                  f"({done.returncode})\n" + done.stderr[-2000:], flush=True)
+                            failed = True
+                            continue
+                        row = json.loads(done.stdout.strip().splitlines()[-1])
+                        rows.append(row)
+                        failed |= not row["verified"]
+                        print(f"N={n:2d} {variant:16s} block {block:4d} unroll {unroll} depth {row['depth']}: "
+                              f"{row['median_s'] * 1e3:10.3f} ms (median of {args.rounds}) "
+                              f"count {row['count']} {'verified' if row['verified'] else 'WRONG'}; "
+                              + "; ".join(row["notes"]), flush=True)
     if args.output:
         with open(args.output, "w") as fh:
             json.dump(rows, fh, indent=1)

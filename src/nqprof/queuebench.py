@@ -228,7 +228,8 @@ class QueueBench:
         from .strategies.gpu_common import blocks_per_sm
 
         func = self.kernel(kind, queue, bytes)
-        return blocks_per_sm(block, func.num_regs, 0, func.shared_size_bytes) * block * self.gpu.facts["sm_count"]
+        limits = self.gpu.facts["sm_limits"]
+        return blocks_per_sm(block, func.num_regs, 0, func.shared_size_bytes, limits) * block * self.gpu.facts["sm_count"]
 
     def _buffers(self, capacity: int, bytes: int, ids: int):
         from .strategies.queue import QUEUE_HEADER_BYTES

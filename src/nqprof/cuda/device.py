@@ -45,6 +45,19 @@ def gpu_available() -> tuple[bool, str]:
         return False, str(exc)
 
 
+def sm_limits(drv, dev) -> dict[str, int]:
+    """What one multiprocessor holds, as the device reports it: the limits the occupancy
+    rules of ``strategies.gpu_common.blocks_per_sm`` apply."""
+    attr = drv.device_attribute
+    return {
+        "threads": dev.get_attribute(attr.MAX_THREADS_PER_MULTIPROCESSOR),
+        "blocks": dev.get_attribute(attr.MAX_BLOCKS_PER_MULTIPROCESSOR),
+        "registers": dev.get_attribute(attr.MAX_REGISTERS_PER_MULTIPROCESSOR),
+        "shared": dev.get_attribute(attr.MAX_SHARED_MEMORY_PER_MULTIPROCESSOR),
+        "reserved_shared": dev.get_attribute(attr.RESERVED_SHARED_MEMORY_PER_BLOCK),
+    }
+
+
 def device_facts(drv, dev) -> dict[str, Any]:
     attr = drv.device_attribute
     major, minor = dev.compute_capability()
@@ -58,6 +71,7 @@ def device_facts(drv, dev) -> dict[str, Any]:
         "memory_clock_mhz": dev.get_attribute(attr.MEMORY_CLOCK_RATE) // 1000,
         "total_memory_mib": dev.total_memory() // MIB,
         "max_shared_per_block_optin": dev.get_attribute(attr.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN),
+        "sm_limits": sm_limits(drv, dev),
         "driver": f"{driver_version // 1000}.{driver_version % 1000 // 10}",
         "pci_bus_id": dev.pci_bus_id(),
     }

@@ -28,7 +28,7 @@ from ..result import Measurement
 from .base import Param, Strategy, block_param
 from .cpu_common import CST_TASK_WORDS, constellation_tasks, cpu_module
 from ..cuda.nvtx import nvtx_range
-from .gpu_common import GpuSession, blocks_per_sm
+from .gpu_common import GpuSession
 
 #: opt -> kernel
 KERNELS = {"cst": "constellation", "tight-u4": "fast_tight_u4"}
@@ -54,8 +54,13 @@ def _max_depth(n: int) -> int:
 
 
 def stack_levels(n: int, depth: int, opt: str = DEFAULT) -> int:
-    """Levels the per-thread storage holds: N-2-depth (at least one)."""
-    return max(1, n - 2 - depth)
+    """Levels the per-thread storage holds: the search's N-2-depth levels, one more for the
+    constellation kernel (its step reads the next two levels' frame words unguarded) and at
+    least 3 (nq_cst_storage_levels of kernels/cpu/constellations.h); tight-u4: N-2-depth, at
+    least one."""
+    if opt == "tight-u4":
+        return max(1, n - 2 - depth)
+    return max(3, n - 1 - depth)
 
 
 #: uint32 words a level of the constellation search keeps per thread (NQ_CST_LEVEL_WORDS
@@ -66,8 +71,9 @@ CST_LEVEL_WORDS = 4
 def shared_bytes(n: int, params: dict) -> int:
     """Dynamic shared memory per block: CST_LEVEL_WORDS words per level and thread
     (constellations), 3 for tight-u4 (candidates, left, right)."""
-    words = 3 if params.get("opt", DEFAULT) == "tight-u4" else CST_LEVEL_WORDS
-    return words * stack_levels(n, params["depth"]) * params["block"] * 4
+    opt = params.get("opt", DEFAULT)
+    words = 3 if opt == "tight-u4" else CST_LEVEL_WORDS
+    return words * stack_levels(n, params["depth"], opt) * params["block"] * 4
 
 
 class Fast(Strategy):
@@ -134,8 +140,6 @@ class FastSession(GpuSession):
 
     def __init__(self, name, n, params):
         super().__init__(name, n, params)
-        import pycuda.driver as drv
-
         self.block = params["block"]
         self.opt = params["opt"]
         self.d4 = self.opt == "tight-u4"
@@ -146,23 +150,29 @@ class FastSession(GpuSession):
         self.words = D4_TASK_WORDS if self.d4 else TASK_WORDS
         if self.whole:
             self.upload_tasks((d4_tasks if self.d4 else constellation_tasks)(n, params["depth"]))
-        self.levels = stack_levels(n, params["depth"])
+        self.levels = stack_levels(n, params["depth"], self.opt)
         self.dynamic = shared_bytes(n, params)
         module.kernels[kernel]["dynamic_shared_bytes"] = self.dynamic
         self.allow_shared(self.func, self.dynamic)
-        dev = drv.Context.get_device()
-        sms = dev.get_attribute(drv.device_attribute.MULTIPROCESSOR_COUNT)
-        per_sm = blocks_per_sm(self.block, self.func.num_regs, self.dynamic, self.func.shared_size_bytes)
+        sms = self.gpu.facts["sm_count"]
+        per_sm = self.resident_blocks(self.func, self.block, self.dynamic)
         if per_sm < 1:
             raise InputError(f"fast N={n}: a block of {self.block} does not fit on a multiprocessor (use a smaller block)")
-        self.grid = (sms * per_sm, 1)  # persistent: every lane refills itself
+        self.resident = sms * per_sm  # blocks the device holds at once
         self.next = self.drv.mem_alloc(4)
         self.out = self.counter(2)
+        blocks = self.grid[0] if self.whole else f"up to {self.resident}"
         self.notes.append(
             (f"{self.ntasks} tasks" if self.whole else "slices of the tasks")
-            + f" at depth {params['depth']}, persistent grid {self.grid[0]} x {self.block}"
-            + f" ({per_sm} blocks per SM, {self.func.num_regs} registers)"
+            + f" at depth {params['depth']}, persistent grid {blocks} x {self.block}"
+            + f" ({per_sm} blocks per SM by occupancy, {self.func.num_regs} registers)"
         )
+
+    @property
+    def grid(self) -> tuple[int, int]:
+        """Persistent: every lane refills itself, so the device's resident blocks, but no
+        more blocks than the tasks fill (a small N runs few tasks)."""
+        return (max(1, min(self.resident, -(-self.ntasks // self.block))), 1)
 
     def upload_tasks(self, tasks: np.ndarray) -> None:
         self.ntasks = len(tasks)

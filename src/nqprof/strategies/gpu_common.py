@@ -25,12 +25,11 @@ DYNAMIC_SHARED_LIMIT_SM90 = 227 * 1024
 
 
 #: sm_90 per-SM limits (the CUDA occupancy rules for compute capability 9.0).
-SM90 = {"threads": 2048, "blocks": 32, "registers": 65536, "shared": 228 * 1024, "reserved_shared": 1024}
-
-
-def blocks_per_sm(block: int, registers: int, dynamic_shared: int, static_shared: int = 0, limits=SM90) -> int:
-    """Resident blocks per SM by the occupancy rules (threads, blocks, registers allocated per
-    warp in units of 256, shared memory with 1 KiB reserved per block)."""
+def blocks_per_sm(block: int, registers: int, dynamic_shared: int, static_shared: int, limits: dict[str, int]) -> int:
+    """Resident blocks per SM by the occupancy rules of compute capability 7.0 and later
+    (registers allocated per warp in units of 256; ``limits``: threads, blocks, registers
+    and shared memory per SM and the shared memory reserved per block, as
+    ``cuda.device.sm_limits`` reads them from the device)."""
     warps = -(-block // 32)
     per_warp_regs = -(-max(registers, 1) * 32 // 256) * 256
     by_threads = limits["threads"] // (warps * 32)
@@ -96,6 +95,11 @@ class GpuSession(Session):
         host = np.empty(words, dtype=np.uint64)
         self.drv.memcpy_dtoh(host, buf)
         return host
+
+    def resident_blocks(self, func, block: int, dynamic_shared: int) -> int:
+        """Blocks of ``func`` one SM of this device holds at once (``block`` threads,
+        ``dynamic_shared`` bytes each): the occupancy rules on the device's own limits."""
+        return blocks_per_sm(block, func.num_regs, dynamic_shared, func.shared_size_bytes, self.gpu.facts["sm_limits"])
 
     @staticmethod
     def grid_for(count: int, block: int) -> tuple[int, int]:

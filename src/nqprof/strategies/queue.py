@@ -31,7 +31,7 @@ from ..subproblems import expand
 from ..cuda.sources import KernelSource
 from .base import Param, Strategy, block_param, depth_param
 from .counters import CounterLayout
-from .gpu_common import DYNAMIC_SHARED_LIMIT_SM90, GpuSession, blocks_per_sm
+from .gpu_common import DYNAMIC_SHARED_LIMIT_SM90, GpuSession
 
 QUEUES = {"bq": "queue_search_bq", "bwd": "queue_search_bwd"}
 
@@ -230,7 +230,7 @@ class QueueSession(GpuSession):
         self.dynamic = stack_bytes(self.levels, self.block)
         module.kernels[kernel]["dynamic_shared_bytes"] = self.dynamic
         self.allow_shared(self.search, self.dynamic)
-        fit = blocks_per_sm(self.block, self.search.num_regs, self.dynamic, self.search.shared_size_bytes)
+        fit = self.resident_blocks(self.search, self.block, self.dynamic)
         if fit < 1:
             raise InputError(f"{self.label}: no block of {self.block} threads fits on an SM ({self.dynamic} B of stacks)")
         per_sm = min(params["blocks_per_sm"], fit) if params["blocks_per_sm"] else fit
