@@ -180,7 +180,7 @@ def test_serial_d4_strategy_counts_through_constellations():
 def test_fast_parameters():
     fast = get("fast")
     assert fast.resolve(20) == {"opt": "cst", "depth": 4, "block": 128}
-    assert [fast.resolve(n)["depth"] for n in (3, 5, 6, 16, 18, 19, 22)] == [0, 2, 3, 3, 3, 4, 4]
+    assert [fast.resolve(n)["depth"] for n in (3, 5, 6, 10, 15, 16, 18, 19, 22)] == [0, 2, 3, 5, 5, 3, 3, 4, 4]
     with pytest.raises(InputError):
         fast.resolve(12, {"depth": 10})
     assert fast.resolve(12, {"depth": 9})["depth"] == 9

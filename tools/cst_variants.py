@@ -1,12 +1,10 @@
 """Time the constellation kernel's compile-time variants on one GPU, every count verified.
 
-The rungs of fast's ladder that are compile-time switches of kernels/cpu/constellations.h
-and kernels/constellation.cu (NQ_CST_STEP, NQ_CST_LOOKAHEAD, NQ_UNROLL), the block size and the
-host depth, each built and
-timed with CUDA events in a process of its own (fast's own session: the same tasks, grid
-sizing and timer as `nqprof solve -s fast`):
+The compile-time switches of kernels/constellation.cu (NQ_UNROLL), the block size and the
+host depth, each built and timed with CUDA events in a process of its own (fast's own
+session: the same tasks, grid sizing and timer as `nqprof solve -s fast`):
 
-    python3 tools/cst_variants.py --n 16,18,19 --rounds 3 [--variants branchy,fused]
+    python3 tools/cst_variants.py --n 16,18,19 --rounds 3 [--variants flat]
         [--blocks 128] [--unroll 4] [--depth 3,4] [-o FILE.json]
 
 Prints one line per (N, variant, block, unroll, depth): the median GPU time of the rounds,
@@ -21,17 +19,10 @@ import statistics
 import subprocess
 import sys
 
-#: name -> defines
+#: name -> defines (the kernel's own defaults: its variants are gone; the ladder of what each
+#: step bought is in docs/results/fast-ladder.md and the git history)
 VARIANTS = {
-    "branchy": {"NQ_CST_STEP": 0},  # a step goes back or places, frame words read per candidate
-    "fused": {"NQ_CST_STEP": 1},  # back if needed, then place, by selects
-    "branchy-reg": {"NQ_CST_STEP": 2},  # branchy, the frame words of three levels in registers
-    "fused-reg": {"NQ_CST_STEP": 3},  # fused, the same
-    "branchy-reg-nola": {"NQ_CST_STEP": 2, "NQ_CST_LOOKAHEAD": 0},  # no look at the row after
-    "flat": {"NQ_CST_STEP": 4},  # back if needed, then place, every change predicated
-    "flat-reg": {"NQ_CST_STEP": 5},  # flat, the frame words of three levels in registers
-    "flat2": {"NQ_CST_STEP": 6},  # flat, unguarded reads of the next frame words, one write-back
-    "flat3": {"NQ_CST_STEP": 7},  # flat, unguarded reads of the next frame words
+    "flat": {},  # the default step
 }
 
 

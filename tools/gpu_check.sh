@@ -7,18 +7,12 @@
 # Stages:
 #   env            nqprof env
 #   tests          the GPU-marked tests (pytest -m gpu --require-gpu: a missing GPU fails them), slowest 15 listed
-#   cst-variants   fast's constellation kernel: its compile-time variants at N=16..20, then block x unroll at N=19
-#   cst-ncu        ncu on the constellation kernel at N=17 (the branchy default vs the fused step): instructions, lanes, occupancy
+#   cst-variants   fast's constellation kernel at N=16..20, then block x unroll at N=19
+#   cst-ncu        ncu on the constellation kernel at N=17: instructions, lanes, occupancy, issue slots
 #   fast23b        fast N=1..19 verified, N=16..21 timed; CPU: serial-d4 vs serial, multicore vs the mirror pool
-#   fast-steps     the constellation kernel's steps (frame words in registers, fused, no look-ahead) at N=16..20,
-#                  unroll and block at N=19, depth 1..6 at N=10..15 beside bp-dfs and feinbube, ncu at N=17,
-#                  the occupancy test
-#   fast-flat      the flat step beside branchy and fused at N=16..20 and under ncu at N=17; depth 6..9 at N=12..15,
-#                  3..5 at N=16..18
-#   fast-flat2     the flat step with the frame words in registers beside flat (N=16..20, block and unroll, ncu)
-#   fast-flat3     flat beside its variants with unguarded frame-word reads (N=16..20, ncu at N=17)
-#   cst-sass       the constellation kernel's SASS (steps CST_STEPS, default "0 2") and ncu's per-instruction
-#                  execution counts of variant CST_SASS_VARIANT (default branchy) at N=16 ($OUT/sass)
+#   cst-sass       the constellation kernel's SASS and ncu's per-instruction execution counts and stall reasons
+#                  at N=16 ($OUT/sass)
+#   fast-vs        every GPU strategy of the benchmark suite at N=10..18 in one run (is fast the fastest?)
 #   fast22         fast N=22, one round
 #   fast-final     fast N=1..19 verified, N=16..21 timed, its bench cases twice compared, its GPU tests
 #   feinbube-steps every optimisation step of feinbube, N=16..19, verified, 3 rounds
@@ -124,6 +118,7 @@ EOF
 }
 carneiro_stages="carneiro-plan carneiro-verify carneiro-chunks carneiro-chunks-dp1-16 carneiro-chunks-dp3-18 carneiro-default carneiro-speed carneiro-tune carneiro-table2 carneiro-memcheck carneiro-racecheck"
 cdp_strategies="dp1 dp2 dp3 dpswap cdp-bp cdp-dp3"
+gpu_strategies=feinbube,bp-dfs,fast,queue,dp1,dp2,dp3,dpswap,cdp-bp,cdp-dp3,devgraph
 stages=()
 for stage in "$@"; do  # `characterize` and `carneiro` stand for their stages
   case $stage in
@@ -230,13 +225,13 @@ for stage in "${stages[@]}"; do
         timeout 90 nqprof sweep -s fast --n 18 --param depth=0,1,2,3 --rounds 3 --warmup 1 --timeout 60 -q \
           -o \$OUT/fast23-depth18.json; echo exit \$?" ;;
     cst-variants) run cst-variants 560 bash -c "
-        echo '--- fast constellation kernel variants (tools/cst_variants.py), default depth, medians of 3';
+        echo '--- fast constellation kernel (tools/cst_variants.py), default depth, medians of 3';
         python3 tools/cst_variants.py --n 16,18,19,20 --rounds 3 -o \$OUT/cst-variants.json; echo exit \$?;
         echo '--- the default variant: block x unroll at N=19';
-        python3 tools/cst_variants.py --n 19 --variants branchy --blocks 64,128,256 --unroll 1,2,4 --rounds 3 \
+        python3 tools/cst_variants.py --n 19 --blocks 64,128,256 --unroll 2,4,8 --rounds 3 \
           -o \$OUT/cst-variants-tune.json; echo exit \$?" ;;
     cst-ncu) run cst-ncu 400 ncu --kernel-name constellation --launch-count 4 --metrics $CST_METRICS \
-        python3 tools/cst_variants.py --n 17 --variants branchy,fused --rounds 1 ;;
+        python3 tools/cst_variants.py --n 17 --rounds 1 ;;
     fast23b) run fast23b 560 bash -c "$(fast_steps fast23b)
         echo '--- (d) CPU: serial vs serial-d4 at N=16; the mirror pool vs multicore at N=17 (every core)';
         timeout 150 python3 bench/cst_cpu.py --twin 16 --pool 17 --repeats 3; echo exit \$?" ;;
@@ -247,66 +242,19 @@ for stage in "${stages[@]}"; do
         nqprof compare --storage /tmp/nqprof-fast-aa 0001 0002 | tail -12;
         echo '--- (e) fast GPU tests'; timeout 150 python3 -m pytest tests/test_gpu_fast.py -m gpu --require-gpu -q \
           -p no:cacheprovider | tail -2" ;;
-    fast-steps) run fast-steps 590 bash -c "
-        echo '--- (a) the step variants at N=16, 19, 20 (tools/cst_variants.py), default depth, medians of 3';
-        python3 tools/cst_variants.py --n 16,19,20 --variants branchy,branchy-reg,fused-reg,branchy-reg-nola \
-          --rounds 3 -o \$OUT/fast-steps.json; echo exit \$?;
-        echo '--- (b) unroll and block at N=19';
-        python3 tools/cst_variants.py --n 19 --variants branchy-reg,fused-reg --unroll 2,8 --rounds 3 \
-          -o \$OUT/fast-steps-unroll.json; echo exit \$?;
-        python3 tools/cst_variants.py --n 19 --variants branchy-reg,fused-reg --blocks 64,256 --rounds 3 \
-          -o \$OUT/fast-steps-block.json; echo exit \$?;
-        echo '--- (c) small N: depth 1..6 at N=10..15 (branchy-reg), beside bp-dfs and feinbube, medians of 5';
-        python3 tools/cst_variants.py --n 10,11,12,13,14,15 --variants branchy-reg --depth 1,2,3,4,5,6 --rounds 5 \
-          -o \$OUT/fast-steps-small.json; echo exit \$?;
-        timeout 120 nqprof sweep -s bp-dfs,feinbube --n 10:15 --rounds 5 --warmup 1 --timeout 60 -q \
-          -o \$OUT/fast-steps-others.json; echo exit \$?;
-        echo '--- (d) ncu at N=17: branchy, branchy-reg, fused-reg';
-        timeout 200 ncu --kernel-name constellation --launch-count 6 --metrics $CST_METRICS \
-          python3 tools/cst_variants.py --n 17 --variants branchy,branchy-reg,fused-reg --rounds 1 | grep -vE '^==PROF==';
-        echo '--- (e) occupancy test'; timeout 100 python3 -m pytest tests/test_gpu_fast.py -m gpu --require-gpu -q \
-          -k occupancy -p no:cacheprovider | tail -3" ;;
-    fast-flat) run fast-flat 590 bash -c "
-        echo '--- (a) branchy, fused, flat at N=16, 19, 20, default depth, medians of 3';
-        python3 tools/cst_variants.py --n 16,19,20 --variants branchy,fused,flat --rounds 3 -o \$OUT/fast-flat.json;
-        echo exit \$?;
-        echo '--- (b) ncu at N=17';
-        timeout 150 ncu --kernel-name constellation --launch-count 6 --metrics $CST_METRICS \
-          python3 tools/cst_variants.py --n 17 --variants branchy,fused,flat --rounds 1 | grep -vE '^==PROF==';
-        echo '--- (c) depth at N=12..18 (branchy), medians of 5';
-        python3 tools/cst_variants.py --n 12,13,14,15 --variants branchy --depth 6,7,8,9 --rounds 5 \
-          -o \$OUT/fast-flat-small.json; echo exit \$?;
-        python3 tools/cst_variants.py --n 16,17,18 --variants branchy --depth 3,4,5 --rounds 3 \
-          -o \$OUT/fast-flat-mid.json; echo exit \$?" ;;
-    fast-flat2) run fast-flat2 590 bash -c "
-        echo '--- (a) flat, flat-reg at N=16, 19, 20, default depth, medians of 3';
-        python3 tools/cst_variants.py --n 16,19,20 --variants flat,flat-reg --rounds 3 -o \$OUT/fast-flat2.json;
-        echo exit \$?;
-        echo '--- (b) block 64, 256 at N=20; unroll 2, 8 at N=19';
-        python3 tools/cst_variants.py --n 20 --variants flat,flat-reg --blocks 64,256 --rounds 3 \
-          -o \$OUT/fast-flat2-block.json; echo exit \$?;
-        python3 tools/cst_variants.py --n 19 --variants flat,flat-reg --unroll 2,8 --rounds 3 \
-          -o \$OUT/fast-flat2-unroll.json; echo exit \$?;
-        echo '--- (c) ncu at N=17';
-        timeout 150 ncu --kernel-name constellation --launch-count 4 --metrics $CST_METRICS \
-          python3 tools/cst_variants.py --n 17 --variants flat,flat-reg --rounds 1 | grep -vE '^==PROF=='" ;;
-    fast-flat3) run fast-flat3 590 bash -c "
-        echo '--- (a) flat, flat2, flat3 at N=16, 19, 20, default depth, medians of 3';
-        python3 tools/cst_variants.py --n 16,19,20 --variants flat,flat2,flat3 --rounds 3 -o \$OUT/fast-flat3.json;
-        echo exit \$?;
-        echo '--- (b) ncu at N=17';
-        timeout 150 ncu --kernel-name constellation --launch-count 6 --metrics $CST_METRICS \
-          python3 tools/cst_variants.py --n 17 --variants flat,flat2,flat3 --rounds 1 | grep -vE '^==PROF=='" ;;
     cst-sass) mkdir -p "$OUT/sass"; run cst-sass 400 bash -c "
         nvcc=\$(python3 -c 'from nqprof.cuda.toolkit import find_toolkit; print(find_toolkit().nvcc)');
-        for v in \${CST_STEPS:-0 2}; do \$nvcc -arch=sm_90 -cubin -DNQ_BLOCK=128 -DNQ_CST_STEP=\$v -Ikernels \
-          -o /tmp/cst\$v.cubin kernels/constellation.cu && \$(dirname \$nvcc)/cuobjdump -sass /tmp/cst\$v.cubin \
-          > \$OUT/sass/step\$v.sass; echo step \$v: \$(grep -c '^ */\*[0-9a-f]*\*/' \$OUT/sass/step\$v.sass) instructions; done;
+        \$nvcc -arch=sm_90 -cubin -DNQ_BLOCK=128 -Ikernels -o /tmp/cst.cubin kernels/constellation.cu &&
+          \$(dirname \$nvcc)/cuobjdump -sass /tmp/cst.cubin > \$OUT/sass/constellation.sass;
         rm -f /tmp/cst-src.ncu-rep; timeout 200 ncu --kernel-name constellation --launch-skip 1 --launch-count 1 \
-          --section SourceCounters -o /tmp/cst-src python3 tools/cst_variants.py --n 16 --variants ${CST_SASS_VARIANT:-branchy} --rounds 1 \
+          --section SourceCounters -o /tmp/cst-src python3 tools/cst_variants.py --n 16 --rounds 1 \
           | grep -vE '^==PROF==';
-        ncu -i /tmp/cst-src.ncu-rep --page source --print-source sass --csv > \$OUT/sass/${CST_SASS_VARIANT:-branchy}-n16-source.csv;
+        ncu -i /tmp/cst-src.ncu-rep --page source --print-source sass --csv > \$OUT/sass/n16-source.csv;
         echo exit \$?; wc -l \$OUT/sass/*" ;;
+    fast-vs) run fast-vs 590 bash -c "rm -rf /tmp/nqprof-vs; echo '--- every GPU strategy of the suite at N=10..18, one run';
+        timeout 560 python3 -m pytest bench/ --nq-strategy=$gpu_strategies --nq-n=10:18 --benchmark-autosave \
+          --benchmark-storage=/tmp/nqprof-vs -q -p no:cacheprovider | tail -3;
+        cp -r /tmp/nqprof-vs \$OUT/fast-vs; nqprof history /tmp/nqprof-vs | head -5" ;;
     fast22) run fast22 560 bash -c "echo '--- fast N=22, one round (GPU time)';
         timeout 540 nqprof solve 22 -s fast -r 1 -w 0 --timeout 530 | grep -E 'count|time|note|verified';
         echo exit \${PIPESTATUS[0]}" ;;

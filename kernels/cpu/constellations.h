@@ -74,41 +74,10 @@ NQ_CST_FN uint32_t nq_cst_info(unsigned start, unsigned a, unsigned b, unsigned 
            ((weight & 15u) << 25);
 }
 
-/* NQ_CST_STEP (compile time) picks the step, all with the same result:
- *   0  branchy: a step either goes back a level or places the lowest candidate of its
- *      level, reading the next two rows' frame words from the stack per candidate (the
- *      default);
- *   1  fused: a step first goes back a level if its level has no candidate left, then
- *      places, with the push, the last-row count and the drop chosen by selects (one
- *      instruction stream per warp but for the pop);
- *   2  branchy, the frame words of levels k, k+1 and k+2 and the two shifts kept in the
- *      state (registers on the GPU): a candidate reads no memory; a push reads one word,
- *      a pop four;
- *   3  fused, with the words kept as in 2;
- *   4  flat: back a level if needed, then place, with the push's stores and every state
- *      change predicated (one path per step but the pop's loads);
- *   5  flat, with the frame words kept as in 2;
- *   6  flat, the next two levels' frame words read unguarded, the state written back
- *      once;
- *   7  flat, the next two levels' frame words read unguarded.
- * Steps 2 to 7 change nothing for an idle search (no candidate at level 0), so a caller
- * may step without asking nq_cst_busy first (NQ_CST_IDLE_SAFE). The ladder of what each
- * bought on an H200 is in docs/results/fast-ladder.md. */
-#ifndef NQ_CST_STEP
-#define NQ_CST_STEP 0
-#endif
-#define NQ_CST_IDLE_SAFE (NQ_CST_STEP >= 2)
-/* Steps 2 and 3 enter a row only if the row after it has a free square too (1, the
- * default), or whenever the row has one (0). */
-#ifndef NQ_CST_LOOKAHEAD
-#define NQ_CST_LOOKAHEAD 1
-#endif
-
 /* The state of one task's search (registers on the GPU). */
 typedef struct {
     uint32_t ld, rd, col, bm; /* masks and candidates at level k; col has the bits >= N set */
     uint32_t p;               /* P[k] */
-    uint32_t sh, p1, sh1, p2; /* P[k]'s shift, P[k+1] and its shift, P[k+2] (steps 2, 3) */
     int k, last;              /* level, the last level (counted, never entered) */
     uint32_t weight;
     uint64_t cnt, nodes;      /* completions of the task so far, queens placed */
@@ -188,10 +157,6 @@ NQ_CST_FN int nq_cst_begin(nq_cst_state *s, const uint32_t *task, int n, uint32_
     }
     s->last = k - 1;
     s->p = stack[0];
-    s->sh = s->p >> NQ_CST_SHIFT;
-    s->p1 = k > 1 ? stack[NQ_CST_LEVEL_WORDS * stride] : 0;
-    s->sh1 = s->p1 >> NQ_CST_SHIFT;
-    s->p2 = k > 2 ? stack[2 * NQ_CST_LEVEL_WORDS * stride] : 0;
     f = ~(s->ld | s->rd | s->col | s->p);
     if (k == 1) { /* the start row is the last free row */
         s->cnt = (uint64_t)nq_cst_popc(f);
@@ -205,70 +170,21 @@ NQ_CST_FN int nq_cst_begin(nq_cst_state *s, const uint32_t *task, int n, uint32_
 /* 1 while the task has work left (the search is not back at level 0 with no candidate). */
 NQ_CST_FN int nq_cst_busy(const nq_cst_state *s) { return (s->bm | (uint32_t)s->k) != 0; }
 
-/* Back to the level above: its words, its placed queen (the lowest candidate) taken away. */
-NQ_CST_FN void nq_cst_back(nq_cst_state *s, const uint32_t *stack, int stride)
-{
-    const uint32_t *lv;
-    uint32_t bit;
-    s->k--;
-    lv = stack + (NQ_CST_LEVEL_WORDS * s->k) * stride;
-    s->p = lv[0];
-    s->bm = lv[stride];
-    s->ld = lv[2 * stride];
-    s->rd = lv[3 * stride];
-    bit = nq_cst_lowbit(s->bm);
-    s->bm ^= bit;
-    s->col ^= bit;
-}
-
-/* One step: place the lowest candidate of level k (enter its row, or count the last
- * row's squares), or go back one level. COUNT_NODES (a constant): also count queens. */
-#if NQ_CST_STEP == 1
+/* One step: back a level if this one has no candidate left (k > 0), then place the
+ * lowest candidate of the level: enter its row if that row and the one after it have free
+ * squares, or, on the row before the last, count the last row's free squares. Every
+ * change but the pop's loads is predicated, so a warp runs one instruction stream (the
+ * flat step; the steps it replaced, each measured on an H200, are in
+ * docs/results/fast-ladder.md). An idle search (level 0, no candidate) is left as it is,
+ * so a caller may step without asking nq_cst_busy. COUNT_NODES (a constant): also count
+ * the queens placed. */
 NQ_CST_FN void nq_cst_step(nq_cst_state *s, uint32_t *stack, int stride, const int count_nodes)
 {
-    uint32_t bit, sh, nl, nr, nc, np, f, ahead;
-    int leaf, push;
-    uint32_t *lv;
-    if (s->bm == 0) /* back to the level above (the caller steps only while busy: k > 0) */
-        nq_cst_back(s, stack, stride);
-    /* the lowest candidate (none: bit 0, and nothing below changes the state) */
-    bit = nq_cst_lowbit(s->bm);
-    sh = s->p >> NQ_CST_SHIFT;
-    nl = (s->ld | bit) << sh;
-    nr = (s->rd | bit) >> sh;
-    nc = s->col | bit;
-    lv = stack + (NQ_CST_LEVEL_WORDS * s->k) * stride;
-    np = lv[NQ_CST_LEVEL_WORDS * stride];
-    f = ~(nl | nr | nc | np);
-    leaf = s->k + 1 == s->last;
-    /* the row after the next one (level k + 2, at most the last) without the next queen */
-    ahead = ~((nl << (np >> NQ_CST_SHIFT)) | (nr >> (np >> NQ_CST_SHIFT)) | nc |
-              lv[(leaf ? 1 : 2) * NQ_CST_LEVEL_WORDS * stride]);
-    push = bit != 0 && !leaf && f != 0 && ahead != 0;
-    if (bit != 0 && leaf)
-        s->cnt += (uint64_t)nq_cst_popc(f);
-    if (count_nodes && bit != 0)
-        s->nodes += 1 + (leaf ? (uint64_t)nq_cst_popc(f) : 0u);
-    /* the level's words as they are now: read back only if the search goes below it */
-    lv[stride] = s->bm;
-    lv[2 * stride] = s->ld;
-    lv[3 * stride] = s->rd;
-    s->bm = push ? f : s->bm ^ bit;
-    s->k += push;
-    s->ld = push ? nl : s->ld;
-    s->rd = push ? nr : s->rd;
-    s->col = push ? nc : s->col;
-    s->p = push ? np : s->p;
-}
-#elif NQ_CST_STEP == 4
-NQ_CST_FN void nq_cst_step(nq_cst_state *s, uint32_t *stack, int stride, const int count_nodes)
-{
-    /* back a level if this one has no candidate left (k > 0) */
     const int pop = s->bm == 0 && s->k > 0;
     const int k = s->k - pop;
     uint32_t *const lv = stack + (NQ_CST_LEVEL_WORDS * k) * stride;
     uint32_t bm = s->bm, ld = s->ld, rd = s->rd, col = s->col, p = s->p;
-    if (pop) {
+    if (pop) { /* the level above: its words, its placed queen (the lowest candidate) taken away */
         uint32_t low;
         p = lv[0];
         bm = lv[stride];
@@ -279,7 +195,7 @@ NQ_CST_FN void nq_cst_step(nq_cst_state *s, uint32_t *stack, int stride, const i
         col ^= low;
     }
     {
-        /* then place the lowest candidate (none: bit 0, nothing is placed or counted) */
+        /* the lowest candidate (none: bit 0, nothing is placed or counted) */
         const uint32_t bit = nq_cst_lowbit(bm), sh = p >> NQ_CST_SHIFT;
         const uint32_t nl = (ld | bit) << sh, nr = (rd | bit) >> sh, nc = col | bit;
         const int leaf = k + 1 == s->last;
@@ -292,7 +208,7 @@ NQ_CST_FN void nq_cst_step(nq_cst_state *s, uint32_t *stack, int stride, const i
         s->cnt += (uint64_t)m;
         if (count_nodes)
             s->nodes += (uint64_t)(bit != 0) + (uint64_t)m;
-        if (push) {
+        if (push) { /* the level's words as they are now: read back when the search returns */
             lv[stride] = bm;
             lv[2 * stride] = ld;
             lv[3 * stride] = rd;
@@ -305,277 +221,6 @@ NQ_CST_FN void nq_cst_step(nq_cst_state *s, uint32_t *stack, int stride, const i
         s->p = push ? np : p;
     }
 }
-#elif NQ_CST_STEP == 7
-NQ_CST_FN void nq_cst_step(nq_cst_state *s, uint32_t *stack, int stride, const int count_nodes)
-{
-    /* back a level if this one has no candidate left (k > 0) */
-    const int pop = s->bm == 0 && s->k > 0;
-    const int k = s->k - pop;
-    uint32_t *const lv = stack + (NQ_CST_LEVEL_WORDS * k) * stride;
-    uint32_t bm = s->bm, ld = s->ld, rd = s->rd, col = s->col, p = s->p;
-    if (pop) {
-        uint32_t low;
-        p = lv[0];
-        bm = lv[stride];
-        ld = lv[2 * stride];
-        rd = lv[3 * stride];
-        low = nq_cst_lowbit(bm);
-        bm ^= low;
-        col ^= low;
-    }
-    {
-        /* then place the lowest candidate (none: bit 0, nothing is placed or counted) */
-        const uint32_t bit = nq_cst_lowbit(bm), sh = p >> NQ_CST_SHIFT;
-        const uint32_t nl = (ld | bit) << sh, nr = (rd | bit) >> sh, nc = col | bit;
-        const int leaf = k + 1 == s->last;
-        const uint32_t np = lv[NQ_CST_LEVEL_WORDS * stride];
-        const uint32_t f = ~(nl | nr | nc | np);
-        const uint32_t np2 = lv[2 * NQ_CST_LEVEL_WORDS * stride];
-        const uint32_t sh1 = np >> NQ_CST_SHIFT;
-        const int push = bit != 0 && !leaf && f != 0 && ~((nl << sh1) | (nr >> sh1) | nc | np2) != 0;
-        const int m = bit != 0 && leaf ? nq_cst_popc(f) : 0;
-        s->cnt += (uint64_t)m;
-        if (count_nodes)
-            s->nodes += (uint64_t)(bit != 0) + (uint64_t)m;
-        if (push) {
-            lv[stride] = bm;
-            lv[2 * stride] = ld;
-            lv[3 * stride] = rd;
-        }
-        s->k = k + push;
-        s->bm = push ? f : bm ^ bit;
-        s->ld = push ? nl : ld;
-        s->rd = push ? nr : rd;
-        s->col = push ? nc : col;
-        s->p = push ? np : p;
-    }
-}
-#elif NQ_CST_STEP == 6
-NQ_CST_FN void nq_cst_step(nq_cst_state *s, uint32_t *stack, int stride, const int count_nodes)
-{
-    int k = s->k;
-    uint32_t bm = s->bm, ld = s->ld, rd = s->rd, col = s->col, p = s->p;
-    uint32_t *lv;
-    /* back a level if this one has no candidate left (k > 0) */
-    if (bm == 0 && k > 0) {
-        uint32_t low;
-        k--;
-        lv = stack + (NQ_CST_LEVEL_WORDS * k) * stride;
-        p = lv[0];
-        bm = lv[stride];
-        ld = lv[2 * stride];
-        rd = lv[3 * stride];
-        low = nq_cst_lowbit(bm);
-        bm ^= low;
-        col ^= low;
-    }
-    lv = stack + (NQ_CST_LEVEL_WORDS * k) * stride;
-    {
-        /* then place the lowest candidate (none: bit 0, nothing is placed or counted); the
-         * frame words of the next two levels are read whether they exist or not (the
-         * storage has a level past the last, nq_cst_storage_levels) */
-        const uint32_t np = lv[NQ_CST_LEVEL_WORDS * stride], np2 = lv[2 * NQ_CST_LEVEL_WORDS * stride];
-        const uint32_t bit = nq_cst_lowbit(bm), sh = p >> NQ_CST_SHIFT, sh1 = np >> NQ_CST_SHIFT;
-        const uint32_t nl = (ld | bit) << sh, nr = (rd | bit) >> sh, nc = col | bit;
-        const uint32_t f = ~(nl | nr | nc | np);
-        const int leaf = k + 1 == s->last;
-        const int m = bit != 0 && leaf ? nq_cst_popc(f) : 0;
-        s->cnt += (uint64_t)m;
-        if (count_nodes)
-            s->nodes += (uint64_t)(bit != 0) + (uint64_t)m;
-        if (bit != 0 && !leaf && f != 0 && ~((nl << sh1) | (nr >> sh1) | nc | np2) != 0) {
-            lv[stride] = bm;
-            lv[2 * stride] = ld;
-            lv[3 * stride] = rd;
-            k++;
-            bm = f;
-            ld = nl;
-            rd = nr;
-            col = nc;
-            p = np;
-        } else {
-            bm ^= bit;
-        }
-    }
-    s->k = k;
-    s->bm = bm;
-    s->ld = ld;
-    s->rd = rd;
-    s->col = col;
-    s->p = p;
-}
-#elif NQ_CST_STEP == 5
-NQ_CST_FN void nq_cst_step(nq_cst_state *s, uint32_t *stack, int stride, const int count_nodes)
-{
-    /* back a level if this one has no candidate left (k > 0) */
-    const int pop = s->bm == 0 && s->k > 0;
-    const int k = s->k - pop;
-    uint32_t *const lv = stack + (NQ_CST_LEVEL_WORDS * k) * stride;
-    uint32_t bm = s->bm, ld = s->ld, rd = s->rd, col = s->col, p = s->p, p1 = s->p1, p2 = s->p2;
-    if (pop) {
-        uint32_t low;
-        p2 = p1;
-        p1 = p;
-        p = lv[0];
-        bm = lv[stride];
-        ld = lv[2 * stride];
-        rd = lv[3 * stride];
-        low = nq_cst_lowbit(bm);
-        bm ^= low;
-        col ^= low;
-    }
-    {
-        /* then place the lowest candidate (none: bit 0, nothing is placed or counted) */
-        const uint32_t bit = nq_cst_lowbit(bm), sh = p >> NQ_CST_SHIFT, sh1 = p1 >> NQ_CST_SHIFT;
-        const uint32_t nl = (ld | bit) << sh, nr = (rd | bit) >> sh, nc = col | bit;
-        const int leaf = k + 1 == s->last;
-        const uint32_t f = ~(nl | nr | nc | p1);
-        const int push = bit != 0 && !leaf && f != 0 && ~((nl << sh1) | (nr >> sh1) | nc | p2) != 0;
-        const int m = bit != 0 && leaf ? nq_cst_popc(f) : 0;
-        uint32_t p3 = 0;
-        s->cnt += (uint64_t)m;
-        if (count_nodes)
-            s->nodes += (uint64_t)(bit != 0) + (uint64_t)m;
-        if (push) {
-            lv[stride] = bm;
-            lv[2 * stride] = ld;
-            lv[3 * stride] = rd;
-            if (k + 3 <= s->last)
-                p3 = lv[3 * NQ_CST_LEVEL_WORDS * stride];
-        }
-        s->k = k + push;
-        s->bm = push ? f : bm ^ bit;
-        s->ld = push ? nl : ld;
-        s->rd = push ? nr : rd;
-        s->col = push ? nc : col;
-        s->p = push ? p1 : p;
-        s->p1 = push ? p2 : p1;
-        s->p2 = push ? p3 : p2;
-    }
-}
-#elif NQ_CST_STEP >= 2
-/* Level k + 1 entered with the candidates f and masks nl, nr, nc: level k's words saved,
- * the frame words moved down one level, P[k+2] of the new level read if it exists. */
-NQ_CST_FN void nq_cst_push(nq_cst_state *s, uint32_t *stack, int stride, uint32_t f, uint32_t nl, uint32_t nr,
-                           uint32_t nc)
-{
-    uint32_t *lv = stack + (NQ_CST_LEVEL_WORDS * s->k) * stride;
-    lv[stride] = s->bm;
-    lv[2 * stride] = s->ld;
-    lv[3 * stride] = s->rd;
-    s->k++;
-    s->ld = nl;
-    s->rd = nr;
-    s->col = nc;
-    s->bm = f;
-    s->p = s->p1;
-    s->sh = s->sh1;
-    s->p1 = s->p2;
-    s->sh1 = s->p2 >> NQ_CST_SHIFT;
-    s->p2 = s->k + 2 <= s->last ? lv[3 * NQ_CST_LEVEL_WORDS * stride] : 0u;
-}
-
-/* Back to the level above (k > 0): its words, its placed queen (the lowest candidate)
- * taken away, the frame words moved up one level. */
-NQ_CST_FN void nq_cst_pop(nq_cst_state *s, const uint32_t *stack, int stride)
-{
-    const uint32_t *lv;
-    uint32_t bit;
-    s->k--;
-    lv = stack + (NQ_CST_LEVEL_WORDS * s->k) * stride;
-    s->p2 = s->p1;
-    s->p1 = s->p;
-    s->sh1 = s->sh;
-    s->p = lv[0];
-    s->sh = s->p >> NQ_CST_SHIFT;
-    s->bm = lv[stride];
-    s->ld = lv[2 * stride];
-    s->rd = lv[3 * stride];
-    bit = nq_cst_lowbit(s->bm);
-    s->bm ^= bit;
-    s->col ^= bit;
-}
-
-NQ_CST_FN void nq_cst_step(nq_cst_state *s, uint32_t *stack, int stride, const int count_nodes)
-{
-#if NQ_CST_STEP == 3
-    if (s->bm == 0 && s->k > 0)
-        nq_cst_pop(s, stack, stride);
-    {
-        /* the lowest candidate (none: bit 0, and nothing below changes the state) */
-        const uint32_t bit = nq_cst_lowbit(s->bm);
-        const uint32_t nl = (s->ld | bit) << s->sh, nr = (s->rd | bit) >> s->sh, nc = s->col | bit;
-        const uint32_t f = ~(nl | nr | nc | s->p1);
-        const int leaf = s->k + 1 == s->last;
-        const int m = leaf && bit != 0 ? nq_cst_popc(f) : 0;
-        s->cnt += (uint64_t)m;
-        if (count_nodes)
-            s->nodes += (uint64_t)(bit != 0) + (uint64_t)m;
-        if (bit != 0 && !leaf && f != 0 && (!NQ_CST_LOOKAHEAD || ~((nl << s->sh1) | (nr >> s->sh1) | nc | s->p2) != 0))
-            nq_cst_push(s, stack, stride, f, nl, nr, nc);
-        else
-            s->bm ^= bit;
-    }
-#else
-    if (s->bm != 0) {
-        const uint32_t bit = nq_cst_lowbit(s->bm);
-        const uint32_t nl = (s->ld | bit) << s->sh, nr = (s->rd | bit) >> s->sh, nc = s->col | bit;
-        const uint32_t f = ~(nl | nr | nc | s->p1);
-        if (count_nodes)
-            s->nodes++;
-        if (s->k + 1 == s->last) {
-            const int m = nq_cst_popc(f);
-            s->cnt += (uint64_t)m;
-            if (count_nodes)
-                s->nodes += (uint64_t)m;
-            s->bm ^= bit;
-        } else if (f != 0 && (!NQ_CST_LOOKAHEAD || ~((nl << s->sh1) | (nr >> s->sh1) | nc | s->p2) != 0)) {
-            nq_cst_push(s, stack, stride, f, nl, nr, nc);
-        } else {
-            s->bm ^= bit;
-        }
-    } else if (s->k > 0) {
-        nq_cst_pop(s, stack, stride);
-    }
-#endif
-}
-#else
-NQ_CST_FN void nq_cst_step(nq_cst_state *s, uint32_t *stack, int stride, const int count_nodes)
-{
-    if (s->bm != 0) {
-        const uint32_t bit = nq_cst_lowbit(s->bm);
-        const uint32_t sh = s->p >> NQ_CST_SHIFT;
-        const uint32_t nl = (s->ld | bit) << sh, nr = (s->rd | bit) >> sh, nc = s->col | bit;
-        const uint32_t np = stack[(NQ_CST_LEVEL_WORDS * (s->k + 1)) * stride];
-        const uint32_t f = ~(nl | nr | nc | np);
-        if (count_nodes)
-            s->nodes++;
-        if (s->k + 1 == s->last) {
-            const int m = nq_cst_popc(f);
-            s->cnt += (uint64_t)m;
-            if (count_nodes)
-                s->nodes += (uint64_t)m;
-            s->bm ^= bit;
-        } else if (f != 0 && (~(((nl << (np >> NQ_CST_SHIFT)) | (nr >> (np >> NQ_CST_SHIFT)) | nc |
-                                  stack[(NQ_CST_LEVEL_WORDS * (s->k + 2)) * stride]))) != 0) {
-            uint32_t *lv = stack + (NQ_CST_LEVEL_WORDS * s->k) * stride;
-            lv[stride] = s->bm;
-            lv[2 * stride] = s->ld;
-            lv[3 * stride] = s->rd;
-            s->k++;
-            s->ld = nl;
-            s->rd = nr;
-            s->col = nc;
-            s->bm = f;
-            s->p = np;
-        } else {
-            s->bm ^= bit;
-        }
-    } else if (s->k > 0) {
-        nq_cst_back(s, stack, stride);
-    }
-}
-#endif
 
 /* Completions of one task (unweighted); adds the queens placed to *nodes if not NULL.
  * `stack` holds NQ_CST_LEVEL_WORDS * nq_cst_levels(n, depth) words at stride 1. */

@@ -20,6 +20,8 @@ popc. ``opt`` selects the kernel:
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from ..cuda.sources import KernelSource
@@ -41,11 +43,16 @@ MAX_N = 27
 
 
 def _default_depth(n: int) -> int:
-    """3; 4 from N=19"""
-    # min(3, N-3); 4 from N=19: the fastest of a depth sweep on an H200 (medians of 3 at
-    # N=16: depth 2 4.15 ms, 3 1.48 ms, 4 2.05 ms; one round at N=18: 3 42.5 ms, 4 47.0 ms;
-    # N=19: 3 310 ms, 4 307 ms, 5 371 ms; N=20: 4 2.43 s, 5 2.52 s, 6 3.16 s)
-    return 4 if n >= 19 else max(0, min(3, n - 3))
+    """5, 3 or 4 by N"""
+    # The fastest of depth sweeps on an H200 (CUDA-event time, medians of 3 or 5), with the
+    # host placing at most 5 queens beyond the frame (deeper, the host does the search: at
+    # N=15 depth 9 the kernel takes 166 us and making its 1.8M tasks 0.45 s). Small N is
+    # the length of the longest task (N=14: depth 3 136 us, 5 87 us); from N=16 the kernel
+    # is throughput-bound and fewer tasks win (N=16: 3 1.14 ms, 4 1.40 ms, 5 1.71 ms; N=18:
+    # 3 37.4 ms, 4 38.7 ms; N=19: 3 310 ms, 4 307 ms; N=20: 4 2.43 s, 5 2.52 s).
+    if n >= 19:
+        return 4
+    return 3 if n >= 16 else max(0, min(5, n - 3))
 
 
 def _max_depth(n: int) -> int:
@@ -54,13 +61,8 @@ def _max_depth(n: int) -> int:
 
 
 def stack_levels(n: int, depth: int, opt: str = DEFAULT) -> int:
-    """Levels the per-thread storage holds: the search's N-2-depth levels, one more for the
-    constellation kernel (its step reads the next two levels' frame words unguarded) and at
-    least 3 (nq_cst_storage_levels of kernels/cpu/constellations.h); tight-u4: N-2-depth, at
-    least one."""
-    if opt == "tight-u4":
-        return max(1, n - 2 - depth)
-    return max(3, n - 1 - depth)
+    """Levels the per-thread storage holds: N-2-depth (at least one)."""
+    return max(1, n - 2 - depth)
 
 
 #: uint32 words a level of the constellation search keeps per thread (NQ_CST_LEVEL_WORDS
@@ -71,9 +73,8 @@ CST_LEVEL_WORDS = 4
 def shared_bytes(n: int, params: dict) -> int:
     """Dynamic shared memory per block: CST_LEVEL_WORDS words per level and thread
     (constellations), 3 for tight-u4 (candidates, left, right)."""
-    opt = params.get("opt", DEFAULT)
-    words = 3 if opt == "tight-u4" else CST_LEVEL_WORDS
-    return words * stack_levels(n, params["depth"], opt) * params["block"] * 4
+    words = 3 if params.get("opt", DEFAULT) == "tight-u4" else CST_LEVEL_WORDS
+    return words * stack_levels(n, params["depth"]) * params["block"] * 4
 
 
 class Fast(Strategy):
@@ -90,7 +91,7 @@ class Fast(Strategy):
     bench_max_n = 18
     params = (
         Param("opt", "kernel", default=DEFAULT, choices=tuple(KERNELS), range_text=f"{len(KERNELS)} kernels"),
-        Param("depth", "queens placed on the host", default=_default_depth, lo=0, hi=_max_depth,
+        Param("depth", "host queens: 3 at N>=16, 4 at 19+", default=_default_depth, lo=0, hi=_max_depth,
               range_text="0..N-3"),
         block_param(128, hi=1024),
     )
@@ -148,9 +149,13 @@ class FastSession(GpuSession):
         kernel = KERNELS[self.opt]
         self.func = module.function(kernel)
         self.words = D4_TASK_WORDS if self.d4 else TASK_WORDS
+        made = ""
         if self.whole:
-            self.upload_tasks((d4_tasks if self.d4 else constellation_tasks)(n, params["depth"]))
-        self.levels = stack_levels(n, params["depth"], self.opt)
+            t0 = time.perf_counter()
+            tasks = (d4_tasks if self.d4 else constellation_tasks)(n, params["depth"])
+            made = f" (made on the host in {(time.perf_counter() - t0) * 1e3:.1f} ms, outside the rounds)"
+            self.upload_tasks(tasks)
+        self.levels = stack_levels(n, params["depth"])
         self.dynamic = shared_bytes(n, params)
         module.kernels[kernel]["dynamic_shared_bytes"] = self.dynamic
         self.allow_shared(self.func, self.dynamic)
@@ -163,7 +168,7 @@ class FastSession(GpuSession):
         self.out = self.counter(2)
         blocks = self.grid[0] if self.whole else f"up to {self.resident}"
         self.notes.append(
-            (f"{self.ntasks} tasks" if self.whole else "slices of the tasks")
+            (f"{self.ntasks} tasks{made}" if self.whole else "slices of the tasks")
             + f" at depth {params['depth']}, persistent grid {blocks} x {self.block}"
             + f" ({per_sm} blocks per SM by occupancy, {self.func.num_regs} registers)"
         )
