@@ -101,6 +101,10 @@ def test_blocks_per_sm_follows_the_occupancy_rules():
     assert blocks_per_sm(32, 16, 0, 0, HOPPER_SM) == 32  # the block limit
     assert blocks_per_sm(256, 128, 0, 0, HOPPER_SM) == 2  # registers: 128 x 256 = 32K per block
     assert blocks_per_sm(128, 32, 300 * 1024, 0, HOPPER_SM) == 0
+    # registers come from a sub-partition's quarter of the SM: 34 registers (1280 a warp) leave
+    # 12 warps in each quarter, so 24 blocks of 2 warps, not 65536 // (2 * 1280) = 25
+    assert blocks_per_sm(64, 34, 0, 0, HOPPER_SM) == 24
+    assert blocks_per_sm(96, 34, 0, 0, HOPPER_SM) == 16
     # another device's limits give another answer: an SM of 1536 threads and 100 KiB (sm_86)
     ampere = {**HOPPER_SM, "threads": 1536, "blocks": 16, "shared": 102400}
     assert blocks_per_sm(128, 32, 0, 0, ampere) == 12

@@ -25,15 +25,23 @@ DYNAMIC_SHARED_LIMIT_SM90 = 227 * 1024
 
 
 #: sm_90 per-SM limits (the CUDA occupancy rules for compute capability 9.0).
+#: Scheduler sub-partitions per SM from compute capability 7.0 on: each holds a quarter of
+#: the SM's registers, and a warp's registers come from one of them.
+SUB_PARTITIONS = 4
+
+
 def blocks_per_sm(block: int, registers: int, dynamic_shared: int, static_shared: int, limits: dict[str, int]) -> int:
     """Resident blocks per SM by the occupancy rules of compute capability 7.0 and later
-    (registers allocated per warp in units of 256; ``limits``: threads, blocks, registers
-    and shared memory per SM and the shared memory reserved per block, as
-    ``cuda.device.sm_limits`` reads them from the device)."""
+    (registers allocated per warp in units of 256, from one sub-partition's quarter of the
+    SM's registers; ``limits``: threads, blocks, registers and shared memory per SM and the
+    shared memory reserved per block, as ``cuda.device.sm_limits`` reads them from the
+    device). The same answers as the driver's cuOccupancyMaxActiveBlocksPerMultiprocessor
+    (a GPU test checks them against it)."""
     warps = -(-block // 32)
     per_warp_regs = -(-max(registers, 1) * 32 // 256) * 256
     by_threads = limits["threads"] // (warps * 32)
-    by_regs = limits["registers"] // (per_warp_regs * warps)
+    warps_by_regs = SUB_PARTITIONS * (limits["registers"] // SUB_PARTITIONS // per_warp_regs)
+    by_regs = warps_by_regs // warps
     shared = dynamic_shared + static_shared + limits["reserved_shared"]
     by_shared = limits["shared"] // shared
     return max(0, min(limits["blocks"], by_threads, by_regs, by_shared))
