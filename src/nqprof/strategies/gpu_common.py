@@ -24,7 +24,6 @@ COUNTER_BYTES = 8
 DYNAMIC_SHARED_LIMIT_SM90 = 227 * 1024
 
 
-#: sm_90 per-SM limits (the CUDA occupancy rules for compute capability 9.0).
 #: Scheduler sub-partitions per SM from compute capability 7.0 on: each holds a quarter of
 #: the SM's registers, and a warp's registers come from one of them.
 SUB_PARTITIONS = 4
