@@ -1,36 +1,30 @@
-"""Time the constellation kernel's compile-time variants on one GPU, every count verified.
+"""Time the constellation kernel's build and launch choices on one GPU, every count verified.
 
 The compile-time switches of kernels/constellation.cu (NQ_UNROLL), the block size and the
 host depth, each built and timed with CUDA events in a process of its own (fast's own
 session: the same tasks, grid sizing and timer as `nqprof solve -s fast`):
 
-    python3 tools/cst_variants.py --n 16,18,19 --rounds 3 [--variants flat]
-        [--blocks 128] [--unroll 4] [--depth 3,4] [-o FILE.json]
+    python3 tools/cst_variants.py --n 16,18,19 --rounds 3 [--blocks 128] [--unroll 4]
+        [--depth 3,4] [-o FILE.json]
 
-Prints one line per (N, variant, block, unroll, depth): the median GPU time of the rounds,
+Prints one line per (N, block, unroll, depth): the median GPU time of the rounds,
 the grid, registers, blocks per SM and the count check.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import statistics
 import subprocess
 import sys
 
-#: name -> defines (the kernel's own defaults: its variants are gone; the ladder of what each
-#: step bought is in docs/results/fast-ladder.md and the git history)
-VARIANTS = {
-    "flat": {},  # the default step
-}
-
-
-def measure(n: int, variant: str, block: int, unroll: int, rounds: int, depth: int | None) -> dict:
+def measure(n: int, block: int, unroll: int, rounds: int, depth: int | None) -> dict:
     from nqprof.problem import known_count
     from nqprof.strategies import fast
 
-    extra = {**VARIANTS[variant], "NQ_UNROLL": unroll}
+    extra = {"NQ_UNROLL": unroll}
     build = fast.FastSession.build
 
     def build_with(self, source, defines=None):
@@ -50,7 +44,7 @@ def measure(n: int, variant: str, block: int, unroll: int, rounds: int, depth: i
         fast.FastSession.build = build
     want = known_count(n)
     bad = [m.count for m in runs if m.count != want]
-    return {"n": n, "variant": variant, "block": block, "unroll": unroll, "depth": params["depth"],
+    return {"n": n, "block": block, "unroll": unroll, "depth": params["depth"],
             "gpu_s": [m.gpu_s for m in runs], "median_s": statistics.median(m.gpu_s for m in runs),
             "count": runs[0].count, "verified": not bad, "notes": [x for x in notes if "persistent" in x]}
 
@@ -58,44 +52,42 @@ def measure(n: int, variant: str, block: int, unroll: int, rounds: int, depth: i
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", default="16,18,19", help="comma-separated N")
-    ap.add_argument("--variants", default=",".join(VARIANTS))
     ap.add_argument("--blocks", default="128")
     ap.add_argument("--unroll", default="4")
     ap.add_argument("--depth", default=None, help="comma-separated depths (fast's default if not given)")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("-o", "--output", help="write the rows as JSON")
-    ap.add_argument("--one", help=argparse.SUPPRESS)  # N,variant,block,unroll: measure here, print JSON
+    ap.add_argument("--one", help=argparse.SUPPRESS)  # N,block,unroll: measure here, print JSON
     args = ap.parse_args(argv)
     if args.one:
-        n, variant, block, unroll = args.one.split(",")
+        n, block, unroll = args.one.split(",")
         depth = None if args.depth is None else int(args.depth)
-        print(json.dumps(measure(int(n), variant, int(block), int(unroll), args.rounds, depth)))
+        print(json.dumps(measure(int(n), int(block), int(unroll), args.rounds, depth)))
         return 0
     depths = [None] if args.depth is None else [int(x) for x in args.depth.split(",")]
     rows, failed = [], False
-    for n in (int(x) for x in args.n.split(",")):
-        for variant in args.variants.split(","):
-            for block in (int(x) for x in args.blocks.split(",")):
-                for unroll in (int(x) for x in args.unroll.split(",")):
-                    for depth in depths:
-                        if depth is not None and not 0 <= depth <= max(0, n - 3):
-                            continue
-                        # a process each: one CUDA context per process, a crash costs one row
-                        cmd = [sys.executable, __file__, "--one", f"{n},{variant},{block},{unroll}",
-                               "--rounds", str(args.rounds)] + ([] if depth is None else ["--depth", str(depth)])
-                        done = subprocess.run(cmd, capture_output=True, text=True)
-                        if done.returncode != 0:
-                            print(f"N={n:2d} {variant} block {block} unroll {unroll} depth {depth}: failed "
-                                  f"({done.returncode})\n" + done.stderr[-2000:], flush=True)
-                            failed = True
-                            continue
-                        row = json.loads(done.stdout.strip().splitlines()[-1])
-                        rows.append(row)
-                        failed |= not row["verified"]
-                        print(f"N={n:2d} {variant:16s} block {block:4d} unroll {unroll} depth {row['depth']}: "
-                              f"{row['median_s'] * 1e3:10.3f} ms (median of {args.rounds}) "
-                              f"count {row['count']} {'verified' if row['verified'] else 'WRONG'}; "
-                              + "; ".join(row["notes"]), flush=True)
+    def ints(text: str) -> list[int]:
+        return [int(x) for x in text.split(",")]
+
+    for n, block, unroll, depth in itertools.product(ints(args.n), ints(args.blocks), ints(args.unroll), depths):
+        if depth is not None and not 0 <= depth <= max(0, n - 3):
+            continue
+        # a process each: one CUDA context per process, a crash costs one row
+        cmd = [sys.executable, __file__, "--one", f"{n},{block},{unroll}",
+               "--rounds", str(args.rounds)] + ([] if depth is None else ["--depth", str(depth)])
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        if done.returncode != 0:
+            print(f"N={n:2d} block {block} unroll {unroll} depth {depth}: failed ({done.returncode})\n"
+                  + done.stderr[-2000:], flush=True)
+            failed = True
+            continue
+        row = json.loads(done.stdout.strip().splitlines()[-1])
+        rows.append(row)
+        failed |= not row["verified"]
+        print(f"N={n:2d} block {block:4d} unroll {unroll} depth {row['depth']}: "
+              f"{row['median_s'] * 1e3:10.3f} ms (median of {args.rounds}) "
+              f"count {row['count']} {'verified' if row['verified'] else 'WRONG'}; "
+              + "; ".join(row["notes"]), flush=True)
     if args.output:
         with open(args.output, "w") as fh:
             json.dump(rows, fh, indent=1)
