@@ -27,7 +27,11 @@
 // Arguments: tasks (one uint4 per task), ntasks, n, next (zeroed task index), out (two
 // zeroed 64-bit counters: the weighted count, the queens placed). Dynamic shared memory:
 // 4 * NQ_CST_LEVEL_WORDS * levels * NQ_BLOCK bytes, levels = nq_cst_levels(n, depth).
+#ifdef NQ_CST_PREV
+#include "cpu/constellations_prev.h"
+#else
 #include "cpu/constellations.h"
+#endif
 
 #ifndef NQ_BLOCK
 #define NQ_BLOCK 128
@@ -52,6 +56,10 @@ constellation(const uint4 *__restrict__ tasks, unsigned ntasks, int n, unsigned 
 
     nq_cst_state s;
     s.ld = s.rd = s.col = s.bm = s.p = 0;
+#ifndef NQ_CST_PREV
+    s.live = 0;
+    s.kbit = 1;
+#endif
     s.k = s.last = 0;
     s.weight = 0;
     s.cnt = s.nodes = 0;

@@ -20,11 +20,18 @@ import statistics
 import subprocess
 import sys
 
-def measure(n: int, block: int, unroll: int, rounds: int, depth: int | None) -> dict:
+def measure(n: int, block: int, unroll: int, rounds: int, depth: int | None, variant: str = "") -> dict:
     from nqprof.problem import known_count
     from nqprof.strategies import fast
 
     extra = {"NQ_UNROLL": unroll}
+    for item in filter(None, variant.split(",")):
+        name, _, value = item.partition("=")
+        extra[name] = int(value)
+    if "NQ_CST_PREV" in extra:
+        fast.CST_LEVEL_WORDS = 4
+    if extra.get("NQ_CST_UNGUARDED") or extra.get("NQ_CST_V2") or extra.get("NQ_CST_V3"):
+        fast.shared_bytes = lambda n, p: (5 * max(2, fast.stack_levels(n, p["depth"])) + 1) * p["block"] * 4
     build = fast.FastSession.build
 
     def build_with(self, source, defines=None):
@@ -44,7 +51,7 @@ def measure(n: int, block: int, unroll: int, rounds: int, depth: int | None) -> 
         fast.FastSession.build = build
     want = known_count(n)
     bad = [m.count for m in runs if m.count != want]
-    return {"n": n, "block": block, "unroll": unroll, "depth": params["depth"],
+    return {"variant": variant, "n": n, "block": block, "unroll": unroll, "depth": params["depth"],
             "gpu_s": [m.gpu_s for m in runs], "median_s": statistics.median(m.gpu_s for m in runs),
             "count": runs[0].count, "verified": not bad, "notes": [x for x in notes if "persistent" in x]}
 
@@ -56,25 +63,28 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--unroll", default="4")
     ap.add_argument("--depth", default=None, help="comma-separated depths (fast's default if not given)")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--variants", default="", help="';'-separated variants, each NAME=VALUE,... -D defines")
     ap.add_argument("-o", "--output", help="write the rows as JSON")
     ap.add_argument("--one", help=argparse.SUPPRESS)  # N,block,unroll: measure here, print JSON
     args = ap.parse_args(argv)
     if args.one:
         n, block, unroll = args.one.split(",")
         depth = None if args.depth is None else int(args.depth)
-        print(json.dumps(measure(int(n), int(block), int(unroll), args.rounds, depth)))
+        print(json.dumps(measure(int(n), int(block), int(unroll), args.rounds, depth, args.variants)))
         return 0
     depths = [None] if args.depth is None else [int(x) for x in args.depth.split(",")]
     rows, failed = [], False
     def ints(text: str) -> list[int]:
         return [int(x) for x in text.split(",")]
 
-    for n, block, unroll, depth in itertools.product(ints(args.n), ints(args.blocks), ints(args.unroll), depths):
+    variants = args.variants.split(";")
+    for n, variant, block, unroll, depth in itertools.product(ints(args.n), variants, ints(args.blocks),
+                                                               ints(args.unroll), depths):
         if depth is not None and not 0 <= depth <= max(0, n - 3):
             continue
         # a process each: one CUDA context per process, a crash costs one row
         cmd = [sys.executable, __file__, "--one", f"{n},{block},{unroll}",
-               "--rounds", str(args.rounds)] + ([] if depth is None else ["--depth", str(depth)])
+               "--rounds", str(args.rounds), "--variants", variant] + ([] if depth is None else ["--depth", str(depth)])
         done = subprocess.run(cmd, capture_output=True, text=True)
         if done.returncode != 0:
             print(f"N={n:2d} block {block} unroll {unroll} depth {depth}: failed ({done.returncode})\n"
@@ -84,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
         row = json.loads(done.stdout.strip().splitlines()[-1])
         rows.append(row)
         failed |= not row["verified"]
-        print(f"N={n:2d} block {block:4d} unroll {unroll} depth {row['depth']}: "
+        print(f"{variant:16s} N={n:2d} block {block:4d} unroll {unroll} depth {row['depth']}: "
               f"{row['median_s'] * 1e3:10.3f} ms (median of {args.rounds}) "
               f"count {row['count']} {'verified' if row['verified'] else 'WRONG'}; "
               + "; ".join(row["notes"]), flush=True)

@@ -106,6 +106,7 @@ seed_trust() {  # a later trust stage on a fresh host starts from a copy carried
 }
 keep_trust() { mkdir -p "$OUT/trust" && cp -r "$TRUST/." "$OUT/trust/"; }
 CST_METRICS=smsp__inst_executed.sum,smsp__thread_inst_executed_per_inst_executed.ratio,sm__warps_active.avg.pct_of_peak_sustained_active,smsp__issue_active.avg.pct_of_peak_sustained_active,l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum,gpu__time_duration.sum
+PIPE_METRICS=sm__inst_executed_pipe_alu.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active,sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active
 TRACE_CASES="--nq-strategy=feinbube,dp3,fast --nq-n=12:14"
 fast_steps() {  # fast's steps (a)..(c) of fast23b and fast-final; $1 names their JSON files in $OUT
   cat <<EOF
@@ -230,6 +231,33 @@ for stage in "${stages[@]}"; do
         echo '--- the default variant: block x unroll at N=19';
         python3 tools/cst_variants.py --n 19 --blocks 64,128,256 --unroll 2,4,8 --rounds 3 \
           -o \$OUT/cst-variants-tune.json; echo exit \$?" ;;
+    cst-ab) run cst-ab 580 bash -c "
+        echo '--- A/B: the previous step vs the skipping step, without and with the dead-candidate filters';
+        python3 tools/cst_variants.py --n 16,18,19,20 --rounds 3 -o \$OUT/cst-ab.json \
+          --variants 'NQ_CST_PREV=1;NQ_CST_FILTER=0;NQ_CST_FILTER=2;NQ_CST_FILTER=1'; echo exit \$?;
+        echo '--- filter 2 at depths 3 and 5, N=19, 20';
+        python3 tools/cst_variants.py --n 19,20 --depth 3,5 --variants NQ_CST_FILTER=2 --rounds 3 \
+          -o \$OUT/cst-ab-depth.json; echo exit \$?;
+        echo '--- ncu N=17'; timeout 120 ncu --kernel-name constellation --launch-count 2 --metrics $CST_METRICS \
+          python3 tools/cst_variants.py --n 17 --rounds 1 --variants 'NQ_CST_PREV=1;NQ_CST_FILTER=2' | grep -vE '^==PROF==';
+        echo '--- ncu pipes N=17'; timeout 120 ncu --kernel-name constellation --launch-count 2 --metrics $PIPE_METRICS \
+          python3 tools/cst_variants.py --n 17 --rounds 1 --variants 'NQ_CST_PREV=1;NQ_CST_FILTER=2' | grep -vE '^==PROF=='" ;;
+    cst-ab2) mkdir -p "$OUT/sass"; run cst-ab2 580 bash -c "
+        nvcc=\$(python3 -c 'from nqprof.cuda.toolkit import find_toolkit; print(find_toolkit().nvcc)');
+        for v in 0 1; do \$nvcc -arch=sm_90 -cubin -DNQ_BLOCK=128 -DNQ_CST_UNGUARDED=\$v -Ikernels -o /tmp/cst\$v.cubin \
+          kernels/constellation.cu && \$(dirname \$nvcc)/cuobjdump -sass /tmp/cst\$v.cubin > \$OUT/sass/unguarded\$v.sass; done;
+        echo '--- A/B: guarded vs unguarded reads, block 64 and 128';
+        python3 tools/cst_variants.py --n 19,20 --blocks 64,128 --rounds 3 -o \$OUT/cst-ab2.json \
+          --variants 'NQ_CST_UNGUARDED=0;NQ_CST_UNGUARDED=1'; echo exit \$?;
+        echo '--- ncu N=17'; timeout 120 ncu --kernel-name constellation --launch-skip 1 --launch-count 1 \
+          --metrics $CST_METRICS,$PIPE_METRICS python3 tools/cst_variants.py --n 17 --rounds 1 | grep -vE '^==PROF==';
+        rm -f /tmp/cst-src.ncu-rep; timeout 200 ncu --kernel-name constellation --launch-skip 1 --launch-count 1 \
+          --section SourceCounters -o /tmp/cst-src python3 tools/cst_variants.py --n 16 --rounds 1 | grep -vE '^==PROF==';
+        ncu -i /tmp/cst-src.ncu-rep --page source --print-source sass --csv > \$OUT/sass/n16-source.csv; echo exit \$?" ;;
+    cst-ab3) run cst-ab3 580 bash -c "
+        echo '--- per-step SASS mix'; python3 tools/sass_mix.py '' NQ_CST_UNGUARDED=1 NQ_CST_V2=1 \$CST_MIX;
+        echo '--- A/B'; python3 tools/cst_variants.py --n 16,18,19,20 --rounds 3 -o \$OUT/cst-ab3.json \
+          --variants \"NQ_CST_UNGUARDED=1;NQ_CST_V2=1\${CST_AB:+;\$CST_AB}\"; echo exit \$?" ;;
     cst-ncu) run cst-ncu 400 ncu --kernel-name constellation --launch-count 4 --metrics $CST_METRICS \
         python3 tools/cst_variants.py --n 17 --rounds 1 ;;
     fast23b) run fast23b 560 bash -c "$(fast_steps fast23b)

@@ -61,7 +61,10 @@ extern "C" {
 #define NQ_CST_MAX_N 27  /* P[k] keeps bits 27-28 for the row distance */
 #define NQ_CST_WORDS 4
 #define NQ_CST_SHIFT 27  /* P[k] >> NQ_CST_SHIFT: rows to the next free row */
-#define NQ_CST_LEVEL_WORDS 4
+#define NQ_CST_LEVEL_WORDS 5
+#if (NQ_CST_V2 || NQ_CST_V3) && !defined(NQ_CST_UNGUARDED)
+#define NQ_CST_UNGUARDED 1
+#endif
 
 typedef struct {
     uint32_t w[NQ_CST_WORDS];
@@ -78,6 +81,8 @@ NQ_CST_FN uint32_t nq_cst_info(unsigned start, unsigned a, unsigned b, unsigned 
 typedef struct {
     uint32_t ld, rd, col, bm; /* masks and candidates at level k; col has the bits >= N set */
     uint32_t p;               /* P[k] */
+    uint32_t live;            /* bit j: level j < k is stored with candidates left */
+    uint32_t kbit;            /* 1 << k (NQ_CST_V3) */
     int k, last;              /* level, the last level (counted, never entered) */
     uint32_t weight;
     uint64_t cnt, nodes;      /* completions of the task so far, queens placed */
@@ -139,6 +144,7 @@ NQ_CST_FN int nq_cst_begin(nq_cst_state *s, const uint32_t *task, int n, uint32_
     s->nodes = 0;
     s->k = 0;
     s->bm = 0;
+    s->live = 0;
     if (start > n - 2) { /* no free row: the frame (and the placed queens) is a solution */
         s->last = -1;
         s->cnt = 1;
@@ -156,9 +162,17 @@ NQ_CST_FN int nq_cst_begin(nq_cst_state *s, const uint32_t *task, int n, uint32_
         r = next;
     }
     s->last = k - 1;
+    s->kbit = 1;
+#if NQ_CST_V3
+    s->last = (k - 1) * NQ_CST_LEVEL_WORDS * stride;
+#endif
+#if NQ_CST_UNGUARDED
+    stack[(NQ_CST_LEVEL_WORDS * k) * stride] = 0xffffffffu;
+#endif
     s->p = stack[0];
     f = ~(s->ld | s->rd | s->col | s->p);
     if (k == 1) { /* the start row is the last free row */
+        s->last = 0;
         s->cnt = (uint64_t)nq_cst_popc(f);
         s->nodes = s->cnt;
         return 0;
@@ -167,60 +181,205 @@ NQ_CST_FN int nq_cst_begin(nq_cst_state *s, const uint32_t *task, int n, uint32_
     return f != 0;
 }
 
-/* 1 while the task has work left (the search is not back at level 0 with no candidate). */
-NQ_CST_FN int nq_cst_busy(const nq_cst_state *s) { return (s->bm | (uint32_t)s->k) != 0; }
+/* 1 while the task has work left (a candidate at the current level or a stored one). */
+NQ_CST_FN int nq_cst_busy(const nq_cst_state *s) { return (s->bm | s->live) != 0; }
 
-/* One step: back a level if this one has no candidate left (k > 0), then place the
+/* The highest set bit of x != 0 (one FLO on the GPU). */
+NQ_CST_FN int nq_cst_highbit(uint32_t x)
+{
+#ifdef __CUDA_ARCH__
+    return 31 - __clz(x);
+#else
+    return 31 - __builtin_clz(x);
+#endif
+}
+
+/* One step: if the level has no candidate left, back to the nearest level that has (the
+ * highest bit of `live`, so no step is spent on a level with nothing left), then place the
  * lowest candidate of the level: enter its row if that row and the one after it have free
- * squares, or, on the row before the last, count the last row's free squares. Every
- * change but the pop's loads is predicated, so a warp runs one instruction stream (the
- * flat step; the steps it replaced, each measured on an H200, are in
- * docs/results/fast-ladder.md). An idle search (level 0, no candidate) is left as it is,
- * so a caller may step without asking nq_cst_busy. COUNT_NODES (a constant): also count
- * the queens placed. */
+ * squares, or, on the row before the last, count the last row's free squares. A level is
+ * stored (its remaining candidates, ld, rd and columns) only when the search enters the
+ * next one and candidates remain. Every change but the pop's loads is predicated, so a
+ * warp runs one instruction stream (the flat step; the steps it replaced, each measured on
+ * an H200, are in docs/results/fast-ladder.md). An idle search (no candidate anywhere) is
+ * left as it is, so a caller may step without asking nq_cst_busy. COUNT_NODES (a
+ * constant): also count the queens placed. */
+#if NQ_CST_V3
 NQ_CST_FN void nq_cst_step(nq_cst_state *s, uint32_t *stack, int stride, const int count_nodes)
 {
-    const int pop = s->bm == 0 && s->k > 0;
-    const int k = s->k - pop;
-    uint32_t *const lv = stack + (NQ_CST_LEVEL_WORDS * k) * stride;
-    uint32_t bm = s->bm, ld = s->ld, rd = s->rd, col = s->col, p = s->p;
-    if (pop) { /* the level above: its words, its placed queen (the lowest candidate) taken away */
-        uint32_t low;
+    const int lw = NQ_CST_LEVEL_WORDS * stride;
+    uint32_t bm = s->bm, ld = s->ld, rd = s->rd, col = s->col, p = s->p, live = s->live, kbit = s->kbit;
+    int o = s->k; /* the level's offset: level x NQ_CST_LEVEL_WORDS x stride */
+    if (bm == 0 && live != 0) {
+        const int k = nq_cst_highbit(live);
+        kbit = 1u << k;
+        live ^= kbit;
+        o = k * lw;
+        p = stack[o];
+        bm = stack[o + stride];
+        ld = stack[o + 2 * stride];
+        rd = stack[o + 3 * stride];
+        col = stack[o + 4 * stride];
+    }
+    {
+        const int any = bm != 0;
+        const uint32_t bit = nq_cst_lowbit(bm), rest = bm ^ bit, sh = p >> NQ_CST_SHIFT;
+        const uint32_t nl = (ld | bit) << sh, nr = (rd | bit) >> sh, nc = col | bit;
+        const uint32_t np = stack[o + lw], np2 = stack[o + 2 * lw];
+        const uint32_t f = ~(nl | nr | nc | np), sh1 = np >> NQ_CST_SHIFT;
+        const int push = any && f != 0 && ((nl << sh1) | (nr >> sh1) | nc | np2) != 0xffffffffu;
+        if (any && o + lw == s->last) {
+            const int m = nq_cst_popc(f);
+            s->cnt += (uint64_t)m;
+            if (count_nodes)
+                s->nodes += (uint64_t)m;
+        }
+        if (count_nodes)
+            s->nodes += (uint64_t)any;
+        if (push) {
+            if (rest != 0) {
+                stack[o + stride] = rest;
+                stack[o + 2 * stride] = ld;
+                stack[o + 3 * stride] = rd;
+                stack[o + 4 * stride] = col;
+                live |= kbit;
+            }
+            o += lw;
+            kbit <<= 1;
+            bm = f;
+            ld = nl;
+            rd = nr;
+            col = nc;
+            p = np;
+        } else {
+            bm = rest;
+        }
+        s->live = live;
+        s->kbit = kbit;
+        s->k = o;
+        s->bm = bm;
+        s->ld = ld;
+        s->rd = rd;
+        s->col = col;
+        s->p = p;
+    }
+}
+#elif NQ_CST_V2
+NQ_CST_FN void nq_cst_step(nq_cst_state *s, uint32_t *stack, int stride, const int count_nodes)
+{
+    uint32_t bm = s->bm, ld = s->ld, rd = s->rd, col = s->col, p = s->p, live = s->live;
+    int k = s->k;
+    const uint32_t *lv;
+    if (bm == 0 && live != 0) {
+        k = nq_cst_highbit(live);
+        live ^= 1u << k;
+        lv = stack + (NQ_CST_LEVEL_WORDS * k) * stride;
         p = lv[0];
         bm = lv[stride];
         ld = lv[2 * stride];
         rd = lv[3 * stride];
-        low = nq_cst_lowbit(bm);
-        bm ^= low;
-        col ^= low;
+        col = lv[4 * stride];
     }
+    lv = stack + (NQ_CST_LEVEL_WORDS * k) * stride;
+    {
+        const int any = bm != 0;
+        const uint32_t bit = nq_cst_lowbit(bm), rest = bm ^ bit, sh = p >> NQ_CST_SHIFT;
+        const uint32_t nl = (ld | bit) << sh, nr = (rd | bit) >> sh, nc = col | bit;
+        const uint32_t np = lv[NQ_CST_LEVEL_WORDS * stride], np2 = lv[2 * NQ_CST_LEVEL_WORDS * stride];
+        const uint32_t f = ~(nl | nr | nc | np), sh1 = np >> NQ_CST_SHIFT;
+        const int push = any && f != 0 && ((nl << sh1) | (nr >> sh1) | nc | np2) != 0xffffffffu;
+        if (any && k + 1 == s->last) {
+            const int m = nq_cst_popc(f);
+            s->cnt += (uint64_t)m;
+            if (count_nodes)
+                s->nodes += (uint64_t)m;
+        }
+        if (count_nodes)
+            s->nodes += (uint64_t)any;
+        if (push) {
+            if (rest != 0) {
+                ((uint32_t *)lv)[stride] = rest;
+                ((uint32_t *)lv)[2 * stride] = ld;
+                ((uint32_t *)lv)[3 * stride] = rd;
+                ((uint32_t *)lv)[4 * stride] = col;
+                live |= 1u << k;
+            }
+            k++;
+            bm = f;
+            ld = nl;
+            rd = nr;
+            col = nc;
+            p = np;
+        } else {
+            bm = rest;
+        }
+        s->live = live;
+        s->k = k;
+        s->bm = bm;
+        s->ld = ld;
+        s->rd = rd;
+        s->col = col;
+        s->p = p;
+    }
+}
+#else
+NQ_CST_FN void nq_cst_step(nq_cst_state *s, uint32_t *stack, int stride, const int count_nodes)
+{
+    uint32_t bm = s->bm, ld = s->ld, rd = s->rd, col = s->col, p = s->p, live = s->live;
+    int k = s->k;
+    uint32_t *lv;
+    if (bm == 0 && live != 0) { /* the nearest stored level: its words as they were stored */
+        k = nq_cst_highbit(live);
+        live ^= 1u << k;
+        lv = stack + (NQ_CST_LEVEL_WORDS * k) * stride;
+        p = lv[0];
+        bm = lv[stride];
+        ld = lv[2 * stride];
+        rd = lv[3 * stride];
+        col = lv[4 * stride];
+    }
+    lv = stack + (NQ_CST_LEVEL_WORDS * k) * stride;
     {
         /* the lowest candidate (none: bit 0, nothing is placed or counted) */
-        const uint32_t bit = nq_cst_lowbit(bm), sh = p >> NQ_CST_SHIFT;
+        const uint32_t bit = nq_cst_lowbit(bm), rest = bm ^ bit, sh = p >> NQ_CST_SHIFT;
         const uint32_t nl = (ld | bit) << sh, nr = (rd | bit) >> sh, nc = col | bit;
         const int leaf = k + 1 == s->last;
+#if NQ_CST_UNGUARDED
+        const uint32_t np = lv[NQ_CST_LEVEL_WORDS * stride];
+        const uint32_t np2 = lv[2 * NQ_CST_LEVEL_WORDS * stride];
+#else
         const uint32_t np = k < s->last ? lv[NQ_CST_LEVEL_WORDS * stride] : 0u;
-        const uint32_t f = ~(nl | nr | nc | np);
         const uint32_t np2 = k + 1 < s->last ? lv[2 * NQ_CST_LEVEL_WORDS * stride] : 0u;
+#endif
+        const uint32_t f = ~(nl | nr | nc | np);
         const uint32_t sh1 = np >> NQ_CST_SHIFT;
+#if NQ_CST_UNGUARDED
+        const int push = bit != 0 && f != 0 && ~((nl << sh1) | (nr >> sh1) | nc | np2) != 0;
+#else
         const int push = bit != 0 && !leaf && f != 0 && ~((nl << sh1) | (nr >> sh1) | nc | np2) != 0;
+#endif
+        const int keep = push && rest != 0;
         const int m = bit != 0 && leaf ? nq_cst_popc(f) : 0;
         s->cnt += (uint64_t)m;
         if (count_nodes)
             s->nodes += (uint64_t)(bit != 0) + (uint64_t)m;
-        if (push) { /* the level's words as they are now: read back when the search returns */
-            lv[stride] = bm;
+        if (keep) { /* the level's words as they are now: read back when the search returns */
+            lv[stride] = rest;
             lv[2 * stride] = ld;
             lv[3 * stride] = rd;
+            lv[4 * stride] = col;
         }
+        s->live = live | (uint32_t)keep << k;
         s->k = k + push;
-        s->bm = push ? f : bm ^ bit;
+        s->bm = push ? f : rest;
         s->ld = push ? nl : ld;
         s->rd = push ? nr : rd;
         s->col = push ? nc : col;
         s->p = push ? np : p;
     }
 }
+
+#endif
 
 /* Completions of one task (unweighted); adds the queens placed to *nodes if not NULL.
  * `stack` holds NQ_CST_LEVEL_WORDS * nq_cst_levels(n, depth) words at stride 1. */
@@ -245,7 +404,11 @@ NQ_CST_FN uint64_t nq_cst_solve(const uint32_t *task, int n, uint32_t *stack, ui
 NQ_CST_FN int nq_cst_levels(int n, int depth)
 {
     int l = n - 2 - depth;
+#if NQ_CST_UNGUARDED
+    return l < 2 ? 2 : l;
+#else
     return l < 1 ? 1 : l;
+#endif
 }
 
 #ifndef __CUDACC__

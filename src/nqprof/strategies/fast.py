@@ -67,7 +67,7 @@ def stack_levels(n: int, depth: int, opt: str = DEFAULT) -> int:
 
 #: uint32 words a level of the constellation search keeps per thread (NQ_CST_LEVEL_WORDS
 #: of kernels/cpu/constellations.h: the frame's attacks, the candidates, ld and rd)
-CST_LEVEL_WORDS = 4
+CST_LEVEL_WORDS = 5
 
 
 def shared_bytes(n: int, params: dict) -> int:

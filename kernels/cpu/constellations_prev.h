@@ -1,0 +1,282 @@
+/*
+ * Start constellations for N-Queens (the method of Preusser's Q27 and of NQueensFAF):
+ * the task layout and the per-task search, shared by the C extension nqprof._cpu
+ * (constellations.c: the host generator, the CPU strategy serial-d4) and the GPU kernel
+ * kernels/constellation.cu (strategy fast), which runs these very functions. Plain C;
+ * under nvcc every function is __host__ __device__.
+ *
+ * The frame of a solution is its queens on the outer lines: (0, a) in the first row,
+ * (N-1, b) in the last row, (c, 0) in the first column and (d, N-1) in the last column (a
+ * corner queen is two of them: a = 0 means c = 0, a = N-1 means d = 0, b = 0 means
+ * c = N-1, b = N-1 means d = N-1). Every solution has exactly one frame and the dihedral
+ * group D4 maps the frames of solutions onto each other, so the solutions split by frame
+ * and the total is the sum over the D4 classes of frames of (orbit size, 1 to 8) x (the
+ * solutions with the class's representative frame). The host enumerates the valid frames
+ * (their queens pairwise non-attacking), keeps the smallest of each class (by the key
+ * a + N (b + N (c + N d))) with its orbit size as weight, and places `depth` more queens
+ * on the free rows (rows 1..N-2 other than c and d) to make tasks.
+ *
+ * A task is 4 little-endian uint32 words (one 16-byte load on the GPU):
+ *   w0 ld    left-diagonal attacks of the queens placed on free rows, at row `start`
+ *            (shifted left one bit per row; bits at or above N allowed)
+ *   w1 rd    right-diagonal attacks of those queens at row `start` (shifted right)
+ *   w2 col   occupied columns: the frame's (0, N-1, a, b) and the placed queens' (only
+ *            bits below N)
+ *   w3 info  bits 0-4 start (the first free row left to search; N-1 when the frame has
+ *            no free row: the frame alone is a solution), 5-9 a, 10-14 b, 15-19 c,
+ *            20-24 d, 25-28 weight (the orbit size, 1..8)
+ * Bit j of a mask is column j. The frame queens' attacks are not in ld/rd: the search
+ * recomputes them per row (nq_cst_frame_row) when it starts a task.
+ *
+ * The search of one task is a plain bitmask DFS over the free rows from `start` on,
+ * with no symmetry test: level k is the k-th free row; its per-level word P[k] holds the
+ * frame's attacks on that row (bits below N) and, in bits 27-28, the distance to the
+ * next free row, so a frame row is skipped by shifting the diagonals once more. The last
+ * free row is not entered: each candidate of the row before adds popc(its free squares).
+ * Masks are 32-bit, counts 64-bit. The per-thread storage is 4 words per level, reached
+ * through a base pointer and a stride (1 on the CPU; the block size on the GPU, where
+ * the words of consecutive threads lie in consecutive banks):
+ *   stack[(4 k + 0) stride]  P[k]
+ *   stack[(4 k + 1) stride]  the candidates of level k when the search went below it
+ *                            (the placed queen is the lowest)
+ *   stack[(4 k + 2) stride]  ld at level k        stack[(4 k + 3) stride]  rd at level k
+ */
+#ifndef NQ_CONSTELLATIONS_H
+#define NQ_CONSTELLATIONS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __CUDACC__
+#define NQ_CST_FN static __host__ __device__ __forceinline__
+#else
+#define NQ_CST_FN static inline
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define NQ_CST_MIN_N 1
+#define NQ_CST_MAX_N 27  /* P[k] keeps bits 27-28 for the row distance */
+#define NQ_CST_WORDS 4
+#define NQ_CST_SHIFT 27  /* P[k] >> NQ_CST_SHIFT: rows to the next free row */
+#define NQ_CST_LEVEL_WORDS 4
+
+typedef struct {
+    uint32_t w[NQ_CST_WORDS];
+} nq_cst_task;
+
+/* The info word from its fields. */
+NQ_CST_FN uint32_t nq_cst_info(unsigned start, unsigned a, unsigned b, unsigned c, unsigned d, unsigned weight)
+{
+    return (start & 31u) | ((a & 31u) << 5) | ((b & 31u) << 10) | ((c & 31u) << 15) | ((d & 31u) << 20) |
+           ((weight & 15u) << 25);
+}
+
+/* The state of one task's search (registers on the GPU). */
+typedef struct {
+    uint32_t ld, rd, col, bm; /* masks and candidates at level k; col has the bits >= N set */
+    uint32_t p;               /* P[k] */
+    int k, last;              /* level, the last level (counted, never entered) */
+    uint32_t weight;
+    uint64_t cnt, nodes;      /* completions of the task so far, queens placed */
+} nq_cst_state;
+
+NQ_CST_FN uint32_t nq_cst_lowbit(uint32_t x) { return x & (0u - x); }
+
+NQ_CST_FN int nq_cst_popc(uint32_t x)
+{
+#ifdef __CUDA_ARCH__
+    return __popc(x);
+#else
+    return __builtin_popcount(x);
+#endif
+}
+
+/* The frame's diagonals as two 64-bit masks: a queen (r, j) sets bit 32 + j - r of *lm
+ * (the diagonal j - r = const) and bit j + r of *rm (j + r = const); row r's attacked
+ * squares are then bits 0..N-1 of ((lm << r) >> 32) | (rm >> r) (nq_cst_frame_at). */
+NQ_CST_FN void nq_cst_frame_masks(int n, int a, int b, int c, int d, uint64_t *lm, uint64_t *rm)
+{
+    *lm = (1ull << (32 + a)) | (1ull << (32 + b - (n - 1))) | (1ull << (32 - c)) | (1ull << (32 + (n - 1) - d));
+    *rm = (1ull << a) | (1ull << (b + n - 1)) | (1ull << c) | (1ull << (n - 1 + d));
+}
+
+/* Row r's squares attacked diagonally by the frame of masks lm, rm (all 32 bits; the
+ * caller masks the board). */
+NQ_CST_FN uint32_t nq_cst_frame_at(uint64_t lm, uint64_t rm, int r)
+{
+    return (uint32_t)((lm << r) >> 32) | (uint32_t)(rm >> r);
+}
+
+/* The squares of row r attacked diagonally by the frame's queens (bits below N). */
+NQ_CST_FN uint32_t nq_cst_frame_row(int n, int r, int a, int b, int c, int d)
+{
+    uint64_t lm, rm;
+    nq_cst_frame_masks(n, a, b, c, d, &lm, &rm);
+    return nq_cst_frame_at(lm, rm, r) & ((n >= 32) ? 0xffffffffu : ((1u << n) - 1u));
+}
+
+/* Starts the search of `task`: fills P[k] on the stack, sets the state. Returns 1 if the
+ * task has nodes left to step through, 0 if it is finished already (s->cnt holds its
+ * count: a frame without free rows, or a task whose start row is the last free row). */
+NQ_CST_FN int nq_cst_begin(nq_cst_state *s, const uint32_t *task, int n, uint32_t *stack, int stride)
+{
+    const uint32_t info = task[3];
+    const int start = (int)(info & 31u), a = (int)((info >> 5) & 31u), b = (int)((info >> 10) & 31u);
+    const int c = (int)((info >> 15) & 31u), d = (int)((info >> 20) & 31u);
+    const uint32_t board = (n >= 32) ? 0xffffffffu : ((1u << n) - 1u);
+    uint64_t lm, rm;
+    int r, k = 0;
+    uint32_t f;
+
+    s->ld = task[0];
+    s->rd = task[1];
+    s->col = task[2] | ~board;
+    s->weight = (info >> 25) & 15u;
+    s->cnt = 0;
+    s->nodes = 0;
+    s->k = 0;
+    s->bm = 0;
+    if (start > n - 2) { /* no free row: the frame (and the placed queens) is a solution */
+        s->last = -1;
+        s->cnt = 1;
+        return 0;
+    }
+    nq_cst_frame_masks(n, a, b, c, d, &lm, &rm);
+    /* start is a free row; each level's word: its row's frame attacks, the distance to
+     * the next free row (past at most the two frame rows c and d) in bits 27-28 */
+    for (r = start; r <= n - 2; k++) {
+        int next = r + 1;
+        next += next == c || next == d;
+        next += next == c || next == d;
+        stack[(NQ_CST_LEVEL_WORDS * k) * stride] =
+            (nq_cst_frame_at(lm, rm, r) & board) | (uint32_t)(next - r) << NQ_CST_SHIFT;
+        r = next;
+    }
+    s->last = k - 1;
+    s->p = stack[0];
+    f = ~(s->ld | s->rd | s->col | s->p);
+    if (k == 1) { /* the start row is the last free row */
+        s->cnt = (uint64_t)nq_cst_popc(f);
+        s->nodes = s->cnt;
+        return 0;
+    }
+    s->bm = f;
+    return f != 0;
+}
+
+/* 1 while the task has work left (the search is not back at level 0 with no candidate). */
+NQ_CST_FN int nq_cst_busy(const nq_cst_state *s) { return (s->bm | (uint32_t)s->k) != 0; }
+
+/* One step: back a level if this one has no candidate left (k > 0), then place the
+ * lowest candidate of the level: enter its row if that row and the one after it have free
+ * squares, or, on the row before the last, count the last row's free squares. Every
+ * change but the pop's loads is predicated, so a warp runs one instruction stream (the
+ * flat step; the steps it replaced, each measured on an H200, are in
+ * docs/results/fast-ladder.md). An idle search (level 0, no candidate) is left as it is,
+ * so a caller may step without asking nq_cst_busy. COUNT_NODES (a constant): also count
+ * the queens placed. */
+NQ_CST_FN void nq_cst_step(nq_cst_state *s, uint32_t *stack, int stride, const int count_nodes)
+{
+    const int pop = s->bm == 0 && s->k > 0;
+    const int k = s->k - pop;
+    uint32_t *const lv = stack + (NQ_CST_LEVEL_WORDS * k) * stride;
+    uint32_t bm = s->bm, ld = s->ld, rd = s->rd, col = s->col, p = s->p;
+    if (pop) { /* the level above: its words, its placed queen (the lowest candidate) taken away */
+        uint32_t low;
+        p = lv[0];
+        bm = lv[stride];
+        ld = lv[2 * stride];
+        rd = lv[3 * stride];
+        low = nq_cst_lowbit(bm);
+        bm ^= low;
+        col ^= low;
+    }
+    {
+        /* the lowest candidate (none: bit 0, nothing is placed or counted) */
+        const uint32_t bit = nq_cst_lowbit(bm), sh = p >> NQ_CST_SHIFT;
+        const uint32_t nl = (ld | bit) << sh, nr = (rd | bit) >> sh, nc = col | bit;
+        const int leaf = k + 1 == s->last;
+        const uint32_t np = k < s->last ? lv[NQ_CST_LEVEL_WORDS * stride] : 0u;
+        const uint32_t f = ~(nl | nr | nc | np);
+        const uint32_t np2 = k + 1 < s->last ? lv[2 * NQ_CST_LEVEL_WORDS * stride] : 0u;
+        const uint32_t sh1 = np >> NQ_CST_SHIFT;
+        const int push = bit != 0 && !leaf && f != 0 && ~((nl << sh1) | (nr >> sh1) | nc | np2) != 0;
+        const int m = bit != 0 && leaf ? nq_cst_popc(f) : 0;
+        s->cnt += (uint64_t)m;
+        if (count_nodes)
+            s->nodes += (uint64_t)(bit != 0) + (uint64_t)m;
+        if (push) { /* the level's words as they are now: read back when the search returns */
+            lv[stride] = bm;
+            lv[2 * stride] = ld;
+            lv[3 * stride] = rd;
+        }
+        s->k = k + push;
+        s->bm = push ? f : bm ^ bit;
+        s->ld = push ? nl : ld;
+        s->rd = push ? nr : rd;
+        s->col = push ? nc : col;
+        s->p = push ? np : p;
+    }
+}
+
+/* Completions of one task (unweighted); adds the queens placed to *nodes if not NULL.
+ * `stack` holds NQ_CST_LEVEL_WORDS * nq_cst_levels(n, depth) words at stride 1. */
+NQ_CST_FN uint64_t nq_cst_solve(const uint32_t *task, int n, uint32_t *stack, uint64_t *nodes)
+{
+    nq_cst_state s;
+    if (nq_cst_begin(&s, task, n, stack, 1)) {
+        if (nodes != NULL) {
+            while (nq_cst_busy(&s))
+                nq_cst_step(&s, stack, 1, 1);
+        } else {
+            while (nq_cst_busy(&s))
+                nq_cst_step(&s, stack, 1, 0);
+        }
+    }
+    if (nodes != NULL)
+        *nodes += s.nodes;
+    return s.cnt;
+}
+
+/* Levels the search of a task may use at (n, depth): N-2-depth, at least 1. */
+NQ_CST_FN int nq_cst_levels(int n, int depth)
+{
+    int l = n - 2 - depth;
+    return l < 1 ? 1 : l;
+}
+
+#ifndef __CUDACC__
+/* The host side (constellations.c). */
+
+/* The deepest host placement for n: N-3 free rows (0 for N < 4). */
+int nq_cst_max_depth(int n);
+
+/* Writes the tasks of (n, depth) to out (at most cap; out may be NULL with cap 0) and
+ * returns their number, also when it exceeds cap; 0 for arguments out of range. */
+size_t nq_cst_tasks(int n, int depth, nq_cst_task *out, size_t cap);
+
+/* 1 if the task's fields are consistent with n, else 0. */
+int nq_cst_task_valid(int n, const nq_cst_task *task);
+
+/* Completions of one task (unweighted) by the host's own search: the same DFS as
+ * nq_cst_solve (the steps the GPU runs), written as nested loops for a CPU (levels in
+ * arrays, the last two free rows counted in the loop of the row before), no nodes. */
+uint64_t nq_cst_search(const uint32_t *task, int n);
+
+/* The weighted count of `count` tasks (sum of weight x completions) on one thread: with
+ * nodes NULL by nq_cst_search, else by nq_cst_solve, adding the queens placed to *nodes. */
+uint64_t nq_cst_count(int n, int depth, const nq_cst_task *tasks, size_t count, uint64_t *nodes);
+
+/* Number of solutions of N-Queens, 1 <= n <= NQ_CST_MAX_N, one thread (depth 0:
+ * one task per frame class). */
+uint64_t nq_cst_serial(int n, uint64_t *nodes);
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
