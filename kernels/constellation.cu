@@ -7,16 +7,19 @@
 // cpu/constellations.h). The per-task search is that header's nq_cst_begin/nq_cst_step,
 // the very functions the CPU tests run: a plain bitmask DFS over the free rows, no
 // symmetry test per node, frame rows skipped by the per-level shift, the last free row
-// counted by popc, 32-bit masks and 64-bit counts. Its step is flat: a pop if needed, then
-// a placement, every change predicated, so a warp runs one instruction stream (on an H200
-// 28 of 32 lanes active and 12% faster at N=20 than the branchy step it replaced).
+// counted by popc, 32-bit masks and 64-bit counts. Each step places one queen: a search
+// whose level has no candidate left goes back to the nearest level that has (a bit mask
+// of the stored levels), levels are reached by offsets, and every change is predicated
+// but a pop's loads, so a warp runs one instruction stream (on an H200 23% faster at N=20
+// than the flat step it replaced, which spent a quarter of its steps on exhausted levels;
+// the ladder is in docs/results/fast-ladder.md).
 //
 // A persistent grid: a lane whose task is finished takes the next one from a global
 // index, one atomic per warp for all of its lanes that need one (warp-aggregated), so no
 // lane waits for the slowest subtree of a static assignment. Between two votes each lane
 // takes NQ_UNROLL steps (a lane whose task is done steps in place until the vote). The
-// per-thread levels (NQ_CST_LEVEL_WORDS = 4 words each: the frame's attacks and row shift,
-// candidates, ld, rd) live in dynamic shared memory laid out
+// per-thread levels (NQ_CST_LEVEL_WORDS = 5 words each: the frame's attacks and row shift,
+// candidates left, ld, rd, columns) live in dynamic shared memory laid out
 // [level][word][NQ_BLOCK] (consecutive threads in consecutive banks); the state is in
 // registers. Each thread sums weight x completions of its tasks in 64 bits and adds
 // them to out[0] with one atomic at the end.
@@ -26,12 +29,9 @@
 // between votes, default 4), NQ_COUNT_NODES (1: also count queens placed in out[1]).
 // Arguments: tasks (one uint4 per task), ntasks, n, next (zeroed task index), out (two
 // zeroed 64-bit counters: the weighted count, the queens placed). Dynamic shared memory:
-// 4 * NQ_CST_LEVEL_WORDS * levels * NQ_BLOCK bytes, levels = nq_cst_levels(n, depth).
-#ifdef NQ_CST_PREV
-#include "cpu/constellations_prev.h"
-#else
+// 4 * nq_cst_stack_words(n, depth) * NQ_BLOCK bytes (NQ_CST_LEVEL_WORDS * levels + 1 words
+// a thread, levels = nq_cst_levels(n, depth)).
 #include "cpu/constellations.h"
-#endif
 
 #ifndef NQ_BLOCK
 #define NQ_BLOCK 128
@@ -55,12 +55,10 @@ constellation(const uint4 *__restrict__ tasks, unsigned ntasks, int n, unsigned 
     const unsigned lane = threadIdx.x & 31u;
 
     nq_cst_state s;
-    s.ld = s.rd = s.col = s.bm = s.p = 0;
-#ifndef NQ_CST_PREV
-    s.live = 0;
+    s.ld = s.rd = s.col = s.bm = s.p = s.live = 0;
     s.kbit = 1;
-#endif
-    s.k = s.last = 0;
+    s.at = 0;
+    s.last = -1;
     s.weight = 0;
     s.cnt = s.nodes = 0;
     unsigned long long total = 0, nodes = 0;

@@ -180,7 +180,7 @@ def test_serial_d4_strategy_counts_through_constellations():
 def test_fast_parameters():
     fast = get("fast")
     assert fast.resolve(20) == {"opt": "cst", "depth": 4, "block": 128}
-    assert [fast.resolve(n)["depth"] for n in (3, 5, 6, 10, 15, 16, 18, 19, 22)] == [0, 2, 3, 5, 5, 3, 3, 4, 4]
+    assert [fast.resolve(n)["depth"] for n in (3, 5, 6, 10, 15, 16, 18, 19, 20, 22)] == [0, 2, 3, 5, 5, 3, 3, 3, 4, 4]
     with pytest.raises(InputError):
         fast.resolve(12, {"depth": 10})
     assert fast.resolve(12, {"depth": 9})["depth"] == 9
@@ -195,9 +195,24 @@ def test_fast_parameters():
     assert fast.resolve(12, {"opt": "tight-u4", "depth": 10})["depth"] == 10
     with pytest.raises(InputError, match="cluster cuts the constellation tasks"):
         fast.open_part(12, fast.resolve(12, {"opt": "tight-u4", "depth": 4}))
-    assert shared_bytes(19, {"depth": 2, "block": 128}) == 4 * 15 * 128 * 4
+    assert shared_bytes(19, {"depth": 2, "block": 128}) == (5 * 15 + 1) * 128 * 4
+    assert shared_bytes(6, {"depth": 3, "block": 64}) == (5 * 2 + 1) * 64 * 4  # 1 free row, 2 levels kept
     assert shared_bytes(19, {"opt": "tight-u4", "depth": 7, "block": 128}) == 3 * 10 * 128 * 4
 
+
+
+def test_shared_memory_is_the_header_s_storage():
+    """fast's shared memory per block is the C search's storage (nq_cst_stack_words) at a
+    stride of the block size, at every N and depth (at least two levels, and the word
+    after the last)."""
+    for n in range(1, 28):
+        for depth in range(0, max(0, n - 3) + 1):
+            words = _cpu.cst_stack_words(n, depth)
+            assert shared_bytes(n, {"depth": depth, "block": 96}) == words * 96 * 4, (n, depth)
+    with pytest.raises(ValueError, match="depth must be in"):
+        _cpu.cst_stack_words(10, 8)
+    with pytest.raises(ValueError, match="n must be in"):
+        _cpu.cst_stack_words(28, 0)
 
 
 def test_level_words_match_the_header():

@@ -1,14 +1,16 @@
 """Time the constellation kernel's build and launch choices on one GPU, every count verified.
 
-The compile-time switches of kernels/constellation.cu (NQ_UNROLL), the block size and the
-host depth, each built and timed with CUDA events in a process of its own (fast's own
-session: the same tasks, grid sizing and timer as `nqprof solve -s fast`):
+The compile-time switches of kernels/constellation.cu (NQ_UNROLL, and any -D define a
+trial build of the kernel reads: --variants 'A=1;A=0,B=2' builds each list of defines),
+the block size and the host depth, each built and timed with CUDA events in a process of
+its own (fast's own session: the same tasks, grid sizing and timer as
+`nqprof solve -s fast`):
 
     python3 tools/cst_variants.py --n 16,18,19 --rounds 3 [--blocks 128] [--unroll 4]
-        [--depth 3,4] [-o FILE.json]
+        [--depth 3,4] [--variants DEFINES;...] [-o FILE.json]
 
-Prints one line per (N, block, unroll, depth): the median GPU time of the rounds,
-the grid, registers, blocks per SM and the count check.
+Prints one line per (N, variant, block, unroll, depth): the median GPU time of the
+rounds, the grid, registers, blocks per SM and the count check.
 """
 
 from __future__ import annotations
@@ -28,10 +30,6 @@ def measure(n: int, block: int, unroll: int, rounds: int, depth: int | None, var
     for item in filter(None, variant.split(",")):
         name, _, value = item.partition("=")
         extra[name] = int(value)
-    if "NQ_CST_PREV" in extra:
-        fast.CST_LEVEL_WORDS = 4
-    if extra.get("NQ_CST_UNGUARDED") or extra.get("NQ_CST_V2") or extra.get("NQ_CST_V3"):
-        fast.shared_bytes = lambda n, p: (5 * max(2, fast.stack_levels(n, p["depth"])) + 1) * p["block"] * 4
     build = fast.FastSession.build
 
     def build_with(self, source, defines=None):
@@ -63,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--unroll", default="4")
     ap.add_argument("--depth", default=None, help="comma-separated depths (fast's default if not given)")
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--variants", default="", help="';'-separated variants, each NAME=VALUE,... -D defines")
+    ap.add_argument("--variants", default="", help="';'-separated builds, each NAME=VALUE,... (-D defines)")
     ap.add_argument("-o", "--output", help="write the rows as JSON")
     ap.add_argument("--one", help=argparse.SUPPRESS)  # N,block,unroll: measure here, print JSON
     args = ap.parse_args(argv)

@@ -8,12 +8,14 @@
 #   env            nqprof env
 #   tests          the GPU-marked tests (pytest -m gpu --require-gpu: a missing GPU fails them), slowest 15 listed
 #   cst-variants   fast's constellation kernel at N=16..20, then block x unroll at N=19
-#   cst-ncu        ncu on the constellation kernel at N=17: instructions, lanes, occupancy, issue slots
+#   cst-mix        the constellation kernel's SASS opcodes per step (tools/sass_mix.py; CST_MIX: more builds)
+#   cst-ncu        ncu on the constellation kernel at N=17: instructions, lanes, occupancy, issue slots, pipes
 #   fast23b        fast N=1..19 verified, N=16..21 timed; CPU: serial-d4 vs serial, multicore vs the mirror pool
 #   cst-sass       the constellation kernel's SASS and ncu's per-instruction execution counts and stall reasons
 #                  at N=16 ($OUT/sass)
 #   fast-vs        fast beside the suite's GPU strategies within 10x of it (bp-dfs, feinbube, queue, cdp-bp,
 #                  devgraph) at N=10..18 in one run: is fast the fastest?
+#   fast-check     compute-sanitizer memcheck on fast at small N; depth 3..5 at N=19, 20
 #   fast22         fast N=22, one round
 #   fast-final     fast N=1..19 verified, N=16..21 timed, its bench cases twice compared, its GPU tests
 #   feinbube-steps every optimisation step of feinbube, N=16..19, verified, 3 rounds
@@ -231,34 +233,8 @@ for stage in "${stages[@]}"; do
         echo '--- the default variant: block x unroll at N=19';
         python3 tools/cst_variants.py --n 19 --blocks 64,128,256 --unroll 2,4,8 --rounds 3 \
           -o \$OUT/cst-variants-tune.json; echo exit \$?" ;;
-    cst-ab) run cst-ab 580 bash -c "
-        echo '--- A/B: the previous step vs the skipping step, without and with the dead-candidate filters';
-        python3 tools/cst_variants.py --n 16,18,19,20 --rounds 3 -o \$OUT/cst-ab.json \
-          --variants 'NQ_CST_PREV=1;NQ_CST_FILTER=0;NQ_CST_FILTER=2;NQ_CST_FILTER=1'; echo exit \$?;
-        echo '--- filter 2 at depths 3 and 5, N=19, 20';
-        python3 tools/cst_variants.py --n 19,20 --depth 3,5 --variants NQ_CST_FILTER=2 --rounds 3 \
-          -o \$OUT/cst-ab-depth.json; echo exit \$?;
-        echo '--- ncu N=17'; timeout 120 ncu --kernel-name constellation --launch-count 2 --metrics $CST_METRICS \
-          python3 tools/cst_variants.py --n 17 --rounds 1 --variants 'NQ_CST_PREV=1;NQ_CST_FILTER=2' | grep -vE '^==PROF==';
-        echo '--- ncu pipes N=17'; timeout 120 ncu --kernel-name constellation --launch-count 2 --metrics $PIPE_METRICS \
-          python3 tools/cst_variants.py --n 17 --rounds 1 --variants 'NQ_CST_PREV=1;NQ_CST_FILTER=2' | grep -vE '^==PROF=='" ;;
-    cst-ab2) mkdir -p "$OUT/sass"; run cst-ab2 580 bash -c "
-        nvcc=\$(python3 -c 'from nqprof.cuda.toolkit import find_toolkit; print(find_toolkit().nvcc)');
-        for v in 0 1; do \$nvcc -arch=sm_90 -cubin -DNQ_BLOCK=128 -DNQ_CST_UNGUARDED=\$v -Ikernels -o /tmp/cst\$v.cubin \
-          kernels/constellation.cu && \$(dirname \$nvcc)/cuobjdump -sass /tmp/cst\$v.cubin > \$OUT/sass/unguarded\$v.sass; done;
-        echo '--- A/B: guarded vs unguarded reads, block 64 and 128';
-        python3 tools/cst_variants.py --n 19,20 --blocks 64,128 --rounds 3 -o \$OUT/cst-ab2.json \
-          --variants 'NQ_CST_UNGUARDED=0;NQ_CST_UNGUARDED=1'; echo exit \$?;
-        echo '--- ncu N=17'; timeout 120 ncu --kernel-name constellation --launch-skip 1 --launch-count 1 \
-          --metrics $CST_METRICS,$PIPE_METRICS python3 tools/cst_variants.py --n 17 --rounds 1 | grep -vE '^==PROF==';
-        rm -f /tmp/cst-src.ncu-rep; timeout 200 ncu --kernel-name constellation --launch-skip 1 --launch-count 1 \
-          --section SourceCounters -o /tmp/cst-src python3 tools/cst_variants.py --n 16 --rounds 1 | grep -vE '^==PROF==';
-        ncu -i /tmp/cst-src.ncu-rep --page source --print-source sass --csv > \$OUT/sass/n16-source.csv; echo exit \$?" ;;
-    cst-ab3) run cst-ab3 580 bash -c "
-        echo '--- per-step SASS mix'; python3 tools/sass_mix.py '' NQ_CST_UNGUARDED=1 NQ_CST_V2=1 \$CST_MIX;
-        echo '--- A/B'; python3 tools/cst_variants.py --n 16,18,19,20 --rounds 3 -o \$OUT/cst-ab3.json \
-          --variants \"NQ_CST_UNGUARDED=1;NQ_CST_V2=1\${CST_AB:+;\$CST_AB}\"; echo exit \$?" ;;
-    cst-ncu) run cst-ncu 400 ncu --kernel-name constellation --launch-count 4 --metrics $CST_METRICS \
+    cst-mix) run cst-mix 200 python3 tools/sass_mix.py ${CST_MIX:-} ;;
+    cst-ncu) run cst-ncu 400 ncu --kernel-name constellation --launch-count 4 --metrics $CST_METRICS,$PIPE_METRICS \
         python3 tools/cst_variants.py --n 17 --rounds 1 ;;
     fast23b) run fast23b 560 bash -c "$(fast_steps fast23b)
         echo '--- (d) CPU: serial vs serial-d4 at N=16; the mirror pool vs multicore at N=17 (every core)';
@@ -284,6 +260,14 @@ for stage in "${stages[@]}"; do
         timeout 380 python3 -m pytest bench/ --nq-strategy=fast,bp-dfs,feinbube,queue,cdp-bp,devgraph --nq-n=10:18 \
           --benchmark-autosave --benchmark-storage=/tmp/nqprof-vs -q -p no:cacheprovider | tail -3;
         cp -r /tmp/nqprof-vs \$OUT/fast-vs" ;;
+    fast-check) run fast-check 300 bash -c "
+        echo '--- compute-sanitizer memcheck: fast at N=4, 6, 9 (two levels kept, the fewest) and 12 (depth 0)';
+        for a in 4 6 9 '12 -p depth=0'; do timeout 120 compute-sanitizer --tool memcheck --error-exitcode 9 \
+          nqprof solve \$a -s fast --rounds 1 --warmup 0 --timeout 100 -q | grep -E 'ERROR SUMMARY|count|Invalid';
+          echo \"N=\$a exit \${PIPESTATUS[0]}\"; done;
+        echo '--- depth 3, 4, 5 at N=19, 20, medians of 3';
+        timeout 200 python3 tools/cst_variants.py --n 19,20 --depth 3,4,5 --rounds 3 -o \$OUT/fast-check-depth.json;
+        echo exit \$?" ;;
     fast22) run fast22 560 bash -c "echo '--- fast N=22, one round (GPU time)';
         timeout 540 nqprof solve 22 -s fast -r 1 -w 0 --timeout 530 | grep -E 'count|time|note|verified';
         echo exit \${PIPESTATUS[0]}" ;;

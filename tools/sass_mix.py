@@ -1,9 +1,11 @@
 """Per-step instruction mix of the constellation kernel: SASS opcode counts of a build with
 NQ_UNROLL=2 minus those of NQ_UNROLL=1 (one more copy of the step), for each variant.
 
-    python3 tools/sass_mix.py 'NQ_CST_V2=1' 'NQ_CST_UNGUARDED=1' ...
+    python3 tools/sass_mix.py [DEFINES ...]    (each NAME=VALUE,...; none: the default build)
 
-Needs nvcc and cuobjdump (the CUDA toolkit's). Prints one column per variant.
+Needs nvcc and cuobjdump (the CUDA toolkit's). Prints one column per build: how many
+instructions of each opcode one step adds (ALU-pipe opcodes, LOP3, ISETP, SHF, SEL, ..., are
+what the kernel is bound by on an H200).
 """
 
 from __future__ import annotations

@@ -285,56 +285,83 @@ int nq_cst_task_valid(int n, const nq_cst_task *t)
     }
 }
 
+/* The last free rows of a search, counted by nested loops; p points at the P words of
+ * their levels (a level's shift to the next free row in its bits 27-28). With two free
+ * rows left two columns are free, so the row before the last has at most two candidates
+ * and the last row at most one square: counted without a branch. */
+static inline uint64_t nq_cst_last2(uint32_t col, uint32_t ld, uint32_t rd, uint32_t free, const uint32_t *p)
+{
+    const uint32_t sh = p[0] >> NQ_CST_SHIFT, b1 = nq_cst_lowbit(free), b2 = free ^ b1;
+    const uint32_t r1 = ~(((ld | b1) << sh) | ((rd | b1) >> sh) | col | b1 | p[1]);
+    const uint32_t r2 = ~(((ld | b2) << sh) | ((rd | b2) >> sh) | col | b2 | p[1]);
+    return (uint64_t)((b1 != 0) & (r1 != 0)) + (uint64_t)((b2 != 0) & (r2 != 0));
+}
+
+/* NQ_CST_LAST(name, inner): the count of `rows` free rows left, each candidate of the first
+ * handing its row's successor to `inner`. */
+#define NQ_CST_LAST(name, inner)                                                                                   \
+    static inline uint64_t name(uint32_t col, uint32_t ld, uint32_t rd, uint32_t free, const uint32_t *p)          \
+    {                                                                                                              \
+        const uint32_t sh = p[0] >> NQ_CST_SHIFT;                                                                  \
+        uint64_t count = 0;                                                                                        \
+        while (free) {                                                                                             \
+            const uint32_t b = nq_cst_lowbit(free), nl = (ld | b) << sh, nr = (rd | b) >> sh, nc = col | b;        \
+            free ^= b;                                                                                             \
+            count += inner(nc, nl, nr, ~(nl | nr | nc | p[1]), p + 1);                                            \
+        }                                                                                                          \
+        return count;                                                                                              \
+    }
+NQ_CST_LAST(nq_cst_last3, nq_cst_last2)
+NQ_CST_LAST(nq_cst_last4, nq_cst_last3)
+NQ_CST_LAST(nq_cst_last5, nq_cst_last4)
+#undef NQ_CST_LAST
+
 uint64_t nq_cst_search(const uint32_t *task, int n)
 {
-    /* stack: P[k] at NQ_CST_LEVEL_WORDS k (nq_cst_begin fills it; the level's shift in
-     * its bits 27-28); the levels' masks and candidates in the arrays below */
-    uint32_t stack[NQ_CST_LEVEL_WORDS * 32], s_ld[32], s_rd[32], s_col[32], s_free[32];
+    /* stack: what nq_cst_begin fills (P of level k at NQ_CST_LEVEL_WORDS k), p: those words
+     * in a row; the levels' masks and candidates in the arrays below */
+    uint32_t stack[NQ_CST_LEVEL_WORDS * 32 + 1], p[33], s_ld[32], s_rd[32], s_col[32], s_free[32];
     nq_cst_state s;
     uint32_t ld, rd, col, f;
     uint64_t count = 0;
-    int k = 0, last;
+    int k = 0, last, i;
 
     if (!nq_cst_begin(&s, task, n, stack, 1))
         return s.cnt;
+    last = s.last / NQ_CST_LEVEL_WORDS; /* an offset at stride 1 */
+    for (i = 0; i <= last; i++)
+        p[i] = stack[NQ_CST_LEVEL_WORDS * i];
     ld = s.ld;
     rd = s.rd;
     col = s.col;
     f = s.bm;
-    last = s.last;
-    if (last == 1) { /* the last free row is the next one: count it per candidate */
-        const uint32_t sh = stack[0] >> NQ_CST_SHIFT, pl = stack[NQ_CST_LEVEL_WORDS];
-        while (f) {
-            const uint32_t b = nq_cst_lowbit(f);
-            f ^= b;
-            count += (uint64_t)nq_cst_popc(~(((ld | b) << sh) | ((rd | b) >> sh) | col | b | pl));
-        }
-        return count;
+    switch (last) { /* 2 to 5 free rows: counted by the loops of the last rows */
+    case 1:
+        return nq_cst_last2(col, ld, rd, f, p);
+    case 2:
+        return nq_cst_last3(col, ld, rd, f, p);
+    case 3:
+        return nq_cst_last4(col, ld, rd, f, p);
+    case 4:
+        return nq_cst_last5(col, ld, rd, f, p);
+    default:
+        break;
     }
+    /* No look-ahead here: on a CPU its branch costs more than the nodes it saves. */
     for (;;) {
-        const uint32_t sh = stack[NQ_CST_LEVEL_WORDS * k] >> NQ_CST_SHIFT;
-        const uint32_t p1 = stack[NQ_CST_LEVEL_WORDS * (k + 1)], sh1 = p1 >> NQ_CST_SHIFT;
-        const uint32_t p2 = stack[NQ_CST_LEVEL_WORDS * (k + 2)];
-        if (k + 2 == last) { /* the last two free rows: counted, never entered */
+        const uint32_t sh = p[k] >> NQ_CST_SHIFT, p1 = p[k + 1];
+        if (k + 5 == last) { /* six free rows left: each child's five by nq_cst_last5 */
             while (f) {
-                const uint32_t b = nq_cst_lowbit(f);
-                const uint32_t nl = (ld | b) << sh, nr = (rd | b) >> sh, nc = col | b;
-                uint32_t f1 = ~(nl | nr | nc | p1);
+                const uint32_t b = nq_cst_lowbit(f), nl = (ld | b) << sh, nr = (rd | b) >> sh, nc = col | b;
                 f ^= b;
-                while (f1) {
-                    const uint32_t b1 = nq_cst_lowbit(f1);
-                    f1 ^= b1;
-                    count += (uint64_t)nq_cst_popc(~(((nl | b1) << sh1) | ((nr | b1) >> sh1) | nc | b1 | p2));
-                }
+                count += nq_cst_last5(nc, nl, nr, ~(nl | nr | nc | p1), p + k + 1);
             }
         } else {
             while (f) {
-                const uint32_t b = nq_cst_lowbit(f);
-                const uint32_t nl = (ld | b) << sh, nr = (rd | b) >> sh, nc = col | b;
+                const uint32_t b = nq_cst_lowbit(f), nl = (ld | b) << sh, nr = (rd | b) >> sh, nc = col | b;
                 const uint32_t nf = ~(nl | nr | nc | p1);
                 f ^= b;
-                /* enter the row only if it and the one after it have free squares */
-                if (nf && ~((nl << sh1) | (nr >> sh1) | nc | p2)) {
+                if (nf) {
                     s_ld[k] = ld;
                     s_rd[k] = rd;
                     s_col[k] = col;
@@ -362,7 +389,7 @@ uint64_t nq_cst_search(const uint32_t *task, int n)
 
 uint64_t nq_cst_count(int n, int depth, const nq_cst_task *tasks, size_t count, uint64_t *nodes)
 {
-    uint32_t stack[NQ_CST_LEVEL_WORDS * 32];
+    uint32_t stack[NQ_CST_LEVEL_WORDS * 32 + 1];
     uint64_t total = 0;
     size_t i;
 

@@ -33,13 +33,16 @@
  * frame's attacks on that row (bits below N) and, in bits 27-28, the distance to the
  * next free row, so a frame row is skipped by shifting the diagonals once more. The last
  * free row is not entered: each candidate of the row before adds popc(its free squares).
- * Masks are 32-bit, counts 64-bit. The per-thread storage is 4 words per level, reached
+ * Masks are 32-bit, counts 64-bit. The per-thread storage is 5 words per level, reached
  * through a base pointer and a stride (1 on the CPU; the block size on the GPU, where
  * the words of consecutive threads lie in consecutive banks):
- *   stack[(4 k + 0) stride]  P[k]
- *   stack[(4 k + 1) stride]  the candidates of level k when the search went below it
- *                            (the placed queen is the lowest)
- *   stack[(4 k + 2) stride]  ld at level k        stack[(4 k + 3) stride]  rd at level k
+ *   stack[(5 k + 0) stride]  P[k]
+ *   stack[(5 k + 1) stride]  the candidates of level k left when the search went below
+ *                            it (stored only if some are left)
+ *   stack[(5 k + 2) stride]  ld at level k        stack[(5 k + 3) stride]  rd at level k
+ *   stack[(5 k + 4) stride]  the occupied columns at level k
+ * and one word more: P[last + 1] = all ones (no free square), which ends every search
+ * path at the last level without a test; nq_cst_stack_words() gives the size.
  */
 #ifndef NQ_CONSTELLATIONS_H
 #define NQ_CONSTELLATIONS_H
@@ -62,9 +65,6 @@ extern "C" {
 #define NQ_CST_WORDS 4
 #define NQ_CST_SHIFT 27  /* P[k] >> NQ_CST_SHIFT: rows to the next free row */
 #define NQ_CST_LEVEL_WORDS 5
-#if (NQ_CST_V2 || NQ_CST_V3) && !defined(NQ_CST_UNGUARDED)
-#define NQ_CST_UNGUARDED 1
-#endif
 
 typedef struct {
     uint32_t w[NQ_CST_WORDS];
@@ -77,13 +77,15 @@ NQ_CST_FN uint32_t nq_cst_info(unsigned start, unsigned a, unsigned b, unsigned 
            ((weight & 15u) << 25);
 }
 
-/* The state of one task's search (registers on the GPU). */
+/* The state of one task's search (registers on the GPU). A level is reached through its
+ * offset in the stack, level x NQ_CST_LEVEL_WORDS x stride (no multiply per step). */
 typedef struct {
-    uint32_t ld, rd, col, bm; /* masks and candidates at level k; col has the bits >= N set */
-    uint32_t p;               /* P[k] */
-    uint32_t live;            /* bit j: level j < k is stored with candidates left */
-    uint32_t kbit;            /* 1 << k (NQ_CST_V3) */
-    int k, last;              /* level, the last level (counted, never entered) */
+    uint32_t ld, rd, col, bm; /* masks and candidates at the current level; col has the bits >= N set */
+    uint32_t p;               /* P of the current level */
+    uint32_t live;            /* bit j: level j, above the current one, is stored with candidates left */
+    uint32_t kbit;            /* 1 << the current level */
+    int at, last;             /* offsets of the current level and of the last level (counted, never
+                               * entered; -1: no level) */
     uint32_t weight;
     uint64_t cnt, nodes;      /* completions of the task so far, queens placed */
 } nq_cst_state;
@@ -123,9 +125,10 @@ NQ_CST_FN uint32_t nq_cst_frame_row(int n, int r, int a, int b, int c, int d)
     return nq_cst_frame_at(lm, rm, r) & ((n >= 32) ? 0xffffffffu : ((1u << n) - 1u));
 }
 
-/* Starts the search of `task`: fills P[k] on the stack, sets the state. Returns 1 if the
- * task has nodes left to step through, 0 if it is finished already (s->cnt holds its
- * count: a frame without free rows, or a task whose start row is the last free row). */
+/* Starts the search of `task`: fills P on the stack (and the all-ones word after the
+ * last level), sets the state. Returns 1 if the task has nodes left to step through, 0 if
+ * it is finished already (s->cnt holds its count: a frame without free rows, or a task
+ * whose start row is the last free row). */
 NQ_CST_FN int nq_cst_begin(nq_cst_state *s, const uint32_t *task, int n, uint32_t *stack, int stride)
 {
     const uint32_t info = task[3];
@@ -142,9 +145,10 @@ NQ_CST_FN int nq_cst_begin(nq_cst_state *s, const uint32_t *task, int n, uint32_
     s->weight = (info >> 25) & 15u;
     s->cnt = 0;
     s->nodes = 0;
-    s->k = 0;
+    s->at = 0;
     s->bm = 0;
     s->live = 0;
+    s->kbit = 1;
     if (start > n - 2) { /* no free row: the frame (and the placed queens) is a solution */
         s->last = -1;
         s->cnt = 1;
@@ -161,18 +165,11 @@ NQ_CST_FN int nq_cst_begin(nq_cst_state *s, const uint32_t *task, int n, uint32_
             (nq_cst_frame_at(lm, rm, r) & board) | (uint32_t)(next - r) << NQ_CST_SHIFT;
         r = next;
     }
-    s->last = k - 1;
-    s->kbit = 1;
-#if NQ_CST_V3
+    stack[(NQ_CST_LEVEL_WORDS * k) * stride] = 0xffffffffu; /* past the last level: nothing free */
     s->last = (k - 1) * NQ_CST_LEVEL_WORDS * stride;
-#endif
-#if NQ_CST_UNGUARDED
-    stack[(NQ_CST_LEVEL_WORDS * k) * stride] = 0xffffffffu;
-#endif
     s->p = stack[0];
     f = ~(s->ld | s->rd | s->col | s->p);
     if (k == 1) { /* the start row is the last free row */
-        s->last = 0;
         s->cnt = (uint64_t)nq_cst_popc(f);
         s->nodes = s->cnt;
         return 0;
@@ -194,41 +191,44 @@ NQ_CST_FN int nq_cst_highbit(uint32_t x)
 #endif
 }
 
-/* One step: if the level has no candidate left, back to the nearest level that has (the
- * highest bit of `live`, so no step is spent on a level with nothing left), then place the
- * lowest candidate of the level: enter its row if that row and the one after it have free
- * squares, or, on the row before the last, count the last row's free squares. A level is
- * stored (its remaining candidates, ld, rd and columns) only when the search enters the
- * next one and candidates remain. Every change but the pop's loads is predicated, so a
- * warp runs one instruction stream (the flat step; the steps it replaced, each measured on
- * an H200, are in docs/results/fast-ladder.md). An idle search (no candidate anywhere) is
- * left as it is, so a caller may step without asking nq_cst_busy. COUNT_NODES (a
- * constant): also count the queens placed. */
-#if NQ_CST_V3
+/* One step, one queen placed. If the level has no candidate left, the search goes back to
+ * the nearest level that has (the highest bit of `live`): no step is spent on a level with
+ * nothing left, and a level is stored (its remaining candidates, ld, rd and columns) only
+ * when the search goes below it with candidates left. Then the lowest candidate is
+ * placed: the search enters the next row if that row and the one after it have free
+ * squares, or, on the row before the last, adds the last row's free squares (the all-ones
+ * word after the last level makes the look-ahead fail there, so the last row is never
+ * entered without a test for it). Levels are reached by their offsets, so a step has no
+ * multiply but a pop's; every change is predicated but a pop's loads (one instruction
+ * stream per warp). The steps it replaced, each measured on an H200, are in
+ * docs/results/fast-ladder.md. An idle search (no candidate anywhere) is left as it is,
+ * so a caller may step without asking nq_cst_busy. COUNT_NODES (a constant): also count
+ * the queens placed. */
 NQ_CST_FN void nq_cst_step(nq_cst_state *s, uint32_t *stack, int stride, const int count_nodes)
 {
-    const int lw = NQ_CST_LEVEL_WORDS * stride;
+    const int lw = NQ_CST_LEVEL_WORDS * stride; /* one level's words */
     uint32_t bm = s->bm, ld = s->ld, rd = s->rd, col = s->col, p = s->p, live = s->live, kbit = s->kbit;
-    int o = s->k; /* the level's offset: level x NQ_CST_LEVEL_WORDS x stride */
-    if (bm == 0 && live != 0) {
+    int at = s->at;
+    if (bm == 0 && live != 0) { /* back to the nearest stored level, its words as stored */
         const int k = nq_cst_highbit(live);
         kbit = 1u << k;
         live ^= kbit;
-        o = k * lw;
-        p = stack[o];
-        bm = stack[o + stride];
-        ld = stack[o + 2 * stride];
-        rd = stack[o + 3 * stride];
-        col = stack[o + 4 * stride];
+        at = k * lw;
+        p = stack[at];
+        bm = stack[at + stride];
+        ld = stack[at + 2 * stride];
+        rd = stack[at + 3 * stride];
+        col = stack[at + 4 * stride];
     }
     {
+        /* the lowest candidate (none: an idle search, nothing is placed or counted) */
         const int any = bm != 0;
         const uint32_t bit = nq_cst_lowbit(bm), rest = bm ^ bit, sh = p >> NQ_CST_SHIFT;
         const uint32_t nl = (ld | bit) << sh, nr = (rd | bit) >> sh, nc = col | bit;
-        const uint32_t np = stack[o + lw], np2 = stack[o + 2 * lw];
+        const uint32_t np = stack[at + lw], np2 = stack[at + 2 * lw];
         const uint32_t f = ~(nl | nr | nc | np), sh1 = np >> NQ_CST_SHIFT;
         const int push = any && f != 0 && ((nl << sh1) | (nr >> sh1) | nc | np2) != 0xffffffffu;
-        if (any && o + lw == s->last) {
+        if (any && at + lw == s->last) { /* the row before the last: count the last row */
             const int m = nq_cst_popc(f);
             s->cnt += (uint64_t)m;
             if (count_nodes)
@@ -237,14 +237,14 @@ NQ_CST_FN void nq_cst_step(nq_cst_state *s, uint32_t *stack, int stride, const i
         if (count_nodes)
             s->nodes += (uint64_t)any;
         if (push) {
-            if (rest != 0) {
-                stack[o + stride] = rest;
-                stack[o + 2 * stride] = ld;
-                stack[o + 3 * stride] = rd;
-                stack[o + 4 * stride] = col;
+            if (rest != 0) { /* the level's words, read back when the search returns */
+                stack[at + stride] = rest;
+                stack[at + 2 * stride] = ld;
+                stack[at + 3 * stride] = rd;
+                stack[at + 4 * stride] = col;
                 live |= kbit;
             }
-            o += lw;
+            at += lw;
             kbit <<= 1;
             bm = f;
             ld = nl;
@@ -256,7 +256,7 @@ NQ_CST_FN void nq_cst_step(nq_cst_state *s, uint32_t *stack, int stride, const i
         }
         s->live = live;
         s->kbit = kbit;
-        s->k = o;
+        s->at = at;
         s->bm = bm;
         s->ld = ld;
         s->rd = rd;
@@ -264,125 +264,9 @@ NQ_CST_FN void nq_cst_step(nq_cst_state *s, uint32_t *stack, int stride, const i
         s->p = p;
     }
 }
-#elif NQ_CST_V2
-NQ_CST_FN void nq_cst_step(nq_cst_state *s, uint32_t *stack, int stride, const int count_nodes)
-{
-    uint32_t bm = s->bm, ld = s->ld, rd = s->rd, col = s->col, p = s->p, live = s->live;
-    int k = s->k;
-    const uint32_t *lv;
-    if (bm == 0 && live != 0) {
-        k = nq_cst_highbit(live);
-        live ^= 1u << k;
-        lv = stack + (NQ_CST_LEVEL_WORDS * k) * stride;
-        p = lv[0];
-        bm = lv[stride];
-        ld = lv[2 * stride];
-        rd = lv[3 * stride];
-        col = lv[4 * stride];
-    }
-    lv = stack + (NQ_CST_LEVEL_WORDS * k) * stride;
-    {
-        const int any = bm != 0;
-        const uint32_t bit = nq_cst_lowbit(bm), rest = bm ^ bit, sh = p >> NQ_CST_SHIFT;
-        const uint32_t nl = (ld | bit) << sh, nr = (rd | bit) >> sh, nc = col | bit;
-        const uint32_t np = lv[NQ_CST_LEVEL_WORDS * stride], np2 = lv[2 * NQ_CST_LEVEL_WORDS * stride];
-        const uint32_t f = ~(nl | nr | nc | np), sh1 = np >> NQ_CST_SHIFT;
-        const int push = any && f != 0 && ((nl << sh1) | (nr >> sh1) | nc | np2) != 0xffffffffu;
-        if (any && k + 1 == s->last) {
-            const int m = nq_cst_popc(f);
-            s->cnt += (uint64_t)m;
-            if (count_nodes)
-                s->nodes += (uint64_t)m;
-        }
-        if (count_nodes)
-            s->nodes += (uint64_t)any;
-        if (push) {
-            if (rest != 0) {
-                ((uint32_t *)lv)[stride] = rest;
-                ((uint32_t *)lv)[2 * stride] = ld;
-                ((uint32_t *)lv)[3 * stride] = rd;
-                ((uint32_t *)lv)[4 * stride] = col;
-                live |= 1u << k;
-            }
-            k++;
-            bm = f;
-            ld = nl;
-            rd = nr;
-            col = nc;
-            p = np;
-        } else {
-            bm = rest;
-        }
-        s->live = live;
-        s->k = k;
-        s->bm = bm;
-        s->ld = ld;
-        s->rd = rd;
-        s->col = col;
-        s->p = p;
-    }
-}
-#else
-NQ_CST_FN void nq_cst_step(nq_cst_state *s, uint32_t *stack, int stride, const int count_nodes)
-{
-    uint32_t bm = s->bm, ld = s->ld, rd = s->rd, col = s->col, p = s->p, live = s->live;
-    int k = s->k;
-    uint32_t *lv;
-    if (bm == 0 && live != 0) { /* the nearest stored level: its words as they were stored */
-        k = nq_cst_highbit(live);
-        live ^= 1u << k;
-        lv = stack + (NQ_CST_LEVEL_WORDS * k) * stride;
-        p = lv[0];
-        bm = lv[stride];
-        ld = lv[2 * stride];
-        rd = lv[3 * stride];
-        col = lv[4 * stride];
-    }
-    lv = stack + (NQ_CST_LEVEL_WORDS * k) * stride;
-    {
-        /* the lowest candidate (none: bit 0, nothing is placed or counted) */
-        const uint32_t bit = nq_cst_lowbit(bm), rest = bm ^ bit, sh = p >> NQ_CST_SHIFT;
-        const uint32_t nl = (ld | bit) << sh, nr = (rd | bit) >> sh, nc = col | bit;
-        const int leaf = k + 1 == s->last;
-#if NQ_CST_UNGUARDED
-        const uint32_t np = lv[NQ_CST_LEVEL_WORDS * stride];
-        const uint32_t np2 = lv[2 * NQ_CST_LEVEL_WORDS * stride];
-#else
-        const uint32_t np = k < s->last ? lv[NQ_CST_LEVEL_WORDS * stride] : 0u;
-        const uint32_t np2 = k + 1 < s->last ? lv[2 * NQ_CST_LEVEL_WORDS * stride] : 0u;
-#endif
-        const uint32_t f = ~(nl | nr | nc | np);
-        const uint32_t sh1 = np >> NQ_CST_SHIFT;
-#if NQ_CST_UNGUARDED
-        const int push = bit != 0 && f != 0 && ~((nl << sh1) | (nr >> sh1) | nc | np2) != 0;
-#else
-        const int push = bit != 0 && !leaf && f != 0 && ~((nl << sh1) | (nr >> sh1) | nc | np2) != 0;
-#endif
-        const int keep = push && rest != 0;
-        const int m = bit != 0 && leaf ? nq_cst_popc(f) : 0;
-        s->cnt += (uint64_t)m;
-        if (count_nodes)
-            s->nodes += (uint64_t)(bit != 0) + (uint64_t)m;
-        if (keep) { /* the level's words as they are now: read back when the search returns */
-            lv[stride] = rest;
-            lv[2 * stride] = ld;
-            lv[3 * stride] = rd;
-            lv[4 * stride] = col;
-        }
-        s->live = live | (uint32_t)keep << k;
-        s->k = k + push;
-        s->bm = push ? f : rest;
-        s->ld = push ? nl : ld;
-        s->rd = push ? nr : rd;
-        s->col = push ? nc : col;
-        s->p = push ? np : p;
-    }
-}
-
-#endif
 
 /* Completions of one task (unweighted); adds the queens placed to *nodes if not NULL.
- * `stack` holds NQ_CST_LEVEL_WORDS * nq_cst_levels(n, depth) words at stride 1. */
+ * `stack` holds nq_cst_stack_words(n, depth) words at stride 1. */
 NQ_CST_FN uint64_t nq_cst_solve(const uint32_t *task, int n, uint32_t *stack, uint64_t *nodes)
 {
     nq_cst_state s;
@@ -400,15 +284,19 @@ NQ_CST_FN uint64_t nq_cst_solve(const uint32_t *task, int n, uint32_t *stack, ui
     return s.cnt;
 }
 
-/* Levels the search of a task may use at (n, depth): N-2-depth, at least 1. */
+/* Levels the storage of a task holds at (n, depth): N-2-depth, at least 2 (a finished
+ * search still reads the P words of the two levels below its own). */
 NQ_CST_FN int nq_cst_levels(int n, int depth)
 {
     int l = n - 2 - depth;
-#if NQ_CST_UNGUARDED
     return l < 2 ? 2 : l;
-#else
-    return l < 1 ? 1 : l;
-#endif
+}
+
+/* Words of a task's storage at (n, depth) (at stride 1; times the stride on the GPU): its
+ * levels and the all-ones word after them. */
+NQ_CST_FN int nq_cst_stack_words(int n, int depth)
+{
+    return NQ_CST_LEVEL_WORDS * nq_cst_levels(n, depth) + 1;
 }
 
 #ifndef __CUDACC__
@@ -426,7 +314,8 @@ int nq_cst_task_valid(int n, const nq_cst_task *task);
 
 /* Completions of one task (unweighted) by the host's own search: the same DFS as
  * nq_cst_solve (the steps the GPU runs), written as nested loops for a CPU (levels in
- * arrays, the last two free rows counted in the loop of the row before), no nodes. */
+ * arrays, the last five free rows counted by loops inside the loop of the row before,
+ * the last two without a branch; no look-ahead), no nodes. */
 uint64_t nq_cst_search(const uint32_t *task, int n);
 
 /* The weighted count of `count` tasks (sum of weight x completions) on one thread: with

@@ -13,6 +13,9 @@
  *       runs (nq_cst_solve), which also counts the queens it placed (else nodes is None);
  *       `threads` > 1 (0: every online CPU) spreads the tasks over a pthread pool, one task
  *       at a time through an atomic index.
+ *   cst_stack_words(n, depth) -> int
+ *       Words of one task's search storage at (n, depth) (nq_cst_stack_words: the GPU
+ *       kernel's per-thread shared memory, at a stride of the block size).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -41,6 +44,16 @@ nq_cst_n_ok(int n)
     return 1;
 }
 
+static int
+nq_cst_depth_ok(int n, int depth)
+{
+    if (depth < 0 || depth > nq_cst_max_depth(n)) {
+        PyErr_Format(PyExc_ValueError, "depth must be in 0..%d for n=%d, got %d", nq_cst_max_depth(n), n, depth);
+        return 0;
+    }
+    return 1;
+}
+
 PyObject *
 nq_py_cst_serial(PyObject *self, PyObject *args, PyObject *kwargs)
 {
@@ -58,6 +71,19 @@ nq_py_cst_serial(PyObject *self, PyObject *args, PyObject *kwargs)
 }
 
 PyObject *
+nq_py_cst_stack_words(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"n", "depth", NULL};
+    int n, depth;
+
+    (void)self;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "ii:cst_stack_words", kwlist, &n, &depth) || !nq_cst_n_ok(n) ||
+        !nq_cst_depth_ok(n, depth))
+        return NULL;
+    return PyLong_FromLong((long)nq_cst_stack_words(n, depth));
+}
+
+PyObject *
 nq_py_cst_tasks(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"n", "depth", NULL};
@@ -66,12 +92,9 @@ nq_py_cst_tasks(PyObject *self, PyObject *args, PyObject *kwargs)
     int n, depth;
 
     (void)self;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "ii:cst_tasks", kwlist, &n, &depth) || !nq_cst_n_ok(n))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "ii:cst_tasks", kwlist, &n, &depth) || !nq_cst_n_ok(n) ||
+        !nq_cst_depth_ok(n, depth))
         return NULL;
-    if (depth < 0 || depth > nq_cst_max_depth(n)) {
-        PyErr_Format(PyExc_ValueError, "depth must be in 0..%d for n=%d, got %d", nq_cst_max_depth(n), n, depth);
-        return NULL;
-    }
     Py_BEGIN_ALLOW_THREADS
     count = nq_cst_tasks(n, depth, NULL, 0);
     Py_END_ALLOW_THREADS

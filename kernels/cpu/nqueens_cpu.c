@@ -55,6 +55,7 @@ PyObject *nq_py_d4_count(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *nq_py_cst_serial(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *nq_py_cst_tasks(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *nq_py_cst_count(PyObject *self, PyObject *args, PyObject *kwargs);
+PyObject *nq_py_cst_stack_words(PyObject *self, PyObject *args, PyObject *kwargs);
 
 #define NQ_CST_METHODS                                                                        \
     {"cst_serial", (PyCFunction)(void (*)(void))nq_py_cst_serial, METH_VARARGS | METH_KEYWORDS, \
@@ -62,7 +63,9 @@ PyObject *nq_py_cst_count(PyObject *self, PyObject *args, PyObject *kwargs);
     {"cst_tasks", (PyCFunction)(void (*)(void))nq_py_cst_tasks, METH_VARARGS | METH_KEYWORDS,   \
      "cst_tasks(n, depth) -> bytes\n\nThe constellation tasks, 16 bytes per task."},           \
     {"cst_count", (PyCFunction)(void (*)(void))nq_py_cst_count, METH_VARARGS | METH_KEYWORDS,   \
-     "cst_count(n, tasks, threads=1, nodes=False) -> (count, nodes)\n\nWeighted count of constellation tasks (nodes: None unless nodes=True)."},
+     "cst_count(n, tasks, threads=1, nodes=False) -> (count, nodes)\n\nWeighted count of constellation tasks (nodes: None unless nodes=True)."}, \
+    {"cst_stack_words", (PyCFunction)(void (*)(void))nq_py_cst_stack_words, METH_VARARGS | METH_KEYWORDS, \
+     "cst_stack_words(n, depth) -> int\n\nWords of one task's search storage (nq_cst_stack_words)."},
 
 #define NQ_MIN_N 1
 #define NQ_MAX_N 27

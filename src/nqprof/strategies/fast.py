@@ -49,8 +49,9 @@ def _default_depth(n: int) -> int:
     # N=15 depth 9 the kernel takes 166 us and making its 1.8M tasks 0.45 s). Small N is
     # the length of the longest task (N=14: depth 3 136 us, 5 87 us); from N=16 the kernel
     # is throughput-bound and fewer tasks win (N=16: 3 1.14 ms, 4 1.40 ms, 5 1.71 ms; N=18:
-    # 3 37.4 ms, 4 38.7 ms; N=19: 3 310 ms, 4 307 ms; N=20: 4 2.43 s, 5 2.52 s).
-    if n >= 19:
+    # 3 37.4 ms, 4 38.7 ms; with the skipping step N=19: 3 182.7 ms, 4 188.1 ms, 5 222.1 ms;
+    # N=20: 3 1.521 s, 4 1.428 s, 5 1.547 s).
+    if n >= 20:
         return 4
     return 3 if n >= 16 else max(0, min(5, n - 3))
 
@@ -61,20 +62,25 @@ def _max_depth(n: int) -> int:
 
 
 def stack_levels(n: int, depth: int, opt: str = DEFAULT) -> int:
-    """Levels the per-thread storage holds: N-2-depth (at least one)."""
-    return max(1, n - 2 - depth)
+    """Levels the per-thread storage holds: N-2-depth, at least 2 for the constellation
+    kernel (nq_cst_levels: a finished search still reads the two levels below its own), at
+    least 1 for tight-u4."""
+    return max(1 if opt == "tight-u4" else 2, n - 2 - depth)
 
 
 #: uint32 words a level of the constellation search keeps per thread (NQ_CST_LEVEL_WORDS
-#: of kernels/cpu/constellations.h: the frame's attacks, the candidates, ld and rd)
+#: of kernels/cpu/constellations.h: the frame's attacks, the candidates left, ld, rd, columns)
 CST_LEVEL_WORDS = 5
 
 
 def shared_bytes(n: int, params: dict) -> int:
-    """Dynamic shared memory per block: CST_LEVEL_WORDS words per level and thread
-    (constellations), 3 for tight-u4 (candidates, left, right)."""
-    words = 3 if params.get("opt", DEFAULT) == "tight-u4" else CST_LEVEL_WORDS
-    return words * stack_levels(n, params["depth"]) * params["block"] * 4
+    """Dynamic shared memory per block: per thread CST_LEVEL_WORDS words a level and one
+    more (nq_cst_stack_words: the all-ones word after the last level) for the constellation
+    kernel, 3 words a level for tight-u4 (candidates, left, right)."""
+    opt = params.get("opt", DEFAULT)
+    levels = stack_levels(n, params["depth"], opt)
+    words = 3 * levels if opt == "tight-u4" else CST_LEVEL_WORDS * levels + 1
+    return words * params["block"] * 4
 
 
 class Fast(Strategy):
@@ -91,7 +97,7 @@ class Fast(Strategy):
     bench_max_n = 18
     params = (
         Param("opt", "kernel", default=DEFAULT, choices=tuple(KERNELS), range_text=f"{len(KERNELS)} kernels"),
-        Param("depth", "host queens: 3 at N>=16, 4 at 19+", default=_default_depth, lo=0, hi=_max_depth,
+        Param("depth", "host queens: 3 at N>=16, 4 at 20+", default=_default_depth, lo=0, hi=_max_depth,
               range_text="0..N-3"),
         block_param(128, hi=1024),
     )
@@ -155,7 +161,7 @@ class FastSession(GpuSession):
             tasks = (d4_tasks if self.d4 else constellation_tasks)(n, params["depth"])
             made = f" (made on the host in {(time.perf_counter() - t0) * 1e3:.1f} ms, outside the rounds)"
             self.upload_tasks(tasks)
-        self.levels = stack_levels(n, params["depth"])
+        self.levels = stack_levels(n, params["depth"], params["opt"])
         self.dynamic = shared_bytes(n, params)
         module.kernels[kernel]["dynamic_shared_bytes"] = self.dynamic
         self.allow_shared(self.func, self.dynamic)
