@@ -16,6 +16,7 @@
 #   fast-vs        fast beside the suite's GPU strategies within 10x of it (bp-dfs, feinbube, queue, cdp-bp,
 #                  devgraph) at N=10..18 in one run: is fast the fastest?
 #   fast-check     compute-sanitizer memcheck on fast at small N; depth 3..5 at N=19, 20
+#   cpu-cst        CPU: serial vs serial-d4 at N=16, the mirror pool vs multicore at N=17 (bench/cst_cpu.py)
 #   fast22         fast N=22, one round
 #   fast-final     fast N=1..19 verified, N=16..21 timed, its bench cases twice compared, its GPU tests
 #   feinbube-steps every optimisation step of feinbube, N=16..19, verified, 3 rounds
@@ -268,6 +269,9 @@ for stage in "${stages[@]}"; do
         echo '--- depth 3, 4, 5 at N=19, 20, medians of 3';
         timeout 200 python3 tools/cst_variants.py --n 19,20 --depth 3,4,5 --rounds 3 -o \$OUT/fast-check-depth.json;
         echo exit \$?" ;;
+    cpu-cst) run cpu-cst 300 bash -c "
+        echo '--- CPU: serial vs serial-d4 at N=16; the mirror pool vs multicore at N=17 (every core)';
+        timeout 250 python3 bench/cst_cpu.py --twin 16 --pool 17 --repeats 3; echo exit \$?" ;;
     fast22) run fast22 560 bash -c "echo '--- fast N=22, one round (GPU time)';
         timeout 540 nqprof solve 22 -s fast -r 1 -w 0 --timeout 530 | grep -E 'count|time|note|verified';
         echo exit \${PIPESTATUS[0]}" ;;
