@@ -76,6 +76,11 @@ def main(argv: list[str] | None = None) -> int:
         return [int(x) for x in text.split(",")]
 
     variants = args.variants.split(";")
+    for variant in variants:
+        for item in filter(None, variant.split(",")):
+            name, eq, value = item.partition("=")
+            if not (name.isidentifier() and eq and value.lstrip("-").isdigit()):
+                ap.error(f"--variants: {item!r} is not NAME=INTEGER")
     for n, variant, block, unroll, depth in itertools.product(ints(args.n), variants, ints(args.blocks),
                                                                ints(args.unroll), depths):
         if depth is not None and not 0 <= depth <= max(0, n - 3):
@@ -85,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
                "--rounds", str(args.rounds), "--variants", variant] + ([] if depth is None else ["--depth", str(depth)])
         done = subprocess.run(cmd, capture_output=True, text=True)
         if done.returncode != 0:
-            print(f"N={n:2d} block {block} unroll {unroll} depth {depth}: failed ({done.returncode})\n"
+            print(f"{variant} N={n:2d} block {block} unroll {unroll} depth {depth}: failed ({done.returncode})\n"
                   + done.stderr[-2000:], flush=True)
             failed = True
             continue
