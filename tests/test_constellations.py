@@ -215,13 +215,16 @@ def test_shared_memory_is_the_header_s_storage():
         _cpu.cst_stack_words(28, 0)
 
 
-def test_level_words_match_the_header():
-    """fast sizes its shared memory with the words a level keeps in
-    kernels/cpu/constellations.h."""
+def test_stack_words_follow_the_header_s_layout():
+    """The C storage size (nq_cst_stack_words, what fast's shared memory is) is the header's
+    NQ_CST_LEVEL_WORDS words a level, at least two levels, and one word more."""
     import re
 
     from nqprof.cuda.sources import kernels_dir
-    from nqprof.strategies import fast
 
     header = (kernels_dir() / "cpu" / "constellations.h").read_text()
-    assert fast.CST_LEVEL_WORDS == int(re.search(r"#define NQ_CST_LEVEL_WORDS (\d+)", header).group(1))
+    level_words = int(re.search(r"#define NQ_CST_LEVEL_WORDS (\d+)", header).group(1))
+    assert level_words == 5
+    for n in range(1, 28):
+        for depth in range(0, max(0, n - 3) + 1):
+            assert _cpu.cst_stack_words(n, depth) == level_words * max(2, n - 2 - depth) + 1, (n, depth)

@@ -26,7 +26,7 @@
  *            no free row: the frame alone is a solution), 5-9 a, 10-14 b, 15-19 c,
  *            20-24 d, 25-28 weight (the orbit size, 1..8)
  * Bit j of a mask is column j. The frame queens' attacks are not in ld/rd: the search
- * recomputes them per row (nq_cst_frame_row) when it starts a task.
+ * recomputes them per row (nq_cst_frame_at) when it starts a task.
  *
  * The search of one task is a plain bitmask DFS over the free rows from `start` on,
  * with no symmetry test: level k is the k-th free row; its per-level word P[k] holds the

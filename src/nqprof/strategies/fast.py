@@ -61,25 +61,20 @@ def _max_depth(n: int) -> int:
     return max(0, n - 3, min(D4_MAX_DEPTH, n - 2))
 
 
-def stack_levels(n: int, depth: int, opt: str = DEFAULT) -> int:
-    """Levels the per-thread storage holds: N-2-depth, at least 2 for the constellation
-    kernel (nq_cst_levels: a finished search still reads the two levels below its own), at
-    least 1 for tight-u4."""
-    return max(1 if opt == "tight-u4" else 2, n - 2 - depth)
-
-
-#: uint32 words a level of the constellation search keeps per thread (NQ_CST_LEVEL_WORDS
-#: of kernels/cpu/constellations.h: the frame's attacks, the candidates left, ld, rd, columns)
-CST_LEVEL_WORDS = 5
+def stack_levels(n: int, depth: int) -> int:
+    """Levels tight-u4's per-thread storage holds: N-2-depth (at least one)."""
+    return max(1, n - 2 - depth)
 
 
 def shared_bytes(n: int, params: dict) -> int:
-    """Dynamic shared memory per block: per thread CST_LEVEL_WORDS words a level and one
-    more (nq_cst_stack_words: the all-ones word after the last level) for the constellation
-    kernel, 3 words a level for tight-u4 (candidates, left, right)."""
-    opt = params.get("opt", DEFAULT)
-    levels = stack_levels(n, params["depth"], opt)
-    words = 3 * levels if opt == "tight-u4" else CST_LEVEL_WORDS * levels + 1
+    """Dynamic shared memory per block: per thread, the constellation search's storage as
+    the header sizes it (nqprof._cpu.cst_stack_words: 5 words a level, at least two levels,
+    and the all-ones word after the last), or 3 words a level for tight-u4 (candidates,
+    left, right)."""
+    if params.get("opt", DEFAULT) == "tight-u4":
+        words = 3 * stack_levels(n, params["depth"])
+    else:
+        words = cpu_module().cst_stack_words(n, params["depth"])
     return words * params["block"] * 4
 
 
@@ -161,7 +156,7 @@ class FastSession(GpuSession):
             tasks = (d4_tasks if self.d4 else constellation_tasks)(n, params["depth"])
             made = f" (made on the host in {(time.perf_counter() - t0) * 1e3:.1f} ms, outside the rounds)"
             self.upload_tasks(tasks)
-        self.levels = stack_levels(n, params["depth"], params["opt"])
+        self.levels = stack_levels(n, params["depth"])
         self.dynamic = shared_bytes(n, params)
         module.kernels[kernel]["dynamic_shared_bytes"] = self.dynamic
         self.allow_shared(self.func, self.dynamic)
