@@ -189,6 +189,7 @@ def test_sweep_skips_gpu_strategies_without_a_gpu(monkeypatch, capsys):
 
 @pytest.mark.parametrize("params,message", [
     (["depth=3", "depth=4"], "--param 'depth' is given twice (depth=3, depth=4)"),
+    (["0\n0=0", "0\n0=0"], "--param '0\\n0' is given twice ('0\\n0=0', '0\\n0=0')"),  # one line
     (["multicore.depth=3"], "names strategy 'multicore', but the run is serial"),
     (["depth=3,4"], "one run takes one value"),
     (["=3"], "--param takes [STRATEGY.]KEY=VALUE"),

@@ -103,7 +103,8 @@ def parse_params(items: Sequence[str] | None) -> dict[str, str]:
         if not sep or not key or not value:
             raise InputError(f"--param takes key=value, got {item!r}")
         if key in params:
-            raise InputError(f"--param {key!r} is given twice ({key}={params[key]}, {key}={value})")
+            given = [f"{key}={v}" for v in (params[key], value)]  # as typed, or quoted if not printable
+            raise InputError(f"--param {key!r} is given twice ({', '.join(g if g.isprintable() else repr(g) for g in given)})")
         params[key] = value
     return params
 
