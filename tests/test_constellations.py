@@ -34,7 +34,7 @@ def test_serial_counts(n):
 
 @pytest.mark.parametrize("n", range(1, 15))
 def test_every_depth_gives_the_count(n):
-    """Both per-task searches: the host's loops (nq_cst_search) and the steps the GPU
+    """Both per-task searches: the host's breadth-first one (nq_cst_search) and the steps the GPU
     kernel runs (nq_cst_solve, with nodes=True)."""
     for depth in range(0, max(0, n - 3) + 1):
         tasks = _cpu.cst_tasks(n, depth)

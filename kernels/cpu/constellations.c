@@ -285,109 +285,112 @@ int nq_cst_task_valid(int n, const nq_cst_task *t)
     }
 }
 
-/* The last free rows of a search, counted by nested loops; p points at the P words of
- * their levels (a level's shift to the next free row in its bits 27-28). With two free
- * rows left two columns are free, so the row before the last has at most two candidates
- * and the last row at most one square: counted without a branch. */
-static inline uint64_t nq_cst_last2(uint32_t col, uint32_t ld, uint32_t rd, uint32_t free, const uint32_t *p)
+/* ------------------------------------------------------------------------------------ */
+/* The host's search                                                                     */
+/* ------------------------------------------------------------------------------------ */
+
+size_t nq_cst_work_nodes(int n)
 {
-    const uint32_t sh = p[0] >> NQ_CST_SHIFT, b1 = nq_cst_lowbit(free), b2 = free ^ b1;
-    const uint32_t r1 = ~(((ld | b1) << sh) | ((rd | b1) >> sh) | col | b1 | p[1]);
-    const uint32_t r2 = ~(((ld | b2) << sh) | ((rd | b2) >> sh) | col | b2 | p[1]);
+    return (size_t)(n < 2 ? 2 : n) * NQ_CST_LEVEL_NODES;
+}
+
+/* The completions of two free rows, the first with candidates `free` (at most two: two
+ * columns are left), without a branch: each candidate leaves one column for the last row. */
+static inline uint64_t nq_cst_last2(uint32_t col, uint32_t ld, uint32_t rd, uint32_t free, uint32_t sh, uint32_t pn)
+{
+    const uint32_t b1 = nq_cst_lowbit(free), b2 = free ^ b1;
+    const uint32_t r1 = ~(((ld | b1) << sh) | ((rd | b1) >> sh) | col | b1 | pn);
+    const uint32_t r2 = ~(((ld | b2) << sh) | ((rd | b2) >> sh) | col | b2 | pn);
     return (uint64_t)((b1 != 0) & (r1 != 0)) + (uint64_t)((b2 != 0) & (r2 != 0));
 }
 
-/* NQ_CST_LAST(name, inner): the count of `rows` free rows left, each candidate of the first
- * handing its row's successor to `inner`. */
-#define NQ_CST_LAST(name, inner)                                                                                   \
-    static inline uint64_t name(uint32_t col, uint32_t ld, uint32_t rd, uint32_t free, const uint32_t *p)          \
-    {                                                                                                              \
-        const uint32_t sh = p[0] >> NQ_CST_SHIFT;                                                                  \
-        uint64_t count = 0;                                                                                        \
-        while (free) {                                                                                             \
-            const uint32_t b = nq_cst_lowbit(free), nl = (ld | b) << sh, nr = (rd | b) >> sh, nc = col | b;        \
-            free ^= b;                                                                                             \
-            count += inner(nc, nl, nr, ~(nl | nr | nc | p[1]), p + 1);                                            \
-        }                                                                                                          \
-        return count;                                                                                              \
-    }
-NQ_CST_LAST(nq_cst_last3, nq_cst_last2)
-NQ_CST_LAST(nq_cst_last4, nq_cst_last3)
-NQ_CST_LAST(nq_cst_last5, nq_cst_last4)
-#undef NQ_CST_LAST
-
-uint64_t nq_cst_search(const uint32_t *task, int n)
+/* The completions of the nodes a[0..m) at level j, each with candidates; p: the levels' P
+ * words, `last` the last level (counted, never entered); work + k NQ_CST_LEVEL_NODES holds the
+ * nodes of level k. The nodes are taken in chunks whose children fit one level's buffer
+ * (a node at level j has at most last - j + 1 candidates: the free columns); a chunk's
+ * candidates are peeled in passes, each taking the lowest candidate of every node left,
+ * writing the child and keeping the node by an index that moves only if something is
+ * left: no branch depends on a candidate. a is used up. */
+static uint64_t nq_cst_expand(const uint32_t *p, int last, nq_cst_node *work, int j, nq_cst_node *a, int m)
 {
-    /* stack: what nq_cst_begin fills (P of level k at NQ_CST_LEVEL_WORDS k), p: those words
-     * in a row; the levels' masks and candidates in the arrays below */
-    uint32_t stack[NQ_CST_LEVEL_WORDS * 32 + 1], p[33], s_ld[32], s_rd[32], s_col[32], s_free[32];
-    nq_cst_state s;
-    uint32_t ld, rd, col, f;
+    const uint32_t sh = p[j] >> NQ_CST_SHIFT, pn = p[j + 1];
     uint64_t count = 0;
-    int k = 0, last, i;
+    int i;
 
-    if (!nq_cst_begin(&s, task, n, stack, 1))
-        return s.cnt;
-    last = s.last / NQ_CST_LEVEL_WORDS; /* an offset at stride 1 */
-    for (i = 0; i <= last; i++)
-        p[i] = stack[NQ_CST_LEVEL_WORDS * i];
-    ld = s.ld;
-    rd = s.rd;
-    col = s.col;
-    f = s.bm;
-    switch (last) { /* 2 to 5 free rows: counted by the loops of the last rows */
-    case 1:
-        return nq_cst_last2(col, ld, rd, f, p);
-    case 2:
-        return nq_cst_last3(col, ld, rd, f, p);
-    case 3:
-        return nq_cst_last4(col, ld, rd, f, p);
-    case 4:
-        return nq_cst_last5(col, ld, rd, f, p);
-    default:
-        break;
+    if (j == last - 1) { /* two free rows: counted */
+        for (i = 0; i < m; i++)
+            count += nq_cst_last2(a[i].col, a[i].ld, a[i].rd, a[i].free, sh, pn);
+        return count;
     }
-    /* No look-ahead here: on a CPU its branch costs more than the nodes it saves. */
-    for (;;) {
-        const uint32_t sh = p[k] >> NQ_CST_SHIFT, p1 = p[k + 1];
-        if (k + 5 == last) { /* six free rows left: each child's five by nq_cst_last5 */
-            while (f) {
-                const uint32_t b = nq_cst_lowbit(f), nl = (ld | b) << sh, nr = (rd | b) >> sh, nc = col | b;
-                f ^= b;
-                count += nq_cst_last5(nc, nl, nr, ~(nl | nr | nc | p1), p + k + 1);
+    if (j == last - 2) { /* three free rows: each placement's last two counted at once */
+        const uint32_t sh1 = pn >> NQ_CST_SHIFT, pn2 = p[j + 2];
+        while (m > 0) {
+            int kept = 0;
+            for (i = 0; i < m; i++) {
+                nq_cst_node v = a[i];
+                const uint32_t b = nq_cst_lowbit(v.free), nl = (v.ld | b) << sh, nr = (v.rd | b) >> sh, nc = v.col | b;
+                count += nq_cst_last2(nc, nl, nr, ~(nl | nr | nc | pn), sh1, pn2);
+                v.free ^= b;
+                a[kept] = v;
+                kept += v.free != 0;
             }
-        } else {
-            while (f) {
-                const uint32_t b = nq_cst_lowbit(f), nl = (ld | b) << sh, nr = (rd | b) >> sh, nc = col | b;
-                const uint32_t nf = ~(nl | nr | nc | p1);
-                f ^= b;
-                if (nf) {
-                    s_ld[k] = ld;
-                    s_rd[k] = rd;
-                    s_col[k] = col;
-                    s_free[k] = f;
-                    k++;
-                    ld = nl;
-                    rd = nr;
-                    col = nc;
-                    f = nf;
-                    goto next_level;
-                }
-            }
+            m = kept;
         }
-        if (k == 0)
-            break;
-        k--;
-        ld = s_ld[k];
-        rd = s_rd[k];
-        col = s_col[k];
-        f = s_free[k];
-    next_level:;
+        return count;
+    }
+    {
+        nq_cst_node *out = work + (size_t)(j + 1) * NQ_CST_LEVEL_NODES;
+        const int chunk = NQ_CST_CHUNK / (last - j + 1);
+        int done = 0;
+        while (done < m) {
+            nq_cst_node *c = a + done;
+            int left = m - done < chunk ? m - done : chunk, made = 0;
+            done += left;
+            while (left > 0) {
+                int kept = 0;
+                for (i = 0; i < left; i++) {
+                    nq_cst_node v = c[i];
+                    const uint32_t b = nq_cst_lowbit(v.free), nl = (v.ld | b) << sh, nr = (v.rd | b) >> sh;
+                    const uint32_t nc = v.col | b, nf = ~(nl | nr | nc | pn);
+                    out[made].ld = nl;
+                    out[made].rd = nr;
+                    out[made].col = nc;
+                    out[made].free = nf;
+                    made += nf != 0;
+                    v.free ^= b;
+                    c[kept] = v;
+                    kept += v.free != 0;
+                }
+                left = kept;
+            }
+            if (made > 0)
+                count += nq_cst_expand(p, last, work, j + 1, out, made);
+        }
     }
     return count;
 }
 
-uint64_t nq_cst_count(int n, int depth, const nq_cst_task *tasks, size_t count, uint64_t *nodes)
+uint64_t nq_cst_search(const uint32_t *task, int n, nq_cst_node *work)
+{
+    /* stack: what nq_cst_begin fills (P of level k at NQ_CST_LEVEL_WORDS k); p: those
+     * words in a row */
+    uint32_t stack[NQ_CST_LEVEL_WORDS * 32 + 1], p[34];
+    nq_cst_state s;
+    int last, i;
+
+    if (!nq_cst_begin(&s, task, n, stack, 1))
+        return s.cnt;
+    last = s.last / NQ_CST_LEVEL_WORDS; /* an offset at stride 1 */
+    for (i = 0; i <= last + 1; i++)
+        p[i] = stack[NQ_CST_LEVEL_WORDS * i];
+    work[0].ld = s.ld;
+    work[0].rd = s.rd;
+    work[0].col = s.col;
+    work[0].free = s.bm;
+    return nq_cst_expand(p, last, work, 0, work, 1);
+}
+
+uint64_t nq_cst_count(int n, int depth, const nq_cst_task *tasks, size_t count, uint64_t *nodes, nq_cst_node *work)
 {
     uint32_t stack[NQ_CST_LEVEL_WORDS * 32 + 1];
     uint64_t total = 0;
@@ -396,24 +399,27 @@ uint64_t nq_cst_count(int n, int depth, const nq_cst_task *tasks, size_t count, 
     (void)depth;
     for (i = 0; i < count; i++)
         total += (uint64_t)((tasks[i].w[3] >> 25) & 15u) *
-                 (nodes != NULL ? nq_cst_solve(tasks[i].w, n, stack, nodes) : nq_cst_search(tasks[i].w, n));
+                 (nodes != NULL ? nq_cst_solve(tasks[i].w, n, stack, nodes) : nq_cst_search(tasks[i].w, n, work));
     return total;
 }
 
 uint64_t nq_cst_serial(int n, uint64_t *nodes)
 {
     nq_cst_task *tasks;
+    nq_cst_node *work;
     size_t count;
-    uint64_t total;
+    uint64_t total = NQ_CST_NO_MEMORY;
 
     if (n < NQ_CST_MIN_N || n > NQ_CST_MAX_N)
         return 0;
     count = nq_cst_tasks(n, 0, NULL, 0);
     tasks = (nq_cst_task *)malloc((count ? count : 1) * sizeof *tasks);
-    if (tasks == NULL)
-        return 0;
-    nq_cst_tasks(n, 0, tasks, count);
-    total = nq_cst_count(n, 0, tasks, count, nodes);
+    work = (nq_cst_node *)malloc(nq_cst_work_nodes(n) * sizeof *work);
+    if (tasks != NULL && work != NULL) {
+        nq_cst_tasks(n, 0, tasks, count);
+        total = nq_cst_count(n, 0, tasks, count, nodes, work);
+    }
     free(tasks);
+    free(work);
     return total;
 }

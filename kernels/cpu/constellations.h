@@ -312,18 +312,39 @@ size_t nq_cst_tasks(int n, int depth, nq_cst_task *out, size_t cap);
 /* 1 if the task's fields are consistent with n, else 0. */
 int nq_cst_task_valid(int n, const nq_cst_task *task);
 
-/* Completions of one task (unweighted) by the host's own search: the same DFS as
- * nq_cst_solve (the steps the GPU runs), written as nested loops for a CPU (levels in
- * arrays, the last five free rows counted by loops inside the loop of the row before,
- * the last two without a branch; no look-ahead), no nodes. */
-uint64_t nq_cst_search(const uint32_t *task, int n);
+/* One node of the host's search: a placement down to some level, its masks at that level
+ * and its candidates there. */
+typedef struct {
+    uint32_t ld, rd, col, free;
+} nq_cst_node;
+
+/* Nodes per level in the host search's work space, and the space a level takes: 4 nodes
+ * (64 bytes) more, so that two levels' buffers never lie a multiple of 4 KiB apart (a CPU
+ * then takes loads from one for stores to the other; unpadded, serial-d4 at N=10 took 155
+ * to 265 us by where the buffer landed, padded 155 us every time). */
+#define NQ_CST_CHUNK 1024
+#define NQ_CST_LEVEL_NODES (NQ_CST_CHUNK + 4)
+
+/* Nodes of the work space nq_cst_search needs at n (NQ_CST_LEVEL_NODES per level). */
+size_t nq_cst_work_nodes(int n);
+
+/* Completions of one task (unweighted) by the host's own search, no nodes: the same tree
+ * as nq_cst_solve (the steps the GPU runs) without its look-ahead, taken breadth-first in
+ * chunks of at most NQ_CST_CHUNK nodes per level (the nodes of a level are expanded in
+ * passes, one candidate of every node per pass, so that no branch depends on a
+ * candidate; a CPU predicts those branches badly), the last two free rows counted
+ * without a branch. `work` holds nq_cst_work_nodes(n) nodes. */
+uint64_t nq_cst_search(const uint32_t *task, int n, nq_cst_node *work);
 
 /* The weighted count of `count` tasks (sum of weight x completions) on one thread: with
- * nodes NULL by nq_cst_search, else by nq_cst_solve, adding the queens placed to *nodes. */
-uint64_t nq_cst_count(int n, int depth, const nq_cst_task *tasks, size_t count, uint64_t *nodes);
+ * nodes NULL by nq_cst_search in `work`, else by nq_cst_solve (work unused, may be NULL),
+ * adding the queens placed to *nodes. */
+uint64_t nq_cst_count(int n, int depth, const nq_cst_task *tasks, size_t count, uint64_t *nodes,
+                      nq_cst_node *work);
 
 /* Number of solutions of N-Queens, 1 <= n <= NQ_CST_MAX_N, one thread (depth 0:
- * one task per frame class). */
+ * one task per frame class); NQ_CST_NO_MEMORY if its memory cannot be had. */
+#define NQ_CST_NO_MEMORY UINT64_MAX
 uint64_t nq_cst_serial(int n, uint64_t *nodes);
 #endif
 

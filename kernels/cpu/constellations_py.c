@@ -9,7 +9,7 @@
  *       constellations.h (4 little-endian uint32 words) that the GPU kernel reads.
  *   cst_count(n, tasks, threads=1, nodes=False) -> (count, nodes)
  *       The weighted count of the tasks (a bytes-like object from cst_tasks): by the
- *       host's loop search (nq_cst_search), or with nodes=True by the step search the GPU
+ *       host's breadth-first search (nq_cst_search), or with nodes=True by the step search the GPU
  *       runs (nq_cst_solve), which also counts the queens it placed (else nodes is None);
  *       `threads` > 1 (0: every online CPU) spreads the tasks over a pthread pool, one task
  *       at a time through an atomic index.
@@ -67,6 +67,8 @@ nq_py_cst_serial(PyObject *self, PyObject *args, PyObject *kwargs)
     Py_BEGIN_ALLOW_THREADS
     total = nq_cst_serial(n, NULL);
     Py_END_ALLOW_THREADS
+    if (total == NQ_CST_NO_MEMORY)
+        return PyErr_NoMemory();
     return PyLong_FromUnsignedLongLong((unsigned long long)total);
 }
 
@@ -123,6 +125,7 @@ typedef struct {
 typedef struct {
     nq_cst_job *job;
     uint64_t total, nodes;
+    int no_memory; /* its search's work space could not be had: it counted nothing */
 } nq_cst_worker;
 
 static void *
@@ -130,10 +133,16 @@ nq_cst_worker_main(void *arg)
 {
     nq_cst_worker *w = (nq_cst_worker *)arg;
     nq_cst_job *job = w->job;
+    nq_cst_node *work = NULL;
     size_t i;
 
+    if (!job->nodes && (work = (nq_cst_node *)malloc(nq_cst_work_nodes(job->n) * sizeof *work)) == NULL) {
+        w->no_memory = 1;
+        return NULL;
+    }
     while ((i = atomic_fetch_add(&job->next, 1)) < job->count)
-        w->total += nq_cst_count(job->n, 0, &job->tasks[i], 1, job->nodes ? &w->nodes : NULL);
+        w->total += nq_cst_count(job->n, 0, &job->tasks[i], 1, job->nodes ? &w->nodes : NULL, work);
+    free(work);
     return NULL;
 }
 
@@ -145,7 +154,7 @@ nq_py_cst_count(PyObject *self, PyObject *args, PyObject *kwargs)
     nq_cst_task *tasks;
     uint64_t total = 0, nodes = 0;
     size_t count;
-    int n, threads = 1, want_nodes = 0;
+    int n, threads = 1, want_nodes = 0, no_memory = 0;
 
     (void)self;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "iy*|ip:cst_count", kwlist, &n, &view, &threads, &want_nodes))
@@ -167,7 +176,12 @@ nq_py_cst_count(PyObject *self, PyObject *args, PyObject *kwargs)
         threads = count > 0 ? (int)count : 1;
     Py_BEGIN_ALLOW_THREADS
     if (threads <= 1) {
-        total = nq_cst_count(n, 0, tasks, count, want_nodes ? &nodes : NULL);
+        nq_cst_job job = {n, tasks, count, want_nodes, 0};
+        nq_cst_worker self_worker = {&job, 0, 0, 0};
+        nq_cst_worker_main(&self_worker);
+        total = self_worker.total;
+        nodes = self_worker.nodes;
+        no_memory = self_worker.no_memory;
     } else {
         nq_cst_job job = {n, tasks, count, want_nodes, 0};
         nq_cst_worker *workers = (nq_cst_worker *)calloc((size_t)threads, sizeof *workers);
@@ -182,15 +196,17 @@ nq_py_cst_count(PyObject *self, PyObject *args, PyObject *kwargs)
             }
         }
         if (started == 0) { /* no thread could start: count here */
-            nq_cst_worker self_worker = {&job, 0, 0};
+            nq_cst_worker self_worker = {&job, 0, 0, 0};
             nq_cst_worker_main(&self_worker);
             total = self_worker.total;
             nodes = self_worker.nodes;
+            no_memory = self_worker.no_memory;
         } else {
             for (t = 0; t < started; t++) {
                 pthread_join(ids[t], NULL);
                 total += workers[t].total;
                 nodes += workers[t].nodes;
+                no_memory |= workers[t].no_memory;
             }
         }
         free(workers);
@@ -198,6 +214,8 @@ nq_py_cst_count(PyObject *self, PyObject *args, PyObject *kwargs)
     }
     Py_END_ALLOW_THREADS
     free(tasks);
+    if (no_memory) /* a worker could not have its search's work space */
+        return PyErr_NoMemory();
     if (!want_nodes)
         return Py_BuildValue("(KO)", (unsigned long long)total, Py_None);
     return Py_BuildValue("(KK)", (unsigned long long)total, (unsigned long long)nodes);
