@@ -5,7 +5,8 @@ one frame per D4 class of the board's outer-line queens, weighted by its orbit s
 ``depth`` more queens placed; the tasks serial-d4 and fast count, their time in the
 record's notes); a round spreads them over a pthread pool (``nqprof._cpu.cst_count``), each
 thread taking the next task whenever it finishes one (dynamic load balancing), GIL released,
-each task searched by the host's loop search (kernels/cpu/constellations.c).
+each task searched by the host's breadth-first search (kernels/cpu/constellations.c), in a
+work space each thread allocates once.
 """
 
 from __future__ import annotations

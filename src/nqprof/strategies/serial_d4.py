@@ -3,11 +3,12 @@
 The board's frame (its queens on the first and last row and column) is enumerated on the
 host; one frame per D4 class is searched, weighted by its orbit size (2, 4 or 8; 1 at
 N=1), with a plain bitmask search over the free rows, no symmetry test per node
-(kernels/cpu/constellations.c and constellations.h). The generator is the one the GPU strategy ``fast`` uses; the per-task
-search walks the same tree breadth-first in chunks, one candidate of every node of a
-level per pass, so that no branch hangs on a candidate (``nq_cst_search``; the tests check
-the step search the GPU runs against it). As for ``fast``, the tasks are made once
-when the session opens (their time is in the record's notes); a round is the search.
+(kernels/cpu/constellations.c and constellations.h). The generator is the one the GPU
+strategy ``fast`` uses; the per-task search walks the same tree breadth-first in chunks,
+one candidate of every node of a level per pass, so that no branch hangs on a candidate
+(``nq_cst_search``; the tests check the step search the GPU runs against it). As for
+``fast``, the tasks are made once when the session opens (their time is in the record's
+notes); a round is the search.
 """
 
 from __future__ import annotations
