@@ -18,6 +18,7 @@
 #   fast-check     compute-sanitizer memcheck on fast at small N; depth 3..5 at N=19, 20
 #   cpu-cst        CPU: serial vs serial-d4 at N=16, the mirror pool vs multicore at N=17 (bench/cst_cpu.py)
 #   fast22         fast N=22, one round
+#   startup        the fixed cost of a run: tools/startup_probe.py, whole solves of fast, import times, one bench case's durations
 #   fast-final     fast N=1..19 verified, N=16..21 timed, its bench cases twice compared, its GPU tests
 #   feinbube-steps every optimisation step of feinbube, N=16..19, verified, 3 rounds
 #   feinbube-tune  depth x block for the best step at N=18 and 19
@@ -337,6 +338,13 @@ for stage in "${stages[@]}"; do
           timeout 150 compute-sanitizer --tool $tool $([ "$tool" = racecheck ] && echo --racecheck-report all) \
             --target-processes all nqprof solve 10 -s \$s --rounds 1 --warmup 0 --timeout 140 -q 2>&1 \
             | grep -v -E '^=+ *$' | head -60; done" ;;
+    startup) run startup 420 bash -c "python3 tools/startup_probe.py --repeats 3;
+        TIMEFORMAT='whole %R s'; for n in 12 12 12 16 20; do echo \"--- nqprof solve \$n -s fast -r 1 -w 0\";
+          time (timeout 60 nqprof solve \$n -s fast -r 1 -w 0 | grep -E 'count|GPU time|note'); done;
+        python3 -X importtime -m nqprof strategies 2> \$OUT/importtime.txt >/dev/null;
+        sort -t'|' -k2 -n -r \$OUT/importtime.txt | head -15;
+        python3 tools/startup_probe.py --open fast 20;
+        timeout 120 python3 -m pytest bench/ --nq-strategy=fast,feinbube --nq-n=10:11 --durations=0 -q -p no:cacheprovider | tail -25" ;;
     *) echo "unknown stage $stage" ;;
   esac
 done
