@@ -146,6 +146,35 @@ def test_layout_and_invariants():
     assert _cpu.cst_count(n, raw, 2) == _cpu.cst_count(n, raw)  # threads: same count and nodes
 
 
+@pytest.mark.parametrize("n", [*range(1, 14), 16])
+def test_frames_split_deeper_are_the_tasks_of_that_depth(n):
+    """What the GPU's generator runs per frame (nq_cst_split, through cst_split): the frames
+    (depth 0) split d deeper are exactly cst_tasks(n, d), task for task and in order, and
+    tasks of depth d split once more are those of d + 1."""
+    frames = _cpu.cst_tasks(n, 0)
+    for depth in range(0, min(max(0, n - 3), 4) + 1):
+        assert _cpu.cst_split(n, depth, frames) == _cpu.cst_tasks(n, depth), depth
+        if 1 <= depth < min(n - 3, 4):
+            assert _cpu.cst_split(n, 1, _cpu.cst_tasks(n, depth)) == _cpu.cst_tasks(n, depth + 1), depth
+    # a slice of the frames (as a cluster cuts them) gives its own frames' tasks
+    rows = tasks(n, 0)
+    if len(rows) > 2:
+        odd = rows[1::2].tobytes()
+        split = np.frombuffer(_cpu.cst_split(n, 1, odd), np.uint32).reshape(-1, TASK_WORDS)
+        assert split.shape[0] == sum(len(_cpu.cst_split(n, 1, r.tobytes())) // 16 for r in rows[1::2])
+        assert _cpu.cst_count(n, split.tobytes())[0] == _cpu.cst_count(n, odd)[0]
+
+
+def test_split_rejects_what_is_not_a_task():
+    with pytest.raises(ValueError, match="whole number of 16-byte tasks"):
+        _cpu.cst_split(12, 1, b"\0" * 15)
+    with pytest.raises(ValueError, match="task 0 is not a constellation task of N=12"):
+        _cpu.cst_split(12, 1, b"\0" * 16)
+    with pytest.raises(ValueError, match="depth must be in 0..9"):
+        _cpu.cst_split(12, 10, _cpu.cst_tasks(12, 0))
+    assert _cpu.cst_split(12, 2, b"") == b""
+
+
 def test_task_counts_grow_with_depth():
     counts = [len(tasks(14, d)) for d in range(4)]
     assert counts == sorted(counts) and counts[0] > 100

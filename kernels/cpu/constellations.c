@@ -167,92 +167,50 @@ static long nq_cst_class(int n, const nq_cst_queens *q, int *orbit, int *chosen)
 /* Tasks                                                                                 */
 /* ------------------------------------------------------------------------------------ */
 
-typedef struct {
-    int n, depth, a, b, c, d, weight;
-    int rows[32], nrows;        /* the free rows */
-    uint32_t frame[32];         /* frame attacks per free row */
-    nq_cst_task *out;
-    size_t cap, count;
-} nq_cst_gen;
-
-static void nq_cst_emit(nq_cst_gen *g, int start, uint32_t ld, uint32_t rd, uint32_t col)
+/* Whether the frame of key `key` is the smallest of its class (the class's name): the
+ * keys of the images alone, before nq_cst_class weighs the images' searches. */
+static int nq_cst_smallest(int n, const nq_cst_queens *q, long key)
 {
-    if (g->count < g->cap) {
-        nq_cst_task *t = &g->out[g->count];
-        t->w[0] = ld;
-        t->w[1] = rd;
-        t->w[2] = col;
-        t->w[3] = nq_cst_info((unsigned)start, (unsigned)g->a, (unsigned)g->b, (unsigned)g->c, (unsigned)g->d,
-                              (unsigned)g->weight);
-    }
-    g->count++;
-}
+    int t, f[4];
 
-/* Places queens on free rows i.. until `place` are placed; masks at free row i. */
-static void nq_cst_place(nq_cst_gen *g, int i, int place, uint32_t ld, uint32_t rd, uint32_t col)
-{
-    const uint32_t mask = (1u << g->n) - 1u;
-    uint32_t free = ~(ld | rd | col | g->frame[i]) & mask;
-
-    if (free == 0)
-        return;
-    if (i == place) {
-        nq_cst_emit(g, g->rows[i], ld, rd, col);
-        return;
+    for (t = 1; t < 8; t++) {
+        nq_cst_image(n, q, t, f);
+        if (nq_cst_key(n, f) < key)
+            return 0;
     }
-    while (free) {
-        uint32_t bit = nq_cst_lowbit(free);
-        int sh = g->rows[i + 1] - g->rows[i];
-        free ^= bit;
-        nq_cst_place(g, i + 1, place, (ld | bit) << sh, (rd | bit) >> sh, col | bit);
-    }
+    return 1;
 }
 
 size_t nq_cst_tasks(int n, int depth, nq_cst_task *out, size_t cap)
 {
-    nq_cst_gen g;
     nq_cst_queens q;
-    int a, b, c, d, r;
+    size_t count = 0;
+    int a, b, c, d;
 
     if (n < NQ_CST_MIN_N || n > NQ_CST_MAX_N || depth < 0 || depth > nq_cst_max_depth(n))
         return 0;
-    memset(&g, 0, sizeof g);
-    g.n = n;
-    g.depth = depth;
-    g.out = out;
-    g.cap = cap;
     for (d = 0; d < n; d++)
         for (c = 0; c < n; c++)
             for (b = 0; b < n; b++)
                 for (a = 0; a < n; a++) {
                     const int frame[4] = {a, b, c, d};
-                    int orbit, place, f[4];
-                    uint32_t col;
-                    if (!nq_cst_frame_queens(n, a, b, c, d, &q) || nq_cst_class(n, &q, &orbit, f) != nq_cst_key(n, frame))
+                    int orbit, r, f[4];
+                    uint32_t task[NQ_CST_WORDS], start = (uint32_t)n - 1;
+                    if (!nq_cst_frame_queens(n, a, b, c, d, &q) || !nq_cst_smallest(n, &q, nq_cst_key(n, frame)))
                         continue;
-                    /* one class, searched from its chosen image f */
-                    g.a = f[0];
-                    g.b = f[1];
-                    g.c = f[2];
-                    g.d = f[3];
-                    g.weight = orbit;
-                    g.nrows = 0;
-                    for (r = 1; r <= n - 2; r++) {
-                        if (r == g.c || r == g.d)
-                            continue;
-                        g.rows[g.nrows] = r;
-                        g.frame[g.nrows] = nq_cst_frame_row(n, r, g.a, g.b, g.c, g.d);
-                        g.nrows++;
-                    }
-                    col = (1u << g.a) | (1u << g.b) | 1u | (1u << (n - 1));
-                    if (g.nrows == 0) { /* the frame is the whole board */
-                        nq_cst_emit(&g, n - 1, 0, 0, col);
-                        continue;
-                    }
-                    place = depth < g.nrows - 1 ? depth : g.nrows - 1;
-                    nq_cst_place(&g, 0, place, 0, 0, col);
+                    nq_cst_class(n, &q, &orbit, f); /* one class, searched from its chosen image f */
+                    for (r = n - 2; r >= 1; r--) /* the first free row (none: n - 1) */
+                        if (r != f[2] && r != f[3])
+                            start = (uint32_t)r;
+                    task[0] = 0;
+                    task[1] = 0;
+                    task[2] = (1u << f[0]) | (1u << f[1]) | 1u | (1u << (n - 1));
+                    task[3] = nq_cst_info(start, (unsigned)f[0], (unsigned)f[1], (unsigned)f[2], (unsigned)f[3],
+                                          (unsigned)orbit);
+                    count += nq_cst_split(task, n, depth, count < cap ? out[count].w : NULL,
+                                          count < cap ? cap - count : 0);
                 }
-    return g.count;
+    return count;
 }
 
 int nq_cst_task_valid(int n, const nq_cst_task *t)

@@ -284,6 +284,93 @@ NQ_CST_FN uint64_t nq_cst_solve(const uint32_t *task, int n, uint32_t *stack, ui
     return s.cnt;
 }
 
+/* Task i of out[0..cap) (4 words each, one 16-byte store on the GPU); nothing past cap. */
+NQ_CST_FN void nq_cst_put(uint32_t *out, uint64_t i, uint64_t cap, uint32_t ld, uint32_t rd, uint32_t col, uint32_t info)
+{
+    if (out == NULL || i >= cap)
+        return;
+#ifdef __CUDA_ARCH__
+    ((uint4 *)out)[i] = make_uint4(ld, rd, col, info);
+#else
+    out[4 * i] = ld;
+    out[4 * i + 1] = rd;
+    out[4 * i + 2] = col;
+    out[4 * i + 3] = info;
+#endif
+}
+
+/* The tasks `depth` more queens below `task` (one queen on each of the next free rows,
+ * as far as the row before the last free row), written to out[0..cap) in the order of a
+ * depth-first placement, lowest column first; returns how many there are, also past cap.
+ * A placement whose next row has no free square is dropped, and so is a task whose start
+ * row has none. A frame's task (depth 0, nq_cst_tasks(n, 0)) expanded by `depth` gives
+ * exactly its part of nq_cst_tasks(n, depth), in the same order: the host's generator
+ * and the GPU's (kernels/constellation.cu, one thread a frame) both run this. */
+NQ_CST_FN uint64_t nq_cst_split(const uint32_t *task, int n, int depth, uint32_t *out, uint64_t cap)
+{
+    const uint32_t info = task[3], board = (n >= 32) ? 0xffffffffu : ((1u << n) - 1u);
+    const int start = (int)(info & 31u), a = (int)((info >> 5) & 31u), b = (int)((info >> 10) & 31u);
+    const int c = (int)((info >> 15) & 31u), d = (int)((info >> 20) & 31u);
+    int rows[NQ_CST_MAX_N];
+    uint32_t fr[NQ_CST_MAX_N], cand[NQ_CST_MAX_N], ld[NQ_CST_MAX_N], rd[NQ_CST_MAX_N], col[NQ_CST_MAX_N];
+    uint64_t lm, rm, count = 0;
+    int nrows = 0, place, i = 0, r;
+
+    if (start > n - 2) { /* no free row: the task is a solution as it stands */
+        nq_cst_put(out, 0, cap, task[0], task[1], task[2], info);
+        return 1;
+    }
+    nq_cst_frame_masks(n, a, b, c, d, &lm, &rm);
+    for (r = start; r <= n - 2; nrows++) { /* the free rows from start on (as nq_cst_begin) */
+        int next = r + 1;
+        next += next == c || next == d;
+        next += next == c || next == d;
+        rows[nrows] = r;
+        fr[nrows] = nq_cst_frame_at(lm, rm, r) & board;
+        r = next;
+    }
+    place = depth < nrows - 1 ? depth : nrows - 1;
+    ld[0] = task[0];
+    rd[0] = task[1];
+    col[0] = task[2];
+    cand[0] = ~(ld[0] | rd[0] | col[0] | fr[0]) & board;
+    if (cand[0] == 0)
+        return 0;
+    if (place == 0) {
+        nq_cst_put(out, 0, cap, task[0], task[1], task[2], info);
+        return 1;
+    }
+    for (;;) {
+        uint32_t bit, nl, nr, nc, nf;
+        int sh;
+        if (cand[i] == 0) {
+            if (i == 0)
+                break;
+            i--;
+            continue;
+        }
+        bit = nq_cst_lowbit(cand[i]);
+        cand[i] ^= bit;
+        sh = rows[i + 1] - rows[i];
+        nl = (ld[i] | bit) << sh;
+        nr = (rd[i] | bit) >> sh;
+        nc = col[i] | bit;
+        nf = ~(nl | nr | nc | fr[i + 1]) & board;
+        if (nf == 0)
+            continue;
+        if (i + 1 == place) {
+            nq_cst_put(out, count++, cap, nl, nr, nc, (info & ~31u) | (uint32_t)rows[place]);
+            continue;
+        }
+        i++;
+        ld[i] = nl;
+        rd[i] = nr;
+        col[i] = nc;
+        cand[i] = nf;
+    }
+    return count;
+}
+
 /* Levels the storage of a task holds at (n, depth): N-2-depth, at least 2 (a finished
  * search still reads the P words of the two levels below its own). */
 NQ_CST_FN int nq_cst_levels(int n, int depth)

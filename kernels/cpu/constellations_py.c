@@ -13,6 +13,10 @@
  *       runs (nq_cst_solve), which also counts the queens it placed (else nodes is None);
  *       `threads` > 1 (0: every online CPU) spreads the tasks over a pthread pool, one task
  *       at a time through an atomic index.
+ *   cst_split(n, depth, tasks) -> bytes
+ *       Each task (a bytes-like object of whole tasks) split `depth` queens deeper, in
+ *       order (nq_cst_split, what the GPU's generator runs per frame): cst_split(n, d,
+ *       cst_tasks(n, 0)) == cst_tasks(n, d).
  *   cst_stack_words(n, depth) -> int
  *       Words of one task's search storage at (n, depth) (nq_cst_stack_words: the GPU
  *       kernel's per-thread shared memory, at a stride of the block size).
@@ -111,6 +115,48 @@ nq_py_cst_tasks(PyObject *self, PyObject *args, PyObject *kwargs)
         nq_cst_tasks(n, depth, out, count);
         Py_END_ALLOW_THREADS
     }
+    return result;
+}
+
+PyObject *
+nq_py_cst_split(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"n", "depth", "tasks", NULL};
+    Py_buffer view;
+    PyObject *result;
+    nq_cst_task *tasks;
+    size_t count, i;
+    uint64_t total = 0;
+    int n, depth;
+
+    (void)self;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "iiy*:cst_split", kwlist, &n, &depth, &view))
+        return NULL;
+    if (!nq_cst_n_ok(n) || !nq_cst_depth_ok(n, depth)) {
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    tasks = (nq_cst_task *)nq_py_tasks_copy(&view, sizeof(nq_cst_task), n, nq_cst_valid, "constellation", &count);
+    if (tasks == NULL)
+        return NULL;
+    Py_BEGIN_ALLOW_THREADS
+    for (i = 0; i < count; i++)
+        total += nq_cst_split(tasks[i].w, n, depth, NULL, 0);
+    Py_END_ALLOW_THREADS
+    if (total > (uint64_t)PY_SSIZE_T_MAX / sizeof(nq_cst_task)) {
+        free(tasks);
+        return PyErr_NoMemory();
+    }
+    result = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(total * sizeof(nq_cst_task)));
+    if (result != NULL) {
+        nq_cst_task *out = (nq_cst_task *)PyBytes_AS_STRING(result);
+        uint64_t made = 0;
+        Py_BEGIN_ALLOW_THREADS
+        for (i = 0; i < count; i++)
+            made += nq_cst_split(tasks[i].w, n, depth, out[made].w, total - made);
+        Py_END_ALLOW_THREADS
+    }
+    free(tasks);
     return result;
 }
 

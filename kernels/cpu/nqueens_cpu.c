@@ -50,10 +50,11 @@ PyObject *nq_py_d4_count(PyObject *self, PyObject *args, PyObject *kwargs);
     {"d4_count", (PyCFunction)(void (*)(void))nq_py_d4_count, METH_VARARGS | METH_KEYWORDS,   \
      "d4_count(n, tasks) -> (count, nodes)\n\nWeighted count of D4 tasks and queens placed."},
 
-/* cst_serial, cst_tasks, cst_count: start constellations (constellations.c,
+/* cst_serial, cst_tasks, cst_split, cst_count: start constellations (constellations.c,
  * constellations_py.c). */
 PyObject *nq_py_cst_serial(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *nq_py_cst_tasks(PyObject *self, PyObject *args, PyObject *kwargs);
+PyObject *nq_py_cst_split(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *nq_py_cst_count(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *nq_py_cst_stack_words(PyObject *self, PyObject *args, PyObject *kwargs);
 
@@ -62,6 +63,8 @@ PyObject *nq_py_cst_stack_words(PyObject *self, PyObject *args, PyObject *kwargs
      "cst_serial(n) -> int\n\nNumber of solutions through start constellations, one thread."}, \
     {"cst_tasks", (PyCFunction)(void (*)(void))nq_py_cst_tasks, METH_VARARGS | METH_KEYWORDS,   \
      "cst_tasks(n, depth) -> bytes\n\nThe constellation tasks, 16 bytes per task."},           \
+    {"cst_split", (PyCFunction)(void (*)(void))nq_py_cst_split, METH_VARARGS | METH_KEYWORDS,   \
+     "cst_split(n, depth, tasks) -> bytes\n\nEach task split depth queens deeper, in order."},  \
     {"cst_count", (PyCFunction)(void (*)(void))nq_py_cst_count, METH_VARARGS | METH_KEYWORDS,   \
      "cst_count(n, tasks, threads=1, nodes=False) -> (count, nodes)\n\nWeighted count of constellation tasks (nodes: None unless nodes=True)."}, \
     {"cst_stack_words", (PyCFunction)(void (*)(void))nq_py_cst_stack_words, METH_VARARGS | METH_KEYWORDS, \
