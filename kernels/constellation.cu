@@ -99,3 +99,27 @@ constellation(const uint4 *__restrict__ tasks, unsigned ntasks, int n, unsigned 
     if (total) atomicAdd(&out[0], total);
     if (NQ_COUNT_NODES && nodes) atomicAdd(&out[1], nodes);
 }
+
+// The tasks made on the GPU: each frame's task (depth 0, made on the host) split `depth`
+// queens deeper by the header's nq_cst_split, one thread a frame, in two passes:
+// cst_split_count writes each frame's task count, the host turns them into offsets
+// (exclusive prefix sums), and cst_split_write writes each frame's tasks from its offset
+// on. The tasks come out exactly as the host's generator makes them, in the same order.
+extern "C" __global__ void cst_split_count(const uint4 *__restrict__ frames, unsigned nframes, int n, int depth,
+                                           unsigned *counts) {
+    const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= nframes) return;
+    const uint4 f = frames[i];
+    const uint32_t w[4] = {f.x, f.y, f.z, f.w};
+    counts[i] = (unsigned)nq_cst_split(w, n, depth, nullptr, 0);
+}
+
+extern "C" __global__ void cst_split_write(const uint4 *__restrict__ frames, unsigned nframes, int n, int depth,
+                                           const unsigned long long *__restrict__ offsets, uint4 *tasks) {
+    const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= nframes) return;
+    const uint4 f = frames[i];
+    const uint32_t w[4] = {f.x, f.y, f.z, f.w};
+    const unsigned long long at = offsets[i], room = offsets[i + 1] - at;
+    nq_cst_split(w, n, depth, reinterpret_cast<uint32_t *>(tasks + at), room);
+}

@@ -18,6 +18,30 @@ def test_constellations_count_n1_to_n15():
         checked(solve("fast", n, {}, repeats=1, warmup=0, timeout=120))
 
 
+def test_the_gpu_makes_the_host_s_tasks():
+    """The tasks the GPU splits from the frames are the host generator's, byte for byte and
+    in order (N=4..14, depths 0..4), and a part session's slice of frames is counted with
+    its own tasks only."""
+    from nqprof import _cpu
+    from nqprof.runner import WorkerRunner
+    from nqprof.strategies import get
+
+    fast = get("fast")
+    for n in range(4, 15):
+        for depth in range(0, min(4, n - 3) + 1):
+            with WorkerRunner(fast, n, fast.resolve(n, {"depth": depth}), 120) as runner:
+                assert runner.call("task_bytes") == _cpu.cst_tasks(n, depth), (n, depth)
+    import numpy as np
+
+    frames = np.frombuffer(_cpu.cst_tasks(14, 0), np.uint32).reshape(-1, 4)
+    with WorkerRunner(fast, 14, fast.resolve(14, {"depth": 2}), 120, opener="open_part") as part:
+        halves = [part.call("count_part", np.ascontiguousarray(frames[i::2])) for i in (0, 1)]
+    assert [m.count for m in halves] == [_cpu.cst_count(14, frames[i::2].tobytes())[0] for i in (0, 1)]
+    assert sum(m.count for m in halves) == 365596
+    assert [m.stats["tasks"]["tasks"] for m in halves] == [len(_cpu.cst_split(14, 2, frames[i::2].tobytes())) // 16
+                                                           for i in (0, 1)]
+
+
 @pytest.mark.parametrize("opt", list(KERNELS))
 def test_every_kernel_counts_n4_to_n13(opt):
     for n in range(4, 14):

@@ -1,28 +1,29 @@
 """fast: start constellations, a persistent grid and dynamic load balancing inside the GPU
 (kernels/constellation.cu).
 
-The host (``nqprof._cpu.cst_tasks``, the C generator the CPU strategy serial-d4 uses)
-enumerates the frames of the board (the queens of the first and last row and column),
-keeps one frame per D4 class with its orbit size as weight and places ``depth`` more
-queens on free rows; each task is 4 words. A persistent grid works through the tasks,
-each lane taking the next one from a global index with one atomic per warp; the per-task
-search is the header function the CPU runs (kernels/cpu/constellations.h): a plain
-bitmask DFS over the free rows, no symmetry test per node, the last free row counted by
-popc. ``opt`` selects the kernel:
+The host (``nqprof._cpu.cst_tasks(n, 0)``, the C generator the CPU strategy serial-d4
+uses) enumerates the frames of the board (the queens of the first and last row and
+column) and keeps one frame per D4 class with its orbit size as weight: a few thousand
+frames, one task each. The GPU splits each frame ``depth`` queens deeper into the tasks it
+counts (``cst_split_count`` and ``cst_split_write``, one thread a frame: the header's
+``nq_cst_split``, the same function the host's generator runs, so the tasks are the
+host's, in its order), so the tasks are made where they are counted and never cross the
+bus. A persistent grid works through the tasks, each lane taking the next one from a
+global index with one atomic per warp; the per-task search is the header function the
+CPU runs (kernels/cpu/constellations.h): a plain bitmask DFS over the free rows, no
+symmetry test per node, the last free row counted by popc. ``opt`` selects the kernel:
 
 ==================  ===========================================================================
 ``cst``             the constellation kernel (the default)
 ``tight-u4``        the previous default, Takaken's BOUND1/BOUND2 rules checked inside the DFS
-                    (kernels/fast.cu, tasks from ``nqprof._cpu.d4_tasks``, depth 2..min(16,
-                    N-2), N >= 4): the reference it is measured against
+                    (kernels/fast.cu, tasks made on the host by ``nqprof._cpu.d4_tasks``, depth
+                    2..min(16, N-2), N >= 4): the reference it is measured against
 ==================  ===========================================================================
 """
 
 from __future__ import annotations
 
 import time
-
-import numpy as np
 
 from ..cuda.sources import KernelSource
 from ..errors import InputError
@@ -34,6 +35,10 @@ from .gpu_common import GpuSession
 
 #: opt -> kernel
 KERNELS = {"cst": "constellation", "tight-u4": "fast_tight_u4"}
+#: The GPU's task generator (kernels/constellation.cu): task counts per frame, then tasks.
+SPLIT_KERNELS = ("cst_split_count", "cst_split_write")
+#: Threads per block of the generator's kernels (one thread a frame).
+SPLIT_BLOCK = 128
 DEFAULT = "cst"
 TASK_WORDS = CST_TASK_WORDS
 D4_TASK_WORDS = 8  # uint32 words of a tight-u4 task (kernels/cpu/d4.h)
@@ -85,7 +90,7 @@ class Fast(Strategy):
     reference = "Preusser's Q27 and NQueensFAF (start constellations); nqprof issues 14, 23"
     device = "gpu"
     sources = (
-        KernelSource("constellation.cu", cdp=False, kernels=(KERNELS["cst"],),
+        KernelSource("constellation.cu", cdp=False, kernels=(KERNELS["cst"], *SPLIT_KERNELS),
                      check_defines={"NQ_BLOCK": 128}),
         KernelSource("fast.cu", cdp=False, kernels=(KERNELS["tight-u4"],), check_defines={"NQ_BLOCK": 128}),
     )
@@ -119,9 +124,10 @@ class Fast(Strategy):
         return FastSession(self.name, n, params)
 
     def part_items(self, n, depth):
-        """The constellation tasks (one row of TASK_WORDS words each, its weight inside): a
-        cluster cuts these, not the mirror expansion."""
-        return constellation_tasks(n, depth)
+        """The frames (one task of TASK_WORDS words each, its weight inside; the tasks of
+        depth 0): a cluster cuts these, and each worker's GPU splits its frames ``depth``
+        deeper itself."""
+        return constellation_tasks(n, 0)
 
     def open_part(self, n, params):
         if params["opt"] != DEFAULT:
@@ -129,33 +135,38 @@ class Fast(Strategy):
         return FastPart(self.name, n, params)
 
 
-def d4_tasks(n: int, depth: int) -> np.ndarray:
+def d4_tasks(n: int, depth: int):
     """tight-u4's tasks: the host expansion of Takaken's two kinds to row ``depth``
     (nqprof._cpu.d4_tasks), one task a row."""
+    import numpy as np
+
     raw = cpu_module().d4_tasks(n, depth)
     return np.frombuffer(raw, dtype=np.uint32).reshape(-1, D4_TASK_WORDS)
 
 
 class FastSession(GpuSession):
-    #: Upload the whole task array when opened (a part session is given its slices instead).
+    #: Make the whole task list when opened (a part session is given its frames instead).
     whole = True
 
     def __init__(self, name, n, params):
         super().__init__(name, n, params)
         self.block = params["block"]
         self.opt = params["opt"]
+        self.depth = params["depth"]
         self.d4 = self.opt == "tight-u4"
         source = STRATEGY.sources[1 if self.d4 else 0]
         module = self.build(source, {"NQ_BLOCK": self.block})
         kernel = KERNELS[self.opt]
         self.func = module.function(kernel)
+        if not self.d4:
+            self.split_count, self.split_write = (module.function(k) for k in SPLIT_KERNELS)
         self.words = D4_TASK_WORDS if self.d4 else TASK_WORDS
-        made = ""
+        self.tasks, self.ntasks, self.making = None, 0, {}
         if self.whole:
-            t0 = time.perf_counter()
-            tasks = (d4_tasks if self.d4 else constellation_tasks)(n, params["depth"])
-            made = f" (made on the host in {(time.perf_counter() - t0) * 1e3:.1f} ms, outside the rounds)"
-            self.upload_tasks(tasks)
+            if self.d4:
+                self.host_tasks(n, params["depth"])
+            else:
+                self.make_tasks(constellation_tasks(n, 0))
         self.levels = stack_levels(n, params["depth"])
         self.dynamic = shared_bytes(n, params)
         module.kernels[kernel]["dynamic_shared_bytes"] = self.dynamic
@@ -169,7 +180,7 @@ class FastSession(GpuSession):
         self.out = self.counter(2)
         blocks = self.grid[0] if self.whole else f"up to {self.resident}"
         self.notes.append(
-            (f"{self.ntasks} tasks{made}" if self.whole else "slices of the tasks")
+            (self.making_note() if self.whole else "frames in slices, split on the GPU")
             + f" at depth {params['depth']}, persistent grid {blocks} x {self.block}"
             + f" ({per_sm} blocks per SM by occupancy, {self.func.num_regs} registers)"
         )
@@ -180,35 +191,109 @@ class FastSession(GpuSession):
         more blocks than the tasks fill (a small N runs few tasks)."""
         return (max(1, min(self.resident, -(-self.ntasks // self.block))), 1)
 
-    def upload_tasks(self, tasks: np.ndarray) -> None:
+    def host_tasks(self, n: int, depth: int) -> None:
+        """tight-u4's tasks, made on the host and uploaded."""
+        t0 = time.perf_counter()
+        tasks = d4_tasks(n, depth)
+        made = time.perf_counter() - t0
+        self.upload_tasks(tasks)
+        self.making = {"where": "host", "tasks": self.ntasks, "make_s": made, "upload_bytes": int(tasks.nbytes),
+                       "upload_s": time.perf_counter() - t0 - made, "device_bytes": int(tasks.nbytes)}
+
+    def upload_tasks(self, tasks) -> None:
+        import numpy as np
+
         self.ntasks = len(tasks)
         with nvtx_range(f"{self.name} N={self.n} upload {self.ntasks} tasks"):
             self.tasks = self.drv.to_device(
                 np.ascontiguousarray(tasks if len(tasks) else np.zeros((1, self.words), np.uint32)))
 
+    def make_tasks(self, frames) -> None:
+        """The tasks of ``frames`` (depth-0 tasks, made on the host), split ``depth``
+        deeper on the GPU: the kernels count each frame's tasks, the host sums the counts
+        into offsets, the kernels write the tasks. What it took goes to ``making``."""
+        import numpy as np
+
+        drv, count = self.drv, len(frames)
+        t0 = time.perf_counter()
+        self.tasks = None  # the previous slice's tasks are freed before the next are made
+        with nvtx_range(f"{self.name} N={self.n} make tasks from {count} frames", payload=count):
+            if self.depth == 0 or count == 0:
+                self.upload_tasks(frames)
+                offsets_bytes = 0
+            else:
+                frames_dev = drv.to_device(np.ascontiguousarray(frames))
+                grid, block = self.grid_for(count, SPLIT_BLOCK), (SPLIT_BLOCK, 1, 1)
+                counts = drv.mem_alloc(4 * count)
+                self.split_count(frames_dev, np.uint32(count), np.int32(self.n), np.int32(self.depth), counts,
+                                 block=block, grid=grid)
+                per_frame = np.empty(count, np.uint32)
+                drv.memcpy_dtoh(per_frame, counts)
+                offsets = np.zeros(count + 1, np.uint64)
+                np.cumsum(per_frame, out=offsets[1:])
+                self.ntasks = int(offsets[-1])
+                if self.ntasks >= 2 ** 32:
+                    raise InputError(f"fast N={self.n} depth {self.depth}: {self.ntasks} tasks are more than the "
+                                     "kernel's 32-bit index takes (use a smaller depth)")
+                self.tasks = drv.mem_alloc(TASK_WORDS * 4 * max(1, self.ntasks))
+                self.split_write(frames_dev, np.uint32(count), np.int32(self.n), np.int32(self.depth),
+                                 drv.to_device(offsets), self.tasks, block=block, grid=grid)
+                drv.Context.synchronize()
+                offsets_bytes = int(offsets.nbytes)
+        self.making = {"where": "gpu", "frames": count, "tasks": self.ntasks, "make_s": time.perf_counter() - t0,
+                       "upload_bytes": int(frames.nbytes) + offsets_bytes,
+                       "device_bytes": TASK_WORDS * 4 * self.ntasks}
+
+    def task_bytes(self) -> bytes:
+        """The tasks on the device, as the host's generator writes them (for checking)."""
+        import numpy as np
+
+        host = np.empty(self.ntasks * self.words, np.uint32)
+        if self.ntasks:
+            self.drv.memcpy_dtoh(host, self.tasks)
+        return host.tobytes()
+
+    def making_note(self) -> str:
+        m = self.making
+        mib = m["device_bytes"] / 2 ** 20
+        if m["where"] == "host":
+            return (f"{m['tasks']} tasks (made on the host in {m['make_s'] * 1e3:.1f} ms, {mib:.1f} MiB uploaded in "
+                    f"{m['upload_s'] * 1e3:.1f} ms, outside the rounds)")
+        return (f"{m['tasks']} tasks (split on the GPU from {m['frames']} frames in {m['make_s'] * 1e3:.1f} ms, "
+                f"{mib:.1f} MiB on the device, {m['upload_bytes'] / 1024:.1f} KiB uploaded, outside the rounds)")
+
     def run_once(self) -> Measurement:
+        import numpy as np
+
         self.drv.memset_d32(self.out, 0, 4)
         self.drv.memset_d32(self.next, 0, 1)
+        tasks = self.tasks if self.tasks is not None else self.drv.mem_alloc(TASK_WORDS * 4)
         if self.d4:
-            args = (self.tasks, np.uint32(self.ntasks), np.int32(self.n), np.int32(self.levels), self.next, self.out)
+            args = (tasks, np.uint32(self.ntasks), np.int32(self.n), np.int32(self.levels), self.next, self.out)
         else:
-            args = (self.tasks, np.uint32(self.ntasks), np.int32(self.n), self.next, self.out)
+            args = (tasks, np.uint32(self.ntasks), np.int32(self.n), self.next, self.out)
         with self.generation(0) as timer:
             self.func(*args, block=(self.block, 1, 1), grid=self.grid, shared=self.dynamic)
         count = int(self.read_u64(self.out, 2)[0])
         self.ran()
         return Measurement(count=count, wall_s=timer.wall_seconds, gpu_s=timer.seconds)
 
+    def info(self):
+        return {**super().info(), "tasks": dict(self.making)}
+
 
 class FastPart(FastSession):
-    """Counts slices of the constellation tasks (nqprof.cluster): built once; each slice is
-    uploaded and counted in one generation (its count carries the tasks' weights)."""
+    """Counts slices of the frames (nqprof.cluster): built once, its context and module
+    kept from slice to slice; each slice's frames are split on the GPU and counted in one
+    generation (its count carries the tasks' weights)."""
 
     whole = False
 
-    def count_part(self, tasks: np.ndarray) -> Measurement:
-        self.upload_tasks(tasks)
-        return self.run_once()
+    def count_part(self, frames) -> Measurement:
+        self.make_tasks(frames)
+        m = self.run_once()
+        m.stats = {"tasks": dict(self.making)}
+        return m
 
 
 STRATEGY = Fast()

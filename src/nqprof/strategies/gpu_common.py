@@ -5,15 +5,15 @@ and the static facts of the run record. Strategy modules only say what to launch
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Iterator
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Iterator
 
 from ..cuda.nvtx import nvtx_range
 from ..cuda.sources import KernelSource
 from ..errors import DeviceFailureError
-from ..subproblems import Subproblems
 from .base import Session
+
+if TYPE_CHECKING:
+    from ..subproblems import Subproblems
 
 #: Static shared memory a block may declare; beyond it, only dynamic shared memory with
 #: the opt-in attribute (up to the device's MAX_SHARED_MEMORY_PER_BLOCK_OPTIN).
@@ -59,6 +59,8 @@ class DeviceBoards:
         self.row = drv.to_device(boards.row)
 
     def args(self) -> tuple:
+        import numpy as np
+
         return (self.cols, self.ld, self.rd, self.row, np.uint32(self.count))
 
 
@@ -98,7 +100,9 @@ class GpuSession(Session):
         self.drv.memset_d32(buf, 0, 2 * words)
         return buf
 
-    def read_u64(self, buf, words: int = 1) -> np.ndarray:
+    def read_u64(self, buf, words: int = 1):
+        import numpy as np
+
         host = np.empty(words, dtype=np.uint64)
         self.drv.memcpy_dtoh(host, buf)
         return host
