@@ -220,6 +220,44 @@ def test_compile_cdp_is_device_linked(tmp_path, toolkit):
     assert rows[1].constant_bytes >= sections[".nv.constant0.child"] + 16 * 4  # bank 0 + the __constant__ table
 
 
+def test_the_kernel_cache_compiles_once(tmp_path, toolkit, monkeypatch):
+    """A GPU build's cubin (nqprof.cuda.build.cubin) is compiled on the first build and
+    taken from the cache folder by every later one: per source, defines and arch, a CDP
+    source fully linked; an edited source is another entry."""
+    from nqprof.cuda import build
+
+    monkeypatch.setenv("NQPROF_CACHE_DIR", str(tmp_path / "cache"))
+    src = _source(tmp_path, "plain.cu", PLAIN, False, ("with_shared", "with_stack"), {"BLOCK": 64})
+    path, digest, cached = build.cubin(src, {"BLOCK": 64}, "sm_90", toolkit)
+    assert not cached and path.parent == tmp_path / "cache" / "kernels" and digest in path.name
+    assert nvcc.elf_sections(path.read_bytes())  # a cubin
+    compiled = []
+    monkeypatch.setattr(nvcc, "compile_source", lambda *a, **k: compiled.append(a) or [])
+    assert build.cubin(src, {"BLOCK": 64}, "sm_90", toolkit) == (path, digest, True) and compiled == []
+    monkeypatch.undo()
+    monkeypatch.setenv("NQPROF_CACHE_DIR", str(tmp_path / "cache"))
+    other, _, cached = build.cubin(src, {"BLOCK": 32}, "sm_90", toolkit)
+    assert not cached and other != path
+    (tmp_path / "plain.cu").write_text(PLAIN + "// edited\n")
+    assert build.cubin(src, {"BLOCK": 64}, "sm_90", toolkit)[0] != path
+    assert sorted(p.name for p in (tmp_path / "cache" / "kernels").iterdir()) == sorted(
+        p.name for p in (tmp_path / "cache" / "kernels").glob("plain-sm_90-*.cubin"))  # no leftovers
+    if toolkit.cudadevrt is not None:
+        cdp = _source(tmp_path, "cdp.cu", CDP, True, ("parent", "child"))
+        linked, _, _ = build.cubin(cdp, None, "sm_90", toolkit)
+        assert nvcc.elf_type(linked.read_bytes()) == 2
+
+
+def test_an_unwritable_kernel_cache_is_a_build_error(tmp_path, toolkit, monkeypatch):
+    from nqprof.cuda import build
+
+    (tmp_path / "file").write_text("")
+    monkeypatch.setenv("NQPROF_CACHE_DIR", str(tmp_path / "file" / "cache"))
+    src = _source(tmp_path, "plain.cu", PLAIN, False, ("with_shared", "with_stack"), {"BLOCK": 64})
+    with pytest.raises(BuildError, match="cannot write the kernel cache .* set NQPROF_CACHE_DIR"):
+        build.cubin(src, {"BLOCK": 64}, "sm_90", toolkit)
+
+
 def test_cdp_link_needs_cudadevrt(tmp_path, toolkit):
     src = _source(tmp_path, "cdp.cu", CDP, True, ("parent", "child"))
     with pytest.raises(BuildError, match="no libcudadevrt.a"):

@@ -48,7 +48,10 @@ def fake_toolkit(root: Path, release: str = "13.0", layout: str = "flat", cudade
 
 
 @pytest.fixture(autouse=True)
-def _fresh_cache():
+def _fresh_cache(tmp_path, monkeypatch):
+    """Each test looks its toolkit up afresh: no answer kept in this process, and a cache
+    folder of its own (the lookup's memo lives there)."""
+    monkeypatch.setenv("NQPROF_CACHE_DIR", str(tmp_path / "cache"))
     tk._cache.clear()
     yield
     tk._cache.clear()
@@ -205,3 +208,25 @@ def test_this_machines_toolkit():
     assert found.nvcc.is_file() and os.access(found.nvcc, os.X_OK)
     assert found.version.count(".") == 1
     assert (found.include_dir / "cuda_runtime.h").exists()
+
+
+def test_the_lookup_is_kept_while_the_toolkit_is_the_same(roots, tmp_path, monkeypatch):
+    """A second process (here: the in-process answer forgotten) takes the toolkit from the
+    cache folder without running nvcc; a changed nvcc, or another PATH, is looked up again."""
+    root = fake_toolkit(tmp_path / "kept", "12.6")
+    env = {"CUDA_HOME": str(root), "PATH": roots["PATH"]}
+    first = tk.find_toolkit(env)
+    tk._cache.clear()
+    calls = []
+    real = tk._lookup
+    monkeypatch.setattr(tk, "_lookup", lambda e: calls.append(1) or real(e))
+    assert tk.find_toolkit(env) == first and calls == []
+    tk._cache.clear()
+    nvcc = root / "bin" / "nvcc"
+    nvcc.write_text(nvcc.read_text().replace("12.6", "12.8") + "\n")  # the toolkit was replaced
+    os.utime(nvcc, ns=(1, 1))  # another modification time, whatever the clock's resolution
+    assert tk.find_toolkit(env).version == "12.8" and calls == [1]
+    tk._cache.clear()
+    other = {**env, "PATH": str(tmp_path)}  # other variables: another key
+    assert tk.find_toolkit(other).version == "12.8" and calls == [1, 1]
+

@@ -1,24 +1,32 @@
-"""Building kernels through PyCUDA on the GPU machine.
+"""Building kernels on the GPU machine: nvcc once, a cubin loaded ever after.
 
-Plain sources load through ``SourceModule``; sources that launch kernels from the device
-through ``DynamicSourceModule``, which compiles relocatable code and links it with the
-toolkit's ``libcudadevrt.a``. The target arch comes from the device; every build uses
-``-lineinfo``. PyCUDA caches the compiled code by a hash of source, options and nvcc
-version; :func:`~nqprof.cuda.sources.source_hash` gives the same identity to the results.
+A source is compiled by nqprof's nvcc path (:func:`nqprof.cuda.nvcc.compile_source`: a cubin
+for the device's arch with ``-lineinfo``, and for a source that launches kernels from the
+device a relocatable cubin fully linked with the toolkit's ``libcudadevrt.a``, as PyCUDA's
+``DynamicSourceModule`` does) and kept in nqprof's cache folder (:mod:`.cache`) under its
+:func:`~nqprof.cuda.sources.source_hash` (the .cu file with every header it includes, the
+build options, the toolkit release) and the arch. Every later build of the same source in
+any process loads that cubin (cuModuleLoad): no nvcc, no preprocessor run, so a worker
+process loads its kernels in milliseconds; a cubin is written under a temporary name and
+renamed, so processes building at once never read half a file.
 
 A toolkit newer than the driver is checked before compiling (see :mod:`.compat`): a
-dynamic-parallelism source is then unavailable (the driver cannot link its PTX), a plain
+dynamic-parallelism source is then unavailable (the driver cannot link its code), a plain
 one is built with a note in :attr:`BuiltModule.notes`.
 """
 
 from __future__ import annotations
 
+import os
+import tempfile
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ..errors import BuildError, UnavailableError
-from .sources import COMMON_OPTIONS, KernelSource, define_options, kernels_dir, read_source, source_hash
+from .cache import CACHE_VARIABLE, cache_dir
+from .sources import COMMON_OPTIONS, KernelSource, define_options, source_hash
 
 
 @dataclass
@@ -32,6 +40,8 @@ class BuiltModule:
     build_s: float
     kernels: dict[str, dict[str, Any]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)  # e.g. a toolkit newer than the driver
+    #: Whether the cubin came from the cache (no compiler ran in this build).
+    cached: bool = False
 
     def function(self, name: str):
         """The kernel ``name``; its resource usage is recorded for the run record."""
@@ -48,10 +58,33 @@ class BuiltModule:
         return func
 
 
+def cubin(src: KernelSource, defines: dict[str, int] | None, arch: str, toolkit) -> tuple[Path, str, bool]:
+    """(the cached cubin of ``src`` for ``arch``, its source hash, whether it was there
+    already): compiled and stored on a miss."""
+    from .nvcc import compile_source
+
+    options = list(COMMON_OPTIONS) + define_options(defines or {})
+    digest = source_hash(src.file, options, toolkit.version)
+    folder = cache_dir() / "kernels"
+    path = folder / f"{Path(src.file).stem}-{arch}-{digest}.cubin"
+    if path.is_file():
+        return path, digest, True
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(prefix="build-", dir=folder) as work:
+            compile_source(src, arch, defines or {}, toolkit, work)
+            stem = f"{Path(src.file).stem}.{arch}"
+            built = Path(work) / (f"{stem}.linked.cubin" if src.cdp else f"{stem}.cubin")
+            os.replace(built, path)
+    except OSError as exc:
+        raise BuildError(f"building {src.file}: cannot write the kernel cache {folder} ({exc}; set {CACHE_VARIABLE})"
+                         ) from None
+    return path, digest, False
+
+
 def build(src: KernelSource, defines: dict[str, int] | None = None, arch: str | None = None) -> BuiltModule:
-    """Compile and load ``kernels/<src.file>`` for the current context's device (with
-    cudadevrt when ``src.cdp``)."""
-    import pycuda.compiler as compiler
+    """Load ``kernels/<src.file>`` (built with ``defines``) into the current context, for its
+    device's arch (with cudadevrt when ``src.cdp``), compiling it first if no process has."""
     import pycuda.driver as drv
 
     from .compat import check_toolkit_against_driver, driver_can_load, driver_cuda_version
@@ -65,30 +98,20 @@ def build(src: KernelSource, defines: dict[str, int] | None = None, arch: str | 
         raise UnavailableError(f"{file}: {problem}")
     if arch is None:
         arch = "sm_%d%d" % drv.Context.get_device().compute_capability()
-    options = list(COMMON_OPTIONS) + define_options(defines or {})
-    common = dict(
-        nvcc=str(toolkit.nvcc),
-        options=options,
-        no_extern_c=True,
-        arch=arch,
-        include_dirs=[str(kernels_dir())],
-    )
     t0 = time.perf_counter()
+    path, digest, cached = cubin(src, defines, arch, toolkit)
     try:
-        if src.cdp:
-            module = compiler.DynamicSourceModule(read_source(file), cuda_libdir=str(toolkit.lib_dir), **common)
-        else:
-            module = compiler.SourceModule(read_source(file), **common)
-    except (drv.CompileError, drv.Error) as exc:
-        first = str(exc).strip().splitlines()
-        raise BuildError(f"building {file} ({' '.join(options)}) failed: {' | '.join(first[:6])}") from None
+        module = drv.module_from_file(str(path))
+    except drv.Error as exc:
+        raise BuildError(f"loading {file} ({path}) failed: {exc}") from None
     return BuiltModule(
         file=file,
         module=module,
-        options=options,
+        options=list(COMMON_OPTIONS) + define_options(defines or {}),
         arch=arch,
         toolkit_version=toolkit.version,
-        source_hash=source_hash(file, options, toolkit.version),
+        source_hash=digest,
         build_s=time.perf_counter() - t0,
         notes=[problem] if problem else [],
+        cached=cached,
     )

@@ -4,6 +4,10 @@ Lookup order: ``NQPROF_CUDA_HOME`` (an explicit choice: if it holds no nvcc, tha
 error, never a silent fallback), then ``CUDA_HOME``, ``CUDA_PATH``, then ``nvcc`` on PATH.
 ``nvcc`` on PATH may be a wrapper script rather than a link into the toolkit, so the root
 comes from the ``#$ TOP=`` line that ``nvcc -dryrun`` prints, not from the file's location.
+
+The answer costs two nvcc runs, so it is kept in nqprof's cache folder (:mod:`.cache`) for
+the same variables and PATH, and taken from there while the toolkit's nvcc (and the nvcc
+PATH names) are the files they were.
 """
 
 from __future__ import annotations
@@ -130,11 +134,56 @@ def _lookup(env: Mapping[str, str]) -> Toolkit:
 _cache: dict[tuple[str, ...], Toolkit] = {}
 
 
+def _stamp(path: str | os.PathLike | None) -> list | None:
+    """What identifies a file's version: its real path, size and modification time."""
+    if path is None:
+        return None
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return [os.path.realpath(path), st.st_size, st.st_mtime_ns]
+
+
+def _memo_name(key: tuple[str, ...]) -> str:
+    import hashlib
+
+    return "toolkit-" + hashlib.sha256("\0".join(key).encode()).hexdigest()[:16] + ".json"
+
+
+def _remembered(key: tuple[str, ...], env: Mapping[str, str]) -> Toolkit | None:
+    """The memo's toolkit for ``key``, if its files are still the ones it was found with."""
+    from .cache import read_memo
+
+    memo = read_memo(_memo_name(key))
+    if memo is None or memo.get("path_nvcc") != _stamp(shutil.which("nvcc", path=env.get("PATH", ""))):
+        return None
+    try:
+        found = Toolkit(**{k: (Path(v) if k in ("root", "nvcc", "include_dir", "lib_dir", "cudadevrt") and v else v)
+                           for k, v in memo["toolkit"].items()})
+    except (KeyError, TypeError):
+        return None
+    return found if memo.get("nvcc") == _stamp(found.nvcc) else None
+
+
+def _remember(key: tuple[str, ...], env: Mapping[str, str], found: Toolkit) -> None:
+    from .cache import write_memo
+
+    fields = {k: (str(v) if isinstance(v, Path) else v) for k, v in found.__dict__.items()}
+    write_memo(_memo_name(key), {"toolkit": fields, "nvcc": _stamp(found.nvcc),
+                                 "path_nvcc": _stamp(shutil.which("nvcc", path=env.get("PATH", "")))})
+
+
 def find_toolkit(env: Mapping[str, str] | None = None) -> Toolkit:
-    """The toolkit nqprof builds with (see the module doc for the lookup order). Cached per
-    value of the variables the lookup reads; a failed lookup is not cached."""
+    """The toolkit nqprof builds with (see the module doc for the lookup order). Kept per
+    value of the variables the lookup reads, in this process and in the cache folder; a
+    failed lookup is not kept."""
     env = os.environ if env is None else env
     key = tuple(env.get(v, "") for v in (*HOME_VARIABLES, "PATH"))
     if key not in _cache:
-        _cache[key] = _lookup(env)
+        found = _remembered(key, env)
+        if found is None:
+            found = _lookup(env)
+            _remember(key, env, found)
+        _cache[key] = found
     return _cache[key]
