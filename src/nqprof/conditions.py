@@ -57,6 +57,11 @@ def slowed(mask: int) -> bool:
 # -- GPU ------------------------------------------------------------------------------------
 
 
+#: The NVML modules initialised in this process (by id): NVML starts once per process and
+#: stays (a start costs tens of milliseconds, and every case of a suite watches its GPU).
+_NVML_STARTED: set[int] = set()
+
+
 class NvmlProbe:
     """One GPU's state through pynvml. ``pci_bus_id`` picks the GPU the run uses (NVML
     ignores CUDA_VISIBLE_DEVICES); without it, the first visible one."""
@@ -67,7 +72,9 @@ class NvmlProbe:
         import pynvml
 
         self._nv = pynvml
-        pynvml.nvmlInit()
+        if id(pynvml) not in _NVML_STARTED:
+            pynvml.nvmlInit()
+            _NVML_STARTED.add(id(pynvml))
         if pci_bus_id:
             self._h = pynvml.nvmlDeviceGetHandleByPciBusId(pci_bus_id.encode() if isinstance(pci_bus_id, str) else pci_bus_id)
         else:
@@ -119,10 +126,7 @@ class NvmlProbe:
         }
 
     def close(self) -> None:
-        try:
-            self._nv.nvmlShutdown()
-        except self._nv.NVMLError:
-            pass
+        """Nothing to end: NVML stays started for the next watch of this process."""
 
 
 class SmiProbe:

@@ -6,8 +6,11 @@ every round), so that a hung CDP kernel, a crashed context or a CPU search far t
 for its timeout costs only that process: the parent waits for each reply at most
 ``timeout`` seconds, then kills the worker and raises :class:`WatchdogError` naming
 strategy, N and parameters. A GPU worker is spawned (a fresh CUDA context, so its memory
-ledger shows what this strategy alone reserves); a CPU worker is forked where the platform
-can (fast to start, and it sees the strategies registered in this process).
+ledger shows what this strategy alone reserves; what it does as it starts is
+:mod:`nqprof.worker`'s); a CPU worker is forked where the platform can (fast to start, and
+it sees the strategies registered in this process). Ctrl-C, or any error, in the parent
+kills its workers at once rather than waiting for a round to end, and a worker dies with
+its parent.
 
 The round loop times rounds by the one rule of :mod:`nqprof.rounds`; each round's statistic
 is the GPU's CUDA-event time for GPU runs and the compute time measured in the worker for
@@ -17,11 +20,13 @@ The loop also records the run's conditions (:mod:`nqprof.conditions`).
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing as mp
+import os
 import sys
 import time
-import traceback
-from typing import Any, Callable
+import types
+from typing import Any
 
 from . import conditions, errors
 from .cuda.nvtx import nvtx_range
@@ -32,6 +37,7 @@ from .problem import known_count
 from .result import Measurement, RunRecord
 from .rounds import RoundRule
 from .strategies import Strategy, get
+from .worker import Target, serve
 
 
 def verify(strategy: str, n: int, params: dict[str, Any], m: Measurement, measurement_build: str | None = None
@@ -81,6 +87,8 @@ class LocalRunner:
             self._session.close()
             self._session = None
 
+    kill = close
+
     def __enter__(self):
         return self.start()
 
@@ -88,49 +96,19 @@ class LocalRunner:
         self.close()
 
 
-def _worker_main(conn, module: "str | Strategy", n: int, params: dict[str, Any], opener: str = "open") -> None:
-    """The worker process: open the session of ``module``'s STRATEGY (or of the strategy
-    itself, in a forked worker) with its method ``opener``, then answer run/info/close
-    requests and ("call", method, *args)."""
-
-    def reply(call: Callable[[], Any]) -> bool:
-        try:
-            conn.send(("ok", call()))
-            return True
-        except BaseException as exc:  # report every failure to the parent
-            kind = type(exc).__name__ if isinstance(exc, NqprofError) else "NqprofError"
-            text = str(exc) if isinstance(exc, NqprofError) else f"{type(exc).__name__}: {exc}"
-            if not isinstance(exc, NqprofError):
-                traceback.print_exc(file=sys.stderr)
-            conn.send(("error", kind, text))
-            return False
-
-    session = None
-
-    def open_session():
-        nonlocal session
-        import importlib
-
-        strategy = importlib.import_module(module).STRATEGY if isinstance(module, str) else module
-        session = getattr(strategy, opener)(n, params)
-        return session.info()
-
-    if reply(open_session):
-        while True:
-            try:
-                cmd = conn.recv()
-            except EOFError:
-                break
-            if cmd == "run":
-                reply(session.run_once)
-            elif cmd == "info":
-                reply(session.info)
-            elif cmd == "close":
-                reply(session.close)
-                break
-            elif isinstance(cmd, tuple) and cmd[0] == "call":
-                reply(lambda: getattr(session, cmd[1])(*cmd[2:]))
-    conn.close()
+@contextlib.contextmanager
+def spawn_context():
+    """A spawned child runs the parent's ``__main__`` module again before its target (for
+    pytest that is all of pytest). The target lives in :mod:`nqprof.worker`, which needs
+    nothing of it, so ``__main__`` is hidden while the child starts (multiprocessing's spawn
+    reads the module's name and file at that moment only)."""
+    main = sys.modules.get("__main__")
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    try:
+        yield
+    finally:
+        if main is not None:
+            sys.modules["__main__"] = main
 
 
 class WorkerRunner:
@@ -162,18 +140,23 @@ class WorkerRunner:
         return (self.pid,) if self.pid else ()
 
     def start(self) -> "WorkerRunner":
-        fork = not self.strategy.needs_gpu and "fork" in mp.get_all_start_methods()
+        gpu = self.strategy.needs_gpu
+        fork = not gpu and "fork" in mp.get_all_start_methods()
         ctx = mp.get_context("fork" if fork else "spawn")
         parent, child = ctx.Pipe()
-        self._proc = ctx.Process(
-            target=_worker_main,
-            args=(child, self.strategy if fork else type(self.strategy).__module__, self.n, self.params, self.opener),
-            daemon=True,
-        )
-        self._proc.start()
+        target = self.strategy if fork else Target(type(self.strategy).__module__,
+                                                   getattr(self.strategy, "worker_attribute", "STRATEGY"))
+        self._proc = ctx.Process(target=serve, args=(child, target, self.opener, self.n, self.params, os.getpid(), gpu),
+                                 daemon=True)
+        with contextlib.nullcontext() if fork else spawn_context():
+            self._proc.start()
         child.close()
         self._conn = parent
-        self.opened = self._receive("open") or {}
+        try:
+            self.opened = self._receive("open") or {}
+        except BaseException:
+            self._kill()
+            raise
         return self
 
     def _receive(self, step: str) -> Any:
@@ -197,9 +180,13 @@ class WorkerRunner:
             raise getattr(errors, kind, NqprofError)(text)
         return answer[1]
 
+    def ask(self, request: str) -> Any:
+        """The session's answer to ``request`` ("run", "info"), under the timeout."""
+        self._conn.send(request)
+        return self._receive(request)
+
     def run_once(self) -> Measurement:
-        self._conn.send("run")
-        return verify(self.strategy.name, self.n, self.params, self._receive("run"),
+        return verify(self.strategy.name, self.n, self.params, self.ask("run"),
                       self.strategy.measurement_build(self.params))
 
     def call(self, method: str, *args) -> Any:
@@ -208,8 +195,7 @@ class WorkerRunner:
         return self._receive(method)
 
     def info(self) -> dict[str, Any]:
-        self._conn.send("info")
-        return self._receive("info")
+        return self.ask("info")
 
     def close(self) -> None:
         if self._proc is None:
@@ -234,11 +220,15 @@ class WorkerRunner:
             self._conn.close()
             self._conn = None
 
+    def kill(self) -> None:
+        """End the worker now, whatever it is doing (Ctrl-C, an error in the parent)."""
+        self._kill()
+
     def __enter__(self):
         return self.start()
 
-    def __exit__(self, *exc):
-        self.close()
+    def __exit__(self, exc_type, *exc):
+        self.kill() if exc_type is not None else self.close()
 
 
 #: Worker processes a CPU case's rounds go to in turn. A CPU time depends on the process
@@ -281,7 +271,7 @@ class RunnerPool:
             for r in self.runners:
                 r.start()
         except BaseException:
-            self.close()
+            self.kill()
             raise
         return self
 
@@ -296,11 +286,15 @@ class RunnerPool:
         for r in self.runners:
             r.close()
 
+    def kill(self) -> None:
+        for r in self.runners:
+            r.kill()
+
     def __enter__(self):
         return self.start()
 
-    def __exit__(self, *exc):
-        self.close()
+    def __exit__(self, exc_type, *exc):
+        self.kill() if exc_type is not None else self.close()
 
 
 class ProcessSeries:
@@ -351,11 +345,14 @@ class ProcessSeries:
     def close(self) -> None:
         self.current.close()
 
+    def kill(self) -> None:
+        self.current.kill()
+
     def __enter__(self):
         return self.start()
 
-    def __exit__(self, *exc):
-        self.close()
+    def __exit__(self, exc_type, *exc):
+        self.kill() if exc_type is not None else self.close()
 
 
 def open_runner(strategy: Strategy, n: int, params: dict[str, Any], timeout: float | None = None,

@@ -39,7 +39,7 @@ class GraphLaunchProbe(Probe):
         return GraphLaunchSession(params)
 
 
-STRATEGY = GraphLaunchProbe()
+PROBE = GraphLaunchProbe()
 
 
 def copies_for(count: int, copies: int | None = None) -> int:

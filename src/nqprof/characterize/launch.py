@@ -82,8 +82,8 @@ class LaunchProbe(Probe):
         return LaunchSession(params)
 
 
-#: The worker imports this module and opens ``STRATEGY`` (nqprof.characterize.probe).
-STRATEGY = LaunchProbe()
+#: The worker imports this module and opens ``PROBE`` (nqprof.characterize.probe).
+PROBE = LaunchProbe()
 
 
 class LaunchSession(GpuSession):
@@ -219,10 +219,10 @@ def measure(
 
 def _probe_for(mode: str):
     if mode in GRAPH_MODES:
-        from .graph_launch import STRATEGY as graph_probe
+        from .graph_launch import PROBE as graph_probe
 
         return graph_probe
-    return STRATEGY
+    return PROBE
 
 
 def document(points: Iterable[LaunchPoint], machine: dict, **settings) -> dict[str, Any]:

@@ -1,11 +1,12 @@
 """Measurements that are not strategy runs (a launch-cost grid, a memory reading, an
 unverified build variant of a strategy), run in nqprof's watchdog worker processes.
 
-The runner's worker (nqprof.runner.WorkerRunner) opens ``STRATEGY.open(n, params)`` of a
-module in a fresh process and answers "run" with ``session.run_once()``; a hung kernel
-costs only that process. A :class:`Probe` is the object such a module exposes as
-``STRATEGY`` so that the same worker runs it; :class:`ProbeRunner` returns what the
-session answers as it is (a dict of readings), where the runner would verify a count.
+The runner's worker (nqprof.runner.WorkerRunner, nqprof.worker) opens ``PROBE.open(n,
+params)`` of a module in a fresh process and answers "run" with ``session.run_once()``; a
+hung kernel costs only that process. A :class:`Probe` is the object such a module exposes
+as ``PROBE`` (a strategy's module exposes ``STRATEGY``); :class:`ProbeRunner` returns what
+the session answers as it is (a dict of readings, its ``measurement`` naming the probe),
+where the runner would verify a count.
 """
 
 from __future__ import annotations
@@ -17,12 +18,14 @@ from ..runner import WorkerRunner
 
 
 class Probe:
-    """What a probe module exposes as ``STRATEGY`` to the worker: a name (for the
-    watchdog's messages) and ``open(n, params)`` returning a session whose ``run_once``
-    returns a picklable reading."""
+    """What a probe module exposes as ``PROBE`` to the worker: a name (for the watchdog's
+    messages) and ``open(n, params)`` returning a session whose ``run_once`` returns a
+    picklable reading."""
 
     name = "probe"
     device = "gpu"
+    #: The module attribute the worker opens (nqprof.worker.Target).
+    worker_attribute = "PROBE"
 
     @property
     def needs_gpu(self) -> bool:
@@ -36,8 +39,7 @@ class ProbeRunner(WorkerRunner):
     """A watchdog worker whose rounds return the session's answer unverified."""
 
     def run_once(self) -> Any:
-        self._conn.send("run")
-        return self._receive("run")
+        return self.ask("run")
 
 
 def run_probe(probe, params: dict[str, Any], timeout: float = DEFAULT_TIMEOUT, n: int = 0) -> Any:

@@ -42,7 +42,7 @@ class ReserveProbe(Probe):
         return ReserveSession(params)
 
 
-STRATEGY = ReserveProbe()
+PROBE = ReserveProbe()
 
 
 def _limit_enum(drv, kind: str):
@@ -145,7 +145,7 @@ def measure(
         if progress is not None:
             progress.case(f"reserve {kind}={value:,}{' + module' if module else ''}")
         try:
-            r = probe(STRATEGY, {"kind": kind, "value": value, "module": module}, timeout)
+            r = probe(PROBE, {"kind": kind, "value": value, "module": module}, timeout)
         except NqprofError as exc:
             return ReservePoint(kind, value, module, error=str(exc))
         machine.update({k: r[k] for k in ("device", "driver", "toolkit") if r.get(k)})

@@ -10,6 +10,7 @@ from .. import options
 from .cluster import add_cluster_arguments
 from ..errors import InputError
 from ..files import check_json_output, check_output, write_json, write_text
+from ..textfmt import table
 from ..options import ROUNDS, TIMEOUT, TIMER, WARMUP
 
 
@@ -59,12 +60,11 @@ def cmd_solve(args) -> int:
 
 def cmd_sweep(args) -> int:
     """Every case of the grid (strategies x N x parameter axes), one verified record each; a
-    failing case prints its one-line error and the sweep goes on (exit 1 at the end)."""
-    from ..errors import NqprofError
+    failing case prints its one-line error and the sweep goes on (exit 1 at the end). Ctrl-C
+    ends the case in progress at once: the finished rows are printed and written (``-o``),
+    marked partial, and the exit code is 130."""
     from ..options import describe
     from ..progress import Progress
-    from ..runner import solve
-    from ..textfmt import seconds, table
 
     raw = {opt.dest: getattr(args, opt.dest) for opt in options.OPTIONS}
     strategies = options.STRATEGY.value(raw[options.STRATEGY.dest], "--")
@@ -74,33 +74,50 @@ def cmd_sweep(args) -> int:
     cases = list(options.case_grid(settings))
     gpu_why = _gpu_missing(strategy for _, strategy, _ in cases)
     rows, records = [], []
+    interrupted = None
     with Progress.for_command(args.quiet, total=len(cases)) as progress:
-        for case, strategy, why in cases:
-            label = describe(case.strategy, case.n, dict(case.given))
-            progress.case(label)
-            why = why or (gpu_why if strategy is not None and strategy.needs_gpu else None)
-            if why:
-                rows.append([case.strategy, case.n, _given(case), "skipped", "-", "-", why])
-                records.append({"strategy": case.strategy, "n": case.n, "params": dict(case.given), "skipped": why})
-                continue
-            try:
-                rec = solve(case.strategy, case.n, dict(case.given), repeats=settings.rounds, warmup=settings.warmup,
-                            timeout=settings.timeout, progress=progress, timer=settings.timer)
-            except NqprofError as exc:
-                rows.append([case.strategy, case.n, _given(case), "ERROR", "-", "-", str(exc)])
-                records.append({"strategy": case.strategy, "n": case.n, "params": dict(case.given), "error": str(exc)})
-                continue
-            rows.append([case.strategy, case.n, _given(case), f"{rec.count} verified", seconds(rec.gpu_s),
-                         seconds(rec.wall_s), f"median of {rec.rounds}" + _throttled(rec)])
-            records.append(rec.to_dict())
+        try:
+            for case, strategy, why in cases:
+                progress.case(describe(case.strategy, case.n, dict(case.given)))
+                _sweep_case(case, strategy, why or (gpu_why if strategy is not None and strategy.needs_gpu else None),
+                            settings, progress, rows, records)
+        except KeyboardInterrupt:
+            interrupted = f"interrupted after {len(records)} of {len(cases)} cases: the records before this are the " \
+                          "finished ones"
     if args.json:
         print(json.dumps(records, indent=1))
     else:
         print(table(["strategy", "N", "params", "count", "GPU time", "wall time", "note"], rows))
     if output:
-        write_json(output, records)
-        print(f"{len(records)} records written to {output}", file=sys.stderr)
+        write_json(output, records + ([{"partial": interrupted}] if interrupted else []))
+        print(f"{len(records)} records written to {output}" + (" (partial)" if interrupted else ""), file=sys.stderr)
+    if interrupted:
+        print(f"nqprof: {interrupted}", file=sys.stderr)
+        return 130
     return 0 if all("error" not in r for r in records) else 1
+
+
+def _sweep_case(case, strategy, why, settings, progress, rows, records) -> None:
+    """One case of a sweep: its row and record (skipped, an error, or the run)."""
+    from ..errors import NqprofError
+    from ..runner import solve
+    from ..textfmt import seconds
+
+    head = {"strategy": case.strategy, "n": case.n, "params": dict(case.given)}
+    if why:
+        rows.append([case.strategy, case.n, _given(case), "skipped", "-", "-", why])
+        records.append({**head, "skipped": why})
+        return
+    try:
+        rec = solve(case.strategy, case.n, dict(case.given), repeats=settings.rounds, warmup=settings.warmup,
+                    timeout=settings.timeout, progress=progress, timer=settings.timer)
+    except NqprofError as exc:
+        rows.append([case.strategy, case.n, _given(case), "ERROR", "-", "-", str(exc)])
+        records.append({**head, "error": str(exc)})
+        return
+    rows.append([case.strategy, case.n, _given(case), f"{rec.count} verified", seconds(rec.gpu_s),
+                 seconds(rec.wall_s), f"median of {rec.rounds}" + _throttled(rec)])
+    records.append(rec.to_dict())
 
 
 def _gpu_missing(strategies) -> str | None:

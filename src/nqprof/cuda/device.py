@@ -104,12 +104,19 @@ class MemoryLedger:
 
 
 class GpuContext:
-    """A CUDA context on device 0 for the life of one worker, with its memory ledger."""
+    """The device's primary CUDA context (device 0: the worker's GPU) for the life of one
+    worker, with its memory ledger. A worker that started the driver early
+    (:mod:`nqprof.worker`) finds the context made already."""
 
     def __init__(self, device: int = 0):
+        from .. import worker
+
+        worker.cuda_started()
         self.drv = drv = driver()
         self.device = drv.Device(device)
-        self.context = self.device.make_context()
+        self.context = self.device.retain_primary_context()
+        self.context.push()
+        worker.release_early()
         self.ledger = MemoryLedger()
         self.ledger.mark("context")
         self.facts = device_facts(drv, self.device)

@@ -1,0 +1,151 @@
+"""What runs in a watchdog worker process: its start, and the requests it answers.
+
+A worker opens one session (``target.opener(n, params)`` of a strategy, a probe, any object
+a module exposes) and answers "run", "info", "close" and ("call", method, *args) until its
+parent closes it. The parent side (timeouts, killing, verification) is :mod:`nqprof.runner`.
+
+Its start is kept short, because every GPU case pays it:
+
+- **CUDA beside the imports.** A GPU worker starts the CUDA driver (cuInit and the device's
+  primary context, through ctypes) on a thread of its own before it imports numpy, PyCUDA
+  and the strategy, so the driver's start and the imports run at once;
+  :class:`nqprof.cuda.device.GpuContext` then takes that context.
+- **Nothing else at import.** This module imports only the standard library; a spawned
+  worker imports the strategy's module and what it needs, nothing of the parent's
+  ``__main__`` (see :func:`nqprof.runner.spawn_context`).
+
+And it ends with its parent: Ctrl-C goes to the parent alone (the worker ignores SIGINT, so
+it prints no traceback of its own and the parent kills it), and on Linux the kernel kills
+the worker when its parent dies (PR_SET_PDEATHSIG), so a killed ``nqprof`` or pytest leaves
+no worker counting on the GPU.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import sys
+import threading
+import traceback
+from dataclasses import dataclass
+from typing import Any, Callable
+
+#: prctl's option that asks for a signal when the parent dies (linux/prctl.h).
+PR_SET_PDEATHSIG = 1
+
+#: The driver's state as the early start left it: the thread, and the primary context it
+#: retained (released once PyCUDA holds it: :func:`cuda_started`).
+_EARLY: dict[str, Any] = {}
+
+
+@dataclass(frozen=True)
+class Target:
+    """What a spawned worker opens the session of: ``getattr(import_module(module),
+    attribute)`` (a strategy's ``STRATEGY``, a probe's ``PROBE``)."""
+
+    module: str
+    attribute: str = "STRATEGY"
+
+    def resolve(self):
+        import importlib
+
+        return getattr(importlib.import_module(self.module), self.attribute)
+
+
+def die_with_parent(parent: int) -> None:
+    """Ask the kernel for SIGKILL when the parent dies (Linux), and die now if it has died
+    already (the request came too late to see it)."""
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):
+            return
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+def start_cuda_early() -> None:
+    """cuInit and the primary context of device 0, on a thread, through the driver library
+    (no PyCUDA, no numpy): it runs while the worker imports them. Any failure is left for
+    PyCUDA to meet and report."""
+
+    def start() -> None:
+        try:
+            lib = ctypes.CDLL("libcuda.so.1")
+            dev, ctx = ctypes.c_int(), ctypes.c_void_p()
+            if lib.cuInit(0) or lib.cuDeviceGet(ctypes.byref(dev), 0):
+                return
+            if lib.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev) == 0:
+                _EARLY.update(lib=lib, device=dev)
+        except OSError:
+            pass
+
+    thread = threading.Thread(target=start, name="nqprof-cuda-start", daemon=True)
+    _EARLY["thread"] = thread
+    thread.start()
+
+
+def cuda_started() -> None:
+    """Wait for the early start, if one ran (called before PyCUDA's init); afterwards
+    :func:`release_early` hands its hold on the primary context back."""
+    thread = _EARLY.get("thread")
+    if thread is not None:
+        thread.join()
+
+
+def release_early() -> None:
+    """Release the early start's hold on the primary context (once PyCUDA holds it too)."""
+    lib, dev = _EARLY.pop("lib", None), _EARLY.pop("device", None)
+    if lib is not None:
+        lib.cuDevicePrimaryCtxRelease(dev)
+
+
+def serve(conn, target: "Target | Any", opener: str, n: int, params: dict[str, Any], parent: int, gpu: bool) -> None:
+    """The worker process: set itself up (above), open the session ``opener(n, params)`` of
+    ``target`` (a :class:`Target`, or in a forked worker the object itself), then answer
+    requests until "close" or the end of the pipe."""
+    die_with_parent(parent)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if gpu:
+        start_cuda_early()
+
+    from .errors import NqprofError
+
+    def reply(call: Callable[[], Any]) -> bool:
+        try:
+            conn.send(("ok", call()))
+            return True
+        except BaseException as exc:  # report every failure to the parent
+            kind = type(exc).__name__ if isinstance(exc, NqprofError) else "NqprofError"
+            text = str(exc) if isinstance(exc, NqprofError) else f"{type(exc).__name__}: {exc}"
+            if not isinstance(exc, NqprofError):
+                traceback.print_exc(file=sys.stderr)
+            conn.send(("error", kind, text))
+            return False
+
+    session = None
+
+    def open_session():
+        nonlocal session
+        owner = target.resolve() if isinstance(target, Target) else target
+        session = getattr(owner, opener)(n, params)
+        return session.info()
+
+    if reply(open_session):
+        while True:
+            try:
+                cmd = conn.recv()
+            except EOFError:
+                break
+            if cmd == "run":
+                reply(session.run_once)
+            elif cmd == "info":
+                reply(session.info)
+            elif cmd == "close":
+                reply(session.close)
+                break
+            elif isinstance(cmd, tuple) and cmd[0] == "call":
+                reply(lambda: getattr(session, cmd[1])(*cmd[2:]))
+    conn.close()

@@ -1,0 +1,160 @@
+"""Ctrl-C and a killed parent: a run ends at once with one line and no traceback, a sweep
+keeps its finished rows, and no worker outlives its parent (CPU searches in forked workers,
+a GPU-like case in a spawned one). Each run is a real ``nqprof`` process in a session of its
+own; Ctrl-C is SIGINT to its whole process group, as a terminal sends it."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux's /proc")
+
+TESTS = Path(__file__).resolve().parent
+#: Far above the second or so an interrupted run takes, far below the searches' own time: a
+#: run that waited for its search would miss it (a busy machine only moves the first).
+PATIENCE = 20.0
+#: A script that runs the CLI with the test's GPU-like strategy registered.
+WITH_GPU_HANG = (
+    "import sys; from nqprof import strategies; from nqprof.cli import main; import fake_gpu_hang; "
+    "strategies._table()['gpu-hang'] = 'fake_gpu_hang:STRATEGY'; strategies._cache['gpu-hang'] = fake_gpu_hang.STRATEGY; "
+    "sys.exit(main(sys.argv[1:]))"
+)
+
+
+def _children(pid: int) -> set[int]:
+    """The processes whose parent is ``pid``."""
+    found = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.add(int(stat.parent.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+_STARTED: list[subprocess.Popen] = []
+
+
+@pytest.fixture(autouse=True)
+def _no_process_left():
+    """Whatever a test leaves (a failed test's run and its workers) is killed."""
+    yield
+    while _STARTED:
+        proc = _STARTED.pop()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+
+
+def _start(args: list[str], script: str | None = None) -> subprocess.Popen:
+    cmd = [sys.executable, "-c", script, *args] if script else [sys.executable, "-m", "nqprof", *args]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            env=env, cwd=TESTS)
+    _STARTED.append(proc)
+    return proc
+
+
+def _workers(proc: subprocess.Popen, count: int) -> set[int]:
+    """The run's worker processes, once ``count`` of them run (the resource tracker of a
+    spawning parent is no worker)."""
+    deadline = time.monotonic() + PATIENCE
+    while time.monotonic() < deadline:
+        kids = {pid for pid in _children(proc.pid) if "resource_tracker" not in _cmdline(pid)}
+        if len(kids) >= count:
+            time.sleep(0.5)  # inside its round
+            return kids
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.05)
+    raise AssertionError(f"no {count} workers within {PATIENCE} s")
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_text()
+    except OSError:
+        return ""
+
+
+def _gone(pids: set[int]) -> bool:
+    deadline = time.monotonic() + PATIENCE
+    while time.monotonic() < deadline:
+        if not any(_alive(p) for p in pids):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def _interrupt(proc: subprocess.Popen) -> tuple[int, str, str, float]:
+    t0 = time.monotonic()
+    os.killpg(proc.pid, signal.SIGINT)
+    out, err = proc.communicate(timeout=PATIENCE)
+    return proc.returncode, out, err, time.monotonic() - t0
+
+
+@pytest.mark.parametrize("args,workers", [
+    (["solve", "17", "-s", "serial", "--timeout", "600"], 3),
+    (["solve", "17", "-s", "multicore", "--timeout", "600"], 3),
+])
+def test_ctrl_c_ends_a_cpu_run_at_once(args, workers):
+    proc = _start(args)
+    pids = _workers(proc, workers)
+    code, out, err, took = _interrupt(proc)
+    assert (code, out, err) == (130, "", "nqprof: interrupted\n"), (took, err)
+    assert took < PATIENCE and _gone(pids)
+
+
+def test_ctrl_c_ends_a_gpu_run_at_once():
+    proc = _start(["solve", "8", "-s", "gpu-hang", "--timeout", "600"], WITH_GPU_HANG)
+    pids = _workers(proc, 1)
+    code, out, err, _ = _interrupt(proc)
+    assert (code, out, err) == (130, "", "nqprof: interrupted\n")
+    assert _gone(pids)
+
+
+def test_ctrl_c_in_a_sweep_keeps_the_finished_rows(tmp_path):
+    out_file = tmp_path / "sweep.json"
+    proc = _start(["sweep", "-s", "serial", "--n", "8,9,17", "--rounds", "1", "--warmup", "0", "--timeout", "600",
+                   "-q", "-o", str(out_file)])
+    _workers(proc, 3)
+    time.sleep(1.5)  # N=8 and 9 take milliseconds: N=17 is running
+    code, out, err, _ = _interrupt(proc)
+    assert code == 130 and "Traceback" not in err
+    assert err.splitlines()[-1] == ("nqprof: interrupted after 2 of 3 cases: the records before this are the "
+                                    "finished ones")
+    rows = [line.split()[:2] for line in out.splitlines()[2:]]
+    assert rows == [["serial", "8"], ["serial", "9"]]
+    records = json.loads(out_file.read_text())
+    assert [r.get("n") for r in records[:-1]] == [8, 9] and all(r["verified"] for r in records[:-1])
+    assert records[-1] == {"partial": "interrupted after 2 of 3 cases: the records before this are the finished ones"}
+
+
+@pytest.mark.parametrize("args,script,workers", [
+    (["solve", "17", "-s", "serial", "--timeout", "600"], None, 3),
+    (["solve", "8", "-s", "gpu-hang", "--timeout", "600"], WITH_GPU_HANG, 1),
+])
+def test_a_killed_parent_leaves_no_worker(args, script, workers):
+    proc = _start(args, script)
+    pids = _workers(proc, workers)
+    proc.kill()
+    proc.communicate()
+    assert _gone(pids), [p for p in pids if _alive(p)]
