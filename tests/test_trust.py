@@ -294,48 +294,138 @@ def test_cpu_conditions_name_the_cpu():
     assert cpu["cpu"] and cpu["cores"] >= 1 and 1 <= cpu["usable_cores"] <= cpu["cores"] and cpu["governor"]
 
 
-def _spin(seconds=1.5):
-    return subprocess.Popen([sys.executable, "-c", f"import time\nt = time.time() + {seconds}\nwhile time.time() < t: pass"])
+class Machine:
+    """A scripted machine for a CpuWatch: its /proc readings and its clock, moved on by
+    :meth:`run` (``HZ`` ticks a second, ``CORES`` cores)."""
+
+    HZ, CORES = 100, 2
+
+    def __init__(self):
+        self.busy = self.steal = self.total = 0
+        self.ticks: dict[int, int] = {}  # per process
+        self.now = 1000.0
+        self.readable = True
+
+    def system(self):
+        return (self.busy, self.steal, self.total) if self.readable else None
+
+    def processes(self, pids):
+        return sum(self.ticks.get(p, 0) for p in pids)
+
+    def clock(self):
+        return self.now
+
+    def run(self, seconds, others=0.0, stolen=0.0, **processes):
+        """``seconds`` pass with these processes (``p<pid>=cores``) and ``others`` cores of
+        other work busy, ``stolen`` cores taken by the hypervisor."""
+        def ticks(cores):
+            return round(cores * seconds * self.HZ)
+        self.now += seconds
+        for name, cores in processes.items():
+            pid = int(name[1:])
+            self.ticks[pid] = self.ticks.get(pid, 0) + ticks(cores)
+            self.busy += ticks(cores)
+        self.busy += ticks(others)
+        self.steal += ticks(stolen)
+        self.total += ticks(self.CORES)
+
+    def watch(self, own_pids=()):
+        return conditions.CpuWatch(own_pids, read_system=self.system, read_processes=self.processes,
+                                   clock=self.clock, hz=self.HZ)
 
 
-@pytest.mark.skipif(not Path("/proc/stat").exists(), reason="needs Linux's /proc")
+ME = f"p{os.getpid()}"  # this process: always the watch's own
+
+
+def test_other_work_is_the_busy_time_less_the_runs_own():
+    """Over the rounds: all CPUs' busy time less the run's own processes' (its worker and
+    this one), per second; the share of all CPU time the hypervisor stole."""
+    machine = Machine()
+    machine.run(5.0, others=0.5, stolen=0.5, p101=1.0)  # before the watch: not counted
+    watch = machine.watch(own_pids=(101,))
+    machine.run(2.0, others=0.4, stolen=0.1, p101=1.0, **{ME: 0.1})
+    seen = watch.finish()
+    assert (seen["other_busy_cores"], seen["steal_pct"]) == (0.4, 5.0)
+    assert seen["cpu"] and seen["probe_s"] is not None  # the facts before the rounds
+    # the same worker, not named as the run's own: its core is other work
+    machine = Machine()
+    watch = machine.watch()
+    machine.run(2.0, others=0.4, p101=1.0, **{ME: 0.1})
+    assert watch.finish()["other_busy_cores"] == 1.4
+
+
 def test_a_paused_watch_leaves_out_the_work_between_its_spans():
     """Between two worker processes of a series the watch pauses: the next worker starting
-    up (here a process spinning only while paused) is not other work; unpaused, it is."""
-    def watched(pause):
-        watch = conditions.CpuWatch()
-        time.sleep(0.2)
+    up is not other work, nor is the time it takes; unpaused, it is. The next worker's
+    ticks count from when the watch resumes with it."""
+    def series(pause):
+        machine = Machine()
+        watch = machine.watch(own_pids=(101,))
+        machine.run(1.0, others=0.2, p101=1.0)
         if pause:
             watch.pause()
-        child = _spin(1.0)
-        time.sleep(1.2)  # not waited for until the watch ends: its time is not ours
+        machine.run(1.0, p102=1.0)  # the next worker starts (101 has gone)
         if pause:
-            watch.resume()
-        time.sleep(0.2)
-        busy = watch.finish()["other_busy_cores"]
-        child.wait()
-        return busy
+            watch.resume((102,))
+        machine.run(1.0, others=0.2, p102=1.0)
+        return watch.finish()["other_busy_cores"]
 
-    # other work on this machine shows in both: the spinner's share (about 0.6) only unpaused
-    assert watched(pause=False) - watched(pause=True) > 0.4
+    assert series(pause=True) == 0.2
+    # unpaused over all three seconds, 102 unnamed: its start-up and its rounds are other work
+    assert series(pause=False) == round((0.2 + 1.0 + 1.2) / 3, 2)
+
+
+def test_a_watch_that_cannot_read_the_cpu_times_says_nothing_of_other_work():
+    machine = Machine()
+    watch = machine.watch()
+    machine.run(1.0, others=1.0)
+    watch.pause()
+    machine.readable = False
+    watch.resume()
+    machine.run(1.0, others=1.0)
+    watch.pause()
+    watch.pause()  # a second pause is nothing
+    seen = watch.finish()
+    assert "other_busy_cores" not in seen and "steal_pct" not in seen and seen["cpu"]
+    # own processes busier than the machine (ticks are counted coarsely): no other work, not less
+    machine = Machine()
+    watch = machine.watch((101,))
+    machine.run(1.0, p101=1.0)
+    machine.ticks[101] += 5
+    assert watch.finish()["other_busy_cores"] == 0.0
+
+
+def test_proc_texts_are_read_field_by_field():
+    # /proc/stat: user nice system idle iowait irq softirq steal guest guest_nice
+    stat = "cpu  1000 20 300 5000 40 6 7 80 9 10\ncpu0 500 10 150 2500 20 3 3 40 4 5\nintr 1 2\n"
+    assert conditions.parse_cpu_ticks(stat) == (1000 + 20 + 300 + 6 + 7, 80, 6453)
+    assert conditions.parse_cpu_ticks("cpu  1 2 3 4 5 6 7\n") == (1 + 2 + 3 + 6 + 7, 0, 28)  # no steal column
+    assert conditions.parse_cpu_ticks("") is None and conditions.parse_cpu_ticks("intr 1 2 3 4 5 6 7 8") is None
+    # /proc/<pid>/stat: utime stime cutime cstime are fields 14 to 17; a name may hold ") "
+    fields = list(range(4, 53))  # the numbers after the state (field 4 on)
+    fields[14 - 4:18 - 4] = [11, 13, 17, 19]
+    text = "4242 (py ) x) S " + " ".join(map(str, fields))
+    assert conditions.parse_process_ticks(text) == 11 + 13 + 17 + 19
+    assert conditions.parse_process_ticks("") == 0  # a process that is gone
 
 
 @pytest.mark.skipif(not Path("/proc/stat").exists(), reason="needs Linux's /proc")
-def test_other_work_during_the_rounds_is_measured():
-    """A busy process that is not the run's own shows as other work; as the run's own
-    (its worker), it does not."""
-    child = _spin()
-    watch = conditions.CpuWatch()
-    time.sleep(0.9)
-    seen = watch.finish()
-    child.wait()
-    child = _spin()
-    mine = conditions.CpuWatch(own_pids=(child.pid,))
-    time.sleep(0.9)
-    own = mine.finish()
-    child.wait()
-    assert seen["other_busy_cores"] >= 0.5 and 0 <= seen["steal_pct"] <= 100
-    assert own["other_busy_cores"] < seen["other_busy_cores"] - 0.3
+def test_the_proc_readers_read_this_machine():
+    """What holds on any Linux machine, busy or not: the ticks are consistent, this process's
+    CPU time shows in its own ticks and in the machine's, a process that is gone has none."""
+    busy, steal, total = conditions.system_ticks()
+    assert 0 <= busy <= total and 0 <= steal <= total
+    me = (os.getpid(),)
+    hz = conditions.ticks_per_second()
+    own0, (busy0, steal0, _), cpu0 = conditions.process_ticks(me), conditions.system_ticks(), time.process_time()
+    while time.process_time() - cpu0 < 0.3:  # CPU time, however long the machine makes it take
+        pass
+    own1, (busy1, steal1, _) = conditions.process_ticks(me), conditions.system_ticks()
+    assert own1 - own0 >= 0.3 * hz - 2
+    assert (busy1 + steal1) - (busy0 + steal0) >= (own1 - own0) / 2
+    assert conditions.process_ticks((2 ** 22 + 1,)) == 0  # above any pid_max
+    seen = conditions.CpuWatch().finish()
+    assert seen["other_busy_cores"] >= 0 and 0 <= seen["steal_pct"] <= 100
 
 
 def test_condition_differences_name_what_moved():
