@@ -330,9 +330,10 @@ def probe_change(a: dict[str, Any] | None, b: dict[str, Any] | None) -> float | 
     return pb / pa - 1
 
 
-def _cpu_ticks() -> tuple[int, int, int] | None:
-    """(busy, steal, total) clock ticks of all CPUs since boot, from /proc/stat."""
-    line = (_read("/proc/stat") or "").split("\n", 1)[0].split()
+def parse_cpu_ticks(stat: str) -> tuple[int, int, int] | None:
+    """(busy, steal, total) clock ticks of all CPUs since boot from the text of /proc/stat
+    (None where its first line is not the all-CPUs line)."""
+    line = stat.split("\n", 1)[0].split()
     if len(line) < 8 or line[0] != "cpu":
         return None
     v = [int(x) for x in line[1:]]
@@ -342,14 +343,27 @@ def _cpu_ticks() -> tuple[int, int, int] | None:
     return total - idle - steal, steal, total
 
 
-def _process_ticks(pids: tuple[int, ...]) -> int:
+def parse_process_ticks(stat: str) -> int:
+    """utime + stime + cutime + cstime clock ticks from the text of /proc/<pid>/stat (0
+    where it is not one: the process is gone)."""
+    fields = stat.rsplit(")", 1)[-1].split()  # the name, in parentheses, may hold spaces
+    return sum(int(x) for x in fields[11:15]) if len(fields) > 14 else 0
+
+
+def system_ticks() -> tuple[int, int, int] | None:
+    """(busy, steal, total) clock ticks of all CPUs since boot, from /proc/stat (None
+    without it)."""
+    return parse_cpu_ticks(_read("/proc/stat") or "")
+
+
+def process_ticks(pids: tuple[int, ...]) -> int:
     """utime + stime clock ticks of these processes (and their waited-for children)."""
-    ticks = 0
-    for pid in pids:
-        fields = (_read(f"/proc/{pid}/stat") or "").rsplit(")", 1)[-1].split()
-        if len(fields) > 14:
-            ticks += sum(int(x) for x in fields[11:15])
-    return ticks
+    return sum(parse_process_ticks(_read(f"/proc/{pid}/stat") or "") for pid in pids)
+
+
+def ticks_per_second() -> int:
+    """The clock ticks per second that /proc counts in."""
+    return os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
 class CpuWatch:
@@ -359,9 +373,20 @@ class CpuWatch:
 
     A run whose rounds go to worker processes one after another is watched in spans:
     :meth:`pause` between two processes (a worker starting up is not other work),
-    :meth:`resume` with the next one's pids."""
+    :meth:`resume` with the next one's pids.
 
-    def __init__(self, own_pids: tuple[int, ...] = ()):
+    What it reads is given, for tests to script: ``read_system`` (as :func:`system_ticks`),
+    ``read_processes`` (as :func:`process_ticks`), ``clock`` (seconds, monotonic) and
+    ``hz`` (clock ticks per second); by default /proc, time.monotonic and SC_CLK_TCK."""
+
+    def __init__(self, own_pids: tuple[int, ...] = (), *,
+                 read_system: Callable[[], tuple[int, int, int] | None] | None = None,
+                 read_processes: Callable[[tuple[int, ...]], int] | None = None,
+                 clock: Callable[[], float] | None = None, hz: int | None = None):
+        self._read_system = read_system or system_ticks
+        self._read_processes = read_processes or process_ticks
+        self._clock = clock or time.monotonic
+        self._hz = hz or ticks_per_second()
         self.facts = cpu_conditions()
         self.facts["probe_s"] = cpu_probe_s()
         self._busy = self._own = self._steal = self._total = 0
@@ -373,15 +398,15 @@ class CpuWatch:
     def resume(self, own_pids: tuple[int, ...] = ()) -> None:
         """Start a span watching these own processes (beside this one)."""
         self.pids = (os.getpid(), *own_pids)
-        self._span = _cpu_ticks(), _process_ticks(self.pids), time.monotonic()
+        self._span = self._read_system(), self._read_processes(self.pids), self._clock()
 
     def pause(self) -> None:
         """End the current span (its own processes still alive)."""
         if self._span is None:
             return
-        (ticks0, own0, t0), ticks1 = self._span, _cpu_ticks()
-        self._own += _process_ticks(self.pids) - own0
-        self._elapsed += time.monotonic() - t0
+        (ticks0, own0, t0), ticks1 = self._span, self._read_system()
+        self._own += self._read_processes(self.pids) - own0
+        self._elapsed += self._clock() - t0
         if ticks0 and ticks1:
             self._busy += ticks1[0] - ticks0[0]
             self._steal += ticks1[1] - ticks0[1]
@@ -394,8 +419,7 @@ class CpuWatch:
         self.pause()
         out = dict(self.facts)
         if self._ticked and self._elapsed > 0:
-            hz = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-            out["other_busy_cores"] = round(max(0.0, (self._busy - self._own) / hz) / self._elapsed, 2)
+            out["other_busy_cores"] = round(max(0.0, (self._busy - self._own) / self._hz) / self._elapsed, 2)
             out["steal_pct"] = round(100.0 * self._steal / self._total, 1) if self._total > 0 else 0.0
         return out
 
