@@ -243,18 +243,47 @@ def test_another_package_registers_a_strategy(monkeypatch, tmp_path):
 
 
 def test_every_command_names_its_group():
-    """main() builds only the named command's group: the table must know every command."""
+    """main() builds only the named command's group, and `nqprof --help` lists the table
+    without building any: the table must know every command, its group and its help, in the
+    order the groups register them."""
     import argparse
 
     from nqprof import cli
 
-    parser = cli.build_parser()
-    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    assert set(sub.choices) == set(cli.COMMANDS)
-    for command, group in cli.COMMANDS.items():
-        only = cli.build_parser(command)
-        names = set(next(a for a in only._actions if isinstance(a, argparse._SubParsersAction)).choices)
-        assert command in names and names <= {c for c, g in cli.COMMANDS.items() if g == group}
+    def commands(parser):
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        return [(choice.dest, choice.help) for choice in sub._choices_actions]
+
+    assert commands(cli.build_parser()) == [(command, help_text) for command, (_, help_text) in cli.COMMANDS.items()]
+    for command, (group, _) in cli.COMMANDS.items():
+        names = {name for name, _ in commands(cli.build_parser(command))}
+        assert command in names and names == {c for c, (g, _) in cli.COMMANDS.items() if g == group}
+
+
+def test_help_lists_the_commands_without_building_them(capsys):
+    """`nqprof --help` prints what the parser of every group would print."""
+    from nqprof import cli
+
+    assert cli.listing_parser().format_help() == cli.build_parser().format_help()
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    assert capsys.readouterr().out == cli.build_parser().format_help()
+
+
+def _imported_after(argv) -> set[str]:
+    """The modules a fresh interpreter holds after ``main(argv)``."""
+    code = ("import contextlib, io, sys\nfrom nqprof.cli import main\n"
+            f"with contextlib.redirect_stdout(io.StringIO()):\n    try:\n        main({argv!r})\n"
+            "    except SystemExit:\n        pass\nprint(' '.join(sorted(sys.modules)))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    return set(result.stdout.split())
+
+
+def test_help_imports_no_numpy_and_no_command_group():
+    imported = _imported_after(["--help"])
+    assert "numpy" not in imported
+    assert not {m for m in imported if m.startswith("nqprof.cli.")}, sorted(imported)
 
 
 
