@@ -507,12 +507,12 @@ def test_timeline_buffer_layout_round_trip():
 
     from nqprof.strategies.cdp import timeline as tl
 
-    assert tl.RECORD_DTYPE.itemsize == 40 and tl.HEADER_DTYPE.itemsize == dr.HEADER_BYTES
+    assert tl.record_dtype().itemsize == 40 and dr.header_dtype().itemsize == dr.HEADER_BYTES
     start = tl.initial_bytes(capacity=4, host_boards=77)
     header, host = start[:16], start[16:]
-    ran = np.array([(10, 20, 30, 1, 0, 3, 5)], dtype=tl.RECORD_DTYPE).tobytes()
-    failed = np.array([(11, tl.NOT_STARTED, 0, 1, 0, 4, 6)], dtype=tl.RECORD_DTYPE).tobytes()
-    header = np.array([(3, 4, 2, 0)], dtype=tl.HEADER_DTYPE).tobytes()
+    ran = np.array([(10, 20, 30, 1, 0, 3, 5)], dtype=tl.record_dtype()).tobytes()
+    failed = np.array([(11, tl.NOT_STARTED, 0, 1, 0, 4, 6)], dtype=tl.record_dtype()).tobytes()
+    header = np.array([(3, 4, 2, 0)], dtype=dr.header_dtype()).tobytes()
     out = tl.decode(header, host.replace(np.uint64(tl.NOT_STARTED).tobytes(), np.uint64(1).tobytes(), 1) + ran + failed)
     assert out["recorded"] == 3 and out["dropped"] == 2 and out["not_started"] == 1
     assert out["grids"]["id"] == [0, 1] and out["grids"]["boards"] == [77, 5] and out["grids"]["parent"][0] == tl.NONE
@@ -532,7 +532,7 @@ def test_timeline_record_matches_the_kernels(tmp_path, toolkit):
     subprocess.run([str(toolkit.nvcc), "-std=c++17", "-I", str(kernels_dir()), str(program), "-o", str(exe)],
                    check=True, capture_output=True, text=True)
     printed = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout.split()
-    assert list(map(int, printed)) == [tl.RECORD_DTYPE.itemsize, dr.HEADER_BYTES, tl.RECORD_DTYPE.fields["gen"][1]]
+    assert list(map(int, printed)) == [tl.record_dtype().itemsize, dr.HEADER_BYTES, tl.record_dtype().fields["gen"][1]]
 
 
 @pytest.mark.slow
