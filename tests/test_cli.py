@@ -320,6 +320,18 @@ def test_modules_that_strategies_imports_keep_numpy_in_functions():
         assert not heavy, f"{module} imports {sorted(heavy)} at module level"
 
 
+def test_cli_start_tool_times_the_instant_commands_beside_numpy():
+    tool = [sys.executable, str(ROOT / "tools" / "cli_start.py")]
+    out = subprocess.run([*tool, "--repeats", "1"], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert [line.split("  ")[0].strip() for line in lines] == ['python -c "import numpy"', "nqprof --help",
+                                                              "nqprof strategies"]
+    assert all(re.search(r"\d ms +\d+\.\d\dx", line) for line in lines) and " 1.00x" in lines[0]
+    bad = subprocess.run([*tool, "--repeats", "0"], capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and bad.stderr.strip() == "cli_start.py: error: --repeats must be at least 1, got 0"
+
+
 @pytest.mark.xfail(strict=True, reason="fast.py and gpu_common.py still import numpy at module level")
 def test_strategies_imports_no_numpy():
     """Listing the strategies imports every strategy module for its parameters: none may
