@@ -9,6 +9,7 @@ numbers in the recorded shape, written by make_synthetic.py), not measurements.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -39,6 +40,15 @@ def test_launch_counts_and_modes_parse():
             launch.parse_counts(bad)
     with pytest.raises(InputError, match="--modes takes a comma list of default, own, fire-and-forget, tail"):
         launch.parse_modes("default,stream")
+
+
+def test_launch_help_names_every_mode(capsys):
+    """`nqprof characterize launch --help` lists the modes the measurement takes, graph modes too."""
+    with pytest.raises(SystemExit):
+        main(["characterize", "launch", "--help"])
+    text = " ".join(capsys.readouterr().out.split()).replace("- ", "-")  # argparse wraps at hyphens
+    listed = re.search(r"--modes MODES launch modes, a comma list of ([\w\-, ]+?) \(", text)
+    assert listed and listed.group(1).split(", ") == list(launch.MODES), text
 
 
 def test_pending_is_sized_to_the_count():
