@@ -14,6 +14,8 @@ are stderr messages, looked for in stderr. A line `...` stands for any number of
 `...` inside a line for any text. Durations (`75.088 ms`, `4.366 s`), speedups, scheduler
 addresses, host names after them and runs of spaces are normalised, since they differ from run to run. A line like
 `[0:04] 8/8 tasks` is progress shown only on a terminal and not checked.
+
+Every `--nq-*` option the documents name is one the plugin has, written as it takes a value.
 """
 
 from __future__ import annotations
@@ -223,3 +225,27 @@ def test_the_rule_finds_the_examples():
     assert any(cmd.startswith("nqprof sweep") for cmd in run)
     assert readme["nqprof solve 10 --strategy dp2"] and readme["nqprof solve 8 --strategy feinbube -q"]
     assert readme["nqprof solve 12 -s feinbube -q"] and "nqprof solve 27 -s serial --timeout 1" in run
+
+
+# -- the --nq-* options --------------------------------------------------------------------
+
+
+def _plugin_options() -> dict[str, bool]:
+    """The plugin's --nq-* options as `pytest --help` lists them: name -> whether it takes a value."""
+    out = subprocess.run([sys.executable, "-m", "pytest", "--help", "-p", "no:cacheprovider"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return {m.group(1): bool(m.group(2)) for m in re.finditer(r"^ +(--nq-[\w-]+)(=)?", out.stdout, re.M)}
+
+
+def test_the_nq_options_the_docs_name_exist():
+    options = _plugin_options()
+    assert options["--nq-trace"] is False and options["--nq-trace-dir"] is True
+    wrong = []
+    for path in DOCS:
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            for m in re.finditer(r"(--nq-[a-z-]*[a-z])(\[?=)?", line):
+                name, value = m.groups()
+                if name not in options or (value and (value == "[=" or not options[name])):
+                    wrong.append(f"{path.name}:{number}: {m.group(0)}")
+    assert not wrong, f"options the plugin does not take so: {wrong} (it takes {sorted(options)})"
