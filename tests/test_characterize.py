@@ -9,6 +9,7 @@ numbers in the recorded shape, written by make_synthetic.py), not measurements.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -39,6 +40,15 @@ def test_launch_counts_and_modes_parse():
             launch.parse_counts(bad)
     with pytest.raises(InputError, match="--modes takes a comma list of default, own, fire-and-forget, tail"):
         launch.parse_modes("default,stream")
+
+
+def test_launch_help_names_every_mode(capsys):
+    """`nqprof characterize launch --help` lists the modes the measurement takes, graph modes too."""
+    with pytest.raises(SystemExit):
+        main(["characterize", "launch", "--help"])
+    text = " ".join(capsys.readouterr().out.split()).replace("- ", "-")  # argparse wraps at hyphens
+    listed = re.search(r"--modes MODES launch modes, a comma list of ([\w\-, ]+?) \(", text)
+    assert listed and listed.group(1).split(", ") == list(launch.MODES), text
 
 
 def test_pending_is_sized_to_the_count():
@@ -507,12 +517,12 @@ def test_timeline_buffer_layout_round_trip():
 
     from nqprof.strategies.cdp import timeline as tl
 
-    assert tl.RECORD_DTYPE.itemsize == 40 and tl.HEADER_DTYPE.itemsize == dr.HEADER_BYTES
+    assert tl.record_dtype().itemsize == 40 and dr.header_dtype().itemsize == dr.HEADER_BYTES
     start = tl.initial_bytes(capacity=4, host_boards=77)
     header, host = start[:16], start[16:]
-    ran = np.array([(10, 20, 30, 1, 0, 3, 5)], dtype=tl.RECORD_DTYPE).tobytes()
-    failed = np.array([(11, tl.NOT_STARTED, 0, 1, 0, 4, 6)], dtype=tl.RECORD_DTYPE).tobytes()
-    header = np.array([(3, 4, 2, 0)], dtype=tl.HEADER_DTYPE).tobytes()
+    ran = np.array([(10, 20, 30, 1, 0, 3, 5)], dtype=tl.record_dtype()).tobytes()
+    failed = np.array([(11, tl.NOT_STARTED, 0, 1, 0, 4, 6)], dtype=tl.record_dtype()).tobytes()
+    header = np.array([(3, 4, 2, 0)], dtype=dr.header_dtype()).tobytes()
     out = tl.decode(header, host.replace(np.uint64(tl.NOT_STARTED).tobytes(), np.uint64(1).tobytes(), 1) + ran + failed)
     assert out["recorded"] == 3 and out["dropped"] == 2 and out["not_started"] == 1
     assert out["grids"]["id"] == [0, 1] and out["grids"]["boards"] == [77, 5] and out["grids"]["parent"][0] == tl.NONE
@@ -532,7 +542,7 @@ def test_timeline_record_matches_the_kernels(tmp_path, toolkit):
     subprocess.run([str(toolkit.nvcc), "-std=c++17", "-I", str(kernels_dir()), str(program), "-o", str(exe)],
                    check=True, capture_output=True, text=True)
     printed = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout.split()
-    assert list(map(int, printed)) == [tl.RECORD_DTYPE.itemsize, dr.HEADER_BYTES, tl.RECORD_DTYPE.fields["gen"][1]]
+    assert list(map(int, printed)) == [tl.record_dtype().itemsize, dr.HEADER_BYTES, tl.record_dtype().fields["gen"][1]]
 
 
 @pytest.mark.slow

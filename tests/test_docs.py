@@ -14,12 +14,25 @@ are stderr messages, looked for in stderr. A line `...` stands for any number of
 `...` inside a line for any text. Durations (`75.088 ms`, `4.366 s`), speedups, scheduler
 addresses, host names after them and runs of spaces are normalised, since they differ from run to run. A line like
 `[0:04] 8/8 tasks` is progress shown only on a terminal and not checked.
+
+Every `pytest bench/ ...` command line in a code block of the same documents runs too, when it
+needs no GPU: not measured on an H200, not under another program (`nsys profile ...`), no
+GPU strategy selected, no `--nq-trace` (Nsight Systems) and no `--nq-cluster` other than
+`local`; on a machine with a GPU only lines that select CPU strategies alone run (the others
+would run the GPU cases). It runs in a copy of bench/ in a temporary folder (nothing is
+written into the tree), at N=8 where the line leaves N at its default (8..16 takes minutes),
+and must pass; a line shown as `$ pytest bench/ ...` with output is compared with it as
+above, and also the counts of pytest's summary (`[9]`, `27 passed`), its `===` bars and
+the reason after `needs a GPU:` (it depends on the machine) are normalised. Every
+`--nq-*` option the documents name is one the plugin has, written as it takes a value.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import shlex
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -223,3 +236,165 @@ def test_the_rule_finds_the_examples():
     assert any(cmd.startswith("nqprof sweep") for cmd in run)
     assert readme["nqprof solve 10 --strategy dp2"] and readme["nqprof solve 8 --strategy feinbube -q"]
     assert readme["nqprof solve 12 -s feinbube -q"] and "nqprof solve 27 -s serial --timeout 1" in run
+
+
+# -- `pytest bench/ ...` command lines -------------------------------------------------------
+
+
+@dataclass
+class BenchLine:
+    doc: str
+    line: int
+    command: str
+    context: str
+    expected: list[str] = field(default_factory=list)
+    #: the program the line runs pytest under (`nsys`), if any
+    wrapper: str | None = None
+
+
+def _code_blocks(path: Path) -> list[tuple[int, list[tuple[int, str]]]]:
+    """(first line, [(line number, text)]) of every code block of ``path``: fenced, or
+    indented by four spaces after a blank line."""
+    lines = path.read_text().splitlines()
+    blocks, i = [], 0
+    while i < len(lines):
+        line = lines[i]
+        if line.strip().startswith("```"):
+            indent = len(line) - len(line.lstrip())
+            start, body = i, []
+            i += 1
+            while i < len(lines) and not lines[i].strip().startswith("```"):
+                body.append((i + 1, lines[i][indent:]))
+                i += 1
+            blocks.append((start, body))
+        elif line.startswith("    ") and i and not lines[i - 1].strip():
+            start, body = i, []
+            while i < len(lines) and (lines[i].startswith("    ") or not lines[i].strip()):
+                body.append((i + 1, lines[i][4:]))
+                i += 1
+            blocks.append((start, body))
+            continue
+        i += 1
+    return blocks
+
+
+def _bench_lines(path: Path) -> list[BenchLine]:
+    lines = path.read_text().splitlines()
+    found: list[BenchLine] = []
+    for start, body in _code_blocks(path):
+        context = "\n".join(lines[max(0, start - 6):start])
+        current = None
+        for number, text in body:
+            prompt = text.startswith("$ ")
+            if "pytest bench/" in text:
+                command = _strip_comment(text.removeprefix("$ ").split("&&")[-1])
+                head, _, rest = command.partition("pytest bench/")
+                runner = head.split()
+                wrapper = None if runner in ([], ["python3", "-m"], ["python", "-m"]) else runner[0]
+                current = BenchLine(path.name, number, "pytest bench/" + rest, context, wrapper=wrapper)
+                found.append(current)
+                if not prompt:
+                    current = None
+            elif prompt:
+                current = None
+            elif current is not None:
+                current.expected.append(text.rstrip())
+        for ex in found:
+            while ex.expected and not ex.expected[-1].strip():
+                ex.expected.pop()
+    return found
+
+
+def _cpu_only(words: list[str]) -> bool | None:
+    """Whether the line selects CPU strategies alone (None: it selects every strategy)."""
+    for i, word in enumerate(words):
+        if word.startswith("--nq-strategy"):
+            names = word.partition("=")[2] if "=" in word else words[i + 1]
+            return not set(names.split(",")) & _gpu_strategies()
+    return None
+
+
+def _why_bench_skipped(ex: BenchLine) -> str | None:
+    if "H200" in ex.context:
+        return "measured on an H200 host"
+    if ex.wrapper:
+        return f"runs under {ex.wrapper}"
+    words = shlex.split(ex.command)
+    if any(w.startswith("--nq-trace") for w in words):
+        return "traces GPU cases under Nsight Systems"
+    for i, word in enumerate(words):
+        if word.startswith("--nq-cluster"):
+            target = word.partition("=")[2] if "=" in word else words[i + 1]
+            if target != "local":
+                return "needs a running Dask scheduler"
+    selects = _cpu_only(words)
+    if selects is False:
+        return "selects a GPU strategy"
+    from nqprof.cuda.device import gpu_available
+
+    if selects is None and gpu_available()[0]:
+        return "would run the GPU cases on this machine's GPU"
+    return None
+
+
+def _bench_examples():
+    for path in DOCS:
+        for ex in _bench_lines(path):
+            why = _why_bench_skipped(ex)
+            yield pytest.param(ex, id=f"{ex.doc}:{ex.line}", marks=[pytest.mark.skip(reason=why)] if why else [])
+
+
+def _pytest_normalised(line: str) -> str:
+    line = re.sub(r"^=+ (.*?) =+$", r"\1", line.strip())
+    line = re.sub(r"\[\d+\]", "[n]", line)
+    line = re.sub(r"\b\d+ (passed|skipped|failed|errors?|deselected|xfailed|xpassed|warnings?)\b", r"n \1", line)
+    line = re.sub(r" \(\d+:\d\d:\d\d\)", "", line)
+    return re.sub(r"(needs a GPU): .*", r"\1: <reason>", line)
+
+
+@pytest.mark.parametrize("example", list(_bench_examples()))
+def test_documented_benchmark_run(example: BenchLine, tmp_path):
+    shutil.copytree(ROOT / "bench", tmp_path / "bench", ignore=shutil.ignore_patterns("__pycache__"))
+    argv = shlex.split(example.command)[1:]
+    if not any(a.startswith("--nq-n") for a in argv):
+        argv.append("--nq-n=8")
+    out = subprocess.run([sys.executable, "-m", "pytest", *argv, "-p", "no:cacheprovider"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=600, env={**os.environ, "COLUMNS": "200"})
+    assert out.returncode == 0, f"{example.doc}:{example.line} `{example.command}`:\n{out.stdout[-3000:]}{out.stderr}"
+    if example.expected:
+        got = [_pytest_normalised(l) for l in (out.stdout + out.stderr).splitlines()]
+        problem = match([_pytest_normalised(l) for l in example.expected], got)
+        assert problem is None, f"{example.doc}:{example.line} `{example.command}`: {problem}"
+
+
+def test_the_rule_finds_the_benchmark_runs():
+    """The docs' CPU benchmark runs are run, their GPU, trace and remote-cluster ones are not."""
+    found = {(p.values[0].doc, p.values[0].command): p.marks for p in _bench_examples()}
+    assert ("README.md", "pytest bench/ -rs") in found
+    run = [cmd for (doc, cmd), marks in found.items() if not marks]
+    assert "pytest bench/ --nq-strategy=serial,multicore --nq-n=8:10 -q" in run
+    skipped = {cmd: marks[0].kwargs["reason"] for (doc, cmd), marks in found.items() if marks}
+    assert any("--nq-trace" in cmd for cmd in skipped) and any(cmd.startswith("pytest bench/ --nq-cluster tcp")
+                                                               for cmd in skipped)
+    assert skipped["pytest bench/ --benchmark-only -k feinbube"] == "runs under nsys"
+
+
+def _plugin_options() -> dict[str, bool]:
+    """The plugin's --nq-* options as `pytest --help` lists them: name -> whether it takes a value."""
+    out = subprocess.run([sys.executable, "-m", "pytest", "--help", "-p", "no:cacheprovider"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return {m.group(1): bool(m.group(2)) for m in re.finditer(r"^ +(--nq-[\w-]+)(=)?", out.stdout, re.M)}
+
+
+def test_the_nq_options_the_docs_name_exist():
+    options = _plugin_options()
+    assert options["--nq-trace"] is False and options["--nq-trace-dir"] is True
+    wrong = []
+    for path in DOCS:
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            for m in re.finditer(r"(--nq-[a-z-]*[a-z])(\[?=)?", line):
+                name, value = m.groups()
+                if name not in options or (value and (value == "[=" or not options[name])):
+                    wrong.append(f"{path.name}:{number}: {m.group(0)}")
+    assert not wrong, f"options the plugin does not take so: {wrong} (it takes {sorted(options)})"

@@ -252,6 +252,14 @@ def test_plan_command_for_every_cdp_strategy(name, capsys):
     assert d["n"] == 12 and d["chunks"] >= 1 and d["generations"] and d["params"]["depth"] >= 1
 
 
+def test_plan_command_for_devgraph(capsys):
+    """devgraph launches from the device too (graphs, not CDP): it has a plan, with the
+    limits planned as for the CDP strategies."""
+    assert main(["plan", "12", "-s", "devgraph"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("plan for devgraph N=12 (config=carneiro): nothing is launched") and "boards: bound" in out
+
+
 def test_plan_command_chunks_with_little_free_memory(capsys):
     assert main(["plan", "13", "-s", "dp1", "-p", "z=2", "-p", "depth=3", "--free-gib", "2", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
@@ -261,7 +269,7 @@ def test_plan_command_chunks_with_little_free_memory(capsys):
 @pytest.mark.parametrize(
     "argv,message",
     [
-        (["plan", "12", "-s", "serial"], "plans are for the CDP strategies"),
+        (["plan", "12", "-s", "serial"], r"plans are for the strategies that do \(dp1, .*cdp-dp3, devgraph\)$"),
         (["plan", "12", "-s", "dp2", "--free-gib", "0"], "--free-gib must be a positive number"),
         (["plan", "12", "-s", "dp2", "--free-gib", "lots"], "--free-gib must be a number of GiB"),
         (["plan", "x", "-s", "dp2"], "N must be an integer"),

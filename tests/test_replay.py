@@ -71,8 +71,8 @@ def test_measurement_builds_are_never_verified():
 
 
 def test_record_dtype():
-    assert rp.RECORD_DTYPE.itemsize == 128 and rp.HEADER_DTYPE.itemsize == dr.HEADER_BYTES == 16
-    assert rp.RECORD_DTYPE.fields["args"][1] == 40 and rp.RECORD_DTYPE.fields["boards"][1] == 32
+    assert rp.record_dtype().itemsize == 128 and dr.header_dtype().itemsize == dr.HEADER_BYTES == 16
+    assert rp.record_dtype().fields["args"][1] == 40 and rp.record_dtype().fields["boards"][1] == 32
 
 
 #: Kernel parameter lists (as C types) and the layout of their parameter buffer, by hand:
@@ -107,7 +107,7 @@ def test_hand_layouts_are_pythons_native_struct_layout():
 
 
 def test_records_and_packing_match_the_kernels(tmp_path, toolkit):
-    """The kernels' record struct against RECORD_DTYPE, and cdp_rec_pack (the code that packs
+    """The kernels' record struct against record_dtype(), and cdp_rec_pack (the code that packs
     a recorded launch's arguments on the device) run on the host against the hand layouts."""
     from nqprof.cuda.sources import kernels_dir
 
@@ -131,8 +131,9 @@ def test_records_and_packing_match_the_kernels(tmp_path, toolkit):
     subprocess.run([str(toolkit.nvcc), "-std=c++17", "-I", str(kernels_dir()), str(program), "-o", str(exe)],
                    check=True, capture_output=True, text=True)
     out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout.splitlines()
-    assert list(map(int, out[0].split())) == [rp.RECORD_DTYPE.itemsize, dr.HEADER_BYTES,
-                                              rp.RECORD_DTYPE.fields["args"][1], rp.RECORD_DTYPE.fields["boards"][1]]
+    record = rp.record_dtype()
+    assert list(map(int, out[0].split())) == [record.itemsize, dr.HEADER_BYTES,
+                                              record.fields["args"][1], record.fields["boards"][1]]
     for line, (params, (fmt, offsets, size)) in zip(out[1:], LAYOUTS.items()):
         used, planned, blob = line.split()
         assert int(used) == int(planned) == size <= rp.ARG_BYTES
@@ -187,13 +188,13 @@ class FakeKernel:
 
 def _device_writes(drv, records, launches, dropped=0):
     """What the record build's launches leave in the buffer."""
-    rec = np.zeros(len(launches), dtype=rp.RECORD_DTYPE)
+    rec = np.zeros(len(launches), dtype=rp.record_dtype())
     for r, (grid, block, shared, boards, blob) in zip(rec, launches):
         r["grid"], r["block"], r["shared"], r["boards"] = grid, block, shared, boards
         r["arg_bytes"] = len(blob)
         r["args"][: len(blob)] = np.frombuffer(blob, dtype=np.uint8)
     drv.memcpy_htod(records.buf, np.array([(len(launches) + dropped, records.capacity, dropped, 0)],
-                                          dtype=rp.HEADER_DTYPE))
+                                          dtype=dr.header_dtype()))
     drv.memcpy_htod(records.buf + dr.HEADER_BYTES, rec)
 
 

@@ -13,7 +13,7 @@ Where the traces go (``<case>`` is the test's name, file-name safe):
   ``<storage>/<machine id>/traces/<trace run>/<case>.sqlite`` (and ``.nsys-rep``), beside the
   JSON file pytest-benchmark writes; the case's record names the file relative to that JSON's
   folder, so the history can be moved as a whole.
-* ``--nq-trace=DIR``: ``DIR/<trace run>/<case>.sqlite``, named by its absolute path.
+* ``--nq-trace-dir=DIR``: ``DIR/<trace run>/<case>.sqlite``, named by its absolute path.
 * ``--nq-trace`` without saving: a folder under the system's temporary folder (never the
   source tree), named at the end of the session.
 

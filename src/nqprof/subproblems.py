@@ -22,22 +22,25 @@ second-row restriction is applied on the host.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import os
-
-import numpy as np
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .errors import InputError
 from .problem import full_mask, validate_n
 
+if TYPE_CHECKING:  # numpy is imported where boards are made, so importing a strategy stays light
+    import numpy as np
 
-#: The host arrays' element types, one per board; the kernels read them as mask_t (32-bit
-#: masks) and unsigned char (the row). A test compares the sizes with the kernels'.
-MASK_DTYPE = np.uint32
-ROW_DTYPE = np.uint8
-#: Device bytes per uploaded board: three masks and the row.
-BOARD_UPLOAD_BYTES = 3 * np.dtype(MASK_DTYPE).itemsize + np.dtype(ROW_DTYPE).itemsize
+
+#: The host arrays' element types (numpy dtype names), one per board; the kernels read them
+#: as mask_t (32-bit masks) and unsigned char (the row). A test compares the sizes with the
+#: kernels'.
+MASK_DTYPE = "uint32"
+ROW_DTYPE = "uint8"
+#: Device bytes per uploaded board: three masks and the row (a test compares it with the
+#: dtypes' sizes and the kernels').
+BOARD_UPLOAD_BYTES = 3 * 4 + 1
 
 
 @dataclass(frozen=True)
@@ -65,6 +68,8 @@ def place_row(n: int, cols, ld, rd, row, *carried, allowed=None):
 
     ``carried`` arrays, one value per board, follow each board to its children. Boards with
     no free square in the next row have no children. Returns (cols, ld, rd, row, *carried)."""
+    import numpy as np
+
     full = np.uint32(full_mask(n))
     free = ~(cols | ld | rd) & full
     if allowed is not None:
@@ -90,6 +95,8 @@ def place_row(n: int, cols, ld, rd, row, *carried, allowed=None):
 
 
 def _first_row(n: int, columns: list[int]):
+    import numpy as np
+
     bits = np.array([1 << c for c in columns], dtype=np.uint32)
     full = np.uint32(full_mask(n))
     return (
@@ -119,6 +126,8 @@ def boards_estimate(n: int, depth: int, paths: int = 2048, seed: int = 12345) ->
     """Knuth's estimate of the boards with ``depth`` rows filled (mirror symmetry applied):
     the mean, over random root-to-depth paths, of the product of the choices met on the way
     (unbiased; milliseconds, deterministic for a seed). 0 where no path reaches ``depth``."""
+    import numpy as np
+
     rng = np.random.default_rng(seed)
     full = (1 << n) - 1
     cols = np.zeros(paths, np.int64)
@@ -176,6 +185,8 @@ def expand(n: int, depth: int) -> Subproblems:
     ``depth`` may be 1..N (depth N gives the complete solutions, one board each). An
     expansion that cannot fit the host's memory is refused before it starts.
     """
+    import numpy as np
+
     n = validate_n(n)
     try:
         depth_value = int(depth)

@@ -2,8 +2,10 @@
 
 Each command group lives in its own module of this package and registers its subcommands
 through ``add_commands(subparsers)``; the modules import nothing heavy (pandas, pytest,
-matplotlib, PyCUDA) at import time, only inside the commands that need it, so that
-``nqprof --help`` and ``nqprof strategies`` start instantly.
+matplotlib, PyCUDA, numpy) at import time, only inside the commands that need it, so that
+``nqprof --help`` and ``nqprof strategies`` start instantly. A command builds only its own
+group's parser, and ``nqprof --help`` lists the commands from :data:`COMMANDS` without
+importing any group.
 """
 
 from __future__ import annotations
@@ -16,30 +18,65 @@ from typing import Sequence
 
 from .. import __version__
 from ..errors import NqprofError
-from ..options import parse_params  # noqa: F401  (the CLI's --param grammar)
 
-#: The command groups, in the order `nqprof --help` lists them (modules of this package).
-GROUPS = ("run", "plan", "build", "history", "trace", "report", "characterize", "queue_bench")
-#: Each command and the group that registers it: a command's parser is built from its group
-#: alone, so that `nqprof strategies` does not import every group (a test checks the table).
-COMMANDS = {
-    "solve": "run", "sweep": "run", "strategies": "run", "env": "run", "plan": "plan", "build": "build",
-    "matrix": "build", "history": "history", "compare": "history", "plot": "history", "trace": "trace",
-    "profile": "trace", "report": "report", "characterize": "characterize", "queue-bench": "queue_bench",
+#: Every command: the group (a module of this package) that registers it and its one-line
+#: help, in the order `nqprof --help` lists them. A command's parser is built from its group
+#: alone, and `nqprof --help` lists this table without importing any group (a test checks
+#: the table against what the groups register).
+COMMANDS: dict[str, tuple[str, str]] = {
+    "solve": ("run", "count the solutions for N queens with one strategy and report the run"),
+    "sweep": ("run", "run a grid of cases (strategies x N x parameter axes), one verified row each"),
+    "strategies": ("run", "list strategies and their parameters"),
+    "env": ("run", "report GPU, driver, toolkit and profiler availability"),
+    "plan": ("plan", "print the plan of a CDP run (generations, bounds, limits, reserve, chunks); launches nothing"),
+    "build": ("build", "compile (and device-link) every kernel with nvcc and report resources; no GPU needed"),
+    "matrix": ("build", "compare the resources-*.json tables of several toolkits"),
+    "history": ("history", "list every saved benchmark run, one row per benchmark per run"),
+    "compare": ("history", "compare two saved runs: change and a noise-aware verdict per benchmark"),
+    "plot": ("history", "write PNG figures: time vs N, speedup over serial"),
+    "trace": ("trace", "read Nsight Systems traces (.sqlite or .nsys-rep)"),
+    "profile": ("trace", "run a command under nsys profile and print the per-range breakdown"),
+    "report": ("report", "list the papers' tables and figures, or re-measure one beside the paper"),
+    "characterize": ("characterize", "what CDP costs here: launch time, reserved memory, ideal time, efficiency"),
+    "queue-bench": ("queue_bench", "GPU queue microbenchmark (Kerbl et al., Fig. 1): table and figure"),
 }
+#: The command groups, in the order `nqprof --help` lists them.
+GROUPS = tuple(dict.fromkeys(group for group, _ in COMMANDS.values()))
 
 
-def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The parser of every command, or only of ``command``'s group."""
+def __getattr__(name: str):
+    if name == "parse_params":  # the CLI's --param grammar, imported on use: `nqprof --help` needs none of it
+        from ..options import parse_params
+
+        return parse_params
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _top_parser() -> tuple[argparse.ArgumentParser, argparse._SubParsersAction]:
     parser = argparse.ArgumentParser(
         prog="nqprof", description="Benchmark and profile GPU work distribution on N-Queens."
     )
     parser.add_argument("--version", action="version", version=f"nqprof {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for name in [COMMANDS[command]] if command in COMMANDS else GROUPS:
+    return parser, sub
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command, or only of ``command``'s group."""
+    parser, sub = _top_parser()
+    for name in [COMMANDS[command][0]] if command in COMMANDS else GROUPS:
         importlib.import_module(f"{__name__}.{name}").add_commands(sub)
     _mark_leaves(parser)
+    return parser
+
+
+def listing_parser() -> argparse.ArgumentParser:
+    """The top-level parser with every command listed from :data:`COMMANDS` and none built:
+    what `nqprof --help`, a missing command and an unknown one need."""
+    parser, sub = _top_parser()
+    for command, (_, help_text) in COMMANDS.items():
+        sub.add_parser(command, help=help_text, add_help=False)
     return parser
 
 
@@ -55,7 +92,10 @@ def _mark_leaves(parser: argparse.ArgumentParser) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser(argv[0] if argv else None)
+    command = argv[0] if argv and argv[0] in COMMANDS else None
+    if command is None:  # --help, --version, no command or an unknown one (these exit), or options before it
+        command = listing_parser().parse_known_args(argv)[0].command
+    parser = build_parser(command)
     args, extras = parser.parse_known_args(argv)
     if extras:
         getattr(args, "_parser", parser).error(f"unrecognized arguments: {' '.join(extras)}")

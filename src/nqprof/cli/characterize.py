@@ -1,7 +1,7 @@
 """``nqprof characterize``: what CUDA Dynamic Parallelism costs on this GPU and toolkit,
 measured the way Wang and Yalamanchili (2014) measured it (nqprof.characterize).
 
-    nqprof characterize launch [--counts 32,1K,256K] [--modes default,own,fire-and-forget,tail]
+    nqprof characterize launch [--counts 32,1K,256K] [--modes default,own,fire-and-forget,tail,graph-ff,graph-tail]
     nqprof characterize reserve [--pending 0,32,4096] [--heap-mib 8,512]
     nqprof characterize ideal [--strategies dp2,dp3,dpswap] [--n 14,16]
     nqprof characterize efficiency [--strategies feinbube,dp2,dp3,dpswap] [--n 14] [--child-launches 200]
@@ -155,7 +155,9 @@ def cmd_launch(args) -> int:
 def add_launch(q) -> None:
     q.add_argument("--counts", help="launch counts, a comma list (1K, 256K, 1M allowed; default 32..256K in powers "
                                     "of 2, and 1M)")
-    q.add_argument("--modes", help="launch modes, a comma list of default, own, fire-and-forget, tail (default: all)")
+    # launch.MODES (not imported here: it needs numpy); a test checks that the help names every mode
+    q.add_argument("--modes", help="launch modes, a comma list of default, own, fire-and-forget, tail, graph-ff, "
+                                   "graph-tail (the graph modes need nqprof[graphs]; default: all)")
     q.add_argument("--block", type=int, default=128, help="threads per block of the parent grid (default 128)")
 
 

@@ -26,9 +26,9 @@ def cmd_plan(args) -> int:
 
     strategy = get(args.strategy)
     if not hasattr(strategy, "recursion"):  # the CDP strategies, and devgraph
-        cdp = ", ".join(name for name in names() if get(name).cdp)
-        raise InputError(f"strategy {args.strategy} launches nothing from the device: plans are for the CDP "
-                         f"strategies ({cdp})")
+        planned = ", ".join(name for name in names() if hasattr(get(name), "recursion"))
+        raise InputError(f"strategy {args.strategy} launches nothing from the device: plans are for the strategies "
+                         f"that do ({planned})")
     free_gib = None if args.free_gib is None else _gib(args.free_gib)
     params = strategy.resolve(args.n, solve_params(args.param, args.strategy))
     n = int(args.n)

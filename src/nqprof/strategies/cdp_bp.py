@@ -16,8 +16,6 @@ On an H200 host depth 4 was 2-5% faster at N=16..18 and the rest best as they ar
 
 from __future__ import annotations
 
-import numpy as np
-
 from ..errors import InputError
 from .base import Param, block_param, depth_param
 from .cdp.params import child_block_param
@@ -59,6 +57,8 @@ class CdpBpSession(CdpSession):
         self.preallocate_regions(p["depth2"] if p["depth2"] < self.n else None)  # the child generation's boards
 
     def launch_root(self):
+        import numpy as np
+
         p = self.params
         self.root(
             *self.boards.args(), np.int32(self.n), np.int32(self.search), self.regions, np.uint32(self.region),

@@ -15,8 +15,6 @@ shared-memory budget of dp3. Kernels in kernels/cdp_dp3.cu and block_launch.cuh.
 
 from __future__ import annotations
 
-import numpy as np
-
 from ..errors import InputError
 from .base import Param, block_param, depth_param
 from .cdp.limits import check_nesting
@@ -45,6 +43,8 @@ class CdpDp3Session(CdpSession):
         self.preallocate_regions(schedule[1][0] if len(schedule) > 1 else None)
 
     def launch_root(self):
+        import numpy as np
+
         p = self.params
         self.root(
             *self.boards.args(), np.int32(self.n), np.int32(p["search"]), self.regions, np.uint32(self.region),

@@ -10,9 +10,10 @@ A session allocates the words with :meth:`GpuSession.counter(layout.words)
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,8 @@ class CounterLayout:
 
     def read(self, words: np.ndarray) -> dict[str, int]:
         """The named counters of ``words`` (``self.words`` 64-bit words read back)."""
+        import numpy as np
+
         w = np.asarray(words, dtype=np.uint64)
         if w.shape != (self.words,):
             raise ValueError(f"{self.prefix}counters must be {self.words} 64-bit words, got shape {w.shape}")

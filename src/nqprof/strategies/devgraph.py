@@ -30,9 +30,7 @@ PyCUDA. docs/devgraph.md has the measurements.
 from __future__ import annotations
 
 import math
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from ..cuda.nvtx import nvtx_range
 from ..cuda.sources import KernelSource
@@ -42,6 +40,9 @@ from ..subproblems import expand
 from .base import Param, Strategy, block_param
 from .counters import CounterLayout
 from .gpu_common import COUNTER_BYTES, GpuSession
+
+if TYPE_CHECKING:
+    import numpy as np
 
 # The state words of kernels/devgraph.cu (DG_*); tests/test_devgraph.py compares them.
 SOLUTIONS, COUNT0, COUNT1, PARITY, ROW, GEN, DONE, OVERFLOW = 0, 1, 2, 3, 4, 5, 6, 7
@@ -215,6 +216,8 @@ class DevGraphSession(GpuSession):
             raise
 
     def _open(self, n, params):
+        import numpy as np
+
         from .cdp.plan import make_plan
         from ..subproblems import BOARD_UPLOAD_BYTES
 
@@ -265,6 +268,8 @@ class DevGraphSession(GpuSession):
         )
 
     def _make_graphs(self) -> None:
+        import numpy as np
+
         from ..cuda.graphs import GraphLayer
 
         self.graphs = g = GraphLayer(self.stream)
@@ -300,6 +305,8 @@ class DevGraphSession(GpuSession):
 
     # -- a round ---------------------------------------------------------------------------
     def _reset(self) -> None:
+        import numpy as np
+
         cap, h = self.cap, self.host_count
         for a in range(3):  # the host boards into buffer 0 (the generations overwrite it)
             self.drv.memcpy_dtod(int(self.frontier) + a * cap * MASK_BYTES,
@@ -327,6 +334,8 @@ class DevGraphSession(GpuSession):
         return Measurement(count=count, wall_s=timer.wall_seconds, gpu_s=timer.seconds, stats=stats)
 
     def _host_loop(self) -> int:
+        import numpy as np
+
         launches = 0
         words = np.zeros(GEN_BASE, dtype=np.uint64)
         for g in range(MAX_GEN):

@@ -18,8 +18,6 @@ symmetry and one host grid launches every host board's first swarm grid. ``strea
 
 from __future__ import annotations
 
-import numpy as np
-
 from ..errors import InputError
 from .base import Param, block_param, depth_param
 from .cdp.accounting import STREAM_KINDS
@@ -54,6 +52,8 @@ class Dp1Session(CdpSession):
     child_kernels = ("dp1_swarm",)
 
     def launch_root(self):
+        import numpy as np
+
         p = self.params
         # One thread per host board, each launching its board's first swarm grid.
         self.root(

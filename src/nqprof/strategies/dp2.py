@@ -30,8 +30,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from ..errors import InputError
 from .base import block_param, depth_param
 from .cdp.limits import check_nesting
@@ -99,6 +97,8 @@ class Dp2Session(CdpSession):
         self.allow_dynamic_shared(self.child_kernels[0], stack_bytes(deepest, p["child_block"]))
 
     def launch_root(self):
+        import numpy as np
+
         p = self.params
         self.root(
             *self.boards.args(), np.int32(self.n), np.int32(p["search"]), np.int32(p["child_block"]),

@@ -22,8 +22,6 @@ The defaults keep a device-launched block (child_block 32, search 6, capacity 22
 
 from __future__ import annotations
 
-import numpy as np
-
 from ..errors import InputError
 from .base import Param, block_param, depth_param
 from .cdp.model import SWAP_STATE_BYTES
@@ -63,6 +61,8 @@ class DpSwapSession(CdpSession):
         self.allow_dynamic_shared(self.child_kernels[0], shared_bytes(p["search"], p["capacity"], p["child_block"]))
 
     def launch_root(self):
+        import numpy as np
+
         p = self.params
         self.root(
             *self.boards.args(), np.int32(self.n), np.int32(p["search"]), np.int32(p["capacity"]),

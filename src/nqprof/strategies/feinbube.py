@@ -17,8 +17,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-import numpy as np
-
 from ..cuda.sources import KernelSource
 from ..errors import InputError
 from ..result import Measurement
@@ -107,6 +105,8 @@ class FeinbubeSession(GpuSession):
         self.notes.append(f"{self.boards.count} boards at depth {params['depth']}, grid {self.grid[0]} x {self.block}")
 
     def run_once(self) -> Measurement:
+        import numpy as np
+
         self.drv.memset_d32(self.total, 0, 2)
         with self.generation(0) as timer:
             self.func(

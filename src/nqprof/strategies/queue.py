@@ -23,8 +23,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from ..errors import DeviceFailureError, InputError
 from ..result import Measurement
 from ..subproblems import expand
@@ -158,6 +156,8 @@ class QueueAccounting:
 
     @classmethod
     def decode(cls, words) -> "QueueAccounting":
+        import numpy as np
+
         w = np.asarray(words, dtype=np.uint64)
         if w.shape != (WORDS,):
             raise ValueError(f"queue accounting must be {WORDS} 64-bit words, got shape {w.shape}")
@@ -244,6 +244,8 @@ class QueueSession(GpuSession):
         )
 
     def run_once(self) -> Measurement:
+        import numpy as np
+
         self.drv.memset_d32(self.qmem, 0, self.qbytes // 4)
         self.drv.memset_d32(self.acct, 0, 2 * WORDS)
         seed_grid = (max(1, min(4096, -(-self.boards.count // 256))), 1)

@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from ...errors import DeviceFailureError
 from ..counters import CounterLayout
 from .limits import DEFAULT_HEAP, RuntimeLimits
 from .model import GenerationStats
+
+if TYPE_CHECKING:
+    import numpy as np
 
 MIB = 1024 * 1024
 
@@ -114,6 +115,8 @@ class Accounting:
 def decode_accounting(words: np.ndarray, host_boards: int) -> Accounting:
     """Decode the accounting words of one round. Generation 0 is the host's launch (one
     grid over ``host_boards`` boards); the device records the others."""
+    import numpy as np
+
     counters = LAYOUT.read(words)
     v = [int(x) for x in np.asarray(words, dtype=np.uint64)]
     gens = [GenerationStats(0, 1, host_boards, host_boards, host_boards)]

@@ -3,7 +3,7 @@ boards is copied into, and the sum of the chunks' accounting words."""
 
 from __future__ import annotations
 
-import numpy as np
+from typing import TYPE_CHECKING
 
 from ...subproblems import Subproblems
 from .accounting import (
@@ -17,6 +17,9 @@ from .accounting import (
     WORDS,
 )
 
+if TYPE_CHECKING:
+    import numpy as np
+
 #: Accounting words combined by max (the rest add up), besides FIRST_ERROR (the first).
 _MAX_WORDS = [MAX_GENERATION] + [GEN_BASE + GEN_WORDS * g + k for g in range(MAX_GEN) for k in (GEN_MIN_COMPLEMENT, GEN_MAX)]
 
@@ -25,6 +28,8 @@ def merge_accounting(total: np.ndarray | None, chunk: np.ndarray) -> np.ndarray:
     """The accounting of two chunks run one after the other: counts add up, the deepest
     generation and the per-generation maximum and minimum (kept as its complement) are the
     larger, the first error is the earlier chunk's (when it had one)."""
+    import numpy as np
+
     chunk = np.asarray(chunk, dtype=np.uint64)
     if chunk.shape != (WORDS,):
         raise ValueError(f"accounting must be {WORDS} 64-bit words, got shape {chunk.shape}")
@@ -53,6 +58,8 @@ class ChunkBoards:
         return (self.host.cols, self.host.ld, self.host.rd, self.host.row)
 
     def load(self, lo: int, hi: int) -> None:
+        import numpy as np
+
         if hi - lo > self.capacity:
             raise ValueError(f"chunk of {hi - lo} boards over the capacity {self.capacity}")
         for dev, host in zip(self.arrays, self._host_arrays()):
@@ -60,4 +67,6 @@ class ChunkBoards:
         self.count = hi - lo
 
     def args(self) -> tuple:
+        import numpy as np
+
         return (*self.arrays, np.uint32(self.count))

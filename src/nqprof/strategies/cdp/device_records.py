@@ -6,21 +6,38 @@ writes the header before each round and reads header and records back after it."
 
 from __future__ import annotations
 
-import numpy as np
+from functools import lru_cache
+from typing import TYPE_CHECKING
 
-HEADER_DTYPE = np.dtype([("next", "<u4"), ("capacity", "<u4"), ("dropped", "<u4"), ("unused", "<u4")])
+if TYPE_CHECKING:
+    import numpy as np
+
+#: The header's fields, as numpy dtype fields (:func:`header_dtype`).
+HEADER_FIELDS = [("next", "<u4"), ("capacity", "<u4"), ("dropped", "<u4"), ("unused", "<u4")]
 HEADER_BYTES = 16  # CDP_TL_HEADER_BYTES, CDP_REC_HEADER_BYTES
+
+
+@lru_cache(maxsize=None)
+def header_dtype() -> np.dtype:
+    """The header as a numpy dtype (made on first use: importing this module needs no numpy)."""
+    import numpy as np
+
+    return np.dtype(HEADER_FIELDS)
 
 
 def header_bytes(capacity: int) -> bytes:
     """An empty buffer's header: nothing recorded or dropped yet."""
-    return np.array([(0, capacity, 0, 0)], dtype=HEADER_DTYPE).tobytes()
+    import numpy as np
+
+    return np.array([(0, capacity, 0, 0)], dtype=header_dtype()).tobytes()
 
 
 class DeviceRecords:
     """The buffer behind the ``__device__`` pointer ``symbol`` of ``module``."""
 
     def __init__(self, drv, module, symbol: str, record_dtype: np.dtype, capacity: int):
+        import numpy as np
+
         self.drv, self.capacity, self.record_dtype = drv, capacity, record_dtype
         self.buf = drv.mem_alloc(HEADER_BYTES + record_dtype.itemsize * capacity)
         ptr, _ = module.get_global(symbol)
@@ -28,13 +45,17 @@ class DeviceRecords:
 
     def write_start(self, data: bytes) -> None:
         """The buffer's first bytes (the header, and records a round starts with)."""
+        import numpy as np
+
         self.drv.memcpy_htod(self.buf, np.frombuffer(data, dtype=np.uint8).copy())  # plain bytes
 
     def read_bytes(self) -> tuple[bytes, bytes]:
         """The header, and the records written (at most ``capacity``)."""
+        import numpy as np
+
         header = np.empty(HEADER_BYTES, dtype=np.uint8)
         self.drv.memcpy_dtoh(header, self.buf)
-        n = min(int(np.frombuffer(header.tobytes(), dtype=HEADER_DTYPE)[0]["next"]), self.capacity)
+        n = min(int(np.frombuffer(header.tobytes(), dtype=header_dtype())[0]["next"]), self.capacity)
         records = np.empty(n * self.record_dtype.itemsize, dtype=np.uint8)
         if n:
             self.drv.memcpy_dtoh(records, int(self.buf) + HEADER_BYTES)

@@ -24,8 +24,6 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
-import numpy as np
-
 from ...problem import full_mask
 from ...subproblems import expand, place_row
 
@@ -140,6 +138,8 @@ def next_search(search: int, doubling: bool, max_search: int | None) -> int:
 
 def _completions(n: int, cols, ld, rd, row) -> int:
     """Solutions below the given boards (breadth-first; for the model's small N)."""
+    import numpy as np
+
     total = 0
     parent = np.zeros(len(cols), dtype=np.int64)
     while len(cols):
@@ -157,6 +157,8 @@ def condensed_generations(
     ``depth`` with initial search depth ``search``: generation 0 is the host grid (one grid
     over every host board); generation g+1 has one grid per thread of generation g that
     reached at least one board with a free next row, ``search`` rows below its own."""
+    import numpy as np
+
     host = expand(n, depth)
     cols, ld, rd = host.cols.copy(), host.ld.copy(), host.rd.copy()
     row = host.row.astype(np.int64)
@@ -361,6 +363,8 @@ def block_first_generation(n: int, depth: int, search: int, block: int) -> Gener
     that found any launches one grid over all of them. Exact (the grids later generations
     form depend on the order of the device's atomic appends; their boards are those of
     :func:`condensed_generations`). None when no block hands anything on."""
+    import numpy as np
+
     host = expand(n, depth)
     cols, ld, rd, row = host.cols, host.ld, host.rd, host.row.astype(np.int64)
     owner = np.arange(len(host), dtype=np.int64) // block

@@ -18,20 +18,30 @@ its boards) and the run fails with an error that says so.
 
 from __future__ import annotations
 
-from typing import Any
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+from .device_records import DeviceRecords, header_bytes, header_dtype
 
-from .device_records import HEADER_DTYPE, DeviceRecords, header_bytes
+if TYPE_CHECKING:
+    import numpy as np
 
 #: Bytes of a record's argument area (CDP_REC_ARG_BYTES).
 ARG_BYTES = 88
-#: One record (struct cdp_rec_launch; a test compares it with the kernels).
-RECORD_DTYPE = np.dtype([("grid", "<u4", (3,)), ("block", "<u4", (3,)), ("shared", "<u4"), ("arg_bytes", "<u4"),
-                         ("boards", "<u4"), ("unused", "<u4"), ("args", "u1", (ARG_BYTES,))])
+#: One record's fields (struct cdp_rec_launch; a test compares it with the kernels).
+RECORD_FIELDS = [("grid", "<u4", (3,)), ("block", "<u4", (3,)), ("shared", "<u4"), ("arg_bytes", "<u4"),
+                 ("boards", "<u4"), ("unused", "<u4"), ("args", "u1", (ARG_BYTES,))]
 #: The most launches a record build keeps (16 MiB of records; a replay of that many
 #: launches from Python takes seconds).
 MAX_RECORDS = 131_072
+
+
+@lru_cache(maxsize=None)
+def record_dtype() -> np.dtype:
+    """One record as a numpy dtype (made on first use: importing this module needs no numpy)."""
+    import numpy as np
+
+    return np.dtype(RECORD_FIELDS)
 
 
 def capacity_for(plan) -> int:
@@ -43,8 +53,10 @@ def capacity_for(plan) -> int:
 
 def decode(header: bytes, records: bytes) -> dict[str, Any]:
     """The header read back and the records written (a structured array)."""
-    h = np.frombuffer(header, dtype=HEADER_DTYPE)[0]
-    rec = np.frombuffer(records, dtype=RECORD_DTYPE)
+    import numpy as np
+
+    h = np.frombuffer(header, dtype=header_dtype())[0]
+    rec = np.frombuffer(records, dtype=record_dtype())
     return {"recorded": int(min(h["next"], h["capacity"])), "attempted": int(h["next"]),
             "capacity": int(h["capacity"]), "dropped": int(h["dropped"]), "records": rec}
 
@@ -87,6 +99,8 @@ def summary(recorded: dict[str, Any], replayed: int, kernel: str, seconds: float
     """What the run record keeps of a replay (picklable, JSON-able): the counts, the kernel,
     and each replayed launch's boards and blocks, in replay order (the order ncu profiles
     them in)."""
+    import numpy as np
+
     rec = recorded["records"]
     return {"kernel": kernel, "recorded": recorded["recorded"], "capacity": recorded["capacity"],
             "dropped": recorded["dropped"], "replayed": replayed, "gpu_s": seconds,
@@ -99,7 +113,7 @@ class LaunchRecords(DeviceRecords):
     module's ``cdp_rec``), reset before each round, read after the host grid."""
 
     def __init__(self, drv, module, capacity: int):
-        super().__init__(drv, module, "cdp_rec", RECORD_DTYPE, capacity)
+        super().__init__(drv, module, "cdp_rec", record_dtype(), capacity)
 
     def reset(self) -> None:
         self.write_start(header_bytes(self.capacity))

@@ -11,20 +11,30 @@ launches past it are counted as dropped.
 from __future__ import annotations
 
 import math
-from typing import Any
-
-import numpy as np
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
 
 from ..base import Param
-from .device_records import HEADER_DTYPE, DeviceRecords
+from .device_records import DeviceRecords, header_dtype
 
-#: One record (struct cdp_tl_grid; a test compares it with the kernels).
-RECORD_DTYPE = np.dtype([("launched", "<u8"), ("start", "<u8"), ("end", "<u8"), ("gen", "<u4"),
-                         ("parent", "<u4"), ("parent_block", "<u4"), ("boards", "<u4")])
+if TYPE_CHECKING:
+    import numpy as np
+
+#: One record's fields (struct cdp_tl_grid; a test compares it with the kernels).
+RECORD_FIELDS = [("launched", "<u8"), ("start", "<u8"), ("end", "<u8"), ("gen", "<u4"),
+                 ("parent", "<u4"), ("parent_block", "<u4"), ("boards", "<u4")]
 NONE = 0xFFFF_FFFF  # CDP_TL_NONE
 NOT_STARTED = 0xFFFF_FFFF_FFFF_FFFF
 MARGIN = 1.25
 EXTRA = 1024
+
+
+@lru_cache(maxsize=None)
+def record_dtype() -> np.dtype:
+    """One record as a numpy dtype (made on first use: importing this module needs no numpy)."""
+    import numpy as np
+
+    return np.dtype(RECORD_FIELDS)
 
 
 def timeline_param() -> Param:
@@ -46,20 +56,24 @@ def capacity_for(launches: int | None, pending: int) -> int:
 
 def initial_bytes(capacity: int, host_boards: int) -> bytes:
     """The header (next = 1) and record 0 (the host grid, not started)."""
-    header = np.array([(1, capacity, 0, 0)], dtype=HEADER_DTYPE)
-    host = np.array([(0, NOT_STARTED, 0, 0, NONE, 0, host_boards)], dtype=RECORD_DTYPE)
+    import numpy as np
+
+    header = np.array([(1, capacity, 0, 0)], dtype=header_dtype())
+    host = np.array([(0, NOT_STARTED, 0, 0, NONE, 0, host_boards)], dtype=record_dtype())
     return header.tobytes() + host.tobytes()
 
 
 def decode(header: bytes, records: bytes) -> dict[str, Any]:
     """The header and the records read back, as column lists (picklable, JSON-able): only
     grids that ran (a record whose launch failed never started)."""
-    h = np.frombuffer(header, dtype=HEADER_DTYPE)[0]
-    rec = np.frombuffer(records, dtype=RECORD_DTYPE)
+    import numpy as np
+
+    h = np.frombuffer(header, dtype=header_dtype())[0]
+    rec = np.frombuffer(records, dtype=record_dtype())
     ids = np.arange(len(rec), dtype=np.int64)
     ran = rec["start"] != NOT_STARTED
     columns = {"id": ids[ran].tolist()}
-    for name in RECORD_DTYPE.names:
+    for name in record_dtype().names:
         columns[name] = rec[name][ran].tolist()
     return {"recorded": int(min(h["next"], h["capacity"])), "capacity": int(h["capacity"]),
             "dropped": int(h["dropped"]), "not_started": int((~ran).sum()), "grids": columns}
@@ -70,7 +84,7 @@ class DeviceTimeline(DeviceRecords):
     round (record 0 is the host grid), read after it."""
 
     def __init__(self, drv, module, capacity: int, host_boards: int):
-        super().__init__(drv, module, "cdp_tl", RECORD_DTYPE, capacity)
+        super().__init__(drv, module, "cdp_tl", record_dtype(), capacity)
         self.host_boards = host_boards
 
     def reset(self) -> None:
