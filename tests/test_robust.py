@@ -218,6 +218,9 @@ def test_an_unknown_option_shows_the_commands_usage():
 # --- parsers (properties) ----------------------------------------------------------------------
 
 TEXT = st.text(alphabet=string.printable + "é…\u00a0", max_size=30)
+NUMBER_TEXT = st.one_of(TEXT, st.sampled_from(["inf", "-inf", "nan", "Infinity", "1e308", "1e400", "-0", "+7", " 7 ",
+                                               str(10**30), "1.5.2", "0x10", "1_000", "١٢", "²", "7.", ".5", "2e3"]),
+                        st.integers().map(str), st.floats().map(str))
 
 
 @given(TEXT)
@@ -239,19 +242,19 @@ def test_n_list_parser_ranges(pairs):
 
 @pytest.mark.parametrize("parse", [options.parse_rounds, options.parse_warmup, options.parse_timeout,
                                    options.parse_param_axis, options.parse_strategies])
-@settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(text=TEXT)
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=NUMBER_TEXT)
 def test_option_parsers_return_or_raise_input_error(parse, text):
     try:
         value = parse(text)
     except InputError:
         return
     if parse is options.parse_rounds:
-        assert value is None or value >= 1
+        assert value is None or 1 <= value <= options.MAX_FIXED_ROUNDS
     elif parse is options.parse_warmup:
-        assert value >= 0
+        assert 0 <= value <= options.MAX_FIXED_ROUNDS
     elif parse is options.parse_timeout:
-        assert value > 0 and math.isfinite(value) or value == math.inf
+        assert 0 < value <= options.MAX_TIMEOUT
 
 
 @settings(max_examples=60, deadline=None)
@@ -372,3 +375,83 @@ def test_a_bad_environment_variable_does_not_break_help():
     out = subprocess.run([sys.executable, "-m", "nqprof.cli", "solve", "8"], capture_output=True, text=True, env=env,
                          timeout=60)
     assert out.returncode == 2 and out.stderr.count("\n") == 1 and "NQPROF_TIMEOUT" in out.stderr, out.stderr
+
+
+# --- numbers: one grammar, finite and in range, from every option and variable ---------------
+
+
+@settings(max_examples=300, deadline=None)
+@given(NUMBER_TEXT)
+def test_a_number_is_finite_and_in_range_or_one_line(text):
+    from nqprof.numeric import Integer, Real
+
+    for parse, check in ((Integer(-3, 50, "x"), lambda v: isinstance(v, int) and -3 <= v <= 50),
+                         (Integer(4, 16, "y", choices=(4, 8, 16)), lambda v: v in (4, 8, 16)),
+                         (Real(0, 1e6, "z", unit="s"), lambda v: math.isfinite(v) and 0 < v <= 1e6),
+                         (Real(-1, 1, "w", above=False), lambda v: -1 <= v <= 1)):
+        try:
+            value = parse(text)
+        except InputError as exc:
+            assert "\n" not in str(exc) and str(exc).startswith(parse.what + " must be "), str(exc)
+        else:
+            assert check(value), (parse, text, value)
+
+
+@pytest.mark.parametrize("text", ["inf", "-inf", "nan", "1e10", "1e308", str(10**30), "1.5.2", "", " ", "0x10",
+                                  "1_000", "0", "-1", "١", "٣"])
+def test_bad_numbers_are_refused(text):
+    from nqprof.numeric import Integer, Real
+
+    for parse in (Integer(1, 1000, "the count"), Real(0, 1000, "the size", unit="GiB")):
+        with pytest.raises(InputError, match=r"^the (count|size) must be .*, got '"):
+            parse(text)
+
+
+def test_numbers_in_the_grammar():
+    from nqprof.numeric import Integer, Real
+
+    assert [Integer(0, 9)(t) for t in (" 7 ", "+3", "0", "-0")] == [7, 3, 0, 0]
+    assert [Real(0, 1e4)(t) for t in ("2e3", ".5", "7.", " 1.25 ")] == [2000.0, 0.5, 7.0, 1.25]
+    with pytest.raises(InputError, match=r"^the timeout must be at most 10000 seconds \(a week\), got 'inf'$"):
+        Real(0, 1e4, "the timeout", unit="seconds", why="a week")("inf")
+    with pytest.raises(InputError, match=r"^the timeout must be a positive number of seconds, got 'nan'$"):
+        Real(0, 1e4, "the timeout", unit="seconds")("nan")
+
+
+def test_a_timeout_is_one_every_wait_takes():
+    """inf and 1e10 overflowed the watchdog's waits; the largest timeout nqprof takes does not."""
+    import multiprocessing
+    import threading
+
+    for text in ("inf", "1e10", "1e308", "nan", "-1", "0"):
+        with pytest.raises(InputError, match="the timeout must be"):
+            options.parse_timeout(text)
+    assert options.parse_timeout(str(options.MAX_TIMEOUT)) == options.MAX_TIMEOUT <= threading.TIMEOUT_MAX
+    here, there = multiprocessing.Pipe()
+    try:
+        there.send(1)
+        assert here.poll(options.MAX_TIMEOUT)  # ready: returns at once, after converting the timeout
+        with pytest.raises(OverflowError):
+            here.poll(1e10)
+    finally:
+        here.close()
+        there.close()
+    lock = threading.Lock()
+    assert lock.acquire(timeout=options.MAX_TIMEOUT)
+    lock.release()
+
+
+def test_a_strategy_parameter_and_launch_counts_are_numbers_in_the_grammar():
+    """'0_3' and '٣' were depth 3; '²' was a ValueError's traceback from --counts."""
+    from nqprof.characterize.launch import MAX_COUNT, parse_counts
+    from nqprof.strategies import get
+
+    depth = get("multicore").param("depth")
+    assert depth.parse(" 3 ", 12) == depth.parse("+3", 12) == 3
+    for bad in ("0_3", "٣", "0x3", "3.0", "inf", ""):
+        with pytest.raises(InputError, match="parameter depth must be an integer"):
+            depth.parse(bad, 12)
+    assert parse_counts("32, 1K,1M") == [32, 1024, 1 << 20]
+    for bad in ("²", "0", "-1", str(MAX_COUNT + 1), "1_000", "99999999999999999999M", "1e3"):
+        with pytest.raises(InputError, match="--counts takes a comma list of launch counts"):
+            parse_counts(bad)

@@ -4,21 +4,23 @@
 plugin and its CLI.
 
 Everything here is pure: texts in, values out, :class:`~nqprof.errors.InputError` naming the
-option on a bad value. The cases an option set selects come from :func:`case_grid`; a
-pytest session's parsed options from :func:`settings_of`. Environment variables
-(``NQPROF_TIMEOUT``) are read when a value is needed, never at import.
+option on a bad value (a number in :mod:`nqprof.numeric`'s grammar and in a finite range: a
+timeout of at most a week, at most MAX_FIXED_ROUNDS rounds). The cases an option set
+selects come from :func:`case_grid`; a pytest session's parsed options from
+:func:`settings_of`. Environment variables (``NQPROF_TIMEOUT``) are read when a value is
+needed, never at import.
 """
 
 from __future__ import annotations
 
 import itertools
-import math
 import os
 import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Sequence
 
 from .errors import InputError
+from .numeric import Integer, Real
 from .problem import parse_n_list, split_list
 from .rounds import AUTO_TEXT, DEFAULT_WARMUP
 
@@ -26,6 +28,11 @@ from .rounds import AUTO_TEXT, DEFAULT_WARMUP
 #: NQPROF_TIMEOUT or --timeout says otherwise.
 DEFAULT_TIMEOUT = 600.0
 TIMEOUT_VARIABLE = "NQPROF_TIMEOUT"
+#: The longest timeout: a week, which every wait of a run takes (a pipe's poll counts in
+#: milliseconds in a C int, about 24 days; threading's TIMEOUT_MAX is larger).
+MAX_TIMEOUT = 7 * 24 * 3600.0
+#: The most timed (or warm-up) rounds a case can be given.
+MAX_FIXED_ROUNDS = 100_000
 #: The pytest fixture that runs one case, and the plugin's cluster option.
 FIXTURE = "nqbench"
 CLUSTER_OPTION, CLUSTER_DEST = "--nq-cluster", "nq_cluster"
@@ -109,33 +116,24 @@ def parse_params(items: Sequence[str] | None) -> dict[str, str]:
     return params
 
 
+#: The timeout's grammar: seconds, more than none and at most MAX_TIMEOUT.
+TIMEOUT_SECONDS = Real(0, MAX_TIMEOUT, "the timeout", unit="seconds", why="a week")
+ROUND_COUNT = Integer(1, MAX_FIXED_ROUNDS, "the number of rounds (or auto)")
+WARMUP_COUNT = Integer(0, MAX_FIXED_ROUNDS, "the number of warm-up rounds")
+
+
 def parse_timeout(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not value > 0:
-        raise InputError(f"the timeout must be a positive number of seconds, got {text!r}")
-    return value
-
-
-def _parse_count(text: str, lo: int, what: str) -> int:
-    try:
-        value = int(str(text).strip())
-    except ValueError:
-        value = lo - 1
-    if value < lo:
-        raise InputError(f"{what} must be an integer >= {lo}, got {text!r}")
-    return value
+    """Seconds in 0 < t <= MAX_TIMEOUT (inf is no timeout nqprof can wait for)."""
+    return TIMEOUT_SECONDS(text)
 
 
 def parse_rounds(text: str) -> int | None:
-    """``auto`` (None) or a number of timed rounds >= 1."""
-    return None if str(text).strip() == "auto" else _parse_count(text, 1, "the number of rounds (or auto)")
+    """``auto`` (None) or a number of timed rounds in 1..MAX_FIXED_ROUNDS."""
+    return None if str(text).strip() == "auto" else ROUND_COUNT(text)
 
 
 def parse_warmup(text: str) -> int:
-    return _parse_count(text, 0, "the number of warm-up rounds")
+    return WARMUP_COUNT(text)
 
 
 def parse_timer(text: str) -> str:
@@ -254,10 +252,10 @@ PARAM_AXIS = Option("param", parse_param_axis, None, "STRATEGY.KEY=V1[,V2...]",
                     "of its axes, combinations the strategy rejects are skipped with the reason",
                     repeatable=True)
 TIMEOUT = Option("timeout", parse_timeout, lambda: str(default_timeout()), "SECONDS",
-                 f"seconds one step of a run (prepare, or one round) may take before its worker "
-                 f"is killed (default: ${TIMEOUT_VARIABLE}, else {DEFAULT_TIMEOUT:g})")
+                 f"seconds one step of a run (prepare, or one round) may take before its worker is killed, "
+                 f"at most {MAX_TIMEOUT:g} (a week) (default: ${TIMEOUT_VARIABLE}, else {DEFAULT_TIMEOUT:g})")
 ROUNDS = Option("rounds", parse_rounds, "auto", "N|auto",
-                f"timed rounds per case, a number or {AUTO_TEXT} (default: auto)")
+                f"timed rounds per case, a number up to {MAX_FIXED_ROUNDS} or {AUTO_TEXT} (default: auto)")
 WARMUP = Option("warmup", parse_warmup, str(DEFAULT_WARMUP), "N",
                 "untimed (but verified) rounds before the timed ones; the first GPU launch pays for "
                 f"lazy loading (default: {DEFAULT_WARMUP})")
