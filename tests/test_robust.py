@@ -455,3 +455,24 @@ def test_a_strategy_parameter_and_launch_counts_are_numbers_in_the_grammar():
     for bad in ("²", "0", "-1", str(MAX_COUNT + 1), "1_000", "99999999999999999999M", "1e3"):
         with pytest.raises(InputError, match="--counts takes a comma list of launch counts"):
             parse_counts(bad)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["plan", "12", "-s", "dp2", "--free-gib", "inf"], "--free-gib must be at most 4096 GiB, got 'inf'"),
+    (["plan", "12", "-s", "dp2", "--free-gib", "1e308"], "--free-gib must be at most 4096 GiB, got '1e308'"),
+    (["solve", "8", "--cluster", "local", "--workers", "1e10"], "--workers must be an integer in 1..1024, got '1e10'"),
+    (["solve", "8", "--cluster", "local", "--workers", str(10**30)], "--workers must be an integer in 1..1024"),
+    (["characterize", "launch", "--block", "0x10"], "--block must be an integer in 1..1024, got '0x10'"),
+    (["characterize", "efficiency", "--n", "99"], "--n: N must be in 1..27, got 99"),
+    (["queue-bench", "--bytes", "5"], "--bytes must be one of 4, 8, 16, got '5'"),
+    (["queue-bench", "--fill", "1e3"], "--fill must be an integer in 1..64, got '1e3'"),
+    (["report", "table2", "--z", "9"], "--z must be an integer in 1..8, got '9'"),
+    (["report", "table2", "--timeout", "inf"], "--timeout: the timeout must be at most 604800 seconds"),
+    (["solve", "--", "-inf"], "N must be an integer in 1..27, got '-inf'"),
+])
+def test_number_options_are_read_before_the_command_runs(argv, message, capsys):
+    """One line naming the option, before anything else the command would do first (look for
+    a GPU, start a cluster, plan)."""
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("nqprof: error: ") and err.count("\n") == 1 and message in err, err

@@ -9,8 +9,18 @@ import sys
 from .. import options
 from .cluster import add_cluster_arguments
 from ..errors import InputError
+from ..numeric import add_number
+from ..problem import validate_n
 from ..files import check_json_output, check_output, write_json, write_text
 from ..options import ROUNDS, TIMEOUT, TIMER, WARMUP
+
+
+def parse_ns(text: str) -> list[int]:
+    """``--n``: an N list in nqprof's one grammar (``8:15``, ``8,10,12``, ``8:12,14``)."""
+    try:
+        return options.parse_n_values(text)
+    except InputError as exc:
+        raise InputError(f"--n takes A:B or a comma list of N: {exc}") from None
 
 
 def run_options(p, timer: bool = False, rounds_default: str | None = None, warmup_default: str | None = None,
@@ -163,7 +173,7 @@ def add_json_output(p, what: str) -> None:
 
 def add_commands(sub) -> None:
     p = sub.add_parser("solve", help="count the solutions for N queens with one strategy and report the run")
-    p.add_argument("n", help="board size N")
+    add_number(p.add_argument, "n", number=validate_n, metavar="N", help="board size N")
     p.add_argument("--strategy", "-s", default="serial", help="strategy name (see `nqprof strategies`)")
     p.add_argument("--param", "-p", action="append", metavar="[STRATEGY.]KEY=VALUE",
                    help="strategy parameter (repeatable; a STRATEGY prefix must name the -s strategy)")
