@@ -180,6 +180,13 @@ def test_sweep_param_without_strategy_applies_where_it_exists(capsys):
                                                                           ("multicore", 3)]
 
 
+def test_an_axis_of_a_strategy_not_selected_is_an_error(capsys):
+    """It selected no case, and the sweep (or the plugin's run) ran without it."""
+    assert main(["sweep", "-s", "serial", "--n", "8", "-p", "multicore.depth=1", "-q"]) == 2
+    err = capsys.readouterr().err
+    assert "--param 'multicore.depth=1': multicore is not a selected strategy (selected: serial)" in err, err
+
+
 def test_sweep_skips_gpu_strategies_without_a_gpu(monkeypatch, capsys):
     monkeypatch.setattr("nqprof.cuda.device.gpu_available", lambda: (False, "no CUDA driver"))
     assert main(["sweep", "-s", "feinbube,serial", "--n", "8", "-q", "--rounds", "1", "--warmup", "0"]) == 0

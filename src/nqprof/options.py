@@ -36,6 +36,10 @@ MAX_FIXED_ROUNDS = 100_000
 #: The pytest fixture that runs one case, and the plugin's cluster option.
 FIXTURE = "nqbench"
 CLUSTER_OPTION, CLUSTER_DEST = "--nq-cluster", "nq_cluster"
+#: A scheduler address: [PROTOCOL://]HOST:PORT, as Dask's Client takes it.
+_ADDRESS = re.compile(r"^(?:(?P<proto>[a-z]+)://)?(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9][A-Za-z0-9.\-_]*)"
+                      r":(?P<port>\d{1,5})$", re.ASCII)
+PROTOCOLS = ("tcp", "tls", "ucx", "ws", "wss")
 #: What a round's statistic can be (nqprof.runner): compute (CUDA events for GPU runs, the
 #: worker's clock around the computation for CPU runs) or wall (the host round trip).
 TIMERS = ("compute", "wall")
@@ -94,7 +98,7 @@ def parse_param_axis(text: str) -> tuple[str, str, list[str]]:
     target, sep, values = str(text).partition("=")
     strategy, dot, key = target.strip().partition(".")
     if not sep or not dot or not strategy or not key:
-        raise InputError(f"a parameter axis is written strategy.key=value[,value...], got {text!r}")
+        raise InputError(f"a parameter axis is written [strategy.]key=value[,value...], got {text!r}")
     if strategy not in _names():
         raise InputError(f"unknown strategy {strategy!r} in {text!r} (known: {', '.join(_names())})")
     return strategy, key.strip(), list(dict.fromkeys(split_list(values, f"the values of {target.strip()}")))
@@ -161,10 +165,11 @@ def solve_params(items, strategy: str) -> dict[str, str]:
     return parse_params(plain)
 
 
-def sweep_params(items, strategies: list[str]) -> list[str]:
-    """``--param [STRATEGY.]KEY=V[,V...]`` of a sweep as ``STRATEGY.KEY=...`` axes: an axis
-    without a strategy applies to each selected strategy that has the parameter (an error if
-    none has it)."""
+def sweep_params(items, strategies: list[str], flag: str = "--param") -> list[str]:
+    """``[STRATEGY.]KEY=V[,V...]`` axes (of a sweep, or of the plugin's ``--nq-param``) as
+    ``STRATEGY.KEY=...``: an axis without a strategy applies to each selected strategy that
+    has the parameter (an error if none has it); an axis of a strategy that is not selected
+    would apply to no case, and is an error too."""
     from .strategies import get
 
     axes = []
@@ -181,12 +186,29 @@ def sweep_params(items, strategies: list[str]) -> list[str]:
                 if any(p.name == key for p in strategy.params):
                     having.append(name)
             if not having:
-                raise InputError(f"--param {item!r}: no selected strategy ({', '.join(strategies)}) has a "
+                raise InputError(f"{flag} {item!r}: no selected strategy ({', '.join(strategies)}) has a "
                                  f"parameter {key!r}")
             axes += [f"{name}.{key}={values}" for name in having]
-        else:
-            axes.append(item)
+            continue
+        name = target.partition(".")[0].strip()
+        if sep and name in _names() and name not in strategies:
+            raise InputError(f"{flag} {item!r}: {name} is not a selected strategy (selected: "
+                             f"{', '.join(strategies)})")
+        axes.append(item)
     return axes
+
+
+def parse_cluster_address(text: str) -> str:
+    """``local`` or a scheduler address ``[PROTOCOL://]HOST:PORT`` (``--cluster`` of solve,
+    ``--nq-cluster`` of the plugin); InputError otherwise (the caller names the option)."""
+    value = str(text).strip()
+    if value == "local":
+        return value
+    m = _ADDRESS.match(value)
+    if not m or (m["proto"] and m["proto"] not in PROTOCOLS) or not 1 <= int(m["port"]) <= 65535:
+        raise InputError(f"takes local or a scheduler address [PROTOCOL://]HOST:PORT "
+                         f"(PROTOCOL: {', '.join(PROTOCOLS)}; e.g. tcp://host:8786), got {text!r}")
+    return value
 
 
 # -- the options -------------------------------------------------------------------------
@@ -247,9 +269,10 @@ STRATEGY = Option("strategy", parse_strategies, "all", "LIST",
 N_VALUES = Option("n", parse_n_values, None, "LIST",
                   "board sizes: a comma list of N and inclusive ranges low:high, e.g. 8:12,14 "
                   f"(default: {DEFAULT_N[0]}:{DEFAULT_N[1]}, from each strategy's smallest N up to its bench_max_n)")
-PARAM_AXIS = Option("param", parse_param_axis, None, "STRATEGY.KEY=V1[,V2...]",
-                    "a parameter axis of one strategy (repeatable); the cases are the cartesian product "
-                    "of its axes, combinations the strategy rejects are skipped with the reason",
+PARAM_AXIS = Option("param", parse_param_axis, None, "[STRATEGY.]KEY=V1[,V2...]",
+                    "a parameter axis (repeatable) of a selected strategy: without STRATEGY it applies to each "
+                    "selected strategy that has KEY; the cases are the cartesian product of the axes, "
+                    "combinations a strategy rejects are skipped with the reason",
                     repeatable=True)
 TIMEOUT = Option("timeout", parse_timeout, lambda: str(default_timeout()), "SECONDS",
                  f"seconds one step of a run (prepare, or one round) may take before its worker is killed, "
@@ -312,8 +335,11 @@ def _check_axis_key(strategy: str, key: str) -> None:
 
 def parse_settings(raw: dict[str, Any], prefix: str = "--nq-") -> Settings:
     """Settings from the options' raw texts (``dest -> text``, a list for repeatable
-    options); :class:`InputError` naming the option (``prefix`` + name) on a bad value."""
-    values = {opt.name: opt.value(raw.get(opt.dest), prefix) for opt in OPTIONS}
+    options); :class:`InputError` naming the option (``prefix`` + name) on a bad value, or
+    on a parameter axis that no selected strategy takes (:func:`sweep_params`)."""
+    values = {opt.name: opt.value(raw.get(opt.dest), prefix) for opt in OPTIONS if opt is not PARAM_AXIS}
+    given_axes = sweep_params(raw.get(PARAM_AXIS.dest), values["strategy"], PARAM_AXIS.flag_for(prefix))
+    values["param"] = PARAM_AXIS.value(given_axes, prefix)
     axes: dict[str, dict[str, tuple[str, ...]]] = {}
     for strategy, key, choices in values["param"]:
         try:

@@ -10,17 +10,13 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import re
 import sys
 import warnings
 
 from ..errors import InputError
 from ..numeric import Integer, add_number
+from ..options import parse_cluster_address
 from ..problem import MAX_N
-
-#: A scheduler address: [PROTOCOL://]HOST:PORT, as Dask's Client takes it.
-_ADDRESS = re.compile(r"^(?:(?P<proto>[a-z]+)://)?(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9][A-Za-z0-9.\-_]*):(?P<port>\d{1,5})$")
-PROTOCOLS = ("tcp", "tls", "ucx", "ws", "wss")
 
 #: The most workers --workers starts (local) or waits for (an address).
 MAX_WORKERS = 1024
@@ -58,14 +54,10 @@ def cluster_options_without_cluster(args) -> list[str]:
 
 def check_address(text: str) -> str:
     """``local`` or a scheduler address ``[PROTOCOL://]HOST:PORT``; one line otherwise."""
-    text = str(text).strip()
-    if text == "local":
-        return text
-    m = _ADDRESS.match(text)
-    if not m or (m["proto"] and m["proto"] not in PROTOCOLS) or not 1 <= int(m["port"]) <= 65535:
-        raise InputError(f"--cluster takes local or a scheduler address [PROTOCOL://]HOST:PORT "
-                         f"(PROTOCOL: {', '.join(PROTOCOLS)}; e.g. tcp://host:8786), got {text!r}")
-    return text
+    try:
+        return parse_cluster_address(text)
+    except InputError as exc:
+        raise InputError(f"--cluster {exc}") from None
 
 
 def check_cluster_options(args) -> None:

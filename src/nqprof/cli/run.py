@@ -76,10 +76,7 @@ def cmd_sweep(args) -> int:
     from ..runner import solve
     from ..textfmt import seconds, table
 
-    raw = {opt.dest: getattr(args, opt.dest) for opt in options.OPTIONS}
-    strategies = options.STRATEGY.value(raw[options.STRATEGY.dest], "--")
-    raw[options.PARAM_AXIS.dest] = options.sweep_params(raw[options.PARAM_AXIS.dest], strategies)
-    settings = options.parse_settings(raw, prefix="--")
+    settings = options.parse_settings({opt.dest: getattr(args, opt.dest) for opt in options.OPTIONS}, prefix="--")
     output = check_json_output(args.output)
     cases = list(options.case_grid(settings))
     gpu_why = _gpu_missing(strategy for _, strategy, _ in cases)
@@ -188,10 +185,7 @@ def add_commands(sub) -> None:
                                    "--param feinbube.depth=5,6")
     options.STRATEGY.add_to(p.add_argument, "--", "-s")
     options.N_VALUES.add_to(p.add_argument, "--")
-    p.add_argument("--param", "-p", dest=options.PARAM_AXIS.dest, action="append", metavar="[STRATEGY.]KEY=V[,V...]",
-                   help="a parameter axis (repeatable): without STRATEGY it applies to each selected strategy that "
-                        "has KEY; the cases are the cartesian product of the axes, combinations a strategy rejects "
-                        "are skipped with the reason")
+    options.PARAM_AXIS.add_to(p.add_argument, "--", "-p")
     options.TIMER.add_to(p.add_argument, "--")
     run_options(p)  # --timer is one of the shared OPTIONS above
     add_json_output(p, "every case's record (run, error or skip)")
