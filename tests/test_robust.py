@@ -387,6 +387,15 @@ def test_a_bad_environment_variable_does_not_break_help():
 # --- numbers: one grammar, finite and in range, from every option and variable ---------------
 
 
+def _bad_inputs():
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), os.pardir, "tools"))
+    try:
+        import bad_inputs
+    finally:
+        sys.path.pop(0)
+    return bad_inputs
+
+
 @settings(max_examples=300, deadline=None)
 @given(NUMBER_TEXT)
 def test_a_number_is_finite_and_in_range_or_one_line(text):
@@ -462,6 +471,47 @@ def test_a_strategy_parameter_and_launch_counts_are_numbers_in_the_grammar():
     for bad in ("²", "0", "-1", str(MAX_COUNT + 1), "1_000", "99999999999999999999M", "1e3"):
         with pytest.raises(InputError, match="--counts takes a comma list of launch counts"):
             parse_counts(bad)
+
+
+def test_every_option_of_every_command_is_a_number_or_listed_as_text():
+    """tools/bad_inputs.py finds the number options in the parsers: every other option of every
+    command (and of the plugin) must be listed as text, so that a new one is never forgotten."""
+    bad_inputs = _bad_inputs()
+    assert bad_inputs.unclassified() == []
+    flags = {bad_inputs._name(a) for _, a in bad_inputs.command_options() if bad_inputs.is_number(a)}
+    assert {"--timeout", "--rounds", "--warmup", "--workers", "--free-gib", "--fill", "--block", "n"} <= flags
+    assert set(bad_inputs.plugin_options()) >= {"--nq-timeout", "--nq-param", "--nq-cluster", "--nq-trace-dir"}
+
+
+def test_an_unlisted_option_is_reported(monkeypatch):
+    bad_inputs = _bad_inputs()
+    monkeypatch.setattr(bad_inputs, "TEXT_OPTIONS", bad_inputs.TEXT_OPTIONS - {"--checkpoint"})
+    monkeypatch.setattr(bad_inputs, "PLUGIN_TEXT_CASES", {k: v for k, v in bad_inputs.PLUGIN_TEXT_CASES.items()
+                                                          if k != "--nq-cluster"})
+    assert bad_inputs.unclassified() == ["nqprof solve --checkpoint", "--nq-cluster"]
+
+
+def test_every_number_option_refuses_bad_numbers_in_one_line(tmp_path, capsys, monkeypatch):
+    """In-process, a bad number for every number option of every command, NQPROF_TIMEOUT and
+    strategy parameters: the i-th option the i-th bad number (tools/bad_inputs.py runs every
+    one of them as a command). Nothing runs."""
+    bad_inputs = _bad_inputs()
+    by_option: dict[str, list] = {}
+    for case in bad_inputs.number_cases(tmp_path):
+        by_option.setdefault(case.option, []).append(case)
+    assert len(by_option) > 80
+    ran = []
+    monkeypatch.setattr("nqprof.runner.solve", lambda *a, **k: ran.append(a))
+    for i, cases in enumerate(by_option.values()):
+        case = cases[i % len(cases)]
+        with monkeypatch.context() as env:
+            for name, value in case.env.items():
+                env.setenv(name, value)
+            code = main(case.argv)
+        err = capsys.readouterr().err
+        assert code == 2 and err.startswith("nqprof: error: ") and err.count("\n") == 1, (case.argv, err)
+        assert case.names in err.splitlines()[0], (case.argv, err)
+    assert not ran
 
 
 @pytest.mark.parametrize("argv, message", [

@@ -227,6 +227,8 @@ class Option:
     metavar: str
     help: str
     repeatable: bool = False
+    #: Its value is a number or a list of numbers (tools/bad_inputs.py feeds it bad ones).
+    numeric: bool = False
 
     @property
     def flag(self) -> str:
@@ -253,22 +255,28 @@ class Option:
             raise InputError(f"{self.flag_for(prefix)}: {exc}") from None
 
     def add_to(self, add: Callable[..., Any], prefix: str = "--nq-", *aliases: str, default: str | None = None,
-               dest: str | None = None) -> None:
+               dest: str | None = None) -> Any:
         """Register with an ``add_argument``/``addoption`` callable; the value stays text
         (parse it with :meth:`value`), so that a bad value is nqprof's one-line error. A
-        ``default`` other than the option's own is stated in the help instead of it."""
+        ``default`` other than the option's own is stated in the help instead of it. An
+        argparse action carries the option (``action.option``)."""
         text = self.help
         if default is not None:
             text = re.sub(r"\(default: [^()]*(\([^()]*\)[^()]*)*\)$", f"(default: {default})", text)
-        add(self.flag_for(prefix), *aliases, dest=dest or self.dest, action="append" if self.repeatable else "store",
-            default=default, metavar=self.metavar, help=text.replace("%", "%%"))
+        action = add(self.flag_for(prefix), *aliases, dest=dest or self.dest,
+                     action="append" if self.repeatable else "store", default=default, metavar=self.metavar,
+                     help=text.replace("%", "%%"))
+        if action is not None:
+            action.option = self
+        return action
 
 
 STRATEGY = Option("strategy", parse_strategies, "all", "LIST",
                   "strategies: a comma list of names, or all (default: all)")
 N_VALUES = Option("n", parse_n_values, None, "LIST",
                   "board sizes: a comma list of N and inclusive ranges low:high, e.g. 8:12,14 "
-                  f"(default: {DEFAULT_N[0]}:{DEFAULT_N[1]}, from each strategy's smallest N up to its bench_max_n)")
+                  f"(default: {DEFAULT_N[0]}:{DEFAULT_N[1]}, from each strategy's smallest N up to its bench_max_n)",
+                  numeric=True)
 PARAM_AXIS = Option("param", parse_param_axis, None, "[STRATEGY.]KEY=V1[,V2...]",
                     "a parameter axis (repeatable) of a selected strategy: without STRATEGY it applies to each "
                     "selected strategy that has KEY; the cases are the cartesian product of the axes, "
@@ -276,12 +284,14 @@ PARAM_AXIS = Option("param", parse_param_axis, None, "[STRATEGY.]KEY=V1[,V2...]"
                     repeatable=True)
 TIMEOUT = Option("timeout", parse_timeout, lambda: str(default_timeout()), "SECONDS",
                  f"seconds one step of a run (prepare, or one round) may take before its worker is killed, "
-                 f"at most {MAX_TIMEOUT:g} (a week) (default: ${TIMEOUT_VARIABLE}, else {DEFAULT_TIMEOUT:g})")
+                 f"at most {MAX_TIMEOUT:g} (a week) (default: ${TIMEOUT_VARIABLE}, else {DEFAULT_TIMEOUT:g})",
+                 numeric=True)
 ROUNDS = Option("rounds", parse_rounds, "auto", "N|auto",
-                f"timed rounds per case, a number up to {MAX_FIXED_ROUNDS} or {AUTO_TEXT} (default: auto)")
+                f"timed rounds per case, a number up to {MAX_FIXED_ROUNDS} or {AUTO_TEXT} (default: auto)",
+                numeric=True)
 WARMUP = Option("warmup", parse_warmup, str(DEFAULT_WARMUP), "N",
                 "untimed (but verified) rounds before the timed ones; the first GPU launch pays for "
-                f"lazy loading (default: {DEFAULT_WARMUP})")
+                f"lazy loading (default: {DEFAULT_WARMUP})", numeric=True)
 TIMER = Option("timer", parse_timer, "compute", "compute|wall",
                "what a round's time is: compute = CUDA-event time for GPU cases, the worker's own clock "
                "around the computation for CPU cases; wall = the host round trip around the round, "
