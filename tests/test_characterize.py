@@ -375,9 +375,10 @@ def test_efficiency_measure_profiles_parent_and_children(tmp_path, monkeypatch):
 @pytest.mark.parametrize("argv, message", [
     (["launch", "--from", "nowhere.json"], "--from nowhere.json does not exist"),
     (["launch", "--counts", "12,abc"], "--counts takes a comma list"),
-    (["launch", "--repeats", "0", "--from", str(DATA / "synthetic-launch.json")], "--rounds: the number of rounds (or auto) must be an integer >= 1"),
+    (["launch", "--repeats", "0", "--from", str(DATA / "synthetic-launch.json")],
+     "--rounds: the number of rounds (or auto) must be an integer in 1..100000"),
     (["reserve", "--from", str(DATA / "synthetic-launch.json")], "not an nqprof reserve characterization"),
-    (["reserve", "--pending", "4,-1"], "--pending takes a comma list of integers >= 0"),
+    (["reserve", "--pending", "4,-1"], "--pending takes a comma list of integers in 0..67108864, got '4,-1'"),
     (["ideal", "--strategies", "dp9"], "unknown strategy 'dp9'"),
     (["ideal", "--n", "0:x"], "N"),
     (["efficiency", "--n", "99"], "N"),

@@ -18,8 +18,8 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 #: matches ``a.b`` and everything under it, ``"=a.b"`` the module ``a.b`` alone. A module
 #: may import its own layer or a lower one, never a higher one.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("foundation", ("=nqprof", "nqprof.errors", "nqprof.textfmt", "nqprof.progress", "nqprof.problem", "nqprof.files",
-                    "nqprof.worker")),
+    ("foundation", ("=nqprof", "nqprof.errors", "nqprof.numeric", "nqprof.textfmt", "nqprof.progress", "nqprof.problem",
+                    "nqprof.files", "nqprof.worker")),
     ("data", ("nqprof.subproblems", "nqprof.result", "nqprof.rounds", "nqprof.conditions", "nqprof.analysis.trace")),
     ("cuda", ("nqprof.cuda",)),
     ("strategy interface", ("nqprof.strategies.base", "nqprof.strategies.counters")),

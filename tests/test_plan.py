@@ -271,7 +271,7 @@ def test_plan_command_chunks_with_little_free_memory(capsys):
     [
         (["plan", "12", "-s", "serial"], r"plans are for the strategies that do \(dp1, .*cdp-dp3, devgraph\)$"),
         (["plan", "12", "-s", "dp2", "--free-gib", "0"], "--free-gib must be a positive number"),
-        (["plan", "12", "-s", "dp2", "--free-gib", "lots"], "--free-gib must be a number of GiB"),
+        (["plan", "12", "-s", "dp2", "--free-gib", "lots"], "--free-gib must be a positive number of GiB, got 'lots'"),
         (["plan", "x", "-s", "dp2"], "N must be an integer"),
         (["plan", "12", "-s", "dp2", "-p", "depth=40"], r"depth must be in 1\.\.11"),
         (["plan", "12", "-s", "nope"], "unknown strategy"),

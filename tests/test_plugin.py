@@ -154,6 +154,39 @@ def test_bad_option_is_a_usage_error(nqpytest):
     result.stderr.fnmatch_lines(["*--nq-n: the N range '10:8' is empty*"])
 
 
+@pytest.mark.parametrize("args, env, message", [
+    (["--nq-timeout=inf"], {}, "--nq-timeout: the timeout must be at most 604800 seconds (a week), got 'inf'"),
+    (["--nq-timeout=1e10"], {}, "--nq-timeout: the timeout must be at most 604800 seconds"),
+    (["--nq-timeout=nan"], {}, "--nq-timeout: the timeout must be a positive number of seconds, got 'nan'"),
+    ([], {"NQPROF_TIMEOUT": "inf"}, "NQPROF_TIMEOUT: the timeout must be at most 604800 seconds"),
+    (["--nq-rounds=" + str(10**30)], {}, "--nq-rounds: the number of rounds (or auto) must be an integer in 1..100000"),
+    (["--nq-warmup=1_000"], {}, "--nq-warmup: the number of warm-up rounds must be an integer in 0..100000"),
+    (["--nq-n=1e3"], {}, "--nq-n: N must be an integer in 1..27, got '1e3'"),
+    (["--nq-param=multicore.depth=inf"], {}, "--nq-param 'multicore.depth=inf': multicore is not a selected strategy"),
+    (["--nq-param=depth=1"], {}, "--nq-param 'depth=1': no selected strategy (serial) has a parameter 'depth'"),
+    (["--nq-strategy=multicore", "--nq-param=multicore.depth=0x10"], {},
+     "--nq-param: multicore.depth=0x10 is rejected by every case it is in: parameter depth must be an integer"),
+    (["--nq-cluster=foo"], {}, "--nq-cluster takes local or a scheduler address"),
+    (["--nq-cluster="], {}, "--nq-cluster takes local or a scheduler address"),
+    (["--nq-trace-dir="], {}, "--nq-trace-dir: an empty folder name"),
+])
+def test_every_nq_option_answers_bad_values_as_the_command_line_does(nqpytest, monkeypatch, args, env, message):
+    """A usage error naming the option, never an INTERNALERROR or a traceback (inf timeouts
+    overflowed the watchdog's waits; an axis of a strategy not selected was ignored)."""
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    result = nqpytest("--nq-strategy=serial", "--nq-n=8", *args)
+    out = "\n".join(result.outlines + result.errlines)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, out
+    assert "INTERNALERROR" not in out and "Traceback" not in out
+    assert any(line == f"ERROR: {message}" or line.startswith(f"ERROR: {message}") for line in result.errlines), out
+
+
+def test_an_axis_without_a_strategy_applies_to_the_selected_ones_that_have_it():
+    s = options.parse_settings({"nq_strategy": "serial,multicore", "nq_param": ["depth=2,3"]})
+    assert s.axes == {"multicore": {"depth": ("2", "3")}}
+
+
 def test_the_auto_round_rule():
     rule = rounds.RoundRule()
     steady = [1e-3] * 1000

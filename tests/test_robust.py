@@ -180,6 +180,13 @@ def test_sweep_param_without_strategy_applies_where_it_exists(capsys):
                                                                           ("multicore", 3)]
 
 
+def test_an_axis_of_a_strategy_not_selected_is_an_error(capsys):
+    """It selected no case, and the sweep (or the plugin's run) ran without it."""
+    assert main(["sweep", "-s", "serial", "--n", "8", "-p", "multicore.depth=1", "-q"]) == 2
+    err = capsys.readouterr().err
+    assert "--param 'multicore.depth=1': multicore is not a selected strategy (selected: serial)" in err, err
+
+
 def test_sweep_skips_gpu_strategies_without_a_gpu(monkeypatch, capsys):
     monkeypatch.setattr("nqprof.cuda.device.gpu_available", lambda: (False, "no CUDA driver"))
     assert main(["sweep", "-s", "feinbube,serial", "--n", "8", "-q", "--rounds", "1", "--warmup", "0"]) == 0
@@ -218,6 +225,9 @@ def test_an_unknown_option_shows_the_commands_usage():
 # --- parsers (properties) ----------------------------------------------------------------------
 
 TEXT = st.text(alphabet=string.printable + "é…\u00a0", max_size=30)
+NUMBER_TEXT = st.one_of(TEXT, st.sampled_from(["inf", "-inf", "nan", "Infinity", "1e308", "1e400", "-0", "+7", " 7 ",
+                                               str(10**30), "1.5.2", "0x10", "1_000", "١٢", "²", "7.", ".5", "2e3"]),
+                        st.integers().map(str), st.floats().map(str))
 
 
 @given(TEXT)
@@ -239,19 +249,19 @@ def test_n_list_parser_ranges(pairs):
 
 @pytest.mark.parametrize("parse", [options.parse_rounds, options.parse_warmup, options.parse_timeout,
                                    options.parse_param_axis, options.parse_strategies])
-@settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(text=TEXT)
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=NUMBER_TEXT)
 def test_option_parsers_return_or_raise_input_error(parse, text):
     try:
         value = parse(text)
     except InputError:
         return
     if parse is options.parse_rounds:
-        assert value is None or value >= 1
+        assert value is None or 1 <= value <= options.MAX_FIXED_ROUNDS
     elif parse is options.parse_warmup:
-        assert value >= 0
+        assert 0 <= value <= options.MAX_FIXED_ROUNDS
     elif parse is options.parse_timeout:
-        assert value > 0 and math.isfinite(value) or value == math.inf
+        assert 0 < value <= options.MAX_TIMEOUT
 
 
 @settings(max_examples=60, deadline=None)
@@ -372,3 +382,154 @@ def test_a_bad_environment_variable_does_not_break_help():
     out = subprocess.run([sys.executable, "-m", "nqprof.cli", "solve", "8"], capture_output=True, text=True, env=env,
                          timeout=60)
     assert out.returncode == 2 and out.stderr.count("\n") == 1 and "NQPROF_TIMEOUT" in out.stderr, out.stderr
+
+
+# --- numbers: one grammar, finite and in range, from every option and variable ---------------
+
+
+def _bad_inputs():
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), os.pardir, "tools"))
+    try:
+        import bad_inputs
+    finally:
+        sys.path.pop(0)
+    return bad_inputs
+
+
+@settings(max_examples=300, deadline=None)
+@given(NUMBER_TEXT)
+def test_a_number_is_finite_and_in_range_or_one_line(text):
+    from nqprof.numeric import Integer, Real
+
+    for parse, check in ((Integer(-3, 50, "x"), lambda v: isinstance(v, int) and -3 <= v <= 50),
+                         (Integer(4, 16, "y", choices=(4, 8, 16)), lambda v: v in (4, 8, 16)),
+                         (Real(0, 1e6, "z", unit="s"), lambda v: math.isfinite(v) and 0 < v <= 1e6),
+                         (Real(-1, 1, "w", above=False), lambda v: -1 <= v <= 1)):
+        try:
+            value = parse(text)
+        except InputError as exc:
+            assert "\n" not in str(exc) and str(exc).startswith(parse.what + " must be "), str(exc)
+        else:
+            assert check(value), (parse, text, value)
+
+
+@pytest.mark.parametrize("text", ["inf", "-inf", "nan", "1e10", "1e308", str(10**30), "1.5.2", "", " ", "0x10",
+                                  "1_000", "0", "-1", "١", "٣"])
+def test_bad_numbers_are_refused(text):
+    from nqprof.numeric import Integer, Real
+
+    for parse in (Integer(1, 1000, "the count"), Real(0, 1000, "the size", unit="GiB")):
+        with pytest.raises(InputError, match=r"^the (count|size) must be .*, got '"):
+            parse(text)
+
+
+def test_numbers_in_the_grammar():
+    from nqprof.numeric import Integer, Real
+
+    assert [Integer(0, 9)(t) for t in (" 7 ", "+3", "0", "-0")] == [7, 3, 0, 0]
+    assert [Real(0, 1e4)(t) for t in ("2e3", ".5", "7.", " 1.25 ")] == [2000.0, 0.5, 7.0, 1.25]
+    with pytest.raises(InputError, match=r"^the timeout must be at most 10000 seconds \(a week\), got 'inf'$"):
+        Real(0, 1e4, "the timeout", unit="seconds", why="a week")("inf")
+    with pytest.raises(InputError, match=r"^the timeout must be a positive number of seconds, got 'nan'$"):
+        Real(0, 1e4, "the timeout", unit="seconds")("nan")
+
+
+def test_a_timeout_is_one_every_wait_takes():
+    """inf and 1e10 overflowed the watchdog's waits; the largest timeout nqprof takes does not."""
+    import multiprocessing
+    import threading
+
+    for text in ("inf", "1e10", "1e308", "nan", "-1", "0"):
+        with pytest.raises(InputError, match="the timeout must be"):
+            options.parse_timeout(text)
+    assert options.parse_timeout(str(options.MAX_TIMEOUT)) == options.MAX_TIMEOUT <= threading.TIMEOUT_MAX
+    here, there = multiprocessing.Pipe()
+    try:
+        there.send(1)
+        assert here.poll(options.MAX_TIMEOUT)  # ready: returns at once, after converting the timeout
+        with pytest.raises(OverflowError):
+            here.poll(1e10)
+    finally:
+        here.close()
+        there.close()
+    lock = threading.Lock()
+    assert lock.acquire(timeout=options.MAX_TIMEOUT)
+    lock.release()
+
+
+def test_a_strategy_parameter_and_launch_counts_are_numbers_in_the_grammar():
+    """'0_3' and '٣' were depth 3; '²' was a ValueError's traceback from --counts."""
+    from nqprof.characterize.launch import MAX_COUNT, parse_counts
+    from nqprof.strategies import get
+
+    depth = get("multicore").param("depth")
+    assert depth.parse(" 3 ", 12) == depth.parse("+3", 12) == 3
+    for bad in ("0_3", "٣", "0x3", "3.0", "inf", ""):
+        with pytest.raises(InputError, match="parameter depth must be an integer"):
+            depth.parse(bad, 12)
+    assert parse_counts("32, 1K,1M") == [32, 1024, 1 << 20]
+    for bad in ("²", "0", "-1", str(MAX_COUNT + 1), "1_000", "99999999999999999999M", "1e3"):
+        with pytest.raises(InputError, match="--counts takes a comma list of launch counts"):
+            parse_counts(bad)
+
+
+def test_every_option_of_every_command_is_a_number_or_listed_as_text():
+    """tools/bad_inputs.py finds the number options in the parsers: every other option of every
+    command (and of the plugin) must be listed as text, so that a new one is never forgotten."""
+    bad_inputs = _bad_inputs()
+    assert bad_inputs.unclassified() == []
+    flags = {bad_inputs._name(a) for _, a in bad_inputs.command_options() if bad_inputs.is_number(a)}
+    assert {"--timeout", "--rounds", "--warmup", "--workers", "--free-gib", "--fill", "--block", "n"} <= flags
+    assert set(bad_inputs.plugin_options()) >= {"--nq-timeout", "--nq-param", "--nq-cluster", "--nq-trace-dir"}
+
+
+def test_an_unlisted_option_is_reported(monkeypatch):
+    bad_inputs = _bad_inputs()
+    monkeypatch.setattr(bad_inputs, "TEXT_OPTIONS", bad_inputs.TEXT_OPTIONS - {"--checkpoint"})
+    monkeypatch.setattr(bad_inputs, "PLUGIN_TEXT_CASES", {k: v for k, v in bad_inputs.PLUGIN_TEXT_CASES.items()
+                                                          if k != "--nq-cluster"})
+    assert bad_inputs.unclassified() == ["nqprof solve --checkpoint", "--nq-cluster"]
+
+
+def test_every_number_option_refuses_bad_numbers_in_one_line(tmp_path, capsys, monkeypatch):
+    """In-process, a bad number for every number option of every command, NQPROF_TIMEOUT and
+    strategy parameters: the i-th option the i-th bad number (tools/bad_inputs.py runs every
+    one of them as a command). Nothing runs."""
+    bad_inputs = _bad_inputs()
+    by_option: dict[str, list] = {}
+    for case in bad_inputs.number_cases(tmp_path):
+        by_option.setdefault(case.option, []).append(case)
+    assert len(by_option) > 80
+    ran = []
+    monkeypatch.setattr("nqprof.runner.solve", lambda *a, **k: ran.append(a))
+    for i, cases in enumerate(by_option.values()):
+        case = cases[i % len(cases)]
+        with monkeypatch.context() as env:
+            for name, value in case.env.items():
+                env.setenv(name, value)
+            code = main(case.argv)
+        err = capsys.readouterr().err
+        assert code == 2 and err.startswith("nqprof: error: ") and err.count("\n") == 1, (case.argv, err)
+        assert case.names in err.splitlines()[0], (case.argv, err)
+    assert not ran
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["plan", "12", "-s", "dp2", "--free-gib", "inf"], "--free-gib must be at most 4096 GiB, got 'inf'"),
+    (["plan", "12", "-s", "dp2", "--free-gib", "1e308"], "--free-gib must be at most 4096 GiB, got '1e308'"),
+    (["solve", "8", "--cluster", "local", "--workers", "1e10"], "--workers must be an integer in 1..1024, got '1e10'"),
+    (["solve", "8", "--cluster", "local", "--workers", str(10**30)], "--workers must be an integer in 1..1024"),
+    (["characterize", "launch", "--block", "0x10"], "--block must be an integer in 1..1024, got '0x10'"),
+    (["characterize", "efficiency", "--n", "99"], "--n: N must be in 1..27, got 99"),
+    (["queue-bench", "--bytes", "5"], "--bytes must be one of 4, 8, 16, got '5'"),
+    (["queue-bench", "--fill", "1e3"], "--fill must be an integer in 1..64, got '1e3'"),
+    (["report", "table2", "--z", "9"], "--z must be an integer in 1..8, got '9'"),
+    (["report", "table2", "--timeout", "inf"], "--timeout: the timeout must be at most 604800 seconds"),
+    (["solve", "--", "-inf"], "N must be an integer in 1..27, got '-inf'"),
+])
+def test_number_options_are_read_before_the_command_runs(argv, message, capsys):
+    """One line naming the option, before anything else the command would do first (look for
+    a GPU, start a cluster, plan)."""
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("nqprof: error: ") and err.count("\n") == 1 and message in err, err

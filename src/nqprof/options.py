@@ -4,21 +4,23 @@
 plugin and its CLI.
 
 Everything here is pure: texts in, values out, :class:`~nqprof.errors.InputError` naming the
-option on a bad value. The cases an option set selects come from :func:`case_grid`; a
-pytest session's parsed options from :func:`settings_of`. Environment variables
-(``NQPROF_TIMEOUT``) are read when a value is needed, never at import.
+option on a bad value (a number in :mod:`nqprof.numeric`'s grammar and in a finite range: a
+timeout of at most a week, at most MAX_FIXED_ROUNDS rounds). The cases an option set
+selects come from :func:`case_grid`; a pytest session's parsed options from
+:func:`settings_of`. Environment variables (``NQPROF_TIMEOUT``) are read when a value is
+needed, never at import.
 """
 
 from __future__ import annotations
 
 import itertools
-import math
 import os
 import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Sequence
 
 from .errors import InputError
+from .numeric import Integer, Real
 from .problem import parse_n_list, split_list
 from .rounds import AUTO_TEXT, DEFAULT_WARMUP
 
@@ -26,9 +28,18 @@ from .rounds import AUTO_TEXT, DEFAULT_WARMUP
 #: NQPROF_TIMEOUT or --timeout says otherwise.
 DEFAULT_TIMEOUT = 600.0
 TIMEOUT_VARIABLE = "NQPROF_TIMEOUT"
+#: The longest timeout: a week, which every wait of a run takes (a pipe's poll counts in
+#: milliseconds in a C int, about 24 days; threading's TIMEOUT_MAX is larger).
+MAX_TIMEOUT = 7 * 24 * 3600.0
+#: The most timed (or warm-up) rounds a case can be given.
+MAX_FIXED_ROUNDS = 100_000
 #: The pytest fixture that runs one case, and the plugin's cluster option.
 FIXTURE = "nqbench"
 CLUSTER_OPTION, CLUSTER_DEST = "--nq-cluster", "nq_cluster"
+#: A scheduler address: [PROTOCOL://]HOST:PORT, as Dask's Client takes it.
+_ADDRESS = re.compile(r"^(?:(?P<proto>[a-z]+)://)?(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9][A-Za-z0-9.\-_]*)"
+                      r":(?P<port>\d{1,5})$", re.ASCII)
+PROTOCOLS = ("tcp", "tls", "ucx", "ws", "wss")
 #: What a round's statistic can be (nqprof.runner): compute (CUDA events for GPU runs, the
 #: worker's clock around the computation for CPU runs) or wall (the host round trip).
 TIMERS = ("compute", "wall")
@@ -87,7 +98,7 @@ def parse_param_axis(text: str) -> tuple[str, str, list[str]]:
     target, sep, values = str(text).partition("=")
     strategy, dot, key = target.strip().partition(".")
     if not sep or not dot or not strategy or not key:
-        raise InputError(f"a parameter axis is written strategy.key=value[,value...], got {text!r}")
+        raise InputError(f"a parameter axis is written [strategy.]key=value[,value...], got {text!r}")
     if strategy not in _names():
         raise InputError(f"unknown strategy {strategy!r} in {text!r} (known: {', '.join(_names())})")
     return strategy, key.strip(), list(dict.fromkeys(split_list(values, f"the values of {target.strip()}")))
@@ -109,33 +120,24 @@ def parse_params(items: Sequence[str] | None) -> dict[str, str]:
     return params
 
 
+#: The timeout's grammar: seconds, more than none and at most MAX_TIMEOUT.
+TIMEOUT_SECONDS = Real(0, MAX_TIMEOUT, "the timeout", unit="seconds", why="a week")
+ROUND_COUNT = Integer(1, MAX_FIXED_ROUNDS, "the number of rounds (or auto)")
+WARMUP_COUNT = Integer(0, MAX_FIXED_ROUNDS, "the number of warm-up rounds")
+
+
 def parse_timeout(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not value > 0:
-        raise InputError(f"the timeout must be a positive number of seconds, got {text!r}")
-    return value
-
-
-def _parse_count(text: str, lo: int, what: str) -> int:
-    try:
-        value = int(str(text).strip())
-    except ValueError:
-        value = lo - 1
-    if value < lo:
-        raise InputError(f"{what} must be an integer >= {lo}, got {text!r}")
-    return value
+    """Seconds in 0 < t <= MAX_TIMEOUT (inf is no timeout nqprof can wait for)."""
+    return TIMEOUT_SECONDS(text)
 
 
 def parse_rounds(text: str) -> int | None:
-    """``auto`` (None) or a number of timed rounds >= 1."""
-    return None if str(text).strip() == "auto" else _parse_count(text, 1, "the number of rounds (or auto)")
+    """``auto`` (None) or a number of timed rounds in 1..MAX_FIXED_ROUNDS."""
+    return None if str(text).strip() == "auto" else ROUND_COUNT(text)
 
 
 def parse_warmup(text: str) -> int:
-    return _parse_count(text, 0, "the number of warm-up rounds")
+    return WARMUP_COUNT(text)
 
 
 def parse_timer(text: str) -> str:
@@ -163,10 +165,11 @@ def solve_params(items, strategy: str) -> dict[str, str]:
     return parse_params(plain)
 
 
-def sweep_params(items, strategies: list[str]) -> list[str]:
-    """``--param [STRATEGY.]KEY=V[,V...]`` of a sweep as ``STRATEGY.KEY=...`` axes: an axis
-    without a strategy applies to each selected strategy that has the parameter (an error if
-    none has it)."""
+def sweep_params(items, strategies: list[str], flag: str = "--param") -> list[str]:
+    """``[STRATEGY.]KEY=V[,V...]`` axes (of a sweep, or of the plugin's ``--nq-param``) as
+    ``STRATEGY.KEY=...``: an axis without a strategy applies to each selected strategy that
+    has the parameter (an error if none has it); an axis of a strategy that is not selected
+    would apply to no case, and is an error too."""
     from .strategies import get
 
     axes = []
@@ -183,12 +186,29 @@ def sweep_params(items, strategies: list[str]) -> list[str]:
                 if any(p.name == key for p in strategy.params):
                     having.append(name)
             if not having:
-                raise InputError(f"--param {item!r}: no selected strategy ({', '.join(strategies)}) has a "
+                raise InputError(f"{flag} {item!r}: no selected strategy ({', '.join(strategies)}) has a "
                                  f"parameter {key!r}")
             axes += [f"{name}.{key}={values}" for name in having]
-        else:
-            axes.append(item)
+            continue
+        name = target.partition(".")[0].strip()
+        if sep and name in _names() and name not in strategies:
+            raise InputError(f"{flag} {item!r}: {name} is not a selected strategy (selected: "
+                             f"{', '.join(strategies)})")
+        axes.append(item)
     return axes
+
+
+def parse_cluster_address(text: str) -> str:
+    """``local`` or a scheduler address ``[PROTOCOL://]HOST:PORT`` (``--cluster`` of solve,
+    ``--nq-cluster`` of the plugin); InputError otherwise (the caller names the option)."""
+    value = str(text).strip()
+    if value == "local":
+        return value
+    m = _ADDRESS.match(value)
+    if not m or (m["proto"] and m["proto"] not in PROTOCOLS) or not 1 <= int(m["port"]) <= 65535:
+        raise InputError(f"takes local or a scheduler address [PROTOCOL://]HOST:PORT "
+                         f"(PROTOCOL: {', '.join(PROTOCOLS)}; e.g. tcp://host:8786), got {text!r}")
+    return value
 
 
 # -- the options -------------------------------------------------------------------------
@@ -207,6 +227,8 @@ class Option:
     metavar: str
     help: str
     repeatable: bool = False
+    #: Its value is a number or a list of numbers (tools/bad_inputs.py feeds it bad ones).
+    numeric: bool = False
 
     @property
     def flag(self) -> str:
@@ -233,34 +255,43 @@ class Option:
             raise InputError(f"{self.flag_for(prefix)}: {exc}") from None
 
     def add_to(self, add: Callable[..., Any], prefix: str = "--nq-", *aliases: str, default: str | None = None,
-               dest: str | None = None) -> None:
+               dest: str | None = None) -> Any:
         """Register with an ``add_argument``/``addoption`` callable; the value stays text
         (parse it with :meth:`value`), so that a bad value is nqprof's one-line error. A
-        ``default`` other than the option's own is stated in the help instead of it."""
+        ``default`` other than the option's own is stated in the help instead of it. An
+        argparse action carries the option (``action.option``)."""
         text = self.help
         if default is not None:
             text = re.sub(r"\(default: [^()]*(\([^()]*\)[^()]*)*\)$", f"(default: {default})", text)
-        add(self.flag_for(prefix), *aliases, dest=dest or self.dest, action="append" if self.repeatable else "store",
-            default=default, metavar=self.metavar, help=text.replace("%", "%%"))
+        action = add(self.flag_for(prefix), *aliases, dest=dest or self.dest,
+                     action="append" if self.repeatable else "store", default=default, metavar=self.metavar,
+                     help=text.replace("%", "%%"))
+        if action is not None:
+            action.option = self
+        return action
 
 
 STRATEGY = Option("strategy", parse_strategies, "all", "LIST",
                   "strategies: a comma list of names, or all (default: all)")
 N_VALUES = Option("n", parse_n_values, None, "LIST",
                   "board sizes: a comma list of N and inclusive ranges low:high, e.g. 8:12,14 "
-                  f"(default: {DEFAULT_N[0]}:{DEFAULT_N[1]}, from each strategy's smallest N up to its bench_max_n)")
-PARAM_AXIS = Option("param", parse_param_axis, None, "STRATEGY.KEY=V1[,V2...]",
-                    "a parameter axis of one strategy (repeatable); the cases are the cartesian product "
-                    "of its axes, combinations the strategy rejects are skipped with the reason",
+                  f"(default: {DEFAULT_N[0]}:{DEFAULT_N[1]}, from each strategy's smallest N up to its bench_max_n)",
+                  numeric=True)
+PARAM_AXIS = Option("param", parse_param_axis, None, "[STRATEGY.]KEY=V1[,V2...]",
+                    "a parameter axis (repeatable) of a selected strategy: without STRATEGY it applies to each "
+                    "selected strategy that has KEY; the cases are the cartesian product of the axes, "
+                    "combinations a strategy rejects are skipped with the reason",
                     repeatable=True)
 TIMEOUT = Option("timeout", parse_timeout, lambda: str(default_timeout()), "SECONDS",
-                 f"seconds one step of a run (prepare, or one round) may take before its worker "
-                 f"is killed (default: ${TIMEOUT_VARIABLE}, else {DEFAULT_TIMEOUT:g})")
+                 f"seconds one step of a run (prepare, or one round) may take before its worker is killed, "
+                 f"at most {MAX_TIMEOUT:g} (a week) (default: ${TIMEOUT_VARIABLE}, else {DEFAULT_TIMEOUT:g})",
+                 numeric=True)
 ROUNDS = Option("rounds", parse_rounds, "auto", "N|auto",
-                f"timed rounds per case, a number or {AUTO_TEXT} (default: auto)")
+                f"timed rounds per case, a number up to {MAX_FIXED_ROUNDS} or {AUTO_TEXT} (default: auto)",
+                numeric=True)
 WARMUP = Option("warmup", parse_warmup, str(DEFAULT_WARMUP), "N",
                 "untimed (but verified) rounds before the timed ones; the first GPU launch pays for "
-                f"lazy loading (default: {DEFAULT_WARMUP})")
+                f"lazy loading (default: {DEFAULT_WARMUP})", numeric=True)
 TIMER = Option("timer", parse_timer, "compute", "compute|wall",
                "what a round's time is: compute = CUDA-event time for GPU cases, the worker's own clock "
                "around the computation for CPU cases; wall = the host round trip around the round, "
@@ -314,8 +345,11 @@ def _check_axis_key(strategy: str, key: str) -> None:
 
 def parse_settings(raw: dict[str, Any], prefix: str = "--nq-") -> Settings:
     """Settings from the options' raw texts (``dest -> text``, a list for repeatable
-    options); :class:`InputError` naming the option (``prefix`` + name) on a bad value."""
-    values = {opt.name: opt.value(raw.get(opt.dest), prefix) for opt in OPTIONS}
+    options); :class:`InputError` naming the option (``prefix`` + name) on a bad value, or
+    on a parameter axis that no selected strategy takes (:func:`sweep_params`)."""
+    values = {opt.name: opt.value(raw.get(opt.dest), prefix) for opt in OPTIONS if opt is not PARAM_AXIS}
+    given_axes = sweep_params(raw.get(PARAM_AXIS.dest), values["strategy"], PARAM_AXIS.flag_for(prefix))
+    values["param"] = PARAM_AXIS.value(given_axes, prefix)
     axes: dict[str, dict[str, tuple[str, ...]]] = {}
     for strategy, key, choices in values["param"]:
         try:

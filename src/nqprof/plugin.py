@@ -33,7 +33,8 @@ import pytest
 
 from .errors import InputError
 from .machine import MACHINE_KEY
-from .options import CLUSTER_DEST, CLUSTER_OPTION, FIXTURE, OPTIONS, Case, case_grid, given_explicitly, settings_of
+from .options import (CLUSTER_DEST, CLUSTER_OPTION, FIXTURE, OPTIONS, Case, case_grid, given_explicitly,
+                      parse_cluster_address, settings_of)
 
 _USED = pytest.StashKey[bool]()
 _BAD_SETTINGS = pytest.StashKey[str]()
@@ -131,8 +132,27 @@ def pytest_configure(config) -> None:
         settings = _settings(config)
         if settings.axes:  # and so is an axis value no case accepts
             build_cases(settings)
+    _check_options(config)
     if config.getoption(TRACE_DEST, False) or config.getoption(TRACE_DIR_DEST, None):
         config.stash[_TRACER] = _tracer(config)
+
+
+def _check_options(config) -> None:
+    """--nq-cluster and --nq-trace-dir as the command line checks them: a usage error before
+    anything connects or is written (an empty value is no value left out)."""
+    address, folder = config.getoption(CLUSTER_DEST, None), config.getoption(TRACE_DIR_DEST, None)
+    try:
+        if address is not None:
+            parse_cluster_address(address)
+    except InputError as exc:
+        raise pytest.UsageError(f"{CLUSTER_OPTION} {exc}") from None
+    if folder is not None:
+        from .files import check_output_dir
+
+        try:
+            check_output_dir(folder, TRACE_DIR_OPTION)
+        except InputError as exc:
+            raise pytest.UsageError(str(exc)) from None
 
 
 def _tracer(config):

@@ -21,6 +21,7 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 
 from ..errors import InputError
+from ..numeric import integer_text, shown
 from . import SOURCES, load_points
 from ..strategies.cdp.accounting import WORDS, decode_accounting, error_name
 from ..strategies.cdp.limits import HEADROOM, PENDING_SLOT_BYTES
@@ -40,6 +41,8 @@ MODES.update({m: -1 for m in GRAPH_MODES})
 SLOTS = {"own": 2}
 #: 32 to 256K launches in powers of two, and 1M.
 DEFAULT_COUNTS = tuple(32 << k for k in range(14)) + (1 << 20,)
+#: The most launches a point may make (--counts): 16 times the largest default point.
+MAX_COUNT = 1 << 24
 #: A pending limit is never set below this (the runtime's own default is 2048).
 MIN_PENDING = 32
 PENDING_MARGIN = 1.25
@@ -55,15 +58,20 @@ def parse_modes(text: str) -> list[str]:
 
 
 def parse_counts(text: str) -> list[int]:
-    """Launch counts: a comma list of integers (``32,1024,262144``; ``256K`` and ``1M`` too)."""
+    """Launch counts: a comma list of integers (``32,1024,262144``; ``256K`` and ``1M`` too),
+    each in 1..MAX_COUNT."""
     out = []
-    for raw in text.split(","):
+    for raw in str(text).split(","):
         raw = raw.strip().upper()
         scale = {"K": 1024, "M": 1 << 20}.get(raw[-1:], 1)
-        digits = raw[:-1] if scale > 1 else raw
-        if not digits.isdigit() or int(digits) * scale < 1:
-            raise InputError(f"--counts takes a comma list of positive launch counts (e.g. 32,1K,256K,1M), got {text!r}")
-        out.append(int(digits) * scale)
+        try:
+            count = integer_text(raw[:-1] if scale > 1 else raw) * scale
+        except ValueError:
+            count = 0
+        if not 1 <= count <= MAX_COUNT:
+            raise InputError(f"--counts takes a comma list of launch counts in 1..{MAX_COUNT} (e.g. 32,1K,256K,1M), "
+                             f"got {shown(text)}")
+        out.append(count)
     return sorted(set(out))
 
 

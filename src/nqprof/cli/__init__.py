@@ -17,7 +17,7 @@ import sys
 from typing import Sequence
 
 from .. import __version__
-from ..errors import NqprofError
+from ..errors import InputError, NqprofError
 
 #: Every command: the group (a module of this package) that registers it and its one-line
 #: help, in the order `nqprof --help` lists them. A command's parser is built from its group
@@ -90,6 +90,22 @@ def _mark_leaves(parser: argparse.ArgumentParser) -> None:
                 _mark_leaves(child)
 
 
+def _numbers(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
+    """Every number option of the command (``nqprof.numeric.add_number``) from its text to its
+    value before the command starts: a bad one is an InputError naming it (its flag, or a
+    positional's metavar), whatever the command would have done first."""
+    for action in parser._actions:
+        number = getattr(action, "number", None)
+        value = getattr(args, action.dest, None)
+        if number is None or not isinstance(value, str):
+            continue
+        try:
+            setattr(args, action.dest, number(value))
+        except InputError as exc:
+            name = action.option_strings[0] if action.option_strings else action.metavar or action.dest
+            raise InputError(str(exc) if str(exc).startswith(name) else f"{name}: {exc}") from None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     command = argv[0] if argv and argv[0] in COMMANDS else None
@@ -100,6 +116,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if extras:
         getattr(args, "_parser", parser).error(f"unrecognized arguments: {' '.join(extras)}")
     try:
+        _numbers(args, getattr(args, "_parser", parser))
         return args.func(args)
     except NqprofError as exc:
         message = str(exc).replace("\r", "\\r").replace("\n", "\\n")  # one line, whatever was quoted

@@ -21,7 +21,18 @@ import sys
 from pathlib import Path
 
 from ..errors import InputError, UnavailableError
-from .run import loop_settings, run_options
+from ..numeric import Integer, add_number, integer_text, shown
+from ..problem import validate_n
+from .run import loop_settings, parse_ns, run_options
+
+#: Threads per block a CUDA grid can have (--block).
+MAX_BLOCK = 1024
+#: The largest pending-launch limit --pending sets: 4 times the largest default point.
+MAX_PENDING = 1 << 26
+#: The largest malloc heap --heap-mib sets, in MiB (1 TiB).
+MAX_HEAP_MIB = 1 << 20
+#: The most child launches --child-launches profiles.
+MAX_CHILD_LAUNCHES = 1_000_000
 
 
 
@@ -132,9 +143,8 @@ def cmd_launch(args) -> int:
     read_loop(args, "launch")
     from ..characterize import launch
 
-    counts = launch.parse_counts(args.counts) if args.counts else list(launch.DEFAULT_COUNTS)
+    counts = args.counts or list(launch.DEFAULT_COUNTS)
     modes = launch.parse_modes(args.modes) if args.modes else list(launch.MODES)
-    _positive(args, "block")
     doc, points = _measure_or_load(args, lambda progress: launch.measure(
         counts, modes, block=args.block, repeats=args.repeats, warmup=args.warmup, timeout=args.timeout,
         progress=progress), launch.load)
@@ -153,12 +163,19 @@ def cmd_launch(args) -> int:
 
 
 def add_launch(q) -> None:
-    q.add_argument("--counts", help="launch counts, a comma list (1K, 256K, 1M allowed; default 32..256K in powers "
-                                    "of 2, and 1M)")
+    add_number(q.add_argument, "--counts", number=_counts,
+               help="launch counts, a comma list (1K, 256K, 1M allowed; default 32..256K in powers of 2, and 1M)")
     # launch.MODES (not imported here: it needs numpy); a test checks that the help names every mode
     q.add_argument("--modes", help="launch modes, a comma list of default, own, fire-and-forget, tail, graph-ff, "
                                    "graph-tail (the graph modes need nqprof[graphs]; default: all)")
-    q.add_argument("--block", type=int, default=128, help="threads per block of the parent grid (default 128)")
+    add_number(q.add_argument, "--block", number=Integer(1, MAX_BLOCK), default="128",
+               help="threads per block of the parent grid (default 128)")
+
+
+def _counts(text: str) -> list[int]:
+    from ..characterize.launch import parse_counts
+
+    return parse_counts(text)
 
 
 # -- reserve ----------------------------------------------------------------------------------
@@ -168,8 +185,8 @@ def cmd_reserve(args) -> int:
     read_loop(args, "reserve")
     from ..characterize import reserve
 
-    pending = _int_list(args.pending, "--pending") if args.pending else list(reserve.DEFAULT_PENDING)
-    heap = _int_list(args.heap_mib, "--heap-mib") if args.heap_mib else list(reserve.DEFAULT_HEAP_MIB)
+    pending = args.pending or list(reserve.DEFAULT_PENDING)
+    heap = args.heap_mib or list(reserve.DEFAULT_HEAP_MIB)
     doc, points = _measure_or_load(args, lambda progress: reserve.measure(pending, heap, timeout=args.timeout,
                                                                           progress=progress), reserve.load)
     header, rows, notes = reserve.table(points)
@@ -188,9 +205,11 @@ def cmd_reserve(args) -> int:
 
 
 def add_reserve(q) -> None:
-    q.add_argument("--pending", help="pending-launch limits, a comma list (default: 0 and powers of 4 up to 16M); "
-                                     "the largest that fits the free memory is added")
-    q.add_argument("--heap-mib", help="malloc heap limits in MiB, a comma list (default: 1,8,64,512,4096,16384)")
+    add_number(q.add_argument, "--pending", number=lambda text: _int_list(text, "--pending", MAX_PENDING),
+               help="pending-launch limits, a comma list (default: 0 and powers of 4 up to 16M); the largest that "
+                    "fits the free memory is added")
+    add_number(q.add_argument, "--heap-mib", number=lambda text: _int_list(text, "--heap-mib", MAX_HEAP_MIB),
+               help="malloc heap limits in MiB, a comma list (default: 1,8,64,512,4096,16384)")
 
 
 # -- ideal ------------------------------------------------------------------------------------
@@ -200,7 +219,6 @@ def cmd_ideal(args) -> int:
     read_loop(args, "ideal")
     from ..characterize import ideal
     from ..options import parse_params
-    from ..problem import parse_n_list
     from ..strategies import get
 
     strategies = _names(args.strategies, "--strategies")
@@ -209,7 +227,7 @@ def cmd_ideal(args) -> int:
         if not get(s).cdp:
             raise InputError(f"--strategies: {s} launches nothing from the device (CDP strategies: "
                              f"{', '.join(_cdp_names())})")
-    ns = parse_n_list(args.n)
+    ns = args.n
     params = parse_params(args.param)
     doc, results = _measure_or_load(args, lambda progress: ideal.measure(
         strategies, ns, params, baselines, repeats=args.repeats, warmup=args.warmup, timeout=args.timeout,
@@ -231,7 +249,8 @@ def cmd_ideal(args) -> int:
 
 def add_ideal(q) -> None:
     q.add_argument("--strategies", default="dp2,dp3,dpswap", help="CDP strategies (default: %(default)s)")
-    q.add_argument("--n", default="14,16", help="N values: A:B or a comma list (default 14,16)")
+    add_number(q.add_argument, "--n", number=parse_ns, default="14,16",
+               help="N values: A:B or a comma list (default 14,16)")
     q.add_argument("--baselines", default="feinbube",
                    help="non-CDP strategies the speedups are over; the fastest at each N counts (default: %(default)s)")
     q.add_argument("--param", "-p", action="append", metavar="KEY=VALUE",
@@ -244,15 +263,12 @@ def add_ideal(q) -> None:
 def cmd_efficiency(args) -> int:
     read_loop(args, "efficiency")
     from ..characterize import efficiency
-    from ..problem import validate_n
     from ..strategies import get
 
     strategies = _names(args.strategies, "--strategies")
     for s in strategies:
         get(s)
-    n = validate_n(args.n)
-    if args.child_launches < 0:
-        raise InputError(f"--child-launches must be >= 0 (0: all), got {args.child_launches}")
+    n = args.n
     if not args.from_file:
         from ..files import check_output_dir
 
@@ -269,15 +285,16 @@ def cmd_efficiency(args) -> int:
 
 def add_efficiency(q) -> None:
     q.add_argument("--strategies", default="feinbube,dp2,dp3,dpswap", help="strategies (default: %(default)s)")
-    q.add_argument("--n", default="14", help="N (default 14)")
+    add_number(q.add_argument, "--n", number=validate_n, default="14", help="N (default 14)")
     q.add_argument("--out-dir", default="nqprof-ncu", help="where the ncu reports and CSVs go (default nqprof-ncu)")
     q.add_argument("--ncu", help="the ncu executable (default: $NQPROF_NCU, PATH, the toolkit's bin/)")
     from ..characterize.efficiency import DEFAULT_CHILD_LAUNCHES
 
-    q.add_argument("--child-launches", type=int, default=DEFAULT_CHILD_LAUNCHES, metavar="K",
-                   help="a CDP strategy's children: profile the first K of the launches of generation 1 replayed "
-                        "from the host (launch=record; ncu --launch-count), their instructions scaled to all by "
-                        "boards (0: all; default %(default)s)")
+    add_number(q.add_argument, "--child-launches", number=Integer(0, MAX_CHILD_LAUNCHES),
+               default=str(DEFAULT_CHILD_LAUNCHES), metavar="K",
+               help="a CDP strategy's children: profile the first K of the launches of generation 1 replayed "
+                    "from the host (launch=record; ncu --launch-count), their instructions scaled to all by "
+                    "boards (0: all; default %(default)s)")
 
 
 # -- timeline ---------------------------------------------------------------------------------
@@ -295,9 +312,7 @@ def cmd_timeline(args) -> int:
     else:
         if args.n is None:
             raise InputError("characterize timeline: give N (or --from FILE)")
-        from ..problem import validate_n
-
-        n = validate_n(args.n)
+        n = args.n
         _names(args.strategy, "--strategy")
         doc, _ = _measure_or_load(args, lambda progress: timeline.measure(
             args.strategy, n, params, repeats=args.repeats, warmup=args.warmup, timeout=args.timeout,
@@ -319,7 +334,7 @@ def cmd_timeline(args) -> int:
 
 
 def add_timeline(q) -> None:
-    q.add_argument("n", nargs="?", help="N (not with --from)")
+    add_number(q.add_argument, "n", number=validate_n, nargs="?", metavar="N", help="N (not with --from)")
     q.add_argument("--strategy", "-s", default="dp3", help="a CDP strategy with a device timeline (default dp3)")
     q.add_argument("--param", "-p", action="append", metavar="KEY=VALUE", help="strategy parameter (repeatable)")
     q.add_argument("--chrome", metavar="JSON", help="write the grids as Chrome/Perfetto trace events")
@@ -347,20 +362,15 @@ def _cdp_names() -> list[str]:
     return [s.name for s in all_strategies() if s.cdp]
 
 
-def _int_list(text: str, flag: str) -> list[int]:
+def _int_list(text: str, flag: str, hi: int) -> list[int]:
+    """A comma list of integers in 0..hi (empty items skipped, not all of them)."""
     try:
-        values = [int(v) for v in text.split(",") if v.strip()]
+        values = [integer_text(v) for v in str(text).split(",") if v.strip()]
     except ValueError:
-        raise InputError(f"{flag} takes a comma list of integers, got {text!r}") from None
-    if not values or min(values) < 0:
-        raise InputError(f"{flag} takes a comma list of integers >= 0, got {text!r}")
+        values = []
+    if not values or not 0 <= min(values) <= max(values) <= hi:
+        raise InputError(f"{flag} takes a comma list of integers in 0..{hi}, got {shown(text)}")
     return values
-
-
-def _positive(args, *names: str) -> None:
-    for name in names:
-        if getattr(args, name) < 1:
-            raise InputError(f"--{name} must be >= 1, got {getattr(args, name)}")
 
 
 #: Timed rounds of each measurement where --rounds is auto (the default), and the seconds a

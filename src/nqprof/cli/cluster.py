@@ -10,15 +10,20 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import re
 import sys
 import warnings
 
 from ..errors import InputError
+from ..numeric import Integer, add_number
+from ..options import parse_cluster_address
+from ..problem import MAX_N
 
-#: A scheduler address: [PROTOCOL://]HOST:PORT, as Dask's Client takes it.
-_ADDRESS = re.compile(r"^(?:(?P<proto>[a-z]+)://)?(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9][A-Za-z0-9.\-_]*):(?P<port>\d{1,5})$")
-PROTOCOLS = ("tcp", "tls", "ucx", "ws", "wss")
+#: The most workers --workers starts (local) or waits for (an address).
+MAX_WORKERS = 1024
+#: The most tasks --tasks cuts a run into (never more than the host expansion has boards).
+MAX_TASKS = 1_000_000
+#: The most times --retries retries a failed task.
+MAX_RETRIES = 100
 
 
 def add_cluster_arguments(parser) -> None:
@@ -27,16 +32,17 @@ def add_cluster_arguments(parser) -> None:
     g.add_argument("--cluster", metavar="local|ADDRESS", default=None,
                    help="spread the count over a Dask cluster: local (started here: one worker per GPU, or per "
                         "core for CPU strategies) or a scheduler address such as tcp://host:8786")
-    g.add_argument("--workers", type=int, default=None, metavar="K",
-                   help="local: workers to start (default: every GPU, or every core); ADDRESS: workers to wait for")
-    g.add_argument("--tasks", type=int, default=None, metavar="T",
-                   help="tasks to cut the host expansion into (default: the checkpoint's, else 4 per worker)")
-    g.add_argument("--split-depth", type=int, default=None, metavar="D",
-                   help="rows expanded on the host, for strategies without a depth parameter (default: min(4, N-1))")
+    add_number(g.add_argument, "--workers", number=Integer(1, MAX_WORKERS), default=None, metavar="K",
+               help=f"local: workers to start (default: every GPU, or every core); ADDRESS: workers to wait for "
+                    f"(at most {MAX_WORKERS})")
+    add_number(g.add_argument, "--tasks", number=Integer(1, MAX_TASKS), default=None, metavar="T",
+               help="tasks to cut the host expansion into (default: the checkpoint's, else 4 per worker)")
+    add_number(g.add_argument, "--split-depth", number=Integer(1, MAX_N), default=None, metavar="D",
+               help="rows expanded on the host, for strategies without a depth parameter (default: min(4, N-1))")
     g.add_argument("--checkpoint", metavar="FILE", default=None,
                    help="record finished tasks' counts in FILE; a run with the same FILE resumes where it stopped")
-    g.add_argument("--retries", type=int, default=None, metavar="R",
-                   help="times a failed task is retried (default: 3)")
+    add_number(g.add_argument, "--retries", number=Integer(0, MAX_RETRIES), default=None, metavar="R",
+               help="times a failed task is retried (default: 3)")
 
 
 def cluster_options_without_cluster(args) -> list[str]:
@@ -48,24 +54,16 @@ def cluster_options_without_cluster(args) -> list[str]:
 
 def check_address(text: str) -> str:
     """``local`` or a scheduler address ``[PROTOCOL://]HOST:PORT``; one line otherwise."""
-    text = str(text).strip()
-    if text == "local":
-        return text
-    m = _ADDRESS.match(text)
-    if not m or (m["proto"] and m["proto"] not in PROTOCOLS) or not 1 <= int(m["port"]) <= 65535:
-        raise InputError(f"--cluster takes local or a scheduler address [PROTOCOL://]HOST:PORT "
-                         f"(PROTOCOL: {', '.join(PROTOCOLS)}; e.g. tcp://host:8786), got {text!r}")
-    return text
+    try:
+        return parse_cluster_address(text)
+    except InputError as exc:
+        raise InputError(f"--cluster {exc}") from None
 
 
 def check_cluster_options(args) -> None:
-    """The cluster options' values, before anything starts: a count of 0 is not "the default"."""
+    """The cluster options' values, before anything starts (the counts are checked as the
+    command line reads them: a count of 0 is not "the default")."""
     args.cluster = check_address(args.cluster)
-    for dest, flag, lo in (("workers", "--workers", 1), ("tasks", "--tasks", 1), ("split_depth", "--split-depth", 1),
-                           ("retries", "--retries", 0)):
-        value = getattr(args, dest, None)
-        if value is not None and value < lo:
-            raise InputError(f"{flag} must be >= {lo}, got {value} (leave it out for the default)")
     if args.checkpoint is not None:
         from ..files import check_output
 

@@ -14,6 +14,12 @@ from __future__ import annotations
 
 import json
 
+from ..numeric import Real, add_number
+from ..problem import validate_n
+
+#: The most free device memory --free-gib takes, in GiB: more than any GPU has.
+MAX_FREE_GIB = 4096.0
+
 
 def cmd_plan(args) -> int:
     from ..errors import InputError
@@ -29,9 +35,9 @@ def cmd_plan(args) -> int:
         planned = ", ".join(name for name in names() if hasattr(get(name), "recursion"))
         raise InputError(f"strategy {args.strategy} launches nothing from the device: plans are for the strategies "
                          f"that do ({planned})")
-    free_gib = None if args.free_gib is None else _gib(args.free_gib)
+    free_gib = args.free_gib
     params = strategy.resolve(args.n, solve_params(args.param, args.strategy))
-    n = int(args.n)
+    n = args.n
     if free_gib is None:
         free, source = DEFAULT_FREE_BYTES, "default: an H200's free memory; set --free-gib"
     else:
@@ -47,29 +53,18 @@ def cmd_plan(args) -> int:
     return 0
 
 
-def _gib(text: str) -> float:
-    from ..errors import InputError
-
-    try:
-        value = float(text)
-    except ValueError:
-        raise InputError(f"--free-gib must be a number of GiB, got {text!r}") from None
-    if not value > 0:
-        raise InputError(f"--free-gib must be a positive number of GiB, got {text}")
-    return value
-
-
 def add_commands(sub) -> None:
     p = sub.add_parser(
         "plan", help="print the plan of a CDP run (generations, bounds, limits, reserve, chunks); launches nothing",
         description="The plan of a CDP run as Carneiro et al. compute it before the first launch, beside "
                     "nqprof's exact host model. Needs no GPU.",
     )
-    p.add_argument("n", help="board size N")
+    add_number(p.add_argument, "n", number=validate_n, metavar="N", help="board size N")
     p.add_argument("--strategy", "-s", required=True, help="a CDP strategy (see `nqprof strategies`)")
     p.add_argument("--param", "-p", action="append", metavar="[STRATEGY.]KEY=VALUE",
                    help="strategy parameter (repeatable, once each; a STRATEGY prefix must name the -s strategy)")
-    p.add_argument("--free-gib", metavar="X",
-                   help="free device memory in GiB (default: 139, an H200's after its context is created)")
+    add_number(p.add_argument, "--free-gib", number=Real(0, MAX_FREE_GIB, unit="GiB"), metavar="X",
+               help=f"free device memory in GiB, at most {MAX_FREE_GIB:g} (default: 139, an H200's after its "
+                    "context is created)")
     p.add_argument("--json", action="store_true", help="print the plan as JSON (as the run record carries it)")
     p.set_defaults(func=cmd_plan)

@@ -14,14 +14,20 @@ from __future__ import annotations
 
 from .. import queuebench
 from ..errors import InputError, UnavailableError
+from ..numeric import Integer, add_number, integer_text
 from ..problem import split_list
+
+#: The largest --fill: thread counts up to this many times what the GPU holds at once.
+MAX_FILL = 64
+#: The most timed runs per point --repeats takes.
+MAX_REPEATS = 1000
 
 
 def _list(text: str, allowed, what: str, cast=str):
     try:
         values = [cast(x) for x in split_list(text, f"--{what}")]
     except ValueError:
-        raise InputError(f"--{what} takes a comma list, got {text!r}") from None
+        raise InputError(f"--{what} takes a comma list of {', '.join(map(str, allowed))}, got {text!r}") from None
     for v in values:
         if v not in allowed:
             raise InputError(f"unknown {what[:-1]} {v!r} (known: {', '.join(map(str, allowed))})")
@@ -34,9 +40,6 @@ def check_args(args) -> None:
     """Values and output files, before the work."""
     from ..files import check_output, check_output_dir
 
-    for name, lo in (("fill", 1), ("repeats", 1), ("bytes", 1)):
-        if getattr(args, name) < lo:
-            raise InputError(f"--{name} must be >= {lo}, got {getattr(args, name)}")
     if args.output:
         check_output(args.output, "--output", (".json",))
     if getattr(args, "figure", None):
@@ -66,7 +69,7 @@ def obtain(args) -> queuebench.BenchResult:
 
     result = queuebench.run_benchmark(
         queues=_list(args.queues, queuebench.QUEUES, "queues"),
-        sizes=_list(args.sizes, queuebench.ELEMENT_BYTES, "sizes", int),
+        sizes=args.sizes,
         variants=_list(args.variants, queuebench.VARIANTS, "variants"),
         fill=args.fill,
         repeats=args.repeats,
@@ -107,16 +110,25 @@ def cmd_kerbl(args) -> int:
     return 0
 
 
+def _sizes(text: str) -> list[int]:
+    return _list(text, queuebench.ELEMENT_BYTES, "sizes", integer_text)
+
+
 def add_run_options(p) -> None:
     p.add_argument("--from", dest="source", metavar="JSON", help="render a saved run instead of measuring")
     p.add_argument("--queues", default=",".join(queuebench.QUEUES), help="comma list (default: %(default)s)")
-    p.add_argument("--sizes", default="4,8,16", help="element sizes in bytes (default: %(default)s)")
+    add_number(p.add_argument, "--sizes", number=_sizes, default="4,8,16",
+               help="element sizes in bytes (default: %(default)s)")
     p.add_argument("--variants", default=",".join(queuebench.VARIANTS), help="comma list (default: %(default)s)")
-    p.add_argument("--fill", type=int, default=4, help="largest thread count: this many times what the GPU holds")
-    p.add_argument("--repeats", "-r", type=int, default=3, help="timed runs per point (median)")
+    add_number(p.add_argument, "--fill", number=Integer(1, MAX_FILL), default="4",
+               help=f"largest thread count: this many times what the GPU holds (at most {MAX_FILL})")
+    add_number(p.add_argument, "--repeats", "-r", number=Integer(1, MAX_REPEATS), default="3",
+               help="timed runs per point (median)")
     p.add_argument("--json", action="store_true", help="print the run as JSON instead of the tables")
     p.add_argument("--output", "-o", metavar="FILE.json", help="also save the run to FILE.json (render it with --from)")
-    p.add_argument("--bytes", type=int, default=16, help="element size the tables show (default 16)")
+    add_number(p.add_argument, "--bytes", number=Integer(min(queuebench.ELEMENT_BYTES), max(queuebench.ELEMENT_BYTES),
+                                                        choices=queuebench.ELEMENT_BYTES),
+               default="16", help="element size the tables show (default 16)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress on the terminal")
 
 

@@ -18,17 +18,10 @@ from pathlib import Path
 from typing import Callable
 
 from ..errors import InputError, UnavailableError
+from ..numeric import Integer, add_number
 from ..options import parse_params
-from ..problem import parse_n_list
-from .run import loop_settings, run_options
-
-
-def parse_ns(text: str) -> list[int]:
-    """An N list in nqprof's one grammar (``8:15``, ``8,10,12``, ``8:12,14``)."""
-    try:
-        return parse_n_list(text)
-    except InputError as exc:
-        raise InputError(f"--n takes A:B or a comma list of N: {exc}") from None
+from ..problem import MAX_N
+from .run import loop_settings, parse_ns, run_options
 
 
 def require_gpu(strategies) -> str:
@@ -86,7 +79,7 @@ def _rounds_note(args) -> str:
 def cmd_feinbube_steps(args) -> int:
     from ..papers import feinbube
 
-    ns = parse_ns(args.n)
+    ns = args.n
     device = require_gpu(["feinbube"])
     outcomes = _sweep(args, feinbube.steps_runs(ns, parse_params(args.param)))
     header, rows, notes = feinbube.steps_table(outcomes, ns)
@@ -97,7 +90,7 @@ def cmd_feinbube_steps(args) -> int:
 
 
 def add_feinbube_steps(q) -> None:
-    q.add_argument("--n", default="16:18", help="N values (default 16:18)")
+    add_number(q.add_argument, "--n", number=parse_ns, default="16:18", help="N values (default 16:18)")
     q.add_argument("--param", "-p", action="append", metavar="KEY=VALUE", help="extra feinbube parameter (repeatable)")
 
 
@@ -107,7 +100,7 @@ def add_feinbube_steps(q) -> None:
 def cmd_table2(args) -> int:
     from ..papers import plauth
 
-    ns = parse_ns(args.n)
+    ns = args.n
     device = require_gpu(["dp1"])
     outcomes = _sweep(args, plauth.table2_runs(ns, z=args.z, extra=parse_params(args.param)))
     header, rows, notes = plauth.table2(outcomes, ns)
@@ -121,8 +114,17 @@ def cmd_table2(args) -> int:
 
 
 def add_table2(q) -> None:
-    q.add_argument("--n", default="8:15", help="N values: A:B (inclusive) or a comma list (default 8:15)")
-    q.add_argument("--z", type=int, default=1, help="DP-1 rows per grid (1: the paper's first version)")
+    add_number(q.add_argument, "--n", number=parse_ns, default="8:15",
+               help="N values: A:B (inclusive) or a comma list (default 8:15)")
+    add_number(q.add_argument, "--z", number=_z, default="1", help="DP-1 rows per grid (1: the paper's first version)")
+
+
+def _z(text: str) -> int:
+    """--z in dp1's own range of z."""
+    from ..strategies import get
+
+    lo, hi = get("dp1").param("z").bounds_for(MAX_N)
+    return Integer(lo, hi, "--z")(text)
     q.add_argument("--param", "-p", action="append", metavar="KEY=VALUE", help="extra dp1 parameter (repeatable)")
 
 
@@ -160,7 +162,7 @@ def cmd_figure(args) -> int:
     strategies = [s.strip() for s in args.strategies.split(",") if s.strip()]
     for s in strategies:
         get(s)  # an unknown name is an InputError listing the known ones
-    ns = parse_ns(args.n)
+    ns = args.n
     device = require_gpu(strategies)
     outcomes = _sweep(args, measure.figure_runs(strategies, ns))
     time_vs_n(measure.figure_series(outcomes), args.output, title=f"time vs N ({device})")
@@ -175,7 +177,8 @@ def add_figure(q) -> None:
     from ..papers.plauth import FIGURE_STRATEGIES
 
     q.add_argument("--strategies", default=",".join(FIGURE_STRATEGIES), help="comma list (default: %(default)s)")
-    q.add_argument("--n", default="8:16", help="N values: A:B (inclusive) or a comma list (default 8:16)")
+    add_number(q.add_argument, "--n", number=parse_ns, default="8:16",
+               help="N values: A:B (inclusive) or a comma list (default 8:16)")
 
 
 # -- Carneiro et al. ------------------------------------------------------------------------
@@ -184,7 +187,7 @@ def add_figure(q) -> None:
 def cmd_carneiro_table2(args) -> int:
     from ..papers import carneiro
 
-    ranges = carneiro.parse_ranges(args.ranges)
+    ranges = args.ranges
     ns = sorted({n for r in ranges for n in r.ns()})
     history = carneiro.serial_from_history(args.history, ns) if args.history else {}
     device = require_gpu(list(carneiro.TABLE2_STRATEGIES.values()))
@@ -209,11 +212,18 @@ def cmd_carneiro_table2(args) -> int:
 def add_carneiro_table2(q) -> None:
     from ..papers.carneiro import DEFAULT_RANGES
 
-    q.add_argument("--ranges", default=DEFAULT_RANGES, help="N ranges A-B, comma-separated (default %(default)s)")
+    add_number(q.add_argument, "--ranges", number=_ranges, default=DEFAULT_RANGES,
+               help="N ranges A-B, comma-separated (default %(default)s)")
     q.add_argument("--history", metavar="PATH", help="take serial times from this benchmark history (a saved JSON "
                    "file or a storage folder) instead of measuring them; the table says which came from where")
     q.add_argument("--figure", metavar="PNG",
                    help="also draw the figure of speedup over serial vs N per strategy into PNG")
+
+
+def _ranges(text: str):
+    from ..papers.carneiro import parse_ranges
+
+    return parse_ranges(text)
 
 
 def _measured(add: Callable, figure: bool = False, rounds: str = "1") -> Callable:
@@ -274,11 +284,15 @@ def cmd_list(args) -> int:
 
 
 def _checked(cmd: Callable[..., int], figure: bool, own_checks: bool = False) -> Callable[..., int]:
-    """``cmd`` with every file it will write checked first (-o, --figure, --outdir)."""
+    """``cmd`` with every file it will write checked first (-o, --figure, --outdir), and the
+    rounds, warm-up and timeout before any GPU is looked for."""
 
     def run(args) -> int:
         from ..files import check_output, check_output_dir
+        from ..options import TIMEOUT
 
+        if hasattr(args, TIMEOUT.dest):
+            loop_settings(args)
         images = (".png", ".pdf", ".svg")
         out = getattr(args, "output", None)
         if isinstance(out, str) and not own_checks:

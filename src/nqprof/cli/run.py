@@ -9,9 +9,19 @@ import sys
 from .. import options
 from .cluster import add_cluster_arguments
 from ..errors import InputError
+from ..numeric import add_number
+from ..problem import validate_n
 from ..files import check_json_output, check_output, write_json, write_text
 from ..textfmt import table
 from ..options import ROUNDS, TIMEOUT, TIMER, WARMUP
+
+
+def parse_ns(text: str) -> list[int]:
+    """``--n``: an N list in nqprof's one grammar (``8:15``, ``8,10,12``, ``8:12,14``)."""
+    try:
+        return options.parse_n_values(text)
+    except InputError as exc:
+        raise InputError(f"--n takes A:B or a comma list of N: {exc}") from None
 
 
 def run_options(p, timer: bool = False, rounds_default: str | None = None, warmup_default: str | None = None,
@@ -66,10 +76,7 @@ def cmd_sweep(args) -> int:
     from ..options import describe
     from ..progress import Progress
 
-    raw = {opt.dest: getattr(args, opt.dest) for opt in options.OPTIONS}
-    strategies = options.STRATEGY.value(raw[options.STRATEGY.dest], "--")
-    raw[options.PARAM_AXIS.dest] = options.sweep_params(raw[options.PARAM_AXIS.dest], strategies)
-    settings = options.parse_settings(raw, prefix="--")
+    settings = options.parse_settings({opt.dest: getattr(args, opt.dest) for opt in options.OPTIONS}, prefix="--")
     output = check_json_output(args.output)
     cases = list(options.case_grid(settings))
     gpu_why = _gpu_missing(strategy for _, strategy, _ in cases)
@@ -180,7 +187,7 @@ def add_json_output(p, what: str) -> None:
 
 def add_commands(sub) -> None:
     p = sub.add_parser("solve", help="count the solutions for N queens with one strategy and report the run")
-    p.add_argument("n", help="board size N")
+    add_number(p.add_argument, "n", number=validate_n, metavar="N", help="board size N")
     p.add_argument("--strategy", "-s", default="serial", help="strategy name (see `nqprof strategies`)")
     p.add_argument("--param", "-p", action="append", metavar="[STRATEGY.]KEY=VALUE",
                    help="strategy parameter (repeatable; a STRATEGY prefix must name the -s strategy)")
@@ -195,10 +202,7 @@ def add_commands(sub) -> None:
                                    "--param feinbube.depth=5,6")
     options.STRATEGY.add_to(p.add_argument, "--", "-s")
     options.N_VALUES.add_to(p.add_argument, "--")
-    p.add_argument("--param", "-p", dest=options.PARAM_AXIS.dest, action="append", metavar="[STRATEGY.]KEY=V[,V...]",
-                   help="a parameter axis (repeatable): without STRATEGY it applies to each selected strategy that "
-                        "has KEY; the cases are the cartesian product of the axes, combinations a strategy rejects "
-                        "are skipped with the reason")
+    options.PARAM_AXIS.add_to(p.add_argument, "--", "-p")
     options.TIMER.add_to(p.add_argument, "--")
     run_options(p)  # --timer is one of the shared OPTIONS above
     add_json_output(p, "every case's record (run, error or skip)")

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Mapping
 
 from ..errors import InputError
+from ..numeric import integer_text
 from ..result import Measurement
 
 if TYPE_CHECKING:
@@ -76,7 +77,7 @@ class Param:
                 )
             return value
         try:
-            value = int(str(raw).strip()) if not isinstance(raw, int) else raw
+            value = integer_text(raw) if not isinstance(raw, int) else raw
         except ValueError:
             raise InputError(f"parameter {self.name} must be an integer, got {raw!r}") from None
         lo, hi = self.bounds_for(n)
