@@ -91,6 +91,16 @@ class NvmlProbe:
         """(clock event reasons, SM clock) now: what is read after each round."""
         return self.reasons(), self.sm_clock()
 
+    def name(self) -> str | None:
+        name = self._try(lambda: self._nv.nvmlDeviceGetName(self._h))
+        return name.decode() if isinstance(name, bytes) else name
+
+    def cuda_driver(self) -> str | None:
+        """The CUDA version of the driver, ``12.8``, as cuDriverGetVersion gives it."""
+        get = getattr(self._nv, "nvmlSystemGetCudaDriverVersion", None)
+        version = self._try(get) if get else None
+        return None if version is None else f"{version // 1000}.{version % 1000 // 10}"
+
     def processes(self) -> list[int] | None:
         """PIDs of the compute processes on this GPU."""
         get = getattr(self._nv, "nvmlDeviceGetComputeRunningProcesses", None)
@@ -102,11 +112,10 @@ class NvmlProbe:
         power = self._try(lambda: nv.nvmlDeviceGetPowerUsage(h))
         limit = self._try(lambda: nv.nvmlDeviceGetEnforcedPowerLimit(h))
         reasons = self.reasons()
-        name = self._try(lambda: nv.nvmlDeviceGetName(h))
         get_uuid = getattr(nv, "nvmlDeviceGetUUID", None)
         uuid = self._try(lambda: get_uuid(h)) if get_uuid else None
         return {
-            "gpu": name.decode() if isinstance(name, bytes) else name,
+            "gpu": self.name(),
             "uuid": uuid.decode() if isinstance(uuid, bytes) else uuid,
             "sm_clock_mhz": self.sm_clock(),
             "memory_clock_mhz": self._try(lambda: nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_MEM)),

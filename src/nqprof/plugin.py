@@ -270,17 +270,40 @@ def pytest_benchmark_update_json(config, benchmarks, output_json) -> None:
         output_json[MACHINE_KEY]["traces"] = tracer.json_info()
 
 
-def pytest_benchmark_compare_machine_info(config, benchmarksession, machine_info, compared_benchmark) -> None:
-    """pytest-benchmark compares before any test ran: nqprof's facts of this machine are
-    read here, and only where the saved run has nqprof's (else there is nothing to say)."""
-    saved = compared_benchmark.get("machine_info", {})
-    if not saved.get(MACHINE_KEY):
-        return
-    from .machine import machine_differences, machine_facts
+@pytest.hookimpl(hookwrapper=True)
+def pytest_benchmark_compare_machine_info(config, benchmarksession, machine_info, compared_benchmark):
+    """nqprof's comparison of machine_info, in place of pytest-benchmark's, for a saved run
+    that has nqprof's facts (any other is left to pytest-benchmark).
 
-    diffs = machine_differences(saved, {MACHINE_KEY: machine_facts()})
+    pytest-benchmark compares at configure time, before any case ran, so this run's
+    machine_info lacks nqprof's facts yet: they are read here, without initialising CUDA
+    where NVML can tell (:func:`nqprof.machine.compare_facts`). What differs is said in one
+    readable warning (:func:`nqprof.machine.machine_info_differences`). pytest-benchmark's
+    own comparison, which this wraps, is shown the saved machine_info as this run's for its
+    duration, so that it neither repeats the difference as one line holding both whole
+    machine_infos nor fails on a storage folder outside the working folder (its message
+    names the folder relative to it)."""
+    saved = compared_benchmark.get("machine_info") or {}
+    if not saved.get(MACHINE_KEY):
+        yield
+        return
+    import json
+
+    from . import machine
+
+    current = dict(machine_info)
+    current.setdefault(MACHINE_KEY, machine.compare_facts())
+    diffs = machine.machine_info_differences(saved, current)
+    own = dict(machine_info)
+    machine_info.clear()
+    machine_info.update(json.loads(json.dumps(saved)))
+    try:
+        yield
+    finally:
+        machine_info.clear()
+        machine_info.update(own)
     if diffs:
         benchmarksession.logger.warning(
-            "nqprof: the compared run was measured with a different GPU, toolkit or driver ("
-            + "; ".join(diffs) + "): differences in time may come from the machine, not the code"
+            f"nqprof: the compared run (saved {compared_benchmark.get('datetime', '?')}) ran on another machine: "
+            + "; ".join(diffs) + " (saved -> this run): differences in time may come from the machine, not the code"
         )

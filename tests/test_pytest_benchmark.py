@@ -1,0 +1,197 @@
+"""pytest-benchmark as its users use it on nqprof's cases: real pytest sessions of the
+benchmark suite (serial, N=8 and 9, three rounds a case) saved and compared with
+``--benchmark-compare`` and ``--benchmark-compare-fail``, the storage inside and outside the
+working folder. Inner sessions run in-process (pytester), one end to end as a subprocess."""
+
+import json
+import re
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+
+from nqprof import machine
+from test_trust import _FakeNvml
+
+pytest_plugins = ["pytester"]
+
+ROOT = Path(__file__).resolve().parents[1]
+SUITE = (ROOT / "bench" / "test_nqueens.py").read_text()
+SELECT = ("--nq-strategy=serial", "--nq-n=8:9")
+CASES = (*SELECT, "--nq-rounds=3")
+#: Any warning of pytest-benchmark's (machine_info above all) fails the inner session.
+NO_WARNING = ("-W", "error::pytest_benchmark.logger.PytestBenchmarkWarning")
+
+
+@pytest.fixture
+def bench(pytester, request):
+    """Run an inner pytest over a copy of bench/test_nqueens.py (give the case options)."""
+    pytester.makepyfile(test_nqueens=SUITE)
+    load = [] if request.config.pluginmanager.has_plugin("nqprof") else ["-p", "nqprof.plugin"]
+
+    def run(*args):
+        return pytester.runpytest(*load, "-p", "no:cacheprovider", "-p", "no:hypothesispytest", *args)
+
+    return run
+
+
+@pytest.fixture(params=["inside", "outside"])
+def storage(request, pytester, tmp_path_factory) -> Path:
+    """A storage folder under the inner session's working folder, or elsewhere."""
+    if request.param == "inside":
+        return Path("storage")
+    return tmp_path_factory.mktemp("elsewhere") / "storage"
+
+
+def saved_runs(storage: Path) -> list[Path]:
+    return sorted(storage.glob("*/*.json"))
+
+
+def edit_run(path: Path, change) -> None:
+    data = json.loads(path.read_text())
+    change(data)
+    path.write_text(json.dumps(data))
+
+
+def pb_warnings(run, *args) -> tuple[object, list[str]]:
+    """An inner session, and the PytestBenchmarkWarnings it gave (pytest-benchmark compares
+    machine_info at configure time, before pytest records warnings)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = run(*args)
+    return result, [str(w.message) for w in caught if type(w.message).__name__ == "PytestBenchmarkWarning"]
+
+
+# -- --benchmark-compare, --benchmark-compare-fail: machine_info, the storage -----------------
+
+
+def test_two_runs_on_one_machine_compare_without_a_machine_warning(bench, storage):
+    where = f"--benchmark-storage={storage}"
+    bench(*CASES, where, "--benchmark-autosave").assert_outcomes(passed=2)
+    (saved,) = saved_runs(storage)
+    assert json.loads(saved.read_text())["machine_info"][machine.MACHINE_KEY]["cuda_toolkit"] == \
+        machine.compare_facts()["cuda_toolkit"]
+    result = bench(*CASES, where, "--benchmark-compare", *NO_WARNING)
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines_random(["test_nqueens[[]serial-N8[]] (NOW)*", "test_nqueens[[]serial-N8[]] (0001_*"])
+
+
+def test_a_run_saved_on_another_machine_is_warned_in_one_readable_line(bench, storage):
+    where = f"--benchmark-storage={storage}"
+    bench(*CASES, where, "--benchmark-autosave").assert_outcomes(passed=2)
+    here = machine.compare_facts()
+
+    def elsewhere(data):
+        info = data["machine_info"]
+        info["node"] = "another-host"
+        info["cpu"]["hz_actual"] = [1, 0]  # moves on one machine: never a difference
+        info[machine.MACHINE_KEY].update(gpu="NVIDIA Z900", driver="99.9")
+
+    edit_run(saved_runs(storage)[0], elsewhere)
+    result, said = pb_warnings(bench, *CASES, where, "--benchmark-compare")
+    result.assert_outcomes(passed=2)  # no INTERNALERROR, wherever the storage is
+    (line,) = said
+    assert line.startswith("nqprof: the compared run (saved ") and "\n" not in line and len(line) < 400
+    assert f"nqprof.gpu: 'NVIDIA Z900' -> {here['gpu']!r}" in line
+    assert f"nqprof.driver: '99.9' -> {here.get('driver')!r}" in line
+    assert "node: 'another-host' -> " in line and "hz_actual" not in line
+
+
+def test_a_run_saved_without_nqprof_is_left_to_pytest_benchmark(bench, pytester):
+    """A saved run that is not nqprof's keeps pytest-benchmark's own comparison."""
+    bench(*CASES, "--benchmark-storage=storage", "--benchmark-autosave").assert_outcomes(passed=2)
+
+    def not_nqprofs(data):
+        data["machine_info"].pop(machine.MACHINE_KEY)
+        data["machine_info"]["node"] = "another-host"
+
+    edit_run(saved_runs(Path("storage"))[0], not_nqprofs)
+    _, said = pb_warnings(bench, *CASES, "--benchmark-storage=storage", "--benchmark-compare")
+    assert len(said) == 1 and said[0].startswith("Benchmark machine_info is different")
+
+
+def test_compare_facts_without_pycuda_ask_nothing_of_cuda(monkeypatch):
+    """Without PyCUDA no GPU run can happen: the facts say so without asking CUDA."""
+    import importlib.util
+
+    machine.machine_facts.cache_clear()
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "pycuda" else real(name, *a))
+    monkeypatch.setattr(machine, "gpu_status", lambda: pytest.fail("CUDA was asked"))
+    facts = machine.compare_facts()
+    assert facts["gpu"] is None and "cuda_toolkit" in facts
+
+
+class _Nvml(_FakeNvml):
+    def nvmlSystemGetCudaDriverVersion(self):
+        return 12080
+
+
+def test_compare_facts_come_from_nvml_without_initialising_cuda(monkeypatch):
+    """With PyCUDA installed, NVML names the GPU and the driver's CUDA version as CUDA
+    would; without NVML only CUDA can tell (machine_facts)."""
+    import importlib.util
+
+    machine.machine_facts.cache_clear()
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: object() if name == "pycuda" else real(name, *a))
+    monkeypatch.setitem(sys.modules, "pynvml", _Nvml([]))
+    monkeypatch.setattr(machine, "gpu_status", lambda: pytest.fail("CUDA was asked"))
+    facts = machine.compare_facts()
+    assert (facts["gpu"], facts["driver"]) == ("NVIDIA H200", "12.8") and "cuda_toolkit" in facts
+    monkeypatch.setitem(sys.modules, "pynvml", None)
+    monkeypatch.setattr(machine, "gpu_status", lambda: (False, "asked CUDA"))
+    try:
+        assert machine.compare_facts()["gpu_status"] == "CPU only: asked CUDA"
+    finally:
+        machine.machine_facts.cache_clear()
+
+
+def test_machine_info_differences():
+    saved = {"node": "a", "python_build": ["main", "May 9"], "cpu": {"brand_raw": "EPYC", "hz_actual": [1, 0]},
+             "nqprof": {"gpu": "NVIDIA H100", "cuda_toolkit": "13.0", "version": "0.1.0", "sm_count": 132}}
+    now = {"node": "a", "python_build": ("main", "May 9"), "cpu": {"brand_raw": "EPYC", "hz_actual": (2, 0)},
+           "nqprof": {"gpu": "NVIDIA H100", "cuda_toolkit": "13.0", "version": "0.2.0"}}
+    assert machine.machine_info_differences(saved, now) == []  # tuples as saved, the clock, nqprof's version
+    other = {**now, "node": "b", "cpu": {"brand_raw": "Xeon " + "x" * 80}, "nqprof": {"gpu": "NVIDIA H200"}}
+    diffs = machine.machine_info_differences(saved, other)
+    assert diffs[:2] == ["nqprof.gpu: 'NVIDIA H100' -> 'NVIDIA H200'", "nqprof.cuda_toolkit: '13.0' -> None"]
+    assert diffs[2] == "node: 'a' -> 'b'" and diffs[3].startswith("cpu.brand_raw: 'EPYC' -> 'Xeon xxx")
+    assert len(diffs) == 4 and diffs[3].endswith("...")
+
+
+@pytest.mark.parametrize("saved_min, fails", [(1e-12, True), (10.0, False)])
+def test_benchmark_compare_fail(bench, storage, saved_min, fails, capsys):
+    """The saved run's min moved far below or above any time of this run: a regression, or
+    none, decided by pytest-benchmark on nqprof's times."""
+    where = f"--benchmark-storage={storage}"
+    bench(*CASES, where, "--benchmark-autosave").assert_outcomes(passed=2)
+
+    def move(data):
+        for b in data["benchmarks"]:
+            b["stats"]["min"] = saved_min
+
+    edit_run(saved_runs(storage)[0], move)
+    result = bench(*CASES, where, "--benchmark-compare", "--benchmark-compare-fail=min:5%")
+    assert (result.ret != pytest.ExitCode.OK) == fails  # 1 from the command line (in-process, pytest says 3)
+    text = result.stdout.str() + result.stderr.str()
+    assert ("Performance has regressed" in text) == fails and "test_nqueens.py .." in text
+    said = capsys.readouterr().err  # pytest-benchmark's logger writes to the stderr it found
+    for n in (8, 9):
+        assert bool(re.search(rf"test_nqueens\[serial-N{n}\] \(0001_\w*\) - Field 'min' has failed", said)) == fails
+
+
+def test_the_suite_end_to_end_in_a_subprocess(pytester, tmp_path_factory):
+    """The two runs of the report, as a user types them: no machine_info warning, and the
+    storage outside the working folder works."""
+    pytester.mkdir("bench")
+    (pytester.path / "bench" / "test_nqueens.py").write_text(SUITE)
+    where = f"--benchmark-storage={tmp_path_factory.mktemp('runs')}"
+    first = pytester.runpytest_subprocess("bench/", *CASES, where, "--benchmark-autosave", "-p", "no:cacheprovider")
+    first.assert_outcomes(passed=2)
+    second = pytester.runpytest_subprocess("bench/", *CASES, where, "--benchmark-compare", "-p", "no:cacheprovider")
+    second.assert_outcomes(passed=2)
+    text = second.stdout.str() + second.stderr.str()
+    assert "machine_info" not in text and "INTERNALERROR" not in text and "Warning" not in text
+    second.stdout.fnmatch_lines_random(["test_nqueens[[]serial-N9[]] (NOW)*", "test_nqueens[[]serial-N9[]] (0001_*"])
