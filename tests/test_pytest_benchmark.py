@@ -1,7 +1,8 @@
 """pytest-benchmark as its users use it on nqprof's cases: real pytest sessions of the
 benchmark suite (serial, N=8 and 9, three rounds a case) saved and compared with
 ``--benchmark-compare`` and ``--benchmark-compare-fail``, the storage inside and outside the
-working folder. Inner sessions run in-process (pytester), one end to end as a subprocess."""
+working folder; ``--benchmark-only``. Inner sessions run in-process (pytester), one end to
+end as a subprocess."""
 
 import json
 import re
@@ -195,3 +196,15 @@ def test_the_suite_end_to_end_in_a_subprocess(pytester, tmp_path_factory):
     text = second.stdout.str() + second.stderr.str()
     assert "machine_info" not in text and "INTERNALERROR" not in text and "Warning" not in text
     second.stdout.fnmatch_lines_random(["test_nqueens[[]serial-N9[]] (NOW)*", "test_nqueens[[]serial-N9[]] (0001_*"])
+
+
+# -- --benchmark-only, --benchmark-skip -------------------------------------------------------
+
+
+def test_benchmark_only_runs_nqprof_cases(bench, pytester):
+    pytester.makepyfile(test_plain="def test_plain():\n    pass\n")
+    result = bench(*CASES, "--benchmark-only", "-rs")
+    result.assert_outcomes(passed=2, skipped=1)
+    result.stdout.fnmatch_lines(["SKIPPED*test_plain.py*Skipping non-benchmark (--benchmark-only active)."])
+    result = bench(*CASES, "--benchmark-skip", *NO_WARNING)
+    result.assert_outcomes(passed=1, skipped=2)

@@ -193,24 +193,30 @@ def pytest_collection_modifyitems(config, items) -> None:
 
 
 @pytest.fixture(name=FIXTURE)
-def nqbench_fixture(request):
-    """An :class:`~nqprof.nqbench.NQBench` for this test's case; call ``.run()`` to benchmark it."""
+def nqbench_fixture(request, benchmark):
+    """An :class:`~nqprof.nqbench.NQBench` for this test's case; call ``.run()`` to benchmark it.
+
+    It asks for pytest-benchmark's ``benchmark`` fixture by name, so that pytest-benchmark
+    counts its tests as benchmarks (``--benchmark-only`` runs them, ``--benchmark-skip``
+    skips them)."""
     from .nqbench import NQBench, skip_unless_runnable
     from .strategies import get
 
-    if not hasattr(request, "param"):
-        pytest.fail(f"the {FIXTURE} fixture needs a case: parametrize it indirectly with "
-                    "{'strategy': ..., 'n': ..., 'params': {...}}", pytrace=False)
-    case = Case.from_param(request.param)
-    request.config.stash[_USED] = True
-    request.node.user_properties.append(("nqprof", case.id))
-    remote = cluster_bench().of(request.config)
-    if remote is None:
-        skip_unless_runnable(get(case.strategy))
-    elif remote.gpu_skip_reason(get(case.strategy)):
-        pytest.skip(remote.gpu_skip_reason(get(case.strategy)))
-    # requested only now: a benchmark fixture left unused by a skip warns
-    benchmark = request.getfixturevalue("benchmark")
+    try:
+        if not hasattr(request, "param"):
+            pytest.fail(f"the {FIXTURE} fixture needs a case: parametrize it indirectly with "
+                        "{'strategy': ..., 'n': ..., 'params': {...}}", pytrace=False)
+        case = Case.from_param(request.param)
+        request.config.stash[_USED] = True
+        request.node.user_properties.append(("nqprof", case.id))
+        remote = cluster_bench().of(request.config)
+        if remote is None:
+            skip_unless_runnable(get(case.strategy))
+        elif remote.gpu_skip_reason(get(case.strategy)):
+            pytest.skip(remote.gpu_skip_reason(get(case.strategy)))
+    except (pytest.skip.Exception, pytest.fail.Exception):
+        benchmark.skipped = True  # not "unused": pytest-benchmark would warn of that
+        raise
     with NQBench(benchmark, _settings(request.config), case) as bench:
         bench.remote = remote
         bench.tracer = request.config.stash.get(_TRACER, None)
