@@ -1,18 +1,23 @@
 """pytest-benchmark as its users use it on nqprof's cases: real pytest sessions of the
 benchmark suite (serial, N=8 and 9, three rounds a case) saved and compared with
-``--benchmark-compare`` and ``--benchmark-compare-fail``, the storage inside and outside the
-working folder; ``--benchmark-only``. Inner sessions run in-process (pytester), one end to
-end as a subprocess."""
+``--benchmark-compare``, ``--benchmark-compare-fail`` and ``pytest-benchmark compare``, the
+storage inside and outside the working folder; ``--benchmark-only``; ``nqprof compare`` on
+the names ``pytest-benchmark list`` prints. Inner sessions run in-process (pytester), one
+end to end as a subprocess."""
 
 import json
+import os
 import re
+import subprocess
 import sys
 import warnings
 from pathlib import Path
 
 import pytest
 
+import pandas  # noqa: F401 - loaded before the in-process inner sessions (numpy imports once)
 from nqprof import machine
+from nqprof.cli import main as nqprof_main
 from test_trust import _FakeNvml
 
 pytest_plugins = ["pytester"]
@@ -208,3 +213,46 @@ def test_benchmark_only_runs_nqprof_cases(bench, pytester):
     result.stdout.fnmatch_lines(["SKIPPED*test_plain.py*Skipping non-benchmark (--benchmark-only active)."])
     result = bench(*CASES, "--benchmark-skip", *NO_WARNING)
     result.assert_outcomes(passed=1, skipped=2)
+
+
+# -- pytest-benchmark list and compare, nqprof compare ----------------------------------------
+
+
+@pytest.mark.filterwarnings("ignore:No artists with labels")  # the speedup figure of serial alone
+def test_pytest_benchmark_list_and_compare_and_nqprof_compare(bench, storage, capsys):
+    where = f"--benchmark-storage={storage}"
+    for _ in range(2):
+        bench(*CASES, where, "--benchmark-autosave").assert_outcomes(passed=2)
+
+    def pytest_benchmark(*args):
+        return subprocess.run([sys.executable, "-m", "pytest_benchmark", "--storage", str(storage), *args],
+                              capture_output=True, text=True, timeout=120)
+
+    listed = pytest_benchmark("list")
+    assert listed.returncode == 0, listed.stderr
+    paths = listed.stdout.split()
+    assert [Path(p).resolve() for p in paths] == [p.resolve() for p in saved_runs(storage)]
+    compared = pytest_benchmark("compare", "0001", "0002")
+    assert compared.returncode == 0, compared.stderr
+    assert "test_nqueens[serial-N8]" in compared.stdout and "test_nqueens[serial-N9]" in compared.stdout
+    # every name list prints, and the names under the storage folder, are runs nqprof compare takes
+    first = Path(paths[0])
+    names = [paths[0], os.path.relpath(paths[0]), f"{first.parent.name}/{first.name}", first.name, first.stem, "0001*"]
+    capsys.readouterr()
+    for name in names:
+        assert nqprof_main(["compare", "--storage", str(storage), name, paths[1]]) == 0
+        out = capsys.readouterr().out
+        assert out.startswith(f"A: {first.parent.name}/{first.stem}\nB: ") and "\n2 too-few-rounds\n" in out
+    assert nqprof_main(["plot", "--storage", str(storage), "--run", paths[0], "-o", "figures"]) == 0
+    assert "wrote figures/time_vs_n.png" in capsys.readouterr().out.splitlines()
+
+
+def test_nqprof_compare_refuses_a_file_outside_the_storage(bench, tmp_path, capsys):
+    bench(*CASES, "--benchmark-storage=storage", "--benchmark-autosave").assert_outcomes(passed=2)
+    stray = tmp_path / "0001_stray.json"
+    stray.write_text(saved_runs(Path("storage"))[0].read_text())
+    capsys.readouterr()
+    assert nqprof_main(["compare", "--storage", "storage", str(stray), "0001"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (f"nqprof: error: {stray} is not a run under the storage folder 'storage' (give its folder: "
+                   "--storage DIR)")
