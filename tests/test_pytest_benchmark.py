@@ -1,9 +1,9 @@
 """pytest-benchmark as its users use it on nqprof's cases: real pytest sessions of the
 benchmark suite (serial, N=8 and 9, three rounds a case) saved and compared with
 ``--benchmark-compare``, ``--benchmark-compare-fail`` and ``pytest-benchmark compare``, the
-storage inside and outside the working folder; ``--benchmark-only``; ``nqprof compare`` on
-the names ``pytest-benchmark list`` prints. Inner sessions run in-process (pytester), one
-end to end as a subprocess."""
+storage inside and outside the working folder; ``--benchmark-only``; pytest-benchmark's
+timing options; ``nqprof compare`` on the names ``pytest-benchmark list`` prints. Inner
+sessions run in-process (pytester), one end to end as a subprocess."""
 
 import json
 import os
@@ -18,6 +18,7 @@ import pytest
 import pandas  # noqa: F401 - loaded before the in-process inner sessions (numpy imports once)
 from nqprof import machine
 from nqprof.cli import main as nqprof_main
+from nqprof.rounds import RoundRule
 from test_trust import _FakeNvml
 
 pytest_plugins = ["pytester"]
@@ -256,3 +257,111 @@ def test_nqprof_compare_refuses_a_file_outside_the_storage(bench, tmp_path, caps
     err = capsys.readouterr().err.strip()
     assert err == (f"nqprof: error: {stray} is not a run under the storage folder 'storage' (give its folder: "
                    "--storage DIR)")
+
+
+# -- pytest-benchmark's timing options --------------------------------------------------------
+
+
+def test_round_rule_bounds():
+    rule = RoundRule().bounded(min_rounds=3, max_time=0.1)
+    assert (rule.min_rounds, rule.max_time, rule.min_time, rule.max_rounds) == (3, 0.1, 0.1, 1000)
+    assert rule.describe().startswith("auto: at least 3 rounds and 0.1 s") and "at most 0.1 s" in rule.describe()
+    assert RoundRule().bounded(max_time=20.0).min_time == RoundRule().min_time
+    # the median's margin of error at 99% under 2%: its standard error under 2% / 2.576
+    assert RoundRule().bounded(precision=0.02).target_noise == pytest.approx(0.02 / 2.5758, rel=1e-4)
+    assert RoundRule().bounded(precision=0.02, confidence=0.95).target_noise == pytest.approx(0.02 / 1.96, rel=1e-3)
+    assert RoundRule().bounded() == RoundRule()
+
+
+def marked(keywords: str) -> str:
+    """The suite with its test under ``@pytest.mark.benchmark(keywords)``."""
+    suite = SUITE.replace("import math", "import math\n\nimport pytest")
+    return suite.replace("def test_nqueens(", f"@pytest.mark.benchmark({keywords})\ndef test_nqueens(")
+
+
+def test_min_rounds_and_max_time_bound_the_round_rule(bench, pytester):
+    out = pytester.path / "run.json"
+    result = bench(*SELECT, "--benchmark-min-rounds=4", "--benchmark-max-time=0.05", f"--benchmark-json={out}")
+    result.assert_outcomes(passed=2)
+    rule = RoundRule().bounded(min_rounds=4, max_time=0.05).describe()
+    for b in json.loads(out.read_text())["benchmarks"]:
+        assert b["extra_info"]["round_rule"] == rule and b["stats"]["rounds"] >= 4
+    result = bench("--nq-strategy=serial", "--nq-n=8", "--benchmark-precision=0.05", "--benchmark-confidence=0.95",
+                   "--benchmark-max-time=0.05", f"--benchmark-json={out}")
+    result.assert_outcomes(passed=1)
+    (b,) = json.loads(out.read_text())["benchmarks"]
+    bounded = RoundRule().bounded(precision=0.05, confidence=0.95, max_time=0.05)
+    assert b["extra_info"]["round_rule"] == bounded.describe()
+    assert "under 2.6%" in b["extra_info"]["round_rule"]  # 5% / 1.96
+
+
+def test_the_benchmark_mark_bounds_its_case(bench, pytester):
+    pytester.makepyfile(test_nqueens=marked("min_rounds=6"))
+    out = pytester.path / "run.json"
+    bench("--nq-strategy=serial", "--nq-n=8", f"--benchmark-json={out}", "--benchmark-max-time=0.05").assert_outcomes(
+        passed=1)
+    (b,) = json.loads(out.read_text())["benchmarks"]
+    assert b["extra_info"]["round_rule"] == RoundRule().bounded(min_rounds=6, max_time=0.05).describe()
+
+
+@pytest.mark.parametrize("option, rules", [
+    ("--benchmark-min-time=0.001", "--nq-rounds sets their rounds"),
+    ("--benchmark-calibration-precision=3", "--nq-rounds sets their rounds"),
+    ("--benchmark-timer=time.process_time", "--nq-timer chooses it"),
+    ("--benchmark-warmup=on", "--nq-warmup sets nqprof's untimed rounds"),
+    ("--benchmark-warmup-iterations=3", "--nq-warmup sets nqprof's untimed rounds"),
+    ("--benchmark-disable-gc", "nothing to disable"),
+])
+def test_timing_options_that_cannot_apply_are_refused_once(bench, option, rules):
+    result = bench(*CASES, option)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    flag = option.split("=")[0]
+    result.stderr.fnmatch_lines([f"ERROR: nqprof's cases do not take {flag}: *{rules}*"])
+    assert result.stderr.str().count(flag) == 1
+
+
+def test_refused_options_count_from_addopts_and_the_mark(bench, pytester, monkeypatch):
+    monkeypatch.setenv("PYTEST_ADDOPTS", "--benchmark-warmup-iterations 5")
+    result = bench(*CASES)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--benchmark-warmup-iterations: --nq-warmup*"])
+    monkeypatch.delenv("PYTEST_ADDOPTS")
+    pytester.makepyfile(test_nqueens=marked("min_time=0.1"))
+    result = bench(*CASES)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*@pytest.mark.benchmark(min_time=...) of test_nqueens.py::test_nqueens[[]serial-N8[]]"
+                                 ": nqprof takes one call per round*"])
+
+
+def test_bounds_beside_a_fixed_round_count_or_a_cluster_are_a_usage_error(bench, pytester, monkeypatch):
+    result = bench(*CASES, "--benchmark-max-time=0.1")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: --benchmark-max-time bounds nqprof's auto round rule, but --nq-rounds=3 "
+                                 "times exactly that many rounds: give one of them"])
+    # (a subprocess: Dask and its imports do not come back into an in-process session)
+    result = pytester.runpytest_subprocess(*SELECT, "--nq-cluster=local", "--benchmark-min-rounds=3")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: --benchmark-min-rounds: the cases of --nq-cluster take nqprof's round rule "
+                                 "(--nq-rounds sets their rounds)"])
+    # a confidence alone bounds nothing (pytest-benchmark's precision is off)
+    bench(*CASES, "--benchmark-confidence=0.95").assert_outcomes(passed=2)
+    # a bad NQPROF_TIMEOUT read for the check is a usage error too, in a suite that picks its own case
+    pytester.makepyfile(test_nqueens="""
+        import pytest
+
+        @pytest.mark.parametrize("nqbench", [{"strategy": "serial", "n": 8}], indirect=True)
+        def test_one(nqbench):
+            nqbench.run()
+    """)
+    monkeypatch.setenv("NQPROF_TIMEOUT", "soon")
+    result = bench("--benchmark-min-rounds=3")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: NQPROF_TIMEOUT: the timeout must be a positive number of seconds*"])
+
+
+def test_timing_options_are_left_alone_without_nqprof_cases_or_timing(bench, pytester):
+    pytester.makepyfile(test_nqueens="def test_other(benchmark):\n    benchmark(sum, [1, 2])\n")
+    bench("--benchmark-min-time=0.0001", "--benchmark-disable-gc", "--benchmark-max-time=0.01").assert_outcomes(
+        passed=1)
+    pytester.makepyfile(test_nqueens=SUITE)
+    bench(*CASES, "--benchmark-disable", "--benchmark-min-time=0.001").assert_outcomes(passed=2)

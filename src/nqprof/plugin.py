@@ -187,9 +187,15 @@ def pytest_generate_tests(metafunc) -> None:
 
 
 def pytest_collection_modifyitems(config, items) -> None:
-    """A bad NQPROF_* variable is a usage error, in a run that collected nqprof cases only."""
+    """A bad NQPROF_* variable is a usage error, in a run that collected nqprof cases only;
+    so is a pytest-benchmark timing option that does not apply to them
+    (:func:`nqprof.benchopts.check`)."""
     if config.stash.get(_BAD_SETTINGS, None):
         raise pytest.UsageError(config.stash[_BAD_SETTINGS])
+    if any(FIXTURE in getattr(item, "fixturenames", ()) for item in items):
+        from .benchopts import check
+
+        check(config, items)
 
 
 @pytest.fixture(name=FIXTURE)
@@ -199,6 +205,7 @@ def nqbench_fixture(request, benchmark):
     It asks for pytest-benchmark's ``benchmark`` fixture by name, so that pytest-benchmark
     counts its tests as benchmarks (``--benchmark-only`` runs them, ``--benchmark-skip``
     skips them)."""
+    from .benchopts import rule_for
     from .nqbench import NQBench, skip_unless_runnable
     from .strategies import get
 
@@ -220,6 +227,7 @@ def nqbench_fixture(request, benchmark):
     with NQBench(benchmark, _settings(request.config), case) as bench:
         bench.remote = remote
         bench.tracer = request.config.stash.get(_TRACER, None)
+        bench.rule = rule_for(request.config, request.node)
         yield bench
 
 
