@@ -38,6 +38,8 @@ from .options import CLUSTER_DEST, CLUSTER_OPTION, FIXTURE, OPTIONS, Case, case_
 _USED = pytest.StashKey[bool]()
 _BAD_SETTINGS = pytest.StashKey[str]()
 _TRACER = pytest.StashKey[object]()
+#: (case id, other processes) of the cases whose GPU other processes used during the rounds.
+_SHARED = pytest.StashKey[list]()
 TRACE_OPTION, TRACE_DEST = "--nq-trace", "nq_trace"
 TRACE_DIR_OPTION, TRACE_DIR_DEST = "--nq-trace-dir", "nq_trace_dir"
 
@@ -229,6 +231,9 @@ def nqbench_fixture(request, benchmark):
         bench.tracer = request.config.stash.get(_TRACER, None)
         bench.rule = rule_for(request.config, request.node)
         yield bench
+    if bench.record is not None and bench.record.shared_gpu():
+        others = bench.record.conditions["gpu"]["other_processes"]
+        request.config.stash.setdefault(_SHARED, []).append((case.id, others))
 
 
 def used(config) -> bool:
@@ -255,6 +260,12 @@ def pytest_terminal_summary(terminalreporter, config) -> None:
     what = ("compute time: CUDA events for GPU cases, the worker's clock around the computation for CPU cases"
             if timer == "compute" else "host round trip around each round (--nq-timer=wall)")
     terminalreporter.write_line(f"nqprof: benchmark times are {what}")
+    shared = config.stash.get(_SHARED, [])
+    if shared:
+        cases = ", ".join(f"{case} ({count})" for case, count in shared)
+        terminalreporter.write_line(
+            f"nqprof: warning: other processes used the GPU during the rounds of {len(shared)} case(s): {cases} "
+            "(other processes in parentheses): their times may be slower than on a GPU of their own", yellow=True)
     tracer = config.stash.get(_TRACER, None)
     for line in tracer.summary_lines() if tracer is not None else ():
         terminalreporter.write_line(line)

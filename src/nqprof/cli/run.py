@@ -51,6 +51,7 @@ def cmd_solve(args) -> int:
         record = solve(args.strategy, args.n, params, repeats=rounds, warmup=warmup, timeout=timeout,
                        progress=progress, timer=TIMER.value(getattr(args, TIMER.dest), "--"))
     print(record.to_json() if args.json else record.summary())
+    _warn_shared(record)
     if output:
         write_text(output, record.to_json() + "\n")
         print(f"run record written to {output}", file=sys.stderr)
@@ -73,7 +74,7 @@ def cmd_sweep(args) -> int:
     output = check_json_output(args.output)
     cases = list(options.case_grid(settings))
     gpu_why = _gpu_missing(strategy for _, strategy, _ in cases)
-    rows, records = [], []
+    rows, records, ran = [], [], []
     with Progress.for_command(args.quiet, total=len(cases)) as progress:
         for case, strategy, why in cases:
             label = describe(case.strategy, case.n, dict(case.given))
@@ -91,8 +92,11 @@ def cmd_sweep(args) -> int:
                 records.append({"strategy": case.strategy, "n": case.n, "params": dict(case.given), "error": str(exc)})
                 continue
             rows.append([case.strategy, case.n, _given(case), f"{rec.count} verified", seconds(rec.gpu_s),
-                         seconds(rec.wall_s), f"median of {rec.rounds}" + _throttled(rec)])
+                         seconds(rec.wall_s), f"median of {rec.rounds}" + _throttled(rec) + _shared(rec)])
+            ran.append(rec)
             records.append(rec.to_dict())
+    for rec in ran:  # after the progress lines
+        _warn_shared(rec)
     if args.json:
         print(json.dumps(records, indent=1))
     else:
@@ -116,6 +120,19 @@ def _gpu_missing(strategies) -> str | None:
 def _throttled(rec) -> str:
     rounds = (rec.conditions.get("gpu") or {}).get("throttled_rounds")
     return f", GPU throttled in {len(rounds)}" if rounds else ""
+
+
+def _shared(rec) -> str:
+    count = (rec.conditions.get("gpu") or {}).get("other_processes")
+    return f", GPU shared with {count} other process{'es' if count > 1 else ''}" if count else ""
+
+
+def _warn_shared(rec) -> None:
+    """``nqprof: warning: ...`` on stderr where other processes used the run's GPU."""
+    if rec.shared_gpu():
+        from ..options import describe
+
+        print(f"nqprof: warning: {describe(rec.strategy, rec.n, rec.params)}: {rec.shared_gpu()}", file=sys.stderr)
 
 
 def _given(case) -> str:
