@@ -29,7 +29,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("run", ("nqprof.runner", "nqprof.options", "nqprof.machine")),
     ("history", ("nqprof.analysis",)),
     ("measurements", ("nqprof.queuebench", "nqprof.characterize", "nqprof.papers", "nqprof.cluster", "nqprof.nqbench",
-                      "nqprof.benchtrace")),
+                      "nqprof.benchopts", "nqprof.benchtrace")),
     ("kernel catalog", ("nqprof.catalog",)),
     ("front", ("nqprof.plugin", "nqprof.cli", "nqprof.__main__")),
 ]

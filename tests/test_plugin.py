@@ -345,22 +345,24 @@ def test_machine_differences():
                                                  "driver: None -> '13.0'"]
 
 
-def test_comparing_against_another_gpu_warns(fakes, nqpytest, monkeypatch):
-    # pytest-benchmark wants its storage under the working folder when it warns
-    args = ("--nq-strategy=fakecpu", "--nq-n=8", "--nq-rounds=2", "--benchmark-storage=storage")
+def test_comparing_against_another_gpu_warns(fakes, nqpytest, monkeypatch, tmp_path):
+    """The facts of this machine are read at compare time (before any case ran) and
+    compared with the saved run's; the storage may be anywhere."""
+    args = ("--nq-strategy=fakecpu", "--nq-n=8", "--nq-rounds=2", f"--benchmark-storage={tmp_path / 'storage'}")
 
     def compare_warnings():
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             nqpytest(*args, "--benchmark-compare").assert_outcomes(passed=1)
-        return [str(w.message) for w in caught if str(w.message).startswith("nqprof:")]
+        return [str(w.message) for w in caught if "machine" in str(w.message)]
 
     monkeypatch.setattr(machine, "machine_facts", lambda: {"gpu": "NVIDIA H100", "cuda_toolkit": "12.8"})
     nqpytest(*args, "--benchmark-autosave").assert_outcomes(passed=1)
+    monkeypatch.setattr(machine, "compare_facts", lambda: {"gpu": "NVIDIA H100", "cuda_toolkit": "12.8"})
     assert compare_warnings() == []
-    monkeypatch.setattr(machine, "machine_facts", lambda: {"gpu": "NVIDIA H200", "cuda_toolkit": "13.0"})
-    assert compare_warnings() == [
-        "nqprof: the compared run was measured with a different GPU, toolkit or driver "
-        "(gpu: 'NVIDIA H100' -> 'NVIDIA H200'; cuda_toolkit: '12.8' -> '13.0'): "
-        "differences in time may come from the machine, not the code"
-    ]
+    monkeypatch.setattr(machine, "compare_facts", lambda: {"gpu": "NVIDIA H200", "cuda_toolkit": "13.0"})
+    (said,) = compare_warnings()
+    assert said.startswith("nqprof: the compared run (saved ")
+    assert said.endswith(" ran on another machine: nqprof.gpu: 'NVIDIA H100' -> 'NVIDIA H200'; nqprof.cuda_toolkit: "
+                         "'12.8' -> '13.0' (saved -> this run): differences in time may come from the machine, not the "
+                         "code")

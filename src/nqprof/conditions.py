@@ -98,6 +98,23 @@ class NvmlProbe:
         """(clock event reasons, SM clock) now: what is read after each round."""
         return self.reasons(), self.sm_clock()
 
+    def name(self) -> str | None:
+        name = self._try(lambda: self._nv.nvmlDeviceGetName(self._h))
+        return name.decode() if isinstance(name, bytes) else name
+
+    def cuda_driver(self) -> str | None:
+        """The CUDA version of the driver, ``12.8``, as cuDriverGetVersion gives it."""
+        get = getattr(self._nv, "nvmlSystemGetCudaDriverVersion", None)
+        version = self._try(get) if get else None
+        return None if version is None else f"{version // 1000}.{version % 1000 // 10}"
+
+    def utilization(self) -> int | None:
+        """The percentage of NVML's last sample period in which a kernel ran on the GPU
+        (this run's, or another process's)."""
+        get = getattr(self._nv, "nvmlDeviceGetUtilizationRates", None)
+        rates = self._try(lambda: get(self._h)) if get else None
+        return None if rates is None else int(rates.gpu)
+
     def processes(self) -> list[int] | None:
         """PIDs of the compute processes on this GPU."""
         get = getattr(self._nv, "nvmlDeviceGetComputeRunningProcesses", None)
@@ -109,11 +126,10 @@ class NvmlProbe:
         power = self._try(lambda: nv.nvmlDeviceGetPowerUsage(h))
         limit = self._try(lambda: nv.nvmlDeviceGetEnforcedPowerLimit(h))
         reasons = self.reasons()
-        name = self._try(lambda: nv.nvmlDeviceGetName(h))
         get_uuid = getattr(nv, "nvmlDeviceGetUUID", None)
         uuid = self._try(lambda: get_uuid(h)) if get_uuid else None
         return {
-            "gpu": name.decode() if isinstance(name, bytes) else name,
+            "gpu": self.name(),
             "uuid": uuid.decode() if isinstance(uuid, bytes) else uuid,
             "sm_clock_mhz": self.sm_clock(),
             "memory_clock_mhz": self._try(lambda: nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_MEM)),
@@ -214,15 +230,23 @@ def gpu_probe(pci_bus_id: str | None = None):
 class GpuWatch:
     """The conditions of one GPU run: a snapshot before the timed rounds, the SM clock and
     reasons after each round, a snapshot after, and the compute processes on the GPU that
-    are not the run's own (``own_pids``) before and after."""
+    are not the run's own (``own_pids``) before and after (through NVML: after each round
+    too, with the GPU's utilization).
+
+    Where NVML lists none of the run's own processes although its worker holds a context on
+    the GPU, NVML names processes of another pid namespace (a container's host): one of
+    those listed is then the run's worker, and the others are counted."""
 
     def __init__(self, pci_bus_id: str | None = None, own_pids: tuple[int, ...] = ()):
         self.probe, self.why = gpu_probe(pci_bus_id)
         self.own = set(own_pids) | {os.getpid()}
         self.others: set[int] = set()
+        #: Other processes where NVML's pids are not this namespace's (the most at once).
+        self.unmatched = 0
         self.before: dict[str, Any] | None = None
         self.after: dict[str, Any] | None = None
         self.round_clocks: list[int | None] = []
+        self.utilization: list[int] = []
         self.throttled_rounds: list[int] = []
         self.reasons_seen: set[str] = set()
 
@@ -237,8 +261,13 @@ class GpuWatch:
 
     def _note_others(self) -> None:
         pids = self.probe.processes()
-        if pids is not None:
-            self.others.update(p for p in pids if p not in self.own)
+        if not pids:
+            return
+        others = [p for p in pids if p not in self.own]
+        if len(others) == len(pids):
+            self.unmatched = max(self.unmatched, len(pids) - 1)
+        else:
+            self.others.update(others)
 
     def round_done(self, index: int) -> None:
         if not self.probe:
@@ -249,6 +278,11 @@ class GpuWatch:
             self.reasons_seen.update(n for n in reason_names(mask) if n not in ("gpu_idle",))
             if slowed(mask):
                 self.throttled_rounds.append(index)
+        if self.probe.source == "nvml":  # nvidia-smi would be two more processes a round
+            self._note_others()
+            busy = self.probe.utilization()
+            if busy is not None:
+                self.utilization.append(busy)
 
     def finish(self) -> dict[str, Any]:
         if not self.probe:
@@ -265,8 +299,18 @@ class GpuWatch:
             "sm_clock_mhz_min": clocks[0] if clocks else None,
             "throttled_rounds": list(self.throttled_rounds),
             "reasons_seen": sorted(self.reasons_seen),
-            "other_processes": len(self.others),
+            "other_processes": max(len(self.others), self.unmatched),
+            "utilization_pct": list(self.utilization),
         }
+
+
+def shared_gpu(cond: dict[str, Any] | None) -> str | None:
+    """What a run's conditions say of other work on its GPU during the rounds (other
+    processes that NVML or nvidia-smi listed), as a phrase; None where there was none."""
+    count = ((cond or {}).get("gpu") or {}).get("other_processes")
+    if not count:
+        return None
+    return f"the GPU was shared with {count} other process{'es' if count > 1 else ''} during the rounds"
 
 
 # -- CPU ------------------------------------------------------------------------------------
@@ -460,6 +504,8 @@ def differences(a: dict[str, Any] | None, b: dict[str, Any] | None, cpu_case: bo
     pa, pb = ga.get("other_processes"), gb.get("other_processes")
     if pa is not None and pb is not None and pa != pb:
         out.append(f"other processes on the GPU: {pa} -> {pb}")
+    elif pa and pa == pb:  # both runs shared the GPU
+        out.append(f"other processes on the GPU in both runs: {pa}")
     fa, fb = (ga.get("before") or {}), (gb.get("before") or {})
     if fa.get("uuid") and fb.get("uuid") and fa["uuid"] != fb["uuid"]:
         out.append(f"another GPU: {fa['uuid']} -> {fb['uuid']} (two GPUs of one model can differ by a few %: "

@@ -74,6 +74,81 @@ def machine_differences(saved: dict[str, Any], current: dict[str, Any]) -> list[
     return [f"{key}: {a.get(key)!r} -> {b.get(key)!r}" for key in COMPARED_MACHINE_FIELDS if a.get(key) != b.get(key)]
 
 
+def compare_facts() -> dict[str, Any]:
+    """The facts :func:`machine_differences` compares (``gpu``, ``cuda_toolkit``,
+    ``driver``), as :func:`machine_facts` would record them, read without initialising CUDA
+    in this process where it can be: :func:`machine_facts` where it was read already, else
+    NVML (the GPU's name, the CUDA version of the driver). Only with PyCUDA installed and
+    NVML missing does it fall back to :func:`machine_facts`, which initialises CUDA."""
+    import importlib.util
+
+    cached = getattr(machine_facts, "cache_info", None)
+    if cached is None or cached().currsize:  # read already (or stood in for)
+        return machine_facts()
+    facts: dict[str, Any] = {"gpu": None, "cuda_toolkit": _toolkit_version()}
+    if importlib.util.find_spec("pycuda") is None:  # as gpu_status says: no GPU run here
+        return facts
+    from .conditions import NvmlProbe
+
+    try:
+        probe = NvmlProbe()
+    except Exception:  # ImportError, NVMLError: only CUDA can tell
+        return machine_facts()
+    try:
+        facts.update(gpu=probe.name(), driver=probe.cuda_driver())
+    finally:
+        probe.close()
+    return facts
+
+
+def _toolkit_version() -> str | None:
+    try:
+        from .cuda.toolkit import find_toolkit
+
+        return find_toolkit().version
+    except (ImportError, NqprofError):
+        return None
+
+
+#: pytest-benchmark's machine_info fields never compared between two runs: py-cpuinfo's
+#: current CPU clock, which moves on one machine.
+UNCOMPARED_FIELDS = ("cpu.hz_actual", "cpu.hz_actual_friendly")
+
+
+def _flat(info: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in info.items():
+        if isinstance(value, dict) and value:
+            out.update(_flat(value, f"{prefix}{key}."))
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
+
+
+def _short(value: Any, width: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def machine_info_differences(saved: dict[str, Any], current: dict[str, Any]) -> list[str]:
+    """What differs between two runs' whole machine_info, one ``key: saved -> current``
+    phrase each: nqprof's facts as :func:`machine_differences` compares them (GPU, toolkit,
+    driver: not nqprof's version, which is the code a comparison is about, nor a cluster,
+    started after pytest-benchmark compares), and every other field that both runs recorded
+    (``node``, ``cpu.brand_raw``, ``python_version`` ...) but :data:`UNCOMPARED_FIELDS`. A
+    field only one run has (another version of py-cpuinfo) is no difference of the machine."""
+    import json
+
+    out = [f"{MACHINE_KEY}.{d}" for d in machine_differences(saved, current)]
+    # as saved: tuples become lists
+    a, b = (_flat(json.loads(json.dumps({k: v for k, v in info.items() if k != MACHINE_KEY}, default=str)))
+            for info in (saved, current))
+    for key in a:
+        if key in b and key not in UNCOMPARED_FIELDS and a[key] != b[key]:
+            out.append(f"{key}: {_short(a[key])} -> {_short(b[key])}")
+    return out
+
+
 def _version(package: str) -> str:
     import importlib.metadata
 

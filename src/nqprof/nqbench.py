@@ -119,6 +119,9 @@ class NQBench:
         #: The session's --nq-trace :class:`~nqprof.benchtrace.Tracer`: one profiled round
         #: after the timed ones.
         self.tracer = None
+        #: The round rule bounded by pytest-benchmark's options (:mod:`nqprof.benchopts`);
+        #: None: the rule of ``settings.rounds``.
+        self.rule = None
 
     @property
     def label(self) -> str:
@@ -141,6 +144,8 @@ class NQBench:
             except UnavailableError as exc:
                 pytest.skip(f"{self.label}: {exc}")
             loop = RoundLoop(self._runner, rounds, warmup, timer=self.settings.timer)
+            if self.rule is not None and not disabled:
+                loop.rule = self.rule
             loop.run()
         except CountMismatchError as exc:
             pytest.fail(str(exc), pytrace=False)

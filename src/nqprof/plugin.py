@@ -39,6 +39,8 @@ from .options import (CLUSTER_DEST, CLUSTER_OPTION, FIXTURE, OPTIONS, Case, case
 _USED = pytest.StashKey[bool]()
 _BAD_SETTINGS = pytest.StashKey[str]()
 _TRACER = pytest.StashKey[object]()
+#: (case id, other processes) of the cases whose GPU other processes used during the rounds.
+_SHARED = pytest.StashKey[list]()
 TRACE_OPTION, TRACE_DEST = "--nq-trace", "nq_trace"
 TRACE_DIR_OPTION, TRACE_DIR_DEST = "--nq-trace-dir", "nq_trace_dir"
 
@@ -207,34 +209,51 @@ def pytest_generate_tests(metafunc) -> None:
 
 
 def pytest_collection_modifyitems(config, items) -> None:
-    """A bad NQPROF_* variable is a usage error, in a run that collected nqprof cases only."""
+    """A bad NQPROF_* variable is a usage error, in a run that collected nqprof cases only;
+    so is a pytest-benchmark timing option that does not apply to them
+    (:func:`nqprof.benchopts.check`)."""
     if config.stash.get(_BAD_SETTINGS, None):
         raise pytest.UsageError(config.stash[_BAD_SETTINGS])
+    if any(FIXTURE in getattr(item, "fixturenames", ()) for item in items):
+        from .benchopts import check
+
+        check(config, items)
 
 
 @pytest.fixture(name=FIXTURE)
-def nqbench_fixture(request):
-    """An :class:`~nqprof.nqbench.NQBench` for this test's case; call ``.run()`` to benchmark it."""
+def nqbench_fixture(request, benchmark):
+    """An :class:`~nqprof.nqbench.NQBench` for this test's case; call ``.run()`` to benchmark it.
+
+    It asks for pytest-benchmark's ``benchmark`` fixture by name, so that pytest-benchmark
+    counts its tests as benchmarks (``--benchmark-only`` runs them, ``--benchmark-skip``
+    skips them)."""
+    from .benchopts import rule_for
     from .nqbench import NQBench, skip_unless_runnable
     from .strategies import get
 
-    if not hasattr(request, "param"):
-        pytest.fail(f"the {FIXTURE} fixture needs a case: parametrize it indirectly with "
-                    "{'strategy': ..., 'n': ..., 'params': {...}}", pytrace=False)
-    case = Case.from_param(request.param)
-    request.config.stash[_USED] = True
-    request.node.user_properties.append(("nqprof", case.id))
-    remote = cluster_bench().of(request.config)
-    if remote is None:
-        skip_unless_runnable(get(case.strategy))
-    elif remote.gpu_skip_reason(get(case.strategy)):
-        pytest.skip(remote.gpu_skip_reason(get(case.strategy)))
-    # requested only now: a benchmark fixture left unused by a skip warns
-    benchmark = request.getfixturevalue("benchmark")
+    try:
+        if not hasattr(request, "param"):
+            pytest.fail(f"the {FIXTURE} fixture needs a case: parametrize it indirectly with "
+                        "{'strategy': ..., 'n': ..., 'params': {...}}", pytrace=False)
+        case = Case.from_param(request.param)
+        request.config.stash[_USED] = True
+        request.node.user_properties.append(("nqprof", case.id))
+        remote = cluster_bench().of(request.config)
+        if remote is None:
+            skip_unless_runnable(get(case.strategy))
+        elif remote.gpu_skip_reason(get(case.strategy)):
+            pytest.skip(remote.gpu_skip_reason(get(case.strategy)))
+    except (pytest.skip.Exception, pytest.fail.Exception):
+        benchmark.skipped = True  # not "unused": pytest-benchmark would warn of that
+        raise
     with NQBench(benchmark, _settings(request.config), case) as bench:
         bench.remote = remote
         bench.tracer = request.config.stash.get(_TRACER, None)
+        bench.rule = rule_for(request.config, request.node)
         yield bench
+    if bench.record is not None and bench.record.shared_gpu():
+        others = bench.record.conditions["gpu"]["other_processes"]
+        request.config.stash.setdefault(_SHARED, []).append((case.id, others))
 
 
 def used(config) -> bool:
@@ -261,6 +280,12 @@ def pytest_terminal_summary(terminalreporter, config) -> None:
     what = ("compute time: CUDA events for GPU cases, the worker's clock around the computation for CPU cases"
             if timer == "compute" else "host round trip around each round (--nq-timer=wall)")
     terminalreporter.write_line(f"nqprof: benchmark times are {what}")
+    shared = config.stash.get(_SHARED, [])
+    if shared:
+        cases = ", ".join(f"{case} ({count})" for case, count in shared)
+        terminalreporter.write_line(
+            f"nqprof: warning: other processes used the GPU during the rounds of {len(shared)} case(s): {cases} "
+            "(other processes in parentheses): their times may be slower than on a GPU of their own", yellow=True)
     tracer = config.stash.get(_TRACER, None)
     for line in tracer.summary_lines() if tracer is not None else ():
         terminalreporter.write_line(line)
@@ -290,17 +315,40 @@ def pytest_benchmark_update_json(config, benchmarks, output_json) -> None:
         output_json[MACHINE_KEY]["traces"] = tracer.json_info()
 
 
-def pytest_benchmark_compare_machine_info(config, benchmarksession, machine_info, compared_benchmark) -> None:
-    """pytest-benchmark compares before any test ran: nqprof's facts of this machine are
-    read here, and only where the saved run has nqprof's (else there is nothing to say)."""
-    saved = compared_benchmark.get("machine_info", {})
-    if not saved.get(MACHINE_KEY):
-        return
-    from .machine import machine_differences, machine_facts
+@pytest.hookimpl(hookwrapper=True)
+def pytest_benchmark_compare_machine_info(config, benchmarksession, machine_info, compared_benchmark):
+    """nqprof's comparison of machine_info, in place of pytest-benchmark's, for a saved run
+    that has nqprof's facts (any other is left to pytest-benchmark).
 
-    diffs = machine_differences(saved, {MACHINE_KEY: machine_facts()})
+    pytest-benchmark compares at configure time, before any case ran, so this run's
+    machine_info lacks nqprof's facts yet: they are read here, without initialising CUDA
+    where NVML can tell (:func:`nqprof.machine.compare_facts`). What differs is said in one
+    readable warning (:func:`nqprof.machine.machine_info_differences`). pytest-benchmark's
+    own comparison, which this wraps, is shown the saved machine_info as this run's for its
+    duration, so that it neither repeats the difference as one line holding both whole
+    machine_infos nor fails on a storage folder outside the working folder (its message
+    names the folder relative to it)."""
+    saved = compared_benchmark.get("machine_info") or {}
+    if not saved.get(MACHINE_KEY):
+        yield
+        return
+    import json
+
+    from . import machine
+
+    current = dict(machine_info)
+    current.setdefault(MACHINE_KEY, machine.compare_facts())
+    diffs = machine.machine_info_differences(saved, current)
+    own = dict(machine_info)
+    machine_info.clear()
+    machine_info.update(json.loads(json.dumps(saved)))
+    try:
+        yield
+    finally:
+        machine_info.clear()
+        machine_info.update(own)
     if diffs:
         benchmarksession.logger.warning(
-            "nqprof: the compared run was measured with a different GPU, toolkit or driver ("
-            + "; ".join(diffs) + "): differences in time may come from the machine, not the code"
+            f"nqprof: the compared run (saved {compared_benchmark.get('datetime', '?')}) ran on another machine: "
+            + "; ".join(diffs) + " (saved -> this run): differences in time may come from the machine, not the code"
         )

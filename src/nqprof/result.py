@@ -6,6 +6,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from . import conditions
 from .textfmt import seconds as seconds_text
 
 
@@ -114,6 +115,12 @@ class RunRecord:
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, sort_keys=False)
 
+    def shared_gpu(self) -> str | None:
+        """A warning where other processes used the run's GPU during its rounds (its times
+        may then be slower than on a GPU of its own); None otherwise."""
+        shared = conditions.shared_gpu(self.conditions)
+        return f"{shared}: its times may be slower than on a GPU of its own" if shared else None
+
     def summary(self) -> str:
         """A human-readable report, as ``nqprof solve`` prints it."""
         ok = "verified" if self.verified else f"MISMATCH (expected {self.expected})"
@@ -130,6 +137,8 @@ class RunRecord:
         if self.gpu_s is not None:
             lines.append(f"GPU time   {seconds_text(self.gpu_s)} (CUDA events, median of {len(self.gpu_times)})")
         lines += _condition_lines(self.conditions)
+        if self.shared_gpu():
+            lines.append(f"warning    {self.shared_gpu()}")
         if self.device:
             d = self.device
             lines.append(

@@ -100,6 +100,26 @@ class RoundRule:
                           target_noise=self.target_noise)
         return [share] * k
 
+    def bounded(self, min_rounds: int | None = None, max_time: float | None = None, precision: float | None = None,
+                confidence: float = 0.99) -> "RoundRule":
+        """This auto rule with pytest-benchmark's bounds where given: at least ``min_rounds``
+        rounds; at most ``max_time`` seconds of timed rounds (and no more than that at the
+        least); rounds until the median's relative margin of error at ``confidence`` is
+        under ``precision`` (a noise target of precision / z, z the normal quantile)."""
+        from dataclasses import replace
+
+        rule = self
+        if min_rounds is not None:
+            rule = replace(rule, min_rounds=int(min_rounds))
+        if max_time is not None:
+            rule = replace(rule, max_time=float(max_time), min_time=min(rule.min_time, float(max_time)))
+        if precision is not None:
+            from statistics import NormalDist
+
+            z = NormalDist().inv_cdf(0.5 + float(confidence) / 2)
+            rule = replace(rule, target_noise=float(precision) / z)
+        return rule
+
     @classmethod
     def of(cls, rounds: int | None) -> "RoundRule":
         """The rule for a ``--rounds`` value (None: auto)."""

@@ -232,18 +232,48 @@ def run_label(run: str) -> str:
     return head if head.isdigit() else name
 
 
-def resolve_run(df, ref: str) -> str:
-    """The run ``ref`` names: its full name, its file name, or a unique prefix of the file
-    name such as ``0003``."""
+def resolve_run(df, ref: str, storage: str | Path | None = None) -> str:
+    """The run ``ref`` names: its name (its file's path under the storage folder, with or
+    without ``.json``), its file name, a unique prefix of the file name such as ``0003``, a
+    glob as pytest-benchmark takes one (``0003_*``, ``Linux-*/0003``: a prefix), or, given
+    the ``storage`` folder, its file's path, absolute or from the working folder, as
+    ``pytest-benchmark list`` prints it."""
+    from fnmatch import fnmatchcase
+
     names = list(dict.fromkeys(df["run"]))
-    if ref in names:
-        return ref
-    matches = [r for r in names if r.rsplit("/", 1)[-1].startswith(ref) or r.startswith(ref)]
+    ref = str(ref)
+    if storage is not None:
+        ref = _path_under(ref, storage)
+    stem = ref[: -len(".json")] if ref.endswith(".json") else ref
+    if stem in names:
+        return stem
+    if any(c in stem for c in "*?["):
+        pattern = stem.rstrip("*") + "*"
+        matches = [r for r in names if fnmatchcase(r, pattern) or fnmatchcase(r.rsplit("/", 1)[-1], pattern)]
+    else:
+        matches = [r for r in names if r.rsplit("/", 1)[-1].startswith(stem) or r.startswith(stem)]
     if len(matches) == 1:
         return matches[0]
     if not matches:
         raise InputError(f"no saved run {ref!r} (runs: {', '.join(names)})")
     raise InputError(f"{ref!r} names several runs: {', '.join(matches)}")
+
+
+def _path_under(ref: str, storage: str | Path) -> str:
+    """``ref`` as a path under ``storage`` where it is a file (absolute, or from the working
+    folder); else ``ref`` itself (a name under the storage folder)."""
+    path = Path(ref)
+    try:
+        is_file = path.is_file()
+    except OSError:  # a name too long for a path
+        is_file = False
+    if not is_file:
+        return ref
+    try:
+        return path.resolve().relative_to(Path(storage).resolve()).as_posix()
+    except ValueError:
+        raise InputError(f"{ref} is not a run under the storage folder {str(storage)!r} (give its folder: "
+                         "--storage DIR)") from None
 
 
 def last_runs(df, count: int = 2) -> list[str]:

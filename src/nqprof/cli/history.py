@@ -109,7 +109,7 @@ def cmd_compare(args) -> int:
     if len(args.runs) not in (0, 2):
         raise InputError(f"compare takes two runs or none (the last two), got {len(args.runs)}")
     metric = resolve_metric(args.metric)
-    run_a, run_b = (resolve_run(df, r) for r in args.runs) if args.runs else last_runs(df, 2)
+    run_a, run_b = (resolve_run(df, r, args.storage) for r in args.runs) if args.runs else last_runs(df, 2)
     print(f"A: {run_a}\nB: {run_b}\nmetric: {metric} ({METRICS[metric]})")
     for line in machine_warnings(df, run_a, run_b):
         print(f"nqprof: warning: the runs differ in {line}: timings may differ because of the machine", file=sys.stderr)
@@ -228,7 +228,8 @@ def cmd_plot(args) -> int:
     df = _load(args)
     from ..analysis.figures import history_figures
 
-    for path in history_figures(df, args.output, args.run, args.metric):
+    chosen = [resolve_run(df, r, args.storage) for r in args.run] if args.run else None
+    for path in history_figures(df, args.output, chosen, args.metric):
         print(f"wrote {path}")
     return 0
 
@@ -257,8 +258,8 @@ def add_commands(sub) -> None:
 
     p = sub.add_parser("compare", help="compare two saved runs: change and a noise-aware verdict per benchmark")
     p.add_argument("runs", nargs="*", metavar="RUN",
-                   help="two runs: a number such as 0003, a file name or a path under the storage folder "
-                        "(default: the last two runs)")
+                   help="two runs: a number such as 0003, a file name, a path under the storage folder or "
+                        "the file's path as pytest-benchmark list prints it (default: the last two runs)")
     _storage_options(p)
     _metric_option(p)
     p.add_argument("--fail-on", type=_fail_on, default=[], metavar="VERDICTS",

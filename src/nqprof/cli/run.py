@@ -62,6 +62,7 @@ def cmd_solve(args) -> int:
         record = solve(args.strategy, args.n, params, repeats=rounds, warmup=warmup, timeout=timeout,
                        progress=progress, timer=TIMER.value(getattr(args, TIMER.dest), "--"))
     print(record.to_json() if args.json else record.summary())
+    _warn_shared(record)
     if output:
         write_text(output, record.to_json() + "\n")
         print(f"run record written to {output}", file=sys.stderr)
@@ -80,17 +81,19 @@ def cmd_sweep(args) -> int:
     output = check_json_output(args.output)
     cases = list(options.case_grid(settings))
     gpu_why = _gpu_missing(strategy for _, strategy, _ in cases)
-    rows, records = [], []
+    rows, records, ran = [], [], []
     interrupted = None
     with Progress.for_command(args.quiet, total=len(cases)) as progress:
         try:
             for case, strategy, why in cases:
                 progress.case(describe(case.strategy, case.n, dict(case.given)))
                 _sweep_case(case, strategy, why or (gpu_why if strategy is not None and strategy.needs_gpu else None),
-                            settings, progress, rows, records)
+                            settings, progress, rows, records, ran)
         except KeyboardInterrupt:
             interrupted = f"interrupted after {len(records)} of {len(cases)} cases: the records before this are the " \
                           "finished ones"
+    for rec in ran:  # after the progress lines
+        _warn_shared(rec)
     if args.json:
         print(json.dumps(records, indent=1))
     else:
@@ -104,8 +107,9 @@ def cmd_sweep(args) -> int:
     return 0 if all("error" not in r for r in records) else 1
 
 
-def _sweep_case(case, strategy, why, settings, progress, rows, records) -> None:
-    """One case of a sweep: its row and record (skipped, an error, or the run)."""
+def _sweep_case(case, strategy, why, settings, progress, rows, records, ran) -> None:
+    """One case of a sweep: its row and record (skipped, an error, or the run, also kept in
+    ``ran``)."""
     from ..errors import NqprofError
     from ..runner import solve
     from ..textfmt import seconds
@@ -123,7 +127,8 @@ def _sweep_case(case, strategy, why, settings, progress, rows, records) -> None:
         records.append({**head, "error": str(exc)})
         return
     rows.append([case.strategy, case.n, _given(case), f"{rec.count} verified", seconds(rec.gpu_s),
-                 seconds(rec.wall_s), f"median of {rec.rounds}" + _throttled(rec)])
+                 seconds(rec.wall_s), f"median of {rec.rounds}" + _throttled(rec) + _shared(rec)])
+    ran.append(rec)
     records.append(rec.to_dict())
 
 
@@ -140,6 +145,19 @@ def _gpu_missing(strategies) -> str | None:
 def _throttled(rec) -> str:
     rounds = (rec.conditions.get("gpu") or {}).get("throttled_rounds")
     return f", GPU throttled in {len(rounds)}" if rounds else ""
+
+
+def _shared(rec) -> str:
+    count = (rec.conditions.get("gpu") or {}).get("other_processes")
+    return f", GPU shared with {count} other process{'es' if count > 1 else ''}" if count else ""
+
+
+def _warn_shared(rec) -> None:
+    """``nqprof: warning: ...`` on stderr where other processes used the run's GPU."""
+    if rec.shared_gpu():
+        from ..options import describe
+
+        print(f"nqprof: warning: {describe(rec.strategy, rec.n, rec.params)}: {rec.shared_gpu()}", file=sys.stderr)
 
 
 def _given(case) -> str:
