@@ -310,9 +310,8 @@ def _module_level_imports(path: Path) -> set[str]:
 
 def test_modules_that_strategies_imports_keep_numpy_in_functions():
     """Every module `nqprof strategies` imports leaves numpy (and anything heavier) to the
-    functions and sessions that use it; fast.py and gpu_common.py are still to follow."""
-    pending = {"nqprof.strategies.fast", "nqprof.strategies.gpu_common"}
-    modules = sorted(m for m in _imported_after(["strategies"]) if m.split(".")[0] == "nqprof" and m not in pending)
+    functions and sessions that use it."""
+    modules = sorted(m for m in _imported_after(["strategies"]) if m.split(".")[0] == "nqprof")
     assert "nqprof.strategies.cdp.session" in modules and "nqprof.subproblems" in modules
     for module in modules:
         path = ROOT / "src" / Path(*module.split("."))
@@ -333,12 +332,10 @@ def test_cli_start_tool_times_the_instant_commands_beside_numpy():
     assert bad.returncode == 2 and bad.stderr.strip() == "cli_start.py: error: --repeats must be at least 1, got 0"
 
 
-@pytest.mark.xfail(strict=True, reason="fast.py and gpu_common.py still import numpy at module level")
 def test_strategies_imports_no_numpy():
     """Listing the strategies imports every strategy module for its parameters: none may
     import numpy at import time (only inside the functions and sessions that use it)."""
     assert "numpy" not in _imported_after(["strategies"])
-
 
 
 @pytest.fixture
