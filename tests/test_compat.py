@@ -74,28 +74,29 @@ def test_cuda12_minor_rules():
 
 @pytest.fixture
 def fake_pycuda(monkeypatch):
-    """pycuda, pycuda.driver (driver CUDA 13.0, an sm_90 device) and pycuda.compiler whose
-    module classes record their calls."""
+    """pycuda.driver (driver CUDA 13.0, an sm_90 device) whose module_from_file records the
+    cubins it loads, and a kernel cache whose builds record what they were asked for
+    (source, cdp, defines, arch)."""
     built = []
 
     class Error(Exception):
         pass
 
-    class Module:
-        def __init__(self, source, **kw):
-            built.append((type(self).__name__, kw))
-
     driver = types.ModuleType("pycuda.driver")
-    driver.Error = driver.CompileError = Error
+    driver.Error = Error
     driver.get_driver_version = lambda: 13000
     driver.Context = types.SimpleNamespace(get_device=lambda: types.SimpleNamespace(compute_capability=lambda: (9, 0)))
-    compiler = types.ModuleType("pycuda.compiler")
-    compiler.SourceModule = type("SourceModule", (Module,), {})
-    compiler.DynamicSourceModule = type("DynamicSourceModule", (Module,), {})
+    driver.module_from_file = lambda path: ("module", path)
     package = types.ModuleType("pycuda")
-    package.driver, package.compiler = driver, compiler
-    for name, module in (("pycuda", package), ("pycuda.driver", driver), ("pycuda.compiler", compiler)):
+    package.driver = driver
+    for name, module in (("pycuda", package), ("pycuda.driver", driver)):
         monkeypatch.setitem(sys.modules, name, module)
+
+    def cubin(src, defines, arch, toolkit):
+        built.append((src.file, src.cdp, dict(defines or {}), arch))
+        return Path(f"/cache/{src.file}.cubin"), "hash", False
+
+    monkeypatch.setattr("nqprof.cuda.build.cubin", cubin)
     return built
 
 
@@ -121,18 +122,19 @@ def test_build_notes_newer_toolkit_for_plain_source(fake_pycuda, monkeypatch):
 
     _use_toolkit(monkeypatch, "13.5")
     module = build(catalog()["feinbube.cu"], {"NQ_N": 12, "NQ_BLOCK": 64})
-    assert [kind for kind, _ in fake_pycuda] == ["SourceModule"]
+    assert fake_pycuda == [("feinbube.cu", False, {"NQ_N": 12, "NQ_BLOCK": 64}, "sm_90")]
+    assert module.module == ("module", "/cache/feinbube.cu.cubin")
     assert module.toolkit_version == "13.5" and module.arch == "sm_90"
     assert module.notes == [check_toolkit_against_driver("13.5", "13.0", cdp=False)]
 
 
-@pytest.mark.parametrize("file,kind", [("feinbube.cu", "SourceModule"), ("dp1.cu", "DynamicSourceModule")])
-def test_build_with_matching_toolkit_has_no_note(fake_pycuda, monkeypatch, file, kind):
+@pytest.mark.parametrize("file,cdp", [("feinbube.cu", False), ("dp1.cu", True)])
+def test_build_with_matching_toolkit_has_no_note(fake_pycuda, monkeypatch, file, cdp):
     from nqprof.cuda.build import build
 
     _use_toolkit(monkeypatch, "13.0")
     module = build(catalog()[file])
-    assert [k for k, _ in fake_pycuda] == [kind] and module.notes == []
+    assert [(f, c) for f, c, _, _ in fake_pycuda] == [(file, cdp)] and module.notes == []
 
 
 def test_module_doc_names_the_error():

@@ -18,6 +18,9 @@
 #   fast-check     compute-sanitizer memcheck on fast at small N; depth 3..5 at N=19, 20
 #   cpu-cst        CPU: serial vs serial-d4 at N=16, the mirror pool vs multicore at N=17 (bench/cst_cpu.py)
 #   fast22         fast N=22, one round
+#   smoke          nqprof env, then one solve of several strategies (fast, dp2, feinbube, devgraph, queue, cdp-bp, serial)
+#   solve-times    whole-process time (the shell's) of `nqprof solve N -s fast -r 1 -w 0`, N=12..21, three runs each
+#   bench-time     the default `pytest bench/`, timed, with its 40 slowest steps
 #   startup        the fixed cost of a run: tools/startup_probe.py, whole solves of fast, import times, one bench case's durations
 #   fast-final     fast N=1..19 verified, N=16..21 timed, its bench cases twice compared, its GPU tests
 #   feinbube-steps every optimisation step of feinbube, N=16..19, verified, 3 rounds
@@ -338,6 +341,16 @@ for stage in "${stages[@]}"; do
           timeout 150 compute-sanitizer --tool $tool $([ "$tool" = racecheck ] && echo --racecheck-report all) \
             --target-processes all nqprof solve 10 -s \$s --rounds 1 --warmup 0 --timeout 140 -q 2>&1 \
             | grep -v -E '^=+ *$' | head -60; done" ;;
+    smoke) run smoke 300 bash -c "nqprof env | grep -E 'gpu|driver|toolkit|pycuda'; for a in '12 -s fast' '10 -s dp2' \
+        '12 -s feinbube' '12 -s devgraph' '12 -s queue' '12 -s cdp-bp' '9 -s serial'; do timeout 120 nqprof solve \$a -r 3 -q \
+        | grep -E 'strategy|count|GPU time|memory|note'; done" ;;
+    solve-times) run solve-times 580 bash -c "TIMEFORMAT='%R'; for n in \$(seq 12 21); do for i in 1 2 3; do
+        s=\$( { time timeout 120 nqprof solve \$n -s fast -r 1 -w 0 > /tmp/solve-\$n-\$i.txt 2>&1; } 2>&1 );
+        k=\$(grep -oP 'GPU time +\\K[0-9.]+ [mu]?s' /tmp/solve-\$n-\$i.txt); echo \"N=\$n run \$i: whole \$s s, kernel \$k\";
+        done; grep -E 'count|note' /tmp/solve-\$n-1.txt; done" ;;
+    bench-time) rm -rf /tmp/nqprof-bench-time
+      run bench-time 590 bash -c "TIMEFORMAT='pytest bench/ took %R s'; time python3 -m pytest bench/ -q -p no:cacheprovider \
+          --durations=40 --benchmark-autosave --benchmark-storage=/tmp/nqprof-bench-time | tail -60" ;;
     startup) run startup 420 bash -c "python3 tools/startup_probe.py --repeats 3;
         TIMEFORMAT='whole %R s'; for n in 12 12 12 16 20; do echo \"--- nqprof solve \$n -s fast -r 1 -w 0\";
           time (timeout 60 nqprof solve \$n -s fast -r 1 -w 0 | grep -E 'count|GPU time|note'); done;
