@@ -281,6 +281,9 @@ def test_missing_kernel_raises_build_error(tmp_path, toolkit):
     src = _source(tmp_path, "plain.cu", PLAIN, False, ("with_shared", "not_there"), {"BLOCK": 32})
     with pytest.raises(BuildError, match="no kernel named not_there"):
         nvcc.compile_source(src, "sm_90", toolkit=toolkit)
+    # a run's build asks only for the kernels its defines compile (feinbube's steps)
+    rows = nvcc.compile_source(src, "sm_90", toolkit=toolkit, every_kernel=False)
+    assert [r.kernel for r in rows] == ["with_shared", "with_stack"]
 
 
 def test_compile_all_and_json(tmp_path, toolkit):

@@ -72,7 +72,7 @@ def cubin(src: KernelSource, defines: dict[str, int] | None, arch: str, toolkit)
     try:
         folder.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(prefix="build-", dir=folder) as work:
-            compile_source(src, arch, defines or {}, toolkit, work)
+            compile_source(src, arch, defines or {}, toolkit, work, every_kernel=False)
             stem = f"{Path(src.file).stem}.{arch}"
             built = Path(work) / (f"{stem}.linked.cubin" if src.cdp else f"{stem}.cubin")
             os.replace(built, path)
