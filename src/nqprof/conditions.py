@@ -60,6 +60,28 @@ def slowed(mask: int) -> bool:
 #: The NVML modules initialised in this process (by id): NVML starts once per process and
 #: stays (a start costs tens of milliseconds, and every case of a suite watches its GPU).
 _NVML_STARTED: set[int] = set()
+#: A start of NVML begun early on a thread (start_nvml), joined by the first probe.
+_NVML_THREAD: list[Any] = []
+
+
+def start_nvml() -> None:
+    """Start NVML on a thread now (a GPU run starts its worker meanwhile); the first
+    :class:`NvmlProbe` waits for it. Any failure is left for the probe to meet."""
+    import threading
+
+    def start() -> None:
+        try:
+            import pynvml
+
+            if id(pynvml) not in _NVML_STARTED:
+                pynvml.nvmlInit()
+                _NVML_STARTED.add(id(pynvml))
+        except Exception:  # ImportError, NVMLError: the probe says why
+            pass
+
+    if not _NVML_THREAD:
+        _NVML_THREAD.append(threading.Thread(target=start, name="nqprof-nvml-start", daemon=True))
+        _NVML_THREAD[0].start()
 
 
 class NvmlProbe:
@@ -72,6 +94,8 @@ class NvmlProbe:
         import pynvml
 
         self._nv = pynvml
+        if _NVML_THREAD:
+            _NVML_THREAD[0].join()
         if id(pynvml) not in _NVML_STARTED:
             pynvml.nvmlInit()
             _NVML_STARTED.add(id(pynvml))

@@ -74,6 +74,14 @@ class RunRecord:
     #: The run's conditions (nqprof.conditions): CPU, and for GPU runs clocks, power,
     #: temperature, throttling before, during and after the rounds.
     conditions: dict[str, Any] = field(default_factory=dict)
+    #: What kind of measurement this is: a strategy's run (probes say their own kind).
+    measurement: str = "strategy"
+    #: The work items' making where the strategy makes them apart from its rounds (fast's
+    #: tasks: where, how many, the seconds and the bytes uploaded and kept on the device).
+    tasks: dict[str, Any] = field(default_factory=dict)
+    #: The run's processes: how many worker processes took its rounds, and what the first
+    #: one's start took (nqprof.worker: start_s, open_s, cuda_start_s).
+    process: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def from_measurements(
@@ -107,6 +115,7 @@ class RunRecord:
             plan=dict(info.get("plan", {})),
             measurement_build=build,
             replay=dict(stats.get("replay", {})),
+            tasks=dict(info.get("tasks", {})),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -167,6 +176,10 @@ class RunRecord:
                          "their own launches not made)")
         if self.plan:
             lines += _plan_lines(self.plan)
+        worker = self.process.get("worker") or {}
+        if self.device and worker:
+            cuda = f" (CUDA {worker['cuda_start_s']:.2f} s beside the imports)" if "cuda_start_s" in worker else ""
+            lines.append(f"worker     started in {worker['start_s']:.2f} s, opened in {worker['open_s']:.2f} s{cuda}")
         for note in self.notes:
             lines.append(f"note       {note}")
         return "\n".join(lines)

@@ -146,8 +146,8 @@ class WorkerRunner:
         parent, child = ctx.Pipe()
         target = self.strategy if fork else Target(type(self.strategy).__module__,
                                                    getattr(self.strategy, "worker_attribute", "STRATEGY"))
-        self._proc = ctx.Process(target=serve, args=(child, target, self.opener, self.n, self.params, os.getpid(), gpu),
-                                 daemon=True)
+        self._proc = ctx.Process(target=serve, daemon=True,
+                                 args=(child, target, self.opener, self.n, self.params, os.getpid(), gpu, time.time()))
         with contextlib.nullcontext() if fork else spawn_context():
             self._proc.start()
         child.close()
@@ -472,6 +472,8 @@ class RoundLoop:
         rec.timer, rec.samples, rec.round_trips = self.timer, list(self.samples), list(self.round_trips)
         rec.round_process = list(self.round_process)
         rec.conditions = dict(self.conditions)
+        rec.process = {"workers": len(self.rule.split(r.phases)) * r.size,
+                       **({"worker": r.opened["worker"]} if "worker" in r.opened else {})}
         throttled = (self.conditions.get("gpu") or {}).get("throttled_rounds")
         if throttled:
             rec.notes.append(f"the GPU reported a slowdown after {len(throttled)} of {len(self.samples)} rounds "
@@ -497,6 +499,8 @@ def solve(
     values = strat.resolve(n, params)
     n = int(n)
     check_rounds(repeats, warmup)  # before a worker starts
+    if strat.needs_gpu:
+        conditions.start_nvml()  # beside the worker's start: the watch needs it after the warm-up
     with open_runner(strat, n, values, timeout, isolate) as runner:
         loop = RoundLoop(runner, repeats, warmup, progress, timer)
         loop.run()

@@ -27,6 +27,7 @@ import os
 import signal
 import sys
 import threading
+import time
 import traceback
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -72,13 +73,14 @@ def start_cuda_early() -> None:
     PyCUDA to meet and report."""
 
     def start() -> None:
+        t0 = time.perf_counter()
         try:
             lib = ctypes.CDLL("libcuda.so.1")
             dev, ctx = ctypes.c_int(), ctypes.c_void_p()
             if lib.cuInit(0) or lib.cuDeviceGet(ctypes.byref(dev), 0):
                 return
             if lib.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev) == 0:
-                _EARLY.update(lib=lib, device=dev)
+                _EARLY.update(lib=lib, device=dev, seconds=time.perf_counter() - t0)
         except OSError:
             pass
 
@@ -102,10 +104,16 @@ def release_early() -> None:
         lib.cuDevicePrimaryCtxRelease(dev)
 
 
-def serve(conn, target: "Target | Any", opener: str, n: int, params: dict[str, Any], parent: int, gpu: bool) -> None:
+def serve(conn, target: "Target | Any", opener: str, n: int, params: dict[str, Any], parent: int, gpu: bool,
+          started: float) -> None:
     """The worker process: set itself up (above), open the session ``opener(n, params)`` of
     ``target`` (a :class:`Target`, or in a forked worker the object itself), then answer
-    requests until "close" or the end of the pipe."""
+    requests until "close" or the end of the pipe, and leave at once (the session's close
+    has released the GPU). The answer to the open is the session's info, with ``worker``:
+    what the start took (``start_s``: from the parent's start() to here, the interpreter's
+    start included; ``open_s``: the session's open, imports included; ``cuda_start_s``: the
+    early CUDA start, beside them)."""
+    serving = time.time()
     die_with_parent(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if gpu:
@@ -129,9 +137,14 @@ def serve(conn, target: "Target | Any", opener: str, n: int, params: dict[str, A
 
     def open_session():
         nonlocal session
+        t0 = time.perf_counter()
         owner = target.resolve() if isinstance(target, Target) else target
         session = getattr(owner, opener)(n, params)
-        return session.info()
+        info = session.info()
+        timings = {"start_s": round(serving - started, 4), "open_s": round(time.perf_counter() - t0, 4)}
+        if "seconds" in _EARLY:
+            timings["cuda_start_s"] = round(_EARLY["seconds"], 4)
+        return {**info, "worker": timings}
 
     if reply(open_session):
         while True:
@@ -145,7 +158,8 @@ def serve(conn, target: "Target | Any", opener: str, n: int, params: dict[str, A
                 reply(session.info)
             elif cmd == "close":
                 reply(session.close)
-                break
+                conn.close()
+                os._exit(0)  # nothing is left to tear down: leave the interpreter's exit to the kernel
             elif isinstance(cmd, tuple) and cmd[0] == "call":
                 reply(lambda: getattr(session, cmd[1])(*cmd[2:]))
     conn.close()

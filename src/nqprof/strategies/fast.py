@@ -166,7 +166,9 @@ class FastSession(GpuSession):
             if self.d4:
                 self.host_tasks(n, params["depth"])
             else:
-                self.make_tasks(constellation_tasks(n, 0))
+                t0 = time.perf_counter()
+                frames = constellation_tasks(n, 0)
+                self.make_tasks(frames, frames_s=time.perf_counter() - t0)
         self.levels = stack_levels(n, params["depth"])
         self.dynamic = shared_bytes(n, params)
         module.kernels[kernel]["dynamic_shared_bytes"] = self.dynamic
@@ -208,10 +210,11 @@ class FastSession(GpuSession):
             self.tasks = self.drv.to_device(
                 np.ascontiguousarray(tasks if len(tasks) else np.zeros((1, self.words), np.uint32)))
 
-    def make_tasks(self, frames) -> None:
-        """The tasks of ``frames`` (depth-0 tasks, made on the host), split ``depth``
-        deeper on the GPU: the kernels count each frame's tasks, the host sums the counts
-        into offsets, the kernels write the tasks. What it took goes to ``making``."""
+    def make_tasks(self, frames, frames_s: float = 0.0) -> None:
+        """The tasks of ``frames`` (depth-0 tasks, made on the host in ``frames_s``), split
+        ``depth`` deeper on the GPU: the kernels count each frame's tasks, the host sums
+        the counts into offsets, the kernels write the tasks. What it took goes to
+        ``making``."""
         import numpy as np
 
         drv, count = self.drv, len(frames)
@@ -240,8 +243,8 @@ class FastSession(GpuSession):
                                  drv.to_device(offsets), self.tasks, block=block, grid=grid)
                 drv.Context.synchronize()
                 offsets_bytes = int(offsets.nbytes)
-        self.making = {"where": "gpu", "frames": count, "tasks": self.ntasks, "make_s": time.perf_counter() - t0,
-                       "upload_bytes": int(frames.nbytes) + offsets_bytes,
+        self.making = {"where": "gpu", "frames": count, "tasks": self.ntasks, "frames_s": frames_s,
+                       "make_s": time.perf_counter() - t0, "upload_bytes": int(frames.nbytes) + offsets_bytes,
                        "device_bytes": TASK_WORDS * 4 * self.ntasks}
 
     def task_bytes(self) -> bytes:
@@ -259,8 +262,9 @@ class FastSession(GpuSession):
         if m["where"] == "host":
             return (f"{m['tasks']} tasks (made on the host in {m['make_s'] * 1e3:.1f} ms, {mib:.1f} MiB uploaded in "
                     f"{m['upload_s'] * 1e3:.1f} ms, outside the rounds)")
-        return (f"{m['tasks']} tasks (split on the GPU from {m['frames']} frames in {m['make_s'] * 1e3:.1f} ms, "
-                f"{mib:.1f} MiB on the device, {m['upload_bytes'] / 1024:.1f} KiB uploaded, outside the rounds)")
+        return (f"{m['tasks']} tasks (split on the GPU in {m['make_s'] * 1e3:.1f} ms from {m['frames']} frames made on "
+                f"the host in {m['frames_s'] * 1e3:.1f} ms, {mib:.1f} MiB on the device, "
+                f"{m['upload_bytes'] / 1024:.1f} KiB uploaded, outside the rounds)")
 
     def run_once(self) -> Measurement:
         import numpy as np
