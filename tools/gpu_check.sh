@@ -19,6 +19,7 @@
 #   cpu-cst        CPU: serial vs serial-d4 at N=16, the mirror pool vs multicore at N=17 (bench/cst_cpu.py)
 #   fast22         fast N=22, one round
 #   smoke          nqprof env, then one solve of several strategies (fast, dp2, feinbube, devgraph, queue, cdp-bp, serial)
+#   solve-quick    whole-process time of fast at N=12 (three runs), 16 and 20 (two), with the worker's start
 #   solve-times    whole-process time (the shell's) of `nqprof solve N -s fast -r 1 -w 0`, N=12..21, three runs each
 #   bench-time     the default `pytest bench/`, timed, with its 40 slowest steps
 #   startup        the fixed cost of a run: tools/startup_probe.py, whole solves of fast, import times, one bench case's durations
@@ -344,6 +345,8 @@ for stage in "${stages[@]}"; do
     smoke) run smoke 300 bash -c "nqprof env | grep -E 'gpu|driver|toolkit|pycuda'; for a in '12 -s fast' '10 -s dp2' \
         '12 -s feinbube' '12 -s devgraph' '12 -s queue' '12 -s cdp-bp' '9 -s serial'; do timeout 120 nqprof solve \$a -r 3 -q \
         | grep -E 'strategy|count|GPU time|memory|note'; done" ;;
+    solve-quick) run solve-quick 200 bash -c "TIMEFORMAT='whole %R s'; for n in 12 12 12 16 20 20; do
+        time (timeout 60 nqprof solve \$n -s fast -r 1 -w 0 | grep -E 'GPU time|worker|note'); done" ;;
     solve-times) run solve-times 580 bash -c "TIMEFORMAT='%R'; for n in \$(seq 12 21); do for i in 1 2 3; do
         s=\$( { time timeout 120 nqprof solve \$n -s fast -r 1 -w 0 > /tmp/solve-\$n-\$i.txt 2>&1; } 2>&1 );
         k=\$(grep -oP 'GPU time +\\K[0-9.]+ [mu]?s' /tmp/solve-\$n-\$i.txt); echo \"N=\$n run \$i: whole \$s s, kernel \$k\";
