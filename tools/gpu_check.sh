@@ -346,7 +346,10 @@ for stage in "${stages[@]}"; do
         '12 -s feinbube' '12 -s devgraph' '12 -s queue' '12 -s cdp-bp' '9 -s serial'; do timeout 120 nqprof solve \$a -r 3 -q \
         | grep -E 'strategy|count|GPU time|memory|note'; done" ;;
     solve-quick) run solve-quick 200 bash -c "TIMEFORMAT='whole %R s'; for n in 12 12 12 16 20 20; do
-        time (timeout 60 nqprof solve \$n -s fast -r 1 -w 0 | grep -E 'GPU time|worker|note'); done" ;;
+        time (timeout 60 nqprof solve \$n -s fast -r 1 -w 0 | grep -E 'GPU time|process|note'); done;
+        python3 -m cProfile -s cumtime -m nqprof solve 12 -s fast -r 1 -w 0 -q | grep -A45 'Ordered by' | cut -c1-150;
+        PYTHONPROFILEIMPORTTIME=1 nqprof solve 12 -s fast -r 1 -w 0 -q 2> \$OUT/importtime-12.txt >/dev/null;
+        sort -t'|' -k2 -n -r \$OUT/importtime-12.txt | head -25" ;;
     solve-times) run solve-times 580 bash -c "TIMEFORMAT='%R'; for n in \$(seq 12 21); do for i in 1 2 3; do
         s=\$( { time timeout 120 nqprof solve \$n -s fast -r 1 -w 0 > /tmp/solve-\$n-\$i.txt 2>&1; } 2>&1 );
         k=\$(grep -oP 'GPU time +\\K[0-9.]+ [mu]?s' /tmp/solve-\$n-\$i.txt); echo \"N=\$n run \$i: whole \$s s, kernel \$k\";

@@ -176,10 +176,12 @@ class RunRecord:
                          "their own launches not made)")
         if self.plan:
             lines += _plan_lines(self.plan)
-        worker = self.process.get("worker") or {}
+        worker, parent = self.process.get("worker") or {}, self.process.get("parent") or {}
         if self.device and worker:
             cuda = f" (CUDA {worker['cuda_start_s']:.2f} s beside the imports)" if "cuda_start_s" in worker else ""
-            lines.append(f"worker     started in {worker['start_s']:.2f} s, opened in {worker['open_s']:.2f} s{cuda}")
+            rest = f"; rounds {parent['rounds_s']:.2f} s, close {parent['close_s']:.2f} s" if parent else ""
+            lines.append(f"process    worker started in {worker['start_s']:.2f} s, opened in {worker['open_s']:.2f} s"
+                         f"{cuda}{rest}")
         for note in self.notes:
             lines.append(f"note       {note}")
         return "\n".join(lines)

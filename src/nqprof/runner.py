@@ -501,7 +501,16 @@ def solve(
     check_rounds(repeats, warmup)  # before a worker starts
     if strat.needs_gpu:
         conditions.start_nvml()  # beside the worker's start: the watch needs it after the warm-up
+    marks = [("start", time.perf_counter())]
     with open_runner(strat, n, values, timeout, isolate) as runner:
+        marks.append(("open", time.perf_counter()))
         loop = RoundLoop(runner, repeats, warmup, progress, timer)
         loop.run()
-        return loop.record(runner.info())
+        marks.append(("rounds", time.perf_counter()))
+        record = loop.record(runner.info())
+        marks.append(("info", time.perf_counter()))
+    marks.append(("close", time.perf_counter()))
+    # the parent's side of the fixed cost: waiting for the first worker to open, the rounds
+    # (with the warm-up, the watches and any further worker's start), the record, the close
+    record.process["parent"] = {f"{label}_s": round(t - t0, 4) for (_, t0), (label, t) in zip(marks, marks[1:])}
+    return record
