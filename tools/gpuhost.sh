@@ -23,6 +23,9 @@ if [ "$(cat "$site/.nqprof-stamp" 2>/dev/null)" != "$stamp" ]; then
   # One pip call: a second --target install into the same folder skips existing bin/.
   python3 -m pip install -q --no-index --no-deps --no-build-isolation --no-compile --target "$site" \
     "$wheelhouse"/*.whl . 2>&1 | tail -3
+  # Byte-compiled once, as a plain pip install does (--no-compile above keeps the install
+  # quick; a host with PYTHONDONTWRITEBYTECODE would otherwise compile every import of every run).
+  python3 -m compileall -q -j 0 "$site" >/dev/null 2>&1 || true
   echo "$stamp" > "$site/.nqprof-stamp"
 fi
 export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}"
