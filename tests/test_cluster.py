@@ -373,16 +373,38 @@ def test_gpu_tasks_run_in_watchdog_processes_and_a_hang_is_retried(monkeypatch, 
 
 
 def test_a_strategys_own_items_are_cut_and_carry_their_weights():
-    """fast's cluster tasks are slices of its constellation tasks (weights inside, multiplier
-    1): the slices' counts (the C oracle cst_count) sum to the known count."""
+    """fast's cluster tasks are slices of its frames (one task per D4 class, weights inside,
+    multiplier 1), each split deeper by the worker's GPU: the slices' counts (the C oracle
+    cst_count, over each slice split as the GPU splits it) sum to the known count."""
     from nqprof.cluster.tasks import expansion, multiplier, plan, take
     from nqprof.strategies.cpu_common import cpu_module
 
+    cpu = cpu_module()
     items = expansion(12, 4, "fast")
+    assert items.tobytes() == cpu.cst_tasks(12, 0)  # the frames, whatever the depth
     assert items.ndim == 2 and multiplier(items) == 1 and multiplier(expansion(12, 4)) == 2
     parts = [take(items, t) for t in plan(len(items), 5)]
     assert sum(len(p) for p in parts) == len(items) and all(p.flags["C_CONTIGUOUS"] for p in parts)
-    assert sum(cpu_module().cst_count(12, p.tobytes())[0] for p in parts) == KNOWN_COUNTS[12]
+    assert sum(cpu.cst_count(12, cpu.cst_split(12, 4, p.tobytes()))[0] for p in parts) == KNOWN_COUNTS[12]
+
+
+def test_the_record_says_how_much_of_each_worker_s_time_its_gpu_counted():
+    from nqprof.cluster.record import ClusterRecord
+
+    def task(i, worker, seconds, gpu_s, made):
+        return {"index": i, "worker": worker, "host": "h", "gpu": worker[-1], "seconds": seconds, "count": 1,
+                "gpu_s": gpu_s, "made": made}
+
+    tasks = [task(0, "w0", 4.0, 3.0, 10), task(1, "w1", 2.0, 1.9, 5), task(2, "w0", 2.0, 2.0, 7),
+             task(3, "w1", 3.0, None, None)]
+    rec = ClusterRecord.build(tasks=tasks, wall_s=6.0, strategy="fast", n=12, params={}, depth=4, boards=730,
+                              unit="frames", count=4, expected=4, verified=True, cluster="c", dashboard=None)
+    w0, w1 = rec.workers
+    assert (w0["busy_s"], w0["gpu_s"], w0["counting_share"], w0["made"]) == (6.0, 5.0, 5.0 / 6.0, 17)
+    assert (w1["busy_s"], w1["gpu_s"], w1["made"]) == (5.0, 1.9, 5)
+    text = rec.summary()
+    assert "tasks      4 interleaved slices of 730 frames at depth 4" in text
+    assert "worker     w0 (h, GPU 0): 2 tasks, busy 6.000 s, the GPU counting 5.000 s (83.3% of it), 17 tasks made" in text
 
 
 @pytest.mark.parametrize(

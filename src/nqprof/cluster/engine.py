@@ -218,7 +218,7 @@ def solve_clustered(
         raise CountMismatchError(f"{label} on a cluster counted {total}, expected {expected}{where}")
     return ClusterRecord.build(
         tasks=list(run.results.values()), wall_s=wall, strategy=strat.name, n=n, params=values, depth=depth,
-        boards=len(boards), count=total, expected=expected, verified=True, cluster=address,
+        boards=len(boards), unit=strat.part_unit, count=total, expected=expected, verified=True, cluster=address,
         dashboard=dashboard, checkpoint=checkpoint,
     )
 

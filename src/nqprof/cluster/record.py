@@ -2,8 +2,10 @@
 
 Per task: its slice, partial count, time on its worker (``seconds``: the task as the
 worker ran it, preparation of the worker's session included on its first task;
-``count_s``: the count alone; ``gpu_s``: CUDA-event time), the worker, host and GPU.
-Per worker: tasks, busy time. Over the run:
+``count_s``: the count alone; ``gpu_s``: CUDA-event time; ``made``: the tasks its GPU
+made from its slice, where the strategy makes them), the worker, host and GPU. Per
+worker: tasks, busy time, the GPU's counting time and its share of the busy time (how
+much of the worker's time its GPU spent counting), the tasks its GPU made. Over the run:
 
 * load balance = the busiest worker's busy time / the mean busy time (1.0: even);
 * speedup over one worker = the sum of the task times / the wall time, i.e. how long one
@@ -41,6 +43,8 @@ class ClusterRecord:
     resumed: int = 0
     checkpoint: str | None = None
     notes: list[str] = field(default_factory=list)
+    #: What the slices are slices of (Strategy.part_unit): boards, frames, ...
+    unit: str = "boards"
 
     @classmethod
     def build(cls, *, tasks: list[dict[str, Any]], wall_s: float, **fields) -> "ClusterRecord":
@@ -48,10 +52,17 @@ class ClusterRecord:
         by_worker: dict[str, dict[str, Any]] = {}
         for t in ran:
             w = by_worker.setdefault(
-                t["worker"], {"worker": t["worker"], "host": t.get("host"), "gpu": t.get("gpu"), "tasks": 0, "busy_s": 0.0}
+                t["worker"], {"worker": t["worker"], "host": t.get("host"), "gpu": t.get("gpu"), "tasks": 0, "busy_s": 0.0,
+                              "gpu_s": None, "made": None}
             )
             w["tasks"] += 1
             w["busy_s"] += t["seconds"]
+            if t.get("gpu_s") is not None:
+                w["gpu_s"] = (w["gpu_s"] or 0.0) + t["gpu_s"]
+            if t.get("made") is not None:
+                w["made"] = (w["made"] or 0) + t["made"]
+        for w in by_worker.values():
+            w["counting_share"] = w["gpu_s"] / w["busy_s"] if w["gpu_s"] is not None and w["busy_s"] > 0 else None
         workers = sorted(by_worker.values(), key=lambda w: w["worker"])
         busy = [w["busy_s"] for w in workers]
         balance = max(busy) / (sum(busy) / len(busy)) if busy and sum(busy) > 0 else None
@@ -75,7 +86,7 @@ class ClusterRecord:
             f"params     {params}",
             f"count      {self.count}  {ok}",
             f"cluster    {self.cluster}, {len(self.workers)} workers ran tasks",
-            f"tasks      {len(self.tasks)} interleaved slices of {self.boards} boards at depth {self.depth}"
+            f"tasks      {len(self.tasks)} interleaved slices of {self.boards} {self.unit} at depth {self.depth}"
             + (f", {self.resumed} resumed from {self.checkpoint}" if self.resumed else ""),
             f"wall time  {_fmt_s(self.wall_s)}",
         ]
@@ -91,7 +102,10 @@ class ClusterRecord:
             lines.append(f"speedup    {self.speedup:.2f}x over one worker (sum of task times / wall time)")
         for w in self.workers:
             where = f"{w['host']}" + (f", GPU {w['gpu']}" if w.get("gpu") is not None else "")
-            lines.append(f"worker     {w['worker']} ({where}): {w['tasks']} tasks, busy {_fmt_s(w['busy_s'])}")
+            counting = (f", the GPU counting {_fmt_s(w['gpu_s'])} ({w['counting_share']:.1%} of it)"
+                        if w.get("counting_share") is not None else "")
+            made = f", {w['made']:,} tasks made on its GPU" if w.get("made") is not None else ""
+            lines.append(f"worker     {w['worker']} ({where}): {w['tasks']} tasks, busy {_fmt_s(w['busy_s'])}{counting}{made}")
         if self.dashboard:
             lines.append(f"dashboard  {self.dashboard}")
         if self.checkpoint:

@@ -118,6 +118,7 @@ def count_task(strategy: str, n: int, params: dict[str, Any], depth: int, task: 
         "count_s": m.wall_s,
         "prepare_s": t1 - t0,
         "gpu_s": m.gpu_s,
+        "made": (m.stats.get("tasks") or {}).get("tasks"),
         "worker": worker,
         "host": socket.gethostname(),
         "pid": os.getpid(),

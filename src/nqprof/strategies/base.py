@@ -172,6 +172,9 @@ class Strategy:
     def open(self, n: int, params: dict[str, Any]) -> Session:
         raise NotImplementedError
 
+    #: What a cluster's slices are slices of (:meth:`part_items`), in its record.
+    part_unit: ClassVar[str] = "boards"
+
     def part_items(self, n: int, depth: int):
         """The work items a cluster cuts into tasks, if the strategy has its own (a numpy
         array, one row an item, each carrying its weight); None: the boards of

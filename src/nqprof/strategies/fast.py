@@ -123,6 +123,8 @@ class Fast(Strategy):
     def open(self, n, params):
         return FastSession(self.name, n, params)
 
+    part_unit = "frames"
+
     def part_items(self, n, depth):
         """The frames (one task of TASK_WORDS words each, its weight inside; the tasks of
         depth 0): a cluster cuts these, and each worker's GPU splits its frames ``depth``

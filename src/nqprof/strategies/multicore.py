@@ -47,6 +47,8 @@ class Multicore(Strategy):
         return constellation_call(n, params["depth"], threads,
                                   lambda count: f"{count} constellation tasks on {threads} threads")
 
+    part_unit = "constellation tasks"
+
     def part_items(self, n, depth):
         """The constellation tasks (one row each, its weight inside): a cluster cuts these."""
         return constellation_tasks(n, depth)
