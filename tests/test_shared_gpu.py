@@ -60,17 +60,25 @@ def gpu_double(monkeypatch):
 # -- the record ------------------------------------------------------------------------------
 
 
-def test_the_watch_counts_other_processes_and_utilization_each_round(monkeypatch):
+def test_the_watch_counts_other_processes_and_utilization_during_the_rounds(monkeypatch):
+    """After a round, where LOOK_EVERY has passed since its last look (a clock the test
+    moves): other processes that came and went are seen; rounds in between are not looked at."""
     nvml = fake_nvml(monkeypatch)
-    watch = conditions.GpuWatch("0000:19:00.0", own_pids=(777,))
+    now = [0.0]
+    watch = conditions.GpuWatch("0000:19:00.0", own_pids=(777,), clock=lambda: now[0])
     watch.start()
     watch.round_done(0)
     nvml.others = [4242]  # came and went during the rounds: before and after alone miss it
+    now[0] += watch.LOOK_EVERY
     watch.round_done(1)
     nvml.others, nvml.busy = [], 40
-    watch.round_done(2)
+    now[0] += watch.LOOK_EVERY / 2
+    watch.round_done(2)  # too soon: not looked at
+    now[0] += watch.LOOK_EVERY / 2
+    watch.round_done(3)
     result = watch.finish()
     assert result["other_processes"] == 1 and result["utilization_pct"] == [87, 87, 40]
+    assert len(watch.round_clocks) == 4  # the clocks and slowdowns of every round
 
 
 def test_a_watch_without_utilization_records_none(monkeypatch):

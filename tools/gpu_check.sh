@@ -19,6 +19,9 @@
 #   cpu-cst        CPU: serial vs serial-d4 at N=16, the mirror pool vs multicore at N=17 (bench/cst_cpu.py)
 #   fast22         fast N=22, one round
 #   smoke          nqprof env, then one solve of several strategies (fast, dp2, feinbube, devgraph, queue, cdp-bp, serial)
+#   fast22-whole   the whole process of fast N=22, one round
+#   interrupt      Ctrl-C 3 s into a GPU run (exit, time, what is left on the GPU), then kill -9 of the parent
+#   shared         fast N=18 while another nqprof counts N=21 on the GPU (the warning, the record), then alone
 #   solve-quick    whole-process time of fast at N=12 (three runs), 16 and 20 (two), with the worker's start
 #   solve-times    whole-process time (the shell's) of `nqprof solve N -s fast -r 1 -w 0`, N=12..21, three runs each
 #   bench-time     the default `pytest bench/`, timed, with its 40 slowest steps
@@ -345,6 +348,25 @@ for stage in "${stages[@]}"; do
     smoke) run smoke 300 bash -c "nqprof env | grep -E 'gpu|driver|toolkit|pycuda'; for a in '12 -s fast' '10 -s dp2' \
         '12 -s feinbube' '12 -s devgraph' '12 -s queue' '12 -s cdp-bp' '9 -s serial'; do timeout 120 nqprof solve \$a -r 3 -q \
         | grep -E 'strategy|count|GPU time|memory|note'; done" ;;
+    fast22-whole) run fast22-whole 300 bash -c "TIMEFORMAT='whole %R s'; time (timeout 280 nqprof solve 22 -s fast -r 1 -w 0 \
+        --timeout 270 | grep -E 'count|GPU time|process|note')" ;;
+    interrupt) run interrupt 200 bash -c "
+        echo '--- Ctrl-C (SIGINT to the process group) 3 s into nqprof solve 21 -s fast';
+        setsid nqprof solve 21 -s fast -r 1 -w 0 > /tmp/int.out 2> /tmp/int.err & P=\$!; sleep 3;
+        ps -o pid,ppid,pgid,cmd --ppid \$P | cut -c1-100; t0=\$(date +%s.%N); kill -INT -- -\$P; wait \$P; rc=\$?; t1=\$(date +%s.%N);
+        echo \"exit \$rc after \$(echo \"\$t1 - \$t0\" | bc) s; stderr:\"; cat /tmp/int.err; echo 'stdout:'; cat /tmp/int.out;
+        sleep 0.5; echo 'GPU compute processes left:'; nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader;
+        echo '--- kill -9 of the parent 3 s into nqprof solve 21 -s fast';
+        nqprof solve 21 -s fast -r 1 -w 0 > /dev/null 2>&1 & P=\$!; sleep 3;
+        W=\$(ps -o pid= --ppid \$P | tr '\\n' ' '); echo \"parent \$P, its children: \$W\"; nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader;
+        kill -9 \$P; sleep 1; echo 'one second later, processes left of those:'; for w in \$W; do ps -o pid=,cmd= -p \$w; done;
+        echo 'GPU compute processes left:'; nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader; echo done" ;;
+    shared) run shared 200 bash -c "
+        echo '--- nqprof solve 18 -s fast while another nqprof counts N=21 on the same GPU';
+        nqprof solve 21 -s fast -r 1 -w 0 > /dev/null 2>&1 & sleep 2;
+        nqprof solve 18 -s fast -r 5 -o \$OUT/shared-18.json 2>&1 | grep -E 'GPU time|warning|clocks'; wait;
+        python3 -c \"import json; r=json.load(open('\$OUT/shared-18.json')); print('record:', r['conditions']['gpu'].get('other_processes'), 'other process(es), utilization', r['conditions']['gpu'].get('utilization_pct'))\";
+        echo '--- the same alone'; nqprof solve 18 -s fast -r 5 2>&1 | grep -E 'GPU time|warning|clocks'" ;;
     solve-quick) run solve-quick 200 bash -c "TIMEFORMAT='whole %R s'; for n in 12 12 12 16 20 20; do
         time (timeout 60 nqprof solve \$n -s fast -r 1 -w 0 | grep -E 'GPU time|process|note'); done;
         python3 -m cProfile -s cumtime -m nqprof solve 12 -s fast -r 1 -w 0 -q | grep -A45 'Ordered by' | cut -c1-150;

@@ -261,8 +261,15 @@ class GpuWatch:
     the GPU, NVML names processes of another pid namespace (a container's host): one of
     those listed is then the run's worker, and the others are counted."""
 
-    def __init__(self, pci_bus_id: str | None = None, own_pids: tuple[int, ...] = ()):
+    #: Seconds between two looks at the GPU's other processes and utilization during the
+    #: rounds: a suite's cases run up to a thousand rounds of microseconds each, and a look
+    #: is a few NVML calls, so the rounds are sampled, not each one.
+    LOOK_EVERY = 0.025
+
+    def __init__(self, pci_bus_id: str | None = None, own_pids: tuple[int, ...] = (),
+                 clock: Callable[[], float] = time.monotonic):
         self.probe, self.why = gpu_probe(pci_bus_id)
+        self._clock, self._looked = clock, None
         self.own = set(own_pids) | {os.getpid()}
         self.others: set[int] = set()
         #: Other processes where NVML's pids are not this namespace's (the most at once).
@@ -302,7 +309,9 @@ class GpuWatch:
             self.reasons_seen.update(n for n in reason_names(mask) if n not in ("gpu_idle",))
             if slowed(mask):
                 self.throttled_rounds.append(index)
-        if self.probe.source == "nvml":  # nvidia-smi would be two more processes a round
+        now = self._clock()
+        if self.probe.source == "nvml" and (self._looked is None or now - self._looked >= self.LOOK_EVERY):
+            self._looked = now  # nvidia-smi would be two more processes a look
             self._note_others()
             busy = self.probe.utilization()
             if busy is not None:
