@@ -127,3 +127,35 @@ def _dir(base, name):
     path = base / name
     path.mkdir()
     return path
+
+
+def test_the_next_worker_of_a_series_starts_while_the_first_counts(tmp_path, monkeypatch):
+    """The second worker's process starts during the first one's rounds, but opens its
+    session (a GPU context, in a real GPU worker) only once the first has closed."""
+    from fake_process_bound import STRATEGY as bound
+    from nqprof.runner import open_runner
+
+    log = tmp_path / "pids"
+    monkeypatch.setenv("NQPROF_TEST_PID_LOG", str(log))
+    runner = open_runner(bound, 8, {}, timeout=60)
+    with runner:
+        runner.prepare_next()
+        prepared = runner.runners[1].pid
+        assert prepared is not None and prepared in runner.pids and len(log.read_text().split()) == 1
+        runner.run_once()
+        runner.advance()
+        assert runner.current.pid == prepared and log.read_text().split()[1] == str(prepared)
+        assert runner.info()["previous_alive"] is False
+    assert runner.runners[1].pid is None  # closed
+
+
+def test_a_prepared_worker_that_is_not_needed_is_ended(tmp_path, monkeypatch):
+    from fake_process_bound import STRATEGY as bound
+    from nqprof.runner import open_runner
+
+    monkeypatch.setenv("NQPROF_TEST_PID_LOG", str(tmp_path / "pids"))
+    with open_runner(bound, 8, {}, timeout=60) as runner:
+        runner.prepare_next()
+        spare = runner.runners[1]._proc
+    spare.join(5)
+    assert not spare.is_alive() and runner.runners[1].pid is None

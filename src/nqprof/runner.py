@@ -123,6 +123,7 @@ class WorkerRunner:
         self.opener = opener
         self._proc = None
         self._conn = None
+        self._prepared = False  # started by prepare(), its session not yet opened
         #: What the session said of itself when it opened (device facts ...).
         self.opened: dict[str, Any] = {}
 
@@ -139,19 +140,33 @@ class WorkerRunner:
     def pids(self) -> tuple[int, ...]:
         return (self.pid,) if self.pid else ()
 
-    def start(self) -> "WorkerRunner":
+    def _spawn(self, prepared: bool) -> None:
         gpu = self.strategy.needs_gpu
         fork = not gpu and "fork" in mp.get_all_start_methods()
         ctx = mp.get_context("fork" if fork else "spawn")
         parent, child = ctx.Pipe()
         target = self.strategy if fork else Target(type(self.strategy).__module__,
                                                    getattr(self.strategy, "worker_attribute", "STRATEGY"))
-        self._proc = ctx.Process(target=serve, daemon=True,
-                                 args=(child, target, self.opener, self.n, self.params, os.getpid(), gpu, time.time()))
+        self._proc = ctx.Process(target=serve, daemon=True, args=(child, target, self.opener, self.n, self.params,
+                                                                 os.getpid(), gpu, time.time(), prepared))
         with contextlib.nullcontext() if fork else spawn_context():
             self._proc.start()
         child.close()
         self._conn = parent
+        self._prepared = prepared
+
+    def prepare(self) -> "WorkerRunner":
+        """Start the worker process now, to open its session later (:meth:`start`): it
+        imports what it needs meanwhile and touches no GPU until then."""
+        self._spawn(prepared=True)
+        return self
+
+    def start(self) -> "WorkerRunner":
+        if self._proc is not None and self._prepared:
+            self._prepared = False
+            self._conn.send("go")
+        else:
+            self._spawn(prepared=False)
         try:
             self.opened = self._receive("open") or {}
         except BaseException:
@@ -321,12 +336,20 @@ class ProcessSeries:
 
     @property
     def pids(self) -> tuple[int, ...]:
-        return self.current.pids
+        """The running worker's, and the next one's where it is prepared (its start is the
+        run's own work, not other work on the machine)."""
+        following = self.runners[self.last + 1].pids if self.last + 1 < len(self.runners) else ()
+        return self.current.pids + following
 
     def start(self) -> "ProcessSeries":
         self.current.start()
         self.opened = self.current.opened
         return self
+
+    def prepare_next(self) -> None:
+        """Start the next worker's process while this one counts (:meth:`WorkerRunner.prepare`)."""
+        if self.last + 1 < len(self.runners) and self.runners[self.last + 1].pid is None:
+            self.runners[self.last + 1].prepare()
 
     def advance(self) -> None:
         """Close the running process and open the next."""
@@ -344,9 +367,12 @@ class ProcessSeries:
 
     def close(self) -> None:
         self.current.close()
+        for r in self.runners[self.last + 1:]:  # a prepared worker that was not needed
+            r.kill()
 
     def kill(self) -> None:
-        self.current.kill()
+        for r in self.runners[self.last:]:
+            r.kill()
 
     def __enter__(self):
         return self.start()
@@ -439,9 +465,12 @@ class RoundLoop:
         share of the rounds (RoundRule.split), with the conditions around the timed rounds."""
         r = self.runner
         gpu = cpu = None
-        for phase, rule in enumerate(self.rule.split(r.phases)):
+        rules = self.rule.split(r.phases)
+        for phase, rule in enumerate(rules):
             if phase:
                 r.advance()
+            if phase + 1 < len(rules):  # the next worker starts while this one counts
+                r.prepare_next()
             self.warm_up()
             if cpu is None:
                 bus = r.opened.get("device", {}).get("pci_bus_id")

@@ -104,18 +104,47 @@ def release_early() -> None:
         lib.cuDevicePrimaryCtxRelease(dev)
 
 
+def preload(target: "Target | Any", gpu: bool) -> None:
+    """What a prepared worker imports while it waits for its turn (nothing of CUDA runs):
+    the target's module and, for a GPU worker, numpy, PyCUDA and nqprof's CUDA side.
+    What fails to import is left for the open to meet and report."""
+    import importlib
+
+    modules = ["numpy", "pycuda.driver", "nqprof.cuda.device", "nqprof.cuda.build"] if gpu else []
+    modules += [target.module] if isinstance(target, Target) else []
+    for name in modules:
+        try:
+            importlib.import_module(name)
+        except Exception:  # ImportError, OSError (no driver library): the open says why
+            pass
+
+
 def serve(conn, target: "Target | Any", opener: str, n: int, params: dict[str, Any], parent: int, gpu: bool,
-          started: float) -> None:
+          started: float, prepared: bool = False) -> None:
     """The worker process: set itself up (above), open the session ``opener(n, params)`` of
     ``target`` (a :class:`Target`, or in a forked worker the object itself), then answer
     requests until "close" or the end of the pipe, and leave at once (the session's close
     has released the GPU). The answer to the open is the session's info, with ``worker``:
     what the start took (``start_s``: from the parent's start() to here, the interpreter's
     start included; ``open_s``: the session's open, imports included; ``cuda_start_s``: the
-    early CUDA start, beside them)."""
+    early CUDA start, beside them).
+
+    A ``prepared`` worker (the next of a case's series, started while the one before counts)
+    imports what it needs (:func:`preload`), then waits for "go" before it touches CUDA:
+    one context at a time on the GPU, so each worker's memory ledger is its own; its
+    ``start_s`` is then from "go"."""
     serving = time.time()
     die_with_parent(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if prepared:
+        preload(target, gpu)
+        try:
+            go = conn.recv()
+        except EOFError:
+            go = None
+        if go != "go":
+            os._exit(0)
+        serving = started = time.time()
     if gpu:
         start_cuda_early()
 
