@@ -159,3 +159,19 @@ def test_a_prepared_worker_that_is_not_needed_is_ended(tmp_path, monkeypatch):
         spare = runner.runners[1]._proc
     spare.join(5)
     assert not spare.is_alive() and runner.runners[1].pid is None
+
+
+def test_a_closing_worker_is_waited_for_by_the_next_one_only(tmp_path, monkeypatch):
+    """close() returns once the worker has answered; the worker then lets its session (its
+    context) go and leaves, and the next worker's session opens only after it has gone."""
+    from fake_slow_close import STRATEGY as slow
+    from nqprof import runner as runner_module
+    from nqprof.runner import WorkerRunner
+
+    monkeypatch.setenv("NQPROF_TEST_PID_LOG", str(tmp_path / "pids"))
+    first = WorkerRunner(slow, 8, {}, timeout=60).start()
+    proc = first._proc
+    first.close()
+    assert runner_module._EXITING == [proc] and proc.is_alive()  # still closing its session (a second)
+    with WorkerRunner(slow, 8, {}, timeout=60) as second:
+        assert second.opened["previous_alive"] is False and runner_module._EXITING == []

@@ -111,6 +111,21 @@ def spawn_context():
             sys.modules["__main__"] = main
 
 
+#: Workers whose session closed, still letting their context go as they leave.
+_EXITING: list = []
+
+
+def _await_exits(timeout: float = 10.0) -> None:
+    """Wait for closed workers to be gone (killed past ``timeout``): before a worker opens a
+    session, no other context of ours is on the GPU."""
+    while _EXITING:
+        proc = _EXITING.pop()
+        proc.join(timeout)
+        if proc.is_alive():
+            proc.kill()
+            proc.join(5)
+
+
 class WorkerRunner:
     """A session run in a child process, each request guarded by a timeout."""
 
@@ -141,6 +156,8 @@ class WorkerRunner:
         return (self.pid,) if self.pid else ()
 
     def _spawn(self, prepared: bool) -> None:
+        if not prepared:
+            _await_exits()
         gpu = self.strategy.needs_gpu
         fork = not gpu and "fork" in mp.get_all_start_methods()
         ctx = mp.get_context("fork" if fork else "spawn")
@@ -164,6 +181,7 @@ class WorkerRunner:
     def start(self) -> "WorkerRunner":
         if self._proc is not None and self._prepared:
             self._prepared = False
+            _await_exits()
             self._conn.send("go")
         else:
             self._spawn(prepared=False)
@@ -213,6 +231,9 @@ class WorkerRunner:
         return self.ask("info")
 
     def close(self) -> None:
+        """Close the session. The worker answers before it lets its context go and leaves:
+        the parent goes on meanwhile, and the next worker waits for it to be gone
+        (:func:`_await_exits`), so only one context at a time is on the GPU."""
         if self._proc is None:
             return
         try:
@@ -220,7 +241,8 @@ class WorkerRunner:
                 self._conn.send("close")
                 if self._conn.poll(min(self.timeout, 30)):
                     self._conn.recv()
-                self._proc.join(10)
+                    _EXITING.append(self._proc)
+                    self._proc = None
         except (OSError, EOFError):
             pass
         self._kill()

@@ -123,8 +123,8 @@ def serve(conn, target: "Target | Any", opener: str, n: int, params: dict[str, A
           started: float, prepared: bool = False) -> None:
     """The worker process: set itself up (above), open the session ``opener(n, params)`` of
     ``target`` (a :class:`Target`, or in a forked worker the object itself), then answer
-    requests until "close" or the end of the pipe, and leave at once (the session's close
-    has released the GPU). The answer to the open is the session's info, with ``worker``:
+    requests until "close" or the end of the pipe; "close" is answered, then the session
+    closed (its GPU let go) and the process left at once. The answer to the open is the session's info, with ``worker``:
     what the start took (``start_s``: from the parent's start() to here, the interpreter's
     start included; ``open_s``: the session's open, imports included; ``cuda_start_s``: the
     early CUDA start, beside them).
@@ -185,10 +185,13 @@ def serve(conn, target: "Target | Any", opener: str, n: int, params: dict[str, A
                 reply(session.run_once)
             elif cmd == "info":
                 reply(session.info)
-            elif cmd == "close":
-                reply(session.close)
+            elif cmd == "close":  # answered first: the parent goes on while the GPU is let go
+                conn.send(("ok", None))
                 conn.close()
-                os._exit(0)  # nothing is left to tear down: leave the interpreter's exit to the kernel
+                try:
+                    session.close()
+                finally:
+                    os._exit(0)  # nothing else to tear down: the interpreter's exit is the kernel's
             elif isinstance(cmd, tuple) and cmd[0] == "call":
                 reply(lambda: getattr(session, cmd[1])(*cmd[2:]))
     conn.close()
