@@ -351,11 +351,19 @@ for stage in "${stages[@]}"; do
     fast22-whole) run fast22-whole 300 bash -c "TIMEFORMAT='whole %R s'; time (timeout 280 nqprof solve 22 -s fast -r 1 -w 0 \
         --timeout 270 | grep -E 'count|GPU time|process|note')" ;;
     interrupt) run interrupt 200 bash -c "
-        echo '--- Ctrl-C (SIGINT to the process group) 3 s into nqprof solve 21 -s fast';
-        setsid nqprof solve 21 -s fast -r 1 -w 0 > /tmp/int.out 2> /tmp/int.err & P=\$!; sleep 3;
-        ps -o pid,ppid,pgid,cmd --ppid \$P | cut -c1-100; t0=\$(date +%s.%N); kill -INT -- -\$P; wait \$P; rc=\$?; t1=\$(date +%s.%N);
-        echo \"exit \$rc after \$(echo \"\$t1 - \$t0\" | bc) s; stderr:\"; cat /tmp/int.err; echo 'stdout:'; cat /tmp/int.out;
-        sleep 0.5; echo 'GPU compute processes left:'; nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader;
+        echo '--- Ctrl-C (SIGINT to the process group, from a Python driver: a shell would start a background job with
+          SIGINT ignored) 3 s into nqprof solve 21 -s fast';
+        python3 -c \"
+import os, signal, subprocess, time
+smi = ['nvidia-smi', '--query-compute-apps=pid,used_memory', '--format=csv,noheader']
+p = subprocess.Popen(['nqprof', 'solve', '21', '-s', 'fast', '-r', '1', '-w', '0'], start_new_session=True,
+                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+time.sleep(3)
+print(subprocess.run(smi, capture_output=True, text=True).stdout.strip(), '(counting)')
+t = time.monotonic(); os.killpg(p.pid, signal.SIGINT); out, err = p.communicate(); took = time.monotonic() - t
+print(f'exit {p.returncode} after {took:.3f} s; stdout {out!r}; stderr {err!r}')
+time.sleep(0.5)
+print('GPU compute processes left:', repr(subprocess.run(smi, capture_output=True, text=True).stdout.strip()))\";
         echo '--- kill -9 of the parent 3 s into nqprof solve 21 -s fast';
         nqprof solve 21 -s fast -r 1 -w 0 > /dev/null 2>&1 & P=\$!; sleep 3;
         W=\$(ps -o pid= --ppid \$P | tr '\\n' ' '); echo \"parent \$P, its children: \$W\"; nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader;
