@@ -123,11 +123,11 @@ def serve(conn, target: "Target | Any", opener: str, n: int, params: dict[str, A
           started: float, prepared: bool = False) -> None:
     """The worker process: set itself up (above), open the session ``opener(n, params)`` of
     ``target`` (a :class:`Target`, or in a forked worker the object itself), then answer
-    requests until "close" or the end of the pipe; "close" is answered, then the session
-    closed (its GPU let go) and the process left at once. The answer to the open is the session's info, with ``worker``:
-    what the start took (``start_s``: from the parent's start() to here, the interpreter's
-    start included; ``open_s``: the session's open, imports included; ``cuda_start_s``: the
-    early CUDA start, beside them).
+    requests until "close" or the end of the pipe; "close" is answered, then the session is
+    closed (its GPU let go) and the process leaves at once. The answer to the open is the
+    session's info, with ``worker``: what the start took (``start_s``: from the parent's
+    start() to here, the interpreter's start included; ``open_s``: the session's open, imports
+    included; ``cuda_start_s``: the early CUDA start, beside them).
 
     A ``prepared`` worker (the next of a case's series, started while the one before counts)
     imports what it needs (:func:`preload`), then waits for "go" before it touches CUDA:

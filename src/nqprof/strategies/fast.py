@@ -241,8 +241,9 @@ class FastSession(GpuSession):
                     raise InputError(f"fast N={self.n} depth {self.depth}: {self.ntasks} tasks are more than the "
                                      "kernel's 32-bit index takes (use a smaller depth)")
                 self.tasks = drv.mem_alloc(TASK_WORDS * 4 * max(1, self.ntasks))
-                self.split_write(frames_dev, np.uint32(count), np.int32(self.n), np.int32(self.depth),
-                                 drv.to_device(offsets), self.tasks, block=block, grid=grid)
+                offsets_dev = drv.to_device(offsets)  # kept until the kernel is done with it
+                self.split_write(frames_dev, np.uint32(count), np.int32(self.n), np.int32(self.depth), offsets_dev,
+                                 self.tasks, block=block, grid=grid)
                 drv.Context.synchronize()
                 offsets_bytes = int(offsets.nbytes)
         self.making = {"where": "gpu", "frames": count, "tasks": self.ntasks, "frames_s": frames_s,
