@@ -41,12 +41,14 @@ def test_toolkit_not_newer_than_driver_is_fine(toolkit, driver, cdp):
     assert driver_can_load(toolkit, driver, cdp)
 
 
-def test_newer_minor_toolkit_cdp_is_refused_naming_both_versions():
+def test_newer_minor_toolkit_cdp_is_a_note_naming_both_versions():
+    """A dynamic-parallelism source is linked ahead of time into a cubin (no PTX for the
+    driver to JIT-compile), so it loads as a plain one does, with a note."""
     message = check_toolkit_against_driver("13.5", "13.0", cdp=True)
     assert message and "\n" not in message
     assert "13.5" in message and "13.0" in message and "driver" in message
-    assert "PTX" in message and "CUDA_ERROR_UNSUPPORTED_PTX_VERSION" in message
-    assert not driver_can_load("13.5", "13.0", cdp=True)
+    assert "linked ahead of time" in message and "minor-version compatibility" in message
+    assert driver_can_load("13.5", "13.0", cdp=True)
 
 
 def test_newer_minor_toolkit_plain_is_a_note():
@@ -64,8 +66,7 @@ def test_newer_major_toolkit_is_refused(cdp):
 
 
 def test_cuda12_minor_rules():
-    assert driver_can_load("12.8", "12.4", cdp=False)
-    assert not driver_can_load("12.8", "12.4", cdp=True)
+    assert driver_can_load("12.8", "12.4", cdp=False) and driver_can_load("12.8", "12.4", cdp=True)
     assert "12.8" in check_toolkit_against_driver("12.8", "12.4", cdp=True)
 
 
@@ -106,14 +107,23 @@ def _use_toolkit(monkeypatch, version: str) -> None:
     monkeypatch.setattr("nqprof.cuda.toolkit.find_toolkit", lambda: toolkit)
 
 
-def test_build_refuses_cdp_source_with_newer_toolkit(fake_pycuda, monkeypatch):
+def test_build_of_a_cdp_source_with_newer_minor_toolkit_has_a_note(fake_pycuda, monkeypatch):
     from nqprof.cuda.build import build
 
     _use_toolkit(monkeypatch, "13.5")
+    module = build(catalog()["dp1.cu"])
+    assert [(f, c) for f, c, _, _ in fake_pycuda] == [("dp1.cu", True)]
+    assert module.notes == [check_toolkit_against_driver("13.5", "13.0", cdp=True)]
+
+
+def test_build_refuses_a_newer_major_toolkit(fake_pycuda, monkeypatch):
+    from nqprof.cuda.build import build
+
+    _use_toolkit(monkeypatch, "14.0")
     with pytest.raises(UnavailableError) as info:
         build(catalog()["dp1.cu"])
     message = str(info.value)
-    assert "dp1.cu" in message and "13.5" in message and "13.0" in message and "driver" in message
+    assert "dp1.cu" in message and "14.0" in message and "13.0" in message and "driver" in message
     assert fake_pycuda == []  # refused before compiling
 
 

@@ -120,8 +120,8 @@ def test_newer_cdp_fully_linked_by_nvlink_loads_and_runs(probed, newer):
 
 
 def test_nqprof_verdict_agrees_with_the_driver(probed):
-    """For each artifact nqprof's build makes (plain: cubin; CDP: PTX + cudadevrt linked
-    by the driver), nqprof refuses exactly the ones the driver cannot load."""
+    """For each artifact nqprof's build makes (plain: a cubin; CDP: a cubin linked ahead of
+    time by nvlink with cudadevrt), nqprof refuses exactly the ones the driver cannot load."""
     probe, driver, outcomes = probed
     rows = probe.nqprof_verdicts(driver, list(outcomes.values()))
     assert rows

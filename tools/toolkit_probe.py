@@ -51,7 +51,7 @@ class Case:
     code: Path
     library: Path | None = None  # libcudadevrt.a, for the driver-linked kinds
     library_toolkit: str | None = None
-    nqprof_build: bool = False  # what nqprof's build makes of a plain (cubin) or CDP source
+    nqprof_build: bool = False  # what nqprof's build makes of a plain source (a cubin) or a CDP one (linked ahead)
 
     @property
     def cdp(self) -> bool:
@@ -102,9 +102,9 @@ def discover(folder: Path) -> list[Case]:
     for r in releases:
         add(f"plain.{r}.cubin", f"plain.{r}.cubin", r, CUBIN, "plain", nqprof=True)
         add(f"plain.{r}.ptx", f"plain.{r}.ptx", r, PTX, "plain")
-        add(f"cdp.{r}.rdc.ptx + cudadevrt.{r}.a", f"cdp.{r}.rdc.ptx", r, RDC_PTX_LINK, "cdp", r, nqprof=True)
+        add(f"cdp.{r}.rdc.ptx + cudadevrt.{r}.a", f"cdp.{r}.rdc.ptx", r, RDC_PTX_LINK, "cdp", r)
         add(f"cdp.{r}.rdc.cubin + cudadevrt.{r}.a", f"cdp.{r}.rdc.cubin", r, RDC_CUBIN_LINK, "cdp", r)
-        add(f"cdp.{r}.linked.cubin", f"cdp.{r}.linked.cubin", r, LINKED_CUBIN, "cdp")
+        add(f"cdp.{r}.linked.cubin", f"cdp.{r}.linked.cubin", r, LINKED_CUBIN, "cdp", nqprof=True)
         add(f"feinbube.{r}.cubin", f"feinbube.{r}.cubin", r, CUBIN, "feinbube", nqprof=True)
     old = releases[0] if releases else None
     for new in releases[1:]:

@@ -3,14 +3,16 @@
 A toolkit may be newer than the driver (a 13.5 toolkit on a driver that supports CUDA
 13.0). What nqprof's builds then need from the driver:
 
-* plain sources are SASS-only cubins for the device's arch. Within one major release, a
-  driver loads cubins from newer minor toolkits (minor-version compatibility); a toolkit
-  of a newer major release needs a driver of that major release.
-* dynamic-parallelism sources are compiled to relocatable PTX and linked by the driver's
-  JIT linker with the toolkit's ``libcudadevrt.a`` (PyCUDA's ``DynamicSourceModule``).
-  A driver cannot JIT-compile PTX newer than its own CUDA release
-  (``CUDA_ERROR_UNSUPPORTED_PTX_VERSION``), so these need a driver at least as new as the
-  toolkit.
+* every source is built into a SASS-only cubin for the device's arch (:mod:`.build`), a
+  dynamic-parallelism one fully linked ahead of time by the toolkit's nvlink with its
+  ``libcudadevrt.a``. Within one major release, a driver loads cubins from newer minor
+  toolkits (minor-version compatibility; measured on an H200 host with a 13.0 driver: a
+  13.5 cubin of either kind loads and runs, docs/results/newer-toolkit-probe-h200.log); a
+  toolkit of a newer major release needs a driver of that major release.
+* what the driver cannot do is JIT-compile PTX newer than its own CUDA release
+  (``CUDA_ERROR_UNSUPPORTED_PTX_VERSION``): builds that handed dynamic-parallelism PTX to
+  the driver's linker (PyCUDA's ``DynamicSourceModule``, which nqprof used before) needed a
+  driver at least as new as the toolkit; nqprof's builds hand it no PTX.
 
 :func:`check_toolkit_against_driver` says so in one line; :func:`driver_can_load` says
 whether the build can load at all (build.py refuses those that cannot, as unavailable).
@@ -47,13 +49,10 @@ def driver_cuda_version(drv=None) -> str:
 
 def driver_can_load(toolkit_version: str, driver_version: str, cdp: bool) -> bool:
     """Whether a driver of ``driver_version`` can load nqprof's build of a source with
-    ``toolkit_version``: always when the toolkit is not newer; a plain source (cubin) also
-    from a newer minor release of the same major release; a CDP source (PTX JIT-linked by
-    the driver) never from a newer toolkit."""
+    ``toolkit_version``: always when the toolkit is not newer, and from a newer minor
+    release of the same major release (a cubin, linked ahead of time where ``cdp``)."""
     toolkit, driver = parse_release(toolkit_version), parse_release(driver_version)
-    if toolkit <= driver:
-        return True
-    return not cdp and toolkit[0] == driver[0]
+    return toolkit <= driver or toolkit[0] == driver[0]
 
 
 def check_toolkit_against_driver(toolkit_version: str, driver_version: str, cdp: bool) -> str | None:
@@ -71,13 +70,7 @@ def check_toolkit_against_driver(toolkit_version: str, driver_version: str, cdp:
             f"(minor-version compatibility stops at the major release); update the driver or use a "
             f"CUDA {driver[0]} toolkit"
         )
-    if cdp:
-        return (
-            f"{newer}: dynamic-parallelism kernels are linked by the driver from PTX and libcudadevrt.a, "
-            f"and a CUDA {dv} driver cannot JIT-compile CUDA {tk} PTX (CUDA_ERROR_UNSUPPORTED_PTX_VERSION); "
-            f"use a toolkit no newer than {dv} or a driver for CUDA {tk}"
-        )
-    return (
-        f"{newer}: plain kernels are built as SASS-only cubins, which load through minor-version "
-        f"compatibility (PTX from this toolkit would not JIT-compile)"
-    )
+    kind = ("dynamic-parallelism kernels are fully linked ahead of time (nvlink, with this toolkit's "
+            "libcudadevrt.a) into SASS-only cubins" if cdp else "plain kernels are built as SASS-only cubins")
+    return f"{newer}: {kind}, which load through minor-version compatibility (PTX from this toolkit would not " \
+           "JIT-compile)"
