@@ -65,11 +65,18 @@ def _no_process_left():
         proc.communicate()
 
 
+def _as_from_a_terminal() -> None:
+    """In the child before it runs nqprof: SIGINT as a terminal's program gets it. A test run
+    started as a shell's background job has SIGINT ignored, which every child inherits (and
+    nqprof, as any program, keeps: an ignored Ctrl-C is the caller's choice)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _start(args: list[str], script: str | None = None) -> subprocess.Popen:
     cmd = [sys.executable, "-c", script, *args] if script else [sys.executable, "-m", "nqprof", *args]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")])}
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-                            env=env, cwd=TESTS)
+                            env=env, cwd=TESTS, preexec_fn=_as_from_a_terminal)
     _STARTED.append(proc)
     return proc
 
