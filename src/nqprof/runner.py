@@ -188,13 +188,13 @@ class WorkerRunner:
         try:
             self.opened = self._receive("open") or {}
         except BaseException:
-            self._kill()
+            self.kill()
             raise
         return self
 
     def _receive(self, step: str) -> Any:
         if not self._conn.poll(self.timeout):
-            self._kill()
+            self.kill()
             hint = "a CDP kernel may hang when device launches fail; " if self.strategy.needs_gpu else ""
             raise WatchdogError(
                 f"{self.label}: no answer to '{step}' within {self.timeout:g} s; worker killed "
@@ -205,7 +205,7 @@ class WorkerRunner:
         except (EOFError, ConnectionError):
             self._proc.join(5)
             code = self._proc.exitcode
-            self._kill()
+            self.kill()
             raise WatchdogError(f"{self.label}: worker process died during '{step}' (exit code {code})") from None
         if answer[0] == "error":
             _, kind, text = answer
@@ -245,9 +245,10 @@ class WorkerRunner:
                     self._proc = None
         except (OSError, EOFError):
             pass
-        self._kill()
+        self.kill()
 
-    def _kill(self) -> None:
+    def kill(self) -> None:
+        """End the worker now, whatever it is doing (Ctrl-C, an error in the parent)."""
         if self._proc is not None:
             if self._proc.is_alive():
                 self._proc.kill()
@@ -256,10 +257,6 @@ class WorkerRunner:
         if self._conn is not None:
             self._conn.close()
             self._conn = None
-
-    def kill(self) -> None:
-        """End the worker now, whatever it is doing (Ctrl-C, an error in the parent)."""
-        self._kill()
 
     def __enter__(self):
         return self.start()
@@ -487,7 +484,7 @@ class RoundLoop:
         share of the rounds (RoundRule.split), with the conditions around the timed rounds."""
         r = self.runner
         gpu = cpu = None
-        rules = self.rule.split(r.phases)
+        rules = self.phase_rules()
         for phase, rule in enumerate(rules):
             if phase:
                 r.advance()
@@ -511,10 +508,15 @@ class RoundLoop:
             self.conditions["gpu"] = gpu.finish()
         return self.measurements
 
+    def phase_rules(self) -> "list[RoundRule]":
+        """The rule of each worker process that takes the rounds one after another (the
+        runner's phases that the rule uses: ``--rounds 1`` opens one)."""
+        return self.rule.split(self.runner.phases)
+
     def describe(self) -> str:
         """The round rule this loop followed."""
         text = self.rule.describe()
-        used = len(self.rule.split(self.runner.phases))
+        used = len(self.phase_rules())
         return text if used == 1 else f"{text}; shared by {used} worker processes one after another"
 
     def record(self, info: dict[str, Any]) -> RunRecord:
@@ -523,7 +525,7 @@ class RoundLoop:
         rec.timer, rec.samples, rec.round_trips = self.timer, list(self.samples), list(self.round_trips)
         rec.round_process = list(self.round_process)
         rec.conditions = dict(self.conditions)
-        rec.process = {"workers": len(self.rule.split(r.phases)) * r.size,
+        rec.process = {"workers": len(self.phase_rules()) * r.size,
                        **({"worker": r.opened["worker"]} if "worker" in r.opened else {})}
         throttled = (self.conditions.get("gpu") or {}).get("throttled_rounds")
         if throttled:
