@@ -126,10 +126,14 @@ def compare(ns: list[int], repeats: int, cc: str) -> None:
 def multicore(ns: list[int], repeats: int, threads: int, depth: int) -> None:
     cores = _cpu.cpu_count()
     workers = threads or cores
-    print(f"\nmulticore: count_boards over expand(N, {depth}), {workers} threads, {cores} online CPUs; "
-          f"medians of {repeats} runs each, runs alternating\n")
-    header = (f"{'N':>3}  {'boards':>7}  {'serial s':>10}  {'multicore s':>11}  "
-              f"{'speedup':>7}  {'per thread':>10}  {'cpu/wall':>8}")
+    print(
+        f"\nmulticore: count_boards over expand(N, {depth}), {workers} threads, {cores} online CPUs; "
+        f"medians of {repeats} runs each, runs alternating\n"
+    )
+    header = (
+        f"{'N':>3}  {'boards':>7}  {'serial s':>10}  {'multicore s':>11}  "
+        f"{'speedup':>7}  {'per thread':>10}  {'cpu/wall':>8}"
+    )
     print(header)
     print("-" * len(header))
     for n in ns:
@@ -147,8 +151,10 @@ def multicore(ns: list[int], repeats: int, threads: int, depth: int) -> None:
             f"{speedup / workers:>10.2f}  {statistics.median(busy):>8.2f}",
             flush=True,
         )
-    print("\ncpu/wall: CPU seconds of all threads per wall second during count_boards, i.e. the "
-          "cores it actually got (below the thread count when other processes compete).")
+    print(
+        "\ncpu/wall: CPU seconds of all threads per wall second during count_boards, i.e. the "
+        "cores it actually got (below the thread count when other processes compete)."
+    )
 
 
 def positive_n(text: str) -> int:
@@ -160,16 +166,32 @@ def positive_n(text: str) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("n", nargs="*", type=positive_n, help="board sizes for the serial comparison")
+    parser.add_argument(
+        "n", nargs="*", type=positive_n, help="board sizes for the serial comparison"
+    )
     parser.add_argument("--repeats", type=int, default=5, help="runs per N and program (default 5)")
-    parser.add_argument("--multicore", nargs="+", type=positive_n, default=[], metavar="N",
-                        help="also time count_boards on all workers against serial at these N")
-    parser.add_argument("--threads", type=int, default=0,
-                        help="workers for --multicore (default 0: one per online CPU)")
-    parser.add_argument("--depth", type=int, default=3,
-                        help="rows expanded into boards for --multicore (default 3)")
-    parser.add_argument("--cc", default=os.environ.get("CC", "gcc"),
-                        help="C compiler for the reference (default $CC or gcc)")
+    parser.add_argument(
+        "--multicore",
+        nargs="+",
+        type=positive_n,
+        default=[],
+        metavar="N",
+        help="also time count_boards on all workers against serial at these N",
+    )
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=0,
+        help="workers for --multicore (default 0: one per online CPU)",
+    )
+    parser.add_argument(
+        "--depth", type=int, default=3, help="rows expanded into boards for --multicore (default 3)"
+    )
+    parser.add_argument(
+        "--cc",
+        default=os.environ.get("CC", "gcc"),
+        help="C compiler for the reference (default $CC or gcc)",
+    )
     args = parser.parse_args(argv)
     if args.repeats < 1:
         parser.error("--repeats must be >= 1")

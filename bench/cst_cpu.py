@@ -19,7 +19,9 @@ import statistics
 import sys
 import time
 
-from cpu_reference import positive_n  # this folder's: N as an argparse type (a bad N is a usage error)
+from cpu_reference import (
+    positive_n,
+)  # this folder's: N as an argparse type (a bad N is a usage error)
 from nqprof import _cpu
 from nqprof.problem import known_count
 from nqprof.strategies.multicore import _default_depth
@@ -41,8 +43,11 @@ def pair(title: str, n: int, repeats: int, before, after, names: tuple[str, str]
         a.append(timed(names[0], n, before))
         b.append(timed(names[1], n, after))
     ma, mb = statistics.median(a), statistics.median(b)
-    print(f"{title} N={n}: {names[0]} {ma:.3f} s, {names[1]} {mb:.3f} s "
-          f"(medians of {repeats}): {names[1]} / {names[0]} = {mb / ma:.3f}, {ma / mb:.2f}x faster", flush=True)
+    print(
+        f"{title} N={n}: {names[0]} {ma:.3f} s, {names[1]} {mb:.3f} s "
+        f"(medians of {repeats}): {names[1]} / {names[0]} = {mb / ma:.3f}, {ma / mb:.2f}x faster",
+        flush=True,
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -56,13 +61,27 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{_cpu.cpu_count()} online CPUs")
     for n in args.twin:
         tasks = _cpu.cst_tasks(n, 0)
-        pair("twin", n, args.repeats, lambda: _cpu.serial(n), lambda: _cpu.cst_count(n, tasks)[0],
-             ("serial", "serial-d4"))
+        pair(
+            "twin",
+            n,
+            args.repeats,
+            lambda: _cpu.serial(n),
+            lambda: _cpu.cst_count(n, tasks)[0],
+            ("serial", "serial-d4"),
+        )
     for n in args.pool:
         boards, tasks = expand(n, 4), _cpu.cst_tasks(n, _default_depth(n))
-        pair("pool", n, args.repeats,
-             lambda: boards.multiplier * _cpu.count_boards(n, boards.cols, boards.ld, boards.rd, boards.row, 0),
-             lambda: _cpu.cst_count(n, tasks, 0)[0], ("mirror pool (multicore before)", "multicore"))
+        pair(
+            "pool",
+            n,
+            args.repeats,
+            lambda: (
+                boards.multiplier
+                * _cpu.count_boards(n, boards.cols, boards.ld, boards.rd, boards.row, 0)
+            ),
+            lambda: _cpu.cst_count(n, tasks, 0)[0],
+            ("mirror pool (multicore before)", "multicore"),
+        )
     return 0
 
 

@@ -29,6 +29,9 @@ def test_nqueens(nqbench):
     if record.timer == "compute":
         own = record.gpu_times if nqbench.strategy.needs_gpu else record.wall_times
         assert math.isclose(kept.median, median(own), rel_tol=1e-9), (
-            f"{nqbench.label}: pytest-benchmark median {kept.median} vs the run's own {median(own)}")
+            f"{nqbench.label}: pytest-benchmark median {kept.median} vs the run's own {median(own)}"
+        )
     for t, trip in zip(record.samples, record.round_trips):
-        assert 0 < t <= trip * (1 + 1e-9), f"{nqbench.label}: a round's time {t} is not within its round trip {trip}"
+        assert 0 < t <= trip * (1 + 1e-9), (
+            f"{nqbench.label}: a round's time {t} is not within its round trip {trip}"
+        )

@@ -8,13 +8,19 @@ import pytest
 
 
 def pytest_addoption(parser):
-    parser.addoption("--require-gpu", action="store_true", default=False,
-                     help="fail the GPU tests where no GPU run can happen, instead of skipping them "
-                          "(also NQPROF_REQUIRE_GPU=1)")
+    parser.addoption(
+        "--require-gpu",
+        action="store_true",
+        default=False,
+        help="fail the GPU tests where no GPU run can happen, instead of skipping them "
+        "(also NQPROF_REQUIRE_GPU=1)",
+    )
 
 
 def require_gpu(config) -> bool:
-    return bool(config.getoption("--require-gpu")) or os.environ.get("NQPROF_REQUIRE_GPU", "") not in ("", "0")
+    return bool(config.getoption("--require-gpu")) or os.environ.get(
+        "NQPROF_REQUIRE_GPU", ""
+    ) not in ("", "0")
 
 
 def pytest_collection_modifyitems(config, items):
@@ -51,5 +57,8 @@ def toolkit():
 def pytest_runtest_setup(item):
     reason = getattr(item.config, "_nqprof_no_gpu", None)
     if reason and item.get_closest_marker("gpu"):
-        pytest.fail(f"a GPU is required (--require-gpu / NQPROF_REQUIRE_GPU=1) and no GPU run is possible here: "
-                    f"{reason}", pytrace=False)
+        pytest.fail(
+            f"a GPU is required (--require-gpu / NQPROF_REQUIRE_GPU=1) and no GPU run is possible here: "
+            f"{reason}",
+            pytrace=False,
+        )

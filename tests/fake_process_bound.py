@@ -23,7 +23,9 @@ class _ProcessBound(Session):
     def run_once(self):
         from nqprof.problem import known_count
 
-        return Measurement(count=known_count(self.n), wall_s=0.002, gpu_s=0.001 * (1 + 0.15 * self.index))
+        return Measurement(
+            count=known_count(self.n), wall_s=0.002, gpu_s=0.001 * (1 + 0.15 * self.index)
+        )
 
     def info(self):
         return {"index": self.index, "previous_alive": self.previous_alive, "pid": os.getpid()}

@@ -24,11 +24,12 @@ class _Behaviour(Session):
 class Misbehaving(Strategy):
     name = "misbehaving"
     title = "test double"
-    params = (Param("how", "what goes wrong", default="hang", choices=("hang", "die", "wrong", "raise")),)
+    params = (
+        Param("how", "what goes wrong", default="hang", choices=("hang", "die", "wrong", "raise")),
+    )
 
     def open(self, n, params):
         return _Behaviour(params["how"], n)
 
 
 STRATEGY = Misbehaving()
-

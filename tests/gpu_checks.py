@@ -26,7 +26,11 @@ def assert_timing_sane(record) -> None:
 
 def checked(record):
     """``record`` after :func:`assert_timing_sane` and the count check."""
-    assert record.verified and record.count == record.expected, (record.n, record.count, record.expected)
+    assert record.verified and record.count == record.expected, (
+        record.n,
+        record.count,
+        record.expected,
+    )
     assert_timing_sane(record)
     return record
 
@@ -39,4 +43,10 @@ def ns_up_to(top: int) -> tuple[int, ...]:
 #: One H100/H200 multiprocessor's limits as the device reports them (cuda.device.sm_limits:
 #: MAX_THREADS/BLOCKS/REGISTERS/SHARED_MEMORY_PER_MULTIPROCESSOR, RESERVED_SHARED_MEMORY_PER_BLOCK),
 #: for the occupancy arithmetic the CPU tests check.
-HOPPER_SM = {"threads": 2048, "blocks": 32, "registers": 65536, "shared": 233472, "reserved_shared": 1024}
+HOPPER_SM = {
+    "threads": 2048,
+    "blocks": 32,
+    "registers": 65536,
+    "shared": 233472,
+    "reserved_shared": 1024,
+}

@@ -57,8 +57,12 @@ nvlink info    : used 24 registers, used 0 barriers, 16 stack, 0 bytes smem, 540
 def test_parse_ptxas():
     got = nvcc.parse_ptxas(PTXAS_OUTPUT)
     assert got == {
-        "spill": dict(registers=19, shared_bytes=0, local_bytes=512, spill_stores=24, spill_loads=20),
-        "add_one": dict(registers=9, shared_bytes=512, local_bytes=0, spill_stores=0, spill_loads=0),
+        "spill": dict(
+            registers=19, shared_bytes=0, local_bytes=512, spill_stores=24, spill_loads=20
+        ),
+        "add_one": dict(
+            registers=9, shared_bytes=512, local_bytes=0, spill_stores=0, spill_loads=0
+        ),
     }
 
 
@@ -75,13 +79,21 @@ def test_parse_nvlink():
 
 
 def test_constant_bytes():
-    sections = {".nv.constant0.k": 540, ".nv.constant0.other": 600, ".nv.constant3": 400, ".nv.shared.k": 8}
+    sections = {
+        ".nv.constant0.k": 540,
+        ".nv.constant0.other": 600,
+        ".nv.constant3": 400,
+        ".nv.shared.k": 8,
+    }
     assert nvcc.constant_bytes(sections, "k") == 940
 
 
 def test_first_errors_are_one_line():
     out = 'x.cu(3): error: identifier "nope" is undefined\n\n1 error detected in the compilation of "x.cu".\n'
-    assert nvcc._first_errors(out) == 'x.cu(3): error: identifier "nope" is undefined | 1 error detected in the compilation of "x.cu".'
+    assert (
+        nvcc._first_errors(out)
+        == 'x.cu(3): error: identifier "nope" is undefined | 1 error detected in the compilation of "x.cu".'
+    )
 
 
 def test_parse_archs():
@@ -93,13 +105,22 @@ def test_parse_archs():
 
 
 def _row(kernel="k", toolkit="13.0", registers=32, **kw):
-    base = dict(source="s.cu", kernel=kernel, arch="sm_90", registers=registers, shared_bytes=0, local_bytes=0)
+    base = dict(
+        source="s.cu",
+        kernel=kernel,
+        arch="sm_90",
+        registers=registers,
+        shared_bytes=0,
+        local_bytes=0,
+    )
     base.update(spill_stores=0, spill_loads=0, constant_bytes=540, cdp=False, toolkit=toolkit)
     return KernelResources(**{**base, **kw})
 
 
 def test_resource_table_aligns():
-    table = nvcc.resource_table([_row("k", registers=7), _row("longer_kernel", registers=128, cdp=True)])
+    table = nvcc.resource_table(
+        [_row("k", registers=7), _row("longer_kernel", registers=128, cdp=True)]
+    )
     lines = table.splitlines()
     assert lines[0].split()[:4] == ["source", "kernel", "arch", "regs"]
     assert len({len(line) for line in lines[:2]}) == 1
@@ -124,7 +145,11 @@ def test_matrix_table():
 
 def _write_table(path, version, rows):
     info = {"version": version, "root": "/x", "source": "PATH"}
-    path.write_text(json.dumps({"toolkit": info, "archs": ["sm_90"], "kernels": [dataclasses.asdict(r) for r in rows]}))
+    path.write_text(
+        json.dumps(
+            {"toolkit": info, "archs": ["sm_90"], "kernels": [dataclasses.asdict(r) for r in rows]}
+        )
+    )
 
 
 def test_matrix_command(tmp_path, capsys):
@@ -134,7 +159,15 @@ def test_matrix_command(tmp_path, capsys):
     out = tmp_path / "matrix.txt"
     assert nqprof_main(["matrix", str(tmp_path), "-o", str(out)]) == 0
     printed = capsys.readouterr().out
-    assert printed.splitlines()[0].split() == ["source", "kernel", "arch", "cuda-system", "(13.0)", "cuda13.0", "cuda13.5"]
+    assert printed.splitlines()[0].split() == [
+        "source",
+        "kernel",
+        "arch",
+        "cuda-system",
+        "(13.0)",
+        "cuda13.0",
+        "cuda13.5",
+    ]
     assert out.read_text() == printed
 
 
@@ -216,8 +249,12 @@ def test_compile_cdp_is_device_linked(tmp_path, toolkit):
     linked = (tmp_path / "cdp.sm_90.linked.cubin").read_bytes()
     assert nvcc.elf_type(linked) == 2  # a fully linked (executable) cubin, not a relocatable one
     sections = nvcc.elf_sections(linked)
-    assert len(sections) > len(nvcc.elf_sections((tmp_path / "cdp.sm_90.rdc.cubin").read_bytes()))  # cudadevrt's code
-    assert rows[1].constant_bytes >= sections[".nv.constant0.child"] + 16 * 4  # bank 0 + the __constant__ table
+    assert len(sections) > len(
+        nvcc.elf_sections((tmp_path / "cdp.sm_90.rdc.cubin").read_bytes())
+    )  # cudadevrt's code
+    assert (
+        rows[1].constant_bytes >= sections[".nv.constant0.child"] + 16 * 4
+    )  # bank 0 + the __constant__ table
 
 
 def test_the_kernel_cache_compiles_once(tmp_path, toolkit, monkeypatch):
@@ -233,7 +270,9 @@ def test_the_kernel_cache_compiles_once(tmp_path, toolkit, monkeypatch):
     assert nvcc.elf_sections(path.read_bytes())  # a cubin
     compiled = []
     monkeypatch.setattr(nvcc, "compile_source", lambda *a, **k: compiled.append(a) or [])
-    assert build.cubin(src, {"BLOCK": 64}, "sm_90", toolkit) == (path, digest, True) and compiled == []
+    assert (
+        build.cubin(src, {"BLOCK": 64}, "sm_90", toolkit) == (path, digest, True) and compiled == []
+    )
     monkeypatch.undo()
     monkeypatch.setenv("NQPROF_CACHE_DIR", str(tmp_path / "cache"))
     other, _, cached = build.cubin(src, {"BLOCK": 32}, "sm_90", toolkit)
@@ -241,7 +280,8 @@ def test_the_kernel_cache_compiles_once(tmp_path, toolkit, monkeypatch):
     (tmp_path / "plain.cu").write_text(PLAIN + "// edited\n")
     assert build.cubin(src, {"BLOCK": 64}, "sm_90", toolkit)[0] != path
     assert sorted(p.name for p in (tmp_path / "cache" / "kernels").iterdir()) == sorted(
-        p.name for p in (tmp_path / "cache" / "kernels").glob("plain-sm_90-*.cubin"))  # no leftovers
+        p.name for p in (tmp_path / "cache" / "kernels").glob("plain-sm_90-*.cubin")
+    )  # no leftovers
     if toolkit.cudadevrt is not None:
         cdp = _source(tmp_path, "cdp.cu", CDP, True, ("parent", "child"))
         linked, _, _ = build.cubin(cdp, None, "sm_90", toolkit)
@@ -269,7 +309,13 @@ def test_cdp_link_needs_cudadevrt(tmp_path, toolkit):
 
 
 def test_broken_source_raises_build_error(tmp_path, toolkit):
-    src = _source(tmp_path, "broken.cu", 'extern "C" __global__ void k(int *a) { a[0] = not_declared; }\n', False, ("k",))
+    src = _source(
+        tmp_path,
+        "broken.cu",
+        'extern "C" __global__ void k(int *a) { a[0] = not_declared; }\n',
+        False,
+        ("k",),
+    )
     with pytest.raises(BuildError) as info:
         nvcc.compile_source(src, "sm_90", toolkit=toolkit)
     message = str(info.value)
@@ -288,11 +334,15 @@ def test_missing_kernel_raises_build_error(tmp_path, toolkit):
 
 def test_compile_all_and_json(tmp_path, toolkit):
     catalog = {
-        "plain.cu": _source(tmp_path, "plain.cu", PLAIN, False, ("with_shared", "with_stack"), {"BLOCK": 32}),
+        "plain.cu": _source(
+            tmp_path, "plain.cu", PLAIN, False, ("with_shared", "with_stack"), {"BLOCK": 32}
+        ),
         "cdp.cu": _source(tmp_path, "cdp.cu", CDP, True, ("parent", "child")),
     }
     rows = nvcc.compile_all(("sm_90", "sm_100"), toolkit=toolkit, catalog=catalog)
-    assert [(r.source, r.arch) for r in rows] == [(s, a) for s in ("plain.cu", "cdp.cu") for a in ("sm_90", "sm_100") for _ in (0, 1)]
+    assert [(r.source, r.arch) for r in rows] == [
+        (s, a) for s in ("plain.cu", "cdp.cu") for a in ("sm_90", "sm_100") for _ in (0, 1)
+    ]
     path = tmp_path / "resources-test.json"
     nvcc.write_json(path, nvcc.resources_json(rows, toolkit, ("sm_90", "sm_100")))
     info, loaded = nvcc.load_json(path)

@@ -16,7 +16,11 @@ HISTORY = "docs/results/benchmarks/h200-cuda13.0-0001.json"
 
 
 def test_ranges():
-    assert [r.ns() for r in carneiro.parse_ranges("10-12, 13-15,16")] == [[10, 11, 12], [13, 14, 15], [16]]
+    assert [r.ns() for r in carneiro.parse_ranges("10-12, 13-15,16")] == [
+        [10, 11, 12],
+        [13, 14, 15],
+        [16],
+    ]
     for bad in ("12-10", "a-b", "", "10-40"):
         with pytest.raises(InputError, match="--ranges"):
             carneiro.parse_ranges(bad)
@@ -31,7 +35,10 @@ def test_every_implementation_is_a_registered_strategy():
 def test_serial_from_history(tmp_path):
     got = carneiro.serial_from_history(HISTORY, range(10, 19))
     assert sorted(got) == [10, 11, 12, 13, 14, 15, 16]  # the published run stops at 16
-    assert got[16].seconds == pytest.approx(2.7965, rel=1e-3) and "h200-cuda13.0-0001.json" in got[16].source
+    assert (
+        got[16].seconds == pytest.approx(2.7965, rel=1e-3)
+        and "h200-cuda13.0-0001.json" in got[16].source
+    )
     # the newest run wins; a folder is searched
     data = json.loads(open(HISTORY).read())
     data["datetime"] = "2030-01-01T00:00:00"
@@ -55,7 +62,9 @@ def test_the_published_history_has_every_serial_time_of_table2():
     assert sorted(got) == list(range(10, 19))
     assert all("h200-cuda13.0-0002.json" in got[n].source for n in range(10, 17))
     assert all("serial-17-18.json" in got[n].source for n in (17, 18))
-    assert 20 < got[17].seconds < 40 and 150 < got[18].seconds < 300  # 27.9 s and 203.0 s as published
+    assert (
+        20 < got[17].seconds < 40 and 150 < got[18].seconds < 300
+    )  # 27.9 s and 203.0 s as published
     ranges = carneiro.parse_ranges("10-12,13-15,16-18")
     assert not [r for r in carneiro.table2_runs(ranges, serial_known=got) if r[0] == "serial"]
 
@@ -73,18 +82,43 @@ def ok(strategy, n, seconds):
 
 def test_table2_builder():
     ranges = carneiro.parse_ranges("10-11,16-17")
-    history = {10: carneiro.SerialTime(1.0, "history x.json"), 16: carneiro.SerialTime(100.0, "history x.json")}
+    history = {
+        10: carneiro.SerialTime(1.0, "history x.json"),
+        16: carneiro.SerialTime(100.0, "history x.json"),
+    }
     outcomes = [
-        ok("serial", 11, 4.0), ok("serial", 17, 800.0),
-        ok("dp2", 10, 0.5), ok("dp2", 11, 1.0), ok("dp2", 16, 10.0), ok("dp2", 17, 40.0),
-        ok("bp-dfs", 10, 0.1), Outcome("bp-dfs", 11, {}, error="device failure", detail="boom"),
+        ok("serial", 11, 4.0),
+        ok("serial", 17, 800.0),
+        ok("dp2", 10, 0.5),
+        ok("dp2", 11, 1.0),
+        ok("dp2", 16, 10.0),
+        ok("dp2", 17, 40.0),
+        ok("bp-dfs", 10, 0.1),
+        Outcome("bp-dfs", 11, {}, error="device failure", detail="boom"),
         ok("multicore", 16, 5.0),
     ]
     header, rows, notes = carneiro.table2(outcomes, ranges, history)
-    assert header == ["implementation", "strategy", "paper 10-12", "here 10-11", "paper 13-15", "here 16-17",
-                      "paper all", "here all"]
+    assert header == [
+        "implementation",
+        "strategy",
+        "paper 10-12",
+        "here 10-11",
+        "paper 13-15",
+        "here 16-17",
+        "paper all",
+        "here all",
+    ]
     by = {r[1]: r for r in rows}
-    assert by["dp2"] == ["DP2", "dp2", "1.30", "3.00", "3.26", "15.00", "2.99", "9.00"]  # (2+4)/2, (10+20)/2
+    assert by["dp2"] == [
+        "DP2",
+        "dp2",
+        "1.30",
+        "3.00",
+        "3.26",
+        "15.00",
+        "2.99",
+        "9.00",
+    ]  # (2+4)/2, (10+20)/2
     assert by["bp-dfs"][3] == "10.00 [1]" and by["bp-dfs"][5] == "-"
     assert by["multicore"][5] == "20.00" and by["cdp-bp"][3] == "-"
     assert "serial N=10,16: history x.json" in notes and "serial N=11,17: measured here" in notes
@@ -101,7 +135,9 @@ def test_speedup_figure(tmp_path):
     pytest.importorskip("matplotlib")
     from nqprof.analysis.figures import speedup_vs_n
 
-    series = carneiro.speedup_series([ok("serial", 10, 2.0), ok("cdp-bp", 10, 1.0), ok("cdp-bp", 11, 1.0)])
+    series = carneiro.speedup_series(
+        [ok("serial", 10, 2.0), ok("cdp-bp", 10, 1.0), ok("cdp-bp", 11, 1.0)]
+    )
     assert series == {"cdp-bp": [(10, 2.0)]}
     path = speedup_vs_n(series, str(tmp_path / "s.png"))
     assert (tmp_path / "s.png").stat().st_size > 1000 and path.endswith("s.png")

@@ -18,7 +18,13 @@ TIMEOUT = 120
 
 def clean(record):
     f = record.device_failures
-    assert f["launch_failures"] == f["malloc_failures"] == f["stream_failures"] == f["buffer_overflows"] == 0, f
+    assert (
+        f["launch_failures"]
+        == f["malloc_failures"]
+        == f["stream_failures"]
+        == f["buffer_overflows"]
+        == 0
+    ), f
     assert record.verified
     assert_timing_sane(record)
     return record
@@ -31,10 +37,15 @@ def test_verified_n4_to_n13(name):
         assert record.plan["chunks"] == 1 and record.plan["strategy"] == name
 
 
-@pytest.mark.parametrize("name,params", [
-    ("cdp-bp", {}), ("cdp-bp", {"depth": 1, "depth2": 4, "block": 4, "child_block": 3}),
-    ("cdp-dp3", {}), ("cdp-dp3", {"depth": 1, "search": 1, "block": 8, "child_block": 5}),
-])
+@pytest.mark.parametrize(
+    "name,params",
+    [
+        ("cdp-bp", {}),
+        ("cdp-bp", {"depth": 1, "depth2": 4, "block": 4, "child_block": 3}),
+        ("cdp-dp3", {}),
+        ("cdp-dp3", {"depth": 1, "search": 1, "block": 8, "child_block": 5}),
+    ],
+)
 def test_accounting_equals_the_block_model(name, params):
     for n in (9, 12):
         record = clean(solve(name, n, params, repeats=1, warmup=0, timeout=TIMEOUT))
@@ -43,18 +54,33 @@ def test_accounting_equals_the_block_model(name, params):
         first = block_first_generation(n, p["depth"], search, p["block"])
         assert record.generations[1] == first.as_dict()
         if name == "cdp-dp3":  # later generations: the same boards as DP-3's (grouped per block)
-            model = condensed_generations(n, p["depth"], search, True, depth_max(p["smem_kib"], p["child_block"]))
-            assert [g["boards"] for g in record.generations] == [g.boards for g in model.generations]
+            model = condensed_generations(
+                n, p["depth"], search, True, depth_max(p["smem_kib"], p["child_block"])
+            )
+            assert [g["boards"] for g in record.generations] == [
+                g.boards for g in model.generations
+            ]
 
 
-@pytest.mark.parametrize("name,params", [
-    ("dp2", {"chunk": 7}), ("dp3", {"chunk": 50}), ("dp1", {"z": 2, "chunk": 3}), ("dpswap", {"chunk": 16}),
-    ("cdp-bp", {"chunk": 100}), ("cdp-dp3", {"chunk": 33}),
-])
+@pytest.mark.parametrize(
+    "name,params",
+    [
+        ("dp2", {"chunk": 7}),
+        ("dp3", {"chunk": 50}),
+        ("dp1", {"z": 2, "chunk": 3}),
+        ("dpswap", {"chunk": 16}),
+        ("cdp-bp", {"chunk": 100}),
+        ("cdp-dp3", {"chunk": 33}),
+    ],
+)
 def test_forced_chunks_count_right(name, params):
     record = clean(solve(name, 12, params, repeats=2, warmup=0, timeout=TIMEOUT))
     plan = record.plan
-    assert plan["chunk_forced"] and plan["chunks"] > 1 and plan["boards_per_chunk"]["max"] == params["chunk"]
+    assert (
+        plan["chunk_forced"]
+        and plan["chunks"] > 1
+        and plan["boards_per_chunk"]["max"] == params["chunk"]
+    )
     g0 = record.generations[0]
     assert g0["grids"] == plan["chunks"] and g0["boards"] == plan["host_boards"]
     assert g0["max"] == params["chunk"]
@@ -65,7 +91,14 @@ def test_config_default_fails_loudly_at_n13():
     default 2,048 pending launches at N=13 (measured on an H200: 3,395 of 78,330 launches
     failed). dp3 and cdp-dp3 at their defaults ran through there."""
     with pytest.raises(DeviceFailureError, match=r"count is discarded.*config=default"):
-        solve("dp2", 13, {"config": "default", "depth": 4, "search": 3, "child_block": 32}, repeats=1, warmup=0, timeout=TIMEOUT)
+        solve(
+            "dp2",
+            13,
+            {"config": "default", "depth": 4, "search": 3, "child_block": 32},
+            repeats=1,
+            warmup=0,
+            timeout=TIMEOUT,
+        )
 
 
 def test_bp_dfs():

@@ -24,7 +24,13 @@ TIMEOUT = 120
 
 def clean(record):
     f = record.device_failures
-    assert f["launch_failures"] == f["malloc_failures"] == f["stream_failures"] == f["buffer_overflows"] == 0, f
+    assert (
+        f["launch_failures"]
+        == f["malloc_failures"]
+        == f["stream_failures"]
+        == f["buffer_overflows"]
+        == 0
+    ), f
     assert_timing_sane(record)
     return record
 
@@ -59,9 +65,13 @@ def test_odd_shapes_many_generations(name, params):
             assert len(record.generations) >= 3 and record.device_failures["launches"] > 0
 
 
-@pytest.mark.parametrize("row", PAPER_TABLE3, ids=lambda r: f"{r.approach}-{r.initial_row}-{r.search}")
+@pytest.mark.parametrize(
+    "row", PAPER_TABLE3, ids=lambda r: f"{r.approach}-{r.initial_row}-{r.search}"
+)
 def test_accounting_matches_the_model_n12(row):
-    record = clean(solve(row.strategy, 12, table3_params(row), repeats=1, warmup=0, timeout=TIMEOUT))
+    record = clean(
+        solve(row.strategy, 12, table3_params(row), repeats=1, warmup=0, timeout=TIMEOUT)
+    )
     cap = depth_max(TABLE3_SMEM_KIB, TABLE3_PARAMS["child_block"])
     model = condensed_generations(12, row.initial_row, row.search, row.approach == "dynamic", cap)
     assert record.generations == [g.as_dict() for g in model.generations]
@@ -83,23 +93,46 @@ def test_accounting_matches_the_model_with_defaults(name):
 def test_too_few_pending_launch_slots_fail_loudly():
     """2,040 host threads each launch a child at once against a limit of 32."""
     with pytest.raises(DeviceFailureError) as exc:
-        solve("dp2", 12, {"depth": 4, "search": 2, "pending": 32}, repeats=1, warmup=0, timeout=TIMEOUT)
+        solve(
+            "dp2",
+            12,
+            {"depth": 4, "search": 2, "pending": 32},
+            repeats=1,
+            warmup=0,
+            timeout=TIMEOUT,
+        )
     text = str(exc.value)
-    assert "device launches failed" in text and "raise the pending-launch limit (param pending=64, was 32)" in text
+    assert (
+        "device launches failed" in text
+        and "raise the pending-launch limit (param pending=64, was 32)" in text
+    )
     assert "count is discarded" in text
 
 
 def test_too_small_a_heap_fails_loudly():
     """66 host threads each hold ~75 KB of boards (rows 2 -> 8 of N=13) in a 1 MiB heap."""
-    with pytest.raises(DeviceFailureError, match=r"device mallocs returned NULL: raise the heap \(param heap_mib=2, was 1\)"):
-        solve("dp2", 13, {"depth": 2, "search": 6, "heap_mib": 1}, repeats=1, warmup=0, timeout=TIMEOUT)
+    with pytest.raises(
+        DeviceFailureError,
+        match=r"device mallocs returned NULL: raise the heap \(param heap_mib=2, was 1\)",
+    ):
+        solve(
+            "dp2",
+            13,
+            {"depth": 2, "search": 6, "heap_mib": 1},
+            repeats=1,
+            warmup=0,
+            timeout=TIMEOUT,
+        )
 
 
 def test_a_run_that_cannot_fit_is_refused_before_launch():
     """dp1 N=16 with one row per grid from host depth 1: even one host board per chunk needs
     ~1.8 TB of pending-launch reserve (`nqprof plan 16 -s dp1 -p z=1 -p depth=1`), so the plan
     refuses it before anything is launched (dp1 N=16 z=1 at its default depth is chunked and runs)."""
-    with pytest.raises(InputError, match=r"dp1 N=16: does not fit in device memory.*the smallest chunk does not fit"):
+    with pytest.raises(
+        InputError,
+        match=r"dp1 N=16: does not fit in device memory.*the smallest chunk does not fit",
+    ):
         solve("dp1", 16, {"z": 1, "depth": 1}, repeats=1, warmup=0, timeout=TIMEOUT)
 
 
@@ -108,8 +141,18 @@ def test_run_record_of_a_cdp_run():
     assert record.gpu_s is not None and len(record.gpu_times) == 2
     names = [k["name"] for k in record.kernels]
     assert names == ["dp3_root", "dp3_child"] and all(k["registers"] > 0 for k in record.kernels)
-    assert record.kernels[0]["dynamic_shared_bytes"] == 16 * (record.params["search"] + 1) * record.params["block"]
+    assert (
+        record.kernels[0]["dynamic_shared_bytes"]
+        == 16 * (record.params["search"] + 1) * record.params["block"]
+    )
     assert list(record.memory["free_mib"]) == ["context", "limits", "module", "run"]
     assert record.memory["limits"]["pending_launches"] >= 2048
     assert any(note.startswith("limits: pending-launch") for note in record.notes)
-    assert record.generations[0] == {"generation": 0, "grids": 1, "boards": 515, "min": 515, "max": 515, "mean": 515.0}
+    assert record.generations[0] == {
+        "generation": 0,
+        "grids": 1,
+        "boards": 515,
+        "min": 515,
+        "max": 515,
+        "mean": 515.0,
+    }

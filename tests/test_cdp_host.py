@@ -34,13 +34,24 @@ GIB = 1024**3
 def test_layout_matches_the_kernel_header():
     defines = dict(re.findall(r"^#define (CDP_\w+) (\d+)", read_source("cdp.cuh"), re.M))
     expect = {
-        "CDP_SOLUTIONS": cc.SOLUTIONS, "CDP_LAUNCHES": cc.LAUNCHES, "CDP_LAUNCH_FAILURES": cc.LAUNCH_FAILURES,
-        "CDP_MALLOC_FAILURES": cc.MALLOC_FAILURES, "CDP_STREAM_FAILURES": cc.STREAM_FAILURES,
-        "CDP_MAX_GENERATION": cc.MAX_GENERATION, "CDP_FIRST_ERROR": cc.FIRST_ERROR, "CDP_UNTRACKED": cc.UNTRACKED,
-        "CDP_OVERFLOWS": cc.OVERFLOWS, "CDP_GEN_BASE": cc.GEN_BASE, "CDP_GEN_WORDS": cc.GEN_WORDS,
-        "CDP_GEN_GRIDS": cc.GEN_GRIDS, "CDP_GEN_BOARDS": cc.GEN_BOARDS,
-        "CDP_GEN_MIN_COMPLEMENT": cc.GEN_MIN_COMPLEMENT, "CDP_GEN_MAX": cc.GEN_MAX, "CDP_MAX_GEN": cc.MAX_GEN,
-        "CDP_STREAM_DEFAULT": cc.STREAM_KINDS["default"], "CDP_STREAM_OWN": cc.STREAM_KINDS["own"],
+        "CDP_SOLUTIONS": cc.SOLUTIONS,
+        "CDP_LAUNCHES": cc.LAUNCHES,
+        "CDP_LAUNCH_FAILURES": cc.LAUNCH_FAILURES,
+        "CDP_MALLOC_FAILURES": cc.MALLOC_FAILURES,
+        "CDP_STREAM_FAILURES": cc.STREAM_FAILURES,
+        "CDP_MAX_GENERATION": cc.MAX_GENERATION,
+        "CDP_FIRST_ERROR": cc.FIRST_ERROR,
+        "CDP_UNTRACKED": cc.UNTRACKED,
+        "CDP_OVERFLOWS": cc.OVERFLOWS,
+        "CDP_GEN_BASE": cc.GEN_BASE,
+        "CDP_GEN_WORDS": cc.GEN_WORDS,
+        "CDP_GEN_GRIDS": cc.GEN_GRIDS,
+        "CDP_GEN_BOARDS": cc.GEN_BOARDS,
+        "CDP_GEN_MIN_COMPLEMENT": cc.GEN_MIN_COMPLEMENT,
+        "CDP_GEN_MAX": cc.GEN_MAX,
+        "CDP_MAX_GEN": cc.MAX_GEN,
+        "CDP_STREAM_DEFAULT": cc.STREAM_KINDS["default"],
+        "CDP_STREAM_OWN": cc.STREAM_KINDS["own"],
         "CDP_STREAM_FIRE_AND_FORGET": cc.STREAM_KINDS["fire-and-forget"],
     }
     assert {k: int(defines[k]) for k in expect} == expect
@@ -48,29 +59,48 @@ def test_layout_matches_the_kernel_header():
     assert cc.GEN_BASE > cc.OVERFLOWS
 
 
-def words(solutions=0, launches=0, launch_failures=0, malloc_failures=0, stream_failures=0, first_error=0,
-          untracked=0, overflows=0, gens=()):
+def words(
+    solutions=0,
+    launches=0,
+    launch_failures=0,
+    malloc_failures=0,
+    stream_failures=0,
+    first_error=0,
+    untracked=0,
+    overflows=0,
+    gens=(),
+):
     """An accounting buffer as the device leaves it; gens: (generation, [boards per grid])."""
     w = np.zeros(cc.WORDS, dtype=np.uint64)
     w[cc.SOLUTIONS], w[cc.LAUNCHES], w[cc.LAUNCH_FAILURES] = solutions, launches, launch_failures
-    w[cc.MALLOC_FAILURES], w[cc.STREAM_FAILURES], w[cc.FIRST_ERROR] = malloc_failures, stream_failures, first_error
+    w[cc.MALLOC_FAILURES], w[cc.STREAM_FAILURES], w[cc.FIRST_ERROR] = (
+        malloc_failures,
+        stream_failures,
+        first_error,
+    )
     w[cc.UNTRACKED], w[cc.OVERFLOWS] = untracked, overflows
     for g, grids in gens:
         base = cc.GEN_BASE + cc.GEN_WORDS * g
         w[cc.MAX_GENERATION] = max(int(w[cc.MAX_GENERATION]), g)
         w[base + cc.GEN_GRIDS] = len(grids)
         w[base + cc.GEN_BOARDS] = sum(grids)
-        w[base + cc.GEN_MIN_COMPLEMENT] = max(~np.uint64(b) for b in grids)  # atomicMax of complements
+        w[base + cc.GEN_MIN_COMPLEMENT] = max(
+            ~np.uint64(b) for b in grids
+        )  # atomicMax of complements
         w[base + cc.GEN_MAX] = max(grids)
     return w
 
 
-LIMITS = cc.RuntimeLimits(pending=2048, heap_bytes=8 * cc.MIB, reserve_bytes=0, need_bytes=0, free_bytes=0, how="")
+LIMITS = cc.RuntimeLimits(
+    pending=2048, heap_bytes=8 * cc.MIB, reserve_bytes=0, need_bytes=0, free_bytes=0, how=""
+)
 
 
 def test_clean_buffer_decodes_to_stats():
-    acct = cc.decode_accounting(words(7100, launches=12, gens=[(1, [1196, 1597, 1400, 1500, 1315, 1400]),
-                                                               (2, [3, 1, 60])]), host_boards=6)
+    acct = cc.decode_accounting(
+        words(7100, launches=12, gens=[(1, [1196, 1597, 1400, 1500, 1315, 1400]), (2, [3, 1, 60])]),
+        host_boards=6,
+    )
     assert acct.solutions == 7100 and not acct.failed
     cc.raise_on_failures(acct, LIMITS, "dp2 N=12")  # nothing to raise
     stats = acct.stats()
@@ -80,8 +110,14 @@ def test_clean_buffer_decodes_to_stats():
         {"generation": 2, "grids": 3, "boards": 64, "min": 1, "max": 60, "mean": 21.33},
     ]
     assert stats["failures"] == {
-        "launches": 12, "launch_failures": 0, "malloc_failures": 0, "stream_failures": 0, "max_generation": 2,
-        "first_error": 0, "untracked_grids": 0, "buffer_overflows": 0,
+        "launches": 12,
+        "launch_failures": 0,
+        "malloc_failures": 0,
+        "stream_failures": 0,
+        "max_generation": 2,
+        "first_error": 0,
+        "untracked_grids": 0,
+        "buffer_overflows": 0,
     }
     record = RunRecord.from_measurements(
         "dp2", 12, {}, 14200, [Measurement(count=14200, wall_s=1.0, stats=stats)], {}
@@ -90,28 +126,41 @@ def test_clean_buffer_decodes_to_stats():
 
 
 def test_failed_launches_name_the_pending_limit_never_a_count():
-    acct = cc.decode_accounting(words(5000, launches=2360, launch_failures=312, first_error=69), host_boards=8)
+    acct = cc.decode_accounting(
+        words(5000, launches=2360, launch_failures=312, first_error=69), host_boards=8
+    )
     assert acct.failed
     with pytest.raises(DeviceFailureError) as exc:
         cc.raise_on_failures(acct, LIMITS, "dp1 N=12")
     text = str(exc.value)
-    assert "312 of 2,360 device launches failed (first: cudaErrorLaunchPendingCountExceeded (69))" in text
+    assert (
+        "312 of 2,360 device launches failed (first: cudaErrorLaunchPendingCountExceeded (69))"
+        in text
+    )
     assert "raise the pending-launch limit (param pending=4096, was 2,048)" in text
     assert "count is discarded" in text and "5000" not in text
 
 
 def test_failed_launches_under_a_sufficient_limit_do_not_blame_it():
-    acct = cc.decode_accounting(words(5000, launches=1500, launch_failures=312, first_error=69), host_boards=8)
+    acct = cc.decode_accounting(
+        words(5000, launches=1500, launch_failures=312, first_error=69), host_boards=8
+    )
     with pytest.raises(DeviceFailureError) as exc:
         cc.raise_on_failures(acct, LIMITS, "dp1 N=13")  # LIMITS.pending 2,048 >= 1,500 launches
     text = str(exc.value)
-    assert "already exceeds the launches attempted" in text and "raise the pending-launch limit" not in text
+    assert (
+        "already exceeds the launches attempted" in text
+        and "raise the pending-launch limit" not in text
+    )
     assert "count is discarded" in text
 
 
 def test_null_mallocs_name_the_heap():
     acct = cc.decode_accounting(words(1, malloc_failures=17), host_boards=8)
-    with pytest.raises(DeviceFailureError, match=r"17 device mallocs returned NULL: raise the heap \(param heap_mib=16, was 8\)"):
+    with pytest.raises(
+        DeviceFailureError,
+        match=r"17 device mallocs returned NULL: raise the heap \(param heap_mib=16, was 8\)",
+    ):
         cc.raise_on_failures(acct, LIMITS, "dp2 N=12")
 
 
@@ -166,7 +215,12 @@ def test_defaults_valid_for_every_n(name):
         ("dp2", 12, {"pending": -1}, r"pending must be in 0\.\.100000000"),
         ("dp2", 12, {"heap_mib": "lots"}, "heap_mib must be an integer"),
         ("dp3", 12, {"block": 1024, "search": 3}, r"search must be in 1\.\.2"),
-        ("dp3", 12, {"smem_kib": 1, "child_block": 64, "search": 1, "block": 16}, r"child_block must be in 1\.\.32"),
+        (
+            "dp3",
+            12,
+            {"smem_kib": 1, "child_block": 64, "search": 1, "block": 16},
+            r"child_block must be in 1\.\.32",
+        ),
         ("dp3", 12, {"smem_kib": 300}, r"smem_kib must be in 1\.\.225"),
         ("dpswap", 12, {"capacity": 100}, r"capacity must be >= 769"),
         ("dpswap", 16, {"capacity": 11000}, r"capacity must be in 897\.\.10803"),
@@ -210,7 +264,9 @@ def test_dp2_child_block_is_the_mean_boards_per_child_grid():
 
 
 def demand(pending=1000, heap=100 * cc.MIB):
-    return cdp_model.Demand(pending=pending, heap_bytes=heap, launches=5000, basis="test basis", advice="use more z")
+    return cdp_model.Demand(
+        pending=pending, heap_bytes=heap, launches=5000, basis="test basis", advice="use more z"
+    )
 
 
 def test_limits_from_the_estimate():
@@ -236,25 +292,40 @@ def test_given_limits_win_and_no_heap_for_strategies_without_malloc():
 
 def test_a_run_that_does_not_fit_is_refused_before_launch():
     with pytest.raises(InputError) as exc:
-        cc.configure_runtime("dp1 N=15", demand(pending=34_000_000), free_bytes=139 * GIB, heap_mib=None)
+        cc.configure_runtime(
+            "dp1 N=15", demand(pending=34_000_000), free_bytes=139 * GIB, heap_mib=None
+        )
     text = str(exc.value)
-    assert text.startswith("dp1 N=15: does not fit in device memory: pending-launch limit 42,500,000")
-    assert "only 139.0 GiB is free" in text and "Use more z, or set smaller limits explicitly" in text
+    assert text.startswith(
+        "dp1 N=15: does not fit in device memory: pending-launch limit 42,500,000"
+    )
+    assert (
+        "only 139.0 GiB is free" in text and "Use more z, or set smaller limits explicitly" in text
+    )
     with pytest.raises(InputError, match="does not fit"):
         cc.configure_runtime("x", demand(), free_bytes=100 * GIB, pending=50_000_000)
 
 
 def test_a_limit_above_what_the_runtime_takes_is_refused():
     # the H200's runtime set 599,186 when asked for more (cc.MAX_PENDING); the plan then chunks
-    with pytest.raises(InputError, match=r"needs a pending-launch limit of 1,250,000 .* the runtime takes at most 599,186"):
+    with pytest.raises(
+        InputError,
+        match=r"needs a pending-launch limit of 1,250,000 .* the runtime takes at most 599,186",
+    ):
         cc.configure_runtime("dp3 N=18", demand(pending=1_000_000), free_bytes=139 * GIB)
-    assert cc.configure_runtime("x", demand(pending=400_000), free_bytes=139 * GIB).pending == 500_000
-    lim = cc.configure_runtime("x", demand(pending=1_000_000), free_bytes=139 * GIB, max_pending=2_000_000)
+    assert (
+        cc.configure_runtime("x", demand(pending=400_000), free_bytes=139 * GIB).pending == 500_000
+    )
+    lim = cc.configure_runtime(
+        "x", demand(pending=1_000_000), free_bytes=139 * GIB, max_pending=2_000_000
+    )
     assert lim.pending == 1_250_000
 
 
 def test_no_estimate_beyond_the_table_needs_explicit_limits():
-    with pytest.raises(InputError, match=r"no estimate of what the run needs for N > 18.*pending=.*heap_mib="):
+    with pytest.raises(
+        InputError, match=r"no estimate of what the run needs for N > 18.*pending=.*heap_mib="
+    ):
         cc.configure_runtime("dp3 N=19", None, free_bytes=100 * GIB)
     lim = cc.configure_runtime("dp3 N=19", None, free_bytes=100 * GIB, pending=4096, heap_mib=512)
     assert lim.pending == 4096 and lim.heap_bytes == 512 * cc.MIB
@@ -271,7 +342,10 @@ def test_demand_estimates():
     assert d.launches == 6 + ROW_LIVE[12][4] and d.pending == 6 + ROW_LIVE[12][4]
     assert d.heap_bytes > 16 * (ROW_LIVE[12][4] + ROW_LIVE[12][8])
     assert cdp_model.dpswap_demand(16, 9844, 4, 6, 2200, 128, 32).pending > 0
-    assert cdp_model.dp1_demand(19, 10, 1, 3) is None and cdp_model.condensed_demand(19, 1, 1, 1, 0, 1, 32) is None
+    assert (
+        cdp_model.dp1_demand(19, 10, 1, 3) is None
+        and cdp_model.condensed_demand(19, 1, 1, 1, 0, 1, 32) is None
+    )
 
 
 # --- the model ----------------------------------------------------------------------------------
@@ -305,7 +379,10 @@ def _brute_generations(n, depth, search, doubling, cap=None):
     from nqprof.subproblems import count_subtree_py
 
     host = expand(n, depth)
-    boards = [(int(c), int(l), int(r), int(w)) for c, l, r, w in zip(host.cols, host.ld, host.rd, host.row)]
+    boards = [
+        (int(c), int(l), int(r), int(w))
+        for c, l, r, w in zip(host.cols, host.ld, host.rd, host.row)
+    ]
     gens = [(1, len(boards), len(boards), len(boards))]
     count, s = 0, search
     while boards:
@@ -327,7 +404,13 @@ def _brute_generations(n, depth, search, doubling, cap=None):
 
 @pytest.mark.parametrize(
     "n,depth,search,doubling,cap",
-    [(8, 1, 2, False, None), (9, 1, 2, False, None), (10, 2, 1, True, None), (11, 1, 1, True, 3), (7, 3, 3, False, None)],
+    [
+        (8, 1, 2, False, None),
+        (9, 1, 2, False, None),
+        (10, 2, 1, True, None),
+        (11, 1, 1, True, 3),
+        (7, 3, 3, False, None),
+    ],
 )
 def test_model_matches_brute_force(n, depth, search, doubling, cap):
     model = condensed_generations(n, depth, search, doubling, cap)
@@ -368,8 +451,12 @@ def test_table2_builder():
     outcomes = [
         ok("dp1", 8, {"stream": "default"}, 0.0123),
         ok("dp1", 8, {"stream": "own"}, 0.0041),
-        measure.Outcome("dp1", 15, {"stream": "default"}, error="does not fit", detail="needs 313 GiB"),
-        measure.Outcome("dp1", 15, {"stream": "own"}, error="timeout", detail="no answer within 600 s"),
+        measure.Outcome(
+            "dp1", 15, {"stream": "default"}, error="does not fit", detail="needs 313 GiB"
+        ),
+        measure.Outcome(
+            "dp1", 15, {"stream": "own"}, error="timeout", detail="no answer within 600 s"
+        ),
     ]
     header, rows, notes = reproduce.table2(outcomes, [8, 15])
     assert header[0] == "N" and len(header) == 6
@@ -388,9 +475,28 @@ def test_table3_builder():
     rows = reproduce.PAPER_TABLE3
     g1 = model[rows[0].key]
     measured = {
-        rows[0].key: ok("dp2", 12, {}, 0.1, _record([{"generation": 0}, GenerationStats(1, g1.grids, g1.boards, g1.min, g1.max).as_dict()])),
-        rows[1].key: ok("dp2", 12, {}, 0.1, _record([{"generation": 1, "grids": 1, "boards": 5, "min": 5, "max": 5}])),
-        rows[2].key: measure.Outcome("dp3", 12, {}, error="device failure", detail="312 of 400 device launches failed"),
+        rows[0].key: ok(
+            "dp2",
+            12,
+            {},
+            0.1,
+            _record(
+                [
+                    {"generation": 0},
+                    GenerationStats(1, g1.grids, g1.boards, g1.min, g1.max).as_dict(),
+                ]
+            ),
+        ),
+        rows[1].key: ok(
+            "dp2",
+            12,
+            {},
+            0.1,
+            _record([{"generation": 1, "grids": 1, "boards": 5, "min": 5, "max": 5}]),
+        ),
+        rows[2].key: measure.Outcome(
+            "dp3", 12, {}, error="device failure", detail="312 of 400 device launches failed"
+        ),
     }
     header, out, notes = reproduce.table3(measured, model)
     assert len(header) == 7
@@ -403,7 +509,13 @@ def test_table3_builder():
 def test_table3_runs_are_valid_parameters():
     for strategy, n, params in reproduce.table3_runs():
         get(strategy).resolve(n, params)
-    assert reproduce.table3_runs()[2][2] == {"depth": 1, "search": 2, "block": 256, "child_block": 256, "smem_kib": 48}
+    assert reproduce.table3_runs()[2][2] == {
+        "depth": 1,
+        "search": 2,
+        "block": 256,
+        "child_block": 256,
+        "smem_kib": 48,
+    }
 
 
 def test_sweep_skips_larger_n_after_a_timeout():
@@ -428,8 +540,12 @@ def test_measure_turns_failures_into_outcomes():
 
 
 def test_figure_series_and_png(tmp_path):
-    outcomes = [ok("serial", 10, {}, 0.01), ok("serial", 8, {}, 0.001), ok("dp3", 8, {}, 0.002),
-                measure.Outcome("dp1", 8, {}, error="timeout")]
+    outcomes = [
+        ok("serial", 10, {}, 0.01),
+        ok("serial", 8, {}, 0.001),
+        ok("dp3", 8, {}, 0.002),
+        measure.Outcome("dp1", 8, {}, error="timeout"),
+    ]
     series = measure.figure_series(outcomes)
     assert series == {"serial": [(8, 0.001), (10, 0.01)], "dp3": [(8, 0.002)]}
     pytest.importorskip("matplotlib")
@@ -445,7 +561,9 @@ def test_render_markdown():
 def test_report_table3_model_only(capsys):
     assert main(["report", "table3", "--model-only"]) == 0
     out = capsys.readouterr().out
-    assert "static    1            4             1196 / 1597 / 1401.33  1196 / 1597 / 1401.33" in out
+    assert (
+        "static    1            4             1196 / 1597 / 1401.33  1196 / 1597 / 1401.33" in out
+    )
 
 
 def test_report_without_gpu_says_so_and_exits_2(monkeypatch, capsys):

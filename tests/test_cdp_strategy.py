@@ -31,7 +31,9 @@ class _Toy(CdpStrategy):
     runtime = ("pending", "launch", "chunk")
 
     def recursion(self, n, params, host_boards):
-        return condensed_recursion(self.name, n, {**params, "depth": 1}, host_boards, False, params["search"])
+        return condensed_recursion(
+            self.name, n, {**params, "depth": 1}, host_boards, False, params["search"]
+        )
 
 
 def test_a_new_cdp_strategy_declares_only_its_own():
@@ -57,8 +59,17 @@ def test_the_six_take_the_shared_parts_from_the_base(name):
     shared = [p.name for p in s.params if p.name in {f().name for f in RUNTIME_PARAMS.values()}]
     assert shared == [RUNTIME_PARAMS[key]().name for key in s.runtime]
     text = Path(__import__(type(s).__module__, fromlist=["x"]).__file__).read_text()
-    for declared_once in ("pending_param", "launch_param", "heap_param", "chunk_param", "config_param",
-                          "timeline_param", "KernelSource(", "cdp = True", "def open("):
+    for declared_once in (
+        "pending_param",
+        "launch_param",
+        "heap_param",
+        "chunk_param",
+        "config_param",
+        "timeline_param",
+        "KernelSource(",
+        "cdp = True",
+        "def open(",
+    ):
         assert declared_once not in text, (name, declared_once)
 
 

@@ -38,7 +38,9 @@ def test_launch_counts_and_modes_parse():
     for bad in ("", "32,x", "0", "-4", "1G"):
         with pytest.raises(InputError, match="--counts takes"):
             launch.parse_counts(bad)
-    with pytest.raises(InputError, match="--modes takes a comma list of default, own, fire-and-forget, tail"):
+    with pytest.raises(
+        InputError, match="--modes takes a comma list of default, own, fire-and-forget, tail"
+    ):
         launch.parse_modes("default,stream")
 
 
@@ -63,13 +65,22 @@ def test_launch_table_from_the_fixture():
     assert header[:3] == ["mode", "launches", "pending limit"]
     by = {(r[0], r[1]): r for r in rows}
     default_256k = by[("default", "262,144")]
-    assert default_256k[5] == "262.164" and default_256k[6] == "1.000"  # t1 - t2 in ms, per launch in us
+    assert (
+        default_256k[5] == "262.164" and default_256k[6] == "1.000"
+    )  # t1 - t2 in ms, per launch in us
     failed = by[("tail", "1,048,576")]
     assert failed[5] == "-" and failed[7].startswith("12 of 4,194,304 launches failed")
     assert "cudaErrorLaunchPendingCountExceeded (69)" in failed[7]
-    assert by[("own", "1,048,576")][7] == "no measurement [1]" and notes[0].startswith("[1] own x1,048,576: ")
+    assert by[("own", "1,048,576")][7] == "no measurement [1]" and notes[0].startswith(
+        "[1] own x1,048,576: "
+    )
     series = launch.series(points)
-    assert [c for c, _, _ in series["tail"]] == [32, 1024, 32768, 262144]  # the failed point is not drawn
+    assert [c for c, _, _ in series["tail"]] == [
+        32,
+        1024,
+        32768,
+        262144,
+    ]  # the failed point is not drawn
     assert series["fire-and-forget"][-1][2] == pytest.approx(0.6e-6, rel=1e-3)
 
 
@@ -80,9 +91,22 @@ def test_launch_measure_skips_larger_counts_after_one_that_does_not_fit():
         calls.append((params["mode"], params["count"]))
         if params["count"] >= 1024:
             raise InputError(f"{params['count']:,} launches ({params['mode']}) do not fit: ...")
-        return {"mode": params["mode"], "count": params["count"], "t1_s": [2e-3], "t2_s": [1e-3], "launches": 64,
-                "launch_failures": 0, "stream_failures": 0, "first_error": 0, "pending": 40, "rounds": 2,
-                "device": "fake", "toolkit": "13.0", "driver": "13.0", "block": 128}
+        return {
+            "mode": params["mode"],
+            "count": params["count"],
+            "t1_s": [2e-3],
+            "t2_s": [1e-3],
+            "launches": 64,
+            "launch_failures": 0,
+            "stream_failures": 0,
+            "first_error": 0,
+            "pending": 40,
+            "rounds": 2,
+            "device": "fake",
+            "toolkit": "13.0",
+            "driver": "13.0",
+            "block": 128,
+        }
 
     out = launch.measure([32, 1024, 4096], ["default", "own"], repeats=1, probe=probe)
     assert calls == [("default", 32), ("default", 1024), ("own", 32), ("own", 1024)]
@@ -94,7 +118,9 @@ def test_launch_measure_skips_larger_counts_after_one_that_does_not_fit():
 
 def test_launch_measure_records_a_hang_and_goes_on():
     def probe(strategy, params, timeout):
-        raise WatchdogError(f"characterize-launch: no answer to 'run' within {timeout:g} s; worker killed")
+        raise WatchdogError(
+            f"characterize-launch: no answer to 'run' within {timeout:g} s; worker killed"
+        )
 
     points = launch.load(launch.measure([32, 64], ["tail"], probe=probe, timeout=5))
     assert "within 5 s" in points[0].error and points[1].error.startswith("skipped")
@@ -103,12 +129,28 @@ def test_launch_measure_records_a_hang_and_goes_on():
 def test_launch_figure(tmp_path, capsys):
     png = tmp_path / "fig5.png"
     md = tmp_path / "fig5.md"
-    assert main(["characterize", "launch", "--from", str(DATA / "synthetic-launch.json"), "--figure", str(png),
-                 "-o", str(md)]) == 0
+    assert (
+        main(
+            [
+                "characterize",
+                "launch",
+                "--from",
+                str(DATA / "synthetic-launch.json"),
+                "--figure",
+                str(png),
+                "-o",
+                str(md),
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "SYNTHETIC" in out and "Paper (Kepler) Fig. 5" in out and "K20c 143 ms" in out
     assert png.stat().st_size > 10_000 and png.read_bytes()[:4] == b"\x89PNG"
-    assert md.read_text().startswith("# Device launch time vs launch count") and "| mode | launches |" in md.read_text()
+    assert (
+        md.read_text().startswith("# Device launch time vs launch count")
+        and "| mode | launches |" in md.read_text()
+    )
 
 
 # --- reserve -------------------------------------------------------------------------------
@@ -124,8 +166,13 @@ def test_reserve_table_fit_and_sync_depth():
     assert by[("malloc heap", "512 MiB")][3] == "612.0"
     assert by[("pending launches", "16,777,216")][4].startswith("does not fit")
     assert any("9,728 B (9.50 KiB); fixed reserve 100.0 MiB" in n for n in notes)
-    assert any(n.startswith("Fig. 6(b) (memory per sync level) does not exist on CDP2: setting the sync depth to 2 "
-                            "was refused: cuCtxSetLimit failed") for n in notes)
+    assert any(
+        n.startswith(
+            "Fig. 6(b) (memory per sync level) does not exist on CDP2: setting the sync depth to 2 "
+            "was refused: cuCtxSetLimit failed"
+        )
+        for n in notes
+    )
     assert reserve.series(points)["+ cudadevrt module"][0] == (0, pytest.approx(100.0))
 
 
@@ -136,16 +183,30 @@ def test_reserve_fit_needs_two_limits():
 
 def test_reserve_measure_adds_the_largest_limit_that_fits():
     seen = []
-    free = reserve.HEADROOM + 1000 * reserve.PENDING_SLOT_BYTES  # room for 1,000 slots beside the headroom
+    free = (
+        reserve.HEADROOM + 1000 * reserve.PENDING_SLOT_BYTES
+    )  # room for 1,000 slots beside the headroom
 
     def probe(strategy, params, timeout):
         seen.append((params["kind"], params["value"], params["module"]))
         if params["kind"] == "sync-depth":
-            return {"kind": "sync-depth", "value": 2, "module": True, "free_context": free,
-                    "error": "refused: operation not supported"}
+            return {
+                "kind": "sync-depth",
+                "value": 2,
+                "module": True,
+                "free_context": free,
+                "error": "refused: operation not supported",
+            }
         gone = params["value"] * reserve.PENDING_SLOT_BYTES if params["module"] else 0
-        return {**params, "free_context": free, "free_limit": free, "free_module": free - gone,
-                "free_launch": free - gone, "error": None, "device": "fake"}
+        return {
+            **params,
+            "free_context": free,
+            "free_limit": free,
+            "free_module": free - gone,
+            "free_launch": free - gone,
+            "error": None,
+            "device": "fake",
+        }
 
     out = reserve.measure(pending=[0, 16, 4096], heap_mib=[8], probe=probe)
     pending = [(v, m) for k, v, m in seen if k == "pending"]
@@ -172,7 +233,9 @@ def test_ideal_from_the_fixture():
     by = {(r[0], r[1]): r for r in rows}
     assert by[("dp2", 16)][2] == "200.000" and by[("dp2", 16)][12:] == ["0.75x", "1.07x", "1.07x"]
     assert by[("dpswap", 16)][2].startswith("no measurement [")
-    assert by[("dpswap", 14)][10].startswith("-20.000 [")  # the scaled estimate exceeds the time: said so
+    assert by[("dpswap", 14)][10].startswith(
+        "-20.000 ["
+    )  # the scaled estimate exceeds the time: said so
     assert any("ideal all does not hold here" in n for n in notes)
 
 
@@ -191,11 +254,27 @@ def test_ideal_measure_with_fake_runs():
     from nqprof.result import RunRecord
 
     def record(strategy, n, launch_mode, seconds):
-        gens = [{"generation": 0, "grids": 1, "boards": 10, "min": 10, "max": 10, "mean": 10.0},
-                {"generation": 1, "grids": 7, "boards": 70, "min": 10, "max": 10, "mean": 10.0}]
-        return RunRecord(strategy, n, {"launch": launch_mode}, 5, 5, launch_mode == "real", seconds, seconds, 1,
-                         [seconds], [seconds], device={"name": "fake", "driver": "13.0"}, toolkit={"version": "13.0"},
-                         generations=gens, device_failures={"launches": 7})
+        gens = [
+            {"generation": 0, "grids": 1, "boards": 10, "min": 10, "max": 10, "mean": 10.0},
+            {"generation": 1, "grids": 7, "boards": 70, "min": 10, "max": 10, "mean": 10.0},
+        ]
+        return RunRecord(
+            strategy,
+            n,
+            {"launch": launch_mode},
+            5,
+            5,
+            launch_mode == "real",
+            seconds,
+            seconds,
+            1,
+            [seconds],
+            [seconds],
+            device={"name": "fake", "driver": "13.0"},
+            toolkit={"version": "13.0"},
+            generations=gens,
+            device_failures={"launches": 7},
+        )
 
     calls = []
 
@@ -213,17 +292,36 @@ def test_ideal_measure_with_fake_runs():
         runner.solve = original
     assert calls == [("dp2", 8, "real"), ("dp2", 8, "empty"), ("dp2", 8, "none")]
     (r,) = ideal.load(json.loads(json.dumps(out)))
-    assert r.overhead == pytest.approx(0.002) and r.host_launches == 7 and r.speedup(r.measured) == pytest.approx(2)
+    assert (
+        r.overhead == pytest.approx(0.002)
+        and r.host_launches == 7
+        and r.speedup(r.measured) == pytest.approx(2)
+    )
 
 
 def test_ideal_cli(tmp_path, capsys):
     png = tmp_path / "fig4.png"
-    assert main(["characterize", "ideal", "--from", str(DATA / "synthetic-ideal.json"), "--figure", str(png)]) == 0
+    assert (
+        main(
+            [
+                "characterize",
+                "ideal",
+                "--from",
+                str(DATA / "synthetic-ideal.json"),
+                "--figure",
+                str(png),
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "Paper (Kepler) Fig. 4: ideal CDP 1.13-2.73x" in out and png.stat().st_size > 10_000
     assert main(["characterize", "ideal", "--strategies", "feinbube"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("nqprof: error: --strategies: feinbube launches nothing from the device") and err.count("\n") == 1
+    assert (
+        err.startswith("nqprof: error: --strategies: feinbube launches nothing from the device")
+        and err.count("\n") == 1
+    )
 
 
 # --- the launch parameter of the CDP strategies -----------------------------------------------
@@ -238,7 +336,9 @@ def test_every_cdp_strategy_has_the_launch_variants():
     for s in cdp:
         assert s.resolve(12)["launch"] == "real"
         assert s.resolve(12, {"launch": "none"})["launch"] == "none"
-        with pytest.raises(InputError, match="parameter launch must be one of real, empty, none, record"):
+        with pytest.raises(
+            InputError, match="parameter launch must be one of real, empty, none, record"
+        ):
             s.resolve(12, {"launch": "fast"})
     assert launch_defines({"launch": "real"}) == {} and launch_defines({}) == {}
     assert launch_defines({"launch": "empty"}) == {"CDP_LAUNCH_MODE": 1}
@@ -253,16 +353,25 @@ def test_ncu_csv_parses_into_per_kernel_measures():
     assert list(df["kernel"]) == ["dp3_root", "dp3_root"] and df["warp_inst"].tolist() == [1e6, 3e6]
     (k,) = efficiency.per_kernel(df).to_dict("records")
     assert k["launches"] == 2 and k["duration_ns"] == 3e6
-    assert k["lanes_per_inst"] == pytest.approx(14.0) and k["wee"] == pytest.approx(14 / 32)  # weighted by warp inst
-    assert k["shared_conflicts"] == 6000 and k["shared_wavefronts_per_inst"] == pytest.approx(160_000 / 120_000)
-    assert k["global_ld_sectors_per_request"] == pytest.approx(4.0) and k["global_st_sectors_per_request"] == 4.0
+    assert k["lanes_per_inst"] == pytest.approx(14.0) and k["wee"] == pytest.approx(
+        14 / 32
+    )  # weighted by warp inst
+    assert k["shared_conflicts"] == 6000 and k["shared_wavefronts_per_inst"] == pytest.approx(
+        160_000 / 120_000
+    )
+    assert (
+        k["global_ld_sectors_per_request"] == pytest.approx(4.0)
+        and k["global_st_sectors_per_request"] == 4.0
+    )
     assert k["l2_hit_pct"] == pytest.approx(75.5)
 
 
 def test_ncu_csv_errors_and_missing_metrics():
     with pytest.raises(InputError, match="not ncu CSV output"):
         efficiency.parse_csv("==PROF== nothing profiled\n")
-    df = efficiency.parse_csv('"ID","Kernel Name","smsp__inst_executed.sum"\n"","","inst"\n"0","k(int)","10"\n')
+    df = efficiency.parse_csv(
+        '"ID","Kernel Name","smsp__inst_executed.sum"\n"","","inst"\n"0","k(int)","10"\n'
+    )
     k = efficiency.per_kernel(df).iloc[0]
     assert k["warp_inst"] == 10 and k["wee"] != k["wee"]  # NaN where ncu did not report the metric
 
@@ -275,19 +384,36 @@ def test_weei_is_the_instruction_weighted_efficiency():
 
 
 def test_efficiency_command_line_and_table(tmp_path, capsys):
-    cmd = efficiency.profile_command("ncu", tmp_path / "r", ["python3", "-m", "nqprof.cli"], "^(dp3_root|dp3_child)", 5)
+    cmd = efficiency.profile_command(
+        "ncu", tmp_path / "r", ["python3", "-m", "nqprof.cli"], "^(dp3_root|dp3_child)", 5
+    )
     assert cmd[:5] == ["ncu", "--target-processes", "all", "--clock-control", "none"]
-    assert "regex:^(dp3_root|dp3_child)" in cmd and cmd[-4:] == ["--", "python3", "-m", "nqprof.cli"]
-    assert efficiency.solve_argv("dp3", 14, {"depth": 4})[-6:] == ["--strategy", "dp3", "--repeats", "1", "-q",
-                                                                   "--param", "depth=4"][-6:]
+    assert "regex:^(dp3_root|dp3_child)" in cmd and cmd[-4:] == [
+        "--",
+        "python3",
+        "-m",
+        "nqprof.cli",
+    ]
+    assert (
+        efficiency.solve_argv("dp3", 14, {"depth": 4})[-6:]
+        == ["--strategy", "dp3", "--repeats", "1", "-q", "--param", "depth=4"][-6:]
+    )
     df = efficiency.parse_csv((DATA / "synthetic-ncu-dp3.csv").read_text())
     entry = efficiency.summarize("dp3", 14, efficiency.per_kernel(df), cdp=True)
-    d = {"kind": efficiency.KIND, "n": 14, "strategies": [entry, {"strategy": "dp2", "n": 14, "error": "ncu failed"}]}
+    d = {
+        "kind": efficiency.KIND,
+        "n": 14,
+        "strategies": [entry, {"strategy": "dp2", "n": 14, "error": "ncu failed"}],
+    }
     path = tmp_path / "eff.json"
     path.write_text(json.dumps(d))
     assert main(["characterize", "efficiency", "--from", str(path)]) == 0
     out = capsys.readouterr().out
-    assert "dp3_root" in out and "0.438 [1]" in out and "on CDP2 ncu does not reach device-launched children" in out
+    assert (
+        "dp3_root" in out
+        and "0.438 [1]" in out
+        and "on CDP2 ncu does not reach device-launched children" in out
+    )
     assert "[2] dp2 N=14: ncu failed" in out
 
 
@@ -299,25 +425,52 @@ def test_efficiency_weei_with_the_replayed_children(tmp_path, capsys):
     """Parent from the real run, children from the launch=record replay: the first 2 of 4
     launches profiled (40 of 100 boards), so inst_c = 2M x 2.5; WEEI = (0.4375 x 4M + 0.75 x
     5M) / 9M."""
-    parents = efficiency.per_kernel(efficiency.parse_csv((DATA / "synthetic-ncu-dp3.csv").read_text()))
-    children = efficiency.per_kernel(efficiency.parse_csv((DATA / "synthetic-ncu-dp3-record.csv").read_text()))
+    parents = efficiency.per_kernel(
+        efficiency.parse_csv((DATA / "synthetic-ncu-dp3.csv").read_text())
+    )
+    children = efficiency.per_kernel(
+        efficiency.parse_csv((DATA / "synthetic-ncu-dp3-record.csv").read_text())
+    )
     replay = efficiency.check_replay(_record_fixture())
     entry = efficiency.summarize("dp3", 14, parents, True, children, replay)
-    assert entry["children_profiled"] and entry["weei"] == pytest.approx((0.4375 * 4e6 + 0.75 * 5e6) / 9e6)
+    assert entry["children_profiled"] and entry["weei"] == pytest.approx(
+        (0.4375 * 4e6 + 0.75 * 5e6) / 9e6
+    )
     w = entry["replay"]
-    assert (w["kernel"], w["profiled"], w["replayed"], w["boards_profiled"], w["boards"]) == ("dp3_child", 2, 4, 40, 100)
+    assert (w["kernel"], w["profiled"], w["replayed"], w["boards_profiled"], w["boards"]) == (
+        "dp3_child",
+        2,
+        4,
+        40,
+        100,
+    )
     assert w["scale"] == 2.5
     assert [(k["kernel"], k["role"], k["inst_weighted"]) for k in entry["kernels"]] == [
-        ("dp3_root", "parent", 4e6), ("dp3_child", "child", 5e6)]
+        ("dp3_root", "parent", 4e6),
+        ("dp3_child", "child", 5e6),
+    ]
     header, rows, notes = efficiency.table([entry])
-    assert header[3] == "role" and rows[1][2:5] == ["dp3_child", "child", "2 of 4"] and rows[1][7] == "0.750"
+    assert (
+        header[3] == "role"
+        and rows[1][2:5] == ["dp3_child", "child", "2 of 4"]
+        and rows[1][7] == "0.750"
+    )
     assert rows[1][-1] == "0.611 [1]" and rows[0][-1] == ""
     assert "without their own descendants" in notes[0] and "inst_c scaled by 2.500" in notes[0]
     assert "inst_c = profiled child inst x B_all / B_profiled" in notes[-1]
     # every launch profiled: no scaling
-    all4 = efficiency.summarize("dp3", 14, parents, True, children, {**replay, "boards": [10, 30], "replayed": 2,
-                                                                          "recorded": 2})
-    assert all4["replay"]["scale"] == 1.0 and "all 2 replayed launches profiled" in efficiency.table([all4])[2][0]
+    all4 = efficiency.summarize(
+        "dp3",
+        14,
+        parents,
+        True,
+        children,
+        {**replay, "boards": [10, 30], "replayed": 2, "recorded": 2},
+    )
+    assert (
+        all4["replay"]["scale"] == 1.0
+        and "all 2 replayed launches profiled" in efficiency.table([all4])[2][0]
+    )
     path = tmp_path / "eff.json"
     path.write_text(json.dumps({"kind": efficiency.KIND, "n": 14, "strategies": [entry]}))
     assert main(["characterize", "efficiency", "--from", str(path)]) == 0
@@ -327,16 +480,21 @@ def test_efficiency_weei_with_the_replayed_children(tmp_path, capsys):
 def test_efficiency_checks_the_replay_it_weights_by():
     good = _record_fixture()
     assert efficiency.check_replay(good)["replayed"] == 4
-    for bad, message in [({**good, "verified": True}, "not marked as a measurement build"),
-                         ({**good, "measurement_build": None}, "not marked as a measurement build"),
-                         ({**good, "replay": {}}, "no replay in its record"),
-                         ({**good, "replay": {**good["replay"], "replayed": 3}}, "launched 3 of 4 recorded grids")]:
+    for bad, message in [
+        ({**good, "verified": True}, "not marked as a measurement build"),
+        ({**good, "measurement_build": None}, "not marked as a measurement build"),
+        ({**good, "replay": {}}, "no replay in its record"),
+        ({**good, "replay": {**good["replay"], "replayed": 3}}, "launched 3 of 4 recorded grids"),
+    ]:
         with pytest.raises(InputError, match=message):
             efficiency.check_replay(bad)
     with pytest.raises(InputError, match="no run record"):
         efficiency.record_from_output("==PROF== Disconnected\n")
-    assert efficiency.solve_argv("dp3", 14, {"launch": "record"}, json=True)[-3:] == ["--json", "--param",
-                                                                                    "launch=record"]
+    assert efficiency.solve_argv("dp3", 14, {"launch": "record"}, json=True)[-3:] == [
+        "--json",
+        "--param",
+        "launch=record",
+    ]
 
 
 def test_efficiency_measure_profiles_parent_and_children(tmp_path, monkeypatch):
@@ -347,18 +505,34 @@ def test_efficiency_measure_profiles_parent_and_children(tmp_path, monkeypatch):
 
     calls = []
 
-    def profile(strategy, n, out_dir, params=None, ncu=None, timeout=600, launch_count=200, kernels=None, tag=""):
+    def profile(
+        strategy,
+        n,
+        out_dir,
+        params=None,
+        ncu=None,
+        timeout=600,
+        launch_count=200,
+        kernels=None,
+        tag="",
+    ):
         calls.append((strategy, dict(params or {}), launch_count, kernels, tag))
         if tag == "record":
             if strategy == "dp2":
                 raise UnavailableError("ncu on dp2 N=14 (record) failed (exit 2): boom")
-            return (DATA / "synthetic-ncu-dp3-record.csv").read_text(), (DATA / "synthetic-record-dp3.out").read_text()
+            return (DATA / "synthetic-ncu-dp3-record.csv").read_text(), (
+                DATA / "synthetic-record-dp3.out"
+            ).read_text()
         return (DATA / "synthetic-ncu-dp3.csv").read_text(), ""
 
     monkeypatch.setattr(efficiency, "profile", profile)
-    doc = efficiency.measure(["dp3", "dp2"], 14, tmp_path, params={"dp3": {"depth": 3}}, child_launches=2)
-    assert calls[:2] == [("dp3", {"depth": 3}, 200, None, ""),
-                         ("dp3", {"depth": 3, "launch": "record"}, 2, ["dp3_child"], "record")]
+    doc = efficiency.measure(
+        ["dp3", "dp2"], 14, tmp_path, params={"dp3": {"depth": 3}}, child_launches=2
+    )
+    assert calls[:2] == [
+        ("dp3", {"depth": 3}, 200, None, ""),
+        ("dp3", {"depth": 3, "launch": "record"}, 2, ["dp3_child"], "record"),
+    ]
     assert calls[3][3] == ["dp2_child"]
     dp3, dp2 = doc["strategies"]
     assert dp3["children_profiled"] and dp3["replay"]["scale"] == 2.5
@@ -372,17 +546,28 @@ def test_efficiency_measure_profiles_parent_and_children(tmp_path, monkeypatch):
 # --- the command line ------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["launch", "--from", "nowhere.json"], "--from nowhere.json does not exist"),
-    (["launch", "--counts", "12,abc"], "--counts takes a comma list"),
-    (["launch", "--repeats", "0", "--from", str(DATA / "synthetic-launch.json")],
-     "--rounds: the number of rounds (or auto) must be an integer in 1..100000"),
-    (["reserve", "--from", str(DATA / "synthetic-launch.json")], "not an nqprof reserve characterization"),
-    (["reserve", "--pending", "4,-1"], "--pending takes a comma list of integers in 0..67108864, got '4,-1'"),
-    (["ideal", "--strategies", "dp9"], "unknown strategy 'dp9'"),
-    (["ideal", "--n", "0:x"], "N"),
-    (["efficiency", "--n", "99"], "N"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["launch", "--from", "nowhere.json"], "--from nowhere.json does not exist"),
+        (["launch", "--counts", "12,abc"], "--counts takes a comma list"),
+        (
+            ["launch", "--repeats", "0", "--from", str(DATA / "synthetic-launch.json")],
+            "--rounds: the number of rounds (or auto) must be an integer in 1..100000",
+        ),
+        (
+            ["reserve", "--from", str(DATA / "synthetic-launch.json")],
+            "not an nqprof reserve characterization",
+        ),
+        (
+            ["reserve", "--pending", "4,-1"],
+            "--pending takes a comma list of integers in 0..67108864, got '4,-1'",
+        ),
+        (["ideal", "--strategies", "dp9"], "unknown strategy 'dp9'"),
+        (["ideal", "--n", "0:x"], "N"),
+        (["efficiency", "--n", "99"], "N"),
+    ],
+)
 def test_bad_input_is_one_line(argv, message, capsys):
     assert main(["characterize", *argv]) == 2
     err = capsys.readouterr().err
@@ -406,8 +591,14 @@ def test_measuring_without_a_gpu_says_so(capsys, monkeypatch):
 
 def test_characterize_help_imports_nothing_heavy():
     code = "from nqprof.cli import main\ntry:\n    main(['characterize', 'launch', '--help'])\nexcept SystemExit:\n    pass"
-    result = subprocess.run([sys.executable, "-X", "importtime", "-c", code], capture_output=True, text=True)
-    imported = {line.split("|")[-1].strip().split(".")[0] for line in result.stderr.splitlines() if "|" in line}
+    result = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", code], capture_output=True, text=True
+    )
+    imported = {
+        line.split("|")[-1].strip().split(".")[0]
+        for line in result.stderr.splitlines()
+        if "|" in line
+    }
     assert not imported & {"pandas", "pytest", "matplotlib", "pycuda", "_pytest", "numpy"}
 
 
@@ -415,9 +606,23 @@ def test_characterize_help_imports_nothing_heavy():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("file, mode", [(f, m) for f in ("characterize.cu", "dp1.cu", "dp2.cu", "dp3.cu", "dpswap.cu",
-                                                         "cdp_bp.cu", "cdp_dp3.cu")
-                                        for m in (1, 2) if not (f == "characterize.cu" and m == 1)])
+@pytest.mark.parametrize(
+    "file, mode",
+    [
+        (f, m)
+        for f in (
+            "characterize.cu",
+            "dp1.cu",
+            "dp2.cu",
+            "dp3.cu",
+            "dpswap.cu",
+            "cdp_bp.cu",
+            "cdp_dp3.cu",
+        )
+        for m in (1, 2)
+        if not (f == "characterize.cu" and m == 1)
+    ],
+)
 def test_launch_variants_compile_and_link(file, mode, toolkit):
     """Every CDP kernel builds (and device-links) in the variants of `characterize ideal`;
     the empty-child variant adds its stand-in kernel."""
@@ -425,7 +630,9 @@ def test_launch_variants_compile_and_link(file, mode, toolkit):
     from nqprof.catalog import catalog
 
     src = catalog()[file]
-    rows = nvcc.compile_source(src, "sm_90", defines={**src.check_defines, "CDP_LAUNCH_MODE": mode}, toolkit=toolkit)
+    rows = nvcc.compile_source(
+        src, "sm_90", defines={**src.check_defines, "CDP_LAUNCH_MODE": mode}, toolkit=toolkit
+    )
     names = {r.kernel for r in rows}
     assert set(src.kernels) <= names
     assert any("cdp_empty_child" in k for k in names) == (mode == 1)
@@ -433,7 +640,20 @@ def test_launch_variants_compile_and_link(file, mode, toolkit):
 
 def test_report_wang_renders_the_kept_measurements(tmp_path, capsys):
     png = tmp_path / "fig6.png"
-    assert main(["report", "wang", "fig6", "--from", str(DATA / "synthetic-reserve.json"), "--figure", str(png)]) == 0
+    assert (
+        main(
+            [
+                "report",
+                "wang",
+                "fig6",
+                "--from",
+                str(DATA / "synthetic-reserve.json"),
+                "--figure",
+                str(png),
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "Paper (Kepler) Fig. 6(a): 172-202 MB" in out and png.stat().st_size > 10_000
     assert main(["report", "wang", "fig5", "--from", str(DATA / "synthetic-launch.json")]) == 0
@@ -450,12 +670,18 @@ def test_timeline_table_overhead_and_check():
     header, rows, notes = timeline.table(d)
     assert [r[:3] for r in rows] == [[0, "1", "100"], [1, "3", "33"], [2, "5", "10"]]
     assert rows[1][3:] == ["9.0 us", "34.0 us", "22.0 us", "4.0 us"]
-    assert notes[0].startswith("9 grids recorded (8 launched from the device; the run's accounting counted 8")
-    assert "recording overhead: 4.200 ms with, 4.000 ms without" in notes[1] and notes[1].endswith("+5.0%")
+    assert notes[0].startswith(
+        "9 grids recorded (8 launched from the device; the run's accounting counted 8"
+    )
+    assert "recording overhead: 4.200 ms with, 4.000 ms without" in notes[1] and notes[1].endswith(
+        "+5.0%"
+    )
     d["launches"], d["timeline"]["dropped"] = 9, 1
     problems = timeline.check(d, timeline.frame(d))
-    assert problems == ["1 grids not recorded: the buffer held 1,034",
-                        "8 device grids recorded, the accounting counted 9 launches"]
+    assert problems == [
+        "1 grids not recorded: the buffer held 1,034",
+        "8 device grids recorded, the accounting counted 9 launches",
+    ]
 
 
 def test_timeline_chrome_alone_and_merged_with_nsight(tmp_path):
@@ -471,9 +697,13 @@ def test_timeline_chrome_alone_and_merged_with_nsight(tmp_path):
     trace = nsys_trace.load(Path(__file__).parent / "data" / "nsys" / "cdp-sample.sqlite")
     merged = json.loads(timeline.to_chrome(d, tmp_path / "merged.json", trace).read_text())
     origin = merged["otherData"]["origin_ns"]
-    parent = [e for e in merged["traceEvents"] if e.get("cat") == "kernel" and e["name"] == "parent"][0]
+    parent = [
+        e for e in merged["traceEvents"] if e.get("cat") == "kernel" and e["name"] == "parent"
+    ][0]
     host = [e for e in merged["traceEvents"] if e.get("name") == "gen 0 grid 0"][0]
-    assert host["ts"] == parent["ts"] == (725191258 - origin) / 1000  # aligned on the root kernel's row
+    assert (
+        host["ts"] == parent["ts"] == (725191258 - origin) / 1000
+    )  # aligned on the root kernel's row
     assert sum(e.get("cat") == "cdp_grid" for e in merged["traceEvents"]) == 9
     d["root_kernel"] = "nowhere"
     with pytest.raises(InputError, match="no row for nowhere"):
@@ -489,12 +719,31 @@ def test_timeline_measure_runs_with_and_without_recording():
     def solve(strategy, n, params, **kw):
         calls.append(params["timeline"])
         tl = doc("timeline")["timeline"] if params["timeline"] else {}
-        return RunRecord(strategy, n, params, 1, 1, True, 0.1, 0.01 + 0.001 * params["timeline"], 1, [0.1], [0.01],
-                         device={"name": "fake"}, toolkit={"version": "13.0"}, device_failures={"launches": 8},
-                         kernels=[{"name": "dp3_root"}, {"name": "dp3_child"}], timeline=tl)
+        return RunRecord(
+            strategy,
+            n,
+            params,
+            1,
+            1,
+            True,
+            0.1,
+            0.01 + 0.001 * params["timeline"],
+            1,
+            [0.1],
+            [0.01],
+            device={"name": "fake"},
+            toolkit={"version": "13.0"},
+            device_failures={"launches": 8},
+            kernels=[{"name": "dp3_root"}, {"name": "dp3_child"}],
+            timeline=tl,
+        )
 
     d = timeline.measure("dp3", 13, {"depth": 3}, solve=solve)
-    assert calls == [0, 1] and d["root_kernel"] == "dp3_root" and timeline.overhead(d) == pytest.approx(0.1)
+    assert (
+        calls == [0, 1]
+        and d["root_kernel"] == "dp3_root"
+        and timeline.overhead(d) == pytest.approx(0.1)
+    )
     assert len(timeline.frame(d)) == 9
     with pytest.raises(InputError, match="strategy feinbube keeps no device timeline"):
         timeline.measure("feinbube", 13, solve=solve)
@@ -524,11 +773,24 @@ def test_timeline_buffer_layout_round_trip():
     ran = np.array([(10, 20, 30, 1, 0, 3, 5)], dtype=tl.record_dtype()).tobytes()
     failed = np.array([(11, tl.NOT_STARTED, 0, 1, 0, 4, 6)], dtype=tl.record_dtype()).tobytes()
     header = np.array([(3, 4, 2, 0)], dtype=dr.header_dtype()).tobytes()
-    out = tl.decode(header, host.replace(np.uint64(tl.NOT_STARTED).tobytes(), np.uint64(1).tobytes(), 1) + ran + failed)
+    out = tl.decode(
+        header,
+        host.replace(np.uint64(tl.NOT_STARTED).tobytes(), np.uint64(1).tobytes(), 1) + ran + failed,
+    )
     assert out["recorded"] == 3 and out["dropped"] == 2 and out["not_started"] == 1
-    assert out["grids"]["id"] == [0, 1] and out["grids"]["boards"] == [77, 5] and out["grids"]["parent"][0] == tl.NONE
-    assert tl.capacity_for(1000, 5) == 1250 + 1 + tl.EXTRA and tl.capacity_for(None, 40) == 50 + 1 + tl.EXTRA
-    assert tl.timeline_defines({"timeline": 1}) == {"CDP_TIMELINE": 1} and tl.timeline_defines({}) == {}
+    assert (
+        out["grids"]["id"] == [0, 1]
+        and out["grids"]["boards"] == [77, 5]
+        and out["grids"]["parent"][0] == tl.NONE
+    )
+    assert (
+        tl.capacity_for(1000, 5) == 1250 + 1 + tl.EXTRA
+        and tl.capacity_for(None, 40) == 50 + 1 + tl.EXTRA
+    )
+    assert (
+        tl.timeline_defines({"timeline": 1}) == {"CDP_TIMELINE": 1}
+        and tl.timeline_defines({}) == {}
+    )
 
 
 def test_timeline_record_matches_the_kernels(tmp_path, toolkit):
@@ -536,14 +798,24 @@ def test_timeline_record_matches_the_kernels(tmp_path, toolkit):
     from nqprof.strategies.cdp import timeline as tl
 
     program = tmp_path / "tl.cu"
-    program.write_text('#include <cstdio>\n#include <cstddef>\n#include "cdp.cuh"\nint main() {\n'
-                       '    printf("%d %d %d\\n", (int)sizeof(cdp_tl_grid), (int)offsetof(cdp_tl_buffer, grids), '
-                       '(int)offsetof(cdp_tl_grid, gen));\n    return 0;\n}\n')
+    program.write_text(
+        '#include <cstdio>\n#include <cstddef>\n#include "cdp.cuh"\nint main() {\n'
+        '    printf("%d %d %d\\n", (int)sizeof(cdp_tl_grid), (int)offsetof(cdp_tl_buffer, grids), '
+        '(int)offsetof(cdp_tl_grid, gen));\n    return 0;\n}\n'
+    )
     exe = tmp_path / "tl"
-    subprocess.run([str(toolkit.nvcc), "-std=c++17", "-I", str(kernels_dir()), str(program), "-o", str(exe)],
-                   check=True, capture_output=True, text=True)
+    subprocess.run(
+        [str(toolkit.nvcc), "-std=c++17", "-I", str(kernels_dir()), str(program), "-o", str(exe)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     printed = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout.split()
-    assert list(map(int, printed)) == [tl.record_dtype().itemsize, dr.HEADER_BYTES, tl.record_dtype().fields["gen"][1]]
+    assert list(map(int, printed)) == [
+        tl.record_dtype().itemsize,
+        dr.HEADER_BYTES,
+        tl.record_dtype().fields["gen"][1],
+    ]
 
 
 @pytest.mark.slow
@@ -553,7 +825,9 @@ def test_timeline_builds_compile_and_link(file, toolkit):
     from nqprof.catalog import catalog
 
     src = catalog()[file]
-    rows = nvcc.compile_source(src, "sm_90", defines={**src.check_defines, "CDP_TIMELINE": 1}, toolkit=toolkit)
+    rows = nvcc.compile_source(
+        src, "sm_90", defines={**src.check_defines, "CDP_TIMELINE": 1}, toolkit=toolkit
+    )
     assert set(src.kernels) <= {r.kernel for r in rows}
 
 
@@ -576,7 +850,11 @@ def test_launch_table_from_the_h200():
     points = launch.load(json.loads((DATA / "h200-launch.json").read_text()))
     header, rows, notes = launch.table(points)
     per_launch = {(r[0], r[1]): float(r[6]) for r in rows}
-    assert per_launch[("fire-and-forget", "262,144")] < per_launch[("default", "262,144")] < per_launch[("tail", "262,144")]
+    assert (
+        per_launch[("fire-and-forget", "262,144")]
+        < per_launch[("default", "262,144")]
+        < per_launch[("tail", "262,144")]
+    )
 
 
 def test_ncu_csv_from_the_h200_in_its_own_units():
@@ -586,7 +864,9 @@ def test_ncu_csv_from_the_h200_in_its_own_units():
     q = q.set_index("kernel")
     assert q.loc["queue_search_bwd", "duration_ns"] == pytest.approx(22_832_928)
     assert q.loc["queue_search_bwd", "wee"] == pytest.approx(0.831, abs=5e-4)
-    f = efficiency.per_kernel(efficiency.parse_csv((DATA / "h200-ncu-feinbube-17.csv").read_text())).iloc[0]
+    f = efficiency.per_kernel(
+        efficiency.parse_csv((DATA / "h200-ncu-feinbube-17.csv").read_text())
+    ).iloc[0]
     assert f["kernel"] == "feinbube_dynamic" and f["wee"] == pytest.approx(0.315, abs=5e-4)
     assert 1e6 < f["duration_ns"] < 1e9
 
@@ -600,13 +880,17 @@ def test_ncu_csv_unknown_time_unit_is_an_error():
 def test_ideal_from_the_h200():
     """dp2, dp3, dpswap at N=14 and 16 on an H200: the same parent work in the three builds,
     every real count verified, and none near feinbube even without launch overhead."""
-    results = {(r.strategy, r.n): r for r in ideal.load(json.loads((DATA / "h200-ideal.json").read_text()))}
+    results = {
+        (r.strategy, r.n): r for r in ideal.load(json.loads((DATA / "h200-ideal.json").read_text()))
+    }
     assert sorted(results) == [(s, n) for s in ("dp2", "dp3", "dpswap") for n in (14, 16)]
     for r in results.values():
         assert r.same_parent_work and not r.errors and r.baseline[0] == "feinbube"
         assert r.speedup(r.ideal_paper) < 0.1
     dp2 = results[("dp2", 14)]
-    assert dp2.host_launches == dp2.launches == 4816 and dp2.per_launch == pytest.approx(0.164e-6, rel=0.01)
+    assert dp2.host_launches == dp2.launches == 4816 and dp2.per_launch == pytest.approx(
+        0.164e-6, rel=0.01
+    )
     _, rows, notes = ideal.table(list(results.values()))
     assert any("dpswap N=14" in n and "ideal all does not hold here" in n for n in notes)
 
@@ -615,7 +899,10 @@ def test_efficiency_from_the_h200():
     """feinbube, dp2, dp3, dpswap at N=14 on an H200, the CDP children profiled from their
     replay: every strategy's children were reached, and the CDP strategies' WEEI is below
     their parents' (the children keep fewer lanes busy), feinbube's 0.290 above dp2's and dp3's."""
-    entries = {e["strategy"]: e for e in efficiency.load(json.loads((DATA / "h200-efficiency-14.json").read_text()))}
+    entries = {
+        e["strategy"]: e
+        for e in efficiency.load(json.loads((DATA / "h200-efficiency-14.json").read_text()))
+    }
     assert set(entries) == {"feinbube", "dp2", "dp3", "dpswap"}
     assert all(e["children_profiled"] for e in entries.values())
     assert entries["feinbube"]["weei"] == pytest.approx(0.290, abs=5e-4)
@@ -635,7 +922,10 @@ def test_launch_past_the_runtime_cap_on_the_h200():
     from nqprof.characterize import launch
     from nqprof.strategies.cdp.limits import MAX_PENDING
 
-    points = {(p.mode, p.count): p for p in launch.load(json.loads((DATA / "h200-launch-1m.json").read_text()))}
+    points = {
+        (p.mode, p.count): p
+        for p in launch.load(json.loads((DATA / "h200-launch-1m.json").read_text()))
+    }
     for mode in ("default", "own", "fire-and-forget", "tail"):
         assert points[(mode, 1 << 19)].ok and points[(mode, 1 << 19)].pending == MAX_PENDING
         big = points[(mode, 1 << 20)]
@@ -643,7 +933,9 @@ def test_launch_past_the_runtime_cap_on_the_h200():
         if mode == "fire-and-forget":
             assert "no answer" in big.error
         else:
-            assert big.launch_failures > 0 and big.first_error == 69  # cudaErrorLaunchPendingCountExceeded
+            assert (
+                big.launch_failures > 0 and big.first_error == 69
+            )  # cudaErrorLaunchPendingCountExceeded
 
 
 def test_paired_rounds_alternate_and_count_the_launching_runs():
@@ -660,14 +952,23 @@ def test_paired_rounds_alternate_and_count_the_launching_runs():
             self.ran_calls += 1
 
         def info(self):
-            return {"memory": {"limits": {"pending_launches": 2048}},
-                    "device": {"name": "NVIDIA H200", "driver": "13.0"}, "toolkit": {"version": "13.0"}}
+            return {
+                "memory": {"limits": {"pending_launches": 2048}},
+                "device": {"name": "NVIDIA H200", "driver": "13.0"},
+                "toolkit": {"version": "13.0"},
+            }
 
     order, times = [], iter([1.0, 0.5, 0.6, 1.1, 1.2, 0.7])
 
     def timed(func, label):
         order.append(label.rsplit(" ", 1)[1])
-        return next(times), 32 if func == "with" else 0, 1 if func == "with" else 0, 7 if func == "with" else 0, 1
+        return (
+            next(times),
+            32 if func == "with" else 0,
+            1 if func == "with" else 0,
+            7 if func == "with" else 0,
+            1,
+        )
 
     s = Session()
     point = paired_rounds(s, "with", "without", timed, copies=3)
@@ -675,4 +976,9 @@ def test_paired_rounds_alternate_and_count_the_launching_runs():
     assert point["t1_s"] == [1.1, 1.2] and point["t2_s"] == [0.6, 0.7]
     assert (point["launches"], point["launch_failures"], point["first_error"]) == (96, 3, 7)
     assert point["stream_failures"] == 6 and point["copies"] == 3 and point["rounds"] == 3
-    assert (point["mode"], point["pending"], point["device"], s.ran_calls) == ("default", 2048, "NVIDIA H200", 1)
+    assert (point["mode"], point["pending"], point["device"], s.ran_calls) == (
+        "default",
+        2048,
+        "NVIDIA H200",
+        1,
+    )

@@ -43,7 +43,9 @@ class FakeDriver:
         buf.data[: len(raw)] = raw
 
     def memcpy_dtoh(self, array, buf):
-        array[...] = np.frombuffer(bytes(buf.data[: array.nbytes]), dtype=array.dtype).reshape(array.shape)
+        array[...] = np.frombuffer(bytes(buf.data[: array.nbytes]), dtype=array.dtype).reshape(
+            array.shape
+        )
 
     def memset_d32(self, buf, value, count):
         buf.data[: 4 * count] = np.full(count, value, dtype=np.uint32).tobytes()
@@ -103,16 +105,22 @@ class FakeRoot:
 
     def __call__(self, cols, ld, rd, row, count, *args, **kw):
         count = int(count)
-        c, l, r = (np.frombuffer(bytes(b.data[: 4 * count]), dtype=np.uint32) for b in (cols, ld, rd))
+        c, l, r = (
+            np.frombuffer(bytes(b.data[: 4 * count]), dtype=np.uint32) for b in (cols, ld, rd)
+        )
         w = np.frombuffer(bytes(row.data[:count]), dtype=np.uint8)
         acct = [a for a in args if isinstance(a, Buffer) and len(a.data) == cc.WORDS * 8][-1]
         words = np.frombuffer(bytes(acct.data), dtype=np.uint64).copy()
-        words[cc.SOLUTIONS] += sum(count_subtree_py(self.n, int(a), int(b), int(d), int(e)) for a, b, d, e in
-                                   zip(c, l, r, w))
+        words[cc.SOLUTIONS] += sum(
+            count_subtree_py(self.n, int(a), int(b), int(d), int(e))
+            for a, b, d, e in zip(c, l, r, w)
+        )
         g1 = cc.GEN_BASE + cc.GEN_WORDS
         words[g1 + cc.GEN_GRIDS] += 1
         words[g1 + cc.GEN_BOARDS] += count
-        words[g1 + cc.GEN_MIN_COMPLEMENT] = max(words[g1 + cc.GEN_MIN_COMPLEMENT], ~np.uint64(count))
+        words[g1 + cc.GEN_MIN_COMPLEMENT] = max(
+            words[g1 + cc.GEN_MIN_COMPLEMENT], ~np.uint64(count)
+        )
         words[g1 + cc.GEN_MAX] = max(words[g1 + cc.GEN_MAX], count)
         words[cc.LAUNCHES] += 1
         words[cc.MAX_GENERATION] = 1
@@ -159,13 +167,23 @@ def run(state, name, n, given, free_gib=139.0):
         session.close()
 
 
-@pytest.mark.parametrize("name,n,given", [("dp2", 11, {"chunk": 7}), ("cdp-bp", 12, {"chunk": 1000}),
-                                          ("dp1", 10, {"z": 2, "chunk": 2}), ("cdp-dp3", 10, {"chunk": 5})])
+@pytest.mark.parametrize(
+    "name,n,given",
+    [
+        ("dp2", 11, {"chunk": 7}),
+        ("cdp-bp", 12, {"chunk": 1000}),
+        ("dp1", 10, {"z": 2, "chunk": 2}),
+        ("cdp-dp3", 10, {"chunk": 5}),
+    ],
+)
 def test_forced_chunks_launch_every_board_once_and_sum(fake_gpu, name, n, given):
     session, m = run(fake_gpu, name, n, given)
     host = len(session.host)
     assert session.plan.chunks == -(-host // given["chunk"]) > 1
-    assert fake_gpu["launches"] == session.plan.boards_per_chunk() and sum(fake_gpu["launches"]) == host
+    assert (
+        fake_gpu["launches"] == session.plan.boards_per_chunk()
+        and sum(fake_gpu["launches"]) == host
+    )
     assert m.count == KNOWN_COUNTS[n]
     g0, g1 = m.stats["generations"][:2]
     assert (g0["grids"], g0["boards"], g0["max"]) == (session.plan.chunks, host, given["chunk"])
@@ -175,7 +193,10 @@ def test_forced_chunks_launch_every_board_once_and_sum(fake_gpu, name, n, given)
     info = session.info()["plan"]
     assert info["chunks"] == session.plan.chunks
     assert info["reserve_measured"]["module_load_bytes"] == 200 * 1024**2
-    assert any(note.startswith("runtime reserve: loading the module took 200.0 MiB") for note in session.notes)
+    assert any(
+        note.startswith("runtime reserve: loading the module took 200.0 MiB")
+        for note in session.notes
+    )
 
 
 def test_unchunked_run_uploads_once(fake_gpu):
@@ -196,9 +217,16 @@ def test_a_runtime_that_takes_a_lower_limit_gets_a_plan_within_it(fake_gpu, monk
     cap = whole.plan.limits.pending // 3
     monkeypatch.setattr(FakeContext, "max_pending", cap)  # as the H200's runtime caps at 599,186
     session, m = run(fake_gpu, "dp1", 11, {"z": 2, "depth": 3})
-    assert session.plan.chunks > 1 and session.plan.limits.pending <= cap and m.count == KNOWN_COUNTS[11]
+    assert (
+        session.plan.chunks > 1
+        and session.plan.limits.pending <= cap
+        and m.count == KNOWN_COUNTS[11]
+    )
     assert fake_gpu["contexts"][-1].set[0] == session.plan.limits.pending
-    assert f"the runtime took a pending-launch limit of {cap:,} for {whole.plan.limits.pending:,}" in session.notes
+    assert (
+        f"the runtime took a pending-launch limit of {cap:,} for {whole.plan.limits.pending:,}"
+        in session.notes
+    )
 
 
 def test_config_default_sets_no_limit(fake_gpu):
@@ -219,7 +247,10 @@ def test_a_failed_chunk_stops_the_round_and_names_config_default(fake_gpu, monke
         acct.data[:] = words.tobytes()
 
     monkeypatch.setattr(FakeRoot, "__call__", failing)
-    with pytest.raises(DeviceFailureError, match=r"dp3 N=10 chunk 1/\d+: 3 device mallocs returned NULL.*config=default"):
+    with pytest.raises(
+        DeviceFailureError,
+        match=r"dp3 N=10 chunk 1/\d+: 3 device mallocs returned NULL.*config=default",
+    ):
         run(fake_gpu, "dp3", 10, {"config": "default", "chunk": 20})
     assert len(fake_gpu["launches"]) == 1
 
@@ -228,8 +259,13 @@ def test_solve_output_and_record_carry_the_plan(fake_gpu):
     from nqprof.result import RunRecord
 
     session, m = run(fake_gpu, "dp2", 11, {"chunk": 40})
-    record = RunRecord.from_measurements("dp2", 11, session.params, KNOWN_COUNTS[11], [m], session.info())
+    record = RunRecord.from_measurements(
+        "dp2", 11, session.params, KNOWN_COUNTS[11], [m], session.info()
+    )
     assert record.plan["chunks"] == session.plan.chunks and record.to_dict()["plan"]["chunk"] == 40
     text = record.summary()
-    assert f"plan       config=carneiro, {session.plan.chunks} chunk(s) of " in text and "(forced)" in text
+    assert (
+        f"plan       config=carneiro, {session.plan.chunks} chunk(s) of " in text
+        and "(forced)" in text
+    )
     assert "plan gen   1: row " in text

@@ -29,11 +29,15 @@ def test_solve_serial_14_prints_verified_count():
 
 
 def test_solve_json_record():
-    out = nqprof("solve", "10", "--strategy", "multicore", "--param", "depth=3", "--repeats", "3", "--json")
+    out = nqprof(
+        "solve", "10", "--strategy", "multicore", "--param", "depth=3", "--repeats", "3", "--json"
+    )
     assert out.returncode == 0, out.stderr
     record = json.loads(out.stdout)
     assert record["count"] == 724 and record["verified"] is True
-    assert record["params"]["depth"] == 3 and record["rounds"] == 3 and len(record["wall_times"]) == 3
+    assert (
+        record["params"]["depth"] == 3 and record["rounds"] == 3 and len(record["wall_times"]) == 3
+    )
 
 
 @pytest.mark.parametrize(
@@ -42,13 +46,28 @@ def test_solve_json_record():
         (["solve", "0"], "N must be in 1..27, got 0"),
         (["solve", "40"], "N must be in 1..27, got 40"),
         (["solve", "abc"], "N must be an integer in 1..27"),
-        (["solve", "12", "-s", "multicore", "-p", "depth=12"], "parameter depth must be in 0..9 for N=12, got 12"),
-        (["solve", "12", "-s", "feinbube", "-p", "block=0"], "parameter block must be in 1..1024 for N=12, got 0"),
-        (["solve", "12", "-s", "feinbube", "-p", "block=2000"], "parameter block must be in 1..1024 for N=12, got 2000"),
+        (
+            ["solve", "12", "-s", "multicore", "-p", "depth=12"],
+            "parameter depth must be in 0..9 for N=12, got 12",
+        ),
+        (
+            ["solve", "12", "-s", "feinbube", "-p", "block=0"],
+            "parameter block must be in 1..1024 for N=12, got 0",
+        ),
+        (
+            ["solve", "12", "-s", "feinbube", "-p", "block=2000"],
+            "parameter block must be in 1..1024 for N=12, got 2000",
+        ),
         (["solve", "12", "-s", "nosuch"], "unknown strategy 'nosuch' (known: serial, multicore"),
-        (["solve", "12", "-s", "feinbube", "-p", "colour=red"], "strategy feinbube has no parameter 'colour'"),
+        (
+            ["solve", "12", "-s", "feinbube", "-p", "colour=red"],
+            "strategy feinbube has no parameter 'colour'",
+        ),
         (["solve", "12", "-s", "feinbube", "-p", "depth"], "--param takes [STRATEGY.]KEY=VALUE"),
-        (["solve", "12", "-s", "feinbube", "-p", "opt=fast"], "parameter opt must be one of local, shared-stack"),
+        (
+            ["solve", "12", "-s", "feinbube", "-p", "opt=fast"],
+            "parameter opt must be one of local, shared-stack",
+        ),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(args, message):
@@ -106,21 +125,41 @@ def test_parse_params():
 
 def test_sweep_runs_the_grid_and_skips_rejected_cases(capsys):
     # depth=7 fits N=10 only: an axis value that no case accepts is an error of its own
-    args = ["sweep", "--strategy", "serial,multicore", "--n", "8:10", "--param", "multicore.depth=2,7",
-            "--rounds", "2", "--warmup", "0", "-q"]
+    args = [
+        "sweep",
+        "--strategy",
+        "serial,multicore",
+        "--n",
+        "8:10",
+        "--param",
+        "multicore.depth=2,7",
+        "--rounds",
+        "2",
+        "--warmup",
+        "0",
+        "-q",
+    ]
     assert main(args) == 0
     out = capsys.readouterr().out
     assert re.search(r"serial\s+8\s+-\s+92 verified\s+-\s+\S+ \S+\s+median of 2", out)
     assert re.search(r"multicore\s+9\s+depth=2\s+352 verified", out)
     assert re.search(r"multicore\s+8\s+depth=7\s+skipped .*depth must be in 0\.\.5 for N=8", out)
     # a value that no case accepts is a typo: an error, not a sweep of skips
-    assert main(["sweep", "--strategy", "multicore", "--n", "8:9", "--param", "multicore.depth=9", "-q"]) == 2
+    assert (
+        main(
+            ["sweep", "--strategy", "multicore", "--n", "8:9", "--param", "multicore.depth=9", "-q"]
+        )
+        == 2
+    )
     assert "multicore.depth=9 is rejected by every case it is in" in capsys.readouterr().err
 
 
 def test_sweep_reports_bad_options_in_one_line(capsys):
     assert main(["sweep", "--strategy", "serial", "--n", "10:8"]) == 2
-    assert capsys.readouterr().err.strip() == "nqprof: error: --n: the N range '10:8' is empty (write it low:high)"
+    assert (
+        capsys.readouterr().err.strip()
+        == "nqprof: error: --n: the N range '10:8' is empty (write it low:high)"
+    )
 
 
 def test_sweep_shim_translates_the_old_form():
@@ -130,8 +169,23 @@ def test_sweep_shim_translates_the_old_form():
     finally:
         sys.path.pop(0)
     assert sweep.translate(["dp3", "--n", "16:18", "--param", "depth=3,4", "--repeats", "3"]) == [
-        "sweep", "--strategy", "dp3", "--n", "16:18", "--param", "dp3.depth=3,4", "--repeats", "3"]
-    assert sweep.translate(["dp3", "--json", "out.json"]) == ["sweep", "--strategy", "dp3", "-o", "out.json"]
+        "sweep",
+        "--strategy",
+        "dp3",
+        "--n",
+        "16:18",
+        "--param",
+        "dp3.depth=3,4",
+        "--repeats",
+        "3",
+    ]
+    assert sweep.translate(["dp3", "--json", "out.json"]) == [
+        "sweep",
+        "--strategy",
+        "dp3",
+        "-o",
+        "out.json",
+    ]
 
 
 def test_report_lists_every_papers_artefacts(capsys):
@@ -178,7 +232,10 @@ def test_progress_only_on_a_terminal():
         text = stream.getvalue()
         assert bool(text) == shown
         if shown:
-            assert "[1/2 0:00] serial N=8: round 1/3 0.001 s\n" in text and "[2/2 0:00] serial N=9: starting" in text
+            assert (
+                "[1/2 0:00] serial N=8: round 1/3 0.001 s\n" in text
+                and "[2/2 0:00] serial N=9: starting" in text
+            )
     quiet = Tty()
     with Progress(stream=quiet, enabled=False) as progress:
         progress.case("x")
@@ -193,7 +250,9 @@ def test_solve_rounds_auto_and_the_repeats_alias(capsys):
     assert json.loads(capsys.readouterr().out)["rounds"] == 3
     assert main(["solve", "8", "--rounds", "0"]) == 2
     err = capsys.readouterr().err
-    assert "--rounds: the number of rounds (or auto) must be an integer in 1..100000, got '0'" in err
+    assert (
+        "--rounds: the number of rounds (or auto) must be an integer in 1..100000, got '0'" in err
+    )
 
 
 HEAVY = ("pandas", "pytest", "matplotlib", "pycuda", "_pytest")
@@ -202,9 +261,15 @@ HEAVY = ("pandas", "pytest", "matplotlib", "pycuda", "_pytest")
 @pytest.mark.parametrize("argv", [["--help"], ["strategies"], ["solve", "8", "-s", "serial"]])
 def test_instant_commands_import_nothing_heavy(argv):
     code = f"from nqprof.cli import main\ntry:\n    main({argv!r})\nexcept SystemExit:\n    pass"
-    result = subprocess.run([sys.executable, "-X", "importtime", "-c", code], capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", code], capture_output=True, text=True
+    )
     assert result.returncode == 0, result.stderr[-2000:]
-    imported = {line.split("|")[-1].strip().split(".")[0] for line in result.stderr.splitlines() if "|" in line}
+    imported = {
+        line.split("|")[-1].strip().split(".")[0]
+        for line in result.stderr.splitlines()
+        if "|" in line
+    }
     assert not imported & set(HEAVY), f"{argv} imports {sorted(imported & set(HEAVY))}"
 
 
@@ -227,17 +292,26 @@ def test_another_package_registers_a_strategy(monkeypatch, tmp_path):
     dist = tmp_path / "other_package-1.0.dist-info"
     dist.mkdir()
     (dist / "entry_points.txt").write_text(
-        f"[console_scripts]\nx = y:z\n\n[{strategies.GROUP}]\nmisbehaving = fake_strategies:STRATEGY\n")
+        f"[console_scripts]\nx = y:z\n\n[{strategies.GROUP}]\nmisbehaving = fake_strategies:STRATEGY\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
-    assert ("misbehaving", "fake_strategies:STRATEGY", "other-package") in strategies._installed_entry_points(
-        strategies.GROUP)
+    assert (
+        "misbehaving",
+        "fake_strategies:STRATEGY",
+        "other-package",
+    ) in strategies._installed_entry_points(strategies.GROUP)
     strategies._table.cache_clear()
     try:
         assert strategies.names()[-1] == "misbehaving"
         assert strategies.get("misbehaving").title == "test double"
-        (dist / "entry_points.txt").write_text(f"[{strategies.GROUP}]\nother = fake_strategies:STRATEGY\n")
+        (dist / "entry_points.txt").write_text(
+            f"[{strategies.GROUP}]\nother = fake_strategies:STRATEGY\n"
+        )
         strategies._table.cache_clear()
-        with pytest.raises(InputError, match="entry point 'other' of nqprof.strategies names strategy 'misbehaving'"):
+        with pytest.raises(
+            InputError,
+            match="entry point 'other' of nqprof.strategies names strategy 'misbehaving'",
+        ):
             strategies.get("other")
     finally:
         strategies._cache.pop("misbehaving", None)
@@ -256,7 +330,9 @@ def test_every_command_names_its_group():
         sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
         return [(choice.dest, choice.help) for choice in sub._choices_actions]
 
-    assert commands(cli.build_parser()) == [(command, help_text) for command, (_, help_text) in cli.COMMANDS.items()]
+    assert commands(cli.build_parser()) == [
+        (command, help_text) for command, (_, help_text) in cli.COMMANDS.items()
+    ]
     for command, (group, _) in cli.COMMANDS.items():
         names = {name for name, _ in commands(cli.build_parser(command))}
         assert command in names and names == {c for c, (g, _) in cli.COMMANDS.items() if g == group}
@@ -274,10 +350,14 @@ def test_help_lists_the_commands_without_building_them(capsys):
 
 def _imported_after(argv) -> set[str]:
     """The modules a fresh interpreter holds after ``main(argv)``."""
-    code = ("import contextlib, io, sys\nfrom nqprof.cli import main\n"
-            f"with contextlib.redirect_stdout(io.StringIO()):\n    try:\n        main({argv!r})\n"
-            "    except SystemExit:\n        pass\nprint(' '.join(sorted(sys.modules)))")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    code = (
+        "import contextlib, io, sys\nfrom nqprof.cli import main\n"
+        f"with contextlib.redirect_stdout(io.StringIO()):\n    try:\n        main({argv!r})\n"
+        "    except SystemExit:\n        pass\nprint(' '.join(sorted(sys.modules)))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     return set(result.stdout.split())
 
@@ -296,9 +376,18 @@ def _module_level_imports(path: Path) -> set[str]:
     while todo:
         node = todo.pop()
         if isinstance(node, ast.If):
-            todo += node.orelse if "TYPE_CHECKING" in ast.unparse(node.test) else node.body + node.orelse
+            todo += (
+                node.orelse
+                if "TYPE_CHECKING" in ast.unparse(node.test)
+                else node.body + node.orelse
+            )
         elif isinstance(node, ast.Try):
-            todo += node.body + node.orelse + node.finalbody + [s for h in node.handlers for s in h.body]
+            todo += (
+                node.body
+                + node.orelse
+                + node.finalbody
+                + [s for h in node.handlers for s in h.body]
+            )
         elif isinstance(node, ast.With):
             todo += node.body
         elif isinstance(node, ast.Import):
@@ -325,11 +414,17 @@ def test_cli_start_tool_times_the_instant_commands_beside_numpy():
     out = subprocess.run([*tool, "--repeats", "1"], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
-    assert [line.split("  ")[0].strip() for line in lines] == ['python -c "import numpy"', "nqprof --help",
-                                                              "nqprof strategies"]
+    assert [line.split("  ")[0].strip() for line in lines] == [
+        'python -c "import numpy"',
+        "nqprof --help",
+        "nqprof strategies",
+    ]
     assert all(re.search(r"\d ms +\d+\.\d\dx", line) for line in lines) and " 1.00x" in lines[0]
     bad = subprocess.run([*tool, "--repeats", "0"], capture_output=True, text=True, timeout=60)
-    assert bad.returncode == 2 and bad.stderr.strip() == "cli_start.py: error: --repeats must be at least 1, got 0"
+    assert (
+        bad.returncode == 2
+        and bad.stderr.strip() == "cli_start.py: error: --repeats must be at least 1, got 0"
+    )
 
 
 def test_strategies_imports_no_numpy():
@@ -344,13 +439,19 @@ def profiled(monkeypatch):
     from nqprof.analysis import trace as nsys_trace
 
     seen = {}
-    monkeypatch.setattr(nsys_trace, "profile", lambda argv, output, **kw: seen.setdefault("argv", argv) and "t.sqlite")
+    monkeypatch.setattr(
+        nsys_trace,
+        "profile",
+        lambda argv, output, **kw: seen.setdefault("argv", argv) and "t.sqlite",
+    )
     monkeypatch.setattr(nsys_trace, "load", lambda path: None)
     monkeypatch.setattr(nsys_trace, "breakdown", lambda loaded: "")
     return seen
 
 
-@pytest.mark.parametrize("command", [["solve", "12"], ["characterize", "timeline", "13"], ["queue-bench", "-q"]])
+@pytest.mark.parametrize(
+    "command", [["solve", "12"], ["characterize", "timeline", "13"], ["queue-bench", "-q"]]
+)
 def test_profile_runs_any_nqprof_command_through_python(profiled, tmp_path, command):
     """`nqprof profile -- CMD` with CMD an nqprof command of any group (only the profile
     command's group is built when it runs) profiles `python -m nqprof.cli CMD`."""

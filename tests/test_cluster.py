@@ -82,11 +82,22 @@ def test_checkpoint_round_trip_and_atomic_write(tmp_path):
     assert os.listdir(tmp_path) == ["run.json"]  # no temporary file left behind
 
 
-@pytest.mark.parametrize("change", [{"n": 13}, {"strategy": "multicore"}, {"params": {"threads": 2}},
-                                    {"depth": 5}, {"tasks": 9}, {"plan": "abd"}])
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"n": 13},
+        {"strategy": "multicore"},
+        {"params": {"threads": 2}},
+        {"depth": 5},
+        {"tasks": 9},
+        {"plan": "abd"},
+    ],
+)
 def test_checkpoint_of_another_run_is_refused(tmp_path, change):
     _checkpoint(tmp_path / "run.json")
-    with pytest.raises(InputError, match=r"belongs to another run \(serial N=12, depth 4, 8 tasks, plan abc\)"):
+    with pytest.raises(
+        InputError, match=r"belongs to another run \(serial N=12, depth 4, 8 tasks, plan abc\)"
+    ):
         _checkpoint(tmp_path / "run.json", **change)
 
 
@@ -116,7 +127,9 @@ def test_cluster_without_dask_names_the_extra(monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "distributed", None)  # import distributed -> ImportError
     assert main(["solve", "12", "--cluster", "local"]) == 2
     err = capsys.readouterr().err.strip()
-    assert "\n" not in err and err.startswith("nqprof: error: running on a cluster needs Dask distributed")
+    assert "\n" not in err and err.startswith(
+        "nqprof: error: running on a cluster needs Dask distributed"
+    )
     assert "pip install 'nqprof[cluster]'" in err
 
 
@@ -133,7 +146,9 @@ def test_help_does_not_import_dask():
 
 # -- on a local Dask cluster -----------------------------------------------------------------
 
-distributed = pytest.importorskip("distributed", reason="Dask distributed is not installed (pip install 'nqprof[cluster]')")
+distributed = pytest.importorskip(
+    "distributed", reason="Dask distributed is not installed (pip install 'nqprof[cluster]')"
+)
 
 from nqprof.cluster.engine import solve_clustered  # noqa: E402
 
@@ -144,7 +159,9 @@ pytest.importorskip("cloudpickle").register_pickle_by_value(sys.modules[__name__
 @pytest.fixture(scope="module")
 def cluster():
     """Two single-threaded CPU worker processes."""
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as c:
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
+    ) as c:
         yield c
 
 
@@ -154,12 +171,20 @@ def test_local_cluster_counts_n14_serial_verified(capsys):
     assert "count      365596  verified" in out
     assert "tasks      8 interleaved slices of 4816 boards at depth 4" in out
     assert "2 workers ran tasks" in out and "speedup    " in out and "balance    " in out
-    assert "nqprof: serial N=14 on tcp://" in err and "8 tasks over 2 workers" in err  # progress itself: a terminal only
+    assert (
+        "nqprof: serial N=14 on tcp://" in err and "8 tasks over 2 workers" in err
+    )  # progress itself: a terminal only
 
 
 def test_record_json(cluster):
-    record = solve_clustered("multicore", 12, {"threads": 1, "depth": 3}, cluster=cluster.scheduler_address,
-                             tasks=5, progress=None)
+    record = solve_clustered(
+        "multicore",
+        12,
+        {"threads": 1, "depth": 3},
+        cluster=cluster.scheduler_address,
+        tasks=5,
+        progress=None,
+    )
     assert record.verified and record.count == KNOWN_COUNTS[12] and record.depth == 3
     data = json.loads(record.to_json())
     assert [t["index"] for t in data["tasks"]] == list(range(5))
@@ -180,7 +205,10 @@ def test_workers_release_their_sessions_after_a_run(cluster):
 
 
 def test_unsupported_strategy_is_refused(cluster):
-    with pytest.raises(InputError, match="strategy dp1 cannot run on a cluster \\(strategies that can: serial, multicore, feinbube"):
+    with pytest.raises(
+        InputError,
+        match="strategy dp1 cannot run on a cluster \\(strategies that can: serial, multicore, feinbube",
+    ):
         solve_clustered("dp1", 10, cluster=cluster.scheduler_address, progress=None)
 
 
@@ -192,14 +220,27 @@ def test_interrupted_run_resumes_from_its_checkpoint(cluster, tmp_path):
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        solve_clustered("serial", 13, cluster=cluster.scheduler_address, tasks=12, checkpoint=path,
-                        progress=None, on_task=stop_after_three)
+        solve_clustered(
+            "serial",
+            13,
+            cluster=cluster.scheduler_address,
+            tasks=12,
+            checkpoint=path,
+            progress=None,
+            on_task=stop_after_three,
+        )
     saved = json.loads(open(path).read())
     assert saved["tasks"] == 12 and len(saved["done"]) == 3
 
     ran = []
-    record = solve_clustered("serial", 13, cluster=cluster.scheduler_address, checkpoint=path, progress=None,
-                             on_task=lambda result, done, total: ran.append(result["index"]))
+    record = solve_clustered(
+        "serial",
+        13,
+        cluster=cluster.scheduler_address,
+        checkpoint=path,
+        progress=None,
+        on_task=lambda result, done, total: ran.append(result["index"]),
+    )
     assert record.verified and record.count == KNOWN_COUNTS[13]
     assert record.resumed == 3 and len(ran) == 9 and not set(ran) & {int(i) for i in saved["done"]}
     assert len(json.loads(open(path).read())["done"]) == 12
@@ -207,12 +248,19 @@ def test_interrupted_run_resumes_from_its_checkpoint(cluster, tmp_path):
 
 def test_wrong_count_in_checkpoint_is_a_mismatch(cluster, tmp_path):
     path = str(tmp_path / "n10.json")
-    solve_clustered("serial", 10, cluster=cluster.scheduler_address, tasks=4, checkpoint=path, progress=None)
+    solve_clustered(
+        "serial", 10, cluster=cluster.scheduler_address, tasks=4, checkpoint=path, progress=None
+    )
     data = json.loads(open(path).read())
     data["done"]["0"]["count"] += 1
     open(path, "w").write(json.dumps(data))
-    with pytest.raises(CountMismatchError, match=f"counted 726, expected 724; the checkpoint {path} may hold a wrong count"):
-        solve_clustered("serial", 10, cluster=cluster.scheduler_address, checkpoint=path, progress=None)
+    with pytest.raises(
+        CountMismatchError,
+        match=f"counted 726, expected 724; the checkpoint {path} may hold a wrong count",
+    ):
+        solve_clustered(
+            "serial", 10, cluster=cluster.scheduler_address, checkpoint=path, progress=None
+        )
 
 
 def test_killed_worker_loses_nothing():
@@ -220,8 +268,12 @@ def test_killed_worker_loses_nothing():
     another worker, the nanny restarts the dead one, and the count is still right."""
     killed = []
 
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as c, \
-            distributed.Client(c) as client:
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
+        ) as c,
+        distributed.Client(c) as client,
+    ):
 
         def kill_a_busy_worker(result, done, total):
             if killed:
@@ -232,8 +284,14 @@ def test_killed_worker_loses_nothing():
             os.kill(pid, signal.SIGKILL)
             killed.append(victim)
 
-        record = solve_clustered("serial", 15, cluster=c.scheduler_address, tasks=24, progress=None,
-                                 on_task=kill_a_busy_worker)
+        record = solve_clustered(
+            "serial",
+            15,
+            cluster=c.scheduler_address,
+            tasks=24,
+            progress=None,
+            on_task=kill_a_busy_worker,
+        )
     assert killed and record.verified and record.count == KNOWN_COUNTS[15]
     finished_by_victim = [t for t in record.tasks if t["worker"] == killed[0]]
     assert len(finished_by_victim) <= 1  # at most the task that triggered the kill
@@ -250,7 +308,11 @@ def _worker_facts():
         count = watched.count_part(boards).count
     finally:
         watched.close()
-    return os.environ.get("CUDA_VISIBLE_DEVICES"), multiprocessing.current_process().daemon, 2 * count
+    return (
+        os.environ.get("CUDA_VISIBLE_DEVICES"),
+        multiprocessing.current_process().daemon,
+        2 * count,
+    )
 
 
 def test_local_gpu_cluster_pins_one_gpu_per_worker(monkeypatch):
@@ -285,11 +347,23 @@ def _inner_suite(pytester, request):
 
 def test_bench_cases_run_on_the_cluster(pytester, request, tmp_path):
     out = tmp_path / "bench.json"
-    result = pytester.runpytest(*_inner_suite(pytester, request), "--nq-cluster", "local", "--nq-strategy",
-                                "serial,multicore,feinbube", "--nq-n", "8,10", "--nq-rounds", "4",
-                                f"--benchmark-json={out}", "-rs")
+    result = pytester.runpytest(
+        *_inner_suite(pytester, request),
+        "--nq-cluster",
+        "local",
+        "--nq-strategy",
+        "serial,multicore,feinbube",
+        "--nq-n",
+        "8,10",
+        "--nq-rounds",
+        "4",
+        f"--benchmark-json={out}",
+        "-rs",
+    )
     result.assert_outcomes(passed=4, skipped=2)
-    result.stdout.fnmatch_lines(["*feinbube needs a GPU: the cluster at tcp://* has no worker with the resource GPU=1*"])
+    result.stdout.fnmatch_lines(
+        ["*feinbube needs a GPU: the cluster at tcp://* has no worker with the resource GPU=1*"]
+    )
     data = json.loads(out.read_text())
     cluster = data["machine_info"]["nqprof"]["cluster"]
     assert cluster["scheduler"].startswith("tcp://") and len(cluster["workers"]) == 1
@@ -297,7 +371,10 @@ def test_bench_cases_run_on_the_cluster(pytester, request, tmp_path):
         assert bench["stats"]["rounds"] == 4 and bench["extra_info"]["verified"]
         assert bench["extra_info"]["round_rule"] == "4 rounds"  # the rule the worker followed
         where = bench["extra_info"]["cluster"]
-        assert where["worker"] == cluster["workers"][0]["worker"] and where["scheduler"] == cluster["scheduler"]
+        assert (
+            where["worker"] == cluster["workers"][0]["worker"]
+            and where["scheduler"] == cluster["scheduler"]
+        )
         # the statistic is the worker's own clock around the computation, as for a local case
         assert bench["options"]["timer"] == "nqprof.worker_clock"
         times = sorted(bench["extra_info"]["samples_compute"])
@@ -306,9 +383,18 @@ def test_bench_cases_run_on_the_cluster(pytester, request, tmp_path):
 
 def test_bench_cluster_without_dask_is_a_usage_error(pytester, request, monkeypatch):
     monkeypatch.setitem(sys.modules, "distributed", None)
-    result = pytester.runpytest(*_inner_suite(pytester, request), "--nq-cluster", "local", "--nq-strategy", "serial",
-                                "--nq-n", "8")
-    result.stderr.fnmatch_lines(["*--nq-cluster: running on a cluster needs Dask distributed*nqprof?cluster?*"])
+    result = pytester.runpytest(
+        *_inner_suite(pytester, request),
+        "--nq-cluster",
+        "local",
+        "--nq-strategy",
+        "serial",
+        "--nq-n",
+        "8",
+    )
+    result.stderr.fnmatch_lines(
+        ["*--nq-cluster: running on a cluster needs Dask distributed*nqprof?cluster?*"]
+    )
     assert result.ret != 0
 
 
@@ -318,7 +404,11 @@ def test_replay_clock():
     clock = ReplayClock([0.5, 0.25, 1e-7], "w")
     readings = [clock() for _ in range(6)]
     # each round's end minus its start is exactly the time given, with no float drift
-    assert [readings[1] - readings[0], readings[3] - readings[2], readings[5] - readings[4]] == [0.5, 0.25, 1e-7]
+    assert [readings[1] - readings[0], readings[3] - readings[2], readings[5] - readings[4]] == [
+        0.5,
+        0.25,
+        1e-7,
+    ]
 
 
 def test_progress_lines():
@@ -346,7 +436,10 @@ def test_progress_lines():
 
 
 def test_gpu_strategy_needs_gpu_workers(cluster):
-    with pytest.raises(UnavailableError, match="feinbube needs GPU workers: the cluster at tcp://.* has no worker with the resource GPU=1"):
+    with pytest.raises(
+        UnavailableError,
+        match="feinbube needs GPU workers: the cluster at tcp://.* has no worker with the resource GPU=1",
+    ):
         solve_clustered("feinbube", 10, cluster=cluster.scheduler_address, progress=None)
 
 
@@ -364,12 +457,23 @@ def test_gpu_tasks_run_in_watchdog_processes_and_a_hang_is_retried(monkeypatch, 
     with local_gpu_cluster(["0", "1"]) as c, distributed.Client(c) as client:
         client.wait_for_workers(2, timeout=60)
         client.run(fake_gpu_parts.register)
-        record = solve_clustered("fakegpuparts", 12, {"fault": "hang-once"}, cluster=c.scheduler_address, tasks=6,
-                                 timeout=10, progress=None)
+        record = solve_clustered(
+            "fakegpuparts",
+            12,
+            {"fault": "hang-once"},
+            cluster=c.scheduler_address,
+            tasks=6,
+            timeout=10,
+            progress=None,
+        )
     assert marker.exists()  # one count hung, its watchdog process was killed, the task retried
     assert record.verified and record.count == KNOWN_COUNTS[12]
-    assert {w["gpu"] for w in record.workers} <= {"0", "1"} and all(t["gpu_s"] is not None for t in record.tasks)
-    assert len({t["pid"] for t in record.tasks}) <= 2  # the Dask workers' processes, not the watchdogs'
+    assert {w["gpu"] for w in record.workers} <= {"0", "1"} and all(
+        t["gpu_s"] is not None for t in record.tasks
+    )
+    assert (
+        len({t["pid"] for t in record.tasks}) <= 2
+    )  # the Dask workers' processes, not the watchdogs'
 
 
 def test_a_strategys_own_items_are_cut_and_carry_their_weights():
@@ -385,26 +489,62 @@ def test_a_strategys_own_items_are_cut_and_carry_their_weights():
     assert items.ndim == 2 and multiplier(items) == 1 and multiplier(expansion(12, 4)) == 2
     parts = [take(items, t) for t in plan(len(items), 5)]
     assert sum(len(p) for p in parts) == len(items) and all(p.flags["C_CONTIGUOUS"] for p in parts)
-    assert sum(cpu.cst_count(12, cpu.cst_split(12, 4, p.tobytes()))[0] for p in parts) == KNOWN_COUNTS[12]
+    assert (
+        sum(cpu.cst_count(12, cpu.cst_split(12, 4, p.tobytes()))[0] for p in parts)
+        == KNOWN_COUNTS[12]
+    )
 
 
 def test_the_record_says_how_much_of_each_worker_s_time_its_gpu_counted():
     from nqprof.cluster.record import ClusterRecord
 
     def task(i, worker, seconds, gpu_s, made):
-        return {"index": i, "worker": worker, "host": "h", "gpu": worker[-1], "seconds": seconds, "count": 1,
-                "gpu_s": gpu_s, "made": made}
+        return {
+            "index": i,
+            "worker": worker,
+            "host": "h",
+            "gpu": worker[-1],
+            "seconds": seconds,
+            "count": 1,
+            "gpu_s": gpu_s,
+            "made": made,
+        }
 
-    tasks = [task(0, "w0", 4.0, 3.0, 10), task(1, "w1", 2.0, 1.9, 5), task(2, "w0", 2.0, 2.0, 7),
-             task(3, "w1", 3.0, None, None)]
-    rec = ClusterRecord.build(tasks=tasks, wall_s=6.0, strategy="fast", n=12, params={}, depth=4, boards=730,
-                              unit="frames", count=4, expected=4, verified=True, cluster="c", dashboard=None)
+    tasks = [
+        task(0, "w0", 4.0, 3.0, 10),
+        task(1, "w1", 2.0, 1.9, 5),
+        task(2, "w0", 2.0, 2.0, 7),
+        task(3, "w1", 3.0, None, None),
+    ]
+    rec = ClusterRecord.build(
+        tasks=tasks,
+        wall_s=6.0,
+        strategy="fast",
+        n=12,
+        params={},
+        depth=4,
+        boards=730,
+        unit="frames",
+        count=4,
+        expected=4,
+        verified=True,
+        cluster="c",
+        dashboard=None,
+    )
     w0, w1 = rec.workers
-    assert (w0["busy_s"], w0["gpu_s"], w0["counting_share"], w0["made"]) == (6.0, 5.0, 5.0 / 6.0, 17)
+    assert (w0["busy_s"], w0["gpu_s"], w0["counting_share"], w0["made"]) == (
+        6.0,
+        5.0,
+        5.0 / 6.0,
+        17,
+    )
     assert (w1["busy_s"], w1["gpu_s"], w1["made"]) == (5.0, 1.9, 5)
     text = rec.summary()
     assert "tasks      4 interleaved slices of 730 frames at depth 4" in text
-    assert "worker     w0 (h, GPU 0): 2 tasks, busy 6.000 s, the GPU counting 5.000 s (83.3% of it), 17 tasks made" in text
+    assert (
+        "worker     w0 (h, GPU 0): 2 tasks, busy 6.000 s, the GPU counting 5.000 s (83.3% of it), 17 tasks made"
+        in text
+    )
 
 
 @pytest.mark.parametrize(
@@ -453,7 +593,10 @@ def test_cluster_count_zero_is_not_the_default(flag, capsys):
 
 
 def test_unwritable_checkpoint_fails_before_the_work(tmp_path, capsys):
-    assert main(["solve", "8", "--cluster", "local", "--checkpoint", str(tmp_path / "no" / "ck.json")]) == 2
+    assert (
+        main(["solve", "8", "--cluster", "local", "--checkpoint", str(tmp_path / "no" / "ck.json")])
+        == 2
+    )
     assert "the folder" in capsys.readouterr().err and not (tmp_path / "no").exists()
 
 

@@ -11,14 +11,26 @@ import pytest
 
 from nqprof.catalog import catalog
 from nqprof.cuda import compat
-from nqprof.cuda.compat import check_toolkit_against_driver, driver_can_load, driver_cuda_version, parse_release
+from nqprof.cuda.compat import (
+    check_toolkit_against_driver,
+    driver_can_load,
+    driver_cuda_version,
+    parse_release,
+)
 from nqprof.cuda.toolkit import Toolkit
 from nqprof.errors import InputError, UnavailableError
 
 
 @pytest.mark.parametrize(
     "text,release",
-    [("13.0", (13, 0)), ("cuda13.5", (13, 5)), ("12.8.1", (12, 8)), (13000, (13, 0)), (12080, (12, 8)), (13020, (13, 2))],
+    [
+        ("13.0", (13, 0)),
+        ("cuda13.5", (13, 5)),
+        ("12.8.1", (12, 8)),
+        (13000, (13, 0)),
+        (12080, (12, 8)),
+        (13020, (13, 2)),
+    ],
 )
 def test_parse_release(text, release):
     assert parse_release(text) == release
@@ -35,7 +47,9 @@ def test_driver_cuda_version_from_pycuda():
 
 
 @pytest.mark.parametrize("cdp", [False, True])
-@pytest.mark.parametrize("toolkit,driver", [("13.0", "13.0"), ("12.8", "13.0"), ("12.4", "12.8"), ("13.2", "13.5")])
+@pytest.mark.parametrize(
+    "toolkit,driver", [("13.0", "13.0"), ("12.8", "13.0"), ("12.4", "12.8"), ("13.2", "13.5")]
+)
 def test_toolkit_not_newer_than_driver_is_fine(toolkit, driver, cdp):
     assert check_toolkit_against_driver(toolkit, driver, cdp) is None
     assert driver_can_load(toolkit, driver, cdp)
@@ -86,7 +100,9 @@ def fake_pycuda(monkeypatch):
     driver = types.ModuleType("pycuda.driver")
     driver.Error = Error
     driver.get_driver_version = lambda: 13000
-    driver.Context = types.SimpleNamespace(get_device=lambda: types.SimpleNamespace(compute_capability=lambda: (9, 0)))
+    driver.Context = types.SimpleNamespace(
+        get_device=lambda: types.SimpleNamespace(compute_capability=lambda: (9, 0))
+    )
     driver.module_from_file = lambda path: ("module", path)
     package = types.ModuleType("pycuda")
     package.driver = driver
@@ -103,7 +119,15 @@ def fake_pycuda(monkeypatch):
 
 def _use_toolkit(monkeypatch, version: str) -> None:
     root = Path("/opt/fake-cuda")
-    toolkit = Toolkit(root, root / "bin" / "nvcc", version, root / "include", root / "lib64", None, "NQPROF_CUDA_HOME")
+    toolkit = Toolkit(
+        root,
+        root / "bin" / "nvcc",
+        version,
+        root / "include",
+        root / "lib64",
+        None,
+        "NQPROF_CUDA_HOME",
+    )
     monkeypatch.setattr("nqprof.cuda.toolkit.find_toolkit", lambda: toolkit)
 
 

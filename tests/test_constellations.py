@@ -23,8 +23,10 @@ def tasks(n, depth):
 
 def fields(words):
     info = words[:, 3]
-    return {name: (info >> shift) & 31 for name, shift in (("start", 0), ("a", 5), ("b", 10), ("c", 15), ("d", 20))} | {
-        "weight": (info >> 25) & 15}
+    return {
+        name: (info >> shift) & 31
+        for name, shift in (("start", 0), ("a", 5), ("b", 10), ("c", 15), ("d", 20))
+    } | {"weight": (info >> 25) & 15}
 
 
 @pytest.mark.parametrize("n", range(1, 15))
@@ -81,8 +83,16 @@ def images(sol):
     n = len(sol)
     sq = [(r, c) for r, c in enumerate(sol)]
     m = n - 1
-    maps = [lambda r, c: (r, c), lambda r, c: (c, m - r), lambda r, c: (m - r, m - c), lambda r, c: (m - c, r),
-            lambda r, c: (r, m - c), lambda r, c: (m - r, c), lambda r, c: (c, r), lambda r, c: (m - c, m - r)]
+    maps = [
+        lambda r, c: (r, c),
+        lambda r, c: (c, m - r),
+        lambda r, c: (m - r, m - c),
+        lambda r, c: (m - c, r),
+        lambda r, c: (r, m - c),
+        lambda r, c: (m - r, c),
+        lambda r, c: (c, r),
+        lambda r, c: (m - c, m - r),
+    ]
     out = []
     for f in maps:
         cols = [0] * n
@@ -121,7 +131,9 @@ def test_frame_classes_cover_every_solution_once(n):
         inside = [k for k in reps if k in cls]
         assert len(inside) == 1, cls
         assert int(f["weight"][reps[inside[0]][0]]) == len(cls)
-    assert sum(int(f["weight"][rows[0]]) * by_frame.get(k, 0) for k, rows in reps.items()) == len(sols)
+    assert sum(int(f["weight"][rows[0]]) * by_frame.get(k, 0) for k, rows in reps.items()) == len(
+        sols
+    )
 
 
 def test_layout_and_invariants():
@@ -142,7 +154,10 @@ def test_layout_and_invariants():
     # tasks are independent: the weighted counts of any split add up
     half = len(words) // 2
     raw = words.tobytes()
-    assert _cpu.cst_count(n, raw[: half * 16])[0] + _cpu.cst_count(n, raw[half * 16:])[0] == KNOWN_COUNTS[n]
+    assert (
+        _cpu.cst_count(n, raw[: half * 16])[0] + _cpu.cst_count(n, raw[half * 16 :])[0]
+        == KNOWN_COUNTS[n]
+    )
     assert _cpu.cst_count(n, raw, 2) == _cpu.cst_count(n, raw)  # threads: same count and nodes
 
 
@@ -155,13 +170,17 @@ def test_frames_split_deeper_are_the_tasks_of_that_depth(n):
     for depth in range(0, min(max(0, n - 3), 4) + 1):
         assert _cpu.cst_split(n, depth, frames) == _cpu.cst_tasks(n, depth), depth
         if 1 <= depth < min(n - 3, 4):
-            assert _cpu.cst_split(n, 1, _cpu.cst_tasks(n, depth)) == _cpu.cst_tasks(n, depth + 1), depth
+            assert _cpu.cst_split(n, 1, _cpu.cst_tasks(n, depth)) == _cpu.cst_tasks(n, depth + 1), (
+                depth
+            )
     # a slice of the frames (as a cluster cuts them) gives its own frames' tasks
     rows = tasks(n, 0)
     if len(rows) > 2:
         odd = rows[1::2].tobytes()
         split = np.frombuffer(_cpu.cst_split(n, 1, odd), np.uint32).reshape(-1, TASK_WORDS)
-        assert split.shape[0] == sum(len(_cpu.cst_split(n, 1, r.tobytes())) // 16 for r in rows[1::2])
+        assert split.shape[0] == sum(
+            len(_cpu.cst_split(n, 1, r.tobytes())) // 16 for r in rows[1::2]
+        )
         assert _cpu.cst_count(n, split.tobytes())[0] == _cpu.cst_count(n, odd)[0]
 
 
@@ -209,7 +228,18 @@ def test_serial_d4_strategy_counts_through_constellations():
 def test_fast_parameters():
     fast = get("fast")
     assert fast.resolve(20) == {"opt": "cst", "depth": 4, "block": 128}
-    assert [fast.resolve(n)["depth"] for n in (3, 5, 6, 10, 15, 16, 18, 19, 20, 22)] == [0, 2, 3, 5, 5, 3, 3, 3, 4, 4]
+    assert [fast.resolve(n)["depth"] for n in (3, 5, 6, 10, 15, 16, 18, 19, 20, 22)] == [
+        0,
+        2,
+        3,
+        5,
+        5,
+        3,
+        3,
+        3,
+        4,
+        4,
+    ]
     with pytest.raises(InputError):
         fast.resolve(12, {"depth": 10})
     assert fast.resolve(12, {"depth": 9})["depth"] == 9
@@ -225,9 +255,10 @@ def test_fast_parameters():
     with pytest.raises(InputError, match="cluster cuts the constellation tasks"):
         fast.open_part(12, fast.resolve(12, {"opt": "tight-u4", "depth": 4}))
     assert shared_bytes(19, {"depth": 2, "block": 128}) == (5 * 15 + 1) * 128 * 4
-    assert shared_bytes(6, {"depth": 3, "block": 64}) == (5 * 2 + 1) * 64 * 4  # 1 free row, 2 levels kept
+    assert (
+        shared_bytes(6, {"depth": 3, "block": 64}) == (5 * 2 + 1) * 64 * 4
+    )  # 1 free row, 2 levels kept
     assert shared_bytes(19, {"opt": "tight-u4", "depth": 7, "block": 128}) == 3 * 10 * 128 * 4
-
 
 
 def test_shared_memory_is_the_header_s_storage():
@@ -256,4 +287,7 @@ def test_stack_words_follow_the_header_s_layout():
     assert level_words == 5
     for n in range(1, 28):
         for depth in range(0, max(0, n - 3) + 1):
-            assert _cpu.cst_stack_words(n, depth) == level_words * max(2, n - 2 - depth) + 1, (n, depth)
+            assert _cpu.cst_stack_words(n, depth) == level_words * max(2, n - 2 - depth) + 1, (
+                n,
+                depth,
+            )

@@ -58,7 +58,9 @@ def test_per_board_counts_match_python_reference():
     sub = expand(n, 3)
     for i in range(0, len(sub), 7):
         one = tuple(a[i : i + 1] for a in (sub.cols, sub.ld, sub.rd, sub.row))
-        expected = count_subtree_py(n, int(sub.cols[i]), int(sub.ld[i]), int(sub.rd[i]), int(sub.row[i]))
+        expected = count_subtree_py(
+            n, int(sub.cols[i]), int(sub.ld[i]), int(sub.rd[i]), int(sub.row[i])
+        )
         assert _cpu.count_boards(n, *one, threads=1) == expected
 
 
@@ -119,7 +121,15 @@ def test_mismatched_lengths(which):
 
 @pytest.mark.parametrize(
     "which,dtype",
-    [(0, np.int64), (0, np.uint64), (1, np.uint16), (2, np.int32), (2, np.float32), (3, np.uint32), (3, np.int8)],
+    [
+        (0, np.int64),
+        (0, np.uint64),
+        (1, np.uint16),
+        (2, np.int32),
+        (2, np.float32),
+        (3, np.uint32),
+        (3, np.int8),
+    ],
 )
 def test_wrong_dtype(which, dtype):
     arrays = _good()

@@ -28,7 +28,13 @@ DATA = Path(__file__).parent / "data"
 def test_registered_with_its_kernels():
     s = get("devgraph")
     assert not s.cdp and s.needs_gpu and s.sources[0].cdp  # no CDP launches; linked with cudadevrt
-    assert set(s.sources[0].kernels) >= {"dg_step", "dg_advance", "dg_advance_while", "dg_schedule", "dg_char_launch"}
+    assert set(s.sources[0].kernels) >= {
+        "dg_step",
+        "dg_advance",
+        "dg_advance_while",
+        "dg_schedule",
+        "dg_char_launch",
+    }
 
 
 def test_defaults_and_checks():
@@ -84,9 +90,13 @@ def test_plan(capsys):
 
 
 def test_graph_layer_is_imported_lazily():
-    code = ("import sys, nqprof.strategies.devgraph, nqprof.characterize.launch, nqprof.cuda.graphs; "
-            "print(any(m.startswith('cuda.bindings') for m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    code = (
+        "import sys, nqprof.strategies.devgraph, nqprof.characterize.launch, nqprof.cuda.graphs; "
+        "print(any(m.startswith('cuda.bindings') for m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
     assert out.strip() == "False"
 
 
@@ -135,12 +145,20 @@ def test_h200_comparison_table():
     assert abs(float(by_n[18][-1]) - 1.0) < 0.03  # and no different from WHILE at N=18
     dev12 = next(r for r in records if r["n"] == 12 and r["params"].get("driver") == "device")
     assert dev12["device_failures"]["device_graph_launches"] == 12
-    assert [g["boards"] for g in dev12["generations"]] == [ROW_BOARDS[12][r - 1] for r in (2, 3, 4, 5, 6, 7)]
+    assert [g["boards"] for g in dev12["generations"]] == [
+        ROW_BOARDS[12][r - 1] for r in (2, 3, 4, 5, 6, 7)
+    ]
 
 
 def test_comparison_refuses_unverified_times():
-    rec = {"strategy": "devgraph", "n": 12, "params": {"driver": "device"}, "verified": False, "gpu_times": [1e-4],
-           "rounds": 1}
+    rec = {
+        "strategy": "devgraph",
+        "n": 12,
+        "params": {"driver": "device"},
+        "verified": False,
+        "gpu_times": [1e-4],
+        "rounds": 1,
+    }
     header, rows, notes = devgraph_compare.table([rec])
     assert rows[0][1] == "NOT VERIFIED"
 

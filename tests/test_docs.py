@@ -85,7 +85,9 @@ def _blocks(path: Path) -> list[Block]:
             i += 1
         else:
             while i < len(lines) and (lines[i].startswith("    ") or not lines[i].strip()):
-                if not lines[i].strip() and (i + 1 >= len(lines) or not lines[i + 1].startswith("    ")):
+                if not lines[i].strip() and (
+                    i + 1 >= len(lines) or not lines[i + 1].startswith("    ")
+                ):
                     break
                 body.append((i + 1, lines[i][4:]))
                 i += 1
@@ -105,11 +107,22 @@ def _blocks(path: Path) -> list[Block]:
                 ex.expected.pop()
         if not examples:
             continue
-        before = [l for l in lines[max(0, start - 6):start]]
-        context = " ".join(before[-([j for j, l in enumerate(reversed(before)) if not l.strip()] + [len(before)])[1]:]
-                           if len([l for l in before if not l.strip()]) > 1 else before)
-        blocks.append(Block(path.name, "\n".join(lines[max(0, start - 4):start]) + " " + context, examples,
-                            "docs-test: skip" in "\n".join(lines[max(0, start - 3):start])))
+        before = [l for l in lines[max(0, start - 6) : start]]
+        context = " ".join(
+            before[
+                -([j for j, l in enumerate(reversed(before)) if not l.strip()] + [len(before)])[1] :
+            ]
+            if len([l for l in before if not l.strip()]) > 1
+            else before
+        )
+        blocks.append(
+            Block(
+                path.name,
+                "\n".join(lines[max(0, start - 4) : start]) + " " + context,
+                examples,
+                "docs-test: skip" in "\n".join(lines[max(0, start - 3) : start]),
+            )
+        )
     return blocks
 
 
@@ -135,7 +148,11 @@ def _why_skipped(block: Block) -> str | None:
         is_error = len(ex.expected) == 1 and ex.expected[0].startswith("nqprof: error:")
         for flag in ("-s", "--strategy"):
             if flag in words and words.index(flag) + 1 < len(words):
-                if set(words[words.index(flag) + 1].split(",")) & gpu and not is_error and command != "plan":
+                if (
+                    set(words[words.index(flag) + 1].split(",")) & gpu
+                    and not is_error
+                    and command != "plan"
+                ):
                     return f"{ex.command}: needs a GPU"
         if command in ("build", "profile"):
             return f"{ex.command}: compiles or profiles"
@@ -145,7 +162,9 @@ def _why_skipped(block: Block) -> str | None:
             return f"{ex.command}: measures on a GPU"
         if "--cluster" in words and words[words.index("--cluster") + 1] != "local":
             return f"{ex.command}: needs a running Dask scheduler"
-        named = "--storage" in words or (command == "history" and len(words) > 1 and not words[1].startswith("-"))
+        named = "--storage" in words or (
+            command == "history" and len(words) > 1 and not words[1].startswith("-")
+        )
         if command in ("history", "compare", "plot") and not named and len(words) < 4:
             return f"{ex.command}: reads the history of an earlier `pytest bench/ --benchmark-autosave`"
     return None
@@ -210,13 +229,21 @@ def test_documented_example(example: Example):
 
     argv = shlex.split(_strip_comment(example.command))[1:]
     env = {**os.environ, "COLUMNS": "200"}
-    out = subprocess.run([sys.executable, "-m", "nqprof.cli", *argv], cwd=ROOT, capture_output=True, text=True,
-                         timeout=300, env=env)
+    out = subprocess.run(
+        [sys.executable, "-m", "nqprof.cli", *argv],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
     stdout = [l for l in out.stdout.splitlines()]
     stderr = [normalise(l) for l in out.stderr.splitlines()]
     messages = [l for l in example.expected if l.startswith("nqprof:")]
     for line in messages:
-        assert any(_pattern(line).match(e) for e in stderr), f"{line!r} not in stderr:\n{out.stderr}"
+        assert any(_pattern(line).match(e) for e in stderr), (
+            f"{line!r} not in stderr:\n{out.stderr}"
+        )
     if example.code is not None:
         assert out.returncode == example.code, out.stderr
     elif any(l.startswith("nqprof: error:") for l in messages):
@@ -234,8 +261,12 @@ def test_the_rule_finds_the_examples():
     run = [cmd for cmd, m in readme.items() if not m]
     assert "nqprof solve 14 --strategy serial" in run and "nqprof plan 16 -s dp1 -p z=3" in run
     assert any(cmd.startswith("nqprof sweep") for cmd in run)
-    assert readme["nqprof solve 10 --strategy dp2"] and readme["nqprof solve 8 --strategy feinbube -q"]
-    assert readme["nqprof solve 12 -s feinbube -q"] and "nqprof solve 27 -s serial --timeout 1" in run
+    assert (
+        readme["nqprof solve 10 --strategy dp2"] and readme["nqprof solve 8 --strategy feinbube -q"]
+    )
+    assert (
+        readme["nqprof solve 12 -s feinbube -q"] and "nqprof solve 27 -s serial --timeout 1" in run
+    )
 
 
 # -- `pytest bench/ ...` command lines -------------------------------------------------------
@@ -282,7 +313,7 @@ def _bench_lines(path: Path) -> list[BenchLine]:
     lines = path.read_text().splitlines()
     found: list[BenchLine] = []
     for start, body in _code_blocks(path):
-        context = "\n".join(lines[max(0, start - 6):start])
+        context = "\n".join(lines[max(0, start - 6) : start])
         current = None
         for number, text in body:
             prompt = text.startswith("$ ")
@@ -291,7 +322,9 @@ def _bench_lines(path: Path) -> list[BenchLine]:
                 head, _, rest = command.partition("pytest bench/")
                 runner = head.split()
                 wrapper = None if runner in ([], ["python3", "-m"], ["python", "-m"]) else runner[0]
-                current = BenchLine(path.name, number, "pytest bench/" + rest, context, wrapper=wrapper)
+                current = BenchLine(
+                    path.name, number, "pytest bench/" + rest, context, wrapper=wrapper
+                )
                 found.append(current)
                 if not prompt:
                     current = None
@@ -341,26 +374,42 @@ def _bench_examples():
     for path in DOCS:
         for ex in _bench_lines(path):
             why = _why_bench_skipped(ex)
-            yield pytest.param(ex, id=f"{ex.doc}:{ex.line}", marks=[pytest.mark.skip(reason=why)] if why else [])
+            yield pytest.param(
+                ex, id=f"{ex.doc}:{ex.line}", marks=[pytest.mark.skip(reason=why)] if why else []
+            )
 
 
 def _pytest_normalised(line: str) -> str:
     line = re.sub(r"^=+ (.*?) =+$", r"\1", line.strip())
     line = re.sub(r"\[\d+\]", "[n]", line)
-    line = re.sub(r"\b\d+ (passed|skipped|failed|errors?|deselected|xfailed|xpassed|warnings?)\b", r"n \1", line)
+    line = re.sub(
+        r"\b\d+ (passed|skipped|failed|errors?|deselected|xfailed|xpassed|warnings?)\b",
+        r"n \1",
+        line,
+    )
     line = re.sub(r" \(\d+:\d\d:\d\d\)", "", line)
     return re.sub(r"(needs a GPU): .*", r"\1: <reason>", line)
 
 
 @pytest.mark.parametrize("example", list(_bench_examples()))
 def test_documented_benchmark_run(example: BenchLine, tmp_path):
-    shutil.copytree(ROOT / "bench", tmp_path / "bench", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        ROOT / "bench", tmp_path / "bench", ignore=shutil.ignore_patterns("__pycache__")
+    )
     argv = shlex.split(example.command)[1:]
     if not any(a.startswith("--nq-n") for a in argv):
         argv.append("--nq-n=8")
-    out = subprocess.run([sys.executable, "-m", "pytest", *argv, "-p", "no:cacheprovider"], cwd=tmp_path,
-                         capture_output=True, text=True, timeout=600, env={**os.environ, "COLUMNS": "200"})
-    assert out.returncode == 0, f"{example.doc}:{example.line} `{example.command}`:\n{out.stdout[-3000:]}{out.stderr}"
+    out = subprocess.run(
+        [sys.executable, "-m", "pytest", *argv, "-p", "no:cacheprovider"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+    assert out.returncode == 0, (
+        f"{example.doc}:{example.line} `{example.command}`:\n{out.stdout[-3000:]}{out.stderr}"
+    )
     if example.expected:
         got = [_pytest_normalised(l) for l in (out.stdout + out.stderr).splitlines()]
         problem = match([_pytest_normalised(l) for l in example.expected], got)
@@ -374,17 +423,25 @@ def test_the_rule_finds_the_benchmark_runs():
     run = [cmd for (doc, cmd), marks in found.items() if not marks]
     assert "pytest bench/ --nq-strategy=serial,multicore --nq-n=8:10 -q" in run
     skipped = {cmd: marks[0].kwargs["reason"] for (doc, cmd), marks in found.items() if marks}
-    assert any("--nq-trace" in cmd for cmd in skipped) and any(cmd.startswith("pytest bench/ --nq-cluster tcp")
-                                                               for cmd in skipped)
+    assert any("--nq-trace" in cmd for cmd in skipped) and any(
+        cmd.startswith("pytest bench/ --nq-cluster tcp") for cmd in skipped
+    )
     assert skipped["pytest bench/ --benchmark-only -k feinbube"] == "runs under nsys"
 
 
 def _plugin_options() -> dict[str, bool]:
     """The plugin's --nq-* options as `pytest --help` lists them: name -> whether it takes a value."""
-    out = subprocess.run([sys.executable, "-m", "pytest", "--help", "-p", "no:cacheprovider"], cwd=ROOT,
-                         capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-m", "pytest", "--help", "-p", "no:cacheprovider"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
-    return {m.group(1): bool(m.group(2)) for m in re.finditer(r"^ +(--nq-[\w-]+)(=)?", out.stdout, re.M)}
+    return {
+        m.group(1): bool(m.group(2)) for m in re.finditer(r"^ +(--nq-[\w-]+)(=)?", out.stdout, re.M)
+    }
 
 
 def test_the_nq_options_the_docs_name_exist():

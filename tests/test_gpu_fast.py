@@ -36,10 +36,13 @@ def test_the_gpu_makes_the_host_s_tasks():
     frames = np.frombuffer(_cpu.cst_tasks(14, 0), np.uint32).reshape(-1, 4)
     with WorkerRunner(fast, 14, fast.resolve(14, {"depth": 2}), 120, opener="open_part") as part:
         halves = [part.call("count_part", np.ascontiguousarray(frames[i::2])) for i in (0, 1)]
-    assert [m.count for m in halves] == [_cpu.cst_count(14, frames[i::2].tobytes())[0] for i in (0, 1)]
+    assert [m.count for m in halves] == [
+        _cpu.cst_count(14, frames[i::2].tobytes())[0] for i in (0, 1)
+    ]
     assert sum(m.count for m in halves) == 365596
-    assert [m.stats["tasks"]["tasks"] for m in halves] == [len(_cpu.cst_split(14, 2, frames[i::2].tobytes())) // 16
-                                                           for i in (0, 1)]
+    assert [m.stats["tasks"]["tasks"] for m in halves] == [
+        len(_cpu.cst_split(14, 2, frames[i::2].tobytes())) // 16 for i in (0, 1)
+    ]
 
 
 @pytest.mark.parametrize("opt", list(KERNELS))
@@ -52,7 +55,9 @@ def test_every_kernel_counts_n4_to_n13(opt):
 @pytest.mark.parametrize("depth,block", [(0, 32), (1, 64), (4, 256), (9, 128)])
 def test_odd_shapes(depth, block):
     for n in (12, 13):
-        assert solve("fast", n, {"depth": depth, "block": block}, repeats=1, warmup=0, timeout=120).verified
+        assert solve(
+            "fast", n, {"depth": depth, "block": block}, repeats=1, warmup=0, timeout=120
+        ).verified
 
 
 def test_n17_default():
@@ -67,7 +72,10 @@ def test_the_default_depth_is_within_10_percent_of_the_best(n):
 
     default = get("fast").resolve(n, {})["depth"]
     depths = sorted({max(0, default - 1), default, default + 1, default + 2})
-    times = {d: checked(solve("fast", n, {"depth": d}, repeats=3, warmup=1, timeout=120)).gpu_s for d in depths}
+    times = {
+        d: checked(solve("fast", n, {"depth": d}, repeats=3, warmup=1, timeout=120)).gpu_s
+        for d in depths
+    }
     assert times[default] <= 1.10 * min(times.values()), times
 
 
@@ -94,8 +102,13 @@ def _occupancy_pairs(workdir: str) -> list[tuple]:
         arch = gpu.facts["arch"]
         for block in (64, 128, 256):
             work = Path(workdir) / str(block)
-            (res,) = [r for r in compile_source(STRATEGY.sources[0], arch, {"NQ_BLOCK": block}, workdir=work)
-                      if r.kernel == "constellation"]
+            (res,) = [
+                r
+                for r in compile_source(
+                    STRATEGY.sources[0], arch, {"NQ_BLOCK": block}, workdir=work
+                )
+                if r.kernel == "constellation"
+            ]
             module = ok(cu.cuModuleLoadData((work / f"constellation.{arch}.cubin").read_bytes()))
             func = ok(cu.cuModuleGetFunction(module, b"constellation"))
             for n, depth in ((12, 3), (16, 3), (20, 4), (22, 0)):
@@ -103,7 +116,9 @@ def _occupancy_pairs(workdir: str) -> list[tuple]:
                 attr = cu.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
                 ok((cu.cuFuncSetAttribute(func, attr, dynamic)[0], None))
                 theirs = ok(cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(func, block, dynamic))
-                ours = blocks_per_sm(block, res.registers, dynamic, res.shared_bytes, gpu.facts["sm_limits"])
+                ours = blocks_per_sm(
+                    block, res.registers, dynamic, res.shared_bytes, gpu.facts["sm_limits"]
+                )
                 pairs.append((block, n, ours, theirs))
             ok((cu.cuModuleUnload(module)[0], None))
     finally:

@@ -14,7 +14,16 @@ pytestmark = pytest.mark.gpu
 @pytest.mark.parametrize("opt", list(STEPS))
 def test_every_step_counts_n4_to_n14(opt):
     for n in ns_up_to(14):
-        record = checked(solve("feinbube", n, {"opt": opt, "depth": min(4, n - 1)}, repeats=1, warmup=0, timeout=120))
+        record = checked(
+            solve(
+                "feinbube",
+                n,
+                {"opt": opt, "depth": min(4, n - 1)},
+                repeats=1,
+                warmup=0,
+                timeout=120,
+            )
+        )
         assert record.verified and record.count == record.expected
 
 
@@ -22,7 +31,9 @@ def test_every_step_counts_n4_to_n14(opt):
 def test_odd_shapes(depth, block):
     """Depth 1 (odd N: middle column expanded to row 2), a one-thread block, partial warps."""
     for n in (9, 12):
-        assert solve("feinbube", n, {"depth": depth, "block": block}, repeats=1, warmup=0, timeout=120).verified
+        assert solve(
+            "feinbube", n, {"depth": depth, "block": block}, repeats=1, warmup=0, timeout=120
+        ).verified
 
 
 def test_run_record_has_gpu_facts():

@@ -52,30 +52,41 @@ def test_committed_fixture_is_two_real_runs():
     assert len(RUNS) == 2
     for path in RUNS:
         data = json.loads(path.read_text())
-        assert sorted((b["extra_info"]["strategy"], b["extra_info"]["n"]) for b in data["benchmarks"]) == sorted(CASES)
+        assert sorted(
+            (b["extra_info"]["strategy"], b["extra_info"]["n"]) for b in data["benchmarks"]
+        ) == sorted(CASES)
 
 
 def test_history_has_one_row_per_benchmark_per_run():
     df = load_history(STORAGE)
     assert len(df) == 2 * len(CASES)
     assert df["run"].nunique() == 2 and df["datetime"].is_monotonic_increasing
-    assert list(df["run"].unique()) == [p.relative_to(STORAGE).with_suffix("").as_posix() for p in RUNS]
+    assert list(df["run"].unique()) == [
+        p.relative_to(STORAGE).with_suffix("").as_posix() for p in RUNS
+    ]
     assert sorted(zip(df["strategy"], df["n"])) == sorted(CASES * 2)
     assert (df["extra.count"] == df["n"].map(known_count)).all() and df["extra.verified"].all()
     assert (df["median"] > 0).all() and (df["rounds"] >= 5).all()
     # the resolved parameters: flattened into param.* columns and a canonical text; the
     # case's identity is the parameters the user gave (none in these runs)
     multicore = df[df["strategy"] == "multicore"]
-    assert multicore["param.depth"].notna().all() and multicore["resolved"].str.startswith("depth=").all()
+    assert (
+        multicore["param.depth"].notna().all()
+        and multicore["resolved"].str.startswith("depth=").all()
+    )
     assert df["params"].eq("").all() and df.loc[df["strategy"] == "serial", "resolved"].eq("").all()
     # extra_info flattened; machine_info from the nqprof hook (made on a CPU-only machine)
-    assert {"extra.gpu_s", "extra.source_hash", "extra.device_kind", "extra.notes"} <= set(df.columns)
+    assert {"extra.gpu_s", "extra.source_hash", "extra.device_kind", "extra.notes"} <= set(
+        df.columns
+    )
     assert df["extra.gpu_s"].isna().all()
     # an older run: compute samples are the worker's wall times, wall is pytest-benchmark's host clock
     assert (df["compute.rounds"] == df["extra.wall_times"].map(len)).all()
     assert (df["wall.median"] == df["median"]).all()
     assert {"machine.gpu", "machine.cuda_toolkit", "machine.node", "commit"} <= set(df.columns)
-    assert df["machine.gpu"].isna().all() and df["machine.gpu_status"].str.startswith("CPU only").all()
+    assert (
+        df["machine.gpu"].isna().all() and df["machine.gpu_status"].str.startswith("CPU only").all()
+    )
 
 
 def test_compute_statistics_come_from_the_gpu_times(storage):
@@ -86,7 +97,9 @@ def test_compute_statistics_come_from_the_gpu_times(storage):
 
     _edit_run(first, first.with_name("0009_gpu.json"), add_gpu_times)
     df = load_history(root)
-    row = df[df["run"].str.endswith("0009_gpu") & (df["strategy"] == "serial") & (df["n"] == 8)].iloc[0]
+    row = df[
+        df["run"].str.endswith("0009_gpu") & (df["strategy"] == "serial") & (df["n"] == 8)
+    ].iloc[0]
     assert (row["compute.median"], row["compute.rounds"], row["compute.iqr"]) == (3.0, 5, 2.5)
     assert row["compute.samples"] == [3.0, 1.0, 2.0, 4.0, 5.0]
 
@@ -152,7 +165,9 @@ def test_the_rank_test_is_exact_for_small_samples():
     assert stats.mann_whitney_p([1, 2, 3, 4, 5], [6, 7, 8, 9, 10]) == pytest.approx(2 / 252)
     assert stats.mann_whitney_p([1, 2, 3], [4, 5, 6]) == pytest.approx(0.1)
     assert stats.mann_whitney_p([1, 3, 5, 7], [2, 4, 6, 8]) == pytest.approx(0.6857142857)
-    assert stats.min_p_value(5, 5) == pytest.approx(2 / 252) and stats.min_p_value(4, 5) == pytest.approx(2 / 126)
+    assert stats.min_p_value(5, 5) == pytest.approx(2 / 252) and stats.min_p_value(
+        4, 5
+    ) == pytest.approx(2 / 126)
     assert stats.min_p_value(1000, 1000) == 0.0  # C(2000, 1000) is past a float
     assert stats.decide([1.0] * 1000, [1.2] * 1000).verdict == "slower"
     # ties and large samples: the normal approximation, symmetric in its arguments
@@ -169,7 +184,9 @@ def test_verdicts_need_significance_and_an_effect_above_the_floor():
     small = stats.decide(a, _rounds(1.03, seed=1))
     assert small.p < stats.ALPHA and small.verdict == "same"
     # a large change in the medians that the ranks do not support: same
-    noisy = stats.decide(_rounds(1.0, spread=0.9, count=6, seed=3), _rounds(1.1, spread=0.9, count=6, seed=4))
+    noisy = stats.decide(
+        _rounds(1.0, spread=0.9, count=6, seed=3), _rounds(1.1, spread=0.9, count=6, seed=4)
+    )
     assert noisy.verdict == "same" and noisy.p >= stats.ALPHA
 
 
@@ -225,7 +242,9 @@ def test_the_processes_of_both_runs_give_one_interval():
     b = [1.0, 1.0] * 10
     # logs 0 and ln 1.1: squares ln(1.1)^2 / 2, pooled over 2 df, se = sqrt(pooled (1/2 + 1/2))
     assert stats.between_process_floor(a, b, procs, procs) == pytest.approx(0.6047, abs=1e-3)
-    assert stats.between_process_floor(a, b, procs, procs) == stats.between_process_floor(b, a, procs, procs)
+    assert stats.between_process_floor(a, b, procs, procs) == stats.between_process_floor(
+        b, a, procs, procs
+    )
     # processes that agree leave the floor to the rest; one run's processes alone: their range
     assert stats.between_process_floor(b, b, procs, procs) == 0.0
     assert stats.between_process_floor(a, b, procs, None) == pytest.approx(0.1)
@@ -233,7 +252,10 @@ def test_the_processes_of_both_runs_give_one_interval():
     three = [0, 1, 2] * 10
     agree = [1.0, 1.01, 0.995] * 10
     assert stats.floor_of(agree, [x * 1.2 for x in agree], 0.05, three, three) < 0.1
-    assert stats.decide(agree, [x * 1.2 for x in agree], processes_a=three, processes_b=three).verdict == "slower"
+    assert (
+        stats.decide(agree, [x * 1.2 for x in agree], processes_a=three, processes_b=three).verdict
+        == "slower"
+    )
 
 
 def test_cpu_cases_have_the_larger_floor(tmp_path):
@@ -246,14 +268,19 @@ def test_cpu_cases_have_the_larger_floor(tmp_path):
             for i, bench in enumerate(benches.values()):
                 _with_samples(bench, _rounds(center, seed=i))
                 bench["extra_info"]["device_kind"] = kind
+
         return edit
 
     for kind in ("gpu", "cpu"):
         _edit_run(RUNS[0], root / kind / "0001_a.json", make(1e-3, kind))
         _edit_run(RUNS[0], root / kind / "0002_b.json", make(1.07e-3, kind))
     gpu, cpu = (compare(load_history(root / kind), "0001", "0002") for kind in ("gpu", "cpu"))
-    assert set(gpu["verdict"]) == {"slower"} and set(gpu["floor_pct"].round(6)) == {100 * stats.MIN_EFFECT}
-    assert set(cpu["verdict"]) == {"same"} and set(cpu["floor_pct"].round(6)) == {100 * stats.MIN_EFFECT_CPU}
+    assert set(gpu["verdict"]) == {"slower"} and set(gpu["floor_pct"].round(6)) == {
+        100 * stats.MIN_EFFECT
+    }
+    assert set(cpu["verdict"]) == {"same"} and set(cpu["floor_pct"].round(6)) == {
+        100 * stats.MIN_EFFECT_CPU
+    }
 
 
 def test_a_strategys_declared_floor_is_used(tmp_path):
@@ -268,14 +295,19 @@ def test_a_strategys_declared_floor_is_used(tmp_path):
                 bench["extra_info"]["device_kind"] = "cpu"
                 if min_effect is not None:
                     bench["extra_info"]["min_effect"] = min_effect
+
         return edit
 
     for name, (in_a, in_b) in {"declared": (None, 0.2), "smaller": (0.01, 0.01)}.items():
         _edit_run(RUNS[0], root / name / "0001_a.json", make(1e-3, in_a))
         _edit_run(RUNS[0], root / name / "0002_b.json", make(1.15e-3, in_b))
-    declared, smaller = (compare(load_history(root / name), "0001", "0002") for name in ("declared", "smaller"))
+    declared, smaller = (
+        compare(load_history(root / name), "0001", "0002") for name in ("declared", "smaller")
+    )
     assert set(declared["verdict"]) == {"same"} and set(declared["floor_pct"].round(6)) == {20.0}
-    assert set(smaller["verdict"]) == {"slower"} and set(smaller["floor_pct"].round(6)) == {100 * stats.MIN_EFFECT_CPU}
+    assert set(smaller["verdict"]) == {"slower"} and set(smaller["floor_pct"].round(6)) == {
+        100 * stats.MIN_EFFECT_CPU
+    }
     from nqprof.strategies import get
 
     assert get("multicore").min_effect == 0.2 and get("serial").min_effect is None
@@ -292,17 +324,22 @@ def test_a_host_that_moved_the_cpu_probe_raises_cpu_floors(tmp_path):
                 _with_samples(bench, _rounds(center, seed=i))
                 bench["extra_info"]["device_kind"] = kind
                 bench["extra_info"]["conditions"] = {"cpu": {"probe_s": probe}}
+
         return edit
 
     for kind in ("gpu", "cpu"):
         _edit_run(RUNS[0], root / kind / "0001_a.json", make(1e-3, kind, 5e-4))
         _edit_run(RUNS[0], root / kind / "0002_b.json", make(1.4e-3, kind, 6.5e-4))
     gpu, cpu = (compare(load_history(root / kind), "0001", "0002") for kind in ("gpu", "cpu"))
-    assert set(gpu["verdict"]) == {"slower"} and set(gpu["floor_pct"].round(6)) == {100 * stats.MIN_EFFECT}
+    assert set(gpu["verdict"]) == {"slower"} and set(gpu["floor_pct"].round(6)) == {
+        100 * stats.MIN_EFFECT
+    }
     assert set(cpu["verdict"]) == {"same"} and set(cpu["floor_pct"].round(6)) == {60.0}
     assert all("CPU speed probe" in c for c in cpu["conditions"]) and not any(gpu["conditions"])
     back = compare(load_history(root / "cpu"), "0002", "0001")  # a faster host: the same floor
-    assert set(back["verdict"]) == {"same"} and set(back["floor_pct"].round(6)) == {round(200 * (5 / 6.5 - 1) * -1, 6)}
+    assert set(back["verdict"]) == {"same"} and set(back["floor_pct"].round(6)) == {
+        round(200 * (5 / 6.5 - 1) * -1, 6)
+    }
 
 
 def test_rounds_in_two_modes_raise_the_floor():
@@ -332,7 +369,9 @@ def test_compare_two_saved_runs(tmp_path, capsys):
             _with_samples(bench, _rounds(1e-3, seed=100 + i))
         _with_samples(benches["serial", 8], _rounds(1.5e-3, seed=7))  # slower
         _with_samples(benches["serial", 9], _rounds(0.5e-3, seed=8))  # faster
-        _with_samples(benches["serial", 10], _rounds(1e-3, seed=9)[:1])  # one round: too few to tell
+        _with_samples(
+            benches["serial", 10], _rounds(1e-3, seed=9)[:1]
+        )  # one round: too few to tell
         benches["multicore", 9]["extra_info"]["source_hash"] = "edited"
         benches["multicore", 8]["extra_info"]["params"]["depth"] = 7  # a default moved
         benches["multicore", 8]["extra_info"]["params"]["grain"] = 3  # a parameter nqprof gained
@@ -348,14 +387,22 @@ def test_compare_two_saved_runs(tmp_path, capsys):
     assert result.loc[("serial", 10), "verdict"] == "too-few-rounds"
     assert result.loc[("multicore", 8), "verdict"] == "same"
     assert result.loc[("multicore", 8), "changed"] == "depth 4 -> 7"  # grain is new, not a change
-    assert result.loc[("multicore", 9), "verdict"] == "same" and result.loc[("multicore", 9), "changed"] == "source"
+    assert (
+        result.loc[("multicore", 9), "verdict"] == "same"
+        and result.loc[("multicore", 9), "changed"] == "source"
+    )
     assert result.loc[("multicore", 10), "verdict"] == "only-a"
     # the reverse direction swaps faster and slower
     back = compare(df, "0002", "0001").set_index(["strategy", "n"])
-    assert (back.loc[("serial", 8), "verdict"], back.loc[("serial", 9), "verdict"]) == ("faster", "slower")
+    assert (back.loc[("serial", 8), "verdict"], back.loc[("serial", 9), "verdict"]) == (
+        "faster",
+        "slower",
+    )
     # the wall metric reads the round trips
     wall = compare(df, "0001", "0002", "wall").set_index(["strategy", "n"])
-    assert wall.loc[("serial", 8), "median_b"] == pytest.approx(1.5 * result.loc[("serial", 8), "median_b"])
+    assert wall.loc[("serial", 8), "median_b"] == pytest.approx(
+        1.5 * result.loc[("serial", 8), "median_b"]
+    )
     assert compare(df, "0001", "0002", "gpu").equals(compare(df, "0001", "0002"))  # the older name
 
     assert main(["compare", "--storage", str(root)]) == 0  # the last two runs
@@ -363,7 +410,10 @@ def test_compare_two_saved_runs(tmp_path, capsys):
     assert f"A: {a.relative_to(root).with_suffix('').as_posix()}" in out
     assert f"B: {b.relative_to(root).with_suffix('').as_posix()}" in out
     assert re.search(r"serial\s+8\s+\S+ ms\s+\S+ ms\s+\+\d+\.\d%\s+±10\.0%\s+<1e-4\s+slower", out)
-    assert "2 same, 1 faster, 1 slower, 1 too-few-rounds, 1 only-a; 1 changed-params, 1 changed-source" in out
+    assert (
+        "2 same, 1 faster, 1 slower, 1 too-few-rounds, 1 only-a; 1 changed-params, 1 changed-source"
+        in out
+    )
 
     # a CI gate: --fail-on exits 1 when a benchmark gets one of the named verdicts or changes
     assert main(["compare", "--storage", str(root), "--fail-on", "slower"]) == 1
@@ -371,7 +421,9 @@ def test_compare_two_saved_runs(tmp_path, capsys):
     assert main(["compare", "--storage", str(root), "--fail-on", "slower,changed-source"]) == 1
     assert "1 slower, 1 changed-source" in capsys.readouterr().err
     assert main(["compare", "--storage", str(root), "--fail-on", "changed-params"]) == 1
-    assert main(["compare", "0001", "0001", "--storage", str(root), "--fail-on", "slower,faster"]) == 0
+    assert (
+        main(["compare", "0001", "0001", "--storage", str(root), "--fail-on", "slower,faster"]) == 0
+    )
     with pytest.raises(SystemExit):
         main(["compare", "--storage", str(root), "--fail-on", "worse"])
 
@@ -453,8 +505,20 @@ def test_plot_lines_are_strategy_and_parameters(storage):
     # depth differs only between N (a default that depends on N): one line per strategy
     assert sorted(figures._lines(part)) == ["multicore", "serial"]
     # a swept parameter (two depths at the same N) splits the strategy into lines
-    swept = pd.concat([part, part[part["strategy"] == "multicore"].assign(**{"param.depth": 7, "params": "depth=7"})])
+    swept = pd.concat(
+        [
+            part,
+            part[part["strategy"] == "multicore"].assign(**{"param.depth": 7, "params": "depth=7"}),
+        ]
+    )
     lines = figures._lines(swept)
-    assert sorted(lines) == ["multicore (depth=2)", "multicore (depth=4)", "multicore (depth=7)", "serial"]
-    assert list(lines["multicore (depth=7)"]["n"]) == sorted(part[part["strategy"] == "multicore"]["n"])
+    assert sorted(lines) == [
+        "multicore (depth=2)",
+        "multicore (depth=4)",
+        "multicore (depth=7)",
+        "serial",
+    ]
+    assert list(lines["multicore (depth=7)"]["n"]) == sorted(
+        part[part["strategy"] == "multicore"]["n"]
+    )
     assert figures.history_figures(df, root / "figures", ["0003"])[0].stat().st_size > 10_000

@@ -73,10 +73,23 @@ def _as_from_a_terminal() -> None:
 
 
 def _start(args: list[str], script: str | None = None) -> subprocess.Popen:
-    cmd = [sys.executable, "-c", script, *args] if script else [sys.executable, "-m", "nqprof", *args]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")])}
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-                            env=env, cwd=TESTS, preexec_fn=_as_from_a_terminal)
+    cmd = (
+        [sys.executable, "-c", script, *args] if script else [sys.executable, "-m", "nqprof", *args]
+    )
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]),
+    }
+    proc = subprocess.Popen(
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        env=env,
+        cwd=TESTS,
+        preexec_fn=_as_from_a_terminal,
+    )
     _STARTED.append(proc)
     return proc
 
@@ -118,10 +131,13 @@ def _interrupt(proc: subprocess.Popen) -> tuple[int, str, str, float]:
     return proc.returncode, out, err, time.monotonic() - t0
 
 
-@pytest.mark.parametrize("args,workers", [
-    (["solve", "17", "-s", "serial", "--timeout", "600"], 3),
-    (["solve", "17", "-s", "multicore", "--timeout", "600"], 3),
-])
+@pytest.mark.parametrize(
+    "args,workers",
+    [
+        (["solve", "17", "-s", "serial", "--timeout", "600"], 3),
+        (["solve", "17", "-s", "multicore", "--timeout", "600"], 3),
+    ],
+)
 def test_ctrl_c_ends_a_cpu_run_at_once(args, workers):
     proc = _start(args)
     pids = _workers(proc, workers)
@@ -140,25 +156,47 @@ def test_ctrl_c_ends_a_gpu_run_at_once():
 
 def test_ctrl_c_in_a_sweep_keeps_the_finished_rows(tmp_path):
     out_file = tmp_path / "sweep.json"
-    proc = _start(["sweep", "-s", "serial", "--n", "8,9,17", "--rounds", "1", "--warmup", "0", "--timeout", "600",
-                   "-q", "-o", str(out_file)])
+    proc = _start(
+        [
+            "sweep",
+            "-s",
+            "serial",
+            "--n",
+            "8,9,17",
+            "--rounds",
+            "1",
+            "--warmup",
+            "0",
+            "--timeout",
+            "600",
+            "-q",
+            "-o",
+            str(out_file),
+        ]
+    )
     _workers(proc, 3)
     time.sleep(1.5)  # N=8 and 9 take milliseconds: N=17 is running
     code, out, err, _ = _interrupt(proc)
     assert code == 130 and "Traceback" not in err
-    assert err.splitlines()[-1] == ("nqprof: interrupted after 2 of 3 cases: the records before this are the "
-                                    "finished ones")
+    assert err.splitlines()[-1] == (
+        "nqprof: interrupted after 2 of 3 cases: the records before this are the finished ones"
+    )
     rows = [line.split()[:2] for line in out.splitlines()[2:]]
     assert rows == [["serial", "8"], ["serial", "9"]]
     records = json.loads(out_file.read_text())
     assert [r.get("n") for r in records[:-1]] == [8, 9] and all(r["verified"] for r in records[:-1])
-    assert records[-1] == {"partial": "interrupted after 2 of 3 cases: the records before this are the finished ones"}
+    assert records[-1] == {
+        "partial": "interrupted after 2 of 3 cases: the records before this are the finished ones"
+    }
 
 
-@pytest.mark.parametrize("args,script,workers", [
-    (["solve", "17", "-s", "serial", "--timeout", "600"], None, 3),
-    (["solve", "8", "-s", "gpu-hang", "--timeout", "600"], WITH_GPU_HANG, 1),
-])
+@pytest.mark.parametrize(
+    "args,script,workers",
+    [
+        (["solve", "17", "-s", "serial", "--timeout", "600"], None, 3),
+        (["solve", "8", "-s", "gpu-hang", "--timeout", "600"], WITH_GPU_HANG, 1),
+    ],
+)
 def test_a_killed_parent_leaves_no_worker(args, script, workers):
     proc = _start(args, script)
     pids = _workers(proc, workers)

@@ -18,22 +18,54 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 #: matches ``a.b`` and everything under it, ``"=a.b"`` the module ``a.b`` alone. A module
 #: may import its own layer or a lower one, never a higher one.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("foundation", ("=nqprof", "nqprof.errors", "nqprof.numeric", "nqprof.textfmt", "nqprof.progress", "nqprof.problem",
-                    "nqprof.files", "nqprof.worker")),
-    ("data", ("nqprof.subproblems", "nqprof.result", "nqprof.rounds", "nqprof.conditions", "nqprof.analysis.trace")),
+    (
+        "foundation",
+        (
+            "=nqprof",
+            "nqprof.errors",
+            "nqprof.numeric",
+            "nqprof.textfmt",
+            "nqprof.progress",
+            "nqprof.problem",
+            "nqprof.files",
+            "nqprof.worker",
+        ),
+    ),
+    (
+        "data",
+        (
+            "nqprof.subproblems",
+            "nqprof.result",
+            "nqprof.rounds",
+            "nqprof.conditions",
+            "nqprof.analysis.trace",
+        ),
+    ),
     ("cuda", ("nqprof.cuda",)),
     ("strategy interface", ("nqprof.strategies.base", "nqprof.strategies.counters")),
-    ("strategy machinery", ("nqprof.strategies.gpu_common", "nqprof.strategies.cpu_common", "nqprof.strategies.cdp")),
+    (
+        "strategy machinery",
+        ("nqprof.strategies.gpu_common", "nqprof.strategies.cpu_common", "nqprof.strategies.cdp"),
+    ),
     ("strategies", ("nqprof.strategies",)),
     ("strategy registry", ("=nqprof.strategies",)),
     ("run", ("nqprof.runner", "nqprof.options", "nqprof.machine")),
     ("history", ("nqprof.analysis",)),
-    ("measurements", ("nqprof.queuebench", "nqprof.characterize", "nqprof.papers", "nqprof.cluster", "nqprof.nqbench",
-                      "nqprof.benchopts", "nqprof.benchtrace")),
+    (
+        "measurements",
+        (
+            "nqprof.queuebench",
+            "nqprof.characterize",
+            "nqprof.papers",
+            "nqprof.cluster",
+            "nqprof.nqbench",
+            "nqprof.benchopts",
+            "nqprof.benchtrace",
+        ),
+    ),
     ("kernel catalog", ("nqprof.catalog",)),
     ("front", ("nqprof.plugin", "nqprof.cli", "nqprof.__main__")),
 ]
-
 
 
 def modules() -> dict[str, tuple[Path, bool]]:
@@ -180,8 +212,7 @@ def test_every_module_has_a_layer():
 def test_no_import_back_up_the_layers():
     edges = graph()
     upward = sorted(
-        (a, b) for a, targets in edges.items() for b in targets
-        if layer_of(b) > layer_of(a)
+        (a, b) for a, targets in edges.items() for b in targets if layer_of(b) > layer_of(a)
     )
     assert not upward, "imports back up the layers: " + "; ".join(
         f"{a} ({LAYERS[layer_of(a)][0]}) -> {b} ({LAYERS[layer_of(b)][0]})" for a, b in upward

@@ -15,9 +15,9 @@ DESCRIPTION_COLUMN = 20
 
 def map_block() -> list[str]:
     text = (ROOT / "CONTRIBUTING.md").read_text()
-    section = text[text.index("## The map"):]
+    section = text[text.index("## The map") :]
     start = section.index("```\n") + 4
-    return section[start:section.index("```", start)].splitlines()
+    return section[start : section.index("```", start)].splitlines()
 
 
 def entries() -> list[tuple[Path, str, str]]:
@@ -45,7 +45,7 @@ def entries() -> list[tuple[Path, str, str]]:
     out = []
     for i, (depth, path, own) in enumerate(parsed):
         subtree = list(own)
-        for later_depth, _, later in parsed[i + 1:]:
+        for later_depth, _, later in parsed[i + 1 :]:
             if later_depth <= depth:
                 break
             subtree.extend(later)
@@ -59,7 +59,11 @@ def _words(text: str) -> set[str]:
 
 def test_the_map_parses():
     paths = {p for p, _, _ in entries()}
-    assert PACKAGE in paths and PACKAGE / "strategies" / "cdp" in paths and ROOT / "kernels" / "cpu" in paths
+    assert (
+        PACKAGE in paths
+        and PACKAGE / "strategies" / "cdp" in paths
+        and ROOT / "kernels" / "cpu" in paths
+    )
 
 
 def test_every_path_the_map_names_exists():
@@ -82,7 +86,9 @@ def test_every_file_an_entry_names_exists_under_it():
 
 
 def _registered_strategy_modules() -> set[str]:
-    table = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"]["nqprof.strategies"]
+    table = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"][
+        "nqprof.strategies"
+    ]
     return {value.partition(":")[0] for value in table.values()}
 
 
@@ -91,22 +97,27 @@ def test_every_module_is_named_in_the_map():
     its package's entry (the strategies registered in pyproject.toml are the "one module per
     strategy" of strategies/)."""
     found = {path: subtree for path, _, subtree in entries()}
-    top = {p for p in PACKAGE.iterdir() if (p.suffix == ".py" or (p / "__init__.py").exists())
-           and not p.name.startswith("__")}
+    top = {
+        p
+        for p in PACKAGE.iterdir()
+        if (p.suffix == ".py" or (p / "__init__.py").exists()) and not p.name.startswith("__")
+    }
     unnamed = sorted(str(p.relative_to(PACKAGE)) for p in top if p not in found)
     registered = _registered_strategy_modules()
     for package in sorted(p.parent for p in PACKAGE.rglob("__init__.py")):
         if package == PACKAGE:
             continue
-        assert package in found or any(package.is_relative_to(p) for p in found if p.is_dir() and p != PACKAGE), (
-            f"{package.relative_to(PACKAGE)} is under no entry of the map"
-        )
+        assert package in found or any(
+            package.is_relative_to(p) for p in found if p.is_dir() and p != PACKAGE
+        ), f"{package.relative_to(PACKAGE)} is under no entry of the map"
         owner = package
         while owner not in found:
             owner = owner.parent
         words = _words(found[owner])
         for child in sorted(package.iterdir()):
-            if child.name.startswith("__") or not (child.suffix == ".py" or (child / "__init__.py").exists()):
+            if child.name.startswith("__") or not (
+                child.suffix == ".py" or (child / "__init__.py").exists()
+            ):
                 continue
             module = ".".join(child.relative_to(PACKAGE.parent).with_suffix("").parts)
             if module in registered or child in found:
@@ -121,7 +132,9 @@ def test_kernel_headers_name_host_files_that_exist():
     for source in sorted((ROOT / "kernels").rglob("*")):
         if source.suffix not in (".cu", ".cuh", ".c", ".h"):
             continue
-        for name in re.findall(r"\b(?:src/nqprof/|bench/|tests/|tools/)[\w/]+\.py\b", source.read_text()):
+        for name in re.findall(
+            r"\b(?:src/nqprof/|bench/|tests/|tools/)[\w/]+\.py\b", source.read_text()
+        ):
             if not (ROOT / name).exists():
                 missing.append(f"{source.relative_to(ROOT)}: {name}")
     assert not missing, f"kernel sources name files that do not exist: {missing}"

@@ -14,15 +14,18 @@ fake = types.ModuleType("nvtx")
 fake.annotate = lambda name, **kw: (calls.append((name, kw)), contextlib.nullcontext())[1]
 sys.modules["nvtx"] = fake
 """
-USE = "from nqprof.cuda.nvtx import nvtx_range, available\nwith nvtx_range('case', payload=3): pass\n"
+USE = (
+    "from nqprof.cuda.nvtx import nvtx_range, available\nwith nvtx_range('case', payload=3): pass\n"
+)
 
 
 def _run(code: str, **env) -> str:
     import os
 
     environ = {k: v for k, v in os.environ.items() if k != "NVTX_INJECTION64_PATH"} | env
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                          env=environ).stdout.strip()
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=environ
+    ).stdout.strip()
 
 
 def test_no_tool_and_no_numpy_loads_nothing():
@@ -31,7 +34,9 @@ def test_no_tool_and_no_numpy_loads_nothing():
 
 
 def test_a_tool_gets_every_range():
-    out = _run(FAKE + USE + "print(calls, available())", NVTX_INJECTION64_PATH="/opt/tool/libinject.so")
+    out = _run(
+        FAKE + USE + "print(calls, available())", NVTX_INJECTION64_PATH="/opt/tool/libinject.so"
+    )
     assert out == "[('case', {'domain': 'nqprof', 'payload': 3})] True"
 
 

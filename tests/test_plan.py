@@ -17,7 +17,16 @@ from nqprof.strategies.cdp import accounting as cc
 from nqprof.strategies.cdp.chunks import merge_accounting
 from nqprof.strategies.cdp.limits import MAX_PENDING
 from nqprof.strategies.cdp.limits import DEFAULT_PENDING
-from nqprof.strategies.cdp.plan import CHUNK_FILL, GIB, Reserve, chunk_share, growth_bound, make_plan, maxnodes, render
+from nqprof.strategies.cdp.plan import (
+    CHUNK_FILL,
+    GIB,
+    Reserve,
+    chunk_share,
+    growth_bound,
+    make_plan,
+    maxnodes,
+    render,
+)
 from nqprof.strategies.cdp.recursions import region_boards
 from nqprof.subproblems import BOARD_UPLOAD_BYTES, expand
 
@@ -27,8 +36,14 @@ CDP = tuple(s.name for s in all_strategies() if s.cdp)
 def plan_for(name, n, given=None, free_gib=139.0, max_pending=MAX_PENDING):
     s = get(name)
     params = s.resolve(n, given or {})
-    return make_plan(s.recursion(n, params, len(expand(n, params["depth"]))), int(free_gib * GIB), params,
-                     board_bytes=BOARD_UPLOAD_BYTES, counter_bytes=cc.WORDS * 8, max_pending=max_pending)
+    return make_plan(
+        s.recursion(n, params, len(expand(n, params["depth"]))),
+        int(free_gib * GIB),
+        params,
+        board_bytes=BOARD_UPLOAD_BYTES,
+        counter_bytes=cc.WORDS * 8,
+        max_pending=max_pending,
+    )
 
 
 # --- the paper's bound ------------------------------------------------------------------------
@@ -70,8 +85,9 @@ def test_region_bound_holds_for_every_block():
             live = done & ((~(cols | ld | rd) & np.uint32(full_mask(n))) != 0) & (row < n)
             reached.append(parent[live])
             keep = ~done
-            cols, ld, rd, row, parent, target = place_row(n, cols[keep], ld[keep], rd[keep], row[keep], parent[keep],
-                                                          target[keep])
+            cols, ld, rd, row, parent, target = place_row(
+                n, cols[keep], ld[keep], rd[keep], row[keep], parent[keep], target[keep]
+            )
         per_block = np.bincount(np.concatenate(reached))
         assert per_block.max() <= region_boards(n, depth, depth2, block), (n, depth, depth2)
 
@@ -96,28 +112,46 @@ def test_small_free_memory_shrinks_the_chunk():
     assert ranges[0][0] == 0 and ranges[-1][1] == small.host_boards and len(ranges) == small.chunks
     assert max(small.boards_per_chunk()) == small.chunk
     # the largest chunk that fits in CHUNK_FILL of the free memory: one more board per chunk does not
-    plan_for("dp1", 13, {"z": 2, "depth": 3, "chunk": small.chunk}, free_gib=2.0 * CHUNK_FILL, max_pending=unbounded)
+    plan_for(
+        "dp1",
+        13,
+        {"z": 2, "depth": 3, "chunk": small.chunk},
+        free_gib=2.0 * CHUNK_FILL,
+        max_pending=unbounded,
+    )
     with pytest.raises(InputError, match="does not fit"):
-        plan_for("dp1", 13, {"z": 2, "depth": 3, "chunk": small.chunk + 1}, free_gib=2.0 * CHUNK_FILL,
-                 max_pending=unbounded)
+        plan_for(
+            "dp1",
+            13,
+            {"z": 2, "depth": 3, "chunk": small.chunk + 1},
+            free_gib=2.0 * CHUNK_FILL,
+            max_pending=unbounded,
+        )
 
 
 def test_the_runtimes_pending_launch_cap_shrinks_the_chunk():
-    capped = plan_for("dp1", 13, {"z": 2, "depth": 3})  # ~1.5M launches in one chunk; the H200 takes 599,186
+    capped = plan_for(
+        "dp1", 13, {"z": 2, "depth": 3}
+    )  # ~1.5M launches in one chunk; the H200 takes 599,186
     assert capped.chunks > 1 and capped.limits.pending <= MAX_PENDING
     assert plan_for("dp1", 13, {"z": 2, "depth": 3}, max_pending=10**9).chunks == 1
 
 
 def test_chunk_param_forces_the_chunk():
     plan = plan_for("dp3", 12, {"chunk": 100})
-    assert plan.chunk == 100 and plan.chunks == math.ceil(plan.host_boards / 100) and plan.chunk_forced
+    assert (
+        plan.chunk == 100 and plan.chunks == math.ceil(plan.host_boards / 100) and plan.chunk_forced
+    )
     assert plan_for("dp3", 12, {"chunk": 10**6}).chunks == 1
 
 
 def test_no_fit_even_one_board_per_chunk_is_refused_with_the_reason():
-    with pytest.raises(InputError, match=r"dp1 N=15: does not fit in device memory.*only 1.0 GiB is free.*"
-                                         r"larger z or a larger host depth.*That is with one host board per chunk \(of "
-                                         r"13\): the smallest chunk does not fit either"):
+    with pytest.raises(
+        InputError,
+        match=r"dp1 N=15: does not fit in device memory.*only 1.0 GiB is free.*"
+        r"larger z or a larger host depth.*That is with one host board per chunk \(of "
+        r"13\): the smallest chunk does not fit either",
+    ):
         plan_for("dp1", 15, {"z": 3, "depth": 1}, free_gib=1)
 
 
@@ -137,7 +171,9 @@ def test_the_chunk_search_looks_for_does_not_fit_by_its_type(monkeypatch):
     monkeypatch.setattr(plan_module, "configure_runtime", refuse)
     with pytest.raises(InputError) as info:
         plan_for("dp2", 12)
-    assert not isinstance(info.value, DoesNotFitError) and "one host board per chunk" not in str(info.value)
+    assert not isinstance(info.value, DoesNotFitError) and "one host board per chunk" not in str(
+        info.value
+    )
 
 
 def test_chunk_share():
@@ -145,7 +181,9 @@ def test_chunk_share():
     host = len(expand(n, depth))
     assert chunk_share(n, depth, host, host) == 1.0
     shares = [chunk_share(n, depth, host, c) for c in (1, 10, 100, 300)]
-    assert shares == sorted(shares) and all(s >= c / host for s, c in zip(shares, (1, 10, 100, 300)))
+    assert shares == sorted(shares) and all(
+        s >= c / host for s, c in zip(shares, (1, 10, 100, 300))
+    )
 
 
 def test_cdp_bp_chunk_scales_its_preallocated_boards():
@@ -162,7 +200,9 @@ def test_config_default_sets_nothing_and_does_not_chunk():
     assert plan.limits.pending == DEFAULT_PENDING and plan.limits.heap_bytes is None
     assert "not sized" in plan.limits.how
     plan = plan_for("dp3", 13, {"config": "default"})
-    assert any("past the defaults launches and mallocs fail on the device" in note for note in plan.notes)
+    assert any(
+        "past the defaults launches and mallocs fail on the device" in note for note in plan.notes
+    )
     with pytest.raises(InputError, match="config must be one of carneiro, default"):
         get("dp2").resolve(13, {"config": "paper"})
     assert "config" not in {p.name for p in get("dp1").params}  # dp1 and dpswap: only chunk
@@ -172,13 +212,22 @@ def test_config_default_sets_nothing_and_does_not_chunk():
 def test_plan_record_and_text():
     plan = plan_for("dp3", 12, {"chunk": 50})
     d = plan.as_dict()
-    assert d["chunks"] == plan.chunks and d["boards_per_chunk"] == {"min": plan.host_boards - 50 * (plan.chunks - 1),
-                                                                     "max": 50}
-    assert d["generations"][0]["generation"] == 0 and d["limits"]["pending_launches"] == plan.limits.pending
+    assert d["chunks"] == plan.chunks and d["boards_per_chunk"] == {
+        "min": plan.host_boards - 50 * (plan.chunks - 1),
+        "max": 50,
+    }
+    assert (
+        d["generations"][0]["generation"] == 0
+        and d["limits"]["pending_launches"] == plan.limits.pending
+    )
     assert d["reserve"]["slot_bytes"] == Reserve().slot_bytes
     json.dumps(d)
     text = render(plan)
-    assert "maxnodes(d) = (N-1)!/(N-d)!" in text and f"{plan.chunks:,} chunk(s)" in text and "(forced with chunk=)" in text
+    assert (
+        "maxnodes(d) = (N-1)!/(N-d)!" in text
+        and f"{plan.chunks:,} chunk(s)" in text
+        and "(forced with chunk=)" in text
+    )
 
 
 # --- summing the chunks' accounting -----------------------------------------------------------
@@ -218,8 +267,16 @@ def test_new_strategies_are_registered():
     bp = get("bp-dfs")
     assert not bp.cdp and bp.sources == get("feinbube").sources  # the same kernel, declared once
     assert bp.resolve(18, {}) == {"depth": 7, "block": 128}
-    assert get("cdp-bp").resolve(18, {}) == {"depth": 5, "depth2": 7, "block": 128, "child_block": 64, "pending": 0,
-                                             "launch": "real", "chunk": 0, "config": "carneiro"}
+    assert get("cdp-bp").resolve(18, {}) == {
+        "depth": 5,
+        "depth2": 7,
+        "block": 128,
+        "child_block": 64,
+        "pending": 0,
+        "launch": "real",
+        "chunk": 0,
+        "config": "carneiro",
+    }
     assert get("cdp-dp3").resolve(16, {})["child_block"] == 64
 
 
@@ -228,7 +285,12 @@ def test_new_strategies_are_registered():
     [
         ("cdp-bp", 12, {"depth": 6, "depth2": 5}, r"depth2 must be in 7\.\.12"),
         ("cdp-bp", 12, {"depth2": 13}, r"depth2 must be in 2\.\.12"),
-        ("cdp-bp", 18, {"depth": 1, "depth2": 17, "block": 1024}, "shared memory for the DFS stacks"),
+        (
+            "cdp-bp",
+            18,
+            {"depth": 1, "depth2": 17, "block": 1024},
+            "shared memory for the DFS stacks",
+        ),
         ("cdp-dp3", 12, {"block": 1024, "search": 3}, r"search must be in 1\.\.2"),
         ("cdp-dp3", 12, {"config": "x"}, "config must be one of"),
         ("bp-dfs", 18, {"block": 1024, "depth": 2}, "shared memory"),
@@ -257,11 +319,17 @@ def test_plan_command_for_devgraph(capsys):
     limits planned as for the CDP strategies."""
     assert main(["plan", "12", "-s", "devgraph"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("plan for devgraph N=12 (config=carneiro): nothing is launched") and "boards: bound" in out
+    assert (
+        out.startswith("plan for devgraph N=12 (config=carneiro): nothing is launched")
+        and "boards: bound" in out
+    )
 
 
 def test_plan_command_chunks_with_little_free_memory(capsys):
-    assert main(["plan", "13", "-s", "dp1", "-p", "z=2", "-p", "depth=3", "--free-gib", "2", "--json"]) == 0
+    assert (
+        main(["plan", "13", "-s", "dp1", "-p", "z=2", "-p", "depth=3", "--free-gib", "2", "--json"])
+        == 0
+    )
     d = json.loads(capsys.readouterr().out)
     assert d["chunks"] > 1 and d["free_bytes"] == 2 * GIB and d["free_source"] == "--free-gib"
 
@@ -269,9 +337,15 @@ def test_plan_command_chunks_with_little_free_memory(capsys):
 @pytest.mark.parametrize(
     "argv,message",
     [
-        (["plan", "12", "-s", "serial"], r"plans are for the strategies that do \(dp1, .*cdp-dp3, devgraph\)$"),
+        (
+            ["plan", "12", "-s", "serial"],
+            r"plans are for the strategies that do \(dp1, .*cdp-dp3, devgraph\)$",
+        ),
         (["plan", "12", "-s", "dp2", "--free-gib", "0"], "--free-gib must be a positive number"),
-        (["plan", "12", "-s", "dp2", "--free-gib", "lots"], "--free-gib must be a positive number of GiB, got 'lots'"),
+        (
+            ["plan", "12", "-s", "dp2", "--free-gib", "lots"],
+            "--free-gib must be a positive number of GiB, got 'lots'",
+        ),
         (["plan", "x", "-s", "dp2"], "N must be an integer"),
         (["plan", "12", "-s", "dp2", "-p", "depth=40"], r"depth must be in 1\.\.11"),
         (["plan", "12", "-s", "nope"], "unknown strategy"),
@@ -290,15 +364,24 @@ def test_plan_command_imports_nothing_heavy():
     import sys
 
     code = "from nqprof.cli import main\nmain(['plan', '12', '-s', 'dp3'])"
-    result = subprocess.run([sys.executable, "-X", "importtime", "-c", code], capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", code], capture_output=True, text=True
+    )
     assert result.returncode == 0, result.stderr[-2000:]
-    imported = {line.split("|")[-1].strip().split(".")[0] for line in result.stderr.splitlines() if "|" in line}
+    imported = {
+        line.split("|")[-1].strip().split(".")[0]
+        for line in result.stderr.splitlines()
+        if "|" in line
+    }
     assert not imported & {"pandas", "pytest", "matplotlib", "pycuda", "_pytest"}
 
 
 def test_config_default_refuses_explicit_limits():
-    with pytest.raises(InputError, match=r"config=default launches with the runtime's default limits, so pending=64 "
-                                         r"would be ignored"):
+    with pytest.raises(
+        InputError,
+        match=r"config=default launches with the runtime's default limits, so pending=64 "
+        r"would be ignored",
+    ):
         plan_for("dp3", 13, {"config": "default", "pending": 64})
 
 
@@ -319,16 +402,25 @@ def _leaves(n, c, l, r, row, target):
     return total
 
 
-@pytest.mark.parametrize("n,depth,search,block", [(8, 2, 2, 4), (9, 1, 3, 4), (10, 3, 2, 16), (11, 1, 4, 2)])
+@pytest.mark.parametrize(
+    "n,depth,search,block", [(8, 2, 2, 4), (9, 1, 3, 4), (10, 3, 2, 16), (11, 1, 4, 2)]
+)
 def test_block_first_generation(n, depth, search, block):
     from nqprof.strategies.cdp.model import block_first_generation, condensed_generations
 
     host = expand(n, depth)
-    per_thread = [_leaves(n, int(c), int(l), int(r), int(w), int(w) + search)
-                  for c, l, r, w in zip(host.cols, host.ld, host.rd, host.row)]
-    per_block = [sum(per_thread[i:i + block]) for i in range(0, len(per_thread), block)]
+    per_thread = [
+        _leaves(n, int(c), int(l), int(r), int(w), int(w) + search)
+        for c, l, r, w in zip(host.cols, host.ld, host.rd, host.row)
+    ]
+    per_block = [sum(per_thread[i : i + block]) for i in range(0, len(per_thread), block)]
     per_block = [v for v in per_block if v]
     g = block_first_generation(n, depth, search, block)
-    assert (g.grids, g.boards, g.min, g.max) == (len(per_block), sum(per_block), min(per_block), max(per_block))
+    assert (g.grids, g.boards, g.min, g.max) == (
+        len(per_block),
+        sum(per_block),
+        min(per_block),
+        max(per_block),
+    )
     assert g.boards == condensed_generations(n, depth, search).generations[1].boards
     assert g.max <= region_boards(n, depth, depth + search, block)

@@ -33,7 +33,9 @@ class _FakeSession(Session):
 
     def info(self):
         return {
-            "kernels": [{"name": "fake_kernel", "registers": 32, "shared_bytes": 0, "local_bytes": 0}],
+            "kernels": [
+                {"name": "fake_kernel", "registers": 32, "shared_bytes": 0, "local_bytes": 0}
+            ],
             "memory": {"deltas_mib": {"module": -2.0, "run": -0.5}},
             "toolkit": {"version": "13.0", "pycuda": "test"},
             "source_hash": "0123456789abcdef",
@@ -76,7 +78,9 @@ def nqpytest(pytester, request):
     load = [] if request.config.pluginmanager.has_plugin("nqprof") else ["-p", "nqprof.plugin"]
 
     def run(*args):
-        return pytester.runpytest(*load, "-p", "no:cacheprovider", "-p", "no:hypothesispytest", *args)
+        return pytester.runpytest(
+            *load, "-p", "no:cacheprovider", "-p", "no:hypothesispytest", *args
+        )
 
     return run
 
@@ -117,7 +121,14 @@ def test_strategy_lists():
 
 def test_param_axes():
     assert options.parse_param_axis("feinbube.depth=4, 5") == ("feinbube", "depth", ["4", "5"])
-    for bad in ("depth=4", "feinbube.depth", "feinbube.depth=", ".depth=4", "feinbube.=4", "feinbube.depth=4,,5"):
+    for bad in (
+        "depth=4",
+        "feinbube.depth",
+        "feinbube.depth=",
+        ".depth=4",
+        "feinbube.=4",
+        "feinbube.depth=4,,5",
+    ):
         with pytest.raises(InputError):
             options.parse_param_axis(bad)
     with pytest.raises(InputError, match="unknown strategy 'nope'"):
@@ -137,14 +148,19 @@ def test_settings_errors_name_the_option():
         "nq_rounds": ("0", "--nq-rounds: the number of rounds"),
         "nq_warmup": ("-1", "--nq-warmup: "),
         "nq_timeout": ("soon", "--nq-timeout: "),
-        "nq_param": (["multicore.dpth=3"], "--nq-param: strategy multicore has no parameter 'dpth'"),
+        "nq_param": (
+            ["multicore.dpth=3"],
+            "--nq-param: strategy multicore has no parameter 'dpth'",
+        ),
     }
     for dest, (value, message) in cases.items():
         with pytest.raises(InputError, match=message):
             options.parse_settings({dest: value})
     with pytest.raises(InputError, match="multicore.depth is given twice"):
         options.parse_settings({"nq_param": ["multicore.depth=2", "multicore.depth=3"]})
-    s = options.parse_settings({"nq_param": ["multicore.depth=2,3", "multicore.threads=1"], "nq_rounds": "7"})
+    s = options.parse_settings(
+        {"nq_param": ["multicore.depth=2,3", "multicore.threads=1"], "nq_rounds": "7"}
+    )
     assert s.axes == {"multicore": {"depth": ("2", "3"), "threads": ("1",)}} and s.rounds == 7
 
 
@@ -154,23 +170,59 @@ def test_bad_option_is_a_usage_error(nqpytest):
     result.stderr.fnmatch_lines(["*--nq-n: the N range '10:8' is empty*"])
 
 
-@pytest.mark.parametrize("args, env, message", [
-    (["--nq-timeout=inf"], {}, "--nq-timeout: the timeout must be at most 604800 seconds (a week), got 'inf'"),
-    (["--nq-timeout=1e10"], {}, "--nq-timeout: the timeout must be at most 604800 seconds"),
-    (["--nq-timeout=nan"], {}, "--nq-timeout: the timeout must be a positive number of seconds, got 'nan'"),
-    ([], {"NQPROF_TIMEOUT": "inf"}, "NQPROF_TIMEOUT: the timeout must be at most 604800 seconds"),
-    (["--nq-rounds=" + str(10**30)], {}, "--nq-rounds: the number of rounds (or auto) must be an integer in 1..100000"),
-    (["--nq-warmup=1_000"], {}, "--nq-warmup: the number of warm-up rounds must be an integer in 0..100000"),
-    (["--nq-n=1e3"], {}, "--nq-n: N must be an integer in 1..27, got '1e3'"),
-    (["--nq-param=multicore.depth=inf"], {}, "--nq-param 'multicore.depth=inf': multicore is not a selected strategy"),
-    (["--nq-param=depth=1"], {}, "--nq-param 'depth=1': no selected strategy (serial) has a parameter 'depth'"),
-    (["--nq-strategy=multicore", "--nq-param=multicore.depth=0x10"], {},
-     "--nq-param: multicore.depth=0x10 is rejected by every case it is in: parameter depth must be an integer"),
-    (["--nq-cluster=foo"], {}, "--nq-cluster takes local or a scheduler address"),
-    (["--nq-cluster="], {}, "--nq-cluster takes local or a scheduler address"),
-    (["--nq-trace-dir="], {}, "--nq-trace-dir: an empty folder name"),
-])
-def test_every_nq_option_answers_bad_values_as_the_command_line_does(nqpytest, monkeypatch, args, env, message):
+@pytest.mark.parametrize(
+    "args, env, message",
+    [
+        (
+            ["--nq-timeout=inf"],
+            {},
+            "--nq-timeout: the timeout must be at most 604800 seconds (a week), got 'inf'",
+        ),
+        (["--nq-timeout=1e10"], {}, "--nq-timeout: the timeout must be at most 604800 seconds"),
+        (
+            ["--nq-timeout=nan"],
+            {},
+            "--nq-timeout: the timeout must be a positive number of seconds, got 'nan'",
+        ),
+        (
+            [],
+            {"NQPROF_TIMEOUT": "inf"},
+            "NQPROF_TIMEOUT: the timeout must be at most 604800 seconds",
+        ),
+        (
+            ["--nq-rounds=" + str(10**30)],
+            {},
+            "--nq-rounds: the number of rounds (or auto) must be an integer in 1..100000",
+        ),
+        (
+            ["--nq-warmup=1_000"],
+            {},
+            "--nq-warmup: the number of warm-up rounds must be an integer in 0..100000",
+        ),
+        (["--nq-n=1e3"], {}, "--nq-n: N must be an integer in 1..27, got '1e3'"),
+        (
+            ["--nq-param=multicore.depth=inf"],
+            {},
+            "--nq-param 'multicore.depth=inf': multicore is not a selected strategy",
+        ),
+        (
+            ["--nq-param=depth=1"],
+            {},
+            "--nq-param 'depth=1': no selected strategy (serial) has a parameter 'depth'",
+        ),
+        (
+            ["--nq-strategy=multicore", "--nq-param=multicore.depth=0x10"],
+            {},
+            "--nq-param: multicore.depth=0x10 is rejected by every case it is in: parameter depth must be an integer",
+        ),
+        (["--nq-cluster=foo"], {}, "--nq-cluster takes local or a scheduler address"),
+        (["--nq-cluster="], {}, "--nq-cluster takes local or a scheduler address"),
+        (["--nq-trace-dir="], {}, "--nq-trace-dir: an empty folder name"),
+    ],
+)
+def test_every_nq_option_answers_bad_values_as_the_command_line_does(
+    nqpytest, monkeypatch, args, env, message
+):
     """A usage error naming the option, never an INTERNALERROR or a traceback (inf timeouts
     overflowed the watchdog's waits; an axis of a strategy not selected was ignored)."""
     for name, value in env.items():
@@ -179,7 +231,10 @@ def test_every_nq_option_answers_bad_values_as_the_command_line_does(nqpytest, m
     out = "\n".join(result.outlines + result.errlines)
     assert result.ret == pytest.ExitCode.USAGE_ERROR, out
     assert "INTERNALERROR" not in out and "Traceback" not in out
-    assert any(line == f"ERROR: {message}" or line.startswith(f"ERROR: {message}") for line in result.errlines), out
+    assert any(
+        line == f"ERROR: {message}" or line.startswith(f"ERROR: {message}")
+        for line in result.errlines
+    ), out
 
 
 def test_an_axis_without_a_strategy_applies_to_the_selected_ones_that_have_it():
@@ -193,16 +248,24 @@ def test_the_auto_round_rule():
     # at least MIN_ROUNDS rounds, whatever the time
     assert not rule.done(steady[: rounds.MIN_ROUNDS - 1], elapsed=100.0)
     # after MIN_TIME a steady median is enough; before it, not
-    assert rule.done(steady[:50], elapsed=rounds.MIN_TIME) and not rule.done(steady[:50], elapsed=rounds.MIN_TIME * 0.99)
+    assert rule.done(steady[:50], elapsed=rounds.MIN_TIME) and not rule.done(
+        steady[:50], elapsed=rounds.MIN_TIME * 0.99
+    )
     # a noisy median goes on until MAX_TIME or MAX_ROUNDS
     noisy = [1e-3 * (1 + (i % 7) / 3) for i in range(1000)]
     assert rounds.median_noise(noisy[:20]) > rounds.TARGET_NOISE
-    assert not rule.done(noisy[:20], elapsed=rounds.MAX_TIME * 0.99) and rule.done(noisy[:20], elapsed=rounds.MAX_TIME)
-    assert rule.done(noisy[: rounds.MAX_ROUNDS], elapsed=1.0) and not rule.done(noisy[: rounds.MAX_ROUNDS - 1], 1.0)
+    assert not rule.done(noisy[:20], elapsed=rounds.MAX_TIME * 0.99) and rule.done(
+        noisy[:20], elapsed=rounds.MAX_TIME
+    )
+    assert rule.done(noisy[: rounds.MAX_ROUNDS], elapsed=1.0) and not rule.done(
+        noisy[: rounds.MAX_ROUNDS - 1], 1.0
+    )
     # the noise falls with the rounds, so auto ends
     assert rounds.median_noise(noisy[:400]) < rounds.median_noise(noisy[:100]) / 1.9
     # a fixed count is exactly that
-    assert rounds.RoundRule.of(3).done([1.0] * 3, 0.0) and not rounds.RoundRule.of(3).done([1.0] * 2, 1e9)
+    assert rounds.RoundRule.of(3).done([1.0] * 3, 0.0) and not rounds.RoundRule.of(3).done(
+        [1.0] * 2, 1e9
+    )
     assert rounds.median_noise([1.0]) == float("inf")
 
 
@@ -214,27 +277,43 @@ def test_one_round_rule_everywhere():
     assert (s.rounds, s.warmup, s.timer) == (None, rounds.DEFAULT_WARMUP, "compute")
     parser = build_parser()
     for command in ("solve", "sweep"):
-        sub = next(a for a in parser._subparsers._group_actions[0].choices.items() if a[0] == command)[1]
+        sub = next(
+            a for a in parser._subparsers._group_actions[0].choices.items() if a[0] == command
+        )[1]
         text = sub.format_help().replace("\n", " ")
         assert "(default: auto)" in " ".join(text.split()) and "0.5%" in text
         defaults = {a.dest: a.default for a in sub._actions}
-        assert defaults["nq_rounds"] is None and defaults["nq_warmup"] is None  # the option's own default
-    assert options.ROUNDS.value(None) is None and options.WARMUP.value(None) == rounds.DEFAULT_WARMUP
+        assert (
+            defaults["nq_rounds"] is None and defaults["nq_warmup"] is None
+        )  # the option's own default
+    assert (
+        options.ROUNDS.value(None) is None and options.WARMUP.value(None) == rounds.DEFAULT_WARMUP
+    )
 
 
 # -- parametrization and skips --------------------------------------------------------------
 
 
 def test_cases_are_the_product_of_n_and_axes(fakes, nqpytest):
-    result = nqpytest("--collect-only", "-q", "--nq-strategy=fakecpu", "--nq-n=6:7",
-                      "--nq-param", "fakecpu.depth=1,6", "--nq-param", "fakecpu.wrong=0")
-    result.stdout.fnmatch_lines([
-        "test_suite.py::test_nq[[]fakecpu-N6-depth=1-wrong=0[]]",
-        "test_suite.py::test_nq[[]fakecpu-N6-depth=6-wrong=0[]]",
-        "test_suite.py::test_nq[[]fakecpu-N7-depth=1-wrong=0[]]",
-        "test_suite.py::test_nq[[]fakecpu-N7-depth=6-wrong=0[]]",
-        "4 tests collected*",
-    ])
+    result = nqpytest(
+        "--collect-only",
+        "-q",
+        "--nq-strategy=fakecpu",
+        "--nq-n=6:7",
+        "--nq-param",
+        "fakecpu.depth=1,6",
+        "--nq-param",
+        "fakecpu.wrong=0",
+    )
+    result.stdout.fnmatch_lines(
+        [
+            "test_suite.py::test_nq[[]fakecpu-N6-depth=1-wrong=0[]]",
+            "test_suite.py::test_nq[[]fakecpu-N6-depth=6-wrong=0[]]",
+            "test_suite.py::test_nq[[]fakecpu-N7-depth=1-wrong=0[]]",
+            "test_suite.py::test_nq[[]fakecpu-N7-depth=6-wrong=0[]]",
+            "4 tests collected*",
+        ]
+    )
 
 
 def test_default_n_range_starts_at_the_smallest_n_a_strategy_takes(fakes, nqpytest, monkeypatch):
@@ -242,24 +321,37 @@ def test_default_n_range_starts_at_the_smallest_n_a_strategy_takes(fakes, nqpyte
     monkeypatch.setattr(FakeGpu, "min_n", lo + 2)
     result = nqpytest("--collect-only", "-q", "--nq-strategy=fakecpu,fakegpu")
     ids = [line.split("[", 1)[1].rstrip("]") for line in result.outlines if "::test_nq[" in line]
-    assert ids == [f"fakecpu-N{n}" for n in range(lo, hi + 1)] + [f"fakegpu-N{n}" for n in range(lo + 2, hi + 1)]
+    assert ids == [f"fakecpu-N{n}" for n in range(lo, hi + 1)] + [
+        f"fakegpu-N{n}" for n in range(lo + 2, hi + 1)
+    ]
 
 
 def test_invalid_combination_and_missing_gpu_are_skips_with_reasons(fakes, nqpytest):
-    result = nqpytest("-rs", "-W", "error::pytest_benchmark.logger.PytestBenchmarkWarning",
-                      "--nq-strategy=fakecpu,fakegpu", "--nq-n=6,7", "--nq-param", "fakecpu.depth=2,6")
+    result = nqpytest(
+        "-rs",
+        "-W",
+        "error::pytest_benchmark.logger.PytestBenchmarkWarning",
+        "--nq-strategy=fakecpu,fakegpu",
+        "--nq-n=6,7",
+        "--nq-param",
+        "fakecpu.depth=2,6",
+    )
     result.assert_outcomes(passed=3, skipped=3)
-    result.stdout.fnmatch_lines_random([
-        "SKIPPED*fakecpu N=6 (depth=6): parameter depth must be in 1..5 for N=6, got 6",
-        "SKIPPED*fakegpu needs a GPU: test: no GPU here",
-    ])
+    result.stdout.fnmatch_lines_random(
+        [
+            "SKIPPED*fakecpu N=6 (depth=6): parameter depth must be in 1..5 for N=6, got 6",
+            "SKIPPED*fakegpu needs a GPU: test: no GPU here",
+        ]
+    )
 
 
 def test_an_axis_value_no_case_accepts_is_a_usage_error(fakes, nqpytest):
     """A typo runs nothing: a usage error naming the value, not a suite of skips."""
     result = nqpytest("--nq-strategy=fakecpu", "--nq-n=6", "--nq-param", "fakecpu.depth=2,6")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*fakecpu.depth=6 is rejected by every case it is in: parameter depth must be in 1..5*"])
+    result.stderr.fnmatch_lines(
+        ["*fakecpu.depth=6 is rejected by every case it is in: parameter depth must be in 1..5*"]
+    )
     result = nqpytest("--nq-strategy=fakecpu", "--nq-n=6", "--nq-param", "fakecpu.depth=x")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
 
@@ -270,13 +362,15 @@ def test_gpu_cases_carry_the_gpu_mark(fakes, nqpytest):
 
 
 def test_a_test_may_parametrize_nqbench_itself(fakes, pytester, nqpytest):
-    pytester.makepyfile(test_suite="""
+    pytester.makepyfile(
+        test_suite="""
         import pytest
 
         @pytest.mark.parametrize("nqbench", [{"strategy": "fakecpu", "n": 9, "params": {"depth": "3"}}], indirect=True)
         def test_one(nqbench):
             assert nqbench.run().params == {"depth": 3, "wrong": 0}
-    """)
+    """
+    )
     result = nqpytest("-v", "--nq-strategy=fakecpu")
     result.assert_outcomes(passed=1)
 
@@ -286,8 +380,13 @@ def test_a_test_may_parametrize_nqbench_itself(fakes, pytester, nqpytest):
 
 def test_wrong_count_fails_the_test_and_is_not_saved(fakes, nqpytest, tmp_path):
     out = tmp_path / "run.json"
-    result = nqpytest("--nq-strategy=fakecpu", "--nq-n=8", "--nq-param", "fakecpu.wrong=0,1",
-                      f"--benchmark-json={out}")
+    result = nqpytest(
+        "--nq-strategy=fakecpu",
+        "--nq-n=8",
+        "--nq-param",
+        "fakecpu.wrong=0,1",
+        f"--benchmark-json={out}",
+    )
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*fakecpu N=8 (depth=2, wrong=1) counted 93, expected 92*"])
     saved = json.loads(out.read_text())
@@ -296,8 +395,15 @@ def test_wrong_count_fails_the_test_and_is_not_saved(fakes, nqpytest, tmp_path):
 
 def test_saved_benchmark_carries_the_run_record(fakes, nqpytest, tmp_path):
     out = tmp_path / "run.json"
-    result = nqpytest("--nq-strategy=fakecpu", "--nq-n=8", "--nq-rounds=3", "--nq-warmup=2",
-                      "--nq-param", "fakecpu.depth=3", f"--benchmark-json={out}")
+    result = nqpytest(
+        "--nq-strategy=fakecpu",
+        "--nq-n=8",
+        "--nq-rounds=3",
+        "--nq-warmup=2",
+        "--nq-param",
+        "fakecpu.depth=3",
+        f"--benchmark-json={out}",
+    )
     result.assert_outcomes(passed=1)
     saved = json.loads(out.read_text())
     (bench,) = saved["benchmarks"]
@@ -305,14 +411,24 @@ def test_saved_benchmark_carries_the_run_record(fakes, nqpytest, tmp_path):
     assert bench["stats"]["rounds"] == 3 and extra["rounds"] == 3 and extra["warmup"] == 2
     assert bench["group"] == "N=08, compute time"
     assert bench["params"] == {"nqbench": {"strategy": "fakecpu", "n": 8, "params": {"depth": "3"}}}
-    assert (extra["strategy"], extra["n"], extra["params"]) == ("fakecpu", 8, {"depth": 3, "wrong": 0})
+    assert (extra["strategy"], extra["n"], extra["params"]) == (
+        "fakecpu",
+        8,
+        {"depth": 3, "wrong": 0},
+    )
     assert (extra["count"], extra["expected"], extra["verified"]) == (92, 92, True)
     # the statistic pytest-benchmark keeps is the session's own time of each round
-    assert extra["gpu_s"] == 5e-5 and extra["samples_compute"] == [5e-5] * 3 and bench["stats"]["median"] == 5e-5
+    assert (
+        extra["gpu_s"] == 5e-5
+        and extra["samples_compute"] == [5e-5] * 3
+        and bench["stats"]["median"] == 5e-5
+    )
     assert bench["options"]["timer"] == "nqprof.worker_clock" and len(extra["samples_wall"]) == 3
     assert extra["case"] == {"strategy": "fakecpu", "n": 8, "given": {"depth": "3"}}
     assert extra["conditions"]["cpu"]["cores"] >= 1 and "auto" not in extra["round_rule"]
-    assert extra["generations"] == [{"index": 0, "grids": 3}] and extra["device_failures"] == {"launch": 0}
+    assert extra["generations"] == [{"index": 0, "grids": 3}] and extra["device_failures"] == {
+        "launch": 0
+    }
     assert extra["memory"]["deltas_mib"] == {"module": -2.0, "run": -0.5}
     assert extra["kernels"][0]["registers"] == 32
     assert extra["source_hash"] == "0123456789abcdef" and extra["toolkit"]["version"] == "13.0"
@@ -339,16 +455,27 @@ def test_machine_differences():
     assert machine.machine_differences(a, a) == []
     assert machine.machine_differences(a, b) == ["gpu: 'NVIDIA H100' -> 'NVIDIA H200'"]
     # a run saved without nqprof benchmarks has no facts to differ in
-    assert machine.machine_differences({}, a) == [] and machine.machine_differences(a, {"nqprof": {}}) == []
+    assert (
+        machine.machine_differences({}, a) == []
+        and machine.machine_differences(a, {"nqprof": {}}) == []
+    )
     c = {"nqprof": {"gpu": None, "cuda_toolkit": None, "driver": None}}
-    assert machine.machine_differences(c, a) == ["gpu: None -> 'NVIDIA H100'", "cuda_toolkit: None -> '13.0'",
-                                                 "driver: None -> '13.0'"]
+    assert machine.machine_differences(c, a) == [
+        "gpu: None -> 'NVIDIA H100'",
+        "cuda_toolkit: None -> '13.0'",
+        "driver: None -> '13.0'",
+    ]
 
 
 def test_comparing_against_another_gpu_warns(fakes, nqpytest, monkeypatch, tmp_path):
     """The facts of this machine are read at compare time (before any case ran) and
     compared with the saved run's; the storage may be anywhere."""
-    args = ("--nq-strategy=fakecpu", "--nq-n=8", "--nq-rounds=2", f"--benchmark-storage={tmp_path / 'storage'}")
+    args = (
+        "--nq-strategy=fakecpu",
+        "--nq-n=8",
+        "--nq-rounds=2",
+        f"--benchmark-storage={tmp_path / 'storage'}",
+    )
 
     def compare_warnings():
         with warnings.catch_warnings(record=True) as caught:
@@ -356,13 +483,21 @@ def test_comparing_against_another_gpu_warns(fakes, nqpytest, monkeypatch, tmp_p
             nqpytest(*args, "--benchmark-compare").assert_outcomes(passed=1)
         return [str(w.message) for w in caught if "machine" in str(w.message)]
 
-    monkeypatch.setattr(machine, "machine_facts", lambda: {"gpu": "NVIDIA H100", "cuda_toolkit": "12.8"})
+    monkeypatch.setattr(
+        machine, "machine_facts", lambda: {"gpu": "NVIDIA H100", "cuda_toolkit": "12.8"}
+    )
     nqpytest(*args, "--benchmark-autosave").assert_outcomes(passed=1)
-    monkeypatch.setattr(machine, "compare_facts", lambda: {"gpu": "NVIDIA H100", "cuda_toolkit": "12.8"})
+    monkeypatch.setattr(
+        machine, "compare_facts", lambda: {"gpu": "NVIDIA H100", "cuda_toolkit": "12.8"}
+    )
     assert compare_warnings() == []
-    monkeypatch.setattr(machine, "compare_facts", lambda: {"gpu": "NVIDIA H200", "cuda_toolkit": "13.0"})
+    monkeypatch.setattr(
+        machine, "compare_facts", lambda: {"gpu": "NVIDIA H200", "cuda_toolkit": "13.0"}
+    )
     (said,) = compare_warnings()
     assert said.startswith("nqprof: the compared run (saved ")
-    assert said.endswith(" ran on another machine: nqprof.gpu: 'NVIDIA H100' -> 'NVIDIA H200'; nqprof.cuda_toolkit: "
-                         "'12.8' -> '13.0' (saved -> this run): differences in time may come from the machine, not the "
-                         "code")
+    assert said.endswith(
+        " ran on another machine: nqprof.gpu: 'NVIDIA H100' -> 'NVIDIA H200'; nqprof.cuda_toolkit: "
+        "'12.8' -> '13.0' (saved -> this run): differences in time may come from the machine, not the "
+        "code"
+    )

@@ -50,11 +50,15 @@ def test_balanced_exactly_once(bench, queue, size):
 @pytest.mark.parametrize("queue,size", CASES)
 def test_unbalanced_small_queue_exactly_once(bench, queue, size):
     threads = min(bench.resident("unbalanced", queue, size), 65536) // 64 * 64
-    bench.run("unbalanced", queue, size, threads, 32, check=True)  # 32 slots: producers must find it full
+    bench.run(
+        "unbalanced", queue, size, threads, 32, check=True
+    )  # 32 slots: producers must find it full
     s = bench.read_stats()
     seen = bench.read_seen(threads * qb.ITERATIONS)
     produced = threads // 2 * qb.ITERATIONS
-    assert s[qb.ENQ_OK] == s[qb.DEQ_OK] == produced and int(seen.sum()) == produced and seen.max() == 1
+    assert (
+        s[qb.ENQ_OK] == s[qb.DEQ_OK] == produced and int(seen.sum()) == produced and seen.max() == 1
+    )
     assert s[qb.STUCK] == s[qb.GAVE_UP] == s[qb.CORRUPT] == 0
     assert s[qb.FULL] > 0 and s[qb.EMPTY] > 0  # both really happened
 
@@ -71,15 +75,38 @@ def test_strategy_counts_n4_to_n14(queue):
 @pytest.mark.parametrize("queue", ["bq", "bwd"])
 def test_strategy_splits_when_the_queue_runs_low(queue):
     """Few seeded boards and a high threshold: busy threads hand out work, still exact."""
-    record = solve("queue", 14, {"queue": queue, "depth": 2, "threshold": 1 << 20, "split_rows": 3}, repeats=1, warmup=0, timeout=TIMEOUT)
+    record = solve(
+        "queue",
+        14,
+        {"queue": queue, "depth": 2, "threshold": 1 << 20, "split_rows": 3},
+        repeats=1,
+        warmup=0,
+        timeout=TIMEOUT,
+    )
     assert record.verified
     f = record.device_failures
-    assert f["split_events"] > 0 and f["enqueued"] > 0 and f["dequeued"] == f["seeded"] + f["enqueued"]
+    assert (
+        f["split_events"] > 0 and f["enqueued"] > 0 and f["dequeued"] == f["seeded"] + f["enqueued"]
+    )
 
 
 def test_tiny_queue_reports_full_and_stays_exact():
     """Fewer persistent threads than boards handed out at once: a queue of 1,024 slots fills.
     (With the whole H200 resident, 169K threads drain 515 boards faster than they split.)"""
-    record = solve("queue", 13, {"queue": "bq", "depth": 3, "capacity": 1024, "threshold": 1 << 20, "split_rows": 2,
-                                 "block": 32, "blocks_per_sm": 1}, repeats=1, warmup=0, timeout=TIMEOUT)
+    record = solve(
+        "queue",
+        13,
+        {
+            "queue": "bq",
+            "depth": 3,
+            "capacity": 1024,
+            "threshold": 1 << 20,
+            "split_rows": 2,
+            "block": 32,
+            "blocks_per_sm": 1,
+        },
+        repeats=1,
+        warmup=0,
+        timeout=TIMEOUT,
+    )
     assert record.verified and record.device_failures["full"] > 0

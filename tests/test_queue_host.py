@@ -25,13 +25,27 @@ FIXTURE = Path(__file__).parent / "data" / "queue-bench-h200.json"
 
 
 def _defines(file: str, prefix: str) -> dict[str, int]:
-    return {m[0]: int(m[1]) for m in re.findall(rf"^#define ({prefix}\w+) (\d+)\s*$", read_source(file), re.M)}
+    return {
+        m[0]: int(m[1])
+        for m in re.findall(rf"^#define ({prefix}\w+) (\d+)\s*$", read_source(file), re.M)
+    }
 
 
 def test_strategy_accounting_layout_matches_kernel():
     d = _defines("queue.cu", "QA_")
-    for name in ("SOLUTIONS", "SEEDED", "DEQUEUED", "ENQUEUED", "SPLITS", "FULL", "EMPTY", "STUCK", "PENDING",
-                 "ABORT", "BUSY"):
+    for name in (
+        "SOLUTIONS",
+        "SEEDED",
+        "DEQUEUED",
+        "ENQUEUED",
+        "SPLITS",
+        "FULL",
+        "EMPTY",
+        "STUCK",
+        "PENDING",
+        "ABORT",
+        "BUSY",
+    ):
         assert d[f"QA_{name}"] == getattr(qs, name), name
     assert d["QA_WORDS"] == qs.WORDS
 
@@ -54,7 +68,9 @@ def test_queue_header_matches_kernel():
 def test_catalog_lists_the_queue_kernels():
     assert catalog()["queue.cu"].kernels == ("queue_seed", "queue_search_bq", "queue_search_bwd")
     bench = catalog()["queue_bench.cu"].kernels
-    assert len(bench) == 4 * 3 * 5 and "qb_balanced_bq_16" in bench and "qb_unbalanced_ring_4" in bench
+    assert (
+        len(bench) == 4 * 3 * 5 and "qb_balanced_bq_16" in bench and "qb_unbalanced_ring_4" in bench
+    )
     assert not catalog()["queue.cu"].cdp and not catalog()["queue_bench.cu"].cdp
 
 
@@ -63,8 +79,15 @@ def test_strategy_registered_with_defaults():
     s = get("queue")
     assert s.needs_gpu and not s.cdp and [src.file for src in s.sources] == ["queue.cu"]
     p = s.resolve(19)
-    assert p == {"queue": "bwd", "depth": 6, "block": 128, "blocks_per_sm": 0, "threshold": 4096, "split_rows": 6,
-                 "capacity": 0}
+    assert p == {
+        "queue": "bwd",
+        "depth": 6,
+        "block": 128,
+        "blocks_per_sm": 0,
+        "threshold": 4096,
+        "split_rows": 6,
+        "capacity": 0,
+    }
     small = s.resolve(4)
     assert small["depth"] == 2 and small["split_rows"] == 1
     assert s.resolve(12, {"queue": "bq", "capacity": 1 << 20})["queue"] == "bq"
@@ -78,7 +101,10 @@ def test_strategy_registered_with_defaults():
         ({"block": 1024, "depth": 1}, "use block <="),
         ({"split_rows": 0}, "split_rows must be in 1..18"),
         ({"blocks_per_sm": 33}, "blocks_per_sm must be in 0..32"),
-        ({"depth": 4, "capacity": 1024}, "23,866 seeded boards do not fit a queue of 1,024 slots: use capacity=65536"),
+        (
+            {"depth": 4, "capacity": 1024},
+            "23,866 seeded boards do not fit a queue of 1,024 slots: use capacity=65536",
+        ),
     ],
 )
 def test_bad_parameters_are_one_line_errors(given, match):
@@ -119,12 +145,23 @@ def _words(**kw):
 
 
 def test_accounting_of_a_sound_run():
-    acct = qs.QueueAccounting.decode(_words(solutions=7, seeded=10, dequeued=25, enqueued=15, splits=4, empty=3, busy=2))
+    acct = qs.QueueAccounting.decode(
+        _words(solutions=7, seeded=10, dequeued=25, enqueued=15, splits=4, empty=3, busy=2)
+    )
     assert acct.failure() is None
     qs.raise_on_failure(acct, "queue N=9")
     f = acct.stats()["failures"]
-    assert f == {"seeded": 10, "dequeued": 25, "enqueued": 15, "split_events": 4, "full": 0, "empty": 3, "busy": 2,
-                 "stuck": 0, "outstanding": 0}
+    assert f == {
+        "seeded": 10,
+        "dequeued": 25,
+        "enqueued": 15,
+        "split_events": 4,
+        "full": 0,
+        "empty": 3,
+        "busy": 2,
+        "stuck": 0,
+        "outstanding": 0,
+    }
 
 
 @pytest.mark.parametrize(
@@ -139,7 +176,9 @@ def test_device_failures_are_errors_never_counts(kw, match):
     acct = qs.QueueAccounting.decode(_words(solutions=92, **kw))
     with pytest.raises(DeviceFailureError, match=match) as info:
         qs.raise_on_failure(acct, "queue N=8")
-    assert str(info.value).startswith("queue N=8: ") and str(info.value).endswith("the count is discarded")
+    assert str(info.value).startswith("queue N=8: ") and str(info.value).endswith(
+        "the count is discarded"
+    )
 
 
 def test_decode_rejects_wrong_shape():
@@ -161,7 +200,9 @@ def test_fixture_loads(result):
     assert {r.bytes for r in result.rows} == set(queuebench.ELEMENT_BYTES)
     assert {r.variant for r in result.rows} == set(queuebench.VARIANTS)
     r = queuebench.select(result.rows, "balanced", 16, "bq")[0]
-    assert r.operations == r.threads * 20 and r.ns_per_op == pytest.approx(r.ms * 1e6 / r.operations)
+    assert r.operations == r.threads * 20 and r.ns_per_op == pytest.approx(
+        r.ms * 1e6 / r.operations
+    )
 
 
 def test_load_rejects_other_files(tmp_path):
@@ -169,7 +210,9 @@ def test_load_rejects_other_files(tmp_path):
     bad.write_text('{"rows": [{"variant": "balanced"}]}')
     with pytest.raises(InputError, match="not an nqprof queue-bench result"):
         queuebench.load(bad)
-    bad.write_text('{"rows": [{"variant": "balanced", "queue": "lcrq", "bytes": 4, "threads": 1, "capacity": 1, "ms": 1}]}')
+    bad.write_text(
+        '{"rows": [{"variant": "balanced", "queue": "lcrq", "bytes": 4, "threads": 1, "capacity": 1, "ms": 1}]}'
+    )
     with pytest.raises(InputError, match="unknown queue 'lcrq'"):
         queuebench.load(bad)
 
@@ -182,7 +225,9 @@ def test_save_and_load_round_trip(result, tmp_path):
 
 
 def test_thread_counts():
-    assert queuebench.thread_counts(135168, fill=4) == [1024 << k for k in range(0, 11)]  # up to 1M >= 4 x 135K
+    assert queuebench.thread_counts(135168, fill=4) == [
+        1024 << k for k in range(0, 11)
+    ]  # up to 1M >= 4 x 135K
     assert queuebench.thread_counts(1000, fill=1) == [1024]
     with pytest.raises(InputError):
         queuebench.thread_counts(0)
@@ -195,12 +240,16 @@ def test_table(result):
     assert lines[1].split()[:3] == ["threads", "bq", "ms"]
     assert lines[3].split()[0] == "1,024"
     assert len({len(line) for line in lines[1:]}) == 1  # aligned
-    assert "(no unbalanced rows for 2-byte elements)" == queuebench.table(result.rows, "unbalanced", 2)
+    assert "(no unbalanced rows for 2-byte elements)" == queuebench.table(
+        result.rows, "unbalanced", 2
+    )
 
 
 def test_speedups(result):
     pairs = queuebench.speedups(result.rows, over="ring", of="bq")
-    assert pairs and all(ratio > 10 for _, ratio in pairs)  # the CAS ring collapses under contention
+    assert pairs and all(
+        ratio > 10 for _, ratio in pairs
+    )  # the CAS ring collapses under contention
 
 
 def test_figure(result, tmp_path):
@@ -217,10 +266,14 @@ def test_kerbl_report(result, tmp_path):
     text = papers_kerbl.report(result, tmp_path)
     assert text.startswith("Kerbl et al. 2018, Fig. 1 re-run")
     assert "The paper's claims" in text and "order of magnitude" in text
-    assert (tmp_path / "kerbl_fig1_balanced.png").is_file() and (tmp_path / "kerbl_fig1_unbalanced.png").is_file()
+    assert (tmp_path / "kerbl_fig1_balanced.png").is_file() and (
+        tmp_path / "kerbl_fig1_unbalanced.png"
+    ).is_file()
     checks = papers_kerbl.check_claims(result.rows)
     assert [c.claim.slower for c in checks] == ["ring", "gottlieb", "bq"]
-    assert checks[0].holds is True and checks[0].at_most_threads[0] == 16384  # the ring stopped there
+    assert (
+        checks[0].holds is True and checks[0].at_most_threads[0] == 16384
+    )  # the ring stopped there
     # Measured on the H200: with room for every element, Gottlieb's queue was not slower than
     # BQ at 2M threads; with producers and consumers apart (full and empty), it was.
     assert checks[1].holds is False
@@ -243,7 +296,11 @@ def test_queue_bench_command_errors_are_one_line(tmp_path, capsys):
 
     assert main(["queue-bench", "--from", str(tmp_path / "missing.json")]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("nqprof: error: ") and "not an nqprof queue-bench result" in err and err.count("\n") == 1
+    assert (
+        err.startswith("nqprof: error: ")
+        and "not an nqprof queue-bench result" in err
+        and err.count("\n") == 1
+    )
 
 
 def test_kerbl_report_command(tmp_path, capsys):

@@ -40,30 +40,49 @@ def test_each_cdp_strategy_names_its_child_kernel(strategy):
     kernels = {k for src in s.sources for k in src.kernels}
     assert s.child_kernel in kernels
     module = __import__(type(s).__module__, fromlist=["x"])
-    sessions = [v for v in vars(module).values() if isinstance(v, type) and hasattr(v, "child_kernels")
-                and v.__module__ == module.__name__]
+    sessions = [
+        v
+        for v in vars(module).values()
+        if isinstance(v, type) and hasattr(v, "child_kernels") and v.__module__ == module.__name__
+    ]
     assert sessions and all(s.child_kernel in cls.child_kernels for cls in sessions)
 
 
 def test_measurement_builds_are_never_verified():
     assert measurement_build({"launch": "real"}) is None and measurement_build({}) is None
     text = measurement_build({"launch": "record"})
-    assert text.startswith("measurement build launch=record (generation 1's launches recorded") and "not N's" in text
-    assert get("dp3").measurement_build({"launch": "none"}).startswith("measurement build launch=none")
+    assert (
+        text.startswith("measurement build launch=record (generation 1's launches recorded")
+        and "not N's" in text
+    )
+    assert (
+        get("dp3").measurement_build({"launch": "none"}).startswith("measurement build launch=none")
+    )
     assert get("dp3").measurement_build({"launch": "real"}) is None
-    assert get("serial").measurement_build({"launch": "record"}) is None  # not a CDP strategy: no such build
+    assert (
+        get("serial").measurement_build({"launch": "record"}) is None
+    )  # not a CDP strategy: no such build
     # the runner does not check a measurement build's count, and the record never says verified
-    m = Measurement(count=92, wall_s=0.1, gpu_s=0.01, stats={"replay": {"kernel": "dp3_child", "recorded": 2,
-                                                                         "replayed": 2, "boards": [3, 4]}})
+    m = Measurement(
+        count=92,
+        wall_s=0.1,
+        gpu_s=0.01,
+        stats={"replay": {"kernel": "dp3_child", "recorded": 2, "replayed": 2, "boards": [3, 4]}},
+    )
     assert verify("dp3", 8, {}, m, text) is m
     with pytest.raises(Exception, match="counted 92, expected"):
         verify("dp3", 9, {}, m)
     info = {"measurement_build": text}
     record = RunRecord.from_measurements("dp3", 8, {"launch": "record"}, 92, [m], info)
-    assert record.count == record.expected == 92 and not record.verified  # even where the count happens to match
+    assert (
+        record.count == record.expected == 92 and not record.verified
+    )  # even where the count happens to match
     summary = record.summary()
     assert f"count      92  not verified: {text}" in summary
-    assert "replay     2 of 2 recorded launches of generation 1 launched from the host as dp3_child grids (7 boards" in summary
+    assert (
+        "replay     2 of 2 recorded launches of generation 1 launched from the host as dp3_child grids (7 boards"
+        in summary
+    )
     assert RunRecord.from_measurements("dp3", 8, {}, 92, [m], {}).verified
 
 
@@ -79,31 +98,52 @@ def test_record_dtype():
 #: each parameter at its natural alignment, in order, the size the end of the last one.
 LAYOUTS = {
     # cdp_dp3_child: pointer, unsigned, pointer (at 16: 4 bytes of padding), five ints, pointer (at 48)
-    "const nq_board*, unsigned, unsigned*, int, int, int, int, int, cdp_word*":
-        ("<QI4xQiiiii4xQ", (0, 8, 16, 24, 28, 32, 36, 40, 48), 56),
+    "const nq_board*, unsigned, unsigned*, int, int, int, int, int, cdp_word*": (
+        "<QI4xQiiiii4xQ",
+        (0, 8, 16, 24, 28, 32, 36, 40, 48),
+        56,
+    ),
     # the condensed children (dp2_child, dp3_child): two pointers, unsigned, five ints, pointer (at 40)
-    "nq_board**, unsigned*, unsigned, int, int, int, int, int, cdp_word*":
-        ("<QQIiiiiiQ", (0, 8, 16, 20, 24, 28, 32, 36, 40), 48),
+    "nq_board**, unsigned*, unsigned, int, int, int, int, int, cdp_word*": (
+        "<QQIiiiiiQ",
+        (0, 8, 16, 20, 24, 28, 32, 36, 40),
+        48,
+    ),
     # dp1_swarm: three masks, six ints, pointer (at 40)
-    "mask_t, mask_t, mask_t, int, int, int, int, int, int, cdp_word*":
-        ("<IIIiiiiii4xQ", (0, 4, 8, 12, 16, 20, 24, 28, 32, 40), 48),
+    "mask_t, mask_t, mask_t, int, int, int, int, int, int, cdp_word*": (
+        "<IIIiiiiii4xQ",
+        (0, 4, 8, 12, 16, 20, 24, 28, 32, 40),
+        48,
+    ),
 }
-VALUES = {"const nq_board*": 0x1122334455667788, "nq_board**": 0x0102030405060708, "unsigned*": 0x0A0B0C0D0E0F1011,
-          "cdp_word*": 0x7FFF000011112222, "unsigned": 0xFEDCBA98, "int": -7, "mask_t": 0x2A5}
+VALUES = {
+    "const nq_board*": 0x1122334455667788,
+    "nq_board**": 0x0102030405060708,
+    "unsigned*": 0x0A0B0C0D0E0F1011,
+    "cdp_word*": 0x7FFF000011112222,
+    "unsigned": 0xFEDCBA98,
+    "int": -7,
+    "mask_t": 0x2A5,
+}
 
 
 def _values(types):
-    return [VALUES[t] + (0 if t in ("unsigned", "int", "mask_t") else i) for i, t in enumerate(types)]
+    return [
+        VALUES[t] + (0 if t in ("unsigned", "int", "mask_t") else i) for i, t in enumerate(types)
+    ]
 
 
 def test_hand_layouts_are_pythons_native_struct_layout():
     """PyCUDA packs host-side arguments with the native struct layout; the hand layouts
     above are that layout too."""
     for params, (fmt, offsets, size) in LAYOUTS.items():
-        native = "@" + "".join({"int": "i", "unsigned": "I", "mask_t": "I"}.get(t, "P") for t in params.split(", "))
+        native = "@" + "".join(
+            {"int": "i", "unsigned": "I", "mask_t": "I"}.get(t, "P") for t in params.split(", ")
+        )
         assert struct.calcsize(native) == size == struct.calcsize(fmt)
-        assert struct.pack(native, *[v & (2**64 - 1) if v >= 0 else v for v in _values(params.split(", "))]) == \
-            struct.pack(fmt, *_values(params.split(", ")))
+        assert struct.pack(
+            native, *[v & (2**64 - 1) if v >= 0 else v for v in _values(params.split(", "))]
+        ) == struct.pack(fmt, *_values(params.split(", ")))
 
 
 def test_records_and_packing_match_the_kernels(tmp_path, toolkit):
@@ -111,29 +151,46 @@ def test_records_and_packing_match_the_kernels(tmp_path, toolkit):
     a recorded launch's arguments on the device) run on the host against the hand layouts."""
     from nqprof.cuda.sources import kernels_dir
 
-    lines = ['    printf("%d %d %d %d\\n", (int)sizeof(cdp_rec_launch), (int)offsetof(cdp_rec_buffer, launches), '
-             '(int)offsetof(cdp_rec_launch, args), (int)offsetof(cdp_rec_launch, boards));']
+    lines = [
+        '    printf("%d %d %d %d\\n", (int)sizeof(cdp_rec_launch), (int)offsetof(cdp_rec_buffer, launches), '
+        '(int)offsetof(cdp_rec_launch, args), (int)offsetof(cdp_rec_launch, boards));'
+    ]
     for params in LAYOUTS:
         types = params.split(", ")
-        args = ", ".join(f"({t}){v}{'ull' if '*' in t else ''}" for t, v in zip(types, _values(types)))
-        lines += ["    {",
-                  "        unsigned char buf[CDP_REC_ARG_BYTES];",
-                  "        memset(buf, 0xee, sizeof buf);",
-                  f"        unsigned used = cdp_rec_pack<{params}>(buf, {args});",
-                  f'        printf("%u %u ", used, cdp_rec_arg_bytes<{params}>());',
-                  '        for (unsigned i = 0; i < used; ++i) printf("%02x", buf[i]);',
-                  '        printf("\\n");',
-                  "    }"]
+        args = ", ".join(
+            f"({t}){v}{'ull' if '*' in t else ''}" for t, v in zip(types, _values(types))
+        )
+        lines += [
+            "    {",
+            "        unsigned char buf[CDP_REC_ARG_BYTES];",
+            "        memset(buf, 0xee, sizeof buf);",
+            f"        unsigned used = cdp_rec_pack<{params}>(buf, {args});",
+            f'        printf("%u %u ", used, cdp_rec_arg_bytes<{params}>());',
+            '        for (unsigned i = 0; i < used; ++i) printf("%02x", buf[i]);',
+            '        printf("\\n");',
+            "    }",
+        ]
     program = tmp_path / "rec.cu"
-    program.write_text('#include <cstdio>\n#include <cstddef>\n#include "cdp.cuh"\nint main() {\n' + "\n".join(lines)
-                       + "\n    return 0;\n}\n")
+    program.write_text(
+        '#include <cstdio>\n#include <cstddef>\n#include "cdp.cuh"\nint main() {\n'
+        + "\n".join(lines)
+        + "\n    return 0;\n}\n"
+    )
     exe = tmp_path / "rec"
-    subprocess.run([str(toolkit.nvcc), "-std=c++17", "-I", str(kernels_dir()), str(program), "-o", str(exe)],
-                   check=True, capture_output=True, text=True)
+    subprocess.run(
+        [str(toolkit.nvcc), "-std=c++17", "-I", str(kernels_dir()), str(program), "-o", str(exe)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout.splitlines()
     record = rp.record_dtype()
-    assert list(map(int, out[0].split())) == [record.itemsize, dr.HEADER_BYTES,
-                                              record.fields["args"][1], record.fields["boards"][1]]
+    assert list(map(int, out[0].split())) == [
+        record.itemsize,
+        dr.HEADER_BYTES,
+        record.fields["args"][1],
+        record.fields["boards"][1],
+    ]
     for line, (params, (fmt, offsets, size)) in zip(out[1:], LAYOUTS.items()):
         used, planned, blob = line.split()
         assert int(used) == int(planned) == size <= rp.ARG_BYTES
@@ -143,7 +200,7 @@ def test_records_and_packing_match_the_kernels(tmp_path, toolkit):
         types = params.split(", ")
         for t, off in zip(types, offsets):
             width = 4 if t in ("int", "unsigned", "mask_t") else 8
-            assert packed[off:off + width] == expected[off:off + width], (params, t, off)
+            assert packed[off : off + width] == expected[off : off + width], (params, t, off)
 
 
 class FakeMemory:
@@ -162,10 +219,10 @@ class FakeMemory:
 
     def memcpy_htod(self, addr, array):
         raw = np.ascontiguousarray(array).tobytes()
-        self.mem[addr - self.BASE: addr - self.BASE + len(raw)] = raw
+        self.mem[addr - self.BASE : addr - self.BASE + len(raw)] = raw
 
     def memcpy_dtoh(self, array, addr):
-        raw = bytes(self.mem[addr - self.BASE: addr - self.BASE + array.nbytes])
+        raw = bytes(self.mem[addr - self.BASE : addr - self.BASE + array.nbytes])
         array[...] = np.frombuffer(raw, dtype=array.dtype).reshape(array.shape)
 
 
@@ -193,8 +250,12 @@ def _device_writes(drv, records, launches, dropped=0):
         r["grid"], r["block"], r["shared"], r["boards"] = grid, block, shared, boards
         r["arg_bytes"] = len(blob)
         r["args"][: len(blob)] = np.frombuffer(blob, dtype=np.uint8)
-    drv.memcpy_htod(records.buf, np.array([(len(launches) + dropped, records.capacity, dropped, 0)],
-                                          dtype=dr.header_dtype()))
+    drv.memcpy_htod(
+        records.buf,
+        np.array(
+            [(len(launches) + dropped, records.capacity, dropped, 0)], dtype=dr.header_dtype()
+        ),
+    )
     drv.memcpy_htod(records.buf + dr.HEADER_BYTES, rec)
 
 
@@ -206,9 +267,12 @@ def test_records_are_read_checked_and_replayed():
     drv.memcpy_dtoh(pointer, module.addr)
     assert int(pointer[0]) == records.buf  # the kernels find the buffer through cdp_rec
     records.reset()
-    assert rp.decode(bytes(drv.mem[records.buf - drv.BASE:][:16]), b"")["capacity"] == 3
+    assert rp.decode(bytes(drv.mem[records.buf - drv.BASE :][:16]), b"")["capacity"] == 3
     blob = struct.pack("<QIiQ", 0xABC, 5, -1, 0xDEF)
-    launches = [((2, 1, 1), (256, 1, 1), 4096, 300, blob), ((1, 1, 1), (256, 1, 1), 4096, 17, blob[:12])]
+    launches = [
+        ((2, 1, 1), (256, 1, 1), 4096, 300, blob),
+        ((1, 1, 1), (256, 1, 1), 4096, 17, blob[:12]),
+    ]
     _device_writes(drv, records, launches)
     got = records.read()
     assert (got["recorded"], got["dropped"], got["capacity"]) == (2, 0, 3)
@@ -216,9 +280,14 @@ def test_records_are_read_checked_and_replayed():
     assert "recorded 2 launches, the accounting counted 3 grids" in rp.check(got, 3, "dp2 N=12")
     kernel = FakeKernel()
     assert rp.replay(kernel, got["records"]) == 2
-    assert kernel.calls == [((2, 1, 1), (256, 1, 1), blob, 4096, None), ((1, 1, 1), (256, 1, 1), blob[:12], 4096, None)]
+    assert kernel.calls == [
+        ((2, 1, 1), (256, 1, 1), blob, 4096, None),
+        ((1, 1, 1), (256, 1, 1), blob[:12], 4096, None),
+    ]
     s = rp.summary(got, 2, "dp2_child", 0.5)
-    assert s["boards"] == [300, 17] and s["blocks"] == [2, 1] and s["replayed"] == s["recorded"] == 2
+    assert (
+        s["boards"] == [300, 17] and s["blocks"] == [2, 1] and s["replayed"] == s["recorded"] == 2
+    )
     # past the capacity: counted, reported, an error
     records.reset()
     _device_writes(drv, records, launches * 2 + launches[:1], dropped=2)  # 5 attempted, room for 3
@@ -246,18 +315,28 @@ def test_record_capacity_comes_from_the_plan():
 
 
 def test_record_is_refused_where_it_cannot_apply(fake_gpu):
-    with pytest.raises(InputError, match=r"dp2 N=11: launch=record replays one launch of the host grid; this run is "
-                                         r"launched in \d+ chunks"):
+    with pytest.raises(
+        InputError,
+        match=r"dp2 N=11: launch=record replays one launch of the host grid; this run is "
+        r"launched in \d+ chunks",
+    ):
         run(fake_gpu, "dp2", 11, {"chunk": 7, "launch": "record"})
-    with pytest.raises(InputError, match="dp3 N=10: launch=record and timeline=1 do not go together"):
+    with pytest.raises(
+        InputError, match="dp3 N=10: launch=record and timeline=1 do not go together"
+    ):
         run(fake_gpu, "dp3", 10, {"launch": "record", "timeline": 1})
-    with pytest.raises(InputError, match=r"dp3 N=11: timeline=1 records one launch of the host grid; this run is "
-                                         r"launched in \d+ chunks"):
+    with pytest.raises(
+        InputError,
+        match=r"dp3 N=11: timeline=1 records one launch of the host grid; this run is "
+        r"launched in \d+ chunks",
+    ):
         run(fake_gpu, "dp3", 11, {"chunk": 7, "timeline": 1})
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("file", ["dp1.cu", "dp2.cu", "dp3.cu", "dpswap.cu", "cdp_bp.cu", "cdp_dp3.cu"])
+@pytest.mark.parametrize(
+    "file", ["dp1.cu", "dp2.cu", "dp3.cu", "dpswap.cu", "cdp_bp.cu", "cdp_dp3.cu"]
+)
 def test_record_builds_compile_and_link(file, toolkit):
     """Every CDP kernel builds (and device-links) in the record variant: each launch site's
     arguments fit a record (a static_assert in cdp.cuh)."""
@@ -265,5 +344,7 @@ def test_record_builds_compile_and_link(file, toolkit):
     from nqprof.catalog import catalog
 
     src = catalog()[file]
-    rows = nvcc.compile_source(src, "sm_90", defines={**src.check_defines, "CDP_LAUNCH_MODE": 3}, toolkit=toolkit)
+    rows = nvcc.compile_source(
+        src, "sm_90", defines={**src.check_defines, "CDP_LAUNCH_MODE": 3}, toolkit=toolkit
+    )
     assert set(src.kernels) <= {r.kernel for r in rows}

@@ -19,10 +19,22 @@ N = 10
 
 
 def replayed(name, n=N, params=None):
-    record = solve(name, n, {**(params or {}), "launch": "record"}, repeats=1, warmup=0, timeout=TIMEOUT)
+    record = solve(
+        name, n, {**(params or {}), "launch": "record"}, repeats=1, warmup=0, timeout=TIMEOUT
+    )
     f = record.device_failures
-    assert f["launch_failures"] == f["malloc_failures"] == f["stream_failures"] == f["buffer_overflows"] == 0, f
-    assert record.measurement_build and "launch=record" in record.measurement_build and not record.verified
+    assert (
+        f["launch_failures"]
+        == f["malloc_failures"]
+        == f["stream_failures"]
+        == f["buffer_overflows"]
+        == 0
+    ), f
+    assert (
+        record.measurement_build
+        and "launch=record" in record.measurement_build
+        and not record.verified
+    )
     gen1 = next(g for g in record.generations if g["generation"] == 1)
     r = record.replay
     assert r["kernel"] == get(name).child_kernel and r["dropped"] == 0

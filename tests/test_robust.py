@@ -21,9 +21,35 @@ from nqprof.errors import InputError, NqprofError
 
 # --- OEIS A000170, typed in from https://oeis.org/A000170 (not from nqprof.problem) --------
 
-A000170 = [1, 0, 0, 2, 10, 4, 40, 92, 352, 724, 2680, 14200, 73712, 365596, 2279184, 14772512, 95815104,
-           666090624, 4968057848, 39029188884, 314666222712, 2691008701644, 24233937684440, 227514171973736,
-           2207893435808352, 22317699616364044, 234907967154122528]
+A000170 = [
+    1,
+    0,
+    0,
+    2,
+    10,
+    4,
+    40,
+    92,
+    352,
+    724,
+    2680,
+    14200,
+    73712,
+    365596,
+    2279184,
+    14772512,
+    95815104,
+    666090624,
+    4968057848,
+    39029188884,
+    314666222712,
+    2691008701644,
+    24233937684440,
+    227514171973736,
+    2207893435808352,
+    22317699616364044,
+    234907967154122528,
+]
 
 
 def test_known_counts_are_oeis_a000170():
@@ -44,7 +70,9 @@ def _plan(name, n, given=None):
     s = get(name)
     params = s.resolve(n, given or {})
     rec = s.recursion(n, params, len(expand(n, params["depth"])))
-    return rec, make_plan(rec, int(139.0 * GIB), params, board_bytes=BOARD_UPLOAD_BYTES, counter_bytes=cc.WORDS * 8)
+    return rec, make_plan(
+        rec, int(139.0 * GIB), params, board_bytes=BOARD_UPLOAD_BYTES, counter_bytes=cc.WORDS * 8
+    )
 
 
 @pytest.mark.parametrize("name,n,given", [("dp1", 16, {"z": 3}), ("dp1", 13, {"z": 2, "depth": 3})])
@@ -76,7 +104,10 @@ def test_a_chunks_demand_uses_the_chunk_share():
     host = rec.host_boards
     uniform = math.ceil(rec.demand(host).pending * plan.chunk / host)
     assert rec.demand(plan.chunk).pending > 1.2 * uniform
-    assert rec.demand(plan.chunk).pending >= rec.demand(host).pending * chunk_share(16, 4, host, plan.chunk) * 0.99
+    assert (
+        rec.demand(plan.chunk).pending
+        >= rec.demand(host).pending * chunk_share(16, 4, host, plan.chunk) * 0.99
+    )
 
 
 # --- limits before work ------------------------------------------------------------------------
@@ -101,13 +132,16 @@ def test_plan_at_a_huge_depth_is_one_line(capsys):
 # --- output files ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("path,message", [
-    ("/proc/x.json", "cannot write in /proc"),
-    ("/nonexistent/dir/x.json", "the folder /nonexistent/dir does not exist"),
-    ("{tmp}", "is a folder, not a file"),
-    ("{tmp}/x.txt", "must end with .json"),
-    ("", "an empty file name"),
-])
+@pytest.mark.parametrize(
+    "path,message",
+    [
+        ("/proc/x.json", "cannot write in /proc"),
+        ("/nonexistent/dir/x.json", "the folder /nonexistent/dir does not exist"),
+        ("{tmp}", "is a folder, not a file"),
+        ("{tmp}/x.txt", "must end with .json"),
+        ("", "an empty file name"),
+    ],
+)
 def test_sweep_output_checked_before_the_work(path, message, tmp_path, capsys, monkeypatch):
     ran = []
     monkeypatch.setattr("nqprof.runner.solve", lambda *a, **k: ran.append(a))
@@ -121,7 +155,25 @@ def test_sweep_output_checked_before_the_work(path, message, tmp_path, capsys, m
 def test_outputs_are_written_atomically_and_whole(tmp_path, capsys):
     out = tmp_path / "sweep.json"
     out.write_text("old")
-    assert main(["sweep", "-s", "serial", "--n", "6:7", "-q", "-o", str(out), "--rounds", "1", "--warmup", "0"]) == 0
+    assert (
+        main(
+            [
+                "sweep",
+                "-s",
+                "serial",
+                "--n",
+                "6:7",
+                "-q",
+                "-o",
+                str(out),
+                "--rounds",
+                "1",
+                "--warmup",
+                "0",
+            ]
+        )
+        == 0
+    )
     records = json.loads(out.read_text())
     assert [r["n"] for r in records] == [6, 7] and os.listdir(tmp_path) == ["sweep.json"]
     assert main(["solve", "8", "-o", str(tmp_path / "solve.json")]) == 0
@@ -130,7 +182,9 @@ def test_outputs_are_written_atomically_and_whole(tmp_path, capsys):
 
 def test_failed_write_leaves_nothing(tmp_path, monkeypatch):
     target = tmp_path / "x.json"
-    monkeypatch.setattr(os, "replace", lambda *a: (_ for _ in ()).throw(OSError(28, "No space left on device")))
+    monkeypatch.setattr(
+        os, "replace", lambda *a: (_ for _ in ()).throw(OSError(28, "No space left on device"))
+    )
     with pytest.raises(InputError, match="x.json: cannot be written \\(No space left on device\\)"):
         files.write_json(target, {"a": 1})
     assert os.listdir(tmp_path) == []
@@ -141,20 +195,49 @@ def test_trace_chrome_never_overwrites_an_unnamed_file(tmp_path, capsys):
     trace.write_bytes(b"SQLite format 3\0")
     twin.write_text("mine")
     assert main(["trace", "chrome", str(trace)]) == 2
-    assert "run.json exists: name the output with -o FILE, or overwrite it with --force" in capsys.readouterr().err
+    assert (
+        "run.json exists: name the output with -o FILE, or overwrite it with --force"
+        in capsys.readouterr().err
+    )
     assert twin.read_text() == "mine"
 
 
-@pytest.mark.parametrize("argv,message", [
-    (["characterize", "launch", "--from", "{data}/synthetic-launch.json", "-o", "{tmp}/x.txt"], "must end with .json or .md"),
-    (["characterize", "launch", "--from", "{data}/synthetic-launch.json", "--figure", "/nonexistent/f.png"], "does not exist"),
-    (["queue-bench", "--from", "{data}/../queue-bench-h200.json", "-o", "{tmp}/none/q.json"], "does not exist"),
-    (["build", "-o", "{tmp}/r.txt"], "must end with .json"),
-    (["matrix", "{tmp}", "-o", "/proc/m.txt"], "cannot write in /proc"),
-    (["report", "table3", "--model-only", "-o", "{tmp}/t.png"], "must end with .md"),
-    (["report", "figure", "-o", "{tmp}/t.md"], "must end with .png"),
-    (["trace", "load", "{tmp}/t.sqlite", "--csv", "/proc/x/y"], "does not exist"),
-])
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (
+            [
+                "characterize",
+                "launch",
+                "--from",
+                "{data}/synthetic-launch.json",
+                "-o",
+                "{tmp}/x.txt",
+            ],
+            "must end with .json or .md",
+        ),
+        (
+            [
+                "characterize",
+                "launch",
+                "--from",
+                "{data}/synthetic-launch.json",
+                "--figure",
+                "/nonexistent/f.png",
+            ],
+            "does not exist",
+        ),
+        (
+            ["queue-bench", "--from", "{data}/../queue-bench-h200.json", "-o", "{tmp}/none/q.json"],
+            "does not exist",
+        ),
+        (["build", "-o", "{tmp}/r.txt"], "must end with .json"),
+        (["matrix", "{tmp}", "-o", "/proc/m.txt"], "cannot write in /proc"),
+        (["report", "table3", "--model-only", "-o", "{tmp}/t.png"], "must end with .md"),
+        (["report", "figure", "-o", "{tmp}/t.md"], "must end with .png"),
+        (["trace", "load", "{tmp}/t.sqlite", "--csv", "/proc/x/y"], "does not exist"),
+    ],
+)
 def test_every_command_checks_its_outputs_first(argv, message, tmp_path, capsys):
     data = os.path.join(os.path.dirname(__file__), "data", "characterize")
     argv = [a.format(tmp=tmp_path, data=data) for a in argv]
@@ -167,41 +250,76 @@ def test_every_command_checks_its_outputs_first(argv, message, tmp_path, capsys)
 
 
 def test_json_prints_the_records_in_sweep(capsys):
-    assert main(["sweep", "-s", "serial", "--n", "8", "--json", "-q", "--rounds", "1", "--warmup", "0"]) == 0
+    assert (
+        main(
+            ["sweep", "-s", "serial", "--n", "8", "--json", "-q", "--rounds", "1", "--warmup", "0"]
+        )
+        == 0
+    )
     (record,) = json.loads(capsys.readouterr().out)
     assert record["strategy"] == "serial" and record["count"] == 92
 
 
 def test_sweep_param_without_strategy_applies_where_it_exists(capsys):
-    assert main(["sweep", "-s", "serial,multicore", "--n", "8", "-p", "depth=2,3", "-q", "--rounds", "1",
-                 "--warmup", "0", "--json"]) == 0
+    assert (
+        main(
+            [
+                "sweep",
+                "-s",
+                "serial,multicore",
+                "--n",
+                "8",
+                "-p",
+                "depth=2,3",
+                "-q",
+                "--rounds",
+                "1",
+                "--warmup",
+                "0",
+                "--json",
+            ]
+        )
+        == 0
+    )
     rows = json.loads(capsys.readouterr().out)
-    assert [(r["strategy"], r["params"].get("depth")) for r in rows] == [("serial", None), ("multicore", 2),
-                                                                          ("multicore", 3)]
+    assert [(r["strategy"], r["params"].get("depth")) for r in rows] == [
+        ("serial", None),
+        ("multicore", 2),
+        ("multicore", 3),
+    ]
 
 
 def test_an_axis_of_a_strategy_not_selected_is_an_error(capsys):
     """It selected no case, and the sweep (or the plugin's run) ran without it."""
     assert main(["sweep", "-s", "serial", "--n", "8", "-p", "multicore.depth=1", "-q"]) == 2
     err = capsys.readouterr().err
-    assert "--param 'multicore.depth=1': multicore is not a selected strategy (selected: serial)" in err, err
+    assert (
+        "--param 'multicore.depth=1': multicore is not a selected strategy (selected: serial)"
+        in err
+    ), err
 
 
 def test_sweep_skips_gpu_strategies_without_a_gpu(monkeypatch, capsys):
     monkeypatch.setattr("nqprof.cuda.device.gpu_available", lambda: (False, "no CUDA driver"))
-    assert main(["sweep", "-s", "feinbube,serial", "--n", "8", "-q", "--rounds", "1", "--warmup", "0"]) == 0
+    assert (
+        main(["sweep", "-s", "feinbube,serial", "--n", "8", "-q", "--rounds", "1", "--warmup", "0"])
+        == 0
+    )
     out = capsys.readouterr().out
     assert "feinbube  8  -       skipped" in out and "needs a GPU: no CUDA driver" in out
 
 
-@pytest.mark.parametrize("params,message", [
-    (["depth=3", "depth=4"], "--param 'depth' is given twice (depth=3, depth=4)"),
-    (["0\n0=0", "0\n0=0"], "--param '0\\n0' is given twice ('0\\n0=0', '0\\n0=0')"),  # one line
-    (["multicore.depth=3"], "names strategy 'multicore', but the run is serial"),
-    (["depth=3,4"], "one run takes one value"),
-    (["=3"], "--param takes [STRATEGY.]KEY=VALUE"),
-    ([".depth=3"], "--param takes [STRATEGY.]KEY=VALUE"),
-])
+@pytest.mark.parametrize(
+    "params,message",
+    [
+        (["depth=3", "depth=4"], "--param 'depth' is given twice (depth=3, depth=4)"),
+        (["0\n0=0", "0\n0=0"], "--param '0\\n0' is given twice ('0\\n0=0', '0\\n0=0')"),  # one line
+        (["multicore.depth=3"], "names strategy 'multicore', but the run is serial"),
+        (["depth=3,4"], "one run takes one value"),
+        (["=3"], "--param takes [STRATEGY.]KEY=VALUE"),
+        ([".depth=3"], "--param takes [STRATEGY.]KEY=VALUE"),
+    ],
+)
 def test_solve_param_grammar(params, message, capsys):
     argv = ["solve", "8", "-s", "serial"]
     for p in params:
@@ -216,18 +334,49 @@ def test_solve_param_with_its_strategy_prefix(capsys):
 
 
 def test_an_unknown_option_shows_the_commands_usage():
-    out = subprocess.run([sys.executable, "-m", "nqprof.cli", "solve", "12", "--bogus"], capture_output=True,
-                         text=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-m", "nqprof.cli", "solve", "12", "--bogus"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert out.returncode == 2
-    assert out.stderr.startswith("usage: nqprof solve ") and "nqprof solve: error: unrecognized arguments: --bogus" in out.stderr
+    assert (
+        out.stderr.startswith("usage: nqprof solve ")
+        and "nqprof solve: error: unrecognized arguments: --bogus" in out.stderr
+    )
 
 
 # --- parsers (properties) ----------------------------------------------------------------------
 
 TEXT = st.text(alphabet=string.printable + "é…\u00a0", max_size=30)
-NUMBER_TEXT = st.one_of(TEXT, st.sampled_from(["inf", "-inf", "nan", "Infinity", "1e308", "1e400", "-0", "+7", " 7 ",
-                                               str(10**30), "1.5.2", "0x10", "1_000", "١٢", "²", "7.", ".5", "2e3"]),
-                        st.integers().map(str), st.floats().map(str))
+NUMBER_TEXT = st.one_of(
+    TEXT,
+    st.sampled_from(
+        [
+            "inf",
+            "-inf",
+            "nan",
+            "Infinity",
+            "1e308",
+            "1e400",
+            "-0",
+            "+7",
+            " 7 ",
+            str(10**30),
+            "1.5.2",
+            "0x10",
+            "1_000",
+            "١٢",
+            "²",
+            "7.",
+            ".5",
+            "2e3",
+        ]
+    ),
+    st.integers().map(str),
+    st.floats().map(str),
+)
 
 
 @given(TEXT)
@@ -247,9 +396,19 @@ def test_n_list_parser_ranges(pairs):
     assert problem.parse_n_list(text) == expected
 
 
-@pytest.mark.parametrize("parse", [options.parse_rounds, options.parse_warmup, options.parse_timeout,
-                                   options.parse_param_axis, options.parse_strategies])
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@pytest.mark.parametrize(
+    "parse",
+    [
+        options.parse_rounds,
+        options.parse_warmup,
+        options.parse_timeout,
+        options.parse_param_axis,
+        options.parse_strategies,
+    ],
+)
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(text=NUMBER_TEXT)
 def test_option_parsers_return_or_raise_input_error(parse, text):
     try:
@@ -274,7 +433,9 @@ def test_command_line_errors_are_one_line_whatever_the_text(strategy, n, rounds)
     err = io.StringIO()
     with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
         try:
-            code = main(["sweep", "-s", strategy, "--n", n, "--rounds", rounds, "-q", "--warmup", "0"])
+            code = main(
+                ["sweep", "-s", strategy, "--n", n, "--rounds", rounds, "-q", "--warmup", "0"]
+            )
         except SystemExit as exc:  # argparse: a text that looks like an option
             code = exc.code
     if code == 2 and err.getvalue().startswith("nqprof: error: "):
@@ -309,12 +470,31 @@ def test_sweep_axes_parser(items):
 CONTENT = st.one_of(
     st.binary(max_size=200),
     st.text(max_size=80).map(str.encode),
-    st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
-                 lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
-                 max_leaves=10).map(lambda d: json.dumps(d).encode()),
-    st.sampled_from([b"", b"\xff\xfe\x00", b'{"rows": [', b'{"kind": "launch", "points": [{}]}',
-                     b'{"format": "nqprof-cluster-checkpoint", "version": 1}', b'{"toolkit": {}, "kernels": [1]}',
-                     b'{"rows": [{"variant": 1}]}', b"[]", b"null", b"SQLite format 3\x00" + b"\x00" * 90]),
+    st.recursive(
+        st.none()
+        | st.booleans()
+        | st.integers()
+        | st.floats(allow_nan=False)
+        | st.text(max_size=5),
+        lambda inner: (
+            st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=4)
+        ),
+        max_leaves=10,
+    ).map(lambda d: json.dumps(d).encode()),
+    st.sampled_from(
+        [
+            b"",
+            b"\xff\xfe\x00",
+            b'{"rows": [',
+            b'{"kind": "launch", "points": [{}]}',
+            b'{"format": "nqprof-cluster-checkpoint", "version": 1}',
+            b'{"toolkit": {}, "kernels": [1]}',
+            b'{"rows": [{"variant": 1}]}',
+            b"[]",
+            b"null",
+            b"SQLite format 3\x00" + b"\x00" * 90,
+        ]
+    ),
 )
 
 
@@ -332,7 +512,9 @@ def _readers():
 
 
 @pytest.mark.parametrize("reader", ["json", "checkpoint", "queue-bench", "resource-table"])
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(data=CONTENT)
 def test_readers_fail_in_one_line_naming_the_file(reader, data, tmp_path):
     path = tmp_path / f"in-{reader}.json"
@@ -343,10 +525,21 @@ def test_readers_fail_in_one_line_naming_the_file(reader, data, tmp_path):
         assert str(path) in str(exc) and "\n" not in str(exc), str(exc)
 
 
-@pytest.mark.parametrize("command", [["characterize", "launch"], ["characterize", "reserve"],
-                                     ["characterize", "ideal"], ["characterize", "efficiency"],
-                                     ["characterize", "timeline"], ["queue-bench"], ["report", "kerbl", "fig1"]])
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["characterize", "launch"],
+        ["characterize", "reserve"],
+        ["characterize", "ideal"],
+        ["characterize", "efficiency"],
+        ["characterize", "timeline"],
+        ["queue-bench"],
+        ["report", "kerbl", "fig1"],
+    ],
+)
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(data=CONTENT)
 def test_from_readers_on_the_command_line(command, data, tmp_path, capsys):
     path = tmp_path / "in.json"
@@ -359,7 +552,9 @@ def test_from_readers_on_the_command_line(command, data, tmp_path, capsys):
         assert str(path) in err, err
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(data=CONTENT)
 def test_trace_reader_fails_in_one_line(data, tmp_path, capsys):
     pytest.importorskip("pandas")
@@ -376,12 +571,24 @@ def test_a_bad_environment_variable_does_not_break_help():
     NQPROF_TIMEOUT; a command that uses it names it in one line."""
     env = {**os.environ, "NQPROF_TIMEOUT": "abc"}
     for argv in (["--help"], ["strategies"], ["plan", "12", "-s", "dp2"]):
-        out = subprocess.run([sys.executable, "-m", "nqprof.cli", *argv], capture_output=True, text=True, env=env,
-                             timeout=60)
+        out = subprocess.run(
+            [sys.executable, "-m", "nqprof.cli", *argv],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+        )
         assert out.returncode == 0 and "Traceback" not in out.stderr, (argv, out.stderr)
-    out = subprocess.run([sys.executable, "-m", "nqprof.cli", "solve", "8"], capture_output=True, text=True, env=env,
-                         timeout=60)
-    assert out.returncode == 2 and out.stderr.count("\n") == 1 and "NQPROF_TIMEOUT" in out.stderr, out.stderr
+    out = subprocess.run(
+        [sys.executable, "-m", "nqprof.cli", "solve", "8"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert out.returncode == 2 and out.stderr.count("\n") == 1 and "NQPROF_TIMEOUT" in out.stderr, (
+        out.stderr
+    )
 
 
 # --- numbers: one grammar, finite and in range, from every option and variable ---------------
@@ -401,10 +608,12 @@ def _bad_inputs():
 def test_a_number_is_finite_and_in_range_or_one_line(text):
     from nqprof.numeric import Integer, Real
 
-    for parse, check in ((Integer(-3, 50, "x"), lambda v: isinstance(v, int) and -3 <= v <= 50),
-                         (Integer(4, 16, "y", choices=(4, 8, 16)), lambda v: v in (4, 8, 16)),
-                         (Real(0, 1e6, "z", unit="s"), lambda v: math.isfinite(v) and 0 < v <= 1e6),
-                         (Real(-1, 1, "w", above=False), lambda v: -1 <= v <= 1)):
+    for parse, check in (
+        (Integer(-3, 50, "x"), lambda v: isinstance(v, int) and -3 <= v <= 50),
+        (Integer(4, 16, "y", choices=(4, 8, 16)), lambda v: v in (4, 8, 16)),
+        (Real(0, 1e6, "z", unit="s"), lambda v: math.isfinite(v) and 0 < v <= 1e6),
+        (Real(-1, 1, "w", above=False), lambda v: -1 <= v <= 1),
+    ):
         try:
             value = parse(text)
         except InputError as exc:
@@ -413,8 +622,26 @@ def test_a_number_is_finite_and_in_range_or_one_line(text):
             assert check(value), (parse, text, value)
 
 
-@pytest.mark.parametrize("text", ["inf", "-inf", "nan", "1e10", "1e308", str(10**30), "1.5.2", "", " ", "0x10",
-                                  "1_000", "0", "-1", "١", "٣"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "inf",
+        "-inf",
+        "nan",
+        "1e10",
+        "1e308",
+        str(10**30),
+        "1.5.2",
+        "",
+        " ",
+        "0x10",
+        "1_000",
+        "0",
+        "-1",
+        "١",
+        "٣",
+    ],
+)
 def test_bad_numbers_are_refused(text):
     from nqprof.numeric import Integer, Real
 
@@ -428,9 +655,13 @@ def test_numbers_in_the_grammar():
 
     assert [Integer(0, 9)(t) for t in (" 7 ", "+3", "0", "-0")] == [7, 3, 0, 0]
     assert [Real(0, 1e4)(t) for t in ("2e3", ".5", "7.", " 1.25 ")] == [2000.0, 0.5, 7.0, 1.25]
-    with pytest.raises(InputError, match=r"^the timeout must be at most 10000 seconds \(a week\), got 'inf'$"):
+    with pytest.raises(
+        InputError, match=r"^the timeout must be at most 10000 seconds \(a week\), got 'inf'$"
+    ):
         Real(0, 1e4, "the timeout", unit="seconds", why="a week")("inf")
-    with pytest.raises(InputError, match=r"^the timeout must be a positive number of seconds, got 'nan'$"):
+    with pytest.raises(
+        InputError, match=r"^the timeout must be a positive number of seconds, got 'nan'$"
+    ):
         Real(0, 1e4, "the timeout", unit="seconds")("nan")
 
 
@@ -442,11 +673,17 @@ def test_a_timeout_is_one_every_wait_takes():
     for text in ("inf", "1e10", "1e308", "nan", "-1", "0"):
         with pytest.raises(InputError, match="the timeout must be"):
             options.parse_timeout(text)
-    assert options.parse_timeout(str(options.MAX_TIMEOUT)) == options.MAX_TIMEOUT <= threading.TIMEOUT_MAX
+    assert (
+        options.parse_timeout(str(options.MAX_TIMEOUT))
+        == options.MAX_TIMEOUT
+        <= threading.TIMEOUT_MAX
+    )
     here, there = multiprocessing.Pipe()
     try:
         there.send(1)
-        assert here.poll(options.MAX_TIMEOUT)  # ready: returns at once, after converting the timeout
+        assert here.poll(
+            options.MAX_TIMEOUT
+        )  # ready: returns at once, after converting the timeout
         with pytest.raises(OverflowError):
             here.poll(1e10)
     finally:
@@ -478,16 +715,35 @@ def test_every_option_of_every_command_is_a_number_or_listed_as_text():
     command (and of the plugin) must be listed as text, so that a new one is never forgotten."""
     bad_inputs = _bad_inputs()
     assert bad_inputs.unclassified() == []
-    flags = {bad_inputs._name(a) for _, a in bad_inputs.command_options() if bad_inputs.is_number(a)}
-    assert {"--timeout", "--rounds", "--warmup", "--workers", "--free-gib", "--fill", "--block", "n"} <= flags
-    assert set(bad_inputs.plugin_options()) >= {"--nq-timeout", "--nq-param", "--nq-cluster", "--nq-trace-dir"}
+    flags = {
+        bad_inputs._name(a) for _, a in bad_inputs.command_options() if bad_inputs.is_number(a)
+    }
+    assert {
+        "--timeout",
+        "--rounds",
+        "--warmup",
+        "--workers",
+        "--free-gib",
+        "--fill",
+        "--block",
+        "n",
+    } <= flags
+    assert set(bad_inputs.plugin_options()) >= {
+        "--nq-timeout",
+        "--nq-param",
+        "--nq-cluster",
+        "--nq-trace-dir",
+    }
 
 
 def test_an_unlisted_option_is_reported(monkeypatch):
     bad_inputs = _bad_inputs()
     monkeypatch.setattr(bad_inputs, "TEXT_OPTIONS", bad_inputs.TEXT_OPTIONS - {"--checkpoint"})
-    monkeypatch.setattr(bad_inputs, "PLUGIN_TEXT_CASES", {k: v for k, v in bad_inputs.PLUGIN_TEXT_CASES.items()
-                                                          if k != "--nq-cluster"})
+    monkeypatch.setattr(
+        bad_inputs,
+        "PLUGIN_TEXT_CASES",
+        {k: v for k, v in bad_inputs.PLUGIN_TEXT_CASES.items() if k != "--nq-cluster"},
+    )
     assert bad_inputs.unclassified() == ["nqprof solve --checkpoint", "--nq-cluster"]
 
 
@@ -509,24 +765,48 @@ def test_every_number_option_refuses_bad_numbers_in_one_line(tmp_path, capsys, m
                 env.setenv(name, value)
             code = main(case.argv)
         err = capsys.readouterr().err
-        assert code == 2 and err.startswith("nqprof: error: ") and err.count("\n") == 1, (case.argv, err)
+        assert code == 2 and err.startswith("nqprof: error: ") and err.count("\n") == 1, (
+            case.argv,
+            err,
+        )
         assert case.names in err.splitlines()[0], (case.argv, err)
     assert not ran
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["plan", "12", "-s", "dp2", "--free-gib", "inf"], "--free-gib must be at most 4096 GiB, got 'inf'"),
-    (["plan", "12", "-s", "dp2", "--free-gib", "1e308"], "--free-gib must be at most 4096 GiB, got '1e308'"),
-    (["solve", "8", "--cluster", "local", "--workers", "1e10"], "--workers must be an integer in 1..1024, got '1e10'"),
-    (["solve", "8", "--cluster", "local", "--workers", str(10**30)], "--workers must be an integer in 1..1024"),
-    (["characterize", "launch", "--block", "0x10"], "--block must be an integer in 1..1024, got '0x10'"),
-    (["characterize", "efficiency", "--n", "99"], "--n: N must be in 1..27, got 99"),
-    (["queue-bench", "--bytes", "5"], "--bytes must be one of 4, 8, 16, got '5'"),
-    (["queue-bench", "--fill", "1e3"], "--fill must be an integer in 1..64, got '1e3'"),
-    (["report", "table2", "--z", "9"], "--z must be an integer in 1..8, got '9'"),
-    (["report", "table2", "--timeout", "inf"], "--timeout: the timeout must be at most 604800 seconds"),
-    (["solve", "--", "-inf"], "N must be an integer in 1..27, got '-inf'"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (
+            ["plan", "12", "-s", "dp2", "--free-gib", "inf"],
+            "--free-gib must be at most 4096 GiB, got 'inf'",
+        ),
+        (
+            ["plan", "12", "-s", "dp2", "--free-gib", "1e308"],
+            "--free-gib must be at most 4096 GiB, got '1e308'",
+        ),
+        (
+            ["solve", "8", "--cluster", "local", "--workers", "1e10"],
+            "--workers must be an integer in 1..1024, got '1e10'",
+        ),
+        (
+            ["solve", "8", "--cluster", "local", "--workers", str(10**30)],
+            "--workers must be an integer in 1..1024",
+        ),
+        (
+            ["characterize", "launch", "--block", "0x10"],
+            "--block must be an integer in 1..1024, got '0x10'",
+        ),
+        (["characterize", "efficiency", "--n", "99"], "--n: N must be in 1..27, got 99"),
+        (["queue-bench", "--bytes", "5"], "--bytes must be one of 4, 8, 16, got '5'"),
+        (["queue-bench", "--fill", "1e3"], "--fill must be an integer in 1..64, got '1e3'"),
+        (["report", "table2", "--z", "9"], "--z must be an integer in 1..8, got '9'"),
+        (
+            ["report", "table2", "--timeout", "inf"],
+            "--timeout: the timeout must be at most 604800 seconds",
+        ),
+        (["solve", "--", "-inf"], "N must be an integer in 1..27, got '-inf'"),
+    ],
+)
 def test_number_options_are_read_before_the_command_runs(argv, message, capsys):
     """One line naming the option, before anything else the command would do first (look for
     a GPU, start a cluster, plan)."""

@@ -28,8 +28,11 @@ def test_hang_is_killed_and_named():
     poll = conn.poll
     conn.poll = lambda timeout: waits.append(timeout) or poll(timeout)
     runner.timeout = 0.5
-    with pytest.raises(WatchdogError, match=r"^misbehaving N=8 \(how=hang\): no answer to 'run' within 0.5 s; worker "
-                                            r"killed \(raise the timeout"):
+    with pytest.raises(
+        WatchdogError,
+        match=r"^misbehaving N=8 \(how=hang\): no answer to 'run' within 0.5 s; worker "
+        r"killed \(raise the timeout",
+    ):
         runner.run_once()
     assert waits == [0.5]
     assert worker.exitcode == -signal.SIGKILL and runner.pid is None and conn.closed
@@ -37,7 +40,9 @@ def test_hang_is_killed_and_named():
 
 
 def test_crash_is_reported_with_exit_code():
-    with pytest.raises(WatchdogError, match=r"misbehaving N=8 \(how=die\): worker process died.*exit code 3"):
+    with pytest.raises(
+        WatchdogError, match=r"misbehaving N=8 \(how=die\): worker process died.*exit code 3"
+    ):
         _run("die")
 
 
@@ -57,6 +62,7 @@ def test_describe():
 
 
 # -- a GPU case's rounds in worker processes one after another ---------------------------------
+
 
 def _series_run(tmp_path, rounds, warmup=1):
     import os
@@ -96,7 +102,9 @@ def test_gpu_rounds_go_to_two_processes_one_after_another(tmp_path, monkeypatch)
     # other way round is the same case, not 15% faster
     swapped = [0.001 * 1.15] * first + [0.001] * (len(procs) - first)
     assert stats.process_spread(loop.samples, procs) == pytest.approx(0.15)
-    assert stats.decide(loop.samples, swapped, processes_a=procs, processes_b=procs).verdict == "same"
+    assert (
+        stats.decide(loop.samples, swapped, processes_a=procs, processes_b=procs).verdict == "same"
+    )
     whole = stats.decide(loop.samples[:first], swapped[:first])
     assert whole.verdict == "slower"  # what one process per run would have called
 
@@ -117,7 +125,12 @@ def test_round_rule_split():
     assert auto.split(1) == [auto]
     share = auto.split(2)
     assert len(share) == 2 and share[0] == share[1]
-    assert (share[0].min_rounds, share[0].min_time, share[0].max_time, share[0].max_rounds) == (3, 0.25, 5.0, 500)
+    assert (share[0].min_rounds, share[0].min_time, share[0].max_time, share[0].max_rounds) == (
+        3,
+        0.25,
+        5.0,
+        500,
+    )
     assert share[0].target_noise == auto.target_noise
     assert [r.fixed for r in RoundRule(fixed=7).split(3)] == [3, 2, 2]
     assert [r.fixed for r in RoundRule(fixed=2).split(3)] == [1, 1]
@@ -141,7 +154,9 @@ def test_the_next_worker_of_a_series_starts_while_the_first_counts(tmp_path, mon
     with runner:
         runner.prepare_next()
         prepared = runner.runners[1].pid
-        assert prepared is not None and prepared in runner.pids and len(log.read_text().split()) == 1
+        assert (
+            prepared is not None and prepared in runner.pids and len(log.read_text().split()) == 1
+        )
         runner.run_once()
         runner.advance()
         assert runner.current.pid == prepared and log.read_text().split()[1] == str(prepared)
@@ -172,6 +187,8 @@ def test_a_closing_worker_is_waited_for_by_the_next_one_only(tmp_path, monkeypat
     first = WorkerRunner(slow, 8, {}, timeout=60).start()
     proc = first._proc
     first.close()
-    assert runner_module._EXITING == [proc] and proc.is_alive()  # still closing its session (a second)
+    assert (
+        runner_module._EXITING == [proc] and proc.is_alive()
+    )  # still closing its session (a second)
     with WorkerRunner(slow, 8, {}, timeout=60) as second:
         assert second.opened["previous_alive"] is False and runner_module._EXITING == []

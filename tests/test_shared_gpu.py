@@ -47,14 +47,18 @@ def fake_nvml(monkeypatch, others=(), busy=87) -> _SharedNvml:
 @pytest.fixture
 def gpu_double(monkeypatch):
     """The GPU test double registered, and GPU runs possible here as far as nqprof asks."""
-    device = importlib.import_module("nqprof.cuda.device")  # as the commands import it (pytester may drop it)
+    device = importlib.import_module(
+        "nqprof.cuda.device"
+    )  # as the commands import it (pytester may drop it)
 
     strategy = fake_shared_gpu.STRATEGY
     monkeypatch.setitem(strategies._table(), strategy.name, "unused")
     monkeypatch.setitem(strategies._cache, strategy.name, strategy)
     monkeypatch.setattr(machine, "gpu_status", lambda: (True, "a test double"))
     monkeypatch.setattr(device, "gpu_available", lambda: (True, "a test double"))
-    monkeypatch.setattr(machine, "machine_facts", lambda: {"gpu": "a test double", "cuda_toolkit": None})
+    monkeypatch.setattr(
+        machine, "machine_facts", lambda: {"gpu": "a test double", "cuda_toolkit": None}
+    )
 
 
 # -- the record ------------------------------------------------------------------------------
@@ -92,7 +96,9 @@ def test_a_watch_without_utilization_records_none(monkeypatch):
 def test_pids_of_another_namespace_count_all_but_the_runs_worker(monkeypatch):
     """In a container NVML lists the host's pids: none is the run's own, one is its worker."""
     nvml = fake_nvml(monkeypatch)
-    nvml.nvmlDeviceGetComputeRunningProcesses = lambda h: [types.SimpleNamespace(pid=p) for p in (91, 92, 93)]
+    nvml.nvmlDeviceGetComputeRunningProcesses = lambda h: [
+        types.SimpleNamespace(pid=p) for p in (91, 92, 93)
+    ]
     watch = conditions.GpuWatch(own_pids=(777,))
     watch.start()
     watch.round_done(0)
@@ -101,22 +107,42 @@ def test_pids_of_another_namespace_count_all_but_the_runs_worker(monkeypatch):
 
 def test_the_record_says_its_gpu_was_shared():
     def record(others):
-        return RunRecord(strategy="fast", n=18, params={}, count=666090624, expected=666090624, verified=True,
-                         wall_s=0.09, gpu_s=0.083, rounds=2, wall_times=[0.09] * 2, gpu_times=[0.083] * 2,
-                         conditions={"gpu": {"source": "nvml", "before": {}, "after": {}, "other_processes": others}})
+        return RunRecord(
+            strategy="fast",
+            n=18,
+            params={},
+            count=666090624,
+            expected=666090624,
+            verified=True,
+            wall_s=0.09,
+            gpu_s=0.083,
+            rounds=2,
+            wall_times=[0.09] * 2,
+            gpu_times=[0.083] * 2,
+            conditions={
+                "gpu": {"source": "nvml", "before": {}, "after": {}, "other_processes": others}
+            },
+        )
 
-    assert record(2).shared_gpu() == ("the GPU was shared with 2 other processes during the rounds: its times may be "
-                                      "slower than on a GPU of its own")
+    assert record(2).shared_gpu() == (
+        "the GPU was shared with 2 other processes during the rounds: its times may be "
+        "slower than on a GPU of its own"
+    )
     assert f"\nwarning    {record(2).shared_gpu()}" in record(2).summary()
     assert record(0).shared_gpu() is None and "warning" not in record(0).summary()
-    assert conditions.shared_gpu(record(1).conditions) == "the GPU was shared with 1 other process during the rounds"
+    assert (
+        conditions.shared_gpu(record(1).conditions)
+        == "the GPU was shared with 1 other process during the rounds"
+    )
 
 
 # -- solve, sweep ----------------------------------------------------------------------------
 
 
-SHARED = ("the GPU was shared with 1 other process during the rounds: its times may be slower than on a GPU of "
-          "its own")
+SHARED = (
+    "the GPU was shared with 1 other process during the rounds: its times may be slower than on a GPU of "
+    "its own"
+)
 
 
 def test_solve_warns_of_a_shared_gpu(gpu_double, monkeypatch, capsys, tmp_path):
@@ -146,30 +172,51 @@ def test_sweep_warns_of_a_shared_gpu(gpu_double, monkeypatch, capsys):
 # -- pytest and compare ----------------------------------------------------------------------
 
 
-def test_pytest_summary_and_compare_say_the_gpu_was_shared(gpu_double, pytester, request, monkeypatch, capsys):
+def test_pytest_summary_and_compare_say_the_gpu_was_shared(
+    gpu_double, pytester, request, monkeypatch, capsys
+):
     pytester.makepyfile(test_suite="def test_nq(nqbench):\n    assert nqbench.run().verified\n")
     load = [] if request.config.pluginmanager.has_plugin("nqprof") else ["-p", "nqprof.plugin"]
 
     def run(*others):
         fake_nvml(monkeypatch, others=others)
-        result = pytester.runpytest(*load, "-p", "no:cacheprovider", "-p", "no:hypothesispytest",
-                                    f"--nq-strategy={STRATEGY}", "--nq-n=8", "--nq-rounds=6",
-                                    "--benchmark-storage=storage", "--benchmark-autosave")
+        result = pytester.runpytest(
+            *load,
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:hypothesispytest",
+            f"--nq-strategy={STRATEGY}",
+            "--nq-n=8",
+            "--nq-rounds=6",
+            "--benchmark-storage=storage",
+            "--benchmark-autosave",
+        )
         result.assert_outcomes(passed=1)
         return result.stdout.str()
 
-    summary = (f"nqprof: warning: other processes used the GPU during the rounds of 1 case(s): {STRATEGY}-N8 (1) "
-               "(other processes in parentheses): their times may be slower than on a GPU of their own")
+    summary = (
+        f"nqprof: warning: other processes used the GPU during the rounds of 1 case(s): {STRATEGY}-N8 (1) "
+        "(other processes in parentheses): their times may be slower than on a GPU of their own"
+    )
     assert "other processes used the GPU" not in run()
     assert summary in run(4242).splitlines()
     assert summary.replace("(1)", "(2)") in run(4242, 4243).splitlines()
     capsys.readouterr()
     assert main(["compare", "--storage", "storage", "0001", "0002"]) == 0
-    assert f"nqprof: warning: conditions differ: other processes on the GPU: 0 -> 1 ({STRATEGY} N=8)" in \
-        capsys.readouterr().err.splitlines()
+    assert (
+        f"nqprof: warning: conditions differ: other processes on the GPU: 0 -> 1 ({STRATEGY} N=8)"
+        in capsys.readouterr().err.splitlines()
+    )
     assert main(["compare", "--storage", "storage", "0002", "0003"]) == 0
-    assert f"nqprof: warning: conditions differ: other processes on the GPU: 1 -> 2 ({STRATEGY} N=8)" in \
-        capsys.readouterr().err.splitlines()
-    assert main(["compare", "--storage", "storage", "0002", "0002"]) == 0  # shared in both: still said
-    assert f"nqprof: warning: conditions differ: other processes on the GPU in both runs: 1 ({STRATEGY} N=8)" in \
-        capsys.readouterr().err.splitlines()
+    assert (
+        f"nqprof: warning: conditions differ: other processes on the GPU: 1 -> 2 ({STRATEGY} N=8)"
+        in capsys.readouterr().err.splitlines()
+    )
+    assert (
+        main(["compare", "--storage", "storage", "0002", "0002"]) == 0
+    )  # shared in both: still said
+    assert (
+        f"nqprof: warning: conditions differ: other processes on the GPU in both runs: 1 ({STRATEGY} N=8)"
+        in capsys.readouterr().err.splitlines()
+    )

@@ -18,7 +18,9 @@ from nqprof.strategies.dp2 import STATE_BYTES
 from nqprof.strategies.gpu_common import COUNTER_BYTES
 from nqprof.subproblems import BOARD_UPLOAD_BYTES, MASK_DTYPE, ROW_DTYPE
 
-LAYOUTS = {s.counters.header + ":" + s.counters.prefix: s.counters for s in all_strategies() if s.counters}
+LAYOUTS = {
+    s.counters.header + ":" + s.counters.prefix: s.counters for s in all_strategies() if s.counters
+}
 
 
 def test_some_strategy_keeps_counters():
@@ -29,16 +31,24 @@ def test_some_strategy_keeps_counters():
 def test_counter_layout_matches_its_header(key):
     layout = LAYOUTS[key]
     text = read_source(layout.header)
-    defines = dict(re.findall(rf"^#define ({re.escape(layout.prefix)}\w+) \(?([^/\n]+?)\)?\s*(?://.*)?$", text, re.M))
+    defines = dict(
+        re.findall(
+            rf"^#define ({re.escape(layout.prefix)}\w+) \(?([^/\n]+?)\)?\s*(?://.*)?$", text, re.M
+        )
+    )
     expect = layout.mirrored()
     missing = sorted(set(expect) - set(defines))
     assert not missing, f"{layout.header} does not define {missing}"
     for name, value in expect.items():
         # a define may be an expression of the others (CDP_WORDS): let the C preprocessor's
         # arithmetic be Python's, with the other defines substituted
-        expr = re.sub(r"\b[A-Z_][A-Z0-9_]*\b", lambda m: defines.get(m.group(0), m.group(0)), defines[name])
+        expr = re.sub(
+            r"\b[A-Z_][A-Z0-9_]*\b", lambda m: defines.get(m.group(0), m.group(0)), defines[name]
+        )
         expr = re.sub(r"\b[A-Z_][A-Z0-9_]*\b", lambda m: defines.get(m.group(0), m.group(0)), expr)
-        assert eval(expr, {}) == value, f"{name}: header {defines[name]} = {eval(expr, {})}, host {value}"
+        assert eval(expr, {}) == value, (
+            f"{name}: header {defines[name]} = {eval(expr, {})}, host {value}"
+        )
 
 
 #: C expression (in a program that includes the kernels) -> the host's number.
@@ -60,9 +70,25 @@ def test_row_type_is_one_byte():
 def test_sizes_match_the_kernels(tmp_path, toolkit):
     prints = "\n".join(f'    printf("%d\\n", (int)({expr}));' for expr in SIZES)
     program = tmp_path / "sizes.cu"
-    program.write_text(f'#include <cstdio>\n#include "dpswap.cu"\nint main() {{\n{prints}\n    return 0;\n}}\n')
+    program.write_text(
+        f'#include <cstdio>\n#include "dpswap.cu"\nint main() {{\n{prints}\n    return 0;\n}}\n'
+    )
     exe = tmp_path / "sizes"
-    subprocess.run([str(toolkit.nvcc), "-std=c++17", "-rdc=true", "-I", str(kernels_dir()), str(program), "-o", str(exe),
-                    "-lcudadevrt"], check=True, capture_output=True, text=True)
+    subprocess.run(
+        [
+            str(toolkit.nvcc),
+            "-std=c++17",
+            "-rdc=true",
+            "-I",
+            str(kernels_dir()),
+            str(program),
+            "-o",
+            str(exe),
+            "-lcudadevrt",
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     printed = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout.split()
     assert dict(zip(SIZES, map(int, printed))) == SIZES

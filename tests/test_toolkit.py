@@ -33,7 +33,9 @@ exit 1
     )
 
 
-def fake_toolkit(root: Path, release: str = "13.0", layout: str = "flat", cudadevrt: bool = True) -> Path:
+def fake_toolkit(
+    root: Path, release: str = "13.0", layout: str = "flat", cudadevrt: bool = True
+) -> Path:
     """A toolkit root: headers and libs under include/ and lib64/ ("flat") or only under
     targets/x86_64-linux/ ("targets")."""
     fake_nvcc(root / "bin" / "nvcc", release)
@@ -114,13 +116,21 @@ def test_nvcc_on_path_is_a_wrapper(tmp_path):
 
 
 def test_bad_cuda_home_falls_through(roots, tmp_path):
-    env = {"CUDA_HOME": str(tmp_path / "nowhere"), "CUDA_PATH": str(roots["path"]), "PATH": roots["PATH"]}
+    env = {
+        "CUDA_HOME": str(tmp_path / "nowhere"),
+        "CUDA_PATH": str(roots["path"]),
+        "PATH": roots["PATH"],
+    }
     assert tk.find_toolkit(env).source == "CUDA_PATH"
 
 
 def test_bad_nqprof_cuda_home_is_an_error(roots, tmp_path):
     """An explicit choice never silently becomes another toolkit."""
-    env = {"NQPROF_CUDA_HOME": str(tmp_path / "nowhere"), "CUDA_HOME": str(roots["home"]), "PATH": roots["PATH"]}
+    env = {
+        "NQPROF_CUDA_HOME": str(tmp_path / "nowhere"),
+        "CUDA_HOME": str(roots["home"]),
+        "PATH": roots["PATH"],
+    }
     with pytest.raises(UnavailableError, match="NQPROF_CUDA_HOME=.*nowhere has no bin/nvcc"):
         tk.find_toolkit(env)
 
@@ -144,7 +154,10 @@ def test_cached_per_env(roots):
 @pytest.mark.parametrize(
     "text, expected",
     [
-        ("Cuda compilation tools, release 13.0, V13.0.88\nBuild cuda_13.0.r13.0/compiler.36424714_0", "13.0"),
+        (
+            "Cuda compilation tools, release 13.0, V13.0.88\nBuild cuda_13.0.r13.0/compiler.36424714_0",
+            "13.0",
+        ),
         ("Cuda compilation tools, release 12.4, V12.4.131", "12.4"),
         ("Cuda compilation tools, release 13.10, V13.10.1", "13.10"),
     ],
@@ -183,7 +196,10 @@ def test_wheel_root_layout(tmp_path):
     assert (dest / "lib64" / "libcudadevrt.a").exists()
     found = tk.find_toolkit({"NQPROF_CUDA_HOME": str(dest), "PATH": ""})
     assert (found.root, found.version, found.source) == (dest, "13.0", "NQPROF_CUDA_HOME")
-    assert found.cudadevrt is not None and found.cudadevrt.resolve() == (wheels / "lib" / "libcudadevrt.a").resolve()
+    assert (
+        found.cudadevrt is not None
+        and found.cudadevrt.resolve() == (wheels / "lib" / "libcudadevrt.a").resolve()
+    )
 
 
 def test_wheel_versions():
@@ -229,4 +245,3 @@ def test_the_lookup_is_kept_while_the_toolkit_is_the_same(roots, tmp_path, monke
     tk._cache.clear()
     other = {**env, "PATH": str(tmp_path)}  # other variables: another key
     assert tk.find_toolkit(other).version == "12.8" and calls == [1, 1]
-

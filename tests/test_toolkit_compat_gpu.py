@@ -38,7 +38,9 @@ def probed():
     if not PROBE_TOOL.is_file():
         pytest.skip(f"{PROBE_TOOL} is not here (not a source checkout)")
     if not PROBE_DIR.is_dir():
-        pytest.skip(f"no probe artifacts: {PROBE_DIR} is absent (build them with tools/build_probe_artifacts.sh)")
+        pytest.skip(
+            f"no probe artifacts: {PROBE_DIR} is absent (build them with tools/build_probe_artifacts.sh)"
+        )
     probe = _probe_module()
     driver, outcomes = probe.probe(PROBE_DIR)
     if not outcomes:
@@ -54,7 +56,10 @@ def _split(probed):
     d = probe.release_key(driver)
     releases = {o.case.toolkit for o in outcomes.values()}
     old = sorted((r for r in releases if probe.release_key(r) <= d), key=probe.release_key)
-    newer = sorted((r for r in releases if probe.release_key(r) > d and probe.release_key(r)[0] == d[0]), key=probe.release_key)
+    newer = sorted(
+        (r for r in releases if probe.release_key(r) > d and probe.release_key(r)[0] == d[0]),
+        key=probe.release_key,
+    )
     return old, newer
 
 
@@ -70,7 +75,11 @@ def test_controls_built_by_the_drivers_release_all_run(probed):
     old, _ = _split(probed)
     if not old:
         pytest.skip(f"no artifacts from a toolkit at or below the driver's CUDA {driver}")
-    checked = [o for o in outcomes.values() if o.case.toolkit in old and (o.case.library_toolkit or o.case.toolkit) in old]
+    checked = [
+        o
+        for o in outcomes.values()
+        if o.case.toolkit in old and (o.case.library_toolkit or o.case.toolkit) in old
+    ]
     failed = [o.line() for o in checked if not o.ok]
     assert checked and not failed, "\n".join(failed)
 
@@ -80,7 +89,9 @@ def newer(probed):
     _, driver, _ = probed
     _, newer = _split(probed)
     if not newer:
-        pytest.skip(f"no artifacts from a toolkit newer than the driver's CUDA {driver} in the same major release")
+        pytest.skip(
+            f"no artifacts from a toolkit newer than the driver's CUDA {driver} in the same major release"
+        )
     return newer
 
 
@@ -125,5 +136,9 @@ def test_nqprof_verdict_agrees_with_the_driver(probed):
     probe, driver, outcomes = probed
     rows = probe.nqprof_verdicts(driver, list(outcomes.values()))
     assert rows
-    wrong = [f"{o.line()}  <- nqprof expects {'OK' if expects else 'a failure'}" for o, expects, _ in rows if expects != o.ok]
+    wrong = [
+        f"{o.line()}  <- nqprof expects {'OK' if expects else 'a failure'}"
+        for o, expects, _ in rows
+        if expects != o.ok
+    ]
     assert not wrong, "\n".join(wrong)

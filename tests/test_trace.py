@@ -51,6 +51,7 @@ def _event_type(execute, name: str) -> int:
 
 # --------------------------------------------------------------------------- load
 
+
 def test_kernels(sample):
     assert list(sample.kernels["name"]) == ["k", "parent", "k"]
     parent = sample.kernels.iloc[1]
@@ -75,15 +76,21 @@ def test_ranges(sample):
 def test_runtime_and_memcpy(sample):
     assert (sample.runtime["name"] == "cuLaunchKernel").sum() == 3
     assert set(sample.kernels["correlation_id"]) <= set(sample.runtime["correlation_id"])
-    assert sample.memcpy.empty and "bytes" in sample.memcpy.columns  # no memcpy table in the fixture
+    assert (
+        sample.memcpy.empty and "bytes" in sample.memcpy.columns
+    )  # no memcpy table in the fixture
 
 
 def test_kernels_attributed_to_their_range(sample):
     attributed = sample.kernel_ranges
-    assert list(zip(attributed["name"], attributed["range_name"])) == list(zip(["k", "parent", "k"], RANGES))
+    assert list(zip(attributed["name"], attributed["range_name"])) == list(
+        zip(["k", "parent", "k"], RANGES)
+    )
     assert set(attributed["range_domain"]) == {"nqprof"}
     assert attributed.iloc[1]["range_payload"] == 7
-    launches = sample.runtime.set_index("correlation_id").loc[list(attributed["correlation_id"]), "start"]
+    launches = sample.runtime.set_index("correlation_id").loc[
+        list(attributed["correlation_id"]), "start"
+    ]
     assert list(attributed["launch_start"]) == list(launches)
 
 
@@ -136,7 +143,9 @@ def test_nested_and_start_end_ranges(db_copy):
     path, execute = db_copy
     push_pop = _event_type(execute, "NvtxPushPopRange")
     start_end = _event_type(execute, "NvtxStartEndRange")
-    tid, domain = execute(f"SELECT globalTid, domainId FROM NVTX_EVENTS WHERE eventType = {push_pop} LIMIT 1")[0]
+    tid, domain = execute(
+        f"SELECT globalTid, domainId FROM NVTX_EVENTS WHERE eventType = {push_pop} LIMIT 1"
+    )[0]
     launch = execute("SELECT start FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE correlationId = 25")[0][0]
     insert = "INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES (?,?,?,?,?,?)"
     execute(insert, (launch - 10, launch + 10, push_pop, "inner", tid, domain))
@@ -146,26 +155,39 @@ def test_nested_and_start_end_ranges(db_copy):
     assert ranges.loc["inner", "level"] == 1 and ranges.loc["cdp-generation-1", "level"] == 0
     assert ranges.loc["async", "kind"] == nsys_trace.START_END
     assert ranges.loc["async", "domain"] == nsys_trace.DEFAULT_DOMAIN
-    assert list(loaded.kernel_ranges["range_name"]) == ["plain-generation-1", "inner", "plain-after-cdp"]
+    assert list(loaded.kernel_ranges["range_name"]) == [
+        "plain-generation-1",
+        "inner",
+        "plain-after-cdp",
+    ]
 
 
 def _add_memcpy(execute, correlation_id: int, launch: int, nbytes: int) -> None:
     """A runtime call at ``launch`` (inside cdp-generation-1) and the copy it made."""
     tid, name_id = execute("SELECT globalTid, nameId FROM CUPTI_ACTIVITY_KIND_RUNTIME LIMIT 1")[0]
     pid = tid - tid % 2**24
-    execute("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME (start, end, eventClass, globalTid, correlationId, "
-            "nameId, returnValue) VALUES (?, ?, 1, ?, ?, ?, 0)", (launch, launch + 100, tid, correlation_id, name_id))
-    execute("CREATE TABLE IF NOT EXISTS CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER NOT NULL, end INTEGER NOT NULL, "
-            "deviceId INTEGER NOT NULL, streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER, "
-            "bytes INTEGER NOT NULL, copyKind INTEGER NOT NULL)")
-    execute("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (?, ?, 0, 7, ?, ?, ?, 1)",
-            (launch + 50, launch + 550, correlation_id, pid, nbytes))
+    execute(
+        "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME (start, end, eventClass, globalTid, correlationId, "
+        "nameId, returnValue) VALUES (?, ?, 1, ?, ?, ?, 0)",
+        (launch, launch + 100, tid, correlation_id, name_id),
+    )
+    execute(
+        "CREATE TABLE IF NOT EXISTS CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER NOT NULL, end INTEGER NOT NULL, "
+        "deviceId INTEGER NOT NULL, streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER, "
+        "bytes INTEGER NOT NULL, copyKind INTEGER NOT NULL)"
+    )
+    execute(
+        "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (?, ?, 0, 7, ?, ?, ?, 1)",
+        (launch + 50, launch + 550, correlation_id, pid, nbytes),
+    )
 
 
 def test_memcpy_per_range(db_copy, tmp_path):
     path, execute = db_copy
-    cdp_start = execute("SELECT start FROM NVTX_EVENTS WHERE textId IN "
-                        "(SELECT id FROM StringIds WHERE value = 'cdp-generation-1')")[0][0]
+    cdp_start = execute(
+        "SELECT start FROM NVTX_EVENTS WHERE textId IN "
+        "(SELECT id FROM StringIds WHERE value = 'cdp-generation-1')"
+    )[0][0]
     _add_memcpy(execute, 1001, cdp_start + 100, 4096)
     _add_memcpy(execute, 1002, cdp_start + 1000, 1024)
     loaded = nsys_trace.load(path)
@@ -179,12 +201,18 @@ def test_memcpy_per_range(db_copy, tmp_path):
 
 # --------------------------------------------------------------------------- summary, breakdown, chrome
 
+
 def test_summary(sample):
     table = nsys_trace.summary(sample)
     assert list(table.columns) == nsys_trace.SUMMARY_FIELDS
     assert list(table["range"]) == RANGES and list(table["kernel"]) == ["k", "parent", "k"]
     cdp = table[table["range"] == "cdp-generation-1"].iloc[0]
-    assert cdp["payload"] == 7 and cdp["launches"] == 1 and cdp["grid"] == "4x1x1" and cdp["block"] == "32x1x1"
+    assert (
+        cdp["payload"] == 7
+        and cdp["launches"] == 1
+        and cdp["grid"] == "4x1x1"
+        and cdp["block"] == "32x1x1"
+    )
     parent = sample.kernels.iloc[1]
     assert cdp["kernel_total_ns"] == parent.duration_ns
     assert cdp["range_ns"] == sample.ranges.iloc[1].duration_ns
@@ -218,6 +246,7 @@ def test_chrome_export(sample, tmp_path):
 
 # --------------------------------------------------------------------------- find_nsys
 
+
 def _executable(path: Path, text: str = "#!/bin/sh\nexit 0\n") -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
@@ -230,7 +259,9 @@ def no_nsys(monkeypatch, tmp_path):
     """Nothing on PATH, no $NQPROF_NSYS, install locations under tmp_path."""
     monkeypatch.delenv(nsys_trace.NSYS_ENV, raising=False)
     monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
-    monkeypatch.setattr(trace_nsys, "NSYS_GLOBS", (str(tmp_path / "opt" / "nsight-systems" / "*" / "bin" / "nsys"),))
+    monkeypatch.setattr(
+        trace_nsys, "NSYS_GLOBS", (str(tmp_path / "opt" / "nsight-systems" / "*" / "bin" / "nsys"),)
+    )
     return tmp_path
 
 
@@ -259,7 +290,9 @@ def test_find_nsys_newest_install(no_nsys):
 
 
 def test_find_nsys_unavailable(no_nsys):
-    with pytest.raises(UnavailableError, match="nsys.*not found.*NQPROF_NSYS.*PATH.*nsight-systems"):
+    with pytest.raises(
+        UnavailableError, match="nsys.*not found.*NQPROF_NSYS.*PATH.*nsight-systems"
+    ):
         nsys_trace.find_nsys()
 
 
@@ -293,7 +326,9 @@ elif args[0] == "export":
 @pytest.fixture
 def fake_nsys(no_nsys, monkeypatch):
     """A fake nsys as $NQPROF_NSYS; returns a function reading the argvs it was called with."""
-    script = _executable(no_nsys / "fake" / "nsys", FAKE_NSYS.format(python=sys.executable, fixture=str(FIXTURE)))
+    script = _executable(
+        no_nsys / "fake" / "nsys", FAKE_NSYS.format(python=sys.executable, fixture=str(FIXTURE))
+    )
     log = no_nsys / "fake-nsys.log"
     monkeypatch.setenv(nsys_trace.NSYS_ENV, str(script))
     monkeypatch.setenv("FAKE_NSYS_LOG", str(log))
@@ -320,7 +355,9 @@ def test_profile_exports_when_nsys_wrote_no_sqlite(fake_nsys, tmp_path, monkeypa
 
 def test_profile_failure_carries_nsys_output(fake_nsys, tmp_path, monkeypatch):
     monkeypatch.setenv("FAKE_NSYS_STATUS", "3")
-    with pytest.raises(nsys_trace.ProfileError, match="exit status 3.*the application failed") as caught:
+    with pytest.raises(
+        nsys_trace.ProfileError, match="exit status 3.*the application failed"
+    ) as caught:
         nsys_trace.profile(["app"], tmp_path / "run", echo=False)
     assert "\n" not in str(caught.value)
     assert "fake nsys: the application failed" in caught.value.output
@@ -343,6 +380,7 @@ def test_load_nsys_rep_exports_on_the_fly(fake_nsys, tmp_path):
 
 # --------------------------------------------------------------------------- CLI glue
 
+
 def _cli(*argv: str) -> int:
     parser = argparse.ArgumentParser(prog="nqprof")
     subparsers = parser.add_subparsers(dest="command", required=True)
@@ -361,7 +399,18 @@ def test_cli_trace_load_prints_tables(capsys):
 
 
 def test_cli_trace_load_csv(tmp_path):
-    assert _cli("trace", "load", str(FIXTURE), "--csv", str(tmp_path / "csv"), "--table", "kernel_ranges") == 0
+    assert (
+        _cli(
+            "trace",
+            "load",
+            str(FIXTURE),
+            "--csv",
+            str(tmp_path / "csv"),
+            "--table",
+            "kernel_ranges",
+        )
+        == 0
+    )
     assert [p.name for p in (tmp_path / "csv").iterdir()] == ["kernel_ranges.csv"]
     table = pd.read_csv(tmp_path / "csv" / "kernel_ranges.csv")
     assert list(table["range_name"]) == RANGES
@@ -378,7 +427,9 @@ def test_cli_profile_nqprof_subcommand(fake_nsys, tmp_path, capsys):
     prefix = tmp_path / "p"
     assert _cli("profile", "--output", str(prefix), "--", "solve", "17", "--strategy", "dp3") == 0
     (call,) = fake_nsys()
-    assert call[-6:] == [sys.executable, "-m", "nqprof.cli", "solve", "17", "--strategy", "dp3"][-6:]
+    assert (
+        call[-6:] == [sys.executable, "-m", "nqprof.cli", "solve", "17", "--strategy", "dp3"][-6:]
+    )
     assert call[-7] == sys.executable
     out = capsys.readouterr().out
     assert f"trace: {prefix}.sqlite" in out and "nqprof / cdp-generation-1" in out
@@ -407,7 +458,9 @@ def test_profile_case(fake_nsys, tmp_path):
     assert [r["name"] for r in result["ranges"]] == RANGES
     cdp = result["ranges"][1]
     assert cdp["domain"] == "nqprof" and cdp["payload"] == 7 and cdp["count"] == 1
-    assert [k["name"] for k in cdp["kernels"]] == ["parent"] and cdp["kernels"][0]["grid"] == "4x1x1"
+    assert [k["name"] for k in cdp["kernels"]] == ["parent"] and cdp["kernels"][0][
+        "grid"
+    ] == "4x1x1"
 
 
 def test_module_entry_point(capsys):

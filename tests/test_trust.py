@@ -36,8 +36,14 @@ PLAIN_TEST = "def test_plain():\n    assert True\n"
 
 
 def _pytest(args, cwd, env=None, timeout=300):
-    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})})
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
+    )
 
 
 # -- the plugin is free when unused -------------------------------------------------------------
@@ -46,9 +52,20 @@ def _pytest(args, cwd, env=None, timeout=300):
 #: What the plugin must not load where nqprof is not used: the heavy libraries, and nqprof's
 #: modules that reach them (or that only a benchmark needs).
 HEAVY_LIBRARIES = ("numpy", "pandas", "pycuda", "distributed", "matplotlib")
-HEAVY_NQPROF = ("nqprof.strategies", "nqprof.runner", "nqprof.cuda", "nqprof.nqbench", "nqprof.analysis",
-                "nqprof.cluster", "nqprof.papers", "nqprof.characterize", "nqprof.cli", "nqprof._cpu",
-                "nqprof.conditions", "nqprof.benchtrace")
+HEAVY_NQPROF = (
+    "nqprof.strategies",
+    "nqprof.runner",
+    "nqprof.cuda",
+    "nqprof.nqbench",
+    "nqprof.analysis",
+    "nqprof.cluster",
+    "nqprof.papers",
+    "nqprof.characterize",
+    "nqprof.cli",
+    "nqprof._cpu",
+    "nqprof.conditions",
+    "nqprof.benchtrace",
+)
 
 
 def _heavy(module: str) -> bool:
@@ -59,7 +76,9 @@ def _heavy(module: str) -> bool:
 
 def test_loading_the_plugin_imports_nothing_heavy():
     code = "import json, sys, nqprof.plugin; print(json.dumps(sorted(sys.modules)))"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
     loaded = json.loads(out)
     assert "nqprof.plugin" in loaded and [m for m in loaded if _heavy(m)] == []
 
@@ -93,8 +112,14 @@ def test_a_bare_pytest_start_with_nqprof_loads_only_its_light_modules(tmp_path):
     def start(name, *extra):
         out = tmp_path / f"{name}.json"
         args = [str(out), "-p", "no:cacheprovider", "--collect-only", "-q", *extra, "test_one.py"]
-        result = subprocess.run([sys.executable, "start_probe.py", *args], cwd=tmp_path, capture_output=True, text=True,
-                                timeout=300, env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+        result = subprocess.run(
+            [sys.executable, "start_probe.py", *args],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+        )
         assert result.returncode == 0, result.stdout + result.stderr
         facts = json.loads(out.read_text())
         assert facts["code"] == 0
@@ -102,10 +127,17 @@ def test_a_bare_pytest_start_with_nqprof_loads_only_its_light_modules(tmp_path):
 
     with_nqprof, without = start("with"), start("without", "-p", "no:nqprof")
     added = sorted(set(with_nqprof["modules"]) - set(without["modules"]))
-    assert "nqprof.plugin" in added and "nqprof.plugin" not in without["modules"]  # its entry point loaded it
-    assert [m for m in added if not (m == "nqprof" or m.startswith("nqprof.")) or _heavy(m)] == [], added
+    assert (
+        "nqprof.plugin" in added and "nqprof.plugin" not in without["modules"]
+    )  # its entry point loaded it
+    assert [
+        m for m in added if not (m == "nqprof" or m.startswith("nqprof.")) or _heavy(m)
+    ] == [], added
     assert with_nqprof["events"] == without["events"]
-    assert with_nqprof["calls"] - without["calls"] < 0.05 * without["calls"], (with_nqprof["calls"], without["calls"])
+    assert with_nqprof["calls"] - without["calls"] < 0.05 * without["calls"], (
+        with_nqprof["calls"],
+        without["calls"],
+    )
 
 
 def test_a_run_without_nqprof_benchmarks_saves_no_nqprof_keys(tmp_path):
@@ -116,17 +148,24 @@ def test_a_run_without_nqprof_benchmarks_saves_no_nqprof_keys(tmp_path):
     data = json.loads(out.read_text())
     assert "nqprof" not in data and "nqprof" not in data["machine_info"]
     # compared with such a run, a run with nqprof's facts gives no machine warning
-    assert machine.machine_differences(data["machine_info"], {"nqprof": {"gpu": "NVIDIA H200"}}) == []
+    assert (
+        machine.machine_differences(data["machine_info"], {"nqprof": {"gpu": "NVIDIA H200"}}) == []
+    )
 
 
 def test_a_bad_nqprof_variable_only_stops_runs_that_use_nqprof(tmp_path):
     (tmp_path / "test_one.py").write_text(PLAIN_TEST)
-    (tmp_path / "test_nq.py").write_text("def test_nq(nqbench):\n    assert nqbench.run().verified\n")
+    (tmp_path / "test_nq.py").write_text(
+        "def test_nq(nqbench):\n    assert nqbench.run().verified\n"
+    )
     env = {"NQPROF_TIMEOUT": "abc"}
     assert _pytest(["-q", "test_one.py"], tmp_path, env).returncode == 0
     result = _pytest(["-q", "test_nq.py", "--nq-strategy=serial", "--nq-n=8"], tmp_path, env)
     assert result.returncode == pytest.ExitCode.USAGE_ERROR
-    assert "NQPROF_TIMEOUT: the timeout must be a positive number of seconds, got 'abc'" in result.stderr
+    assert (
+        "NQPROF_TIMEOUT: the timeout must be a positive number of seconds, got 'abc'"
+        in result.stderr
+    )
     assert "Traceback" not in result.stderr + result.stdout
     # without an --nq-* option, the variable is read when the cases are collected
     result = _pytest(["-q", "test_nq.py"], tmp_path, env)
@@ -141,9 +180,17 @@ def test_a_bad_nqprof_variable_only_stops_runs_that_use_nqprof(tmp_path):
 
 
 #: The suite's CPU cases: strategy, N and a true time (seconds) to draw rounds around.
-CPU_CASES = [("serial", 10, 2.5e-4), ("serial", 11, 1.2e-3), ("serial", 12, 6e-3),
-             ("serial-d4", 10, 1.2e-4), ("serial-d4", 11, 4e-4), ("serial-d4", 12, 1.6e-3),
-             ("multicore", 10, 4e-4), ("multicore", 11, 9e-4), ("multicore", 12, 3e-3)]
+CPU_CASES = [
+    ("serial", 10, 2.5e-4),
+    ("serial", 11, 1.2e-3),
+    ("serial", 12, 6e-3),
+    ("serial-d4", 10, 1.2e-4),
+    ("serial-d4", 11, 4e-4),
+    ("serial-d4", 12, 1.6e-3),
+    ("multicore", 10, 4e-4),
+    ("multicore", 11, 9e-4),
+    ("multicore", 12, 3e-3),
+]
 #: A test double's cases whose time is its parameter scale (the default moves below).
 TIMED_CASES = [("timed", 8, 1e-3), ("timed", 9, 1e-3)]
 QUIET = {"load_1min": 0.3, "probe_s": 5e-4, "other_busy_cores": 0.1}
@@ -171,16 +218,35 @@ def _rounds(rng, center, pool=False, rounds=30, processes=3):
 def _saved_bench(rng, strategy, n, center, params, cpu):
     times, who = _rounds(rng, center, pool=strategy == "multicore")
     declared = strategies.get(strategy) if strategy != "timed" else None
-    extra = {"strategy": strategy, "n": n, "params": dict(params), "count": known_count(n), "verified": True,
-             "case": {"strategy": strategy, "n": n, "given": {}}, "samples_compute": times,
-             "samples_wall": [t * 1.1 for t in times], "samples_process": who, "device_kind": "cpu",
-             "source_hash": "kernels-as-committed",
-             "conditions": {"cpu": {"cpu": "AMD EPYC", "usable_cores": 2, **cpu}}}
+    extra = {
+        "strategy": strategy,
+        "n": n,
+        "params": dict(params),
+        "count": known_count(n),
+        "verified": True,
+        "case": {"strategy": strategy, "n": n, "given": {}},
+        "samples_compute": times,
+        "samples_wall": [t * 1.1 for t in times],
+        "samples_process": who,
+        "device_kind": "cpu",
+        "source_hash": "kernels-as-committed",
+        "conditions": {"cpu": {"cpu": "AMD EPYC", "usable_cores": 2, **cpu}},
+    }
     if declared is not None and declared.min_effect is not None:
         extra["min_effect"] = declared.min_effect
-    return {"name": f"test_nqueens[{strategy}-{n}]", "group": f"N={n:02d}, compute time", "params": None,
-            "options": {"timer": "nqprof.worker_clock"}, "extra_info": extra,
-            "stats": {"median": median(times), "rounds": len(times), "min": min(times), "max": max(times)}}
+    return {
+        "name": f"test_nqueens[{strategy}-{n}]",
+        "group": f"N={n:02d}, compute time",
+        "params": None,
+        "options": {"timer": "nqprof.worker_clock"},
+        "extra_info": extra,
+        "stats": {
+            "median": median(times),
+            "rounds": len(times),
+            "min": min(times),
+            "max": max(times),
+        },
+    }
 
 
 def _save_run(storage, index, seed, scale=100, slower=1.0, cpu=None):
@@ -188,13 +254,23 @@ def _save_run(storage, index, seed, scale=100, slower=1.0, cpu=None):
     cases at ``scale``, every time ``slower`` times the model's, ``cpu``: conditions."""
     rng = random.Random(seed)
     cpu = {**QUIET, **(cpu or {})}
-    benches = [_saved_bench(rng, s, n, t * slower, {"depth": 3} if s == "multicore" else {}, cpu)
-               for s, n, t in CPU_CASES]
-    benches += [_saved_bench(rng, s, n, t * slower * scale / 100, {"scale": scale}, cpu) for s, n, t in TIMED_CASES]
-    run = {"datetime": f"2026-01-01T12:{index:02d}:00+00:00", "benchmarks": benches,
-           "machine_info": {"node": "host", "cpu": {"brand_raw": "AMD EPYC"}},
-           "commit_info": {"id": "c0ffee", "dirty": False, "branch": "main"}}
-    path = storage / "Linux-CPython-3.11-64bit" / f"{index:04d}_c0ffee_20260101_12{index:02d}00.json"
+    benches = [
+        _saved_bench(rng, s, n, t * slower, {"depth": 3} if s == "multicore" else {}, cpu)
+        for s, n, t in CPU_CASES
+    ]
+    benches += [
+        _saved_bench(rng, s, n, t * slower * scale / 100, {"scale": scale}, cpu)
+        for s, n, t in TIMED_CASES
+    ]
+    run = {
+        "datetime": f"2026-01-01T12:{index:02d}:00+00:00",
+        "benchmarks": benches,
+        "machine_info": {"node": "host", "cpu": {"brand_raw": "AMD EPYC"}},
+        "commit_info": {"id": "c0ffee", "dirty": False, "branch": "main"},
+    }
+    path = (
+        storage / "Linux-CPython-3.11-64bit" / f"{index:04d}_c0ffee_20260101_12{index:02d}00.json"
+    )
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(run))
     return path
@@ -218,7 +294,10 @@ def test_two_identical_runs_compare_as_the_same(tmp_path, capsys, seed):
     assert set(result["verdict"]) == {"same"}, result.to_string()
     assert not result["changed"].astype(bool).any() and not result["conditions"].astype(bool).any()
     assert (result["floor_pct"] >= 100 * stats.MIN_EFFECT_CPU).all()
-    assert main(["compare", "0001", "0002", "--storage", str(storage), "--fail-on", "slower,faster"]) == 0
+    assert (
+        main(["compare", "0001", "0002", "--storage", str(storage), "--fail-on", "slower,faster"])
+        == 0
+    )
     assert _summary(capsys.readouterr().out) == f"{len(result)} same"
 
 
@@ -232,7 +311,10 @@ def test_a_moved_default_is_called_in_noisy_runs(tmp_path, capsys, seed):
     _save_run(storage, 2, seed=2 * seed + 1, scale=125)
     result = compare(load_history(storage), "0001", "0002")
     moved, rest = result[result["strategy"] == "timed"], result[result["strategy"] != "timed"]
-    assert list(moved["verdict"]) == ["slower"] * 2 and list(moved["changed"]) == ["scale 100 -> 125"] * 2
+    assert (
+        list(moved["verdict"]) == ["slower"] * 2
+        and list(moved["changed"]) == ["scale 100 -> 125"] * 2
+    )
     assert moved["change_pct"].between(20, 30).all() and (moved["p"] < stats.ALPHA).all()
     assert set(rest["verdict"]) == {"same"} and not rest["changed"].astype(bool).any()
     assert main(["compare", "0001", "0002", "--storage", str(storage), "--fail-on", "slower"]) == 1
@@ -256,7 +338,11 @@ def test_a_verdict_that_the_host_explains_names_its_cause(tmp_path):
     assert set(called["verdict"]) == {"slower"}
     assert set(loaded.loc[loaded["strategy"] != "multicore", "verdict"]) == {"slower"}
     assert called["conditions"].str.contains("load average: 0.30 -> 1.90 on 2 cores").all()
-    assert called["conditions"].str.contains("other work during the rounds: 0.10 -> 1.20 busy cores").all()
+    assert (
+        called["conditions"]
+        .str.contains("other work during the rounds: 0.10 -> 1.20 busy cores")
+        .all()
+    )
 
 
 def test_a_real_cpu_suite_saves_runs_that_compare_cleanly(tmp_path, capsys):
@@ -266,8 +352,15 @@ def test_a_real_cpu_suite_saves_runs_that_compare_cleanly(tmp_path, capsys):
     summary and --fail-on agree with the table. (Whether two real runs are the same
     depends on the machine's other work: that logic is tested on generated runs above.)"""
     storage = tmp_path / "storage"
-    args = ["bench/", "--nq-strategy=serial,serial-d4,multicore", "--nq-n=10:12", "--nq-rounds=15",
-            "--benchmark-autosave", f"--benchmark-storage={storage}", "-q"]
+    args = [
+        "bench/",
+        "--nq-strategy=serial,serial-d4,multicore",
+        "--nq-n=10:12",
+        "--nq-rounds=15",
+        "--benchmark-autosave",
+        f"--benchmark-storage={storage}",
+        "-q",
+    ]
     for _ in range(2):
         result = _pytest(args, ROOT, timeout=600)
         assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
@@ -275,24 +368,36 @@ def test_a_real_cpu_suite_saves_runs_that_compare_cleanly(tmp_path, capsys):
     runs = list(dict.fromkeys(df["run"]))
     assert len(runs) == 2 and len(df) == 18
     assert (df["extra.count"] == df["n"].map(known_count)).all() and df["extra.verified"].all()
-    assert (df["compute.rounds"] == 15).all() and df["compute.samples"].map(lambda v: min(v) > 0).all()
+    assert (df["compute.rounds"] == 15).all() and df["compute.samples"].map(
+        lambda v: min(v) > 0
+    ).all()
     assert df["processes"].map(lambda p: p == [0, 1, 2] * 5).all()
     cpu = df["extra.conditions"].map(lambda c: c["cpu"])
-    assert cpu.map(lambda c: c["probe_s"] > 0 and c["other_busy_cores"] >= 0 and 0 <= c["steal_pct"] <= 100).all()
+    assert cpu.map(
+        lambda c: c["probe_s"] > 0 and c["other_busy_cores"] >= 0 and 0 <= c["steal_pct"] <= 100
+    ).all()
     table = compare(df, *runs)
     assert len(table) == 9 and set(table["verdict"]) <= {"same", "faster", "slower"}
     for row in table.to_dict("records"):
-        floor = stats.MIN_EFFECT_CPU if row["strategy"] != "multicore" else strategies.get("multicore").min_effect
+        floor = (
+            stats.MIN_EFFECT_CPU
+            if row["strategy"] != "multicore"
+            else strategies.get("multicore").min_effect
+        )
         assert row["floor_pct"] >= 100 * floor - 1e-9
         assert row["change_pct"] == pytest.approx(100 * (row["median_b"] / row["median_a"] - 1))
         moved = row["p"] < stats.ALPHA and abs(row["change_pct"]) > row["floor_pct"] * (1 + 1e-9)
-        assert row["verdict"] == ("same" if not moved else "slower" if row["change_pct"] > 0 else "faster"), row
+        assert row["verdict"] == (
+            "same" if not moved else "slower" if row["change_pct"] > 0 else "faster"
+        ), row
     counts = table["verdict"].value_counts()
     called = int(counts.get("faster", 0) + counts.get("slower", 0))
     assert main(["compare", "--storage", str(storage)]) == 0
     expected = ", ".join(f"{counts[v]} {v}" for v in ("same", "faster", "slower") if v in counts)
     assert _summary(capsys.readouterr().out) == expected
-    assert main(["compare", "--storage", str(storage), "--fail-on", "slower,faster"]) == (1 if called else 0)
+    assert main(["compare", "--storage", str(storage), "--fail-on", "slower,faster"]) == (
+        1 if called else 0
+    )
 
 
 # -- a real change is called, the moved default named --------------------------------------------
@@ -306,7 +411,10 @@ class _Timed(Session):
         self.n, self.scale, self.rng = n, params["scale"] / 100, random.Random()
 
     def run_once(self):
-        return Measurement(count=known_count(self.n), wall_s=1e-3 * self.scale * (1 + 0.02 * self.rng.uniform(-1, 1)))
+        return Measurement(
+            count=known_count(self.n),
+            wall_s=1e-3 * self.scale * (1 + 0.02 * self.rng.uniform(-1, 1)),
+        )
 
     def info(self):
         return {"source_hash": "same"}
@@ -329,7 +437,9 @@ def timed(monkeypatch):
     return strategy
 
 
-def test_a_moved_default_is_called_with_the_parameter_named(timed, pytester, request, monkeypatch, tmp_path, capsys):
+def test_a_moved_default_is_called_with_the_parameter_named(
+    timed, pytester, request, monkeypatch, tmp_path, capsys
+):
     """Through the plugin, the history and compare: a CPU case whose default moved by 25%
     (the CPU floor is 10%; a GPU case's 5% floor is tested in test_history): slower, the
     parameter named; the A/A pair before it: same. The double's rounds vary by 2% at most,
@@ -340,8 +450,16 @@ def test_a_moved_default_is_called_with_the_parameter_named(timed, pytester, req
     pytester.makepyfile(test_suite="def test_nq(nqbench):\n    assert nqbench.run().verified\n")
     load = [] if request.config.pluginmanager.has_plugin("nqprof") else ["-p", "nqprof.plugin"]
     storage = tmp_path / "storage"
-    args = [*load, "-p", "no:cacheprovider", "--nq-strategy=timed", "--nq-n=8:9", "--nq-rounds=30",
-            "--benchmark-autosave", f"--benchmark-storage={storage}"]
+    args = [
+        *load,
+        "-p",
+        "no:cacheprovider",
+        "--nq-strategy=timed",
+        "--nq-n=8:9",
+        "--nq-rounds=30",
+        "--benchmark-autosave",
+        f"--benchmark-storage={storage}",
+    ]
     pytester.runpytest(*args).assert_outcomes(passed=2)
     pytester.runpytest(*args).assert_outcomes(passed=2)  # A/A
     monkeypatch.setattr(Timed, "params", (Param("scale", "percent", default=125, lo=10, hi=1000),))
@@ -350,20 +468,33 @@ def test_a_moved_default_is_called_with_the_parameter_named(timed, pytester, req
     pytester.runpytest(*args).assert_outcomes(passed=2)  # the same, on a host 30% slower
     df = load_history(storage)
     runs = list(dict.fromkeys(df["run"]))
-    assert (df["extra.conditions"].map(lambda c: c["cpu"]["probe_s"]) == [5e-4] * 6 + [6.5e-4] * 2).all()
+    assert (
+        df["extra.conditions"].map(lambda c: c["cpu"]["probe_s"]) == [5e-4] * 6 + [6.5e-4] * 2
+    ).all()
     same = compare(df, runs[0], runs[1])
     assert list(same["verdict"]) == ["same", "same"] and not same["changed"].astype(bool).any()
     moved = compare(df, runs[1], runs[2])
     assert list(moved["verdict"]) == ["slower", "slower"]
     assert list(moved["changed"]) == ["scale 100 -> 125"] * 2
-    assert moved["change_pct"].between(20, 30).all() and (moved["floor_pct"] == 100 * stats.MIN_EFFECT_CPU).all()
+    assert (
+        moved["change_pct"].between(20, 30).all()
+        and (moved["floor_pct"] == 100 * stats.MIN_EFFECT_CPU).all()
+    )
     host = compare(df, runs[1], runs[3])
-    assert list(host["verdict"]) == ["same", "same"] and list(host["changed"]) == ["scale 100 -> 125"] * 2
-    assert host["floor_pct"].round(6).eq(60.0).all() and host["conditions"].str.contains("CPU speed probe").all()
+    assert (
+        list(host["verdict"]) == ["same", "same"]
+        and list(host["changed"]) == ["scale 100 -> 125"] * 2
+    )
+    assert (
+        host["floor_pct"].round(6).eq(60.0).all()
+        and host["conditions"].str.contains("CPU speed probe").all()
+    )
     # a CPU case's rounds went to three worker processes in turn
     processes = df["processes"].dropna()
     assert len(processes) == 8 and all(p == [0, 1, 2] * 10 for p in processes)
-    assert main(["compare", runs[1], runs[2], "--storage", str(storage), "--fail-on", "slower"]) == 1
+    assert (
+        main(["compare", runs[1], runs[2], "--storage", str(storage), "--fail-on", "slower"]) == 1
+    )
     assert "2 slower; 2 changed-params" in capsys.readouterr().out
 
 
@@ -437,8 +568,15 @@ def test_a_throttled_round_is_flagged(monkeypatch):
     assert result["source"] == "nvml" and result["throttled_rounds"] == [0, 1]
     assert result["reasons_seen"] == ["sw_power_cap", "sw_thermal_slowdown"]  # idle is no slowdown
     assert result["before"] == {
-        "gpu": "NVIDIA H200", "uuid": "GPU-5f1c", "sm_clock_mhz": 1980, "memory_clock_mhz": 3201,
-        "max_sm_clock_mhz": 1980, "power_w": 312.0, "power_limit_w": 700.0, "temperature_c": 41, "persistence_mode": "on",
+        "gpu": "NVIDIA H200",
+        "uuid": "GPU-5f1c",
+        "sm_clock_mhz": 1980,
+        "memory_clock_mhz": 3201,
+        "max_sm_clock_mhz": 1980,
+        "power_w": 312.0,
+        "power_limit_w": 700.0,
+        "temperature_c": 41,
+        "persistence_mode": "on",
         "clock_event_reasons": [],
     }
     assert result["sm_clock_mhz_median"] == 1980
@@ -452,29 +590,44 @@ def test_conditions_without_nvml_or_nvidia_smi_say_why(monkeypatch):
     watch.start()
     watch.round_done(0)
     result = watch.finish()
-    assert result["source"] is None and "nvml: ModuleNotFoundError" in result["why"] and "nvidia-smi" in result["why"]
+    assert (
+        result["source"] is None
+        and "nvml: ModuleNotFoundError" in result["why"]
+        and "nvidia-smi" in result["why"]
+    )
 
 
 def test_nvidia_smi_is_the_fallback(monkeypatch, tmp_path):
     smi = tmp_path / "nvidia-smi"
-    smi.write_text("#!/bin/sh\necho 'NVIDIA H200, 1755, 3201, 1980, 402.50, 700.00, 63, Enabled, 0x0000000000000020, "
-                   "GPU-77ab'\n")
+    smi.write_text(
+        "#!/bin/sh\necho 'NVIDIA H200, 1755, 3201, 1980, 402.50, 700.00, 63, Enabled, 0x0000000000000020, "
+        "GPU-77ab'\n"
+    )
     smi.chmod(0o755)
     monkeypatch.setitem(sys.modules, "pynvml", None)
     monkeypatch.setenv("PATH", str(tmp_path))
     probe, why = conditions.gpu_probe()
     assert why is None and probe.source == "nvidia-smi"
     snap = probe.snapshot()
-    assert (snap["sm_clock_mhz"], snap["power_w"], snap["persistence_mode"], snap["uuid"]) == (1755, 402.5, "on", "GPU-77ab")
-    assert snap["clock_event_reasons"] == ["sw_thermal_slowdown"] and conditions.slowed(probe.reasons())
+    assert (snap["sm_clock_mhz"], snap["power_w"], snap["persistence_mode"], snap["uuid"]) == (
+        1755,
+        402.5,
+        "on",
+        "GPU-77ab",
+    )
+    assert snap["clock_event_reasons"] == ["sw_thermal_slowdown"] and conditions.slowed(
+        probe.reasons()
+    )
 
 
 def test_nvidia_smi_is_asked_once_per_round(monkeypatch, tmp_path):
     """Each round's reasons and SM clock come from one nvidia-smi process, not two."""
     calls = tmp_path / "calls"
     smi = tmp_path / "nvidia-smi"
-    smi.write_text(f"#!/bin/sh\necho x >> {calls}\n"
-                   "echo 'NVIDIA H200, 1755, 3201, 1980, 402.50, 700.00, 63, Enabled, 0x0000000000000004'\n")
+    smi.write_text(
+        f"#!/bin/sh\necho x >> {calls}\n"
+        "echo 'NVIDIA H200, 1755, 3201, 1980, 402.50, 700.00, 63, Enabled, 0x0000000000000004'\n"
+    )
     smi.chmod(0o755)
     monkeypatch.setitem(sys.modules, "pynvml", None)
     monkeypatch.setenv("PATH", str(tmp_path))
@@ -487,7 +640,12 @@ def test_nvidia_smi_is_asked_once_per_round(monkeypatch, tmp_path):
 
 def test_cpu_conditions_name_the_cpu():
     cpu = conditions.cpu_conditions()
-    assert cpu["cpu"] and cpu["cores"] >= 1 and 1 <= cpu["usable_cores"] <= cpu["cores"] and cpu["governor"]
+    assert (
+        cpu["cpu"]
+        and cpu["cores"] >= 1
+        and 1 <= cpu["usable_cores"] <= cpu["cores"]
+        and cpu["governor"]
+    )
 
 
 class Machine:
@@ -514,8 +672,10 @@ class Machine:
     def run(self, seconds, others=0.0, stolen=0.0, **processes):
         """``seconds`` pass with these processes (``p<pid>=cores``) and ``others`` cores of
         other work busy, ``stolen`` cores taken by the hypervisor."""
+
         def ticks(cores):
             return round(cores * seconds * self.HZ)
+
         self.now += seconds
         for name, cores in processes.items():
             pid = int(name[1:])
@@ -526,8 +686,13 @@ class Machine:
         self.total += ticks(self.CORES)
 
     def watch(self, own_pids=()):
-        return conditions.CpuWatch(own_pids, read_system=self.system, read_processes=self.processes,
-                                   clock=self.clock, hz=self.HZ)
+        return conditions.CpuWatch(
+            own_pids,
+            read_system=self.system,
+            read_processes=self.processes,
+            clock=self.clock,
+            hz=self.HZ,
+        )
 
 
 ME = f"p{os.getpid()}"  # this process: always the watch's own
@@ -554,6 +719,7 @@ def test_a_paused_watch_leaves_out_the_work_between_its_spans():
     """Between two worker processes of a series the watch pauses: the next worker starting
     up is not other work, nor is the time it takes; unpaused, it is. The next worker's
     ticks count from when the watch resumes with it."""
+
     def series(pause):
         machine = Machine()
         watch = machine.watch(own_pids=(101,))
@@ -595,11 +761,18 @@ def test_proc_texts_are_read_field_by_field():
     # /proc/stat: user nice system idle iowait irq softirq steal guest guest_nice
     stat = "cpu  1000 20 300 5000 40 6 7 80 9 10\ncpu0 500 10 150 2500 20 3 3 40 4 5\nintr 1 2\n"
     assert conditions.parse_cpu_ticks(stat) == (1000 + 20 + 300 + 6 + 7, 80, 6453)
-    assert conditions.parse_cpu_ticks("cpu  1 2 3 4 5 6 7\n") == (1 + 2 + 3 + 6 + 7, 0, 28)  # no steal column
-    assert conditions.parse_cpu_ticks("") is None and conditions.parse_cpu_ticks("intr 1 2 3 4 5 6 7 8") is None
+    assert conditions.parse_cpu_ticks("cpu  1 2 3 4 5 6 7\n") == (
+        1 + 2 + 3 + 6 + 7,
+        0,
+        28,
+    )  # no steal column
+    assert (
+        conditions.parse_cpu_ticks("") is None
+        and conditions.parse_cpu_ticks("intr 1 2 3 4 5 6 7 8") is None
+    )
     # /proc/<pid>/stat: utime stime cutime cstime are fields 14 to 17; a name may hold ") "
     fields = list(range(4, 53))  # the numbers after the state (field 4 on)
-    fields[14 - 4:18 - 4] = [11, 13, 17, 19]
+    fields[14 - 4 : 18 - 4] = [11, 13, 17, 19]
     text = "4242 (py ) x) S " + " ".join(map(str, fields))
     assert conditions.parse_process_ticks(text) == 11 + 13 + 17 + 19
     assert conditions.parse_process_ticks("") == 0  # a process that is gone
@@ -613,28 +786,42 @@ def test_the_proc_readers_read_this_machine():
     assert 0 <= busy <= total and 0 <= steal <= total
     me = (os.getpid(),)
     hz = conditions.ticks_per_second()
-    own0, (busy0, steal0, _), cpu0 = conditions.process_ticks(me), conditions.system_ticks(), time.process_time()
+    own0, (busy0, steal0, _), cpu0 = (
+        conditions.process_ticks(me),
+        conditions.system_ticks(),
+        time.process_time(),
+    )
     while time.process_time() - cpu0 < 0.3:  # CPU time, however long the machine makes it take
         pass
     own1, (busy1, steal1, _) = conditions.process_ticks(me), conditions.system_ticks()
     assert own1 - own0 >= 0.3 * hz - 2
     assert (busy1 + steal1) - (busy0 + steal0) >= (own1 - own0) / 2
-    assert conditions.process_ticks((2 ** 22 + 1,)) == 0  # above any pid_max
+    assert conditions.process_ticks((2**22 + 1,)) == 0  # above any pid_max
     seen = conditions.CpuWatch().finish()
     assert seen["other_busy_cores"] >= 0 and 0 <= seen["steal_pct"] <= 100
 
 
 def test_condition_differences_name_what_moved():
-    gpu = {"before": {"memory_clock_mhz": 3201, "power_limit_w": 700.0, "persistence_mode": "on"},
-           "sm_clock_mhz_median": 1980, "throttled_rounds": []}
+    gpu = {
+        "before": {"memory_clock_mhz": 3201, "power_limit_w": 700.0, "persistence_mode": "on"},
+        "sm_clock_mhz_median": 1980,
+        "throttled_rounds": [],
+    }
     a = {"cpu": {"cpu": "EPYC 9654", "usable_cores": 16, "governor": "performance"}, "gpu": gpu}
     assert conditions.differences(a, a) == []
-    slow = {**gpu, "sm_clock_mhz_median": 1755, "throttled_rounds": [3], "reasons_seen": ["hw_slowdown"],
-            "before": {**gpu["before"], "power_limit_w": 500.0}}
+    slow = {
+        **gpu,
+        "sm_clock_mhz_median": 1755,
+        "throttled_rounds": [3],
+        "reasons_seen": ["hw_slowdown"],
+        "before": {**gpu["before"], "power_limit_w": 500.0},
+    }
     b = {"cpu": {"cpu": "EPYC 9654", "usable_cores": 8, "governor": "powersave"}, "gpu": slow}
     assert conditions.differences(a, b) == [
-        "usable_cores: 16 -> 8", "governor: 'performance' -> 'powersave'",
-        "run B throttled in 1 round(s) (hw_slowdown)", "SM clock during the rounds: 1980 -> 1755 MHz",
+        "usable_cores: 16 -> 8",
+        "governor: 'performance' -> 'powersave'",
+        "run B throttled in 1 round(s) (hw_slowdown)",
+        "SM clock during the rounds: 1980 -> 1755 MHz",
         "power_limit_w: 700.0 -> 500.0",
     ]
     # a clock within 5% is the same clock
@@ -644,23 +831,31 @@ def test_condition_differences_name_what_moved():
     busy = {"cpu": {"other_busy_cores": 0.1, "steal_pct": 0.0}, "gpu": {"other_processes": 0}}
     busier = {"cpu": {"other_busy_cores": 1.9, "steal_pct": 9.5}, "gpu": {"other_processes": 1}}
     assert conditions.differences(busy, busier) == [
-        "other work during the rounds: 0.10 -> 1.90 busy cores", "CPU time stolen by the hypervisor: 0.0% -> 9.5%",
-        "other processes on the GPU: 0 -> 1"]
+        "other work during the rounds: 0.10 -> 1.90 busy cores",
+        "CPU time stolen by the hypervisor: 0.0% -> 9.5%",
+        "other processes on the GPU: 0 -> 1",
+    ]
     # the load average, per usable core
     quiet, busy = ({"cpu": {"usable_cores": 2, "load_1min": x}} for x in (0.1, 1.9))
-    assert conditions.differences(quiet, busy) == ["load average: 0.10 -> 1.90 on 2 cores (other work took CPU time)"]
+    assert conditions.differences(quiet, busy) == [
+        "load average: 0.10 -> 1.90 on 2 cores (other work took CPU time)"
+    ]
     assert conditions.differences(quiet, {"cpu": {"usable_cores": 2, "load_1min": 0.8}}) == []
     # the CPU speed probe: 5% or more apart is another host (or a CPU that changed speed)
     fast_host, slow_host, near_host = ({"cpu": {"probe_s": x}} for x in (5.2e-4, 8.4e-4, 5.4e-4))
     assert conditions.differences(fast_host, slow_host) == [
-        "CPU speed probe (serial N=11): 0.520 -> 0.840 ms (+62%: another host, or the host's CPU speed moved)"]
+        "CPU speed probe (serial N=11): 0.520 -> 0.840 ms (+62%: another host, or the host's CPU speed moved)"
+    ]
     assert conditions.differences(fast_host, near_host) == []
     assert conditions.differences(fast_host, slow_host, cpu_case=False) == []  # a GPU case's times
     # another physical GPU (its UUID), even of the same model
-    one, other = ({"gpu": {"before": {"gpu": "NVIDIA H200", "uuid": u}}} for u in ("GPU-1", "GPU-2"))
+    one, other = (
+        {"gpu": {"before": {"gpu": "NVIDIA H200", "uuid": u}}} for u in ("GPU-1", "GPU-2")
+    )
     assert conditions.differences(one, one) == []
     assert conditions.differences(one, other) == [
-        "another GPU: GPU-1 -> GPU-2 (two GPUs of one model can differ by a few %: on two H200 hosts queue N=15 moved 6%)"]
+        "another GPU: GPU-1 -> GPU-2 (two GPUs of one model can differ by a few %: on two H200 hosts queue N=15 moved 6%)"
+    ]
     assert conditions.probe_change(fast_host, {"cpu": {}}) is None
 
 
@@ -672,7 +867,11 @@ def test_the_cpu_probe_times_the_fixed_search(monkeypatch):
     calls = []
     monkeypatch.setattr(_cpu, "serial", lambda n: calls.append(n) or 0)
     probe = conditions.cpu_probe_s()
-    assert calls == [conditions.PROBE_N] * conditions.PROBE_REPEATS and probe is not None and probe >= 0
+    assert (
+        calls == [conditions.PROBE_N] * conditions.PROBE_REPEATS
+        and probe is not None
+        and probe >= 0
+    )
     assert conditions.CpuWatch().finish()["probe_s"] is not None
 
 
@@ -681,27 +880,49 @@ def test_compare_warns_when_conditions_differ(tmp_path, capsys):
     for name, governor in (("0001_a.json", "performance"), ("0002_b.json", "powersave")):
         data = json.loads(src.read_text())
         for bench in data["benchmarks"]:
-            bench["extra_info"]["conditions"] = {"cpu": {"cpu": "EPYC", "usable_cores": 2, "governor": governor}}
+            bench["extra_info"]["conditions"] = {
+                "cpu": {"cpu": "EPYC", "usable_cores": 2, "governor": governor}
+            }
         (tmp_path / "m").mkdir(exist_ok=True)
         (tmp_path / "m" / name).write_text(json.dumps(data))
     assert main(["compare", "--storage", str(tmp_path)]) == 0
     err = capsys.readouterr().err
-    assert "nqprof: warning: conditions differ: governor: 'performance' -> 'powersave' (serial N=8, serial N=9, " \
-           "serial N=10 and 3 more)" in err
+    assert (
+        "nqprof: warning: conditions differ: governor: 'performance' -> 'powersave' (serial N=8, serial N=9, "
+        "serial N=10 and 3 more)" in err
+    )
 
 
 def test_the_record_shows_the_conditions():
     rec = RunRecord.from_measurements("feinbube", 8, {}, 92, [Measurement(92, 1e-3, 5e-4)], {})
     rec.conditions = {
-        "cpu": {"cpu": "EPYC", "cores": 16, "usable_cores": 16, "governor": "performance", "frequency_mhz": 2400},
-        "gpu": {"source": "nvml", "sm_clock_mhz_median": 1980, "throttled_rounds": [2], "reasons_seen": ["hw_slowdown"],
-                "before": {"max_sm_clock_mhz": 1980, "memory_clock_mhz": 3201, "temperature_c": 40,
-                           "power_limit_w": 700.0, "persistence_mode": "on"},
-                "after": {"temperature_c": 44, "power_w": 350.0}},
+        "cpu": {
+            "cpu": "EPYC",
+            "cores": 16,
+            "usable_cores": 16,
+            "governor": "performance",
+            "frequency_mhz": 2400,
+        },
+        "gpu": {
+            "source": "nvml",
+            "sm_clock_mhz_median": 1980,
+            "throttled_rounds": [2],
+            "reasons_seen": ["hw_slowdown"],
+            "before": {
+                "max_sm_clock_mhz": 1980,
+                "memory_clock_mhz": 3201,
+                "temperature_c": 40,
+                "power_limit_w": 700.0,
+                "persistence_mode": "on",
+            },
+            "after": {"temperature_c": 44, "power_w": 350.0},
+        },
     }
     text = rec.summary()
-    assert ("clocks     SM 1980 MHz over the rounds (max 1980), memory 3201 MHz, 40 -> 44 C, 350 W of 700 W, "
-            "persistence on; THROTTLED in 1 round(s): hw_slowdown") in text
+    assert (
+        "clocks     SM 1980 MHz over the rounds (max 1980), memory 3201 MHz, 40 -> 44 C, 350 W of 700 W, "
+        "persistence on; THROTTLED in 1 round(s): hw_slowdown"
+    ) in text
     assert "cpu        EPYC, 16 of 16 cores, governor performance, 2400 MHz" in text
 
 
@@ -711,8 +932,12 @@ def test_the_record_shows_the_conditions():
 def test_under_xdist_nqprof_says_once_that_nothing_is_timed(pytester, request, monkeypatch):
     pytester.makepyfile(test_suite="def test_nq(nqbench):\n    assert nqbench.run().verified\n")
     load = [] if request.config.pluginmanager.has_plugin("nqprof") else ["-p", "nqprof.plugin"]
-    monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw0")  # as in an xdist worker: pytest-benchmark disables itself
-    result = pytester.runpytest(*load, "-p", "no:cacheprovider", "--nq-strategy=serial", "--nq-n=8:9")
+    monkeypatch.setenv(
+        "PYTEST_XDIST_WORKER", "gw0"
+    )  # as in an xdist worker: pytest-benchmark disables itself
+    result = pytester.runpytest(
+        *load, "-p", "no:cacheprovider", "--nq-strategy=serial", "--nq-n=8:9"
+    )
     result.assert_outcomes(passed=2)
     lines = [line for line in result.outlines if "pytest-xdist is active" in line]
     assert len(lines) == 1 and "recorded no times" in lines[0]

@@ -41,18 +41,73 @@ ROOT = Path(__file__).resolve().parent.parent
 
 #: What every number is given: infinities, nan, negative, zero (left out where the option
 #: takes it: ZERO_IS_VALID), huge, and malformed.
-BAD_NUMBERS = ("inf", "-inf", "nan", "-1", "0", "1e10", "1e308", str(10**30), "1.5.2", "", " ", "0x10", "1_000")
+BAD_NUMBERS = (
+    "inf",
+    "-inf",
+    "nan",
+    "-1",
+    "0",
+    "1e10",
+    "1e308",
+    str(10**30),
+    "1.5.2",
+    "",
+    " ",
+    "0x10",
+    "1_000",
+)
 #: Number options (without -- or --nq-) and parameters for which 0 is a value, not a bad one.
-ZERO_IS_VALID = frozenset({"warmup", "retries", "child-launches", "pending", "heap-mib", "multicore.depth"})
+ZERO_IS_VALID = frozenset(
+    {"warmup", "retries", "child-launches", "pending", "heap-mib", "multicore.depth"}
+)
 #: The options of the commands whose values are not numbers (their bad values are in
 #: :func:`cases`); every other option must be a number option.
-TEXT_OPTIONS = frozenset({
-    "--strategy", "--param", "--timer", "--quiet", "--json", "--output", "--cluster", "--checkpoint", "--arch",
-    "--cuda-home", "--skip-missing", "dir", "storage", "--strict", "--csv", "runs", "--storage", "--metric",
-    "--fail-on", "--traces", "--run", "file", "--table", "--force", "--nsys", "--trace", "profiled_command",
-    "--model-only", "--strategies", "--history", "--figure", "--baselines", "--modes", "--from", "--out-dir", "--ncu",
-    "--chrome", "--queues", "--variants", "--outdir", "--figure-variant", "-o",
-})
+TEXT_OPTIONS = frozenset(
+    {
+        "--strategy",
+        "--param",
+        "--timer",
+        "--quiet",
+        "--json",
+        "--output",
+        "--cluster",
+        "--checkpoint",
+        "--arch",
+        "--cuda-home",
+        "--skip-missing",
+        "dir",
+        "storage",
+        "--strict",
+        "--csv",
+        "runs",
+        "--storage",
+        "--metric",
+        "--fail-on",
+        "--traces",
+        "--run",
+        "file",
+        "--table",
+        "--force",
+        "--nsys",
+        "--trace",
+        "profiled_command",
+        "--model-only",
+        "--strategies",
+        "--history",
+        "--figure",
+        "--baselines",
+        "--modes",
+        "--from",
+        "--out-dir",
+        "--ncu",
+        "--chrome",
+        "--queues",
+        "--variants",
+        "--outdir",
+        "--figure-variant",
+        "-o",
+    }
+)
 #: What a command needs around the option tried: (other arguments, its positional N if it
 #: takes one). Other commands need nothing.
 CONTEXT: dict[tuple[str, ...], tuple[list[str], str | None]] = {
@@ -64,7 +119,9 @@ CONTEXT: dict[tuple[str, ...], tuple[list[str], str | None]] = {
     ("report", "figure"): (["-o", "{tmp}/f.png"], None),
 }
 #: Options that apply only beside another one.
-NEEDS = {flag: ["--cluster=local"] for flag in ("--workers", "--tasks", "--split-depth", "--retries")}
+NEEDS = {
+    flag: ["--cluster=local"] for flag in ("--workers", "--tasks", "--split-depth", "--retries")
+}
 #: A strategy parameter given each bad number: (command line before it, the parameter).
 PARAM_CASES = [
     (["solve", "8", "-s", "multicore"], "multicore.depth"),
@@ -73,25 +130,45 @@ PARAM_CASES = [
 ]
 #: The plugin's options whose values are not numbers: (what is bad, arguments, environment).
 PLUGIN_TEXT_CASES: dict[str, list[tuple[str, list[str], dict[str, str]]]] = {
-    "--nq-strategy": [("unknown strategy", ["--nq-strategy=nope"], {}),
-                      ("empty strategy", ["--nq-strategy="], {}),
-                      ("empty item", ["--nq-strategy=serial,,multicore"], {})],
-    "--nq-param": [("axis of a strategy not selected", ["--nq-param=multicore.depth=1"], {}),
-                   ("key no selected strategy has", ["--nq-param=depth=1"], {}),
-                   ("unknown key", ["--nq-strategy=multicore", "--nq-param=multicore.bogus=1"], {}),
-                   ("unknown strategy", ["--nq-param=nope.depth=1"], {}),
-                   ("empty value", ["--nq-strategy=multicore", "--nq-param=multicore.depth="], {}),
-                   ("empty item", ["--nq-strategy=multicore", "--nq-param=multicore.depth=1,"], {}),
-                   ("given twice", ["--nq-strategy=multicore", "--nq-param=multicore.depth=1",
-                                    "--nq-param=multicore.depth=2"], {}),
-                   ("no key", ["--nq-param==1"], {})],
-    "--nq-timer": [("unknown timer", ["--nq-timer=fast"], {}), ("empty timer", ["--nq-timer="], {})],
-    "--nq-cluster": [("address garbage", ["--nq-cluster=foo"], {}), ("empty address", ["--nq-cluster="], {}),
-                     ("port out of range", ["--nq-cluster=host:99999"], {}),
-                     ("unknown protocol", ["--nq-cluster=http://h:1"], {})],
+    "--nq-strategy": [
+        ("unknown strategy", ["--nq-strategy=nope"], {}),
+        ("empty strategy", ["--nq-strategy="], {}),
+        ("empty item", ["--nq-strategy=serial,,multicore"], {}),
+    ],
+    "--nq-param": [
+        ("axis of a strategy not selected", ["--nq-param=multicore.depth=1"], {}),
+        ("key no selected strategy has", ["--nq-param=depth=1"], {}),
+        ("unknown key", ["--nq-strategy=multicore", "--nq-param=multicore.bogus=1"], {}),
+        ("unknown strategy", ["--nq-param=nope.depth=1"], {}),
+        ("empty value", ["--nq-strategy=multicore", "--nq-param=multicore.depth="], {}),
+        ("empty item", ["--nq-strategy=multicore", "--nq-param=multicore.depth=1,"], {}),
+        (
+            "given twice",
+            [
+                "--nq-strategy=multicore",
+                "--nq-param=multicore.depth=1",
+                "--nq-param=multicore.depth=2",
+            ],
+            {},
+        ),
+        ("no key", ["--nq-param==1"], {}),
+    ],
+    "--nq-timer": [
+        ("unknown timer", ["--nq-timer=fast"], {}),
+        ("empty timer", ["--nq-timer="], {}),
+    ],
+    "--nq-cluster": [
+        ("address garbage", ["--nq-cluster=foo"], {}),
+        ("empty address", ["--nq-cluster="], {}),
+        ("port out of range", ["--nq-cluster=host:99999"], {}),
+        ("unknown protocol", ["--nq-cluster=http://h:1"], {}),
+    ],
     "--nq-trace": [("nsys missing", ["--nq-trace"], {"NQPROF_NSYS": "/nonexistent/nsys"})],
-    "--nq-trace-dir": [("empty folder", ["--nq-trace-dir="], {}), ("folder in /proc", ["--nq-trace-dir=/proc/x"], {}),
-                       ("a file", ["--nq-trace-dir={tmp}/binary.json"], {})],
+    "--nq-trace-dir": [
+        ("empty folder", ["--nq-trace-dir="], {}),
+        ("folder in /proc", ["--nq-trace-dir=/proc/x"], {}),
+        ("a file", ["--nq-trace-dir={tmp}/binary.json"], {}),
+    ],
 }
 #: The one benchmark the plugin's cases run (if an option were accepted).
 PLUGIN_TEST = "def test_nq(nqbench):\n    assert nqbench.run().verified\n"
@@ -125,11 +202,15 @@ def cases(tmp: Path) -> list[tuple[str, list[str], dict[str, str]]]:
     (tmp / "truncated.json").write_text('{"kind": "launch", "points": [{"count": 32')
     (tmp / "foreign.json").write_text('{"name": "not nqprof", "rows": 3}')
     (tmp / "list.json").write_text("[1, 2, 3]")
-    (tmp / "ck-neg.json").write_text('{"format": "nqprof-cluster-checkpoint", "version": 1, "n": 12, "strategy": '
-                                     '"serial", "params": {}, "depth": 4, "tasks": -1, "plan": "x", "done": {}}')
-    (tmp / "ck-index.json").write_text('{"format": "nqprof-cluster-checkpoint", "version": 1, "n": 12, "strategy": '
-                                       '"serial", "params": {}, "depth": 4, "tasks": 4, "plan": "x", '
-                                       '"done": {"4": {"count": 1}}}')
+    (tmp / "ck-neg.json").write_text(
+        '{"format": "nqprof-cluster-checkpoint", "version": 1, "n": 12, "strategy": '
+        '"serial", "params": {}, "depth": 4, "tasks": -1, "plan": "x", "done": {}}'
+    )
+    (tmp / "ck-index.json").write_text(
+        '{"format": "nqprof-cluster-checkpoint", "version": 1, "n": 12, "strategy": '
+        '"serial", "params": {}, "depth": 4, "tasks": 4, "plan": "x", '
+        '"done": {"4": {"count": 1}}}'
+    )
     (tmp / "trace.sqlite").write_bytes(b"not a database at all" * 10)
     (tmp / "twin.sqlite").write_bytes(b"SQLite format 3\x00")
     (tmp / "twin.json").write_text("keep me")
@@ -152,8 +233,16 @@ def cases(tmp: Path) -> list[tuple[str, list[str], dict[str, str]]]:
         ("unknown strategy", ["solve", "12", "-s", "nope"], e),
         ("unknown option", ["solve", "12", "--bogus"], e),
         ("param without =", ["solve", "12", "-p", "depth"], e),
-        ("param given twice", ["solve", "12", "-s", "multicore", "-p", "depth=2", "-p", "depth=3"], e),
-        ("param of another strategy", ["solve", "12", "-s", "serial", "-p", "multicore.depth=2"], e),
+        (
+            "param given twice",
+            ["solve", "12", "-s", "multicore", "-p", "depth=2", "-p", "depth=3"],
+            e,
+        ),
+        (
+            "param of another strategy",
+            ["solve", "12", "-s", "serial", "-p", "multicore.depth=2"],
+            e,
+        ),
         ("param value list in solve", ["solve", "12", "-s", "multicore", "-p", "depth=2,3"], e),
         ("unknown param", ["solve", "12", "-s", "multicore", "-p", "bogus=1"], e),
         ("param out of range", ["solve", "12", "-s", "feinbube", "-p", "block=2000"], e),
@@ -175,31 +264,111 @@ def cases(tmp: Path) -> list[tuple[str, list[str], dict[str, str]]]:
         ("cluster workers zero", ["solve", "8", "--cluster", "local", "--workers", "0"], e),
         ("cluster tasks zero", ["solve", "8", "--cluster", "local", "--tasks", "0"], e),
         ("cluster retries negative", ["solve", "8", "--cluster", "local", "--retries", "-1"], e),
-        ("cluster checkpoint folder missing", ["solve", "12", "-s", "serial", "--cluster", "local", "--checkpoint",
-                                               "/nonexistent/dir/ck.json"], e),
-        ("checkpoint binary", ["solve", "8", "--cluster", "local", "--workers", "1", "-q", "--checkpoint",
-                               f"{t}/binary.json"], e),
-        ("checkpoint negative task count", ["solve", "12", "--cluster", "local", "--workers", "1", "-q",
-                                            "--checkpoint", f"{t}/ck-neg.json"], e),
-        ("checkpoint index = task count", ["solve", "12", "--cluster", "local", "--workers", "1", "-q",
-                                           "--checkpoint", f"{t}/ck-index.json"], e),
+        (
+            "cluster checkpoint folder missing",
+            [
+                "solve",
+                "12",
+                "-s",
+                "serial",
+                "--cluster",
+                "local",
+                "--checkpoint",
+                "/nonexistent/dir/ck.json",
+            ],
+            e,
+        ),
+        (
+            "checkpoint binary",
+            [
+                "solve",
+                "8",
+                "--cluster",
+                "local",
+                "--workers",
+                "1",
+                "-q",
+                "--checkpoint",
+                f"{t}/binary.json",
+            ],
+            e,
+        ),
+        (
+            "checkpoint negative task count",
+            [
+                "solve",
+                "12",
+                "--cluster",
+                "local",
+                "--workers",
+                "1",
+                "-q",
+                "--checkpoint",
+                f"{t}/ck-neg.json",
+            ],
+            e,
+        ),
+        (
+            "checkpoint index = task count",
+            [
+                "solve",
+                "12",
+                "--cluster",
+                "local",
+                "--workers",
+                "1",
+                "-q",
+                "--checkpoint",
+                f"{t}/ck-index.json",
+            ],
+            e,
+        ),
         ("cluster option without --cluster", ["solve", "8", "--tasks", "4"], e),
         ("cluster with rounds", ["solve", "8", "--cluster", "local", "--rounds", "3"], e),
-        ("cluster split depth too deep", ["solve", "27", "--cluster", "local", "--split-depth", "12"], e),
+        (
+            "cluster split depth too deep",
+            ["solve", "27", "--cluster", "local", "--split-depth", "12"],
+            e,
+        ),
         # sweep
         ("sweep output in /proc", ["sweep", "-s", "serial", "--n", "8", "-o", "/proc/x.json"], e),
-        ("sweep output folder missing", ["sweep", "-s", "serial", "--n", "8", "-o", "/nonexistent/x.json"], e),
+        (
+            "sweep output folder missing",
+            ["sweep", "-s", "serial", "--n", "8", "-o", "/nonexistent/x.json"],
+            e,
+        ),
         ("sweep N list empty item", ["sweep", "-s", "serial", "--n", "8,,9"], e),
         ("sweep N range reversed", ["sweep", "-s", "serial", "--n", "12:8"], e),
         ("sweep N range garbage", ["sweep", "-s", "serial", "--n", "8:x"], e),
         ("sweep unknown strategy", ["sweep", "-s", "serial,nope", "--n", "8"], e),
         ("sweep axis of unknown strategy", ["sweep", "--n", "8", "-p", "nope.depth=2"], e),
         ("sweep axis key nobody has", ["sweep", "-s", "serial", "--n", "8", "-p", "depth=2"], e),
-        ("sweep axis given twice", ["sweep", "-s", "multicore", "--n", "8", "-p", "multicore.depth=2",
-                                    "-p", "multicore.depth=3"], e),
-        ("sweep axis empty value", ["sweep", "-s", "multicore", "--n", "8", "-p", "multicore.depth=2,"], e),
+        (
+            "sweep axis given twice",
+            [
+                "sweep",
+                "-s",
+                "multicore",
+                "--n",
+                "8",
+                "-p",
+                "multicore.depth=2",
+                "-p",
+                "multicore.depth=3",
+            ],
+            e,
+        ),
+        (
+            "sweep axis empty value",
+            ["sweep", "-s", "multicore", "--n", "8", "-p", "multicore.depth=2,"],
+            e,
+        ),
         ("sweep rounds zero", ["sweep", "-s", "serial", "--n", "8", "--rounds", "0"], e),
-        ("sweep GPU strategy without GPU (skipped rows, exit 0)", ["sweep", "-s", "feinbube", "--n", "8", "-q"], e),
+        (
+            "sweep GPU strategy without GPU (skipped rows, exit 0)",
+            ["sweep", "-s", "feinbube", "--n", "8", "-q"],
+            e,
+        ),
         # plan
         ("plan of a non-CDP strategy", ["plan", "12", "-s", "serial"], e),
         ("plan free-gib zero", ["plan", "12", "-s", "dp2", "--free-gib", "0"], e),
@@ -219,15 +388,35 @@ def cases(tmp: Path) -> list[tuple[str, list[str], dict[str, str]]]:
         ("history folder missing", ["history", "/nonexistent"], e),
         ("history binary file", ["history", f"{t}/binary.json"], e),
         ("compare one run", ["compare", "--storage", "tests/data/benchmarks", "0001"], e),
-        ("compare unknown metric", ["compare", "--storage", "tests/data/benchmarks", "--metric", "bogus"], e),
-        ("plot output in /proc", ["plot", "--storage", "tests/data/benchmarks", "-o", "/proc/figs"], e),
+        (
+            "compare unknown metric",
+            ["compare", "--storage", "tests/data/benchmarks", "--metric", "bogus"],
+            e,
+        ),
+        (
+            "plot output in /proc",
+            ["plot", "--storage", "tests/data/benchmarks", "-o", "/proc/figs"],
+            e,
+        ),
         # trace, profile
         ("trace missing file", ["trace", "load", f"{t}/missing.sqlite"], e),
         ("trace not a database", ["trace", "breakdown", f"{t}/trace.sqlite"], e),
         ("trace binary .json input", ["trace", "load", f"{t}/binary.json"], e),
-        ("trace chrome would overwrite an unnamed file", ["trace", "chrome", f"{t}/twin.sqlite"], e),
-        ("trace chrome output in /proc", ["trace", "chrome", f"{t}/trace.sqlite", "-o", "/proc/t.json"], e),
-        ("trace load csv folder missing", ["trace", "load", f"{t}/trace.sqlite", "--csv", "/nonexistent/a/b"], e),
+        (
+            "trace chrome would overwrite an unnamed file",
+            ["trace", "chrome", f"{t}/twin.sqlite"],
+            e,
+        ),
+        (
+            "trace chrome output in /proc",
+            ["trace", "chrome", f"{t}/trace.sqlite", "-o", "/proc/t.json"],
+            e,
+        ),
+        (
+            "trace load csv folder missing",
+            ["trace", "load", f"{t}/trace.sqlite", "--csv", "/nonexistent/a/b"],
+            e,
+        ),
         ("profile without command", ["profile"], e),
         ("profile nsys missing", ["profile", "--nsys", "/nonexistent/nsys", "--", "solve", "8"], e),
         # report
@@ -236,29 +425,69 @@ def cases(tmp: Path) -> list[tuple[str, list[str], dict[str, str]]]:
         ("report output wrong suffix", ["report", "table3", "--model-only", "-o", f"{t}/t.png"], e),
         ("report figure output .md", ["report", "figure", "-o", f"{t}/t.md"], e),
         ("report GPU artefact without GPU", ["report", "table2"], e),
-        ("report carneiro history binary", ["report", "carneiro", "table2", "--history", f"{t}/binary.json"], e),
+        (
+            "report carneiro history binary",
+            ["report", "carneiro", "table2", "--history", f"{t}/binary.json"],
+            e,
+        ),
         ("report kerbl from empty", ["report", "kerbl", "fig1", "--from", f"{t}/empty.json"], e),
         # characterize
         ("characterize from missing", ["characterize", "launch", "--from", f"{t}/missing.json"], e),
         ("characterize from binary", ["characterize", "launch", "--from", f"{t}/binary.json"], e),
         ("characterize from empty", ["characterize", "reserve", "--from", f"{t}/empty.json"], e),
-        ("characterize from truncated", ["characterize", "launch", "--from", f"{t}/truncated.json"], e),
+        (
+            "characterize from truncated",
+            ["characterize", "launch", "--from", f"{t}/truncated.json"],
+            e,
+        ),
         ("characterize from foreign", ["characterize", "ideal", "--from", f"{t}/foreign.json"], e),
         ("characterize from a list", ["characterize", "efficiency", "--from", f"{t}/list.json"], e),
-        ("characterize timeline from foreign", ["characterize", "timeline", "--from", f"{t}/foreign.json"], e),
-        ("characterize output wrong suffix", ["characterize", "launch", "--from",
-                                              "tests/data/characterize/synthetic-launch.json", "-o", f"{t}/x.txt"], e),
-        ("characterize figure folder missing", ["characterize", "launch", "--from",
-                                                "tests/data/characterize/synthetic-launch.json", "--figure",
-                                                "/nonexistent/f.png"], e),
+        (
+            "characterize timeline from foreign",
+            ["characterize", "timeline", "--from", f"{t}/foreign.json"],
+            e,
+        ),
+        (
+            "characterize output wrong suffix",
+            [
+                "characterize",
+                "launch",
+                "--from",
+                "tests/data/characterize/synthetic-launch.json",
+                "-o",
+                f"{t}/x.txt",
+            ],
+            e,
+        ),
+        (
+            "characterize figure folder missing",
+            [
+                "characterize",
+                "launch",
+                "--from",
+                "tests/data/characterize/synthetic-launch.json",
+                "--figure",
+                "/nonexistent/f.png",
+            ],
+            e,
+        ),
         ("characterize counts garbage", ["characterize", "launch", "--counts", "12,abc"], e),
         ("characterize without GPU", ["characterize", "launch"], e),
         # queue-bench
         ("queue-bench from binary", ["queue-bench", "--from", f"{t}/binary.json"], e),
         ("queue-bench from foreign", ["queue-bench", "--from", f"{t}/foreign.json"], e),
         ("queue-bench fill zero", ["queue-bench", "--fill", "0"], e),
-        ("queue-bench output folder missing", ["queue-bench", "--from", "tests/data/queue-bench-h200.json", "-o",
-                                               "/nonexistent/q.json"], e),
+        (
+            "queue-bench output folder missing",
+            [
+                "queue-bench",
+                "--from",
+                "tests/data/queue-bench-h200.json",
+                "-o",
+                "/nonexistent/q.json",
+            ],
+            e,
+        ),
         ("queue-bench without GPU", ["queue-bench"], e),
         # env
         ("env unknown option", ["env", "--bogus"], e),
@@ -271,7 +500,9 @@ def _name(action) -> str:
 
 def is_number(action) -> bool:
     """Whether the option takes a number (or a list of them)."""
-    return getattr(action, "number", None) is not None or getattr(getattr(action, "option", None), "numeric", False)
+    return getattr(action, "number", None) is not None or getattr(
+        getattr(action, "option", None), "numeric", False
+    )
 
 
 def command_options() -> list[tuple[tuple[str, ...], object]]:
@@ -298,11 +529,21 @@ def command_options() -> list[tuple[tuple[str, ...], object]]:
 def unclassified() -> list[str]:
     """Options of the commands that are neither number options nor in TEXT_OPTIONS, options
     that let argparse convert a number (type=int or float), and --nq-* options without cases."""
-    out = [f"nqprof {' '.join(words)} {_name(a)}" for words, a in command_options()
-           if not is_number(a) and _name(a) not in TEXT_OPTIONS]
-    out += [f"nqprof {' '.join(words)} {_name(a)}: type={a.type.__name__} (use nqprof.numeric.add_number)"
-            for words, a in command_options() if a.type in (int, float)]
-    out += [flag for flag in plugin_options() if flag not in _plugin_numbers() and flag not in PLUGIN_TEXT_CASES]
+    out = [
+        f"nqprof {' '.join(words)} {_name(a)}"
+        for words, a in command_options()
+        if not is_number(a) and _name(a) not in TEXT_OPTIONS
+    ]
+    out += [
+        f"nqprof {' '.join(words)} {_name(a)}: type={a.type.__name__} (use nqprof.numeric.add_number)"
+        for words, a in command_options()
+        if a.type in (int, float)
+    ]
+    out += [
+        flag
+        for flag in plugin_options()
+        if flag not in _plugin_numbers() and flag not in PLUGIN_TEXT_CASES
+    ]
     return out
 
 
@@ -331,13 +572,26 @@ def number_cases(tmp: Path) -> list[Case]:
             option = f"{' '.join(words)} {name}"
             out.append(Case(f"{option} {bad!r}", argv, names=names, option=option))
     for bad in BAD_NUMBERS:
-        out.append(Case(f"NQPROF_TIMEOUT {bad!r}", ["solve", "8"], {"NQPROF_TIMEOUT": bad}, names="NQPROF_TIMEOUT",
-                        option="solve NQPROF_TIMEOUT"))
+        out.append(
+            Case(
+                f"NQPROF_TIMEOUT {bad!r}",
+                ["solve", "8"],
+                {"NQPROF_TIMEOUT": bad},
+                names="NQPROF_TIMEOUT",
+                option="solve NQPROF_TIMEOUT",
+            )
+        )
     for before, param in PARAM_CASES:
         strategy, key = param.split(".")
         for bad in _bad_numbers(param):
-            out.append(Case(f"{before[0]} --param {key} {bad!r}", [*before, f"--param={key}={bad}"], names=key,
-                            option=f"{before[0]} --param {param}"))
+            out.append(
+                Case(
+                    f"{before[0]} --param {key} {bad!r}",
+                    [*before, f"--param={key}={bad}"],
+                    names=key,
+                    option=f"{before[0]} --param {param}",
+                )
+            )
     return out
 
 
@@ -371,18 +625,39 @@ def plugin_cases(tmp: Path) -> list[Case]:
     out = []
     for flag in _plugin_numbers():
         for bad in _bad_numbers(flag):
-            out.append(Case(f"{flag} {bad!r}", [*PLUGIN_BASE, f"{flag}={bad}"], names=flag, pytest=True))
+            out.append(
+                Case(f"{flag} {bad!r}", [*PLUGIN_BASE, f"{flag}={bad}"], names=flag, pytest=True)
+            )
     for bad in BAD_NUMBERS:
-        out.append(Case(f"NQPROF_TIMEOUT {bad!r}", PLUGIN_BASE, {"NQPROF_TIMEOUT": bad}, names="NQPROF_TIMEOUT",
-                        pytest=True))
+        out.append(
+            Case(
+                f"NQPROF_TIMEOUT {bad!r}",
+                PLUGIN_BASE,
+                {"NQPROF_TIMEOUT": bad},
+                names="NQPROF_TIMEOUT",
+                pytest=True,
+            )
+        )
     for bad in _bad_numbers("multicore.depth"):
-        out.append(Case(f"--nq-param multicore.depth={bad!r}", [*PLUGIN_BASE, "--nq-strategy=multicore",
-                                                                f"--nq-param=multicore.depth={bad}"],
-                        names="--nq-param", pytest=True))
+        out.append(
+            Case(
+                f"--nq-param multicore.depth={bad!r}",
+                [*PLUGIN_BASE, "--nq-strategy=multicore", f"--nq-param=multicore.depth={bad}"],
+                names="--nq-param",
+                pytest=True,
+            )
+        )
     for flag, items in PLUGIN_TEXT_CASES.items():
         for what, args, env in items:
-            out.append(Case(f"{flag}: {what}", [*PLUGIN_BASE, *(a.format(tmp=tmp) for a in args)], env, names=flag,
-                            pytest=True))
+            out.append(
+                Case(
+                    f"{flag}: {what}",
+                    [*PLUGIN_BASE, *(a.format(tmp=tmp) for a in args)],
+                    env,
+                    names=flag,
+                    pytest=True,
+                )
+            )
     return out
 
 
@@ -411,14 +686,29 @@ class Row:
 
 def run(case: Case, tmp: str) -> Row:
     if case.pytest:
-        argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--benchmark-disable", *case.argv,
-                "test_nq.py"]
+        argv = [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--benchmark-disable",
+            *case.argv,
+            "test_nq.py",
+        ]
         cwd, prog = Path(tmp) / "plugin", "pytest"
     else:
         argv, cwd, prog = [sys.executable, "-m", "nqprof.cli", *case.argv], ROOT, "nqprof"
     try:
-        out = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=120,
-                             env={**os.environ, **case.env})
+        out = subprocess.run(
+            argv,
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={**os.environ, **case.env},
+        )
         code, stderr, stdout = out.returncode, out.stderr, out.stdout
     except subprocess.TimeoutExpired:
         code, stderr, stdout = "timeout", "", ""
@@ -435,25 +725,43 @@ def run(case: Case, tmp: str) -> Row:
         problem = "UNNAMED"
     else:
         problem = ""
-    command = " ".join(f"{k}={shlex.quote(v)}" for k, v in case.env.items()) + (" " if case.env else "") + \
-        prog + " " + " ".join(shlex.quote(a.replace(tmp, "$TMP")) for a in case.argv)
+    command = (
+        " ".join(f"{k}={shlex.quote(v)}" for k, v in case.env.items())
+        + (" " if case.env else "")
+        + prog
+        + " "
+        + " ".join(shlex.quote(a.replace(tmp, "$TMP")) for a in case.argv)
+    )
     return Row(case, command, code, shown, problem)
 
 
 #: What a row's problem is called in the summary.
-PROBLEMS = {"TRACEBACK": "with a traceback", "INTERNALERROR": "with an INTERNALERROR", "TIMEOUT": "timed out",
-            "ACCEPTED": "accepted (exit 0)", "UNNAMED": "not one line naming the option with the exit code"}
+PROBLEMS = {
+    "TRACEBACK": "with a traceback",
+    "INTERNALERROR": "with an INTERNALERROR",
+    "TIMEOUT": "timed out",
+    "ACCEPTED": "accepted (exit 0)",
+    "UNNAMED": "not one line naming the option with the exit code",
+}
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-o", "--output", default=str(ROOT / ".bad-inputs.md"))
-    ap.add_argument("-k", dest="select", metavar="TEXT", help="only the cases whose description or command has TEXT")
+    ap.add_argument(
+        "-k",
+        dest="select",
+        metavar="TEXT",
+        help="only the cases whose description or command has TEXT",
+    )
     ap.add_argument("-j", "--jobs", type=int, default=2, help="commands run at once (default 2)")
     args = ap.parse_args(argv)
     missing = unclassified()
     if missing:
-        print("options neither numbers nor in TEXT_OPTIONS/PLUGIN_TEXT_CASES: " + "; ".join(missing), file=sys.stderr)
+        print(
+            "options neither numbers nor in TEXT_OPTIONS/PLUGIN_TEXT_CASES: " + "; ".join(missing),
+            file=sys.stderr,
+        )
         return 1
     with tempfile.TemporaryDirectory(prefix="nqprof-bad-") as tmp:
         make_files(Path(tmp))
@@ -467,21 +775,32 @@ def main(argv=None) -> int:
             for row in pool.map(lambda c: run(c, tmp), todo):
                 rows.append(row)
                 mark = f"  {row.problem}" if row.problem else ""
-                print(f"{row.code!s:>7}  {row.command}{mark}\n         {row.shown[:160]}", flush=True)
-    lines = [f"# Bad inputs ({len(rows)}), run with `python tools/bad_inputs.py`", "",
-             "| # | bad input | command | exit | first line printed |", "|---|---|---|---|---|"]
+                print(
+                    f"{row.code!s:>7}  {row.command}{mark}\n         {row.shown[:160]}", flush=True
+                )
+    lines = [
+        f"# Bad inputs ({len(rows)}), run with `python tools/bad_inputs.py`",
+        "",
+        "| # | bad input | command | exit | first line printed |",
+        "|---|---|---|---|---|",
+    ]
     for i, row in enumerate(rows, 1):
         cell = row.shown.replace("|", "\\|")
         command = row.command.replace("|", "\\|")
-        lines.append(f"| {i} | {row.case.what} | `{command}` | {row.code}{' ' + row.problem if row.problem else ''} "
-                     f"| {cell} |")
+        lines.append(
+            f"| {i} | {row.case.what} | `{command}` | {row.code}{' ' + row.problem if row.problem else ''} "
+            f"| {cell} |"
+        )
     Path(args.output).write_text("\n".join(lines) + "\n")
     counts = {p: sum(r.problem == p for r in rows) for p in PROBLEMS}
     numbers = sum(r.case.names is not None and not r.case.pytest for r in rows)
     plugin = sum(r.case.pytest for r in rows)
-    print(f"{len(rows)} bad inputs ({numbers} numbers on the command line, {plugin} pytest runs of the plugin) in "
-          f"{time.perf_counter() - t0:.0f} s: " + ", ".join(f"{n} {PROBLEMS[p]}" for p, n in counts.items())
-          + f"; table in {args.output}")
+    print(
+        f"{len(rows)} bad inputs ({numbers} numbers on the command line, {plugin} pytest runs of the plugin) in "
+        f"{time.perf_counter() - t0:.0f} s: "
+        + ", ".join(f"{n} {PROBLEMS[p]}" for p, n in counts.items())
+        + f"; table in {args.output}"
+    )
     return 1 if any(counts.values()) else 0
 
 

@@ -28,10 +28,15 @@ def nqprof_command() -> list[str]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--repeats", type=int, default=20, help="runs of each command (default: 20)")
+    parser.add_argument(
+        "--repeats", type=int, default=20, help="runs of each command (default: 20)"
+    )
     args = parser.parse_args()
     if args.repeats < 1:
-        print(f"cli_start.py: error: --repeats must be at least 1, got {args.repeats}", file=sys.stderr)
+        print(
+            f"cli_start.py: error: --repeats must be at least 1, got {args.repeats}",
+            file=sys.stderr,
+        )
         return 2
     nqprof = nqprof_command()
     commands = {
@@ -49,7 +54,9 @@ def main() -> int:
     for name, values in times.items():
         median = statistics.median(values)
         ratio = median / base
-        verdict = "" if name.startswith("python") else ("  ok" if ratio <= BAR else f"  over {BAR}x")
+        verdict = (
+            "" if name.startswith("python") else ("  ok" if ratio <= BAR else f"  over {BAR}x")
+        )
         print(f"{name:28} {median * 1e3:7.1f} ms  {ratio:4.2f}x{verdict}")
     return 0
 

@@ -47,7 +47,9 @@ def main() -> int:
     ap.add_argument("--bytes", type=int, default=512)
     ap.add_argument("--threads", default="1024")
     ap.add_argument("--per-thread", default="4,16,64,128")
-    ap.add_argument("--budget-s", type=float, default=60.0, help="skip larger cases once one takes longer")
+    ap.add_argument(
+        "--budget-s", type=float, default=60.0, help="skip larger cases once one takes longer"
+    )
     args = ap.parse_args()
 
     import pycuda.autoinit  # noqa: F401
@@ -58,9 +60,15 @@ def main() -> int:
     mod = SourceModule(SOURCE, no_extern_c=True)
     alloc, release = mod.get_function("alloc"), mod.get_function("release")
     clock_khz = drv.Context.get_device().get_attribute(drv.device_attribute.CLOCK_RATE)
-    print(f"heap {args.heap_mib} MiB, {args.bytes} B per malloc, SM clock {clock_khz / 1e3:.0f} MHz", flush=True)
-    print(f"{'mode':<6} {'threads':>8} {'per_thr':>8} {'mallocs':>9} {'alloc_ms':>10} {'free_ms':>9} "
-          f"{'us/malloc/thr':>14} {'nulls':>6}", flush=True)
+    print(
+        f"heap {args.heap_mib} MiB, {args.bytes} B per malloc, SM clock {clock_khz / 1e3:.0f} MHz",
+        flush=True,
+    )
+    print(
+        f"{'mode':<6} {'threads':>8} {'per_thr':>8} {'mallocs':>9} {'alloc_ms':>10} {'free_ms':>9} "
+        f"{'us/malloc/thr':>14} {'nulls':>6}",
+        flush=True,
+    )
     start, end = drv.Event(), drv.Event()
     for threads in (int(x) for x in args.threads.split(",")):
         for per in (int(x) for x in args.per_thread.split(",")):
@@ -75,8 +83,16 @@ def main() -> int:
                 block = min(128, threads)
                 grid = (threads // block, 1)
                 start.record()
-                alloc(np.int32(per), np.int32(args.bytes), np.int32(mode == "hold"), slots, cycles, nulls,
-                      block=(block, 1, 1), grid=grid)
+                alloc(
+                    np.int32(per),
+                    np.int32(args.bytes),
+                    np.int32(mode == "hold"),
+                    slots,
+                    cycles,
+                    nulls,
+                    block=(block, 1, 1),
+                    grid=grid,
+                )
                 end.record()
                 end.synchronize()
                 alloc_ms = end.time_since(start)
@@ -89,8 +105,11 @@ def main() -> int:
                 drv.memcpy_dtoh(c, cycles)
                 drv.memcpy_dtoh(z, nulls)
                 us = float(c[0]) / total / (clock_khz / 1e3)
-                print(f"{mode:<6} {threads:>8} {per:>8} {total:>9} {alloc_ms:>10.2f} {free_ms:>9.2f} {us:>14.2f} "
-                      f"{int(z[0]):>6}", flush=True)
+                print(
+                    f"{mode:<6} {threads:>8} {per:>8} {total:>9} {alloc_ms:>10.2f} {free_ms:>9.2f} {us:>14.2f} "
+                    f"{int(z[0]):>6}",
+                    flush=True,
+                )
                 for b in (slots, cycles, nulls):
                     b.free()
                 if alloc_ms / 1e3 > args.budget_s:

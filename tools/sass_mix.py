@@ -21,10 +21,27 @@ import tempfile
 def opcodes(defines: list[str], unroll: int, nvcc: str) -> collections.Counter:
     with tempfile.TemporaryDirectory() as tmp:
         cubin = os.path.join(tmp, "k.cubin")
-        subprocess.run([nvcc, "-arch=sm_90", "-cubin", "-DNQ_BLOCK=128", f"-DNQ_UNROLL={unroll}", "-Ikernels",
-                        *(f"-D{d}" for d in defines), "-o", cubin, "kernels/constellation.cu"], check=True)
-        sass = subprocess.run([os.path.join(os.path.dirname(nvcc), "cuobjdump"), "-sass", cubin],
-                              check=True, capture_output=True, text=True).stdout
+        subprocess.run(
+            [
+                nvcc,
+                "-arch=sm_90",
+                "-cubin",
+                "-DNQ_BLOCK=128",
+                f"-DNQ_UNROLL={unroll}",
+                "-Ikernels",
+                *(f"-D{d}" for d in defines),
+                "-o",
+                cubin,
+                "kernels/constellation.cu",
+            ],
+            check=True,
+        )
+        sass = subprocess.run(
+            [os.path.join(os.path.dirname(nvcc), "cuobjdump"), "-sass", cubin],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
     mix = collections.Counter()
     for line in sass.splitlines():
         m = re.match(r"\s*/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9]*)", line)
@@ -43,7 +60,10 @@ def main(argv: list[str]) -> int:
         defines = [d for d in v.split(",") if d]
         one, two = opcodes(defines, 1, nvcc), opcodes(defines, 2, nvcc)
         cols[v or "default"] = {op: two[op] - one[op] for op in set(one) | set(two)}
-    ops = sorted({op for c in cols.values() for op in c}, key=lambda o: -max(c.get(o, 0) for c in cols.values()))
+    ops = sorted(
+        {op for c in cols.values() for op in c},
+        key=lambda o: -max(c.get(o, 0) for c in cols.values()),
+    )
     print(f"{'op':8s} " + " ".join(f"{v[:22]:>22s}" for v in cols))
     for op in ops:
         if any(c.get(op, 0) for c in cols.values()):

@@ -90,24 +90,34 @@ def open_session(name: str, n: int) -> None:
     session.close()
     prof.disable()
     t3 = time.perf_counter()
-    print(f"{name} N={n}: open {t1 - t0:.3f} s, round {t2 - t1:.3f} s (GPU {m.gpu_s}), close {t3 - t2:.3f} s; "
-          f"count {m.count}")
+    print(
+        f"{name} N={n}: open {t1 - t0:.3f} s, round {t2 - t1:.3f} s (GPU {m.gpu_s}), close {t3 - t2:.3f} s; "
+        f"count {m.count}"
+    )
     pstats.Stats(prof).sort_stats("cumulative").print_stats(25)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--open", nargs=2, metavar=("STRATEGY", "N"),
-                    help="instead: open STRATEGY's session at N in this process and run one round, under cProfile")
+    ap.add_argument(
+        "--open",
+        nargs=2,
+        metavar=("STRATEGY", "N"),
+        help="instead: open STRATEGY's session at N in this process and run one round, under cProfile",
+    )
     args = ap.parse_args()
     if args.open:
         return open_session(args.open[0], int(args.open[1]))
     r = args.repeats
     print("whole processes (median of %d):" % r)
-    for label, code in (("python -c pass", "pass"), ("import numpy", "import numpy"),
-                        ("import nqprof.cli", "import nqprof.cli"), ("import pycuda.driver", "import pycuda.driver"),
-                        ("import pycuda.autoinit", "import pycuda.autoinit")):
+    for label, code in (
+        ("python -c pass", "pass"),
+        ("import numpy", "import numpy"),
+        ("import nqprof.cli", "import nqprof.cli"),
+        ("import pycuda.driver", "import pycuda.driver"),
+        ("import pycuda.autoinit", "import pycuda.autoinit"),
+    ):
         print(f"  {label:<34} {1e3 * whole(code, r):8.1f} ms", flush=True)
     print("steps of one process:")
     subprocess.run([sys.executable, "-c", STEPS], check=True)

@@ -25,10 +25,20 @@ from pathlib import Path
 import numpy as np
 
 try:
-    from nqprof.cuda.compat import check_toolkit_against_driver, driver_can_load, driver_cuda_version, parse_release
+    from nqprof.cuda.compat import (
+        check_toolkit_against_driver,
+        driver_can_load,
+        driver_cuda_version,
+        parse_release,
+    )
 except ImportError:  # run from a checkout without nqprof installed
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-    from nqprof.cuda.compat import check_toolkit_against_driver, driver_can_load, driver_cuda_version, parse_release
+    from nqprof.cuda.compat import (
+        check_toolkit_against_driver,
+        driver_can_load,
+        driver_cuda_version,
+        parse_release,
+    )
 
 #: Artifact kinds, as printed.
 CUBIN = "cubin"
@@ -51,7 +61,9 @@ class Case:
     code: Path
     library: Path | None = None  # libcudadevrt.a, for the driver-linked kinds
     library_toolkit: str | None = None
-    nqprof_build: bool = False  # what nqprof's build makes of a plain source (a cubin) or a CDP one (linked ahead)
+    nqprof_build: bool = (
+        False  # what nqprof's build makes of a plain source (a cubin) or a CDP one (linked ahead)
+    )
 
     @property
     def cdp(self) -> bool:
@@ -90,10 +102,20 @@ def discover(folder: Path) -> list[Case]:
     """The cases the artifacts in ``folder`` make, oldest toolkit first, then cross-links
     of the oldest toolkit's code with a newer toolkit's libcudadevrt.a and back."""
     folder = Path(folder)
-    releases = sorted({m.group(2) for p in folder.iterdir() if (m := _NAME.match(p.name))}, key=release_key)
+    releases = sorted(
+        {m.group(2) for p in folder.iterdir() if (m := _NAME.match(p.name))}, key=release_key
+    )
     cases: list[Case] = []
 
-    def add(name: str, file: str, release: str, kind: str, program: str, lib_release: str | None = None, nqprof=False):
+    def add(
+        name: str,
+        file: str,
+        release: str,
+        kind: str,
+        program: str,
+        lib_release: str | None = None,
+        nqprof=False,
+    ):
         code = folder / file
         lib = folder / f"cudadevrt.{lib_release}.a" if lib_release else None
         if code.is_file() and (lib is None or lib.is_file()):
@@ -103,13 +125,34 @@ def discover(folder: Path) -> list[Case]:
         add(f"plain.{r}.cubin", f"plain.{r}.cubin", r, CUBIN, "plain", nqprof=True)
         add(f"plain.{r}.ptx", f"plain.{r}.ptx", r, PTX, "plain")
         add(f"cdp.{r}.rdc.ptx + cudadevrt.{r}.a", f"cdp.{r}.rdc.ptx", r, RDC_PTX_LINK, "cdp", r)
-        add(f"cdp.{r}.rdc.cubin + cudadevrt.{r}.a", f"cdp.{r}.rdc.cubin", r, RDC_CUBIN_LINK, "cdp", r)
+        add(
+            f"cdp.{r}.rdc.cubin + cudadevrt.{r}.a",
+            f"cdp.{r}.rdc.cubin",
+            r,
+            RDC_CUBIN_LINK,
+            "cdp",
+            r,
+        )
         add(f"cdp.{r}.linked.cubin", f"cdp.{r}.linked.cubin", r, LINKED_CUBIN, "cdp", nqprof=True)
         add(f"feinbube.{r}.cubin", f"feinbube.{r}.cubin", r, CUBIN, "feinbube", nqprof=True)
     old = releases[0] if releases else None
     for new in releases[1:]:
-        add(f"cdp.{old}.rdc.ptx + cudadevrt.{new}.a", f"cdp.{old}.rdc.ptx", old, RDC_PTX_LINK, "cdp", new)
-        add(f"cdp.{new}.rdc.cubin + cudadevrt.{old}.a", f"cdp.{new}.rdc.cubin", new, RDC_CUBIN_LINK, "cdp", old)
+        add(
+            f"cdp.{old}.rdc.ptx + cudadevrt.{new}.a",
+            f"cdp.{old}.rdc.ptx",
+            old,
+            RDC_PTX_LINK,
+            "cdp",
+            new,
+        )
+        add(
+            f"cdp.{new}.rdc.cubin + cudadevrt.{old}.a",
+            f"cdp.{new}.rdc.cubin",
+            new,
+            RDC_CUBIN_LINK,
+            "cdp",
+            old,
+        )
     return cases
 
 
@@ -117,12 +160,16 @@ def cubin_notes(path: Path) -> str:
     """What a cubin says about its toolkit: the CUDA version in ``.note.nv.cuinfo`` (e.g.
     135 for 13.5) and the raw ``.nv.compat`` attributes, which a driver may check."""
     data = Path(path).read_bytes()
-    shoff, = struct.unpack_from("<Q", data, 0x28)
+    (shoff,) = struct.unpack_from("<Q", data, 0x28)
     shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
     headers = [struct.unpack_from("<IIQQQQ", data, shoff + i * shentsize) for i in range(shnum)]
     names = data[headers[shstrndx][4] :]
-    sections = {names[h[0] : names.index(b"\0", h[0])].decode(): data[h[4] : h[4] + h[5]] for h in headers}
-    parts = [f"ELF ABI {data[8]}, type {'exec' if struct.unpack_from('<H', data, 16)[0] == 2 else 'rel'}"]
+    sections = {
+        names[h[0] : names.index(b"\0", h[0])].decode(): data[h[4] : h[4] + h[5]] for h in headers
+    }
+    parts = [
+        f"ELF ABI {data[8]}, type {'exec' if struct.unpack_from('<H', data, 16)[0] == 2 else 'rel'}"
+    ]
     note = sections.get(".note.nv.cuinfo", b"")
     if len(note) >= 32:
         _, arch, cuda = struct.unpack_from("<HHI", note, 24)
@@ -145,7 +192,10 @@ def _error_table() -> list[tuple[str, str]]:
     table = []
     for code in range(1, 1000):
         name, text = ctypes.c_char_p(), ctypes.c_char_p()
-        if lib.cuGetErrorName(code, ctypes.byref(name)) == 0 and lib.cuGetErrorString(code, ctypes.byref(text)) == 0:
+        if (
+            lib.cuGetErrorName(code, ctypes.byref(name)) == 0
+            and lib.cuGetErrorString(code, ctypes.byref(text)) == 0
+        ):
             table.append((text.value.decode(), name.value.decode()))
     return sorted(table, key=lambda item: -len(item[0]))
 
@@ -192,7 +242,13 @@ def _load(drv, case: Case):
     linker = _step("Linker", drv.Linker, handler, None, False)
     input_type = drv.jit_input_type.PTX if case.code.suffix == ".ptx" else drv.jit_input_type.CUBIN
     _step("cuLinkAddData", linker.add_data, data, input_type, case.code.name, log=log)
-    _step("cuLinkAddFile(libcudadevrt.a)", linker.add_file, str(case.library), drv.jit_input_type.LIBRARY, log=log)
+    _step(
+        "cuLinkAddFile(libcudadevrt.a)",
+        linker.add_file,
+        str(case.library),
+        drv.jit_input_type.LIBRARY,
+        log=log,
+    )
     return _step("cuLinkComplete", linker.link_module, log=log)
 
 
@@ -227,9 +283,16 @@ def _check_feinbube(drv, module) -> str:
     levels = FEINBUBE_N - boards.min_row
     total = np.zeros(1, dtype=np.uint64)
     func(
-        drv.In(boards.cols), drv.In(boards.ld), drv.In(boards.rd), drv.In(boards.row),
-        np.uint32(len(boards)), np.int32(FEINBUBE_N), np.int32(levels), drv.InOut(total),
-        block=(FEINBUBE_BLOCK, 1, 1), grid=(-(-len(boards) // FEINBUBE_BLOCK), 1),
+        drv.In(boards.cols),
+        drv.In(boards.ld),
+        drv.In(boards.rd),
+        drv.In(boards.row),
+        np.uint32(len(boards)),
+        np.int32(FEINBUBE_N),
+        np.int32(levels),
+        drv.InOut(total),
+        block=(FEINBUBE_BLOCK, 1, 1),
+        grid=(-(-len(boards) // FEINBUBE_BLOCK), 1),
         shared=4 * 4 * levels * FEINBUBE_BLOCK,
     )
     count = int(total[0]) * boards.multiplier
@@ -249,14 +312,29 @@ def run_case(drv, case: Case, device: int = 0) -> Outcome:
             module = _load(drv, case)
         except _Failed as failed:
             text = _one_line(f"{failed.exc}")
-            detail = f"{text} [{type(failed.exc).__name__}]" + (f"; linker log: {failed.log}" if failed.log else "")
-            return Outcome(case, ok=False, loaded=False, stage=failed.stage, error=error_name(text), detail=detail)
+            detail = f"{text} [{type(failed.exc).__name__}]" + (
+                f"; linker log: {failed.log}" if failed.log else ""
+            )
+            return Outcome(
+                case,
+                ok=False,
+                loaded=False,
+                stage=failed.stage,
+                error=error_name(text),
+                detail=detail,
+            )
         try:
             return Outcome(case, ok=True, loaded=True, detail=_CHECKS[case.program](drv, module))
         except Exception as exc:  # noqa: BLE001
             text = _one_line(str(exc))
-            return Outcome(case, ok=False, loaded=True, stage="launch/check", error=error_name(text),
-                           detail=f"{text} [{type(exc).__name__}]")
+            return Outcome(
+                case,
+                ok=False,
+                loaded=True,
+                stage="launch/check",
+                error=error_name(text),
+                detail=f"{text} [{type(exc).__name__}]",
+            )
     finally:
         ctx.pop()
         ctx.detach()
@@ -277,7 +355,13 @@ def nqprof_verdicts(driver: str, outcomes: list[Outcome]) -> list[tuple[Outcome,
     for o in outcomes:
         if o.case.nqprof_build:
             c = o.case
-            rows.append((o, driver_can_load(c.toolkit, driver, c.cdp), check_toolkit_against_driver(c.toolkit, driver, c.cdp)))
+            rows.append(
+                (
+                    o,
+                    driver_can_load(c.toolkit, driver, c.cdp),
+                    check_toolkit_against_driver(c.toolkit, driver, c.cdp),
+                )
+            )
     return rows
 
 
@@ -286,7 +370,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("folder", nargs="?", default=".gpuhost/probe", type=Path)
     args = parser.parse_args(argv)
     if not args.folder.is_dir() or not discover(args.folder):
-        print(f"no probe artifacts in {args.folder}: run tools/build_probe_artifacts.sh where the toolkits are")
+        print(
+            f"no probe artifacts in {args.folder}: run tools/build_probe_artifacts.sh where the toolkits are"
+        )
         return 2
     import pycuda
     import pycuda.driver as drv
@@ -294,8 +380,10 @@ def main(argv: list[str] | None = None) -> int:
     drv.init()
     dev = drv.Device(0)
     driver = driver_cuda_version(drv)
-    print(f"driver: CUDA {driver} (cuDriverGetVersion {drv.get_driver_version()}); device: {dev.name()} "
-          f"sm_{''.join(map(str, dev.compute_capability()))}; PyCUDA {pycuda.VERSION_TEXT}")
+    print(
+        f"driver: CUDA {driver} (cuDriverGetVersion {drv.get_driver_version()}); device: {dev.name()} "
+        f"sm_{''.join(map(str, dev.compute_capability()))}; PyCUDA {pycuda.VERSION_TEXT}"
+    )
     listing = args.folder / "toolkits.txt"
     if listing.is_file():
         for line in listing.read_text().splitlines():
@@ -320,8 +408,10 @@ def main(argv: list[str] | None = None) -> int:
         agree &= same
         action = "builds" if expects else "refuses (UnavailableError, a skip)"
         note = f": {message}" if message else ""
-        print(f"  {o.case.name:<42} nqprof {action}{note} -> {'agrees' if same else 'DISAGREES'} "
-              f"(observed {'OK' if o.ok else 'FAILED'})")
+        print(
+            f"  {o.case.name:<42} nqprof {action}{note} -> {'agrees' if same else 'DISAGREES'} "
+            f"(observed {'OK' if o.ok else 'FAILED'})"
+        )
     return 0 if agree else 1
 
 

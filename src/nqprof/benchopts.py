@@ -34,21 +34,38 @@ _ROUNDS_RULE = f"{ROUNDS.flag} sets their rounds"
 #: pytest-benchmark's options (and the mark's keywords) that do not apply to nqprof's cases,
 #: and what rules them instead.
 REFUSED = {
-    "--benchmark-min-time": ("min_time", f"nqprof takes one call per round and never calibrates: {_ROUNDS_RULE}"),
-    "--benchmark-calibration-precision": ("calibration_precision",
-                                          f"nqprof takes one call per round and never calibrates: {_ROUNDS_RULE}"),
-    "--benchmark-timer": ("timer", "nqprof's clock is each round's compute time: --nq-timer chooses it"),
+    "--benchmark-min-time": (
+        "min_time",
+        f"nqprof takes one call per round and never calibrates: {_ROUNDS_RULE}",
+    ),
+    "--benchmark-calibration-precision": (
+        "calibration_precision",
+        f"nqprof takes one call per round and never calibrates: {_ROUNDS_RULE}",
+    ),
+    "--benchmark-timer": (
+        "timer",
+        "nqprof's clock is each round's compute time: --nq-timer chooses it",
+    ),
     "--benchmark-warmup": ("warmup", "--nq-warmup sets nqprof's untimed rounds"),
-    "--benchmark-warmup-iterations": ("warmup_iterations", "--nq-warmup sets nqprof's untimed rounds"),
-    "--benchmark-disable-gc": ("disable_gc", "nqprof's rounds run in worker processes, beyond pytest's garbage "
-                                             "collector: nothing to disable"),
+    "--benchmark-warmup-iterations": (
+        "warmup_iterations",
+        "--nq-warmup sets nqprof's untimed rounds",
+    ),
+    "--benchmark-disable-gc": (
+        "disable_gc",
+        "nqprof's rounds run in worker processes, beyond pytest's garbage "
+        "collector: nothing to disable",
+    ),
 }
 
 
 def given_flags(config) -> set[str]:
     """Which of pytest-benchmark's timing options this session was given explicitly."""
-    args = [*shlex.split(os.environ.get("PYTEST_ADDOPTS", "")), *config.getini("addopts"),
-            *map(str, config.invocation_params.args)]
+    args = [
+        *shlex.split(os.environ.get("PYTEST_ADDOPTS", "")),
+        *config.getini("addopts"),
+        *map(str, config.invocation_params.args),
+    ]
     flags = (*BOUNDS, *REFUSED)
     return {flag for flag in flags for arg in args if arg == flag or arg.startswith(flag + "=")}
 
@@ -79,10 +96,16 @@ def check(config, items) -> None:
     bounded = [flag for flag in bounding if flag in given]
     for item in cases:
         keywords = _mark_keywords(item)
-        refused += [f"@pytest.mark.benchmark({key}=...) of {item.nodeid}: {refused_keys[key]}"
-                    for key in keywords if key in refused_keys]
-        bounded += [f"@pytest.mark.benchmark({key}=...) of {item.nodeid}" for key in keywords
-                    if key in bounding.values()]
+        refused += [
+            f"@pytest.mark.benchmark({key}=...) of {item.nodeid}: {refused_keys[key]}"
+            for key in keywords
+            if key in refused_keys
+        ]
+        bounded += [
+            f"@pytest.mark.benchmark({key}=...) of {item.nodeid}"
+            for key in keywords
+            if key in bounding.values()
+        ]
     if refused:
         raise pytest.UsageError("nqprof's cases do not take " + "; ".join(refused))
     if not bounded:
@@ -92,19 +115,29 @@ def check(config, items) -> None:
     except InputError as exc:
         raise pytest.UsageError(str(exc)) from None
     if rounds is not None:
-        raise pytest.UsageError(f"{bounded[0]} bounds nqprof's auto round rule, but {ROUNDS.flag}={rounds} "
-                                "times exactly that many rounds: give one of them")
+        raise pytest.UsageError(
+            f"{bounded[0]} bounds nqprof's auto round rule, but {ROUNDS.flag}={rounds} "
+            "times exactly that many rounds: give one of them"
+        )
     if config.getoption(CLUSTER_DEST, None):
-        raise pytest.UsageError(f"{bounded[0]}: the cases of {CLUSTER_OPTION} take nqprof's round rule "
-                                f"({ROUNDS.flag} sets their rounds)")
+        raise pytest.UsageError(
+            f"{bounded[0]}: the cases of {CLUSTER_OPTION} take nqprof's round rule "
+            f"({ROUNDS.flag} sets their rounds)"
+        )
 
 
 def rule_for(config, item) -> RoundRule | None:
     """The round rule of ``item``'s case where pytest-benchmark's bounds were given (its
     mark's keywords over the command line's); None: the --nq-rounds rule."""
     given = given_flags(config)
-    bounds = {BOUNDS[flag]: config.getoption(flag.lstrip("-").replace("-", "_")) for flag in BOUNDS if flag in given}
-    bounds.update({key: value for key, value in _mark_keywords(item).items() if key in BOUNDS.values()})
+    bounds = {
+        BOUNDS[flag]: config.getoption(flag.lstrip("-").replace("-", "_"))
+        for flag in BOUNDS
+        if flag in given
+    }
+    bounds.update(
+        {key: value for key, value in _mark_keywords(item).items() if key in BOUNDS.values()}
+    )
     confidence = bounds.pop("confidence", None)
     if not bounds:  # a confidence alone bounds nothing
         return None

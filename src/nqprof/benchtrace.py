@@ -62,8 +62,13 @@ def file_stem(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9.=-]+", "_", name).strip("_.")[:120] or "case"
 
 
-def solve_argv(case, warmup: int = PROFILED_WARMUP, rounds: int = PROFILED_ROUNDS,
-               timeout: float | None = None, more: tuple[tuple[str, str], ...] = ()) -> list[str]:
+def solve_argv(
+    case,
+    warmup: int = PROFILED_WARMUP,
+    rounds: int = PROFILED_ROUNDS,
+    timeout: float | None = None,
+    more: tuple[tuple[str, str], ...] = (),
+) -> list[str]:
     """The child command that runs ``case`` (a :class:`~nqprof.options.Case`) once more
     (``more``: parameters added)."""
     argv = [sys.executable, "-m", "nqprof.cli", "solve", str(case.n), "-s", case.strategy]
@@ -84,8 +89,11 @@ def keeps_device_timeline(strategy, case) -> bool:
     ``timeline`` parameter, run without ``timeline`` or ``launch`` given (launch=record
     replays the children from the host, and the trace sees them)."""
     names = {p.name for p in getattr(strategy, "params", ())}
-    return bool(getattr(strategy, "cdp", False)) and "timeline" in names and not (
-        {"timeline", "launch"} & {key for key, _ in case.given})
+    return (
+        bool(getattr(strategy, "cdp", False))
+        and "timeline" in names
+        and not ({"timeline", "launch"} & {key for key, _ in case.given})
+    )
 
 
 class Tracer:
@@ -134,8 +142,12 @@ class Tracer:
         except Exception as exc:  # noqa: BLE001 - the timing stands; the record says why
             return self._missing(name, f"the profiled round failed: {exc}")
         record: dict[str, Any] = {
-            "kind": "nsys", "file": self._name(sqlite), "run": self.run,
-            "rounds": PROFILED_WARMUP + PROFILED_ROUNDS, "command": " ".join(argv[1:]), "ranges": ranges,
+            "kind": "nsys",
+            "file": self._name(sqlite),
+            "run": self.run,
+            "rounds": PROFILED_WARMUP + PROFILED_ROUNDS,
+            "command": " ".join(argv[1:]),
+            "ranges": ranges,
         }
         report = sqlite.with_suffix(".nsys-rep")
         if report.is_file():
@@ -155,14 +167,26 @@ class Tracer:
         from .analysis.trace_history import device_ranges
 
         output = prefix.with_name(prefix.name + ".timeline.json")
-        argv = solve_argv(bench.case, timeout=bench.settings.timeout, more=(("timeline", "1"),)) + ["-o", str(output)]
+        argv = solve_argv(bench.case, timeout=bench.settings.timeout, more=(("timeline", "1"),)) + [
+            "-o",
+            str(output),
+        ]
         try:
-            done = subprocess.run(argv, capture_output=True, text=True, errors="replace",
-                                  timeout=DEVICE_TIMELINE_TIMEOUT)
+            done = subprocess.run(
+                argv,
+                capture_output=True,
+                text=True,
+                errors="replace",
+                timeout=DEVICE_TIMELINE_TIMEOUT,
+            )
             if done.returncode != 0:
                 last = (done.stderr.strip() or done.stdout.strip() or "no output").splitlines()[-1]
-                return {"device_missing": f"the timeline=1 run failed (exit status {done.returncode}): {last}"}
-            ranges = device_ranges(json.loads(output.read_text(encoding="utf-8")).get("timeline") or {})
+                return {
+                    "device_missing": f"the timeline=1 run failed (exit status {done.returncode}): {last}"
+                }
+            ranges = device_ranges(
+                json.loads(output.read_text(encoding="utf-8")).get("timeline") or {}
+            )
         except (OSError, ValueError, subprocess.TimeoutExpired) as exc:
             return {"device_missing": f"the timeline=1 run failed: {exc}"}
         if not ranges:
@@ -177,8 +201,10 @@ class Tracer:
         """What the terminal summary says of this session's traces."""
         lines = []
         if self.traced:
-            lines.append(f"nqprof: Nsight Systems traces of {len(self.traced)} case(s) in {self.folder} "
-                         f"(one profiled round each, outside the timed rounds)")
+            lines.append(
+                f"nqprof: Nsight Systems traces of {len(self.traced)} case(s) in {self.folder} "
+                f"(one profiled round each, outside the timed rounds)"
+            )
         gpu_missing = [(n, w) for n, w in self.missing if w != CPU_NOTE]
         for name, why in gpu_missing:
             lines.append(f"nqprof: no trace for {name}: {why}")
@@ -188,5 +214,9 @@ class Tracer:
         return lines
 
     def json_info(self) -> dict[str, Any]:
-        return {"run": self.run, "folder": None if self.folder is None else self._name(self.folder),
-                "traced": len(self.traced), "missing": len(self.missing)}
+        return {
+            "run": self.run,
+            "folder": None if self.folder is None else self._name(self.folder),
+            "traced": len(self.traced),
+            "missing": len(self.missing),
+        }

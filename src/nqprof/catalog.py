@@ -26,7 +26,9 @@ def catalog() -> dict[str, KernelSource]:
     from .strategies import all_strategies
 
     declared = [src for strategy in all_strategies() for src in strategy.sources]
-    declared += [src for module in MEASUREMENT_MODULES for src in importlib.import_module(module).SOURCES]
+    declared += [
+        src for module in MEASUREMENT_MODULES for src in importlib.import_module(module).SOURCES
+    ]
     out: dict[str, KernelSource] = {}
     for src in declared:
         if out.setdefault(src.file, src) != src:

@@ -28,7 +28,12 @@ SLOWDOWN_REASONS = {
     0x80: "hw_power_brake_slowdown",
 }
 #: Reasons that are reported but are no slowdown of a busy GPU.
-OTHER_REASONS = {0x1: "gpu_idle", 0x2: "applications_clocks_setting", 0x10: "sync_boost", 0x100: "display_clock_setting"}
+OTHER_REASONS = {
+    0x1: "gpu_idle",
+    0x2: "applications_clocks_setting",
+    0x10: "sync_boost",
+    0x100: "display_clock_setting",
+}
 #: Two runs' SM clocks (median over the rounds) further apart than this are a warning.
 CLOCK_TOLERANCE = 0.05
 #: Two runs' load averages further apart than this many per usable core are a warning.
@@ -100,7 +105,9 @@ class NvmlProbe:
             pynvml.nvmlInit()
             _NVML_STARTED.add(id(pynvml))
         if pci_bus_id:
-            self._h = pynvml.nvmlDeviceGetHandleByPciBusId(pci_bus_id.encode() if isinstance(pci_bus_id, str) else pci_bus_id)
+            self._h = pynvml.nvmlDeviceGetHandleByPciBusId(
+                pci_bus_id.encode() if isinstance(pci_bus_id, str) else pci_bus_id
+            )
         else:
             self._h = pynvml.nvmlDeviceGetHandleByIndex(_first_visible_index())
 
@@ -112,7 +119,10 @@ class NvmlProbe:
 
     def reasons(self) -> int | None:
         nv, h = self._nv, self._h
-        get = getattr(nv, "nvmlDeviceGetCurrentClocksEventReasons", None) or nv.nvmlDeviceGetCurrentClocksThrottleReasons
+        get = (
+            getattr(nv, "nvmlDeviceGetCurrentClocksEventReasons", None)
+            or nv.nvmlDeviceGetCurrentClocksThrottleReasons
+        )
         return self._try(lambda: int(get(h)))
 
     def sm_clock(self) -> int | None:
@@ -157,10 +167,14 @@ class NvmlProbe:
             "uuid": uuid.decode() if isinstance(uuid, bytes) else uuid,
             "sm_clock_mhz": self.sm_clock(),
             "memory_clock_mhz": self._try(lambda: nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_MEM)),
-            "max_sm_clock_mhz": self._try(lambda: nv.nvmlDeviceGetMaxClockInfo(h, nv.NVML_CLOCK_SM)),
+            "max_sm_clock_mhz": self._try(
+                lambda: nv.nvmlDeviceGetMaxClockInfo(h, nv.NVML_CLOCK_SM)
+            ),
             "power_w": None if power is None else power / 1000,
             "power_limit_w": None if limit is None else limit / 1000,
-            "temperature_c": self._try(lambda: nv.nvmlDeviceGetTemperature(h, nv.NVML_TEMPERATURE_GPU)),
+            "temperature_c": self._try(
+                lambda: nv.nvmlDeviceGetTemperature(h, nv.NVML_TEMPERATURE_GPU)
+            ),
             "persistence_mode": _on_off(self._try(lambda: nv.nvmlDeviceGetPersistenceMode(h))),
             "clock_event_reasons": None if reasons is None else reason_names(reasons),
         }
@@ -173,8 +187,18 @@ class SmiProbe:
     """The same facts from ``nvidia-smi --query-gpu`` (slower: a process per reading)."""
 
     source = "nvidia-smi"
-    _FIELDS = ("name", "clocks.sm", "clocks.mem", "clocks.max.sm", "power.draw", "power.limit", "temperature.gpu",
-               "persistence_mode", "clocks_event_reasons.active", "uuid")
+    _FIELDS = (
+        "name",
+        "clocks.sm",
+        "clocks.mem",
+        "clocks.max.sm",
+        "power.draw",
+        "power.limit",
+        "temperature.gpu",
+        "persistence_mode",
+        "clocks_event_reasons.active",
+        "uuid",
+    )
 
     def __init__(self, pci_bus_id: str | None = None):
         self._smi = shutil.which("nvidia-smi")
@@ -184,14 +208,34 @@ class SmiProbe:
         self._query()
 
     def _query(self) -> list[str]:
-        out = subprocess.run([self._smi, f"--id={self._id}", "--query-gpu=" + ",".join(self._FIELDS),
-                              "--format=csv,noheader,nounits"], capture_output=True, text=True, timeout=10, check=True)
+        out = subprocess.run(
+            [
+                self._smi,
+                f"--id={self._id}",
+                "--query-gpu=" + ",".join(self._FIELDS),
+                "--format=csv,noheader,nounits",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        )
         return [v.strip() for v in out.stdout.strip().splitlines()[0].split(",")]
 
     def processes(self) -> list[int] | None:
         try:
-            out = subprocess.run([self._smi, f"--id={self._id}", "--query-compute-apps=pid", "--format=csv,noheader"],
-                                 capture_output=True, text=True, timeout=10, check=True).stdout
+            out = subprocess.run(
+                [
+                    self._smi,
+                    f"--id={self._id}",
+                    "--query-compute-apps=pid",
+                    "--format=csv,noheader",
+                ],
+                capture_output=True,
+                text=True,
+                timeout=10,
+                check=True,
+            ).stdout
             return [int(line) for line in out.split() if line.strip().isdigit()]
         except (OSError, subprocess.SubprocessError, ValueError):
             return None
@@ -211,10 +255,14 @@ class SmiProbe:
         v = self._query()
         reasons = _number(v[8], lambda t: int(t, 16))
         return {
-            "gpu": v[0], "uuid": v[9] if len(v) > 9 else None,
-            "sm_clock_mhz": _number(v[1], int), "memory_clock_mhz": _number(v[2], int),
-            "max_sm_clock_mhz": _number(v[3], int), "power_w": _number(v[4], float),
-            "power_limit_w": _number(v[5], float), "temperature_c": _number(v[6], int),
+            "gpu": v[0],
+            "uuid": v[9] if len(v) > 9 else None,
+            "sm_clock_mhz": _number(v[1], int),
+            "memory_clock_mhz": _number(v[2], int),
+            "max_sm_clock_mhz": _number(v[3], int),
+            "power_w": _number(v[4], float),
+            "power_limit_w": _number(v[5], float),
+            "temperature_c": _number(v[6], int),
             "persistence_mode": {"Enabled": "on", "Disabled": "off"}.get(v[7], v[7]),
             "clock_event_reasons": None if reasons is None else reason_names(reasons),
         }
@@ -246,7 +294,9 @@ def gpu_probe(pci_bus_id: str | None = None):
     for kind in (NvmlProbe, SmiProbe):
         try:
             return kind(pci_bus_id), None
-        except Exception as exc:  # ImportError, NVMLError, FileNotFoundError, CalledProcessError ...
+        except (
+            Exception
+        ) as exc:  # ImportError, NVMLError, FileNotFoundError, CalledProcessError ...
             errors.append(f"{kind.source}: {type(exc).__name__}: {exc}".strip())
     return None, "; ".join(errors)
 
@@ -266,8 +316,12 @@ class GpuWatch:
     #: is a few NVML calls, so the rounds are sampled, not each one.
     LOOK_EVERY = 0.025
 
-    def __init__(self, pci_bus_id: str | None = None, own_pids: tuple[int, ...] = (),
-                 clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self,
+        pci_bus_id: str | None = None,
+        own_pids: tuple[int, ...] = (),
+        clock: Callable[[], float] = time.monotonic,
+    ):
         self.probe, self.why = gpu_probe(pci_bus_id)
         self._clock, self._looked = clock, None
         self.own = set(own_pids) | {os.getpid()}
@@ -310,7 +364,9 @@ class GpuWatch:
             if slowed(mask):
                 self.throttled_rounds.append(index)
         now = self._clock()
-        if self.probe.source == "nvml" and (self._looked is None or now - self._looked >= self.LOOK_EVERY):
+        if self.probe.source == "nvml" and (
+            self._looked is None or now - self._looked >= self.LOOK_EVERY
+        ):
             self._looked = now  # nvidia-smi would be two more processes a look
             self._note_others()
             busy = self.probe.utilization()
@@ -456,10 +512,15 @@ class CpuWatch:
     ``read_processes`` (as :func:`process_ticks`), ``clock`` (seconds, monotonic) and
     ``hz`` (clock ticks per second); by default /proc, time.monotonic and SC_CLK_TCK."""
 
-    def __init__(self, own_pids: tuple[int, ...] = (), *,
-                 read_system: Callable[[], tuple[int, int, int] | None] | None = None,
-                 read_processes: Callable[[tuple[int, ...]], int] | None = None,
-                 clock: Callable[[], float] | None = None, hz: int | None = None):
+    def __init__(
+        self,
+        own_pids: tuple[int, ...] = (),
+        *,
+        read_system: Callable[[], tuple[int, int, int] | None] | None = None,
+        read_processes: Callable[[tuple[int, ...]], int] | None = None,
+        clock: Callable[[], float] | None = None,
+        hz: int | None = None,
+    ):
         self._read_system = read_system or system_ticks
         self._read_processes = read_processes or process_ticks
         self._clock = clock or time.monotonic
@@ -496,15 +557,21 @@ class CpuWatch:
         self.pause()
         out = dict(self.facts)
         if self._ticked and self._elapsed > 0:
-            out["other_busy_cores"] = round(max(0.0, (self._busy - self._own) / self._hz) / self._elapsed, 2)
-            out["steal_pct"] = round(100.0 * self._steal / self._total, 1) if self._total > 0 else 0.0
+            out["other_busy_cores"] = round(
+                max(0.0, (self._busy - self._own) / self._hz) / self._elapsed, 2
+            )
+            out["steal_pct"] = (
+                round(100.0 * self._steal / self._total, 1) if self._total > 0 else 0.0
+            )
         return out
 
 
 # -- comparing two runs' conditions -----------------------------------------------------------
 
 
-def differences(a: dict[str, Any] | None, b: dict[str, Any] | None, cpu_case: bool = True) -> list[str]:
+def differences(
+    a: dict[str, Any] | None, b: dict[str, Any] | None, cpu_case: bool = True
+) -> list[str]:
     """What differs between two records' conditions, each as one phrase; throttling in
     either run counts too. The CPU speed probe is compared for a CPU case only (cpu_case):
     a GPU case's CUDA-event times do not move with the host's CPU speed."""
@@ -514,9 +581,15 @@ def differences(a: dict[str, Any] | None, b: dict[str, Any] | None, cpu_case: bo
     for key in ("cpu", "usable_cores", "governor"):
         if ca.get(key) is not None and cb.get(key) is not None and ca.get(key) != cb.get(key):
             out.append(f"{key}: {ca.get(key)!r} -> {cb.get(key)!r}")
-    la, lb, cores = ca.get("load_1min"), cb.get("load_1min"), cb.get("usable_cores") or ca.get("usable_cores")
+    la, lb, cores = (
+        ca.get("load_1min"),
+        cb.get("load_1min"),
+        cb.get("usable_cores") or ca.get("usable_cores"),
+    )
     if la is not None and lb is not None and cores and abs(lb - la) >= LOAD_TOLERANCE * cores:
-        out.append(f"load average: {la:.2f} -> {lb:.2f} on {cores} cores (other work took CPU time)")
+        out.append(
+            f"load average: {la:.2f} -> {lb:.2f} on {cores} cores (other work took CPU time)"
+        )
     oa, ob = ca.get("other_busy_cores"), cb.get("other_busy_cores")
     if oa is not None and ob is not None and abs(ob - oa) >= OTHER_CORES_TOLERANCE:
         out.append(f"other work during the rounds: {oa:.2f} -> {ob:.2f} busy cores")
@@ -525,12 +598,16 @@ def differences(a: dict[str, Any] | None, b: dict[str, Any] | None, cpu_case: bo
         out.append(f"CPU time stolen by the hypervisor: {sa:.1f}% -> {sb:.1f}%")
     moved = probe_change(a, b) if cpu_case else None
     if moved is not None and abs(moved) >= PROBE_TOLERANCE:
-        out.append(f"CPU speed probe (serial N={PROBE_N}): {1e3 * ca['probe_s']:.3f} -> {1e3 * cb['probe_s']:.3f} ms "
-                   f"({100 * moved:+.0f}%: another host, or the host's CPU speed moved)")
+        out.append(
+            f"CPU speed probe (serial N={PROBE_N}): {1e3 * ca['probe_s']:.3f} -> {1e3 * cb['probe_s']:.3f} ms "
+            f"({100 * moved:+.0f}%: another host, or the host's CPU speed moved)"
+        )
     ga, gb = a.get("gpu") or {}, b.get("gpu") or {}
     for side, g in (("A", ga), ("B", gb)):
         if g.get("throttled_rounds"):
-            out.append(f"run {side} throttled in {len(g['throttled_rounds'])} round(s) ({', '.join(g.get('reasons_seen') or [])})")
+            out.append(
+                f"run {side} throttled in {len(g['throttled_rounds'])} round(s) ({', '.join(g.get('reasons_seen') or [])})"
+            )
     sa, sb = ga.get("sm_clock_mhz_median"), gb.get("sm_clock_mhz_median")
     if sa and sb and abs(sb - sa) / max(sa, sb) > CLOCK_TOLERANCE:
         out.append(f"SM clock during the rounds: {sa} -> {sb} MHz")
@@ -541,8 +618,10 @@ def differences(a: dict[str, Any] | None, b: dict[str, Any] | None, cpu_case: bo
         out.append(f"other processes on the GPU in both runs: {pa}")
     fa, fb = (ga.get("before") or {}), (gb.get("before") or {})
     if fa.get("uuid") and fb.get("uuid") and fa["uuid"] != fb["uuid"]:
-        out.append(f"another GPU: {fa['uuid']} -> {fb['uuid']} (two GPUs of one model can differ by a few %: "
-                   "on two H200 hosts queue N=15 moved 6%)")
+        out.append(
+            f"another GPU: {fa['uuid']} -> {fb['uuid']} (two GPUs of one model can differ by a few %: "
+            "on two H200 hosts queue N=15 moved 6%)"
+        )
     for key in ("memory_clock_mhz", "power_limit_w", "persistence_mode"):
         if fa.get(key) is not None and fb.get(key) is not None and fa.get(key) != fb.get(key):
             out.append(f"{key}: {fa.get(key)!r} -> {fb.get(key)!r}")

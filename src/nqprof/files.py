@@ -29,7 +29,9 @@ def _reason(exc: OSError) -> str:
     return exc.strerror or type(exc).__name__
 
 
-def check_output(path: str | os.PathLike, what: str = "output", suffixes: Sequence[str] = ()) -> Path:
+def check_output(
+    path: str | os.PathLike, what: str = "output", suffixes: Sequence[str] = ()
+) -> Path:
     """``path`` as a :class:`Path` once it is known that a file of that name can be written:
     its folder exists and takes a new file, it is not a folder, and (if ``suffixes`` is given)
     it ends with one of them. Creates nothing that stays."""
@@ -114,7 +116,9 @@ def write_text(path: str | os.PathLike, text: str, what: str = "output") -> Path
     return write_bytes(path, text.encode(), what)
 
 
-def write_json(path: str | os.PathLike, data: Any, what: str = "output", indent: int | None = 1) -> Path:
+def write_json(
+    path: str | os.PathLike, data: Any, what: str = "output", indent: int | None = 1
+) -> Path:
     return write_text(path, json.dumps(data, indent=indent) + "\n", what)
 
 
@@ -153,7 +157,9 @@ def read_json(path: str | os.PathLike, what: str = "input", expect: type | None 
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise InputError(f"{what} {os.fspath(path)} is not JSON (or is truncated): {exc.msg} at line {exc.lineno}") from None
+        raise InputError(
+            f"{what} {os.fspath(path)} is not JSON (or is truncated): {exc.msg} at line {exc.lineno}"
+        ) from None
     except (ValueError, RecursionError) as exc:
         raise InputError(f"{what} {os.fspath(path)} is not JSON ({type(exc).__name__})") from None
     if expect is not None and not isinstance(doc, expect):
@@ -175,11 +181,20 @@ def reading(path: str | os.PathLike, what: str = "input") -> Iterator[None]:
             raise
         raise type(exc)(f"{what} {name}: {exc}") from None
     except (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError) as exc:
-        detail = f"missing {exc}" if isinstance(exc, KeyError) else (str(exc).splitlines() or [type(exc).__name__])[0]
+        detail = (
+            f"missing {exc}"
+            if isinstance(exc, KeyError)
+            else (str(exc).splitlines() or [type(exc).__name__])[0]
+        )
         raise InputError(f"{what} {name} is not a valid nqprof file ({detail})") from None
 
 
-def load_with(path: str | os.PathLike, load: Callable[[Any], Any], what: str = "input", expect: type | None = dict):
+def load_with(
+    path: str | os.PathLike,
+    load: Callable[[Any], Any],
+    what: str = "input",
+    expect: type | None = dict,
+):
     """``load(read_json(path))`` with every failure one line naming ``path``."""
     doc = read_json(path, what, expect)
     with reading(path, what):

@@ -71,7 +71,11 @@ def machine_differences(saved: dict[str, Any], current: dict[str, Any]) -> list[
     a, b = saved.get(MACHINE_KEY) or {}, current.get(MACHINE_KEY) or {}
     if not a or not b:  # a run saved without nqprof benchmarks has nothing to compare
         return []
-    return [f"{key}: {a.get(key)!r} -> {b.get(key)!r}" for key in COMPARED_MACHINE_FIELDS if a.get(key) != b.get(key)]
+    return [
+        f"{key}: {a.get(key)!r} -> {b.get(key)!r}"
+        for key in COMPARED_MACHINE_FIELDS
+        if a.get(key) != b.get(key)
+    ]
 
 
 def compare_facts() -> dict[str, Any]:
@@ -141,8 +145,12 @@ def machine_info_differences(saved: dict[str, Any], current: dict[str, Any]) -> 
 
     out = [f"{MACHINE_KEY}.{d}" for d in machine_differences(saved, current)]
     # as saved: tuples become lists
-    a, b = (_flat(json.loads(json.dumps({k: v for k, v in info.items() if k != MACHINE_KEY}, default=str)))
-            for info in (saved, current))
+    a, b = (
+        _flat(
+            json.loads(json.dumps({k: v for k, v in info.items() if k != MACHINE_KEY}, default=str))
+        )
+        for info in (saved, current)
+    )
     for key in a:
         if key in b and key not in UNCOMPARED_FIELDS and a[key] != b[key]:
             out.append(f"{key}: {_short(a[key])} -> {_short(b[key])}")
@@ -200,7 +208,15 @@ def describe_environment() -> dict[str, Any]:
     info: dict[str, Any] = {"python": platform.python_version(), "platform": platform.platform()}
     info.update(_gpu())
     info["toolkit"] = _toolkit()
-    for package in ("nqprof", "pycuda", "nvtx", "numpy", "pytest-benchmark", "pandas", "matplotlib"):
+    for package in (
+        "nqprof",
+        "pycuda",
+        "nvtx",
+        "numpy",
+        "pytest-benchmark",
+        "pandas",
+        "matplotlib",
+    ):
         info[package] = _version(package)
     info["nsys"] = _nsys()
     for tool in ("ncu", "compute-sanitizer"):

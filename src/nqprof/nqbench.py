@@ -55,7 +55,9 @@ def replay(benchmark, durations: list[float], name: str) -> None:
         benchmark.pedantic(lambda: None)
         return
     if not hasattr(benchmark, "_timer"):
-        raise UnavailableError("nqprof needs pytest-benchmark's fixture timer (pytest-benchmark >= 4)")
+        raise UnavailableError(
+            "nqprof needs pytest-benchmark's fixture timer (pytest-benchmark >= 4)"
+        )
     benchmark._timer = ReplayClock(durations, name)
     benchmark.pedantic(lambda: None, rounds=len(durations), warmup_rounds=0, iterations=1)
 
@@ -66,8 +68,13 @@ def clock_name(timer: str, strategy: Strategy) -> str:
     return "nqprof.cuda_events" if strategy.needs_gpu else "nqprof.worker_clock"
 
 
-def extra_info(record: RunRecord, strategy: Strategy, warmup: int, case: Case | None = None,
-               rule: str | None = None) -> dict[str, Any]:
+def extra_info(
+    record: RunRecord,
+    strategy: Strategy,
+    warmup: int,
+    case: Case | None = None,
+    rule: str | None = None,
+) -> dict[str, Any]:
     """What a saved benchmark carries: the run record (its sample lists once, as
     ``samples_compute`` and ``samples_wall``), the case as the user gave it, and how the
     rounds were taken (``rule``: :meth:`nqprof.rounds.RoundRule.describe`)."""
@@ -77,7 +84,10 @@ def extra_info(record: RunRecord, strategy: Strategy, warmup: int, case: Case | 
         samples_compute=[float(f"{t:.9g}") for t in compute],
         samples_wall=[float(f"{t:.9g}") for t in record.round_trips],
         samples_process=list(record.round_process),
-        device_kind=strategy.device, cdp=strategy.cdp, warmup=warmup, nqprof=__version__,
+        device_kind=strategy.device,
+        cdp=strategy.cdp,
+        warmup=warmup,
+        nqprof=__version__,
     )
     if strategy.min_effect is not None:
         info["min_effect"] = strategy.min_effect
@@ -140,7 +150,9 @@ class NQBench:
         rounds, warmup = (1, 0) if disabled else (self.settings.rounds, self.settings.warmup)
         try:
             try:
-                self._runner = open_runner(self.strategy, self.case.n, self.params, self.settings.timeout).start()
+                self._runner = open_runner(
+                    self.strategy, self.case.n, self.params, self.settings.timeout
+                ).start()
             except UnavailableError as exc:
                 pytest.skip(f"{self.label}: {exc}")
             loop = RoundLoop(self._runner, rounds, warmup, timer=self.settings.timer)
@@ -163,7 +175,9 @@ class NQBench:
             benchmark.group = group_name(self.case.n, record.timer)
         replay(benchmark, record.samples, clock_name(record.timer, self.strategy))
         self.record = record
-        benchmark.extra_info.update(extra_info(record, self.strategy, self.settings.warmup, self.case, rule), **more)
+        benchmark.extra_info.update(
+            extra_info(record, self.strategy, self.settings.warmup, self.case, rule), **more
+        )
         return record
 
     def close(self) -> None:

@@ -79,8 +79,14 @@ class Integer:
             value = integer_text(text)
         except ValueError:
             value = None
-        if value is None or not self.lo <= value <= self.hi or (self.choices and value not in self.choices):
-            raise InputError(f"{self.what or 'the value'} must be {self.describe()}, got {shown(text)}")
+        if (
+            value is None
+            or not self.lo <= value <= self.hi
+            or (self.choices and value not in self.choices)
+        ):
+            raise InputError(
+                f"{self.what or 'the value'} must be {self.describe()}, got {shown(text)}"
+            )
         return value
 
 
@@ -117,7 +123,9 @@ class Real:
         return value
 
 
-def add_number(add: Callable[..., Any], *flags: str, number: Callable[[str], Any], **kwargs: Any) -> Any:
+def add_number(
+    add: Callable[..., Any], *flags: str, number: Callable[[str], Any], **kwargs: Any
+) -> Any:
     """Register an option whose text ``number`` turns into its value (an :class:`Integer`,
     a :class:`Real`, whose errors then name the flag, or a list parser raising InputError)
     with an ``add_argument`` callable; the value stays text until the command line converts

@@ -37,8 +37,11 @@ MAX_FIXED_ROUNDS = 100_000
 FIXTURE = "nqbench"
 CLUSTER_OPTION, CLUSTER_DEST = "--nq-cluster", "nq_cluster"
 #: A scheduler address: [PROTOCOL://]HOST:PORT, as Dask's Client takes it.
-_ADDRESS = re.compile(r"^(?:(?P<proto>[a-z]+)://)?(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9][A-Za-z0-9.\-_]*)"
-                      r":(?P<port>\d{1,5})$", re.ASCII)
+_ADDRESS = re.compile(
+    r"^(?:(?P<proto>[a-z]+)://)?(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9][A-Za-z0-9.\-_]*)"
+    r":(?P<port>\d{1,5})$",
+    re.ASCII,
+)
 PROTOCOLS = ("tcp", "tls", "ucx", "ws", "wss")
 #: What a round's statistic can be (nqprof.runner): compute (CUDA events for GPU runs, the
 #: worker's clock around the computation for CPU runs) or wall (the host round trip).
@@ -61,11 +64,11 @@ def describe(strategy: str, n: int, params: dict[str, Any]) -> str:
     ps = ", ".join(f"{k}={v}" for k, v in params.items())
     return f"{strategy} N={n}" + (f" ({ps})" if ps else "")
 
+
 #: N values benchmarked when no N list is given (inclusive), for every strategy, so that
 #: the speedup over serial covers every N: serial needs about 3 s at N=16 (a GPU strategy
 #: milliseconds), and the whole default suite finishes in minutes.
 DEFAULT_N: tuple[int, int] = (8, 16)
-
 
 
 # -- parsers -----------------------------------------------------------------------------
@@ -84,7 +87,9 @@ def parse_strategies(text: str) -> list[str]:
         return _names()
     unknown = [item for item in items if item not in _names()]
     if unknown:
-        raise InputError(f"unknown strategy {', '.join(map(repr, unknown))} (known: all, {', '.join(_names())})")
+        raise InputError(
+            f"unknown strategy {', '.join(map(repr, unknown))} (known: all, {', '.join(_names())})"
+        )
     return list(dict.fromkeys(items))
 
 
@@ -98,10 +103,18 @@ def parse_param_axis(text: str) -> tuple[str, str, list[str]]:
     target, sep, values = str(text).partition("=")
     strategy, dot, key = target.strip().partition(".")
     if not sep or not dot or not strategy or not key:
-        raise InputError(f"a parameter axis is written [strategy.]key=value[,value...], got {text!r}")
+        raise InputError(
+            f"a parameter axis is written [strategy.]key=value[,value...], got {text!r}"
+        )
     if strategy not in _names():
-        raise InputError(f"unknown strategy {strategy!r} in {text!r} (known: {', '.join(_names())})")
-    return strategy, key.strip(), list(dict.fromkeys(split_list(values, f"the values of {target.strip()}")))
+        raise InputError(
+            f"unknown strategy {strategy!r} in {text!r} (known: {', '.join(_names())})"
+        )
+    return (
+        strategy,
+        key.strip(),
+        list(dict.fromkeys(split_list(values, f"the values of {target.strip()}"))),
+    )
 
 
 def parse_params(items: Sequence[str] | None) -> dict[str, str]:
@@ -114,8 +127,12 @@ def parse_params(items: Sequence[str] | None) -> dict[str, str]:
         if not sep or not key or not value:
             raise InputError(f"--param takes key=value, got {item!r}")
         if key in params:
-            given = [f"{key}={v}" for v in (params[key], value)]  # as typed, or quoted if not printable
-            raise InputError(f"--param {key!r} is given twice ({', '.join(g if g.isprintable() else repr(g) for g in given)})")
+            given = [
+                f"{key}={v}" for v in (params[key], value)
+            ]  # as typed, or quoted if not printable
+            raise InputError(
+                f"--param {key!r} is given twice ({', '.join(g if g.isprintable() else repr(g) for g in given)})"
+            )
         params[key] = value
     return params
 
@@ -158,9 +175,13 @@ def solve_params(items, strategy: str) -> dict[str, str]:
         if not sep or not key or not value or (dot and not name.strip()):
             raise InputError(f"--param takes [STRATEGY.]KEY=VALUE, got {item!r}")
         if dot and name.strip() != strategy:
-            raise InputError(f"--param {item!r}: names strategy {name.strip()!r}, but the run is {strategy} (-s)")
+            raise InputError(
+                f"--param {item!r}: names strategy {name.strip()!r}, but the run is {strategy} (-s)"
+            )
         if "," in value:
-            raise InputError(f"--param {item!r}: one run takes one value (a list of values is for nqprof sweep)")
+            raise InputError(
+                f"--param {item!r}: one run takes one value (a list of values is for nqprof sweep)"
+            )
         plain.append(f"{key}={value}")
     return parse_params(plain)
 
@@ -186,14 +207,18 @@ def sweep_params(items, strategies: list[str], flag: str = "--param") -> list[st
                 if any(p.name == key for p in strategy.params):
                     having.append(name)
             if not having:
-                raise InputError(f"{flag} {item!r}: no selected strategy ({', '.join(strategies)}) has a "
-                                 f"parameter {key!r}")
+                raise InputError(
+                    f"{flag} {item!r}: no selected strategy ({', '.join(strategies)}) has a "
+                    f"parameter {key!r}"
+                )
             axes += [f"{name}.{key}={values}" for name in having]
             continue
         name = target.partition(".")[0].strip()
         if sep and name in _names() and name not in strategies:
-            raise InputError(f"{flag} {item!r}: {name} is not a selected strategy (selected: "
-                             f"{', '.join(strategies)})")
+            raise InputError(
+                f"{flag} {item!r}: {name} is not a selected strategy (selected: "
+                f"{', '.join(strategies)})"
+            )
         axes.append(item)
     return axes
 
@@ -206,8 +231,10 @@ def parse_cluster_address(text: str) -> str:
         return value
     m = _ADDRESS.match(value)
     if not m or (m["proto"] and m["proto"] not in PROTOCOLS) or not 1 <= int(m["port"]) <= 65535:
-        raise InputError(f"takes local or a scheduler address [PROTOCOL://]HOST:PORT "
-                         f"(PROTOCOL: {', '.join(PROTOCOLS)}; e.g. tcp://host:8786), got {text!r}")
+        raise InputError(
+            f"takes local or a scheduler address [PROTOCOL://]HOST:PORT "
+            f"(PROTOCOL: {', '.join(PROTOCOLS)}; e.g. tcp://host:8786), got {text!r}"
+        )
     return value
 
 
@@ -254,8 +281,14 @@ class Option:
         except InputError as exc:
             raise InputError(f"{self.flag_for(prefix)}: {exc}") from None
 
-    def add_to(self, add: Callable[..., Any], prefix: str = "--nq-", *aliases: str, default: str | None = None,
-               dest: str | None = None) -> Any:
+    def add_to(
+        self,
+        add: Callable[..., Any],
+        prefix: str = "--nq-",
+        *aliases: str,
+        default: str | None = None,
+        dest: str | None = None,
+    ) -> Any:
         """Register with an ``add_argument``/``addoption`` callable; the value stays text
         (parse it with :meth:`value`), so that a bad value is nqprof's one-line error. A
         ``default`` other than the option's own is stated in the help instead of it. An
@@ -263,39 +296,81 @@ class Option:
         text = self.help
         if default is not None:
             text = re.sub(r"\(default: [^()]*(\([^()]*\)[^()]*)*\)$", f"(default: {default})", text)
-        action = add(self.flag_for(prefix), *aliases, dest=dest or self.dest,
-                     action="append" if self.repeatable else "store", default=default, metavar=self.metavar,
-                     help=text.replace("%", "%%"))
+        action = add(
+            self.flag_for(prefix),
+            *aliases,
+            dest=dest or self.dest,
+            action="append" if self.repeatable else "store",
+            default=default,
+            metavar=self.metavar,
+            help=text.replace("%", "%%"),
+        )
         if action is not None:
             action.option = self
         return action
 
 
-STRATEGY = Option("strategy", parse_strategies, "all", "LIST",
-                  "strategies: a comma list of names, or all (default: all)")
-N_VALUES = Option("n", parse_n_values, None, "LIST",
-                  "board sizes: a comma list of N and inclusive ranges low:high, e.g. 8:12,14 "
-                  f"(default: {DEFAULT_N[0]}:{DEFAULT_N[1]}, from each strategy's smallest N up to its bench_max_n)",
-                  numeric=True)
-PARAM_AXIS = Option("param", parse_param_axis, None, "[STRATEGY.]KEY=V1[,V2...]",
-                    "a parameter axis (repeatable) of a selected strategy: without STRATEGY it applies to each "
-                    "selected strategy that has KEY; the cases are the cartesian product of the axes, "
-                    "combinations a strategy rejects are skipped with the reason",
-                    repeatable=True)
-TIMEOUT = Option("timeout", parse_timeout, lambda: str(default_timeout()), "SECONDS",
-                 f"seconds one step of a run (prepare, or one round) may take before its worker is killed, "
-                 f"at most {MAX_TIMEOUT:g} (a week) (default: ${TIMEOUT_VARIABLE}, else {DEFAULT_TIMEOUT:g})",
-                 numeric=True)
-ROUNDS = Option("rounds", parse_rounds, "auto", "N|auto",
-                f"timed rounds per case, a number up to {MAX_FIXED_ROUNDS} or {AUTO_TEXT} (default: auto)",
-                numeric=True)
-WARMUP = Option("warmup", parse_warmup, str(DEFAULT_WARMUP), "N",
-                "untimed (but verified) rounds before the timed ones; the first GPU launch pays for "
-                f"lazy loading (default: {DEFAULT_WARMUP})", numeric=True)
-TIMER = Option("timer", parse_timer, "compute", "compute|wall",
-               "what a round's time is: compute = CUDA-event time for GPU cases, the worker's own clock "
-               "around the computation for CPU cases; wall = the host round trip around the round, "
-               "worker pipe included (default: compute)")
+STRATEGY = Option(
+    "strategy",
+    parse_strategies,
+    "all",
+    "LIST",
+    "strategies: a comma list of names, or all (default: all)",
+)
+N_VALUES = Option(
+    "n",
+    parse_n_values,
+    None,
+    "LIST",
+    "board sizes: a comma list of N and inclusive ranges low:high, e.g. 8:12,14 "
+    f"(default: {DEFAULT_N[0]}:{DEFAULT_N[1]}, from each strategy's smallest N up to its bench_max_n)",
+    numeric=True,
+)
+PARAM_AXIS = Option(
+    "param",
+    parse_param_axis,
+    None,
+    "[STRATEGY.]KEY=V1[,V2...]",
+    "a parameter axis (repeatable) of a selected strategy: without STRATEGY it applies to each "
+    "selected strategy that has KEY; the cases are the cartesian product of the axes, "
+    "combinations a strategy rejects are skipped with the reason",
+    repeatable=True,
+)
+TIMEOUT = Option(
+    "timeout",
+    parse_timeout,
+    lambda: str(default_timeout()),
+    "SECONDS",
+    f"seconds one step of a run (prepare, or one round) may take before its worker is killed, "
+    f"at most {MAX_TIMEOUT:g} (a week) (default: ${TIMEOUT_VARIABLE}, else {DEFAULT_TIMEOUT:g})",
+    numeric=True,
+)
+ROUNDS = Option(
+    "rounds",
+    parse_rounds,
+    "auto",
+    "N|auto",
+    f"timed rounds per case, a number up to {MAX_FIXED_ROUNDS} or {AUTO_TEXT} (default: auto)",
+    numeric=True,
+)
+WARMUP = Option(
+    "warmup",
+    parse_warmup,
+    str(DEFAULT_WARMUP),
+    "N",
+    "untimed (but verified) rounds before the timed ones; the first GPU launch pays for "
+    f"lazy loading (default: {DEFAULT_WARMUP})",
+    numeric=True,
+)
+TIMER = Option(
+    "timer",
+    parse_timer,
+    "compute",
+    "compute|wall",
+    "what a round's time is: compute = CUDA-event time for GPU cases, the worker's own clock "
+    "around the computation for CPU cases; wall = the host round trip around the round, "
+    "worker pipe included (default: compute)",
+)
 
 #: The options that select and run cases: the plugin's --nq-* options, and `nqprof sweep`'s.
 OPTIONS: tuple[Option, ...] = (STRATEGY, N_VALUES, PARAM_AXIS, TIMEOUT, ROUNDS, WARMUP, TIMER)
@@ -347,8 +422,12 @@ def parse_settings(raw: dict[str, Any], prefix: str = "--nq-") -> Settings:
     """Settings from the options' raw texts (``dest -> text``, a list for repeatable
     options); :class:`InputError` naming the option (``prefix`` + name) on a bad value, or
     on a parameter axis that no selected strategy takes (:func:`sweep_params`)."""
-    values = {opt.name: opt.value(raw.get(opt.dest), prefix) for opt in OPTIONS if opt is not PARAM_AXIS}
-    given_axes = sweep_params(raw.get(PARAM_AXIS.dest), values["strategy"], PARAM_AXIS.flag_for(prefix))
+    values = {
+        opt.name: opt.value(raw.get(opt.dest), prefix) for opt in OPTIONS if opt is not PARAM_AXIS
+    }
+    given_axes = sweep_params(
+        raw.get(PARAM_AXIS.dest), values["strategy"], PARAM_AXIS.flag_for(prefix)
+    )
     values["param"] = PARAM_AXIS.value(given_axes, prefix)
     axes: dict[str, dict[str, tuple[str, ...]]] = {}
     for strategy, key, choices in values["param"]:
@@ -425,8 +504,6 @@ def default_n_values(strategy) -> list[int]:
     return list(range(max(lo, strategy.min_n), min(hi, strategy.bench_max_n) + 1))
 
 
-
-
 def case_grid(settings: Settings) -> list[tuple[Case, Any, str | None]]:
     """Every case the settings select, in order: ``(case, strategy, why_skipped)``.
 
@@ -443,7 +520,9 @@ def case_grid(settings: Settings) -> list[tuple[Case, Any, str | None]]:
             grid.append((Case(name, 0), None, f"strategy {name} cannot be loaded here: {exc}"))
             continue
         axes = settings.axes.get(name, {})
-        accepted: dict[tuple[str, str], bool] = {(k, v): False for k, vs in axes.items() for v in vs}
+        accepted: dict[tuple[str, str], bool] = {
+            (k, v): False for k, vs in axes.items() for v in vs
+        }
         rejected: dict[tuple[str, str], str] = {}
         for n in settings.n_values or default_n_values(strategy):
             for combo in itertools.product(*axes.values()):
@@ -461,5 +540,7 @@ def case_grid(settings: Settings) -> list[tuple[Case, Any, str | None]]:
         bad = [(k, v) for (k, v), ok in accepted.items() if not ok]
         if bad:
             key, value = bad[0]
-            raise InputError(f"{name}.{key}={value} is rejected by every case it is in: {rejected.get((key, value))}")
+            raise InputError(
+                f"{name}.{key}={value} is rejected by every case it is in: {rejected.get((key, value))}"
+            )
     return grid

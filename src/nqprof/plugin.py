@@ -33,8 +33,17 @@ import pytest
 
 from .errors import InputError
 from .machine import MACHINE_KEY
-from .options import (CLUSTER_DEST, CLUSTER_OPTION, FIXTURE, OPTIONS, Case, case_grid, given_explicitly,
-                      parse_cluster_address, settings_of)
+from .options import (
+    CLUSTER_DEST,
+    CLUSTER_OPTION,
+    FIXTURE,
+    OPTIONS,
+    Case,
+    case_grid,
+    given_explicitly,
+    parse_cluster_address,
+    settings_of,
+)
 
 _USED = pytest.StashKey[bool]()
 _BAD_SETTINGS = pytest.StashKey[str]()
@@ -62,7 +71,9 @@ def build_cases(settings) -> list:
         raise pytest.UsageError(f"--nq-param: {exc}") from None
     for case, strategy, why in grid:
         if strategy is None:
-            params.append(pytest.param(case.to_param(), id=case.strategy, marks=pytest.mark.skip(reason=why)))
+            params.append(
+                pytest.param(case.to_param(), id=case.strategy, marks=pytest.mark.skip(reason=why))
+            )
             continue
         marks = [pytest.mark.gpu] if strategy.needs_gpu else []
         if why:
@@ -87,7 +98,9 @@ def cluster_bench():
 
 
 def _xdist_active(config) -> bool:
-    return config.getoption("dist", "no") not in ("no", None) or bool(os.environ.get("PYTEST_XDIST_WORKER"))
+    return config.getoption("dist", "no") not in ("no", None) or bool(
+        os.environ.get("PYTEST_XDIST_WORKER")
+    )
 
 
 # -- pytest hooks and fixture --------------------------------------------------------------
@@ -98,20 +111,29 @@ def pytest_addoption(parser) -> None:
     for opt in OPTIONS:
         opt.add_to(group.addoption)
     group.addoption(
-        CLUSTER_OPTION, dest=CLUSTER_DEST, default=None, metavar="local|ADDRESS",
+        CLUSTER_OPTION,
+        dest=CLUSTER_DEST,
+        default=None,
+        metavar="local|ADDRESS",
         help="run the cases on a Dask cluster, one case per GPU at a time: local (one worker per GPU "
-             "here) or a scheduler address such as tcp://host:8786; needs nqprof[cluster]",
+        "here) or a scheduler address such as tcp://host:8786; needs nqprof[cluster]",
     )
     group.addoption(
-        TRACE_OPTION, dest=TRACE_DEST, action="store_true", default=False,
+        TRACE_OPTION,
+        dest=TRACE_DEST,
+        action="store_true",
+        default=False,
         help="after each GPU case's timed rounds, run it once more under Nsight Systems (nsys) in a child "
-             "process: its trace goes beside the saved history (<storage>/<machine>/traces/<run>/), its "
-             "per-range and per-kernel summary into the case's extra_info",
+        "process: its trace goes beside the saved history (<storage>/<machine>/traces/<run>/), its "
+        "per-range and per-kernel summary into the case's extra_info",
     )
     group.addoption(
-        TRACE_DIR_OPTION, dest=TRACE_DIR_DEST, default=None, metavar="DIR",
+        TRACE_DIR_OPTION,
+        dest=TRACE_DIR_DEST,
+        default=None,
+        metavar="DIR",
         help=f"{TRACE_OPTION}, with the traces in DIR/<run>/ (default: beside the saved history; a temporary "
-             "folder when the run is not saved)",
+        "folder when the run is not saved)",
     )
 
 
@@ -128,7 +150,9 @@ class _Reports:
 
 
 def pytest_configure(config) -> None:
-    config.addinivalue_line("markers", "gpu: needs a CUDA GPU and PyCUDA (skipped with the reason otherwise)")
+    config.addinivalue_line(
+        "markers", "gpu: needs a CUDA GPU and PyCUDA (skipped with the reason otherwise)"
+    )
     config.pluginmanager.register(_Reports(config), "nqprof-reports")
     if given_explicitly(config):  # a bad --nq-* option is a usage error at once
         settings = _settings(config)
@@ -173,13 +197,19 @@ def _tracer(config):
     given = config.getoption(TRACE_DIR_DEST, None)
     if given:
         return Tracer(nsys, Path(given).absolute())
-    saving = config.getoption("benchmark_autosave", False) or config.getoption("benchmark_save", None)
+    saving = config.getoption("benchmark_autosave", False) or config.getoption(
+        "benchmark_save", None
+    )
     if not saving:  # a temporary folder, never the source tree
         return Tracer(nsys, None)
-    storage = storage_folder(str(config.getoption("benchmark_storage", None) or "file://./.benchmarks"))
+    storage = storage_folder(
+        str(config.getoption("benchmark_storage", None) or "file://./.benchmarks")
+    )
     if storage is None:
-        raise pytest.UsageError(f"{TRACE_OPTION}: the benchmark storage is not a folder: give the traces "
-                                f"one ({TRACE_DIR_OPTION}=DIR)")
+        raise pytest.UsageError(
+            f"{TRACE_OPTION}: the benchmark storage is not a folder: give the traces "
+            f"one ({TRACE_DIR_OPTION}=DIR)"
+        )
     from pytest_benchmark.utils import get_machine_id
 
     machine_folder = Path(storage).absolute() / get_machine_id()
@@ -233,8 +263,11 @@ def nqbench_fixture(request, benchmark):
 
     try:
         if not hasattr(request, "param"):
-            pytest.fail(f"the {FIXTURE} fixture needs a case: parametrize it indirectly with "
-                        "{'strategy': ..., 'n': ..., 'params': {...}}", pytrace=False)
+            pytest.fail(
+                f"the {FIXTURE} fixture needs a case: parametrize it indirectly with "
+                "{'strategy': ..., 'n': ..., 'params': {...}}",
+                pytrace=False,
+            )
         case = Case.from_param(request.param)
         request.config.stash[_USED] = True
         request.node.user_properties.append(("nqprof", case.id))
@@ -277,15 +310,20 @@ def pytest_terminal_summary(terminalreporter, config) -> None:
         )
         return
     timer = _settings(config).timer
-    what = ("compute time: CUDA events for GPU cases, the worker's clock around the computation for CPU cases"
-            if timer == "compute" else "host round trip around each round (--nq-timer=wall)")
+    what = (
+        "compute time: CUDA events for GPU cases, the worker's clock around the computation for CPU cases"
+        if timer == "compute"
+        else "host round trip around each round (--nq-timer=wall)"
+    )
     terminalreporter.write_line(f"nqprof: benchmark times are {what}")
     shared = config.stash.get(_SHARED, [])
     if shared:
         cases = ", ".join(f"{case} ({count})" for case, count in shared)
         terminalreporter.write_line(
             f"nqprof: warning: other processes used the GPU during the rounds of {len(shared)} case(s): {cases} "
-            "(other processes in parentheses): their times may be slower than on a GPU of their own", yellow=True)
+            "(other processes in parentheses): their times may be slower than on a GPU of their own",
+            yellow=True,
+        )
     tracer = config.stash.get(_TRACER, None)
     for line in tracer.summary_lines() if tracer is not None else ():
         terminalreporter.write_line(line)
@@ -300,6 +338,7 @@ def pytest_benchmark_update_machine_info(config, machine_info) -> None:
     if not used(config):
         return
     from . import machine
+
     machine_info[MACHINE_KEY] = dict(machine.machine_facts())
     cluster_bench().update_machine_info(config, machine_info[MACHINE_KEY])
 
@@ -316,7 +355,9 @@ def pytest_benchmark_update_json(config, benchmarks, output_json) -> None:
 
 
 @pytest.hookimpl(hookwrapper=True)
-def pytest_benchmark_compare_machine_info(config, benchmarksession, machine_info, compared_benchmark):
+def pytest_benchmark_compare_machine_info(
+    config, benchmarksession, machine_info, compared_benchmark
+):
     """nqprof's comparison of machine_info, in place of pytest-benchmark's, for a saved run
     that has nqprof's facts (any other is left to pytest-benchmark).
 
@@ -350,5 +391,6 @@ def pytest_benchmark_compare_machine_info(config, benchmarksession, machine_info
     if diffs:
         benchmarksession.logger.warning(
             f"nqprof: the compared run (saved {compared_benchmark.get('datetime', '?')}) ran on another machine: "
-            + "; ".join(diffs) + " (saved -> this run): differences in time may come from the machine, not the code"
+            + "; ".join(diffs)
+            + " (saved -> this run): differences in time may come from the machine, not the code"
         )

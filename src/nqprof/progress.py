@@ -14,7 +14,9 @@ from typing import TextIO
 class Progress:
     """``[3/12 0:42] dp3 N=14: round 2/5 0.021 s``."""
 
-    def __init__(self, total: int | None = None, enabled: bool | None = None, stream: TextIO | None = None):
+    def __init__(
+        self, total: int | None = None, enabled: bool | None = None, stream: TextIO | None = None
+    ):
         self.stream = stream or sys.stderr
         #: -q: not even messages
         self.quiet = enabled is False
@@ -32,7 +34,11 @@ class Progress:
 
     def elapsed(self) -> str:
         s = int(time.monotonic() - self.t0)
-        return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
+        return (
+            f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}"
+            if s >= 3600
+            else f"{s // 60}:{s % 60:02d}"
+        )
 
     def _prefix(self) -> str:
         count = f"{self.index}/{self.total} " if self.total and self.index else ""

@@ -89,7 +89,12 @@ class BenchResult:
 
     def to_json(self) -> str:
         return json.dumps(
-            {"device": self.device, "toolkit": self.toolkit, "method": self.method, "rows": [asdict(r) for r in self.rows]},
+            {
+                "device": self.device,
+                "toolkit": self.toolkit,
+                "method": self.method,
+                "rows": [asdict(r) for r in self.rows],
+            },
             indent=1,
         )
 
@@ -141,10 +146,17 @@ def thread_counts(resident: int, fill: int = 4, start: int = 1024) -> list[int]:
     return counts
 
 
-def select(rows: Iterable[BenchRow], variant: str | None = None, bytes: int | None = None, queue: str | None = None):
+def select(
+    rows: Iterable[BenchRow],
+    variant: str | None = None,
+    bytes: int | None = None,
+    queue: str | None = None,
+):
     return [
-        r for r in rows
-        if (variant is None or r.variant == variant) and (bytes is None or r.bytes == bytes)
+        r
+        for r in rows
+        if (variant is None or r.variant == variant)
+        and (bytes is None or r.bytes == bytes)
         and (queue is None or r.queue == queue)
     ]
 
@@ -172,14 +184,18 @@ def table(rows: Sequence[BenchRow], variant: str = "balanced", bytes: int = 16) 
     return title + "\n" + render(header, body, right_align_numbers=True)
 
 
-def speedups(rows: Sequence[BenchRow], over: str, of: str = "bq", variant: str = "balanced", bytes: int = 16):
+def speedups(
+    rows: Sequence[BenchRow], over: str, of: str = "bq", variant: str = "balanced", bytes: int = 16
+):
     """(threads, time(over) / time(of)) where both were measured."""
     a = {r.threads: r.ms for r in select(rows, variant, bytes, of)}
     b = {r.threads: r.ms for r in select(rows, variant, bytes, over)}
     return [(t, b[t] / a[t]) for t in sorted(a) if t in b and a[t] > 0]
 
 
-def figure(rows: Sequence[BenchRow], path: str | Path, variant: str = "balanced", title: str | None = None):
+def figure(
+    rows: Sequence[BenchRow], path: str | Path, variant: str = "balanced", title: str | None = None
+):
     """Like the paper's Fig. 1: kernel time against threads (log-log), one line per queue, a
     panel per element size. Writes ``path`` and returns it."""
     from .analysis.figures import log_panels
@@ -189,13 +205,17 @@ def figure(rows: Sequence[BenchRow], path: str | Path, variant: str = "balanced"
         raise InputError(f"no {variant} rows to draw")
     panels = {
         f"{b}-byte elements": {
-            QUEUE_TITLES[q]: sorted((r.threads, r.ms) for r in select(rows, variant, b, q)) for q in QUEUES
+            QUEUE_TITLES[q]: sorted((r.threads, r.ms) for r in select(rows, variant, b, q))
+            for q in QUEUES
         }
         for b in sizes
     }
     if title is None:
-        title = (f"{variant}: {ITERATIONS} enqueue/dequeue pairs per thread" if variant == "balanced"
-                 else f"{variant}: producers and consumers, capacity {UNBALANCED_CAPACITY}")
+        title = (
+            f"{variant}: {ITERATIONS} enqueue/dequeue pairs per thread"
+            if variant == "balanced"
+            else f"{variant}: producers and consumers, capacity {UNBALANCED_CAPACITY}"
+        )
     return log_panels(panels, path, title, xlabel="threads", ylabel="time (ms)", logx=2)
 
 
@@ -229,7 +249,11 @@ class QueueBench:
 
         func = self.kernel(kind, queue, bytes)
         limits = self.gpu.facts["sm_limits"]
-        return blocks_per_sm(block, func.num_regs, 0, func.shared_size_bytes, limits) * block * self.gpu.facts["sm_count"]
+        return (
+            blocks_per_sm(block, func.num_regs, 0, func.shared_size_bytes, limits)
+            * block
+            * self.gpu.facts["sm_count"]
+        )
 
     def _buffers(self, capacity: int, bytes: int, ids: int):
         from .strategies.queue import QUEUE_HEADER_BYTES
@@ -249,8 +273,12 @@ class QueueBench:
         need = self._buffers(capacity, bytes, ids)
         self.drv.memset_d8(self._mem, 0, need)
         self.drv.memset_d32(self.stats, 0, 2 * WORDS)
-        self.kernel("init", queue, bytes)(self._mem, np.uint32(capacity), block=(256, 1, 1),
-                                          grid=(max(1, min(1024, -(-capacity // 256))), 1))
+        self.kernel("init", queue, bytes)(
+            self._mem,
+            np.uint32(capacity),
+            block=(256, 1, 1),
+            grid=(max(1, min(1024, -(-capacity // 256))), 1),
+        )
 
     def read_stats(self):
         import numpy as np
@@ -266,8 +294,16 @@ class QueueBench:
         self.drv.memcpy_dtoh(host, self._seen)
         return host
 
-    def run(self, variant: str, queue: str, bytes: int, threads: int, capacity: int, iters: int = ITERATIONS,
-            check: bool = False) -> float:
+    def run(
+        self,
+        variant: str,
+        queue: str,
+        bytes: int,
+        threads: int,
+        capacity: int,
+        iters: int = ITERATIONS,
+        check: bool = False,
+    ) -> float:
         """One launch; returns its CUDA-event time in ms (the queue reset before it, untimed)."""
         import numpy as np
 
@@ -280,8 +316,17 @@ class QueueBench:
         func = self.kernel(variant, queue, bytes)
         timer = EventTimer(self.drv)
         with timer:
-            func(self._mem, np.uint32(capacity), np.uint32(threads), np.uint32(iters), self.stats, self._seen,
-                 np.int32(1 if check else 0), block=(128, 1, 1), grid=(-(-threads // 128), 1))
+            func(
+                self._mem,
+                np.uint32(capacity),
+                np.uint32(threads),
+                np.uint32(iters),
+                self.stats,
+                self._seen,
+                np.int32(1 if check else 0),
+                block=(128, 1, 1),
+                grid=(-(-threads // 128), 1),
+            )
         return timer.seconds * 1e3
 
     def fill(self, queue: str, bytes: int, capacity: int, threads: int) -> list[int]:
@@ -289,8 +334,14 @@ class QueueBench:
         import numpy as np
 
         self.reset(queue, bytes, capacity, threads)
-        self.kernel("enqueue_only", queue, bytes)(self._mem, np.uint32(capacity), np.uint32(threads), self.stats,
-                                                  block=(128, 1, 1), grid=(-(-threads // 128), 1))
+        self.kernel("enqueue_only", queue, bytes)(
+            self._mem,
+            np.uint32(capacity),
+            np.uint32(threads),
+            self.stats,
+            block=(128, 1, 1),
+            grid=(-(-threads // 128), 1),
+        )
         return self.read_stats()
 
     def drain(self, queue: str, bytes: int, capacity: int, threads: int, limit: int):
@@ -300,9 +351,16 @@ class QueueBench:
         self._buffers(capacity, bytes, limit)
         self.drv.memset_d32(self.stats, 0, 2 * WORDS)
         self.drv.memset_d32(self._seen, 0, limit)
-        self.kernel("dequeue_only", queue, bytes)(self._mem, np.uint32(capacity), np.uint32(threads), np.uint32(limit),
-                                                  self.stats, self._seen, block=(128, 1, 1),
-                                                  grid=(-(-threads // 128), 1))
+        self.kernel("dequeue_only", queue, bytes)(
+            self._mem,
+            np.uint32(capacity),
+            np.uint32(threads),
+            np.uint32(limit),
+            self.stats,
+            self._seen,
+            block=(128, 1, 1),
+            grid=(-(-threads // 128), 1),
+        )
         return self.read_stats(), self.read_seen(limit)
 
     def measure(self, variant, queue, bytes, threads, capacity, repeats=3) -> BenchRow:
@@ -321,8 +379,15 @@ class QueueBench:
         return BenchRow(variant, queue, bytes, threads, capacity, median(times), s[FULL], s[EMPTY])
 
 
-def run_benchmark(queues=QUEUES, sizes=ELEMENT_BYTES, variants=VARIANTS, fill: int = 4, repeats: int = 3,
-                  slow_ms: float = 400.0, progress=None) -> BenchResult:
+def run_benchmark(
+    queues=QUEUES,
+    sizes=ELEMENT_BYTES,
+    variants=VARIANTS,
+    fill: int = 4,
+    repeats: int = 3,
+    slow_ms: float = 400.0,
+    progress=None,
+) -> BenchResult:
     """The whole sweep. A queue's larger thread counts are skipped once one takes over
     ``slow_ms`` (the CAS ring slows by orders of magnitude under contention: on an H200 it took
     0.5 s at 16,384 threads, where the other queues took 0.06 ms)."""
@@ -354,6 +419,8 @@ def run_benchmark(queues=QUEUES, sizes=ELEMENT_BYTES, variants=VARIANTS, fill: i
         toolkit = {"version": bench.module.toolkit_version, "arch": bench.module.arch}
     finally:
         bench.close()
-    method = (f"CUDA events around one kernel, median of {repeats} after a warm-up; block 128; balanced capacity "
-              f"{BALANCED_CAPACITY}, unbalanced capacity {UNBALANCED_CAPACITY}")
+    method = (
+        f"CUDA events around one kernel, median of {repeats} after a warm-up; block 128; balanced capacity "
+        f"{BALANCED_CAPACITY}, unbalanced capacity {UNBALANCED_CAPACITY}"
+    )
     return BenchResult(rows, facts, toolkit, method)

@@ -144,7 +144,9 @@ class RunRecord:
             f"wall time  {seconds_text(self.wall_s)} (median of {self.rounds})",
         ]
         if self.gpu_s is not None:
-            lines.append(f"GPU time   {seconds_text(self.gpu_s)} (CUDA events, median of {len(self.gpu_times)})")
+            lines.append(
+                f"GPU time   {seconds_text(self.gpu_s)} (CUDA events, median of {len(self.gpu_times)})"
+            )
         lines += _condition_lines(self.conditions)
         if self.shared_gpu():
             lines.append(f"warning    {self.shared_gpu()}")
@@ -155,7 +157,9 @@ class RunRecord:
                 f"driver {d.get('driver', '?')})"
             )
         if self.toolkit:
-            lines.append(f"toolkit    CUDA {self.toolkit.get('version', '?')}, pycuda {self.toolkit.get('pycuda', '?')}")
+            lines.append(
+                f"toolkit    CUDA {self.toolkit.get('version', '?')}, pycuda {self.toolkit.get('pycuda', '?')}"
+            )
         for k in self.kernels:
             lines.append(
                 f"kernel     {k.get('name')}: {k.get('registers')} regs, {k.get('shared_bytes')} B static shared, "
@@ -164,24 +168,40 @@ class RunRecord:
         if self.memory:
             deltas = self.memory.get("deltas_mib", {})
             if deltas:
-                lines.append("memory     " + ", ".join(f"{k} {v:+.1f} MiB" for k, v in deltas.items()))
+                lines.append(
+                    "memory     " + ", ".join(f"{k} {v:+.1f} MiB" for k, v in deltas.items())
+                )
         for g in self.generations:
             lines.append("generation " + ", ".join(f"{k}={v}" for k, v in g.items()))
         if self.device_failures:
-            lines.append("failures   " + ", ".join(f"{k}={v}" for k, v in self.device_failures.items()))
+            lines.append(
+                "failures   " + ", ".join(f"{k}={v}" for k, v in self.device_failures.items())
+            )
         if self.replay:
             r = self.replay
-            lines.append(f"replay     {r.get('replayed', 0):,} of {r.get('recorded', 0):,} recorded launches of generation "
-                         f"1 launched from the host as {r.get('kernel')} grids ({sum(r.get('boards', [])):,} boards; "
-                         "their own launches not made)")
+            lines.append(
+                f"replay     {r.get('replayed', 0):,} of {r.get('recorded', 0):,} recorded launches of generation "
+                f"1 launched from the host as {r.get('kernel')} grids ({sum(r.get('boards', [])):,} boards; "
+                "their own launches not made)"
+            )
         if self.plan:
             lines += _plan_lines(self.plan)
         worker, parent = self.process.get("worker") or {}, self.process.get("parent") or {}
         if self.device and worker:
-            cuda = f" (CUDA {worker['cuda_start_s']:.2f} s beside the imports)" if "cuda_start_s" in worker else ""
-            rest = f"; rounds {parent['rounds_s']:.2f} s, close {parent['close_s']:.2f} s" if parent else ""
-            lines.append(f"process    worker started in {worker['start_s']:.2f} s, opened in {worker['open_s']:.2f} s"
-                         f"{cuda}{rest}")
+            cuda = (
+                f" (CUDA {worker['cuda_start_s']:.2f} s beside the imports)"
+                if "cuda_start_s" in worker
+                else ""
+            )
+            rest = (
+                f"; rounds {parent['rounds_s']:.2f} s, close {parent['close_s']:.2f} s"
+                if parent
+                else ""
+            )
+            lines.append(
+                f"process    worker started in {worker['start_s']:.2f} s, opened in {worker['open_s']:.2f} s"
+                f"{cuda}{rest}"
+            )
         for note in self.notes:
             lines.append(f"note       {note}")
         return "\n".join(lines)
@@ -199,16 +219,21 @@ def _condition_lines(cond: dict[str, Any]) -> list[str]:
             f"memory {before.get('memory_clock_mhz')} MHz, {before.get('temperature_c')} -> {after.get('temperature_c')} C, "
             f"{_watts(after.get('power_w'))} of {_watts(before.get('power_limit_w'))}, persistence "
             f"{before.get('persistence_mode')}; "
-            + (f"THROTTLED in {len(throttled)} round(s): {', '.join(gpu.get('reasons_seen') or [])}" if throttled
-               else "no throttling")
+            + (
+                f"THROTTLED in {len(throttled)} round(s): {', '.join(gpu.get('reasons_seen') or [])}"
+                if throttled
+                else "no throttling"
+            )
         )
     elif gpu:
         lines.append(f"clocks     not read ({gpu.get('why')})")
     cpu = cond.get("cpu") or {}
     if cpu:
         freq = f", {cpu['frequency_mhz']} MHz" if cpu.get("frequency_mhz") else ""
-        lines.append(f"cpu        {cpu.get('cpu')}, {cpu.get('usable_cores')} of {cpu.get('cores')} cores, "
-                     f"governor {cpu.get('governor')}{freq}")
+        lines.append(
+            f"cpu        {cpu.get('cpu')}, {cpu.get('usable_cores')} of {cpu.get('cores')} cores, "
+            f"governor {cpu.get('governor')}{freq}"
+        )
     return lines
 
 

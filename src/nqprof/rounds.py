@@ -79,9 +79,11 @@ class RoundRule:
     def describe(self) -> str:
         if self.fixed is not None:
             return f"{self.fixed} rounds"
-        return (f"auto: at least {self.min_rounds} rounds and {self.min_time:g} s, then until the median's "
-                f"relative standard error is under {self.target_noise:.1%}; at most {self.max_time:g} s "
-                f"or {self.max_rounds:,} rounds")
+        return (
+            f"auto: at least {self.min_rounds} rounds and {self.min_time:g} s, then until the median's "
+            f"relative standard error is under {self.target_noise:.1%}; at most {self.max_time:g} s "
+            f"or {self.max_rounds:,} rounds"
+        )
 
     def split(self, processes: int) -> "list[RoundRule]":
         """The rules of ``processes`` worker processes that take a case's rounds one after
@@ -95,13 +97,22 @@ class RoundRule:
             return [RoundRule(fixed=c) for c in counts if c > 0]
         if k == 1:
             return [self]
-        share = RoundRule(min_rounds=-(-self.min_rounds // k), min_time=self.min_time / k,
-                          max_time=self.max_time / k, max_rounds=max(1, self.max_rounds // k),
-                          target_noise=self.target_noise)
+        share = RoundRule(
+            min_rounds=-(-self.min_rounds // k),
+            min_time=self.min_time / k,
+            max_time=self.max_time / k,
+            max_rounds=max(1, self.max_rounds // k),
+            target_noise=self.target_noise,
+        )
         return [share] * k
 
-    def bounded(self, min_rounds: int | None = None, max_time: float | None = None, precision: float | None = None,
-                confidence: float = 0.99) -> "RoundRule":
+    def bounded(
+        self,
+        min_rounds: int | None = None,
+        max_time: float | None = None,
+        precision: float | None = None,
+        confidence: float = 0.99,
+    ) -> "RoundRule":
         """This auto rule with pytest-benchmark's bounds where given: at least ``min_rounds``
         rounds; at most ``max_time`` seconds of timed rounds (and no more than that at the
         least); rounds until the median's relative margin of error at ``confidence`` is
@@ -112,7 +123,9 @@ class RoundRule:
         if min_rounds is not None:
             rule = replace(rule, min_rounds=int(min_rounds))
         if max_time is not None:
-            rule = replace(rule, max_time=float(max_time), min_time=min(rule.min_time, float(max_time)))
+            rule = replace(
+                rule, max_time=float(max_time), min_time=min(rule.min_time, float(max_time))
+            )
         if precision is not None:
             from statistics import NormalDist
 

@@ -40,8 +40,13 @@ from .strategies import Strategy, get
 from .worker import Target, serve
 
 
-def verify(strategy: str, n: int, params: dict[str, Any], m: Measurement, measurement_build: str | None = None
-           ) -> Measurement:
+def verify(
+    strategy: str,
+    n: int,
+    params: dict[str, Any],
+    m: Measurement,
+    measurement_build: str | None = None,
+) -> Measurement:
     """Raise :class:`CountMismatchError` unless the count is the known one. A measurement
     build (``measurement_build``: why its count is not N's, Strategy.measurement_build) is
     not checked: its record says so and is never verified (RunRecord.measurement_build)."""
@@ -76,8 +81,13 @@ class LocalRunner:
         return self
 
     def run_once(self) -> Measurement:
-        return verify(self.strategy.name, self.n, self.params, self._session.run_once(),
-                      self.strategy.measurement_build(self.params))
+        return verify(
+            self.strategy.name,
+            self.n,
+            self.params,
+            self._session.run_once(),
+            self.strategy.measurement_build(self.params),
+        )
 
     def info(self) -> dict[str, Any]:
         return self._session.info()
@@ -131,8 +141,14 @@ class WorkerRunner:
 
     size, last, phases = 1, 0, 1
 
-    def __init__(self, strategy: Strategy, n: int, params: dict[str, Any], timeout: float | None = None,
-                 opener: str = "open"):
+    def __init__(
+        self,
+        strategy: Strategy,
+        n: int,
+        params: dict[str, Any],
+        timeout: float | None = None,
+        opener: str = "open",
+    ):
         self.strategy, self.n, self.params = strategy, n, params
         self.timeout = default_timeout() if timeout is None else timeout
         self.opener = opener
@@ -162,10 +178,29 @@ class WorkerRunner:
         fork = not gpu and "fork" in mp.get_all_start_methods()
         ctx = mp.get_context("fork" if fork else "spawn")
         parent, child = ctx.Pipe()
-        target = self.strategy if fork else Target(type(self.strategy).__module__,
-                                                   getattr(self.strategy, "worker_attribute", "STRATEGY"))
-        self._proc = ctx.Process(target=serve, daemon=True, args=(child, target, self.opener, self.n, self.params,
-                                                                 os.getpid(), gpu, time.time(), prepared))
+        target = (
+            self.strategy
+            if fork
+            else Target(
+                type(self.strategy).__module__,
+                getattr(self.strategy, "worker_attribute", "STRATEGY"),
+            )
+        )
+        self._proc = ctx.Process(
+            target=serve,
+            daemon=True,
+            args=(
+                child,
+                target,
+                self.opener,
+                self.n,
+                self.params,
+                os.getpid(),
+                gpu,
+                time.time(),
+                prepared,
+            ),
+        )
         with contextlib.nullcontext() if fork else spawn_context():
             self._proc.start()
         child.close()
@@ -195,7 +230,11 @@ class WorkerRunner:
     def _receive(self, step: str) -> Any:
         if not self._conn.poll(self.timeout):
             self.kill()
-            hint = "a CDP kernel may hang when device launches fail; " if self.strategy.needs_gpu else ""
+            hint = (
+                "a CDP kernel may hang when device launches fail; "
+                if self.strategy.needs_gpu
+                else ""
+            )
             raise WatchdogError(
                 f"{self.label}: no answer to '{step}' within {self.timeout:g} s; worker killed "
                 f"({hint}raise the timeout, --timeout or NQPROF_TIMEOUT, if the run is just long)"
@@ -206,7 +245,9 @@ class WorkerRunner:
             self._proc.join(5)
             code = self._proc.exitcode
             self.kill()
-            raise WatchdogError(f"{self.label}: worker process died during '{step}' (exit code {code})") from None
+            raise WatchdogError(
+                f"{self.label}: worker process died during '{step}' (exit code {code})"
+            ) from None
         if answer[0] == "error":
             _, kind, text = answer
             self.close()
@@ -219,8 +260,13 @@ class WorkerRunner:
         return self._receive(request)
 
     def run_once(self) -> Measurement:
-        return verify(self.strategy.name, self.n, self.params, self.ask("run"),
-                      self.strategy.measurement_build(self.params))
+        return verify(
+            self.strategy.name,
+            self.n,
+            self.params,
+            self.ask("run"),
+            self.strategy.measurement_build(self.params),
+        )
 
     def call(self, method: str, *args) -> Any:
         """``session.method(*args)`` in the worker, under the same timeout."""
@@ -386,11 +432,11 @@ class ProcessSeries:
 
     def close(self) -> None:
         self.current.close()
-        for r in self.runners[self.last + 1:]:  # a prepared worker that was not needed
+        for r in self.runners[self.last + 1 :]:  # a prepared worker that was not needed
             r.kill()
 
     def kill(self) -> None:
-        for r in self.runners[self.last:]:
+        for r in self.runners[self.last :]:
             r.kill()
 
     def __enter__(self):
@@ -400,8 +446,14 @@ class ProcessSeries:
         self.kill() if exc_type is not None else self.close()
 
 
-def open_runner(strategy: Strategy, n: int, params: dict[str, Any], timeout: float | None = None,
-                isolate: bool = True, processes: int | None = None):
+def open_runner(
+    strategy: Strategy,
+    n: int,
+    params: dict[str, Any],
+    timeout: float | None = None,
+    isolate: bool = True,
+    processes: int | None = None,
+):
     """The runner for a strategy: watchdog worker processes (``processes``, default
     GPU_PROCESSES one after another for a GPU strategy and CPU_PROCESSES in turn for a CPU
     one), or (``isolate=False``) this process, without a timeout. A daemonic process (a
@@ -428,8 +480,14 @@ class RoundLoop:
     of ``rounds`` (None: auto) is met, then the run record with each round's statistic
     (``timer``: compute or wall, see the module) and the run's conditions."""
 
-    def __init__(self, runner, rounds: int | None, warmup: int, progress: Progress | None = None,
-                 timer: str = "compute"):
+    def __init__(
+        self,
+        runner,
+        rounds: int | None,
+        warmup: int,
+        progress: Progress | None = None,
+        timer: str = "compute",
+    ):
         check_rounds(rounds, warmup)
         if timer not in TIMERS:
             raise errors.InputError(f"unknown timer {timer!r} (known: {', '.join(TIMERS)})")
@@ -521,16 +579,26 @@ class RoundLoop:
 
     def record(self, info: dict[str, Any]) -> RunRecord:
         r = self.runner
-        rec = RunRecord.from_measurements(r.strategy.name, r.n, r.params, known_count(r.n), self.measurements, info)
-        rec.timer, rec.samples, rec.round_trips = self.timer, list(self.samples), list(self.round_trips)
+        rec = RunRecord.from_measurements(
+            r.strategy.name, r.n, r.params, known_count(r.n), self.measurements, info
+        )
+        rec.timer, rec.samples, rec.round_trips = (
+            self.timer,
+            list(self.samples),
+            list(self.round_trips),
+        )
         rec.round_process = list(self.round_process)
         rec.conditions = dict(self.conditions)
-        rec.process = {"workers": len(self.phase_rules()) * r.size,
-                       **({"worker": r.opened["worker"]} if "worker" in r.opened else {})}
+        rec.process = {
+            "workers": len(self.phase_rules()) * r.size,
+            **({"worker": r.opened["worker"]} if "worker" in r.opened else {}),
+        }
         throttled = (self.conditions.get("gpu") or {}).get("throttled_rounds")
         if throttled:
-            rec.notes.append(f"the GPU reported a slowdown after {len(throttled)} of {len(self.samples)} rounds "
-                             f"({', '.join(self.conditions['gpu'].get('reasons_seen') or [])})")
+            rec.notes.append(
+                f"the GPU reported a slowdown after {len(throttled)} of {len(self.samples)} rounds "
+                f"({', '.join(self.conditions['gpu'].get('reasons_seen') or [])})"
+            )
         return rec
 
 
@@ -565,5 +633,7 @@ def solve(
     marks.append(("close", time.perf_counter()))
     # the parent's side of the fixed cost: waiting for the first worker to open, the rounds
     # (with the warm-up, the watches and any further worker's start), the record, the close
-    record.process["parent"] = {f"{label}_s": round(t - t0, 4) for (_, t0), (label, t) in zip(marks, marks[1:])}
+    record.process["parent"] = {
+        f"{label}_s": round(t - t0, 4) for (_, t0), (label, t) in zip(marks, marks[1:])
+    }
     return record

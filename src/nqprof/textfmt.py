@@ -11,14 +11,22 @@ from typing import Iterable, Sequence
 _NUMBER = re.compile(r"[\d.,/+ -]+")
 
 
-def table(header: Sequence[object], rows: Iterable[Sequence[object]], *, markdown: bool = False,
-          right_align_numbers: bool = False) -> str:
+def table(
+    header: Sequence[object],
+    rows: Iterable[Sequence[object]],
+    *,
+    markdown: bool = False,
+    right_align_numbers: bool = False,
+) -> str:
     """An aligned text table (a dashed rule under the header), or a Markdown one.
 
     With ``right_align_numbers``, columns whose every cell is a number are right-aligned."""
     cells = [[str(c) for c in header]] + [[str(c) for c in row] for row in rows]
     if markdown:
-        lines = ["| " + " | ".join(cells[0]) + " |", "| " + " | ".join("---" for _ in cells[0]) + " |"]
+        lines = [
+            "| " + " | ".join(cells[0]) + " |",
+            "| " + " | ".join("---" for _ in cells[0]) + " |",
+        ]
         return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in cells[1:]])
     width = [max(len(r[i]) for r in cells) for i in range(len(cells[0]))]
     numeric = [
@@ -27,9 +35,13 @@ def table(header: Sequence[object], rows: Iterable[Sequence[object]], *, markdow
     ]
 
     def line(row: list[str]) -> str:
-        return "  ".join(c.rjust(w) if num else c.ljust(w) for c, w, num in zip(row, width, numeric)).rstrip()
+        return "  ".join(
+            c.rjust(w) if num else c.ljust(w) for c, w, num in zip(row, width, numeric)
+        ).rstrip()
 
-    return "\n".join([line(cells[0]), line(["-" * w for w in width])] + [line(r) for r in cells[1:]])
+    return "\n".join(
+        [line(cells[0]), line(["-" * w for w in width])] + [line(r) for r in cells[1:]]
+    )
 
 
 def seconds(value: float | None) -> str:

@@ -119,8 +119,17 @@ def preload(target: "Target | Any", gpu: bool) -> None:
             pass
 
 
-def serve(conn, target: "Target | Any", opener: str, n: int, params: dict[str, Any], parent: int, gpu: bool,
-          started: float, prepared: bool = False) -> None:
+def serve(
+    conn,
+    target: "Target | Any",
+    opener: str,
+    n: int,
+    params: dict[str, Any],
+    parent: int,
+    gpu: bool,
+    started: float,
+    prepared: bool = False,
+) -> None:
     """The worker process: set itself up (above), open the session ``opener(n, params)`` of
     ``target`` (a :class:`Target`, or in a forked worker the object itself), then answer
     requests until "close" or the end of the pipe; "close" is answered, then the session is
@@ -170,7 +179,10 @@ def serve(conn, target: "Target | Any", opener: str, n: int, params: dict[str, A
         owner = target.resolve() if isinstance(target, Target) else target
         session = getattr(owner, opener)(n, params)
         info = session.info()
-        timings = {"start_s": round(serving - started, 4), "open_s": round(time.perf_counter() - t0, 4)}
+        timings = {
+            "start_s": round(serving - started, 4),
+            "open_s": round(time.perf_counter() - t0, 4),
+        }
         if "seconds" in _EARLY:
             timings["cuda_start_s"] = round(_EARLY["seconds"], 4)
         return {**info, "worker": timings}

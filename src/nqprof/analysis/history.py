@@ -50,7 +50,11 @@ METRICS = {
 #: Metric names of older nqprof versions.
 METRIC_ALIASES = {"gpu": "compute", "median": "wall"}
 #: The clocks nqprof hands pytest-benchmark (nqprof.nqbench.clock_name) and their metric.
-NQPROF_CLOCKS = {"nqprof.cuda_events": "compute", "nqprof.worker_clock": "compute", "nqprof.host_round_trip": "wall"}
+NQPROF_CLOCKS = {
+    "nqprof.cuda_events": "compute",
+    "nqprof.worker_clock": "compute",
+    "nqprof.host_round_trip": "wall",
+}
 #: The columns identifying one benchmark across runs.
 CASE_COLUMNS = ["test", "strategy", "n", "params"]
 #: What compare may say of a benchmark's time, in the order summaries list them.
@@ -94,14 +98,21 @@ def spread(times: list[float]) -> dict[str, Any]:
         stats.update(t)
     if not times:
         return {"median": math.nan, "iqr": math.nan, "stddev": math.nan, "rounds": 0}
-    return {"median": stats.median, "iqr": stats.iqr, "stddev": stats.stddev, "rounds": stats.rounds}
+    return {
+        "median": stats.median,
+        "iqr": stats.iqr,
+        "stddev": stats.stddev,
+        "rounds": stats.rounds,
+    }
 
 
 def resolve_metric(metric: str) -> str:
     metric = METRIC_ALIASES.get(metric, metric)
     if metric not in METRICS:
-        raise InputError(f"unknown metric {metric!r} (known: {', '.join(METRICS)}; "
-                         f"{', '.join(f'{k} = {v}' for k, v in METRIC_ALIASES.items())})")
+        raise InputError(
+            f"unknown metric {metric!r} (known: {', '.join(METRICS)}; "
+            f"{', '.join(f'{k} = {v}' for k, v in METRIC_ALIASES.items())})"
+        )
     return metric
 
 
@@ -124,7 +135,9 @@ def samples(bench: dict[str, Any]) -> dict[str, list[float] | None]:
     extra = bench.get("extra_info") or {}
     clock = str((bench.get("options") or {}).get("timer", ""))
     kept = bench.get("data") or bench.get("stats", {}).get("data")  # --benchmark-save-data
-    compute = extra.get("samples_compute") or extra.get("gpu_times") or extra.get("wall_times") or None
+    compute = (
+        extra.get("samples_compute") or extra.get("gpu_times") or extra.get("wall_times") or None
+    )
     wall = extra.get("samples_wall") or None
     if wall is None and kept and NQPROF_CLOCKS.get(clock, "wall") == "wall":
         wall = list(kept)
@@ -173,7 +186,12 @@ def run_rows(data: dict[str, Any], run: str) -> list[dict[str, Any]]:
             row.update({f"{metric}.{k}": v for k, v in spread(times or []).items()})
             if not times and metric == "wall" and extra and clock not in NQPROF_CLOCKS:
                 # an older run: pytest-benchmark's statistics are the host clock's
-                row.update({f"wall.{k}": stats.get(k, math.nan) for k in ("median", "iqr", "stddev", "rounds")})
+                row.update(
+                    {
+                        f"wall.{k}": stats.get(k, math.nan)
+                        for k in ("median", "iqr", "stddev", "rounds")
+                    }
+                )
         rows.append(row)
     return rows
 
@@ -187,7 +205,9 @@ def history_files(storage: str | Path) -> list[Path]:
     """The saved runs under ``storage``: every JSON file but those under a TRACE_FOLDER."""
     root = Path(storage)
     if not root.is_dir():
-        raise InputError(f"no benchmark storage folder {str(root)!r} (pytest bench/ --benchmark-autosave writes one)")
+        raise InputError(
+            f"no benchmark storage folder {str(root)!r} (pytest bench/ --benchmark-autosave writes one)"
+        )
     runs = [p for p in root.rglob("*.json") if TRACE_FOLDER not in p.relative_to(root).parts[:-1]]
     return sorted(runs, key=lambda p: (p.name, str(p.parent)))
 
@@ -205,13 +225,19 @@ def load_history(storage: str | Path = DEFAULT_STORAGE, strict: bool = False):
         try:
             rows.extend(run_rows(json.loads(path.read_text(encoding="utf-8")), run))
         except (ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError) as exc:
-            why = f"{type(exc).__name__}: {exc}" if not isinstance(exc, KeyError) else f"missing key {exc}"
+            why = (
+                f"{type(exc).__name__}: {exc}"
+                if not isinstance(exc, KeyError)
+                else f"missing key {exc}"
+            )
             message = f"{path}: not a readable pytest-benchmark run ({why})"
             if strict:
                 raise InputError(message) from None
             warnings.warn(message, HistoryWarning, stacklevel=2)
     if not rows:
-        raise InputError(f"no saved benchmarks under {str(root)!r} (run pytest bench/ --benchmark-autosave first)")
+        raise InputError(
+            f"no saved benchmarks under {str(root)!r} (run pytest bench/ --benchmark-autosave first)"
+        )
     df = pd.DataFrame(rows)
     df["datetime"] = pd.to_datetime(df["datetime"], utc=True, format="ISO8601")
     params = [c for c in df.columns if c.startswith("param.")]
@@ -221,8 +247,14 @@ def load_history(storage: str | Path = DEFAULT_STORAGE, strict: bool = False):
 
 def runs(df):
     """One row per run, oldest first: run, datetime, commit, GPU, toolkit, benchmarks."""
-    columns = [c for c in ("run", "datetime", "commit", "machine.gpu", "machine.cuda_toolkit") if c in df]
-    return df.groupby("run", sort=False).agg(**{c: (c, "first") for c in columns[1:]}, benchmarks=("name", "size")).reset_index()
+    columns = [
+        c for c in ("run", "datetime", "commit", "machine.gpu", "machine.cuda_toolkit") if c in df
+    ]
+    return (
+        df.groupby("run", sort=False)
+        .agg(**{c: (c, "first") for c in columns[1:]}, benchmarks=("name", "size"))
+        .reset_index()
+    )
 
 
 def run_label(run: str) -> str:
@@ -249,7 +281,11 @@ def resolve_run(df, ref: str, storage: str | Path | None = None) -> str:
         return stem
     if any(c in stem for c in "*?["):
         pattern = stem.rstrip("*") + "*"
-        matches = [r for r in names if fnmatchcase(r, pattern) or fnmatchcase(r.rsplit("/", 1)[-1], pattern)]
+        matches = [
+            r
+            for r in names
+            if fnmatchcase(r, pattern) or fnmatchcase(r.rsplit("/", 1)[-1], pattern)
+        ]
     else:
         matches = [r for r in names if r.rsplit("/", 1)[-1].startswith(stem) or r.startswith(stem)]
     if len(matches) == 1:
@@ -272,8 +308,10 @@ def _path_under(ref: str, storage: str | Path) -> str:
     try:
         return path.resolve().relative_to(Path(storage).resolve()).as_posix()
     except ValueError:
-        raise InputError(f"{ref} is not a run under the storage folder {str(storage)!r} (give its folder: "
-                         "--storage DIR)") from None
+        raise InputError(
+            f"{ref} is not a run under the storage folder {str(storage)!r} (give its folder: "
+            "--storage DIR)"
+        ) from None
 
 
 def last_runs(df, count: int = 2) -> list[str]:
@@ -300,7 +338,9 @@ def _run_rows(df, run: str, metric: str) -> dict[tuple, dict[str, Any]]:
             "median": row.get(f"{metric}.median"),
             "params": row.get("extra.params") or {},
             "source_hash": _or_none(row.get("extra.source_hash")),
-            "conditions": row.get("extra.conditions") if isinstance(row.get("extra.conditions"), dict) else {},
+            "conditions": row.get("extra.conditions")
+            if isinstance(row.get("extra.conditions"), dict)
+            else {},
         }
     return out
 
@@ -319,8 +359,11 @@ def min_effect_of(ra: dict[str, Any], rb: dict[str, Any], cpu: bool) -> float:
     between the runs (conditions.probe_change): what the host alone moved."""
     declared = [float(r["min_effect"]) for r in (ra, rb) if r.get("min_effect") is not None]
     host = conditions.probe_change(ra["conditions"], rb["conditions"]) if cpu else None
-    return max([decide_stats.MIN_EFFECT_CPU if cpu else decide_stats.MIN_EFFECT] + declared
-               + ([HOST_FACTOR * abs(host)] if host is not None else []))
+    return max(
+        [decide_stats.MIN_EFFECT_CPU if cpu else decide_stats.MIN_EFFECT]
+        + declared
+        + ([HOST_FACTOR * abs(host)] if host is not None else [])
+    )
 
 
 def missing_any(value) -> bool:
@@ -356,7 +399,10 @@ def compare(df, run_a: str, run_b: str, metric: str = "compute"):
     import pandas as pd
 
     metric = resolve_metric(metric)
-    a, b = _run_rows(df, resolve_run(df, run_a), metric), _run_rows(df, resolve_run(df, run_b), metric)
+    a, b = (
+        _run_rows(df, resolve_run(df, run_a), metric),
+        _run_rows(df, resolve_run(df, run_b), metric),
+    )
     rows = []
     for key in list(a) + [k for k in b if k not in a]:
         row = dict(zip(CASE_COLUMNS, key))
@@ -366,8 +412,13 @@ def compare(df, run_a: str, run_b: str, metric: str = "compute"):
         row.update(change_pct=None, floor_pct=None, p=None, changed="", conditions="")
         if ra and rb:
             cpu = "cpu" in (ra["kind"], rb["kind"])
-            d = decide_stats.decide(ra["samples"] or [], rb["samples"] or [], min_effect=min_effect_of(ra, rb, cpu),
-                                    processes_a=_list_or_none(ra["processes"]), processes_b=_list_or_none(rb["processes"]))
+            d = decide_stats.decide(
+                ra["samples"] or [],
+                rb["samples"] or [],
+                min_effect=min_effect_of(ra, rb, cpu),
+                processes_a=_list_or_none(ra["processes"]),
+                processes_b=_list_or_none(rb["processes"]),
+            )
             changes = param_changes(ra["params"], rb["params"])
             if ra["source_hash"] != rb["source_hash"]:
                 changes.append("source")
@@ -377,12 +428,24 @@ def compare(df, run_a: str, run_b: str, metric: str = "compute"):
                 floor_pct=None if d.floor is None else 100.0 * d.floor,
                 p=d.p,
                 changed="; ".join(changes),
-                conditions="; ".join(conditions.differences(ra["conditions"], rb["conditions"], cpu_case=cpu)),
+                conditions="; ".join(
+                    conditions.differences(ra["conditions"], rb["conditions"], cpu_case=cpu)
+                ),
             )
         else:
             row["verdict"] = "only-a" if ra else "only-b"
         rows.append(row)
-    columns = [*CASE_COLUMNS, "median_a", "median_b", "change_pct", "floor_pct", "p", "verdict", "changed", "conditions"]
+    columns = [
+        *CASE_COLUMNS,
+        "median_a",
+        "median_b",
+        "change_pct",
+        "floor_pct",
+        "p",
+        "verdict",
+        "changed",
+        "conditions",
+    ]
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -390,7 +453,9 @@ def change_counts(result) -> dict[str, int]:
     """How many benchmarks of a comparison changed parameters, and sources."""
     changed = result["changed"].fillna("")
     return {
-        "changed-params": int(changed.map(lambda t: any(p != "source" for p in t.split("; ") if p)).sum()),
+        "changed-params": int(
+            changed.map(lambda t: any(p != "source" for p in t.split("; ") if p)).sum()
+        ),
         "changed-source": int(changed.map(lambda t: "source" in t.split("; ")).sum()),
     }
 
@@ -402,7 +467,11 @@ def machine_warnings(df, run_a: str, run_b: str) -> list[str]:
         return df[df["run"] == resolve_run(df, run)].iloc[0]
 
     def machine(row) -> dict[str, Any]:
-        return {"nqprof": {k.split(".", 1)[1]: _or_none(v) for k, v in row.items() if k.startswith("machine.")}}
+        return {
+            "nqprof": {
+                k.split(".", 1)[1]: _or_none(v) for k, v in row.items() if k.startswith("machine.")
+            }
+        }
 
     ra, rb = first(run_a), first(run_b)
     out = machine_differences(machine(ra), machine(rb))

@@ -48,8 +48,10 @@ def _u_counts(na: int, nb: int) -> tuple[int, ...]:
     if na == 0 or nb == 0:
         return (1,) + (0,) * (na * nb)
     from_a, from_b = _u_counts(na - 1, nb), _u_counts(na, nb - 1)
-    return tuple((from_a[u - nb] if u >= nb else 0) + (from_b[u] if u < len(from_b) else 0)
-                 for u in range(na * nb + 1))
+    return tuple(
+        (from_a[u - nb] if u >= nb else 0) + (from_b[u] if u < len(from_b) else 0)
+        for u in range(na * nb + 1)
+    )
 
 
 def min_p_value(na: int, nb: int) -> float:
@@ -87,7 +89,7 @@ def mann_whitney_p(a: Sequence[float], b: Sequence[float]) -> float:
         tail = sum(counts[: int(math.floor(lo)) + 1]) / total
         return min(1.0, 2 * tail)
     n = na + nb
-    tie_term = sum(t ** 3 - t for t in ties) / (n * (n - 1))
+    tie_term = sum(t**3 - t for t in ties) / (n * (n - 1))
     var = na * nb / 12 * ((n + 1) - tie_term)
     if var <= 0:
         return 1.0
@@ -105,7 +107,7 @@ def drift(samples: Sequence[float]) -> float:
     size = len(samples) // DRIFT_BLOCKS
     if size < 2:
         return 0.0
-    medians = [median(samples[i * size:(i + 1) * size]) for i in range(DRIFT_BLOCKS)]
+    medians = [median(samples[i * size : (i + 1) * size]) for i in range(DRIFT_BLOCKS)]
     low = min(medians)
     return (max(medians) - low) / low if low > 0 else 0.0
 
@@ -146,8 +148,10 @@ def _beta_cf(a: float, b: float, x: float) -> float:
     d = 1.0 / (d if abs(d) > tiny else tiny)
     h = d
     for m in range(1, 300):
-        for num in (m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
-                    -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))):
+        for num in (
+            m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
+            -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1)),
+        ):
             d = 1.0 + num * d
             d = 1.0 / (d if abs(d) > tiny else tiny)
             c = 1.0 + num / c
@@ -164,7 +168,9 @@ def _beta_inc(a: float, b: float, x: float) -> float:
         return 0.0
     if x >= 1.0:
         return 1.0
-    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x))
+    front = math.exp(
+        math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
+    )
     if x < (a + 1.0) / (a + b + 2.0):
         return front * _beta_cf(a, b, x) / a
     return 1.0 - front * _beta_cf(b, a, 1.0 - x) / b
@@ -187,8 +193,13 @@ def t_quantile(q: float, df: float) -> float:
     return (lo + hi) / 2
 
 
-def between_process_floor(a: Sequence[float], b: Sequence[float], processes_a: Sequence[int] | None,
-                          processes_b: Sequence[int] | None, alpha: float = ALPHA) -> float:
+def between_process_floor(
+    a: Sequence[float],
+    b: Sequence[float],
+    processes_a: Sequence[int] | None,
+    processes_b: Sequence[int] | None,
+    alpha: float = ALPHA,
+) -> float:
     """What the worker processes alone can move between two runs. Where both ran in two
     or more processes: the half-width of Student's (1 - alpha) interval for the difference
     of the runs' mean log process medians, the variance pooled over both runs (an A/A pair
@@ -212,11 +223,22 @@ def between_process_floor(a: Sequence[float], b: Sequence[float], processes_a: S
     return math.expm1(t_quantile(1 - alpha / 2, df) * se)
 
 
-def floor_of(a: Sequence[float], b: Sequence[float], min_effect: float = MIN_EFFECT,
-             processes_a: Sequence[int] | None = None, processes_b: Sequence[int] | None = None) -> float:
+def floor_of(
+    a: Sequence[float],
+    b: Sequence[float],
+    min_effect: float = MIN_EFFECT,
+    processes_a: Sequence[int] | None = None,
+    processes_b: Sequence[int] | None = None,
+) -> float:
     """The smallest relative change of the median called a difference between runs a and b."""
-    return max(min_effect, drift(a), drift(b), relative_iqr(a) / 2, relative_iqr(b) / 2,
-               between_process_floor(a, b, processes_a, processes_b))
+    return max(
+        min_effect,
+        drift(a),
+        drift(b),
+        relative_iqr(a) / 2,
+        relative_iqr(b) / 2,
+        between_process_floor(a, b, processes_a, processes_b),
+    )
 
 
 @dataclass(frozen=True)
@@ -227,8 +249,14 @@ class Decision:
     p: float | None  # the rank test's two-sided p-value
 
 
-def decide(a: Sequence[float], b: Sequence[float], alpha: float = ALPHA, min_effect: float = MIN_EFFECT,
-           processes_a: Sequence[int] | None = None, processes_b: Sequence[int] | None = None) -> Decision:
+def decide(
+    a: Sequence[float],
+    b: Sequence[float],
+    alpha: float = ALPHA,
+    min_effect: float = MIN_EFFECT,
+    processes_a: Sequence[int] | None = None,
+    processes_b: Sequence[int] | None = None,
+) -> Decision:
     """The verdict for the change from samples ``a`` to samples ``b`` (``processes_*``: the
     worker process of each round, where a run used several)."""
     if not a or not b:

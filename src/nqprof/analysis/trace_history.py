@@ -24,7 +24,16 @@ from .stats import MIN_EFFECT
 #: The "kernel" of a range's memory copies in :func:`per_round` (launches: how many copies).
 MEMCPY = "(memcpy)"
 #: The columns of :func:`trace_changes`.
-CHANGE_COLUMNS = [*CASE_COLUMNS, "range", "kernel", "a_ns", "b_ns", "launches_a", "launches_b", "change_pct"]
+CHANGE_COLUMNS = [
+    *CASE_COLUMNS,
+    "range",
+    "kernel",
+    "a_ns",
+    "b_ns",
+    "launches_a",
+    "launches_b",
+    "change_pct",
+]
 
 
 def _value(row: dict[str, Any], key: str):
@@ -35,7 +44,7 @@ def _value(row: dict[str, Any], key: str):
 def range_label(name: str, strategy: str | None, n) -> str:
     """``dp3 N=13 generation 1`` -> ``generation 1``: the case is named already."""
     prefix = f"{strategy} N={n} "
-    return name[len(prefix):] if strategy and name and name.startswith(prefix) else str(name)
+    return name[len(prefix) :] if strategy and name and name.startswith(prefix) else str(name)
 
 
 #: The domain of the device-timeline groups (CDP grids that Nsight Systems does not see).
@@ -51,25 +60,42 @@ def device_ranges(timeline: dict[str, Any]) -> list[dict[str, Any]]:
     "kernel" (how many, their durations summed and averaged), their boards."""
     grids = (timeline or {}).get("grids") or {}
     by_gen: dict[int, list[tuple[int, int, int]]] = {}
-    for gen, start, end, boards in zip(grids.get("gen", []), grids.get("start", []), grids.get("end", []),
-                                       grids.get("boards", [])):
+    for gen, start, end, boards in zip(
+        grids.get("gen", []), grids.get("start", []), grids.get("end", []), grids.get("boards", [])
+    ):
         if end >= start:
             by_gen.setdefault(int(gen), []).append((int(start), int(end), int(boards)))
     out = []
     for gen in sorted(by_gen):
         rows = by_gen[gen]
         busy = sum(end - start for start, end, _ in rows)
-        out.append({
-            "domain": DEVICE_DOMAIN, "name": f"device generation {gen}", "payload": gen, "count": 1,
-            "duration_ns": max(end for _, end, _ in rows) - min(start for start, _, _ in rows),
-            "kernels": [{"name": DEVICE_GRIDS, "launches": len(rows), "total_ns": busy, "mean_ns": busy / len(rows),
-                         "grid": None, "block": None}],
-            "memcpy": {"count": 0, "bytes": 0, "duration_ns": 0}, "boards": sum(b for _, _, b in rows),
-        })
+        out.append(
+            {
+                "domain": DEVICE_DOMAIN,
+                "name": f"device generation {gen}",
+                "payload": gen,
+                "count": 1,
+                "duration_ns": max(end for _, end, _ in rows) - min(start for start, _, _ in rows),
+                "kernels": [
+                    {
+                        "name": DEVICE_GRIDS,
+                        "launches": len(rows),
+                        "total_ns": busy,
+                        "mean_ns": busy / len(rows),
+                        "grid": None,
+                        "block": None,
+                    }
+                ],
+                "memcpy": {"count": 0, "bytes": 0, "duration_ns": 0},
+                "boards": sum(b for _, _, b in rows),
+            }
+        )
     return out
 
 
-def per_round(ranges: list[dict], strategy: str | None = None, n=None) -> dict[tuple, dict[str, Any]]:
+def per_round(
+    ranges: list[dict], strategy: str | None = None, n=None
+) -> dict[tuple, dict[str, Any]]:
     """``{(range, kernel or None): {"ns": time per round, "launches": per round}}`` of a stored
     summary: a range's own mean duration, each kernel's total and launches divided by its
     range's count (kernels outside any range: as recorded), and the range's memory copies as
@@ -81,11 +107,16 @@ def per_round(ranges: list[dict], strategy: str | None = None, n=None) -> dict[t
         if group.get("duration_ns") is not None:
             out[(label, None)] = {"ns": group["duration_ns"] / count, "launches": None}
         for kernel in group.get("kernels") or []:
-            out[(label, kernel["name"])] = {"ns": (kernel.get("total_ns") or 0) / count,
-                                            "launches": (kernel.get("launches") or 0) / count}
+            out[(label, kernel["name"])] = {
+                "ns": (kernel.get("total_ns") or 0) / count,
+                "launches": (kernel.get("launches") or 0) / count,
+            }
         copies = group.get("memcpy") or {}
         if copies.get("count"):
-            out[(label, MEMCPY)] = {"ns": (copies.get("duration_ns") or 0) / count, "launches": copies["count"] / count}
+            out[(label, MEMCPY)] = {
+                "ns": (copies.get("duration_ns") or 0) / count,
+                "launches": copies["count"] / count,
+            }
     return out
 
 
@@ -96,9 +127,14 @@ def case_traces(df, run: str) -> dict[tuple, dict[str, Any]]:
     out = {}
     for row in part.to_dict("records"):
         key = tuple(row[c] for c in CASE_COLUMNS)
-        ranges = (_value(row, "extra.trace.ranges") or []) + (_value(row, "extra.trace.device") or [])
-        out[key] = {"ranges": ranges or None, "file": _value(row, "extra.trace.file"),
-                    "missing": _value(row, "extra.trace.missing")}
+        ranges = (_value(row, "extra.trace.ranges") or []) + (
+            _value(row, "extra.trace.device") or []
+        )
+        out[key] = {
+            "ranges": ranges or None,
+            "file": _value(row, "extra.trace.file"),
+            "missing": _value(row, "extra.trace.missing"),
+        }
     return out
 
 
@@ -111,7 +147,12 @@ def trace_changes(df, run_a: str, run_b: str, cases: list[tuple] | None = None):
     a, b = case_traces(df, resolve_run(df, run_a)), case_traces(df, resolve_run(df, run_b))
     rows = []
     for key in a:
-        if key not in b or not a[key]["ranges"] or not b[key]["ranges"] or (cases is not None and key not in cases):
+        if (
+            key not in b
+            or not a[key]["ranges"]
+            or not b[key]["ranges"]
+            or (cases is not None and key not in cases)
+        ):
             continue
         strategy, n = key[1], key[2]
         ta, tb = per_round(a[key]["ranges"], strategy, n), per_round(b[key]["ranges"], strategy, n)
@@ -119,9 +160,18 @@ def trace_changes(df, run_a: str, run_b: str, cases: list[tuple] | None = None):
             ia, ib = ta.get(item), tb.get(item)
             a_ns, b_ns = (ia or {}).get("ns"), (ib or {}).get("ns")
             change = 100.0 * (b_ns - a_ns) / a_ns if a_ns and b_ns is not None else None
-            rows.append({**dict(zip(CASE_COLUMNS, key)), "range": item[0], "kernel": item[1], "a_ns": a_ns,
-                         "b_ns": b_ns, "launches_a": (ia or {}).get("launches"),
-                         "launches_b": (ib or {}).get("launches"), "change_pct": change})
+            rows.append(
+                {
+                    **dict(zip(CASE_COLUMNS, key)),
+                    "range": item[0],
+                    "kernel": item[1],
+                    "a_ns": a_ns,
+                    "b_ns": b_ns,
+                    "launches_a": (ia or {}).get("launches"),
+                    "launches_b": (ib or {}).get("launches"),
+                    "change_pct": change,
+                }
+            )
     return pd.DataFrame(rows, columns=CHANGE_COLUMNS)
 
 
@@ -144,9 +194,16 @@ def run_traces(df) -> dict[str, dict[str, int]]:
     """Per run: how many of its cases carry a trace, and how many say why they have none."""
     out: dict[str, dict[str, int]] = {}
     for run, part in df.groupby("run", sort=False):
-        traced = int(part["extra.trace.file"].map(lambda v: not missing_any(v)).sum()) if "extra.trace.file" in part else 0
-        lacking = (int(part["extra.trace.missing"].map(lambda v: not missing_any(v)).sum())
-                   if "extra.trace.missing" in part else 0)
+        traced = (
+            int(part["extra.trace.file"].map(lambda v: not missing_any(v)).sum())
+            if "extra.trace.file" in part
+            else 0
+        )
+        lacking = (
+            int(part["extra.trace.missing"].map(lambda v: not missing_any(v)).sum())
+            if "extra.trace.missing" in part
+            else 0
+        )
         out[run] = {"traced": traced, "missing": lacking}
     return out
 

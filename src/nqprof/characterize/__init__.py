@@ -33,7 +33,9 @@ def check_kind(doc: dict[str, Any], kind: str, what: str) -> None:
         raise InputError(f"not an nqprof {what} (kind {doc.get('kind')!r}, expected {kind!r})")
 
 
-def load_points(doc: dict[str, Any], kind: str, what: str, from_dict: Callable[[dict], Any]) -> list:
+def load_points(
+    doc: dict[str, Any], kind: str, what: str, from_dict: Callable[[dict], Any]
+) -> list:
     """The points of a kept measurement (``doc["points"]``), each through ``from_dict``."""
     check_kind(doc, kind, what)
     try:

@@ -17,7 +17,11 @@ from typing import Any, Iterable, Mapping, Sequence
 
 #: The other strategies the comparison runs: the best CDP one, and the host-seeded kernel.
 OTHER_LABELS = {"cdp-bp": "best CDP", "feinbube": "host-seeded, no CDP"}
-DRIVER_LABELS = {"host": "host loop", "while": "host graph (WHILE)", "device": "device graph launch"}
+DRIVER_LABELS = {
+    "host": "host loop",
+    "while": "host graph (WHILE)",
+    "device": "device graph launch",
+}
 
 
 def case_name(record: Mapping[str, Any]) -> str:
@@ -50,9 +54,14 @@ def gpu_ms(record: Mapping[str, Any]) -> float | None:
 def table(records: Sequence[Mapping[str, Any]]) -> tuple[list[str], list[list[str]], list[str]]:
     """Rows per N: the GPU time (median, ms) of each case; a case whose count was not verified
     shows as such, never as a time. Notes: generations, launches, rounds."""
-    cases = sorted({case_name(r) for r in records}, key=lambda c: (not c.startswith("devgraph/"),
-                                                                    list(DRIVER_LABELS).index(c.split("/")[1])
-                                                                    if c.startswith("devgraph/") else 0, c))
+    cases = sorted(
+        {case_name(r) for r in records},
+        key=lambda c: (
+            not c.startswith("devgraph/"),
+            list(DRIVER_LABELS).index(c.split("/")[1]) if c.startswith("devgraph/") else 0,
+            c,
+        ),
+    )
     by = {(r["n"], case_name(r)): r for r in records}
     ns = sorted({r["n"] for r in records})
     header = ["N"] + [f"{label(c)} (ms)" for c in cases] + ["device / host loop", "device / WHILE"]
@@ -81,13 +90,21 @@ def table(records: Sequence[Mapping[str, Any]]) -> tuple[list[str], list[list[st
             + ", ".join(f"{k}={v}" for k, v in some["params"].items() if k != "driver")
         )
     for r in records:
-        if r["strategy"] == "devgraph" and r["params"]["driver"] == "device" and r.get("device_failures"):
+        if (
+            r["strategy"] == "devgraph"
+            and r["params"]["driver"] == "device"
+            and r.get("device_failures")
+        ):
             f = r["device_failures"]
-            notes.append(f"N={r['n']} device: {f.get('device_graph_launches')} device graph launches per round, "
-                         f"{f.get('launch_failures')} failed")
+            notes.append(
+                f"N={r['n']} device: {f.get('device_graph_launches')} device graph launches per round, "
+                f"{f.get('launch_failures')} failed"
+            )
             break
     rounds = sorted({r.get("rounds") for r in records})
-    notes.append(f"GPU time: CUDA events around the whole run, median of {', '.join(map(str, rounds))} rounds")
+    notes.append(
+        f"GPU time: CUDA events around the whole run, median of {', '.join(map(str, rounds))} rounds"
+    )
     return header, rows, notes
 
 
@@ -118,8 +135,11 @@ def figure(records: Sequence[Mapping[str, Any]], path: str | Path, where: str = 
     ax.set_yscale("log")
     ax.set_xlabel("N")
     ax.set_ylabel("GPU time (ms, CUDA events)")
-    ax.set_title("the same generations: host loop, host graph (WHILE), device graph launch" + (f"\n{where}" if where else ""),
-                 fontsize="medium")
+    ax.set_title(
+        "the same generations: host loop, host graph (WHILE), device graph launch"
+        + (f"\n{where}" if where else ""),
+        fontsize="medium",
+    )
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize="small")
     fig.savefig(path, dpi=120)
@@ -127,7 +147,9 @@ def figure(records: Sequence[Mapping[str, Any]], path: str | Path, where: str = 
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m nqprof.characterize.devgraph_compare", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(
+        prog="python -m nqprof.characterize.devgraph_compare", description=__doc__.split("\n\n")[0]
+    )
     p.add_argument("records", nargs="+")
     p.add_argument("-o", "--output", help="write the table as Markdown")
     p.add_argument("--figure", help="draw the figure (PNG)")

@@ -74,8 +74,17 @@ METRICS = {
     "l2_hit_pct": "lts__t_sector_hit_rate.pct",
 }
 #: ncu's time units (the CSV's second row) -> nanoseconds; ncu picks the unit per report.
-TIME_UNITS = {"ns": 1.0, "nsecond": 1.0, "": 1.0, "us": 1e3, "usecond": 1e3, "ms": 1e6, "msecond": 1e6,
-              "s": 1e9, "second": 1e9}
+TIME_UNITS = {
+    "ns": 1.0,
+    "nsecond": 1.0,
+    "": 1.0,
+    "us": 1e3,
+    "usecond": 1e3,
+    "ms": 1e6,
+    "msecond": 1e6,
+    "s": 1e9,
+    "second": 1e9,
+}
 #: Metrics that are ratios or percentages: averaged over launches weighted by warp instructions.
 RATIOS = ("lanes_per_inst", "l2_hit_pct")
 WARP = 32
@@ -97,11 +106,26 @@ def find_ncu(given: str | os.PathLike | None = None) -> str:
     raise UnavailableError("Nsight Compute (ncu) not found: put it on PATH or set NQPROF_NCU")
 
 
-def profile_command(ncu: str, report: Path, argv: Sequence[str], kernel_regex: str | None = None,
-                    launch_count: int | None = None) -> list[str]:
+def profile_command(
+    ncu: str,
+    report: Path,
+    argv: Sequence[str],
+    kernel_regex: str | None = None,
+    launch_count: int | None = None,
+) -> list[str]:
     """ncu collecting :data:`METRICS` for ``argv`` (and its worker processes) into ``report``."""
-    cmd = [ncu, "--target-processes", "all", "--clock-control", "none", "--metrics", ",".join(METRICS.values()),
-           "--export", str(report), "--force-overwrite"]
+    cmd = [
+        ncu,
+        "--target-processes",
+        "all",
+        "--clock-control",
+        "none",
+        "--metrics",
+        ",".join(METRICS.values()),
+        "--export",
+        str(report),
+        "--force-overwrite",
+    ]
     if kernel_regex:
         cmd += ["--kernel-name", f"regex:{kernel_regex}"]
     if launch_count:
@@ -109,10 +133,23 @@ def profile_command(ncu: str, report: Path, argv: Sequence[str], kernel_regex: s
     return cmd + ["--", *argv]
 
 
-def solve_argv(strategy: str, n: int, params: Mapping[str, Any] | None = None, json: bool = False) -> list[str]:
+def solve_argv(
+    strategy: str, n: int, params: Mapping[str, Any] | None = None, json: bool = False
+) -> list[str]:
     """One round of ``nqprof solve`` (the count is checked under the profiler too, except
     in a measurement build: launch=record); ``json``: print the run record as JSON."""
-    argv = [sys.executable, "-m", "nqprof.cli", "solve", str(n), "--strategy", strategy, "--repeats", "1", "-q"]
+    argv = [
+        sys.executable,
+        "-m",
+        "nqprof.cli",
+        "solve",
+        str(n),
+        "--strategy",
+        strategy,
+        "--repeats",
+        "1",
+        "-q",
+    ]
     if json:
         argv.append("--json")
     for k, v in (params or {}).items():
@@ -125,9 +162,17 @@ def kernel_regex(kernels: Sequence[str]) -> str | None:
     return "^(" + "|".join(kernels) + ")" if kernels else None
 
 
-def profile(strategy: str, n: int, out_dir: str | os.PathLike, params: Mapping[str, Any] | None = None,
-            ncu: str | None = None, timeout: float = 600, launch_count: int | None = 200,
-            kernels: Sequence[str] | None = None, tag: str = "") -> tuple[str, str]:
+def profile(
+    strategy: str,
+    n: int,
+    out_dir: str | os.PathLike,
+    params: Mapping[str, Any] | None = None,
+    ncu: str | None = None,
+    timeout: float = 600,
+    launch_count: int | None = 200,
+    kernels: Sequence[str] | None = None,
+    tag: str = "",
+) -> tuple[str, str]:
     """Run one round under ncu; returns the raw-page CSV of the report (also written to
     ``out_dir``) and what the round printed (with ``tag``, the run record as JSON). Only
     ``kernels`` are profiled (default: the strategy's), at most ``launch_count`` launches."""
@@ -140,10 +185,17 @@ def profile(strategy: str, n: int, out_dir: str | os.PathLike, params: Mapping[s
     report = out / name
     if kernels is None:
         kernels = [k for src in get(strategy).sources for k in src.kernels]
-    cmd = profile_command(ncu, report, solve_argv(strategy, n, params, json=bool(tag)), kernel_regex(kernels),
-                          launch_count)
+    cmd = profile_command(
+        ncu,
+        report,
+        solve_argv(strategy, n, params, json=bool(tag)),
+        kernel_regex(kernels),
+        launch_count,
+    )
     printed = _run(cmd, timeout, f"ncu on {strategy} N={n}" + (f" ({tag})" if tag else ""))
-    csv = _run([ncu, "--import", f"{report}.ncu-rep", "--csv", "--page", "raw"], timeout, "ncu --import")
+    csv = _run(
+        [ncu, "--import", f"{report}.ncu-rep", "--csv", "--page", "raw"], timeout, "ncu --import"
+    )
     (out / f"{name}.csv").write_text(csv)
     return csv, printed
 
@@ -158,7 +210,9 @@ def record_from_output(text: str) -> dict[str, Any]:
     try:
         record, _ = json.JSONDecoder().raw_decode(text[offset:])
     except json.JSONDecodeError as exc:
-        raise InputError(f"the run record printed by nqprof solve --json is not JSON ({exc.msg})") from None
+        raise InputError(
+            f"the run record printed by nqprof solve --json is not JSON ({exc.msg})"
+        ) from None
     return record
 
 
@@ -185,7 +239,9 @@ def parse_csv(text: str):
     lines = text.splitlines()
     start = next((i for i, line in enumerate(lines) if line.startswith('"ID"')), None)
     if start is None:
-        raise InputError("not ncu CSV output (no header row starting with \"ID\"); was it run with --csv --page raw?")
+        raise InputError(
+            "not ncu CSV output (no header row starting with \"ID\"); was it run with --csv --page raw?"
+        )
     raw = pd.read_csv(io.StringIO("\n".join(lines[start:])), dtype=str, keep_default_na=False)
     if "Kernel Name" not in raw.columns:
         raise InputError("ncu CSV has no 'Kernel Name' column")
@@ -225,13 +281,18 @@ def per_kernel(df):
             if name in RATIOS:  # weighted by the launches' warp instructions where both are known
                 known = g[name].notna() & g["warp_inst"].notna()
                 w = g.loc[known, "warp_inst"]
-                r[name] = (float((g.loc[known, name] * w).sum() / w.sum()) if w.sum() > 0
-                           else float(g[name].mean()))
+                r[name] = (
+                    float((g.loc[known, name] * w).sum() / w.sum())
+                    if w.sum() > 0
+                    else float(g[name].mean())
+                )
             else:
                 r[name] = float(g[name].sum(min_count=1))
         r["wee"] = r["lanes_per_inst"] / WARP
         r["shared_conflicts"] = _add(r["shared_ld_conflicts"], r["shared_st_conflicts"])
-        r["shared_wavefronts_per_inst"] = _div(r["shared_wavefronts"], _add(r["shared_ld_inst"], r["shared_st_inst"]))
+        r["shared_wavefronts_per_inst"] = _div(
+            r["shared_wavefronts"], _add(r["shared_ld_inst"], r["shared_st_inst"])
+        )
         r["global_ld_sectors_per_request"] = _div(r["global_ld_sectors"], r["global_ld_requests"])
         r["global_st_sectors_per_request"] = _div(r["global_st_sectors"], r["global_st_requests"])
         rows.append(r)
@@ -268,8 +329,15 @@ def replay_weight(replay: Mapping[str, Any], profiled: int) -> dict[str, Any]:
     profiled = min(int(profiled), replayed)
     b_all, b_profiled = sum(boards), sum(boards[:profiled])
     scale = 1.0 if profiled >= replayed else (b_all / b_profiled if b_profiled else float("nan"))
-    return {"kernel": replay.get("kernel"), "recorded": int(replay.get("recorded", replayed)), "replayed": replayed,
-            "profiled": profiled, "boards": b_all, "boards_profiled": b_profiled, "scale": scale}
+    return {
+        "kernel": replay.get("kernel"),
+        "recorded": int(replay.get("recorded", replayed)),
+        "replayed": replayed,
+        "profiled": profiled,
+        "boards": b_all,
+        "boards_profiled": b_profiled,
+        "scale": scale,
+    }
 
 
 def check_replay(record: Mapping[str, Any]) -> dict[str, Any]:
@@ -278,32 +346,60 @@ def check_replay(record: Mapping[str, Any]) -> dict[str, Any]:
     replay = record.get("replay") or {}
     if not record.get("measurement_build") or record.get("verified"):
         raise InputError("the launch=record run is not marked as a measurement build")
-    gen1 = next((g.get("grids", 0) for g in record.get("generations", []) if g.get("generation") == 1), 0)
+    gen1 = next(
+        (g.get("grids", 0) for g in record.get("generations", []) if g.get("generation") == 1), 0
+    )
     if not replay:
         raise InputError("the launch=record run has no replay in its record")
     if replay.get("replayed") != gen1 or replay.get("recorded") != gen1:
-        raise InputError(f"the replay launched {replay.get('replayed')} of {replay.get('recorded')} recorded grids; "
-                         f"generation 1 had {gen1}")
+        raise InputError(
+            f"the replay launched {replay.get('replayed')} of {replay.get('recorded')} recorded grids; "
+            f"generation 1 had {gen1}"
+        )
     return replay
 
 
-def summarize(strategy: str, n: int, kernels, cdp: bool, children=None, replay: Mapping[str, Any] | None = None
-              ) -> dict[str, Any]:
+def summarize(
+    strategy: str,
+    n: int,
+    kernels,
+    cdp: bool,
+    children=None,
+    replay: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
     """One strategy's entry of the document: its kernels' rows (``role`` parent; a CDP
     strategy's replayed children ``role`` child, with ``scale`` and ``inst_weighted``) and
     its WEEI over them. ``children_profiled``: True for a non-CDP strategy and where the
     replay's children were profiled; False for a CDP strategy profiled without them."""
-    rows = [{**r, "role": "parent", "scale": 1.0, "inst_weighted": r["warp_inst"]} for r in kernels.to_dict("records")]
+    rows = [
+        {**r, "role": "parent", "scale": 1.0, "inst_weighted": r["warp_inst"]}
+        for r in kernels.to_dict("records")
+    ]
     weight = None
     if children is not None and replay is not None:
         child_rows = children.to_dict("records")
         profiled = sum(int(r["launches"]) for r in child_rows)
         weight = replay_weight(replay, profiled)
-        rows += [{**r, "role": "child", "scale": weight["scale"], "inst_weighted": r["warp_inst"] * weight["scale"]}
-                 for r in child_rows]
+        rows += [
+            {
+                **r,
+                "role": "child",
+                "scale": weight["scale"],
+                "inst_weighted": r["warp_inst"] * weight["scale"],
+            }
+            for r in child_rows
+        ]
     value = weei((r["wee"], r["inst_weighted"]) for r in rows) if rows else None
-    return {"strategy": strategy, "n": n, "cdp": cdp, "kernels": rows, "weei": value,
-            "children_profiled": not cdp or bool(weight and weight["profiled"]), "replay": weight, "error": None}
+    return {
+        "strategy": strategy,
+        "n": n,
+        "cdp": cdp,
+        "kernels": rows,
+        "weei": value,
+        "children_profiled": not cdp or bool(weight and weight["profiled"]),
+        "replay": weight,
+        "error": None,
+    }
 
 
 def load(doc: dict[str, Any]) -> list[dict[str, Any]]:
@@ -318,8 +414,22 @@ def _f(value, fmt: str) -> str:
 
 
 def table(entries: Sequence[dict[str, Any]]) -> tuple[list[str], list[list], list[str]]:
-    header = ["strategy", "N", "kernel", "role", "launches", "time (ms)", "warp inst", "WEE", "shared conflicts",
-              "shared wavefronts/inst", "global ld sectors/req", "global st sectors/req", "L2 hit %", "WEEI"]
+    header = [
+        "strategy",
+        "N",
+        "kernel",
+        "role",
+        "launches",
+        "time (ms)",
+        "warp inst",
+        "WEE",
+        "shared conflicts",
+        "shared wavefronts/inst",
+        "global ld sectors/req",
+        "global st sectors/req",
+        "L2 hit %",
+        "WEEI",
+    ]
     rows, notes = [], []
     for e in entries:
         if e.get("error"):
@@ -332,34 +442,65 @@ def table(entries: Sequence[dict[str, Any]]) -> tuple[list[str], list[list], lis
             launches = k["launches"]
             if role == "child" and w:
                 launches = f"{w['profiled']:,} of {w['replayed']:,}"
-            rows.append([e["strategy"], e["n"], k["kernel"], role, launches, _f(k["duration_ns"] / 1e6, ".3f"),
-                         _f(k["warp_inst"], ".3e"), _f(k["wee"], ".3f"), _f(k["shared_conflicts"], ".3e"),
-                         _f(k["shared_wavefronts_per_inst"], ".2f"), _f(k["global_ld_sectors_per_request"], ".2f"),
-                         _f(k["global_st_sectors_per_request"], ".2f"), _f(k["l2_hit_pct"], ".1f"), ""])
+            rows.append(
+                [
+                    e["strategy"],
+                    e["n"],
+                    k["kernel"],
+                    role,
+                    launches,
+                    _f(k["duration_ns"] / 1e6, ".3f"),
+                    _f(k["warp_inst"], ".3e"),
+                    _f(k["wee"], ".3f"),
+                    _f(k["shared_conflicts"], ".3e"),
+                    _f(k["shared_wavefronts_per_inst"], ".2f"),
+                    _f(k["global_ld_sectors_per_request"], ".2f"),
+                    _f(k["global_st_sectors_per_request"], ".2f"),
+                    _f(k["l2_hit_pct"], ".1f"),
+                    "",
+                ]
+            )
         weei_cell = _f(e.get("weei"), ".3f")
         if e.get("cdp") and not e.get("children_profiled"):
-            notes.append(f"[{len(notes) + 1}] {e['strategy']}: WEEI over the host-launched kernels only; on CDP2 ncu "
-                         "does not reach device-launched children" + (f" ({e['children_error']})"
-                                                                      if e.get("children_error") else ""))
+            notes.append(
+                f"[{len(notes) + 1}] {e['strategy']}: WEEI over the host-launched kernels only; on CDP2 ncu "
+                "does not reach device-launched children"
+                + (f" ({e['children_error']})" if e.get("children_error") else "")
+            )
             weei_cell += f" [{len(notes)}]"
         elif e.get("cdp") and w:
-            sampled = (f"the first {w['profiled']:,} of {w['replayed']:,} replayed launches profiled "
-                       f"({w['boards_profiled']:,} of {w['boards']:,} boards): inst_c scaled by {w['scale']:.3f}"
-                       if w["profiled"] < w["replayed"] else f"all {w['replayed']:,} replayed launches profiled")
-            notes.append(f"[{len(notes) + 1}] {e['strategy']}: children = generation 1's {w['kernel']} grids replayed "
-                         f"from the host over the boards their parents recorded (launch=record), without their own "
-                         f"descendants (generations >= 2 not in the WEEI); {sampled}")
+            sampled = (
+                f"the first {w['profiled']:,} of {w['replayed']:,} replayed launches profiled "
+                f"({w['boards_profiled']:,} of {w['boards']:,} boards): inst_c scaled by {w['scale']:.3f}"
+                if w["profiled"] < w["replayed"]
+                else f"all {w['replayed']:,} replayed launches profiled"
+            )
+            notes.append(
+                f"[{len(notes) + 1}] {e['strategy']}: children = generation 1's {w['kernel']} grids replayed "
+                f"from the host over the boards their parents recorded (launch=record), without their own "
+                f"descendants (generations >= 2 not in the WEEI); {sampled}"
+            )
             weei_cell += f" [{len(notes)}]"
         if e["kernels"]:
             rows[-1][-1] = weei_cell
-    notes.append("WEE: active lanes per warp instruction / 32; WEEI = (WEE_p x inst_p + WEE_c x inst_c) / (inst_p + "
-                 "inst_c), inst = warp instructions, inst_c = profiled child inst x B_all / B_profiled (boards of all "
-                 "replayed launches over those profiled); sectors/req: 4 is one fully used 128-byte line")
+    notes.append(
+        "WEE: active lanes per warp instruction / 32; WEEI = (WEE_p x inst_p + WEE_c x inst_c) / (inst_p + "
+        "inst_c), inst = warp instructions, inst_c = profiled child inst x B_all / B_profiled (boards of all "
+        "replayed launches over those profiled); sectors/req: 4 is one fully used 128-byte line"
+    )
     return header, rows, notes
 
 
-def measure(strategies: Sequence[str], n: int, out_dir: str | os.PathLike, params=None, ncu: str | None = None,
-            timeout: float = 600, progress=None, child_launches: int = DEFAULT_CHILD_LAUNCHES) -> dict[str, Any]:
+def measure(
+    strategies: Sequence[str],
+    n: int,
+    out_dir: str | os.PathLike,
+    params=None,
+    ncu: str | None = None,
+    timeout: float = 600,
+    progress=None,
+    child_launches: int = DEFAULT_CHILD_LAUNCHES,
+) -> dict[str, Any]:
     """Profile each strategy at N (a CDP strategy twice: the real run for its parent, the
     launch=record run for its children); returns the JSON document (the CSVs stay in
     ``out_dir``). A failed child profile leaves the parent's rows, with the reason."""
@@ -387,8 +528,17 @@ def measure(strategies: Sequence[str], n: int, out_dir: str | os.PathLike, param
         if progress is not None:
             progress.case(f"efficiency {s} N={n} children (launch=record)")
         try:
-            csv, printed = profile(s, n, out_dir, {**given, "launch": "record"}, ncu=ncu, timeout=timeout,
-                                   launch_count=child_launches or None, kernels=[strat.child_kernel], tag="record")
+            csv, printed = profile(
+                s,
+                n,
+                out_dir,
+                {**given, "launch": "record"},
+                ncu=ncu,
+                timeout=timeout,
+                launch_count=child_launches or None,
+                kernels=[strat.child_kernel],
+                tag="record",
+            )
             replay = check_replay(record_from_output(printed))
             df = parse_csv(csv)
             children = per_kernel(df[df["kernel"] == strat.child_kernel])

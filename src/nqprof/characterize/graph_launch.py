@@ -57,7 +57,9 @@ class GraphLaunchSession(GpuSession):
             self.copies = copies_for(self.count, p.get("copies"))
             from ..strategies.devgraph import STRATEGY as devgraph
 
-            module = self.build(devgraph.sources[0])  # the characterization kernels live beside the strategy's
+            module = self.build(
+                devgraph.sources[0]
+            )  # the characterization kernels live beside the strategy's
             empty, parent = module.function("dg_char_empty"), module.function("dg_char_launch")
             self.stream = self.drv.Stream()
             self.graphs = g = GraphLayer(self.stream)
@@ -75,9 +77,18 @@ class GraphLaunchSession(GpuSession):
             grid = self.grid_for(self.count, self.block)
 
             def parent_graph(mode):
-                graph = g.capture(lambda s: parent(np.uint32(self.count), np.int32(mode), self.table,
-                                                   np.int32(self.copies), self.acct, block=(self.block, 1, 1),
-                                                   grid=grid, stream=s))
+                graph = g.capture(
+                    lambda s: parent(
+                        np.uint32(self.count),
+                        np.int32(mode),
+                        self.table,
+                        np.int32(self.copies),
+                        self.acct,
+                        block=(self.block, 1, 1),
+                        grid=grid,
+                        stream=s,
+                    )
+                )
                 return g.instantiate(graph, device_launch=True)
 
             self.with_launch = parent_graph(GRAPH_MODES[self.mode])
@@ -98,10 +109,22 @@ class GraphLaunchSession(GpuSession):
     def run_once(self) -> dict[str, Any]:
         def timed(exe, label):
             seconds, words = self._time(exe, label)
-            return (seconds, int(words[LAUNCHES]), int(words[LAUNCH_FAILURES]), int(words[FIRST_ERROR]), 0)
+            return (
+                seconds,
+                int(words[LAUNCHES]),
+                int(words[LAUNCH_FAILURES]),
+                int(words[FIRST_ERROR]),
+                0,
+            )
 
-        return paired_rounds(self, self.with_launch, self.without, timed,
-                             copies=self.copies, upload_bytes=self.upload_bytes)
+        return paired_rounds(
+            self,
+            self.with_launch,
+            self.without,
+            timed,
+            copies=self.copies,
+            upload_bytes=self.upload_bytes,
+        )
 
     def close(self) -> None:
         from ..cuda.graphs import release

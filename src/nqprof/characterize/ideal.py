@@ -32,8 +32,15 @@ DEFAULT_STRATEGIES = ("dp2", "dp3", "dpswap")
 DEFAULT_BASELINES = ("feinbube",)
 
 
-def measure_variant(strategy: str, n: int, params: dict[str, Any], launch: str, repeats: int, warmup: int,
-                    timeout: float) -> RunRecord:
+def measure_variant(
+    strategy: str,
+    n: int,
+    params: dict[str, Any],
+    launch: str,
+    repeats: int,
+    warmup: int,
+    timeout: float,
+) -> RunRecord:
     """One build variant in a watchdog worker. ``real`` is verified against the known
     count; the others cannot be (their children do not run): their device failures still
     fail the run (the session checks its accounting)."""
@@ -42,7 +49,14 @@ def measure_variant(strategy: str, n: int, params: dict[str, Any], launch: str, 
     from .probe import ProbeRunner
 
     if launch == "real":
-        return solve(strategy, n, {**params, "launch": "real"}, repeats=repeats, warmup=warmup, timeout=timeout)
+        return solve(
+            strategy,
+            n,
+            {**params, "launch": "real"},
+            repeats=repeats,
+            warmup=warmup,
+            timeout=timeout,
+        )
     strat = get(strategy)
     values = strat.resolve(n, {**params, "launch": launch})
     with ProbeRunner(strat, n, values, timeout) as runner:
@@ -56,9 +70,15 @@ def _variant_entry(record: RunRecord | None, error: str | None = None) -> dict[s
         return {"error": error}
     gen1 = next((g for g in record.generations if g.get("generation") == 1), None)
     return {
-        "gpu_s": record.gpu_s, "gpu_times": record.gpu_times, "count": record.count, "verified": record.verified,
-        "launches": record.device_failures.get("launches"), "gen1": gen1, "generations": record.generations,
-        "params": record.params, "error": None,
+        "gpu_s": record.gpu_s,
+        "gpu_times": record.gpu_times,
+        "count": record.count,
+        "verified": record.verified,
+        "launches": record.device_failures.get("launches"),
+        "gen1": gen1,
+        "generations": record.generations,
+        "params": record.params,
+        "error": None,
     }
 
 
@@ -84,8 +104,14 @@ def measure(
                 progress.case(f"ideal baseline {b} N={n}")
             try:
                 rec = solve(b, n, {}, repeats=repeats, warmup=warmup, timeout=timeout)
-                base.append({"strategy": b, "n": n, "seconds": rec.gpu_s if rec.gpu_s is not None else rec.wall_s,
-                             "error": None})
+                base.append(
+                    {
+                        "strategy": b,
+                        "n": n,
+                        "seconds": rec.gpu_s if rec.gpu_s is not None else rec.wall_s,
+                        "error": None,
+                    }
+                )
             except NqprofError as exc:
                 base.append({"strategy": b, "n": n, "seconds": None, "error": str(exc)})
         for s in strategies:
@@ -98,12 +124,20 @@ def measure(
                 except NqprofError as exc:
                     entry["variants"][launch] = _variant_entry(None, f"{type(exc).__name__}: {exc}")
                     continue
-                machine = {"device": rec.device.get("name"), "driver": rec.device.get("driver"),
-                           "toolkit": rec.toolkit.get("version")}
+                machine = {
+                    "device": rec.device.get("name"),
+                    "driver": rec.device.get("driver"),
+                    "toolkit": rec.toolkit.get("version"),
+                }
                 entry["variants"][launch] = _variant_entry(rec)
             runs.append(entry)
-    return {"kind": KIND, "machine": machine, "settings": {"repeats": repeats, "warmup": warmup, "params": params},
-            "runs": runs, "baselines": base}
+    return {
+        "kind": KIND,
+        "machine": machine,
+        "settings": {"repeats": repeats, "warmup": warmup, "params": params},
+        "runs": runs,
+        "baselines": base,
+    }
 
 
 # --- results ------------------------------------------------------------------------------
@@ -135,7 +169,11 @@ class IdealResult:
     @property
     def ideal_paper(self) -> float | None:
         """T - (t1 - t2): their formula."""
-        return None if self.measured is None or self.overhead is None else self.measured - self.overhead
+        return (
+            None
+            if self.measured is None or self.overhead is None
+            else self.measured - self.overhead
+        )
 
     @property
     def ideal(self) -> float | None:
@@ -167,14 +205,17 @@ def _result(run: dict[str, Any], baselines: list[dict[str, Any]]) -> IdealResult
         errors.append(f"real: count {real.get('count')} not verified")
     gen1 = real.get("gen1") or {}
     same = all(
-        other.get("gen1") and (other["gen1"]["grids"], other["gen1"]["boards"]) == (gen1.get("grids"), gen1.get("boards"))
+        other.get("gen1")
+        and (other["gen1"]["grids"], other["gen1"]["boards"])
+        == (gen1.get("grids"), gen1.get("boards"))
         for other in (empty, none)
     )
     ok = [b for b in baselines if b["n"] == run["n"] and b.get("seconds")]
     best = min(ok, key=lambda b: b["seconds"]) if ok else None
     good = not errors
     return IdealResult(
-        strategy=run["strategy"], n=run["n"],
+        strategy=run["strategy"],
+        n=run["n"],
         measured=real.get("gpu_s") if good else None,
         t1=empty.get("gpu_s") if good else None,
         t2=none.get("gpu_s") if good else None,
@@ -195,33 +236,64 @@ def _x(value: float | None) -> str:
 
 
 def table(results: Sequence[IdealResult]) -> tuple[list[str], list[list], list[str]]:
-    header = ["strategy", "N", "measured (ms)", "t1 empty (ms)", "t2 none (ms)", "t1-t2 (ms)", "L1", "L",
-              "per launch (us)", "ideal paper (ms)", "ideal all (ms)", "best non-CDP (ms)", "speedup measured",
-              "speedup ideal paper", "speedup ideal all"]
+    header = [
+        "strategy",
+        "N",
+        "measured (ms)",
+        "t1 empty (ms)",
+        "t2 none (ms)",
+        "t1-t2 (ms)",
+        "L1",
+        "L",
+        "per launch (us)",
+        "ideal paper (ms)",
+        "ideal all (ms)",
+        "best non-CDP (ms)",
+        "speedup measured",
+        "speedup ideal paper",
+        "speedup ideal all",
+    ]
     rows, notes = [], []
     for r in results:
         base = "-" if r.baseline is None else f"{r.baseline[0]} {r.baseline[1] * 1e3:.3f}"
-        row = [r.strategy, r.n, _ms(r.measured), _ms(r.t1), _ms(r.t2), _ms(r.overhead),
-               "-" if r.host_launches is None else f"{r.host_launches:,}",
-               "-" if r.launches is None else f"{r.launches:,}",
-               "-" if r.per_launch is None else f"{r.per_launch * 1e6:.3f}",
-               _ms(r.ideal_paper), _ms(r.ideal), base, _x(r.speedup(r.measured)), _x(r.speedup(r.ideal_paper)),
-               _x(r.speedup(r.ideal))]
+        row = [
+            r.strategy,
+            r.n,
+            _ms(r.measured),
+            _ms(r.t1),
+            _ms(r.t2),
+            _ms(r.overhead),
+            "-" if r.host_launches is None else f"{r.host_launches:,}",
+            "-" if r.launches is None else f"{r.launches:,}",
+            "-" if r.per_launch is None else f"{r.per_launch * 1e6:.3f}",
+            _ms(r.ideal_paper),
+            _ms(r.ideal),
+            base,
+            _x(r.speedup(r.measured)),
+            _x(r.speedup(r.ideal_paper)),
+            _x(r.speedup(r.ideal)),
+        ]
         for e in r.errors:
             notes.append(f"[{len(notes) + 1}] {r.strategy} N={r.n}: {e}")
             row[2] = f"no measurement [{len(notes)}]" if row[2] == "-" else row[2]
         if r.ideal is not None and r.ideal <= 0:
-            notes.append(f"[{len(notes) + 1}] {r.strategy} N={r.n}: L launches at the host grid's cost per launch add "
-                         "up to more than the measured time (deeper launches overlap with work): ideal all does not "
-                         "hold here")
+            notes.append(
+                f"[{len(notes) + 1}] {r.strategy} N={r.n}: L launches at the host grid's cost per launch add "
+                "up to more than the measured time (deeper launches overlap with work): ideal all does not "
+                "hold here"
+            )
             row[10] += f" [{len(notes)}]"
         if not r.errors and not r.same_parent_work:
-            notes.append(f"[{len(notes) + 1}] {r.strategy} N={r.n}: the variants' generation 1 differs from the real "
-                         "run's (not the same parent work): t1 - t2 is not comparable")
+            notes.append(
+                f"[{len(notes) + 1}] {r.strategy} N={r.n}: the variants' generation 1 differs from the real "
+                "run's (not the same parent work): t1 - t2 is not comparable"
+            )
             row[5] += f" [{len(notes)}]"
         rows.append(row)
-    notes.append("t1 - t2: what the host grid's L1 launches cost; ideal paper = measured - (t1 - t2) (their formula); "
-                 "ideal all = measured - L x (t1 - t2) / L1 (the cost per launch over all L launches)")
+    notes.append(
+        "t1 - t2: what the host grid's L1 launches cost; ideal paper = measured - (t1 - t2) (their formula); "
+        "ideal all = measured - L x (t1 - t2) / L1 (the cost per launch over all L launches)"
+    )
     return header, rows, notes
 
 

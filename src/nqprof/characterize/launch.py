@@ -69,8 +69,10 @@ def parse_counts(text: str) -> list[int]:
         except ValueError:
             count = 0
         if not 1 <= count <= MAX_COUNT:
-            raise InputError(f"--counts takes a comma list of launch counts in 1..{MAX_COUNT} (e.g. 32,1K,256K,1M), "
-                             f"got {shown(text)}")
+            raise InputError(
+                f"--counts takes a comma list of launch counts in 1..{MAX_COUNT} (e.g. 32,1K,256K,1M), "
+                f"got {shown(text)}"
+            )
         out.append(count)
     return sorted(set(out))
 
@@ -120,14 +122,27 @@ class LaunchSession(GpuSession):
     def _time(self, func, label: str):
         self.drv.memset_d32(self.acct, 0, 2 * WORDS)
         with self.generation(self.count, label) as timer:
-            func(np.uint32(self.count), np.int32(MODES[self.mode]), self.acct, block=(self.block, 1, 1),
-                 grid=self.grid_for(self.count, self.block))
-        return timer.seconds, decode_accounting(self.read_u64(self.acct, WORDS), host_boards=self.count)
+            func(
+                np.uint32(self.count),
+                np.int32(MODES[self.mode]),
+                self.acct,
+                block=(self.block, 1, 1),
+                grid=self.grid_for(self.count, self.block),
+            )
+        return timer.seconds, decode_accounting(
+            self.read_u64(self.acct, WORDS), host_boards=self.count
+        )
 
     def run_once(self):
         def timed(func, label):
             seconds, acct = self._time(func, label)
-            return seconds, acct.launches, acct.launch_failures, acct.first_error, acct.stream_failures
+            return (
+                seconds,
+                acct.launches,
+                acct.launch_failures,
+                acct.first_error,
+                acct.stream_failures,
+            )
 
         return paired_rounds(self, self.with_launch, self.without, timed)
 
@@ -165,7 +180,12 @@ class LaunchPoint:
 
     @property
     def ok(self) -> bool:
-        return self.error is None and not self.launch_failures and not self.stream_failures and bool(self.t1_s)
+        return (
+            self.error is None
+            and not self.launch_failures
+            and not self.stream_failures
+            and bool(self.t1_s)
+        )
 
     @property
     def cost(self) -> float | None:
@@ -205,7 +225,13 @@ def measure(
             if stop:
                 points.append(LaunchPoint(mode, count, error=f"skipped ({stop})"))
                 continue
-            params = {"mode": mode, "count": count, "block": block, "repeats": repeats, "warmup": warmup}
+            params = {
+                "mode": mode,
+                "count": count,
+                "block": block,
+                "repeats": repeats,
+                "warmup": warmup,
+            }
             try:
                 r = probe(_probe_for(mode), params, timeout)
             except NqprofError as exc:
@@ -218,7 +244,9 @@ def measure(
             points.append(LaunchPoint.from_dict(r))
             if mode in GRAPH_MODES and points[-1].launch_failures:
                 # the runtime's limit on pending graph launches is reached: larger counts only fail more
-                stop = f"launches failed at {count:,}: the runtime's limit on pending graph launches"
+                stop = (
+                    f"launches failed at {count:,}: the runtime's limit on pending graph launches"
+                )
             if progress is not None:
                 pt = points[-1]
                 progress.finish_case(f"{pt.cost * 1e3:.3f} ms" if pt.ok else "failed launches")
@@ -234,7 +262,12 @@ def _probe_for(mode: str):
 
 
 def document(points: Iterable[LaunchPoint], machine: dict, **settings) -> dict[str, Any]:
-    return {"kind": KIND, "machine": machine, "settings": settings, "points": [asdict(p) for p in points]}
+    return {
+        "kind": KIND,
+        "machine": machine,
+        "settings": settings,
+        "points": [asdict(p) for p in points],
+    }
 
 
 def load(doc: dict[str, Any]) -> list[LaunchPoint]:
@@ -248,7 +281,16 @@ def _ms(seconds: float | None) -> str:
 def table(points: Sequence[LaunchPoint]) -> tuple[list[str], list[list], list[str]]:
     """Header, rows and footnotes: per mode and count, t1, t2, the launch time and the cost
     of one launch."""
-    header = ["mode", "launches", "pending limit", "t1 (ms)", "t2 (ms)", "launch time (ms)", "per launch (us)", "note"]
+    header = [
+        "mode",
+        "launches",
+        "pending limit",
+        "t1 (ms)",
+        "t2 (ms)",
+        "launch time (ms)",
+        "per launch (us)",
+        "note",
+    ]
     rows, notes = [], []
     for p in points:
         note = ""
@@ -256,17 +298,29 @@ def table(points: Sequence[LaunchPoint]) -> tuple[list[str], list[list], list[st
             notes.append(f"[{len(notes) + 1}] {p.mode} x{p.count:,}: {p.error}")
             note = f"no measurement [{len(notes)}]"
         elif p.launch_failures or p.stream_failures:
-            note = f"{p.launch_failures:,} of {p.launches:,} launches failed" + (f" over {p.rounds} rounds" if p.rounds else "")
+            note = f"{p.launch_failures:,} of {p.launches:,} launches failed" + (
+                f" over {p.rounds} rounds" if p.rounds else ""
+            )
             if p.first_error:
                 note += f" (first: {error_name(p.first_error)})"
             if p.stream_failures:
                 note += f", {p.stream_failures:,} stream creations failed"
         if p.upload_bytes is not None:
-            note += ("; " if note else "") + f"{p.copies} graph(s) uploaded: {nbytes(p.upload_bytes)}"
-        rows.append([
-            p.mode, f"{p.count:,}", "-" if p.pending is None else f"{p.pending:,}", _ms(p.t1), _ms(p.t2),
-            _ms(p.cost), "-" if p.per_launch is None else f"{p.per_launch * 1e6:.3f}", note,
-        ])
+            note += (
+                "; " if note else ""
+            ) + f"{p.copies} graph(s) uploaded: {nbytes(p.upload_bytes)}"
+        rows.append(
+            [
+                p.mode,
+                f"{p.count:,}",
+                "-" if p.pending is None else f"{p.pending:,}",
+                _ms(p.t1),
+                _ms(p.t2),
+                _ms(p.cost),
+                "-" if p.per_launch is None else f"{p.per_launch * 1e6:.3f}",
+                note,
+            ]
+        )
     return header, rows, notes
 
 

@@ -60,7 +60,9 @@ def paired_rounds(session, with_launch, without, timed, **extra: Any) -> dict[st
     for r in range(p["warmup"] + p["repeats"]):
         pair = [("t1", with_launch), ("t2", without)]
         for label, func in pair if r % 2 == 0 else pair[::-1]:
-            seconds, launches, failures, first_error, stream_failures = timed(func, f"launch {session.mode} {label}")
+            seconds, launches, failures, first_error, stream_failures = timed(
+                func, f"launch {session.mode} {label}"
+            )
             counts["stream_failures"] += stream_failures
             if label == "t1":
                 counts["launches"] += launches
@@ -71,9 +73,16 @@ def paired_rounds(session, with_launch, without, timed, **extra: Any) -> dict[st
     session.ran()
     info = session.info()
     return {
-        "mode": session.mode, "count": session.count, "block": session.block,
+        "mode": session.mode,
+        "count": session.count,
+        "block": session.block,
         "pending": info["memory"]["limits"]["pending_launches"],
-        "t1_s": t1, "t2_s": t2, "rounds": p["warmup"] + p["repeats"], **counts, **extra,
-        "device": info["device"]["name"], "toolkit": info["toolkit"]["version"],
+        "t1_s": t1,
+        "t2_s": t2,
+        "rounds": p["warmup"] + p["repeats"],
+        **counts,
+        **extra,
+        "device": info["device"]["name"],
+        "toolkit": info["toolkit"]["version"],
         "driver": info["device"]["driver"],
     }

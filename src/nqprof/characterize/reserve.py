@@ -26,7 +26,23 @@ from .probe import Probe, run_probe
 MIB = 1024 * 1024
 KIND = "nqprof-characterize-reserve"
 #: Pending-launch limits: 0, then powers of 4 (the largest that fits is added after the first reading).
-DEFAULT_PENDING = (0, 1, 4, 16, 32, 64, 256, 1024, 4096, 16384, 65536, 262144, 1 << 20, 1 << 22, 1 << 24)
+DEFAULT_PENDING = (
+    0,
+    1,
+    4,
+    16,
+    32,
+    64,
+    256,
+    1024,
+    4096,
+    16384,
+    65536,
+    262144,
+    1 << 20,
+    1 << 22,
+    1 << 24,
+)
 #: Heap limits in MiB (the runtime's default is 8).
 DEFAULT_HEAP_MIB = (1, 8, 64, 512, 4096, 16384)
 #: The fit of bytes per pending-launch slot uses the points with at least this limit
@@ -46,8 +62,11 @@ PROBE = ReserveProbe()
 
 
 def _limit_enum(drv, kind: str):
-    names = {"pending": "DEV_RUNTIME_PENDING_LAUNCH_COUNT", "heap": "MALLOC_HEAP_SIZE",
-             "sync-depth": "DEV_RUNTIME_SYNC_DEPTH"}
+    names = {
+        "pending": "DEV_RUNTIME_PENDING_LAUNCH_COUNT",
+        "heap": "MALLOC_HEAP_SIZE",
+        "sync-depth": "DEV_RUNTIME_SYNC_DEPTH",
+    }
     return getattr(drv.limit, names[kind], None)
 
 
@@ -64,10 +83,14 @@ class ReserveSession(GpuSession):
         out["free_context"], out["total"] = drv.mem_get_info()
         raw = value * MIB if kind == "heap" else value
         if kind == "pending" and raw * PENDING_SLOT_BYTES + HEADROOM > out["free_context"]:
-            out["error"] = f"does not fit: about {nbytes(raw * PENDING_SLOT_BYTES)} of slots, {nbytes(out['free_context'])} free"
+            out["error"] = (
+                f"does not fit: about {nbytes(raw * PENDING_SLOT_BYTES)} of slots, {nbytes(out['free_context'])} free"
+            )
             return out
         if kind == "heap" and raw + HEADROOM > out["free_context"]:
-            out["error"] = f"does not fit: {nbytes(raw)} of heap, {nbytes(out['free_context'])} free"
+            out["error"] = (
+                f"does not fit: {nbytes(raw)} of heap, {nbytes(out['free_context'])} free"
+            )
             return out
         limit = _limit_enum(drv, kind)
         if limit is None:
@@ -87,8 +110,11 @@ class ReserveSession(GpuSession):
             drv.Context.synchronize()
             out["free_launch"] = drv.mem_get_info()[0]
         info = self.gpu.facts
-        out.update(device=info["name"], driver=info["driver"],
-                   toolkit=self.modules[0].toolkit_version if self.modules else None)
+        out.update(
+            device=info["name"],
+            driver=info["driver"],
+            toolkit=self.modules[0].toolkit_version if self.modules else None,
+        )
         return out
 
 
@@ -111,7 +137,10 @@ class ReservePoint:
     @property
     def reserved(self) -> int | None:
         """Bytes gone since the context was created (after the last step taken)."""
-        last = next((f for f in (self.free_launch, self.free_module, self.free_limit) if f is not None), None)
+        last = next(
+            (f for f in (self.free_launch, self.free_module, self.free_limit) if f is not None),
+            None,
+        )
         if self.error or self.free_context is None or last is None:
             return None
         return self.free_context - last
@@ -171,13 +200,18 @@ def load(doc: dict[str, Any]) -> list[ReservePoint]:
     return load_points(doc, KIND, "reserve characterization", ReservePoint.from_dict)
 
 
-def fit_slot_bytes(points: Iterable[ReservePoint], fit_from: int = FIT_FROM) -> tuple[float, float, int] | None:
+def fit_slot_bytes(
+    points: Iterable[ReservePoint], fit_from: int = FIT_FROM
+) -> tuple[float, float, int] | None:
     """(bytes per pending-launch slot, fixed bytes, points used): a least-squares line
     through the reserve with the module loaded over the limits >= ``fit_from``, leaving out a
     plateau where the reserve stops growing (measured on an H200: 5,442 MiB at 1M, 4M and 15M
     slots alike); None with fewer than two such points."""
-    pts = sorted((p.value, p.reserved) for p in points
-                 if p.kind == "pending" and p.module and p.reserved is not None and p.value >= fit_from)
+    pts = sorted(
+        (p.value, p.reserved)
+        for p in points
+        if p.kind == "pending" and p.module and p.reserved is not None and p.value >= fit_from
+    )
     cap = max((r for _, r in pts), default=None)
     if sum(r == cap for _, r in pts) > 1:  # a plateau: the limits there reserved no more
         pts = [(v, r) for v, r in pts if r != cap]
@@ -195,7 +229,13 @@ def _mib(value: int | None) -> str:
 
 def table(points: Sequence[ReservePoint]) -> tuple[list[str], list[list], list[str]]:
     """One row per limit value (pending, then heap): reserve without and with the module."""
-    header = ["limit", "value", "reserved, limit only (MiB)", "reserved, + cudadevrt module (MiB)", "note"]
+    header = [
+        "limit",
+        "value",
+        "reserved, limit only (MiB)",
+        "reserved, + cudadevrt module (MiB)",
+        "note",
+    ]
     by_key: dict[tuple[str, int], dict[bool, ReservePoint]] = {}
     for p in points:
         if p.kind != "sync-depth":
@@ -214,8 +254,10 @@ def table(points: Sequence[ReservePoint]) -> tuple[list[str], list[list], list[s
     fit = fit_slot_bytes(points)
     if fit:
         slope, intercept, used = fit
-        notes.append(f"bytes per pending-launch slot (fit over {used} limits >= {FIT_FROM:,}, module loaded): "
-                     f"{slope:,.0f} B ({slope / 1024:.2f} KiB); fixed reserve {intercept / MIB:.1f} MiB")
+        notes.append(
+            f"bytes per pending-launch slot (fit over {used} limits >= {FIT_FROM:,}, module loaded): "
+            f"{slope:,.0f} B ({slope / 1024:.2f} KiB); fixed reserve {intercept / MIB:.1f} MiB"
+        )
     for p in points:
         if p.kind == "sync-depth":
             notes.append(sync_depth_note(p))
@@ -225,17 +267,23 @@ def table(points: Sequence[ReservePoint]) -> tuple[list[str], list[list], list[s
 def sync_depth_note(p: ReservePoint) -> str:
     """What the sync-depth reading says about their Fig. 6(b)."""
     if p.error and p.error.startswith("refused"):
-        return (f"Fig. 6(b) (memory per sync level) does not exist on CDP2: setting the sync depth to {p.value} was "
-                f"{p.error}")
+        return (
+            f"Fig. 6(b) (memory per sync level) does not exist on CDP2: setting the sync depth to {p.value} was "
+            f"{p.error}"
+        )
     if p.error:
         return f"sync depth {p.value}: {p.error}"
     return f"sync depth {p.value} was accepted (CDP1?): {_mib(p.reserved)} MiB reserved"
 
 
-def series(points: Iterable[ReservePoint], kind: str = "pending") -> dict[str, list[tuple[int, float]]]:
-    """"limit only" / "with module" -> [(value, reserved MiB)] of one kind's readings."""
+def series(
+    points: Iterable[ReservePoint], kind: str = "pending"
+) -> dict[str, list[tuple[int, float]]]:
+    """ "limit only" / "with module" -> [(value, reserved MiB)] of one kind's readings."""
     out: dict[str, list[tuple[int, float]]] = {}
     for p in points:
         if p.kind == kind and p.reserved is not None:
-            out.setdefault("+ cudadevrt module" if p.module else "limit only", []).append((p.value, p.reserved / MIB))
+            out.setdefault("+ cudadevrt module" if p.module else "limit only", []).append(
+                (p.value, p.reserved / MIB)
+            )
     return {k: sorted(v) for k, v in out.items()}

@@ -28,8 +28,16 @@ TIMELINE_PID = 0x7E000000
 NONE = 0xFFFF_FFFF
 
 
-def measure(strategy: str, n: int, params: dict[str, Any] | None = None, repeats: int = 3, warmup: int = 1,
-            timeout: float = 300, progress=None, solve: Callable | None = None) -> dict[str, Any]:
+def measure(
+    strategy: str,
+    n: int,
+    params: dict[str, Any] | None = None,
+    repeats: int = 3,
+    warmup: int = 1,
+    timeout: float = 300,
+    progress=None,
+    solve: Callable | None = None,
+) -> dict[str, Any]:
     """The run without and with recording (counts verified, medians of ``repeats``); the
     records are those of the last round with recording."""
     from ..strategies import get
@@ -38,22 +46,35 @@ def measure(strategy: str, n: int, params: dict[str, Any] | None = None, repeats
         from ..runner import solve
     strat = get(strategy)
     if "timeline" not in {p.name for p in strat.params}:
-        raise InputError(f"strategy {strategy} keeps no device timeline (those that do: dp2, dp3, dpswap)")
+        raise InputError(
+            f"strategy {strategy} keeps no device timeline (those that do: dp2, dp3, dpswap)"
+        )
     params = dict(params or {})
     runs = {}
     for on in (0, 1):
         if progress is not None:
             progress.case(f"{strategy} N={n} timeline={on}")
-        runs[on] = solve(strategy, n, {**params, "timeline": on}, repeats=repeats, warmup=warmup, timeout=timeout)
+        runs[on] = solve(
+            strategy, n, {**params, "timeline": on}, repeats=repeats, warmup=warmup, timeout=timeout
+        )
     rec = runs[1]
     return {
-        "kind": KIND, "strategy": strategy, "n": n, "params": rec.params,
-        "machine": {"device": rec.device.get("name"), "driver": rec.device.get("driver"),
-                    "toolkit": rec.toolkit.get("version")},
+        "kind": KIND,
+        "strategy": strategy,
+        "n": n,
+        "params": rec.params,
+        "machine": {
+            "device": rec.device.get("name"),
+            "driver": rec.device.get("driver"),
+            "toolkit": rec.toolkit.get("version"),
+        },
         "off": {"gpu_s": runs[0].gpu_s, "gpu_times": runs[0].gpu_times},
         "on": {"gpu_s": rec.gpu_s, "gpu_times": rec.gpu_times},
-        "launches": rec.device_failures.get("launches"), "generations": rec.generations,
-        "root_kernel": next((k["name"] for k in rec.kernels if k.get("name", "").endswith("_root")), None),
+        "launches": rec.device_failures.get("launches"),
+        "generations": rec.generations,
+        "root_kernel": next(
+            (k["name"] for k in rec.kernels if k.get("name", "").endswith("_root")), None
+        ),
         "timeline": rec.timeline,
     }
 
@@ -62,7 +83,9 @@ def load(doc: dict[str, Any]) -> dict[str, Any]:
     check_kind(doc, KIND, "device timeline")
     grids = (doc.get("timeline") or {}).get("grids")
     if not isinstance(grids, dict) or "id" not in grids:
-        raise InputError("the device timeline holds no grid records (was the run made with timeline=1?)")
+        raise InputError(
+            "the device timeline holds no grid records (was the run made with timeline=1?)"
+        )
     return doc
 
 
@@ -73,11 +96,18 @@ def frame(doc: dict[str, Any]):
     import pandas as pd
 
     g = load(doc)["timeline"]["grids"]
-    df = pd.DataFrame({
-        "id": g["id"], "generation": g["gen"], "parent": [-1 if p == NONE else p for p in g["parent"]],
-        "parent_block": g["parent_block"], "boards": g["boards"], "launched_ns": g["launched"],
-        "start_ns": g["start"], "end_ns": g["end"],
-    })
+    df = pd.DataFrame(
+        {
+            "id": g["id"],
+            "generation": g["gen"],
+            "parent": [-1 if p == NONE else p for p in g["parent"]],
+            "parent_block": g["parent_block"],
+            "boards": g["boards"],
+            "launched_ns": g["launched"],
+            "start_ns": g["start"],
+            "end_ns": g["end"],
+        }
+    )
     df["duration_ns"] = df["end_ns"] - df["start_ns"]
     df["wait_ns"] = (df["start_ns"] - df["launched_ns"]).where(df["generation"] > 0)
     return df.sort_values(["generation", "start_ns"]).reset_index(drop=True)
@@ -91,11 +121,15 @@ def check(doc: dict[str, Any], df) -> list[str]:
     if t.get("dropped"):
         problems.append(f"{t['dropped']:,} grids not recorded: the buffer held {t['capacity']:,}")
     if t.get("not_started"):
-        problems.append(f"{t['not_started']:,} records of grids that never started (failed launches)")
+        problems.append(
+            f"{t['not_started']:,} records of grids that never started (failed launches)"
+        )
     launches = doc.get("launches")
     device_grids = int((df["generation"] > 0).sum())
     if launches is not None and device_grids != launches:
-        problems.append(f"{device_grids:,} device grids recorded, the accounting counted {launches:,} launches")
+        problems.append(
+            f"{device_grids:,} device grids recorded, the accounting counted {launches:,} launches"
+        )
     return problems
 
 
@@ -111,43 +145,95 @@ def table(doc: dict[str, Any]) -> tuple[list[str], list[list], list[str]]:
     from ..textfmt import nanoseconds
 
     df = frame(doc)
-    origin = int(df.loc[df["generation"] == 0, "start_ns"].min()) if (df["generation"] == 0).any() else int(df["start_ns"].min())
-    header = ["generation", "grids", "boards", "first start", "last end", "median grid time", "median launch-to-start"]
+    origin = (
+        int(df.loc[df["generation"] == 0, "start_ns"].min())
+        if (df["generation"] == 0).any()
+        else int(df["start_ns"].min())
+    )
+    header = [
+        "generation",
+        "grids",
+        "boards",
+        "first start",
+        "last end",
+        "median grid time",
+        "median launch-to-start",
+    ]
     rows = []
     for gen, g in df.groupby("generation"):
         wait = g["wait_ns"].dropna()
-        rows.append([gen, f"{len(g):,}", f"{int(g['boards'].sum()):,}", nanoseconds(g["start_ns"].min() - origin),
-                     nanoseconds(g["end_ns"].max() - origin), nanoseconds(float(g["duration_ns"].median())),
-                     nanoseconds(float(wait.median())) if len(wait) else "-"])
+        rows.append(
+            [
+                gen,
+                f"{len(g):,}",
+                f"{int(g['boards'].sum()):,}",
+                nanoseconds(g["start_ns"].min() - origin),
+                nanoseconds(g["end_ns"].max() - origin),
+                nanoseconds(float(g["duration_ns"].median())),
+                nanoseconds(float(wait.median())) if len(wait) else "-",
+            ]
+        )
     launches = doc.get("launches")
-    notes = [f"{len(df):,} grids recorded ({int((df['generation'] > 0).sum()):,} launched from the device; the run's "
-             f"accounting counted {'?' if launches is None else format(launches, ',')} device launches)"]
+    notes = [
+        f"{len(df):,} grids recorded ({int((df['generation'] > 0).sum()):,} launched from the device; the run's "
+        f"accounting counted {'?' if launches is None else format(launches, ',')} device launches)"
+    ]
     notes += check(doc, df)
     ov = overhead(doc)
     if ov is not None:
-        notes.append(f"recording overhead: {doc['on']['gpu_s'] * 1e3:.3f} ms with, {doc['off']['gpu_s'] * 1e3:.3f} ms "
-                     f"without (GPU time, medians of {len(doc['on'].get('gpu_times') or [])}): {ov * 100:+.1f}%")
-    notes.append("times from the GPU's global timer (%globaltimer), whose resolution depends on the GPU and driver")
+        notes.append(
+            f"recording overhead: {doc['on']['gpu_s'] * 1e3:.3f} ms with, {doc['off']['gpu_s'] * 1e3:.3f} ms "
+            f"without (GPU time, medians of {len(doc['on'].get('gpu_times') or [])}): {ov * 100:+.1f}%"
+        )
+    notes.append(
+        "times from the GPU's global timer (%globaltimer), whose resolution depends on the GPU and driver"
+    )
     return header, rows, notes
 
 
-def chrome_events(df, origin_ns: int, offset_ns: int = 0, pid: int = TIMELINE_PID, label: str = "") -> list[dict]:
+def chrome_events(
+    df, origin_ns: int, offset_ns: int = 0, pid: int = TIMELINE_PID, label: str = ""
+) -> list[dict]:
     """Trace events: a process for the device timeline, a thread per generation, a complete
     event per grid (args: id, parent grid and block, boards, launch-to-start wait)."""
-    events = [{"name": "process_name", "ph": "M", "pid": pid,
-               "args": {"name": f"CDP grids, device timeline{f' ({label})' if label else ''}"}}]
+    events = [
+        {
+            "name": "process_name",
+            "ph": "M",
+            "pid": pid,
+            "args": {"name": f"CDP grids, device timeline{f' ({label})' if label else ''}"},
+        }
+    ]
     for gen in sorted(set(df["generation"])):
-        events.append({"name": "thread_name", "ph": "M", "pid": pid, "tid": int(gen),
-                       "args": {"name": "host grid" if gen == 0 else f"generation {gen}"}})
+        events.append(
+            {
+                "name": "thread_name",
+                "ph": "M",
+                "pid": pid,
+                "tid": int(gen),
+                "args": {"name": "host grid" if gen == 0 else f"generation {gen}"},
+            }
+        )
     for r in df.itertuples():
         wait = None if r.wait_ns != r.wait_ns else int(r.wait_ns)
-        events.append({
-            "name": f"gen {r.generation} grid {r.id}", "cat": "cdp_grid", "ph": "X",
-            "ts": (int(r.start_ns) + offset_ns - origin_ns) / 1000.0, "dur": int(r.duration_ns) / 1000.0,
-            "pid": pid, "tid": int(r.generation),
-            "args": {"id": int(r.id), "parent_grid": int(r.parent), "parent_block": int(r.parent_block),
-                     "boards": int(r.boards), "launch_to_start_ns": wait},
-        })
+        events.append(
+            {
+                "name": f"gen {r.generation} grid {r.id}",
+                "cat": "cdp_grid",
+                "ph": "X",
+                "ts": (int(r.start_ns) + offset_ns - origin_ns) / 1000.0,
+                "dur": int(r.duration_ns) / 1000.0,
+                "pid": pid,
+                "tid": int(r.generation),
+                "args": {
+                    "id": int(r.id),
+                    "parent_grid": int(r.parent),
+                    "parent_block": int(r.parent_block),
+                    "boards": int(r.boards),
+                    "launch_to_start_ns": wait,
+                },
+            }
+        )
     return events
 
 
@@ -156,7 +242,9 @@ def nsys_offset(df, kernels, root_kernel: str) -> int:
     grid's first block did."""
     rows = kernels[kernels["name"] == root_kernel] if len(kernels) else kernels
     if not len(rows):
-        raise InputError(f"the Nsight trace has no row for {root_kernel}: cannot align the device timeline")
+        raise InputError(
+            f"the Nsight trace has no row for {root_kernel}: cannot align the device timeline"
+        )
     host = df[df["generation"] == 0]
     if not len(host):
         raise InputError("the device timeline has no record of the host grid: cannot align it")
@@ -171,8 +259,11 @@ def to_chrome(doc: dict[str, Any], path: str | Path, trace=None) -> Path:
     path = Path(path)
     if trace is None:
         origin = int(df["start_ns"].min())
-        document = {"traceEvents": chrome_events(df, origin, label=label), "displayTimeUnit": "ns",
-                    "otherData": {"source": label, "origin_ns": origin, "clock": "GPU global timer"}}
+        document = {
+            "traceEvents": chrome_events(df, origin, label=label),
+            "displayTimeUnit": "ns",
+            "otherData": {"source": label, "origin_ns": origin, "clock": "GPU global timer"},
+        }
         path.parent.mkdir(parents=True, exist_ok=True)
         return write_text(path, json.dumps(document, allow_nan=False), "--chrome")
     from ..analysis.trace import to_chrome as trace_to_chrome
@@ -185,4 +276,3 @@ def to_chrome(doc: dict[str, Any], path: str | Path, trace=None) -> Path:
     document["traceEvents"] += chrome_events(df, origin, offset, label=label)
     document["otherData"]["device_timeline"] = {"aligned_to": root, "offset_ns": offset}
     return write_text(path, json.dumps(document, allow_nan=False), "--chrome")
-

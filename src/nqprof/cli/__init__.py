@@ -25,27 +25,47 @@ from ..errors import InputError, NqprofError
 #: the table against what the groups register).
 COMMANDS: dict[str, tuple[str, str]] = {
     "solve": ("run", "count the solutions for N queens with one strategy and report the run"),
-    "sweep": ("run", "run a grid of cases (strategies x N x parameter axes), one verified row each"),
+    "sweep": (
+        "run",
+        "run a grid of cases (strategies x N x parameter axes), one verified row each",
+    ),
     "strategies": ("run", "list strategies and their parameters"),
     "env": ("run", "report GPU, driver, toolkit and profiler availability"),
-    "plan": ("plan", "print the plan of a CDP run (generations, bounds, limits, reserve, chunks); launches nothing"),
-    "build": ("build", "compile (and device-link) every kernel with nvcc and report resources; no GPU needed"),
+    "plan": (
+        "plan",
+        "print the plan of a CDP run (generations, bounds, limits, reserve, chunks); launches nothing",
+    ),
+    "build": (
+        "build",
+        "compile (and device-link) every kernel with nvcc and report resources; no GPU needed",
+    ),
     "matrix": ("build", "compare the resources-*.json tables of several toolkits"),
     "history": ("history", "list every saved benchmark run, one row per benchmark per run"),
-    "compare": ("history", "compare two saved runs: change and a noise-aware verdict per benchmark"),
+    "compare": (
+        "history",
+        "compare two saved runs: change and a noise-aware verdict per benchmark",
+    ),
     "plot": ("history", "write PNG figures: time vs N, speedup over serial"),
     "trace": ("trace", "read Nsight Systems traces (.sqlite or .nsys-rep)"),
     "profile": ("trace", "run a command under nsys profile and print the per-range breakdown"),
     "report": ("report", "list the papers' tables and figures, or re-measure one beside the paper"),
-    "characterize": ("characterize", "what CDP costs here: launch time, reserved memory, ideal time, efficiency"),
-    "queue-bench": ("queue_bench", "GPU queue microbenchmark (Kerbl et al., Fig. 1): table and figure"),
+    "characterize": (
+        "characterize",
+        "what CDP costs here: launch time, reserved memory, ideal time, efficiency",
+    ),
+    "queue-bench": (
+        "queue_bench",
+        "GPU queue microbenchmark (Kerbl et al., Fig. 1): table and figure",
+    ),
 }
 #: The command groups, in the order `nqprof --help` lists them.
 GROUPS = tuple(dict.fromkeys(group for group, _ in COMMANDS.values()))
 
 
 def __getattr__(name: str):
-    if name == "parse_params":  # the CLI's --param grammar, imported on use: `nqprof --help` needs none of it
+    if (
+        name == "parse_params"
+    ):  # the CLI's --param grammar, imported on use: `nqprof --help` needs none of it
         from ..options import parse_params
 
         return parse_params
@@ -102,14 +122,18 @@ def _numbers(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
         try:
             setattr(args, action.dest, number(value))
         except InputError as exc:
-            name = action.option_strings[0] if action.option_strings else action.metavar or action.dest
+            name = (
+                action.option_strings[0] if action.option_strings else action.metavar or action.dest
+            )
             raise InputError(str(exc) if str(exc).startswith(name) else f"{name}: {exc}") from None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     command = argv[0] if argv and argv[0] in COMMANDS else None
-    if command is None:  # --help, --version, no command or an unknown one (these exit), or options before it
+    if (
+        command is None
+    ):  # --help, --version, no command or an unknown one (these exit), or options before it
         command = listing_parser().parse_known_args(argv)[0].command
     parser = build_parser(command)
     args, extras = parser.parse_known_args(argv)
@@ -119,7 +143,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         _numbers(args, getattr(args, "_parser", parser))
         return args.func(args)
     except NqprofError as exc:
-        message = str(exc).replace("\r", "\\r").replace("\n", "\\n")  # one line, whatever was quoted
+        message = (
+            str(exc).replace("\r", "\\r").replace("\n", "\\n")
+        )  # one line, whatever was quoted
         print(f"nqprof: error: {message}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -26,7 +26,9 @@ def cmd_build(args) -> int:
     archs = parse_archs(args.arch)
     if args.output:
         check_output(args.output, "--output", (".json",))
-    env = os.environ if args.cuda_home is None else {**os.environ, "NQPROF_CUDA_HOME": args.cuda_home}
+    env = (
+        os.environ if args.cuda_home is None else {**os.environ, "NQPROF_CUDA_HOME": args.cuda_home}
+    )
     try:
         toolkit = find_toolkit(env)
     except UnavailableError as exc:
@@ -46,7 +48,10 @@ def cmd_build(args) -> int:
     else:
         print(resource_table(rows))
     sources = len({r.source for r in rows})
-    print(f"{len(rows)} kernel builds from {sources} sources in {time.perf_counter() - t0:.1f} s", file=log)
+    print(
+        f"{len(rows)} kernel builds from {sources} sources in {time.perf_counter() - t0:.1f} s",
+        file=log,
+    )
     if args.output:
         write_file(args.output, doc, "--output", indent=2)
         print(f"wrote {args.output}", file=log)
@@ -64,12 +69,16 @@ def cmd_matrix(args) -> int:
 
     folder = Path(args.dir)
     if not folder.is_dir():
-        raise InputError(f"{folder} is not a folder (give the folder holding the {MATRIX_GLOB} tables)")
+        raise InputError(
+            f"{folder} is not a folder (give the folder holding the {MATRIX_GLOB} tables)"
+        )
     if args.output:
         check_output(args.output, "--output")
     files = sorted(folder.glob(MATRIX_GLOB))
     if not files:
-        raise InputError(f"no {MATRIX_GLOB} in {folder}: run the CUDA tox environments (or nqprof build -o FILE) first")
+        raise InputError(
+            f"no {MATRIX_GLOB} in {folder}: run the CUDA tox environments (or nqprof build -o FILE) first"
+        )
     tables = {}
     for path in files:
         read_json(path, "resource table")  # missing, empty, binary or not JSON: one line naming it
@@ -84,18 +93,39 @@ def cmd_matrix(args) -> int:
 
 
 def add_commands(subparsers) -> None:
-    p = subparsers.add_parser("build", help="compile (and device-link) every kernel with nvcc and report resources; no GPU needed")
-    p.add_argument("--arch", default="sm_90", help="GPU architectures, comma-separated (default sm_90)")
-    p.add_argument("--json", action="store_true", help="print the resource table as JSON instead of the text")
-    p.add_argument("--output", "-o", metavar="FILE.json", help="also write the resource table as JSON to FILE.json "
-                                                               "(nqprof matrix reads them)")
-    p.add_argument("--cuda-home", metavar="DIR", help="toolkit root (default: NQPROF_CUDA_HOME, CUDA_HOME, CUDA_PATH, nvcc on PATH)")
+    p = subparsers.add_parser(
+        "build",
+        help="compile (and device-link) every kernel with nvcc and report resources; no GPU needed",
+    )
     p.add_argument(
-        "--skip-missing", action="store_true", help="no toolkit: print a 'skipped: ...' line and exit 0 instead of failing"
+        "--arch", default="sm_90", help="GPU architectures, comma-separated (default sm_90)"
+    )
+    p.add_argument(
+        "--json", action="store_true", help="print the resource table as JSON instead of the text"
+    )
+    p.add_argument(
+        "--output",
+        "-o",
+        metavar="FILE.json",
+        help="also write the resource table as JSON to FILE.json (nqprof matrix reads them)",
+    )
+    p.add_argument(
+        "--cuda-home",
+        metavar="DIR",
+        help="toolkit root (default: NQPROF_CUDA_HOME, CUDA_HOME, CUDA_PATH, nvcc on PATH)",
+    )
+    p.add_argument(
+        "--skip-missing",
+        action="store_true",
+        help="no toolkit: print a 'skipped: ...' line and exit 0 instead of failing",
     )
     p.set_defaults(func=cmd_build)
 
-    p = subparsers.add_parser("matrix", help=f"compare the {MATRIX_GLOB} tables of several toolkits")
-    p.add_argument("dir", nargs="?", default=".tox", help="folder holding the tables (default .tox)")
+    p = subparsers.add_parser(
+        "matrix", help=f"compare the {MATRIX_GLOB} tables of several toolkits"
+    )
+    p.add_argument(
+        "dir", nargs="?", default=".tox", help="folder holding the tables (default .tox)"
+    )
     p.add_argument("-o", "--output", metavar="FILE", help="also write the combined table to FILE")
     p.set_defaults(func=cmd_matrix)

@@ -35,14 +35,15 @@ MAX_HEAP_MIB = 1 << 20
 MAX_CHILD_LAUNCHES = 1_000_000
 
 
-
 def require_gpu() -> str:
     from ..cuda.device import gpu_available
 
     ok, what = gpu_available()
     if not ok:
-        raise UnavailableError(f"no GPU on this machine ({what}); `nqprof characterize` measures on a CUDA GPU "
-                               "(--from FILE renders a kept measurement)")
+        raise UnavailableError(
+            f"no GPU on this machine ({what}); `nqprof characterize` measures on a CUDA GPU "
+            "(--from FILE renders a kept measurement)"
+        )
     return what
 
 
@@ -67,7 +68,9 @@ def check_outputs(args) -> None:
     from ..files import check_output
 
     for path in outputs(args):
-        check_output(path, "--output", (".json", ".md") if isinstance(args.output, list) else (".md",))
+        check_output(
+            path, "--output", (".json", ".md") if isinstance(args.output, list) else (".md",)
+        )
     if getattr(args, "figure", None):
         check_output(args.figure, "--figure", (".png", ".pdf", ".svg"))
     if getattr(args, "chrome", None):
@@ -101,7 +104,14 @@ def emit(args, title: str, header, rows, notes, artefact: str | None = None) -> 
         if not path.lower().endswith(".md"):
             continue
         command = "nqprof " + " ".join(shlex.quote(a) for a in sys.argv[1:])
-        text = [f"# {title}", "", f"Command: `{command}`", "", table(header, rows, markdown=True), ""]
+        text = [
+            f"# {title}",
+            "",
+            f"Command: `{command}`",
+            "",
+            table(header, rows, markdown=True),
+            "",
+        ]
         text += [f"{line}  " for line in notes + paper]
         write_text(path, "\n".join(text) + "\n")
         print(f"written to {path}", file=sys.stderr)
@@ -145,31 +155,66 @@ def cmd_launch(args) -> int:
 
     counts = args.counts or list(launch.DEFAULT_COUNTS)
     modes = launch.parse_modes(args.modes) if args.modes else list(launch.MODES)
-    doc, points = _measure_or_load(args, lambda progress: launch.measure(
-        counts, modes, block=args.block, repeats=args.repeats, warmup=args.warmup, timeout=args.timeout,
-        progress=progress), launch.load)
+    doc, points = _measure_or_load(
+        args,
+        lambda progress: launch.measure(
+            counts,
+            modes,
+            block=args.block,
+            repeats=args.repeats,
+            warmup=args.warmup,
+            timeout=args.timeout,
+            progress=progress,
+        ),
+        launch.load,
+    )
     header, rows, notes = launch.table(points)
-    emit(args, f"Device launch time vs launch count (t1 - t2, medians; {machine_text(doc)})", header, rows, notes,
-         "fig5")
+    emit(
+        args,
+        f"Device launch time vs launch count (t1 - t2, medians; {machine_text(doc)})",
+        header,
+        rows,
+        notes,
+        "fig5",
+    )
     if args.figure:
         from ..analysis.figures import launch_figure
         from ..papers import wang
 
-        _figure_written(launch_figure(
-            launch.series(points), args.figure, where=machine_text(doc), paper_small_ms=wang.PAPER_LAUNCH_MS_SMALL,
-            paper_small_range=wang.PAPER_LAUNCH_SMALL_RANGE, paper_large=wang.PAPER_LAUNCH_MS_256K,
-            paper_large_count=wang.PAPER_LAUNCH_COUNT_LARGE))
+        _figure_written(
+            launch_figure(
+                launch.series(points),
+                args.figure,
+                where=machine_text(doc),
+                paper_small_ms=wang.PAPER_LAUNCH_MS_SMALL,
+                paper_small_range=wang.PAPER_LAUNCH_SMALL_RANGE,
+                paper_large=wang.PAPER_LAUNCH_MS_256K,
+                paper_large_count=wang.PAPER_LAUNCH_COUNT_LARGE,
+            )
+        )
     return 0
 
 
 def add_launch(q) -> None:
-    add_number(q.add_argument, "--counts", number=_counts,
-               help="launch counts, a comma list (1K, 256K, 1M allowed; default 32..256K in powers of 2, and 1M)")
+    add_number(
+        q.add_argument,
+        "--counts",
+        number=_counts,
+        help="launch counts, a comma list (1K, 256K, 1M allowed; default 32..256K in powers of 2, and 1M)",
+    )
     # launch.MODES (not imported here: it needs numpy); a test checks that the help names every mode
-    q.add_argument("--modes", help="launch modes, a comma list of default, own, fire-and-forget, tail, graph-ff, "
-                                   "graph-tail (the graph modes need nqprof[graphs]; default: all)")
-    add_number(q.add_argument, "--block", number=Integer(1, MAX_BLOCK), default="128",
-               help="threads per block of the parent grid (default 128)")
+    q.add_argument(
+        "--modes",
+        help="launch modes, a comma list of default, own, fire-and-forget, tail, graph-ff, "
+        "graph-tail (the graph modes need nqprof[graphs]; default: all)",
+    )
+    add_number(
+        q.add_argument,
+        "--block",
+        number=Integer(1, MAX_BLOCK),
+        default="128",
+        help="threads per block of the parent grid (default 128)",
+    )
 
 
 def _counts(text: str) -> list[int]:
@@ -187,29 +232,52 @@ def cmd_reserve(args) -> int:
 
     pending = args.pending or list(reserve.DEFAULT_PENDING)
     heap = args.heap_mib or list(reserve.DEFAULT_HEAP_MIB)
-    doc, points = _measure_or_load(args, lambda progress: reserve.measure(pending, heap, timeout=args.timeout,
-                                                                          progress=progress), reserve.load)
+    doc, points = _measure_or_load(
+        args,
+        lambda progress: reserve.measure(pending, heap, timeout=args.timeout, progress=progress),
+        reserve.load,
+    )
     header, rows, notes = reserve.table(points)
-    emit(args, f"Device memory reserved by the CDP runtime (free memory before and after; {machine_text(doc)})",
-         header, rows, notes, "fig6")
+    emit(
+        args,
+        f"Device memory reserved by the CDP runtime (free memory before and after; {machine_text(doc)})",
+        header,
+        rows,
+        notes,
+        "fig6",
+    )
     if args.figure:
         from ..analysis.figures import reserve_figure
         from ..papers import wang
 
         fit = reserve.fit_slot_bytes(points)
-        _figure_written(reserve_figure(
-            reserve.series(points, "pending"), args.figure, where=machine_text(doc),
-            paper_band_mb=wang.PAPER_RESERVE_MB, paper_band_limit=wang.PAPER_RESERVE_LIMIT,
-            fit=fit[:2] if fit else None))
+        _figure_written(
+            reserve_figure(
+                reserve.series(points, "pending"),
+                args.figure,
+                where=machine_text(doc),
+                paper_band_mb=wang.PAPER_RESERVE_MB,
+                paper_band_limit=wang.PAPER_RESERVE_LIMIT,
+                fit=fit[:2] if fit else None,
+            )
+        )
     return 0
 
 
 def add_reserve(q) -> None:
-    add_number(q.add_argument, "--pending", number=lambda text: _int_list(text, "--pending", MAX_PENDING),
-               help="pending-launch limits, a comma list (default: 0 and powers of 4 up to 16M); the largest that "
-                    "fits the free memory is added")
-    add_number(q.add_argument, "--heap-mib", number=lambda text: _int_list(text, "--heap-mib", MAX_HEAP_MIB),
-               help="malloc heap limits in MiB, a comma list (default: 1,8,64,512,4096,16384)")
+    add_number(
+        q.add_argument,
+        "--pending",
+        number=lambda text: _int_list(text, "--pending", MAX_PENDING),
+        help="pending-launch limits, a comma list (default: 0 and powers of 4 up to 16M); the largest that "
+        "fits the free memory is added",
+    )
+    add_number(
+        q.add_argument,
+        "--heap-mib",
+        number=lambda text: _int_list(text, "--heap-mib", MAX_HEAP_MIB),
+        help="malloc heap limits in MiB, a comma list (default: 1,8,64,512,4096,16384)",
+    )
 
 
 # -- ideal ------------------------------------------------------------------------------------
@@ -225,36 +293,76 @@ def cmd_ideal(args) -> int:
     baselines = _names(args.baselines, "--baselines")
     for s in strategies:
         if not get(s).cdp:
-            raise InputError(f"--strategies: {s} launches nothing from the device (CDP strategies: "
-                             f"{', '.join(_cdp_names())})")
+            raise InputError(
+                f"--strategies: {s} launches nothing from the device (CDP strategies: "
+                f"{', '.join(_cdp_names())})"
+            )
     ns = args.n
     params = parse_params(args.param)
-    doc, results = _measure_or_load(args, lambda progress: ideal.measure(
-        strategies, ns, params, baselines, repeats=args.repeats, warmup=args.warmup, timeout=args.timeout,
-        progress=progress), ideal.load)
+    doc, results = _measure_or_load(
+        args,
+        lambda progress: ideal.measure(
+            strategies,
+            ns,
+            params,
+            baselines,
+            repeats=args.repeats,
+            warmup=args.warmup,
+            timeout=args.timeout,
+            progress=progress,
+        ),
+        ideal.load,
+    )
     header, rows, notes = ideal.table(results)
-    emit(args, f"Ideal CDP time without launch overhead, and speedups (GPU time, medians; {machine_text(doc)})",
-         header, rows, notes, "fig4")
+    emit(
+        args,
+        f"Ideal CDP time without launch overhead, and speedups (GPU time, medians; {machine_text(doc)})",
+        header,
+        rows,
+        notes,
+        "fig4",
+    )
     if args.figure:
         from ..analysis.figures import speedup_figure
         from ..papers import wang
 
         names = sorted({r.baseline[0] for r in results if r.baseline})
-        _figure_written(speedup_figure(
-            ideal.series(results), args.figure, where=machine_text(doc),
-            baseline=" / ".join(names) if names else "the best non-CDP strategy",
-            paper_ideal=wang.PAPER_IDEAL_SPEEDUP, paper_measured=wang.PAPER_MEASURED_SLOWDOWN))
+        _figure_written(
+            speedup_figure(
+                ideal.series(results),
+                args.figure,
+                where=machine_text(doc),
+                baseline=" / ".join(names) if names else "the best non-CDP strategy",
+                paper_ideal=wang.PAPER_IDEAL_SPEEDUP,
+                paper_measured=wang.PAPER_MEASURED_SLOWDOWN,
+            )
+        )
     return 0
 
 
 def add_ideal(q) -> None:
-    q.add_argument("--strategies", default="dp2,dp3,dpswap", help="CDP strategies (default: %(default)s)")
-    add_number(q.add_argument, "--n", number=parse_ns, default="14,16",
-               help="N values: A:B or a comma list (default 14,16)")
-    q.add_argument("--baselines", default="feinbube",
-                   help="non-CDP strategies the speedups are over; the fastest at each N counts (default: %(default)s)")
-    q.add_argument("--param", "-p", action="append", metavar="KEY=VALUE",
-                   help="parameter for every CDP strategy (repeatable; not launch)")
+    q.add_argument(
+        "--strategies", default="dp2,dp3,dpswap", help="CDP strategies (default: %(default)s)"
+    )
+    add_number(
+        q.add_argument,
+        "--n",
+        number=parse_ns,
+        default="14,16",
+        help="N values: A:B or a comma list (default 14,16)",
+    )
+    q.add_argument(
+        "--baselines",
+        default="feinbube",
+        help="non-CDP strategies the speedups are over; the fastest at each N counts (default: %(default)s)",
+    )
+    q.add_argument(
+        "--param",
+        "-p",
+        action="append",
+        metavar="KEY=VALUE",
+        help="parameter for every CDP strategy (repeatable; not launch)",
+    )
 
 
 # -- efficiency -------------------------------------------------------------------------------
@@ -273,28 +381,56 @@ def cmd_efficiency(args) -> int:
         from ..files import check_output_dir
 
         check_output_dir(args.out_dir, "--out-dir")
-    doc, loaded = _measure_or_load(args, lambda progress: efficiency.measure(
-        strategies, n, args.out_dir, ncu=args.ncu, timeout=args.timeout, progress=progress,
-        child_launches=args.child_launches), efficiency.load)
+    doc, loaded = _measure_or_load(
+        args,
+        lambda progress: efficiency.measure(
+            strategies,
+            n,
+            args.out_dir,
+            ncu=args.ncu,
+            timeout=args.timeout,
+            progress=progress,
+            child_launches=args.child_launches,
+        ),
+        efficiency.load,
+    )
     with _reading(args):
         header, rows, notes = efficiency.table(loaded)
-    emit(args, f"SIMD lane efficiency, memory irregularity and L2 hit rate (Nsight Compute; N={doc.get('n')})",
-         header, rows, notes)
+    emit(
+        args,
+        f"SIMD lane efficiency, memory irregularity and L2 hit rate (Nsight Compute; N={doc.get('n')})",
+        header,
+        rows,
+        notes,
+    )
     return 0
 
 
 def add_efficiency(q) -> None:
-    q.add_argument("--strategies", default="feinbube,dp2,dp3,dpswap", help="strategies (default: %(default)s)")
+    q.add_argument(
+        "--strategies", default="feinbube,dp2,dp3,dpswap", help="strategies (default: %(default)s)"
+    )
     add_number(q.add_argument, "--n", number=validate_n, default="14", help="N (default 14)")
-    q.add_argument("--out-dir", default="nqprof-ncu", help="where the ncu reports and CSVs go (default nqprof-ncu)")
-    q.add_argument("--ncu", help="the ncu executable (default: $NQPROF_NCU, PATH, the toolkit's bin/)")
+    q.add_argument(
+        "--out-dir",
+        default="nqprof-ncu",
+        help="where the ncu reports and CSVs go (default nqprof-ncu)",
+    )
+    q.add_argument(
+        "--ncu", help="the ncu executable (default: $NQPROF_NCU, PATH, the toolkit's bin/)"
+    )
     from ..characterize.efficiency import DEFAULT_CHILD_LAUNCHES
 
-    add_number(q.add_argument, "--child-launches", number=Integer(0, MAX_CHILD_LAUNCHES),
-               default=str(DEFAULT_CHILD_LAUNCHES), metavar="K",
-               help="a CDP strategy's children: profile the first K of the launches of generation 1 replayed "
-                    "from the host (launch=record; ncu --launch-count), their instructions scaled to all by "
-                    "boards (0: all; default %(default)s)")
+    add_number(
+        q.add_argument,
+        "--child-launches",
+        number=Integer(0, MAX_CHILD_LAUNCHES),
+        default=str(DEFAULT_CHILD_LAUNCHES),
+        metavar="K",
+        help="a CDP strategy's children: profile the first K of the launches of generation 1 replayed "
+        "from the host (launch=record; ncu --launch-count), their instructions scaled to all by "
+        "boards (0: all; default %(default)s)",
+    )
 
 
 # -- timeline ---------------------------------------------------------------------------------
@@ -314,13 +450,27 @@ def cmd_timeline(args) -> int:
             raise InputError("characterize timeline: give N (or --from FILE)")
         n = args.n
         _names(args.strategy, "--strategy")
-        doc, _ = _measure_or_load(args, lambda progress: timeline.measure(
-            args.strategy, n, params, repeats=args.repeats, warmup=args.warmup, timeout=args.timeout,
-            progress=progress))
+        doc, _ = _measure_or_load(
+            args,
+            lambda progress: timeline.measure(
+                args.strategy,
+                n,
+                params,
+                repeats=args.repeats,
+                warmup=args.warmup,
+                timeout=args.timeout,
+                progress=progress,
+            ),
+        )
     with _reading(args):
         header, rows, notes = timeline.table(doc)
-    emit(args, f"Device timeline of {doc['strategy']} N={doc['n']}: grids per generation ({machine_text(doc)})",
-         header, rows, notes)
+    emit(
+        args,
+        f"Device timeline of {doc['strategy']} N={doc['n']}: grids per generation ({machine_text(doc)})",
+        header,
+        rows,
+        notes,
+    )
     if args.chrome:
         trace = None
         if args.nsys:
@@ -334,12 +484,31 @@ def cmd_timeline(args) -> int:
 
 
 def add_timeline(q) -> None:
-    add_number(q.add_argument, "n", number=validate_n, nargs="?", metavar="N", help="N (not with --from)")
-    q.add_argument("--strategy", "-s", default="dp3", help="a CDP strategy with a device timeline (default dp3)")
-    q.add_argument("--param", "-p", action="append", metavar="KEY=VALUE", help="strategy parameter (repeatable)")
-    q.add_argument("--chrome", metavar="JSON", help="write the grids as Chrome/Perfetto trace events")
-    q.add_argument("--nsys", metavar="TRACE", help="with --chrome: merge into this Nsight Systems trace "
-                                                   "(.sqlite or .nsys-rep of the same run, e.g. from nqprof profile)")
+    add_number(
+        q.add_argument, "n", number=validate_n, nargs="?", metavar="N", help="N (not with --from)"
+    )
+    q.add_argument(
+        "--strategy",
+        "-s",
+        default="dp3",
+        help="a CDP strategy with a device timeline (default dp3)",
+    )
+    q.add_argument(
+        "--param",
+        "-p",
+        action="append",
+        metavar="KEY=VALUE",
+        help="strategy parameter (repeatable)",
+    )
+    q.add_argument(
+        "--chrome", metavar="JSON", help="write the grids as Chrome/Perfetto trace events"
+    )
+    q.add_argument(
+        "--nsys",
+        metavar="TRACE",
+        help="with --chrome: merge into this Nsight Systems trace "
+        "(.sqlite or .nsys-rep of the same run, e.g. from nqprof profile)",
+    )
 
 
 # -- helpers ----------------------------------------------------------------------------------
@@ -401,23 +570,52 @@ def read_loop(args, name: str) -> None:
 
 
 COMMANDS = {
-    "launch": (add_launch, cmd_launch, "device launch time vs launch count, per launch mode (their Fig. 5)"),
-    "reserve": (add_reserve, cmd_reserve, "device memory reserved vs the pending-launch and heap limits (Fig. 6)"),
-    "ideal": (add_ideal, cmd_ideal, "each CDP strategy's time without launch overhead, speedups (their Fig. 4)"),
-    "efficiency": (add_efficiency, cmd_efficiency, "warp execution efficiency, irregularity, L2 hit rate (ncu)"),
-    "timeline": (add_timeline, cmd_timeline, "every CDP grid's generation, boards, start and end, from the device"),
+    "launch": (
+        add_launch,
+        cmd_launch,
+        "device launch time vs launch count, per launch mode (their Fig. 5)",
+    ),
+    "reserve": (
+        add_reserve,
+        cmd_reserve,
+        "device memory reserved vs the pending-launch and heap limits (Fig. 6)",
+    ),
+    "ideal": (
+        add_ideal,
+        cmd_ideal,
+        "each CDP strategy's time without launch overhead, speedups (their Fig. 4)",
+    ),
+    "efficiency": (
+        add_efficiency,
+        cmd_efficiency,
+        "warp execution efficiency, irregularity, L2 hit rate (ncu)",
+    ),
+    "timeline": (
+        add_timeline,
+        cmd_timeline,
+        "every CDP grid's generation, boards, start and end, from the device",
+    ),
 }
 
 
 def add_common(q, with_figure: bool = True, with_output: bool = True) -> None:
-    q.add_argument("--json", action="store_true", help="print the measurement as JSON instead of the table")
-    q.add_argument("--from", dest="from_file", metavar="FILE", help="render a kept measurement (no GPU needed)")
+    q.add_argument(
+        "--json", action="store_true", help="print the measurement as JSON instead of the table"
+    )
+    q.add_argument(
+        "--from", dest="from_file", metavar="FILE", help="render a kept measurement (no GPU needed)"
+    )
     if with_figure:
         q.add_argument("--figure", metavar="PNG", help="also draw the figure (.png, .pdf or .svg)")
     if with_output:
-        q.add_argument("--output", "-o", metavar="FILE.json|FILE.md", action="append",
-                       help="also write the measurement (FILE.json, rendered later with --from) or the table as "
-                            "Markdown (FILE.md); repeatable")
+        q.add_argument(
+            "--output",
+            "-o",
+            metavar="FILE.json|FILE.md",
+            action="append",
+            help="also write the measurement (FILE.json, rendered later with --from) or the table as "
+            "Markdown (FILE.md); repeatable",
+        )
 
 
 #: The paper's artefacts (nqprof report wang ...) and the measurement each one is.
@@ -437,9 +635,12 @@ def report_command(artefact: str):
 
 
 def add_commands(sub) -> None:
-    p = sub.add_parser("characterize", help="what CDP costs here: launch time, reserved memory, ideal time, efficiency",
-                       description="What CUDA Dynamic Parallelism costs on this GPU and toolkit, measured the way "
-                                   "Wang and Yalamanchili (2014) measured it on Kepler.")
+    p = sub.add_parser(
+        "characterize",
+        help="what CDP costs here: launch time, reserved memory, ideal time, efficiency",
+        description="What CUDA Dynamic Parallelism costs on this GPU and toolkit, measured the way "
+        "Wang and Yalamanchili (2014) measured it on Kepler.",
+    )
     actions = p.add_subparsers(dest="characterize", metavar="MEASUREMENT", required=True)
     for name, (add, cmd, help_text) in COMMANDS.items():
         q = actions.add_parser(name, help=help_text, description=help_text)

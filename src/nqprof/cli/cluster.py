@@ -29,26 +29,63 @@ MAX_RETRIES = 100
 def add_cluster_arguments(parser) -> None:
     """Add the cluster options to the ``solve`` parser."""
     g = parser.add_argument_group("cluster (Dask; pip install 'nqprof[cluster]')")
-    g.add_argument("--cluster", metavar="local|ADDRESS", default=None,
-                   help="spread the count over a Dask cluster: local (started here: one worker per GPU, or per "
-                        "core for CPU strategies) or a scheduler address such as tcp://host:8786")
-    add_number(g.add_argument, "--workers", number=Integer(1, MAX_WORKERS), default=None, metavar="K",
-               help=f"local: workers to start (default: every GPU, or every core); ADDRESS: workers to wait for "
-                    f"(at most {MAX_WORKERS})")
-    add_number(g.add_argument, "--tasks", number=Integer(1, MAX_TASKS), default=None, metavar="T",
-               help="tasks to cut the host expansion into (default: the checkpoint's, else 4 per worker)")
-    add_number(g.add_argument, "--split-depth", number=Integer(1, MAX_N), default=None, metavar="D",
-               help="rows expanded on the host, for strategies without a depth parameter (default: min(4, N-1))")
-    g.add_argument("--checkpoint", metavar="FILE", default=None,
-                   help="record finished tasks' counts in FILE; a run with the same FILE resumes where it stopped")
-    add_number(g.add_argument, "--retries", number=Integer(0, MAX_RETRIES), default=None, metavar="R",
-               help="times a failed task is retried (default: 3)")
+    g.add_argument(
+        "--cluster",
+        metavar="local|ADDRESS",
+        default=None,
+        help="spread the count over a Dask cluster: local (started here: one worker per GPU, or per "
+        "core for CPU strategies) or a scheduler address such as tcp://host:8786",
+    )
+    add_number(
+        g.add_argument,
+        "--workers",
+        number=Integer(1, MAX_WORKERS),
+        default=None,
+        metavar="K",
+        help=f"local: workers to start (default: every GPU, or every core); ADDRESS: workers to wait for "
+        f"(at most {MAX_WORKERS})",
+    )
+    add_number(
+        g.add_argument,
+        "--tasks",
+        number=Integer(1, MAX_TASKS),
+        default=None,
+        metavar="T",
+        help="tasks to cut the host expansion into (default: the checkpoint's, else 4 per worker)",
+    )
+    add_number(
+        g.add_argument,
+        "--split-depth",
+        number=Integer(1, MAX_N),
+        default=None,
+        metavar="D",
+        help="rows expanded on the host, for strategies without a depth parameter (default: min(4, N-1))",
+    )
+    g.add_argument(
+        "--checkpoint",
+        metavar="FILE",
+        default=None,
+        help="record finished tasks' counts in FILE; a run with the same FILE resumes where it stopped",
+    )
+    add_number(
+        g.add_argument,
+        "--retries",
+        number=Integer(0, MAX_RETRIES),
+        default=None,
+        metavar="R",
+        help="times a failed task is retried (default: 3)",
+    )
 
 
 def cluster_options_without_cluster(args) -> list[str]:
     """The cluster options given without --cluster (they would be silently ignored)."""
-    flags = {"workers": "--workers", "tasks": "--tasks", "split_depth": "--split-depth",
-             "checkpoint": "--checkpoint", "retries": "--retries"}
+    flags = {
+        "workers": "--workers",
+        "tasks": "--tasks",
+        "split_depth": "--split-depth",
+        "checkpoint": "--checkpoint",
+        "retries": "--retries",
+    }
     return [flag for dest, flag in flags.items() if getattr(args, dest, None) is not None]
 
 
@@ -115,15 +152,26 @@ def run_clustered(args) -> int:
     try:
         with quiet_dask(args.quiet or args.json):
             record = solve_clustered(
-                args.strategy, args.n, params, cluster=args.cluster, workers=args.workers,
-                tasks=args.tasks, depth=args.split_depth, checkpoint=args.checkpoint,
-                retries=DEFAULT_RETRIES if args.retries is None else args.retries, timeout=timeout,
-                progress=not (args.quiet or args.json), on_task=on_task,
+                args.strategy,
+                args.n,
+                params,
+                cluster=args.cluster,
+                workers=args.workers,
+                tasks=args.tasks,
+                depth=args.split_depth,
+                checkpoint=args.checkpoint,
+                retries=DEFAULT_RETRIES if args.retries is None else args.retries,
+                timeout=timeout,
+                progress=not (args.quiet or args.json),
+                on_task=on_task,
             )
     except KeyboardInterrupt:
         if args.checkpoint and os.path.exists(args.checkpoint) and done[1]:
-            print(f"nqprof: {done[0]} of {done[1]} tasks are saved in {args.checkpoint}; "
-                  "the same command resumes the run", file=sys.stderr)
+            print(
+                f"nqprof: {done[0]} of {done[1]} tasks are saved in {args.checkpoint}; "
+                "the same command resumes the run",
+                file=sys.stderr,
+            )
         raise
     print(record.to_json() if args.json else record.summary())
     if output:

@@ -79,21 +79,45 @@ def cmd_history(args) -> int:
     for run in summary.to_dict("records"):
         gpu = run.get("machine.gpu")
         gpu = "CPU only" if missing(gpu) else f"{gpu}, CUDA {run.get('machine.cuda_toolkit')}"
-        print(f"  {run_label(run['run']):<6} {run['run']}  {run['datetime']:%Y-%m-%d %H:%M}  commit {run['commit']}  "
-              f"{gpu}  {run['benchmarks']} benchmarks{_traces_note(traces.get(run['run']))}")
+        print(
+            f"  {run_label(run['run']):<6} {run['run']}  {run['datetime']:%Y-%m-%d %H:%M}  commit {run['commit']}  "
+            f"{gpu}  {run['benchmarks']} benchmarks{_traces_note(traces.get(run['run']))}"
+        )
     print()
     table = df.assign(run=df["run"].map(run_label))
-    columns = ["run", "test", "strategy", "n", "params", "median", "compute.median", "wall.median", "compute.rounds",
-               "extra.count", "extra.verified"]
+    columns = [
+        "run",
+        "test",
+        "strategy",
+        "n",
+        "params",
+        "median",
+        "compute.median",
+        "wall.median",
+        "compute.rounds",
+        "extra.count",
+        "extra.verified",
+    ]
     table = table[[c for c in columns if c in table]].rename(
-        columns={"n": "N", "median": "kept", "compute.median": "compute", "wall.median": "wall",
-                 "compute.rounds": "rounds", "extra.count": "count", "extra.verified": "verified"}
+        columns={
+            "n": "N",
+            "median": "kept",
+            "compute.median": "compute",
+            "wall.median": "wall",
+            "compute.rounds": "rounds",
+            "extra.count": "count",
+            "extra.verified": "verified",
+        }
     )
     if table["test"].nunique() == 1:
         table = table.drop(columns="test")
     _print_table(table, {"kept": _time, "compute": _time, "wall": _time})
-    print("\nmedians. kept: what pytest-benchmark saved; compute: " + METRICS["compute"] + "; wall: "
-          + METRICS["wall"])
+    print(
+        "\nmedians. kept: what pytest-benchmark saved; compute: "
+        + METRICS["compute"]
+        + "; wall: "
+        + METRICS["wall"]
+    )
     return 0
 
 
@@ -109,18 +133,31 @@ def cmd_compare(args) -> int:
     if len(args.runs) not in (0, 2):
         raise InputError(f"compare takes two runs or none (the last two), got {len(args.runs)}")
     metric = resolve_metric(args.metric)
-    run_a, run_b = (resolve_run(df, r, args.storage) for r in args.runs) if args.runs else last_runs(df, 2)
+    run_a, run_b = (
+        (resolve_run(df, r, args.storage) for r in args.runs) if args.runs else last_runs(df, 2)
+    )
     print(f"A: {run_a}\nB: {run_b}\nmetric: {metric} ({METRICS[metric]})")
     for line in machine_warnings(df, run_a, run_b):
-        print(f"nqprof: warning: the runs differ in {line}: timings may differ because of the machine", file=sys.stderr)
+        print(
+            f"nqprof: warning: the runs differ in {line}: timings may differ because of the machine",
+            file=sys.stderr,
+        )
     result = compare(df, run_a, run_b, metric)
     if result.empty:
         print("no nqprof benchmarks to compare")
         return 0
     _warn_conditions(result)
     columns = [c for c in CASE_COLUMNS if c != "test" or result["test"].nunique() > 1]
-    table = result[columns + ["median_a", "median_b", "change_pct", "floor_pct", "p", "verdict", "changed"]].rename(
-        columns={"n": "N", "median_a": "A", "median_b": "B", "change_pct": "change", "floor_pct": "floor"}
+    table = result[
+        columns + ["median_a", "median_b", "change_pct", "floor_pct", "p", "verdict", "changed"]
+    ].rename(
+        columns={
+            "n": "N",
+            "median_a": "A",
+            "median_b": "B",
+            "change_pct": "change",
+            "floor_pct": "floor",
+        }
     )
     if not table["changed"].astype(bool).any():
         table = table.drop(columns="changed")
@@ -131,13 +168,20 @@ def cmd_compare(args) -> int:
     summary = ", ".join(f"{counts[v]} {v}" for v in VERDICTS if v in counts)
     extra = ", ".join(f"{changes[c]} {c}" for c in CHANGES if changes[c])
     print("\n" + summary + (f"; {extra}" if extra else ""))
-    print(f"(faster/slower: the rank test's p < {ALPHA:g} and the median moved by more than the floor)")
+    print(
+        f"(faster/slower: the rank test's p < {ALPHA:g} and the median moved by more than the floor)"
+    )
     _print_traces(df, run_a, run_b, result, args.traces)
-    found = {**{v: int(counts[v]) for v in VERDICTS if v in counts}, **{c: n for c, n in changes.items() if n}}
+    found = {
+        **{v: int(counts[v]) for v in VERDICTS if v in counts},
+        **{c: n for c, n in changes.items() if n},
+    }
     failing = [v for v in args.fail_on if v in found]
     if failing:
-        print(f"nqprof: compare failed: {', '.join(f'{found[v]} {v}' for v in failing)} (--fail-on {','.join(args.fail_on)})",
-              file=sys.stderr)
+        print(
+            f"nqprof: compare failed: {', '.join(f'{found[v]} {v}' for v in failing)} (--fail-on {','.join(args.fail_on)})",
+            file=sys.stderr,
+        )
         return 1
     return 0
 
@@ -161,7 +205,9 @@ def _print_traces(df, run_a: str, run_b: str, result, every: bool) -> None:
     changes = trace_changes(df, run_a, run_b, keys)
     ns = lambda v: "-" if missing(v) else nanoseconds(v)  # noqa: E731
     for row, key in zip(chosen, keys):
-        what = [row["verdict"]] + ([_pct(row["change_pct"])] if not missing(row["change_pct"]) else [])
+        what = [row["verdict"]] + (
+            [_pct(row["change_pct"])] if not missing(row["change_pct"]) else []
+        )
         params = f" ({row['params']})" if row["params"] else ""
         changed = f"; {row['changed']}" if row.get("changed") else ""
         print(f"{row['strategy']} N={row['n']}{params}: {' '.join(what)}{changed}")
@@ -170,26 +216,37 @@ def _print_traces(df, run_a: str, run_b: str, result, every: bool) -> None:
             for side, traces in (("A", a), ("B", b)):
                 trace = traces.get(key) or {}
                 if not trace.get("ranges"):
-                    print(f"  no trace in {side}: {trace.get('missing') or 'run without --nq-trace'}")
+                    print(
+                        f"  no trace in {side}: {trace.get('missing') or 'run without --nq-trace'}"
+                    )
             continue
-        width = max(len(str(r["range"])) if missing(r["kernel"]) else 2 + len(str(r["kernel"]))
-                    for r in part.to_dict("records"))
+        width = max(
+            len(str(r["range"])) if missing(r["kernel"]) else 2 + len(str(r["kernel"]))
+            for r in part.to_dict("records")
+        )
         for item in part.to_dict("records"):
             launches = ""
             if not missing(item["launches_a"]) or not missing(item["launches_b"]):
-                la, lb = (("-" if missing(v) else f"{v:g}") for v in (item["launches_a"], item["launches_b"]))
+                la, lb = (
+                    ("-" if missing(v) else f"{v:g}")
+                    for v in (item["launches_a"], item["launches_b"])
+                )
                 launches = f"  launches {la}" + ("" if la == lb else f" -> {lb}")
             label = item["range"] if missing(item["kernel"]) else f"  {item['kernel']}"
-            print(f"  {label:<{width}}  {ns(item['a_ns']):>9} -> {ns(item['b_ns']):>9}  "
-                  f"{_pct(item['change_pct']):>7}{launches}")
+            print(
+                f"  {label:<{width}}  {ns(item['a_ns']):>9} -> {ns(item['b_ns']):>9}  "
+                f"{_pct(item['change_pct']):>7}{launches}"
+            )
         top = moved_most(part)
         if top is None:
             print(f"  moved most: nothing on the GPU by {MIN_EFFECT:.0%} or more")
         else:
             where = top["range"] + ("" if missing(top["kernel"]) else f", kernel {top['kernel']}")
             delta = top["b_ns"] - top["a_ns"]
-            print(f"  moved most: {where} {'+' if delta >= 0 else '-'}{nanoseconds(abs(delta))} "
-                  f"({_pct(top['change_pct'])})")
+            print(
+                f"  moved most: {where} {'+' if delta >= 0 else '-'}{nanoseconds(abs(delta))} "
+                f"({_pct(top['change_pct'])})"
+            )
 
 
 def _p(value) -> str:
@@ -204,11 +261,22 @@ def _warn_conditions(result) -> None:
             seen.setdefault(phrase, []).append(f"{row['strategy']} N={row['n']}")
     for phrase, cases in seen.items():
         more = f" and {len(cases) - 3} more" if len(cases) > 3 else ""
-        print(f"nqprof: warning: conditions differ: {phrase} ({', '.join(cases[:3])}{more})", file=sys.stderr)
+        print(
+            f"nqprof: warning: conditions differ: {phrase} ({', '.join(cases[:3])}{more})",
+            file=sys.stderr,
+        )
 
 
 #: The verdicts and changes --fail-on accepts.
-FAILING_VERDICTS = ("slower", "faster", "too-few-rounds", "only-a", "only-b", "changed-params", "changed-source")
+FAILING_VERDICTS = (
+    "slower",
+    "faster",
+    "too-few-rounds",
+    "only-a",
+    "only-b",
+    "changed-params",
+    "changed-source",
+)
 
 
 def _fail_on(text: str) -> list[str]:
@@ -217,7 +285,9 @@ def _fail_on(text: str) -> list[str]:
     items = [v.strip() for v in text.split(",") if v.strip()]
     bad = [v for v in items if v not in FAILING_VERDICTS]
     if bad or not items:
-        raise argparse.ArgumentTypeError(f"takes a comma list of {', '.join(FAILING_VERDICTS)}, got {text!r}")
+        raise argparse.ArgumentTypeError(
+            f"takes a comma list of {', '.join(FAILING_VERDICTS)}, got {text!r}"
+        )
     return items
 
 
@@ -236,44 +306,88 @@ def cmd_plot(args) -> int:
 
 def _storage_options(p, positional: bool = False) -> None:
     if positional:
-        p.add_argument("storage", nargs="?", default=DEFAULT_STORAGE, metavar="DIR",
-                       help=f"pytest-benchmark storage folder (default {DEFAULT_STORAGE})")
+        p.add_argument(
+            "storage",
+            nargs="?",
+            default=DEFAULT_STORAGE,
+            metavar="DIR",
+            help=f"pytest-benchmark storage folder (default {DEFAULT_STORAGE})",
+        )
     else:
-        p.add_argument("--storage", default=DEFAULT_STORAGE, metavar="DIR",
-                       help=f"pytest-benchmark storage folder (default {DEFAULT_STORAGE})")
-    p.add_argument("--strict", action="store_true", help="an unreadable file is an error (default: skip it, warn)")
+        p.add_argument(
+            "--storage",
+            default=DEFAULT_STORAGE,
+            metavar="DIR",
+            help=f"pytest-benchmark storage folder (default {DEFAULT_STORAGE})",
+        )
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="an unreadable file is an error (default: skip it, warn)",
+    )
 
 
 def _metric_option(p) -> None:
-    p.add_argument("--metric", choices=(*METRICS, *METRIC_ALIASES), default="compute",
-                   help="compute: " + METRICS["compute"] + " (default); wall: " + METRICS["wall"]
-                        + "; gpu and median are the older names of compute and wall")
+    p.add_argument(
+        "--metric",
+        choices=(*METRICS, *METRIC_ALIASES),
+        default="compute",
+        help="compute: "
+        + METRICS["compute"]
+        + " (default); wall: "
+        + METRICS["wall"]
+        + "; gpu and median are the older names of compute and wall",
+    )
 
 
 def add_commands(sub) -> None:
-    p = sub.add_parser("history", help="list every saved benchmark run, one row per benchmark per run")
+    p = sub.add_parser(
+        "history", help="list every saved benchmark run, one row per benchmark per run"
+    )
     _storage_options(p, positional=True)
-    p.add_argument("--csv", metavar="FILE", help="write the whole table (every column) as CSV instead")
+    p.add_argument(
+        "--csv", metavar="FILE", help="write the whole table (every column) as CSV instead"
+    )
     p.set_defaults(func=cmd_history)
 
-    p = sub.add_parser("compare", help="compare two saved runs: change and a noise-aware verdict per benchmark")
-    p.add_argument("runs", nargs="*", metavar="RUN",
-                   help="two runs: a number such as 0003, a file name, a path under the storage folder or "
-                        "the file's path as pytest-benchmark list prints it (default: the last two runs)")
+    p = sub.add_parser(
+        "compare", help="compare two saved runs: change and a noise-aware verdict per benchmark"
+    )
+    p.add_argument(
+        "runs",
+        nargs="*",
+        metavar="RUN",
+        help="two runs: a number such as 0003, a file name, a path under the storage folder or "
+        "the file's path as pytest-benchmark list prints it (default: the last two runs)",
+    )
     _storage_options(p)
     _metric_option(p)
-    p.add_argument("--fail-on", type=_fail_on, default=[], metavar="VERDICTS",
-                   help="exit 1 if any benchmark gets one of these verdicts (comma list of "
-                        f"{', '.join(FAILING_VERDICTS)}), e.g. --fail-on slower for a CI gate")
-    p.add_argument("--traces", action="store_true",
-                   help="for runs saved with pytest --nq-trace: the per-range and per-kernel trace times of every "
-                        "case (default: of the cases that got faster or slower or changed parameters)")
+    p.add_argument(
+        "--fail-on",
+        type=_fail_on,
+        default=[],
+        metavar="VERDICTS",
+        help="exit 1 if any benchmark gets one of these verdicts (comma list of "
+        f"{', '.join(FAILING_VERDICTS)}), e.g. --fail-on slower for a CI gate",
+    )
+    p.add_argument(
+        "--traces",
+        action="store_true",
+        help="for runs saved with pytest --nq-trace: the per-range and per-kernel trace times of every "
+        "case (default: of the cases that got faster or slower or changed parameters)",
+    )
     p.set_defaults(func=cmd_compare)
 
     p = sub.add_parser("plot", help="write PNG figures: time vs N, speedup over serial")
     _storage_options(p)
     _metric_option(p)
-    p.add_argument("-o", "--output", default=".", metavar="DIR", help="folder for the figures (default: .)")
-    p.add_argument("--run", action="append", metavar="RUN",
-                   help="run to plot (repeatable; the newest measurement of each case wins; default: the last run)")
+    p.add_argument(
+        "-o", "--output", default=".", metavar="DIR", help="folder for the figures (default: .)"
+    )
+    p.add_argument(
+        "--run",
+        action="append",
+        metavar="RUN",
+        help="run to plot (repeatable; the newest measurement of each case wins; default: the last run)",
+    )
     p.set_defaults(func=cmd_plot)

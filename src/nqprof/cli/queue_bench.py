@@ -27,7 +27,9 @@ def _list(text: str, allowed, what: str, cast=str):
     try:
         values = [cast(x) for x in split_list(text, f"--{what}")]
     except ValueError:
-        raise InputError(f"--{what} takes a comma list of {', '.join(map(str, allowed))}, got {text!r}") from None
+        raise InputError(
+            f"--{what} takes a comma list of {', '.join(map(str, allowed))}, got {text!r}"
+        ) from None
     for v in values:
         if v not in allowed:
             raise InputError(f"unknown {what[:-1]} {v!r} (known: {', '.join(map(str, allowed))})")
@@ -59,13 +61,17 @@ def obtain(args) -> queuebench.BenchResult:
 
     ok, why = gpu_available()
     if not ok:
-        raise UnavailableError(f"no GPU on this machine ({why}); render a saved run with --from FILE")
+        raise UnavailableError(
+            f"no GPU on this machine ({why}); render a saved run with --from FILE"
+        )
     from ..progress import Progress
 
     bar = Progress.for_command(args.quiet)
 
     def progress(row):
-        bar.update(f"{row.variant} {row.queue} {row.bytes} B {row.threads:,} threads: {row.ms:.3f} ms")
+        bar.update(
+            f"{row.variant} {row.queue} {row.bytes} B {row.threads:,} threads: {row.ms:.3f} ms"
+        )
 
     result = queuebench.run_benchmark(
         queues=_list(args.queues, queuebench.QUEUES, "queues"),
@@ -115,27 +121,70 @@ def _sizes(text: str) -> list[int]:
 
 
 def add_run_options(p) -> None:
-    p.add_argument("--from", dest="source", metavar="JSON", help="render a saved run instead of measuring")
-    p.add_argument("--queues", default=",".join(queuebench.QUEUES), help="comma list (default: %(default)s)")
-    add_number(p.add_argument, "--sizes", number=_sizes, default="4,8,16",
-               help="element sizes in bytes (default: %(default)s)")
-    p.add_argument("--variants", default=",".join(queuebench.VARIANTS), help="comma list (default: %(default)s)")
-    add_number(p.add_argument, "--fill", number=Integer(1, MAX_FILL), default="4",
-               help=f"largest thread count: this many times what the GPU holds (at most {MAX_FILL})")
-    add_number(p.add_argument, "--repeats", "-r", number=Integer(1, MAX_REPEATS), default="3",
-               help="timed runs per point (median)")
-    p.add_argument("--json", action="store_true", help="print the run as JSON instead of the tables")
-    p.add_argument("--output", "-o", metavar="FILE.json", help="also save the run to FILE.json (render it with --from)")
-    add_number(p.add_argument, "--bytes", number=Integer(min(queuebench.ELEMENT_BYTES), max(queuebench.ELEMENT_BYTES),
-                                                        choices=queuebench.ELEMENT_BYTES),
-               default="16", help="element size the tables show (default 16)")
+    p.add_argument(
+        "--from", dest="source", metavar="JSON", help="render a saved run instead of measuring"
+    )
+    p.add_argument(
+        "--queues", default=",".join(queuebench.QUEUES), help="comma list (default: %(default)s)"
+    )
+    add_number(
+        p.add_argument,
+        "--sizes",
+        number=_sizes,
+        default="4,8,16",
+        help="element sizes in bytes (default: %(default)s)",
+    )
+    p.add_argument(
+        "--variants",
+        default=",".join(queuebench.VARIANTS),
+        help="comma list (default: %(default)s)",
+    )
+    add_number(
+        p.add_argument,
+        "--fill",
+        number=Integer(1, MAX_FILL),
+        default="4",
+        help=f"largest thread count: this many times what the GPU holds (at most {MAX_FILL})",
+    )
+    add_number(
+        p.add_argument,
+        "--repeats",
+        "-r",
+        number=Integer(1, MAX_REPEATS),
+        default="3",
+        help="timed runs per point (median)",
+    )
+    p.add_argument(
+        "--json", action="store_true", help="print the run as JSON instead of the tables"
+    )
+    p.add_argument(
+        "--output",
+        "-o",
+        metavar="FILE.json",
+        help="also save the run to FILE.json (render it with --from)",
+    )
+    add_number(
+        p.add_argument,
+        "--bytes",
+        number=Integer(
+            min(queuebench.ELEMENT_BYTES),
+            max(queuebench.ELEMENT_BYTES),
+            choices=queuebench.ELEMENT_BYTES,
+        ),
+        default="16",
+        help="element size the tables show (default 16)",
+    )
     p.add_argument("--quiet", "-q", action="store_true", help="no progress on the terminal")
 
 
 def add_commands(sub) -> None:
-    p = sub.add_parser("queue-bench", help="GPU queue microbenchmark (Kerbl et al., Fig. 1): table and figure")
+    p = sub.add_parser(
+        "queue-bench", help="GPU queue microbenchmark (Kerbl et al., Fig. 1): table and figure"
+    )
     add_run_options(p)
-    p.add_argument("--figure", help="write the figure (time vs threads, a line per queue) to this PNG")
+    p.add_argument(
+        "--figure", help="write the figure (time vs threads, a line per queue) to this PNG"
+    )
     p.add_argument("--figure-variant", default="balanced", choices=queuebench.VARIANTS)
     p.set_defaults(func=cmd_queue_bench)
 

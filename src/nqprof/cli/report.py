@@ -33,7 +33,9 @@ def require_gpu(strategies) -> str:
         return "CPU"
     ok, what = gpu_available()
     if not ok:
-        raise UnavailableError(f"no GPU on this machine ({what}); `nqprof report` measures on a CUDA GPU")
+        raise UnavailableError(
+            f"no GPU on this machine ({what}); `nqprof report` measures on a CUDA GPU"
+        )
     return what
 
 
@@ -60,8 +62,16 @@ def _emit(args, title: str, header, rows, notes, markdown_note: str) -> None:
         print(line)
     if getattr(args, "output", None):
         command = "nqprof " + " ".join(shlex.quote(a) for a in sys.argv[1:])
-        text = [f"# {title}", "", f"Command: `{command}`", "", markdown_note, "",
-                table(header, rows, markdown=True), ""]
+        text = [
+            f"# {title}",
+            "",
+            f"Command: `{command}`",
+            "",
+            markdown_note,
+            "",
+            table(header, rows, markdown=True),
+            "",
+        ]
         text += [f"{line}  " for line in notes]
         from ..files import write_text
 
@@ -83,15 +93,28 @@ def cmd_feinbube_steps(args) -> int:
     device = require_gpu(["feinbube"])
     outcomes = _sweep(args, feinbube.steps_runs(ns, parse_params(args.param)))
     header, rows, notes = feinbube.steps_table(outcomes, ns)
-    _emit(args, "Feinbube et al.: the optimisation steps of the host-seeded kernel, GPU time in ms",
-          header, rows, notes,
-          f"Paper: {feinbube.PAPER_GPU}. Here: {device}, GPU time (CUDA events), {_rounds_note(args)}.")
+    _emit(
+        args,
+        "Feinbube et al.: the optimisation steps of the host-seeded kernel, GPU time in ms",
+        header,
+        rows,
+        notes,
+        f"Paper: {feinbube.PAPER_GPU}. Here: {device}, GPU time (CUDA events), {_rounds_note(args)}.",
+    )
     return 0
 
 
 def add_feinbube_steps(q) -> None:
-    add_number(q.add_argument, "--n", number=parse_ns, default="16:18", help="N values (default 16:18)")
-    q.add_argument("--param", "-p", action="append", metavar="KEY=VALUE", help="extra feinbube parameter (repeatable)")
+    add_number(
+        q.add_argument, "--n", number=parse_ns, default="16:18", help="N values (default 16:18)"
+    )
+    q.add_argument(
+        "--param",
+        "-p",
+        action="append",
+        metavar="KEY=VALUE",
+        help="extra feinbube parameter (repeatable)",
+    )
 
 
 # -- Plauth et al. --------------------------------------------------------------------------
@@ -107,16 +130,29 @@ def cmd_table2(args) -> int:
     _emit(
         args,
         f"Table 2 of Plauth et al.: DP-1 (z={args.z}), default stream vs own streams, ms",
-        header, rows, notes,
+        header,
+        rows,
+        notes,
         f"Paper: K20x. Here: {device}, GPU time (CUDA events around the host launch), {_rounds_note(args)}.",
     )
     return 0
 
 
 def add_table2(q) -> None:
-    add_number(q.add_argument, "--n", number=parse_ns, default="8:15",
-               help="N values: A:B (inclusive) or a comma list (default 8:15)")
-    add_number(q.add_argument, "--z", number=_z, default="1", help="DP-1 rows per grid (1: the paper's first version)")
+    add_number(
+        q.add_argument,
+        "--n",
+        number=parse_ns,
+        default="8:15",
+        help="N values: A:B (inclusive) or a comma list (default 8:15)",
+    )
+    add_number(
+        q.add_argument,
+        "--z",
+        number=_z,
+        default="1",
+        help="DP-1 rows per grid (1: the paper's first version)",
+    )
 
 
 def _z(text: str) -> int:
@@ -125,7 +161,13 @@ def _z(text: str) -> int:
 
     lo, hi = get("dp1").param("z").bounds_for(MAX_N)
     return Integer(lo, hi, "--z")(text)
-    q.add_argument("--param", "-p", action="append", metavar="KEY=VALUE", help="extra dp1 parameter (repeatable)")
+    q.add_argument(
+        "--param",
+        "-p",
+        action="append",
+        metavar="KEY=VALUE",
+        help="extra dp1 parameter (repeatable)",
+    )
 
 
 def cmd_table3(args) -> int:
@@ -142,7 +184,9 @@ def cmd_table3(args) -> int:
     _emit(
         args,
         f"Table 3 of Plauth et al.: boards per child grid, N={plauth.TABLE3_N}, static (dp2) vs dynamic (dp3)",
-        header, rows, notes,
+        header,
+        rows,
+        notes,
         f"Paper: K20x. Model: nqprof.strategies.cdp.model. Measured: {device}, the device-side accounting of the "
         "first child generation.",
     )
@@ -150,8 +194,18 @@ def cmd_table3(args) -> int:
 
 
 def add_table3(q) -> None:
-    q.add_argument("--model-only", action="store_true", help="no GPU runs: the paper's numbers beside the model's")
-    q.add_argument("--param", "-p", action="append", metavar="KEY=VALUE", help="extra dp2/dp3 parameter (repeatable)")
+    q.add_argument(
+        "--model-only",
+        action="store_true",
+        help="no GPU runs: the paper's numbers beside the model's",
+    )
+    q.add_argument(
+        "--param",
+        "-p",
+        action="append",
+        metavar="KEY=VALUE",
+        help="extra dp2/dp3 parameter (repeatable)",
+    )
 
 
 def cmd_figure(args) -> int:
@@ -176,9 +230,18 @@ def cmd_figure(args) -> int:
 def add_figure(q) -> None:
     from ..papers.plauth import FIGURE_STRATEGIES
 
-    q.add_argument("--strategies", default=",".join(FIGURE_STRATEGIES), help="comma list (default: %(default)s)")
-    add_number(q.add_argument, "--n", number=parse_ns, default="8:16",
-               help="N values: A:B (inclusive) or a comma list (default 8:16)")
+    q.add_argument(
+        "--strategies",
+        default=",".join(FIGURE_STRATEGIES),
+        help="comma list (default: %(default)s)",
+    )
+    add_number(
+        q.add_argument,
+        "--n",
+        number=parse_ns,
+        default="8:16",
+        help="N values: A:B (inclusive) or a comma list (default 8:16)",
+    )
 
 
 # -- Carneiro et al. ------------------------------------------------------------------------
@@ -193,16 +256,25 @@ def cmd_carneiro_table2(args) -> int:
     device = require_gpu(list(carneiro.TABLE2_STRATEGIES.values()))
     outcomes = _sweep(args, carneiro.table2_runs(ranges, serial_known=history))
     header, rows, notes = carneiro.table2(outcomes, ranges, history)
-    _emit(args, "Table 2 of Carneiro et al.: mean speedup over serial per N range (paper: N-Queens+ATSP; here: "
-          "N-Queens only)", header, rows, notes,
-          f"Paper: K40m, N-Queens and ATSP. Here: {device}, N-Queens only, {_rounds_note(args)}.")
+    _emit(
+        args,
+        "Table 2 of Carneiro et al.: mean speedup over serial per N range (paper: N-Queens+ATSP; here: "
+        "N-Queens only)",
+        header,
+        rows,
+        notes,
+        f"Paper: K40m, N-Queens and ATSP. Here: {device}, N-Queens only, {_rounds_note(args)}.",
+    )
     if args.figure:
         from ..analysis.figures import speedup_vs_n
         from ..errors import UnavailableError
 
         try:
-            speedup_vs_n(carneiro.speedup_series(outcomes, history), args.figure,
-                         title=f"N-Queens: speedup over serial ({device})")
+            speedup_vs_n(
+                carneiro.speedup_series(outcomes, history),
+                args.figure,
+                title=f"N-Queens: speedup over serial ({device})",
+            )
             print(f"figure written to {args.figure}", file=sys.stderr)
         except UnavailableError as exc:
             print(f"no figure: {exc}", file=sys.stderr)
@@ -212,12 +284,24 @@ def cmd_carneiro_table2(args) -> int:
 def add_carneiro_table2(q) -> None:
     from ..papers.carneiro import DEFAULT_RANGES
 
-    add_number(q.add_argument, "--ranges", number=_ranges, default=DEFAULT_RANGES,
-               help="N ranges A-B, comma-separated (default %(default)s)")
-    q.add_argument("--history", metavar="PATH", help="take serial times from this benchmark history (a saved JSON "
-                   "file or a storage folder) instead of measuring them; the table says which came from where")
-    q.add_argument("--figure", metavar="PNG",
-                   help="also draw the figure of speedup over serial vs N per strategy into PNG")
+    add_number(
+        q.add_argument,
+        "--ranges",
+        number=_ranges,
+        default=DEFAULT_RANGES,
+        help="N ranges A-B, comma-separated (default %(default)s)",
+    )
+    q.add_argument(
+        "--history",
+        metavar="PATH",
+        help="take serial times from this benchmark history (a saved JSON "
+        "file or a storage folder) instead of measuring them; the table says which came from where",
+    )
+    q.add_argument(
+        "--figure",
+        metavar="PNG",
+        help="also draw the figure of speedup over serial vs N per strategy into PNG",
+    )
 
 
 def _ranges(text: str):
@@ -233,8 +317,14 @@ def _measured(add: Callable, figure: bool = False, rounds: str = "1") -> Callabl
 
     def add_all(q) -> None:
         add(q)
-        q.add_argument("--output", "-o", required=figure,
-                       help="the PNG file to write" if figure else "also write the table as Markdown to this file")
+        q.add_argument(
+            "--output",
+            "-o",
+            required=figure,
+            help="the PNG file to write"
+            if figure
+            else "also write the table as Markdown to this file",
+        )
         run_options(q, rounds_default=rounds)
 
     return add_all
@@ -277,8 +367,11 @@ def cmd_list(args) -> int:
     for p in papers:
         print(f"{p.key}: {p.citation}")
         for a in p.artefacts:
-            state = (f"available: nqprof report {p.key} {a.name}" if (p.key, a.name) in COMMANDS
-                     else f"planned: {a.planned}")
+            state = (
+                f"available: nqprof report {p.key} {a.name}"
+                if (p.key, a.name) in COMMANDS
+                else f"planned: {a.planned}"
+            )
             print(f"  {a.name:<8} {a.title}\n  {'':<8} {state}")
     return 0
 
@@ -306,18 +399,27 @@ def _checked(cmd: Callable[..., int], figure: bool, own_checks: bool = False) ->
     return run
 
 
-def _artefact_parser(sub, name: str, paper_key: str, artefact, help_text: str | None = None) -> None:
+def _artefact_parser(
+    sub, name: str, paper_key: str, artefact, help_text: str | None = None
+) -> None:
     add, cmd = COMMANDS[(paper_key, artefact.name)]
     q = sub.add_parser(name, help=help_text or artefact.title)
     add(q)
-    q.set_defaults(func=_checked(cmd, figure=(paper_key, artefact.name) == ("plauth", "figure"),
-                                 own_checks=paper_key == "kerbl"))
+    q.set_defaults(
+        func=_checked(
+            cmd,
+            figure=(paper_key, artefact.name) == ("plauth", "figure"),
+            own_checks=paper_key == "kerbl",
+        )
+    )
 
 
 def add_commands(sub) -> None:
     from ..papers import PAPERS, paper
 
-    p = sub.add_parser("report", help="list the papers' tables and figures, or re-measure one beside the paper")
+    p = sub.add_parser(
+        "report", help="list the papers' tables and figures, or re-measure one beside the paper"
+    )
     p.set_defaults(func=cmd_list, paper=None)
     reports = p.add_subparsers(dest="report", metavar="PAPER")
     for key in PAPERS:
@@ -330,4 +432,6 @@ def add_commands(sub) -> None:
                 _artefact_parser(arts, artefact.name, key, artefact)
     for name, key in ALIASES.items():
         artefact = paper(key).artefact(name)
-        _artefact_parser(reports, name, key, artefact, help_text=f"the same as `report {key} {name}`")
+        _artefact_parser(
+            reports, name, key, artefact, help_text=f"the same as `report {key} {name}`"
+        )

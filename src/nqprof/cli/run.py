@@ -24,8 +24,13 @@ def parse_ns(text: str) -> list[int]:
         raise InputError(f"--n takes A:B or a comma list of N: {exc}") from None
 
 
-def run_options(p, timer: bool = False, rounds_default: str | None = None, warmup_default: str | None = None,
-                timeout_default: str | None = None) -> None:
+def run_options(
+    p,
+    timer: bool = False,
+    rounds_default: str | None = None,
+    warmup_default: str | None = None,
+    timeout_default: str | None = None,
+) -> None:
     """--rounds/--warmup/--timeout(/--timer) and -q, defined once in nqprof.options with the
     plugin's --nq-* twins and the same defaults (solve and sweep keep them; a paper's
     measurement may set its own, and its help then says so); read them back with
@@ -59,8 +64,16 @@ def cmd_solve(args) -> int:
     output = check_json_output(args.output)
     with Progress.for_command(args.quiet or args.json) as progress:
         progress.case(describe(args.strategy, args.n, params))
-        record = solve(args.strategy, args.n, params, repeats=rounds, warmup=warmup, timeout=timeout,
-                       progress=progress, timer=TIMER.value(getattr(args, TIMER.dest), "--"))
+        record = solve(
+            args.strategy,
+            args.n,
+            params,
+            repeats=rounds,
+            warmup=warmup,
+            timeout=timeout,
+            progress=progress,
+            timer=TIMER.value(getattr(args, TIMER.dest), "--"),
+        )
     print(record.to_json() if args.json else record.summary())
     _warn_shared(record)
     if output:
@@ -77,7 +90,9 @@ def cmd_sweep(args) -> int:
     from ..options import describe
     from ..progress import Progress
 
-    settings = options.parse_settings({opt.dest: getattr(args, opt.dest) for opt in options.OPTIONS}, prefix="--")
+    settings = options.parse_settings(
+        {opt.dest: getattr(args, opt.dest) for opt in options.OPTIONS}, prefix="--"
+    )
     output = check_json_output(args.output)
     cases = list(options.case_grid(settings))
     gpu_why = _gpu_missing(strategy for _, strategy, _ in cases)
@@ -87,11 +102,21 @@ def cmd_sweep(args) -> int:
         try:
             for case, strategy, why in cases:
                 progress.case(describe(case.strategy, case.n, dict(case.given)))
-                _sweep_case(case, strategy, why or (gpu_why if strategy is not None and strategy.needs_gpu else None),
-                            settings, progress, rows, records, ran)
+                _sweep_case(
+                    case,
+                    strategy,
+                    why or (gpu_why if strategy is not None and strategy.needs_gpu else None),
+                    settings,
+                    progress,
+                    rows,
+                    records,
+                    ran,
+                )
         except KeyboardInterrupt:
-            interrupted = f"interrupted after {len(records)} of {len(cases)} cases: the records before this are the " \
-                          "finished ones"
+            interrupted = (
+                f"interrupted after {len(records)} of {len(cases)} cases: the records before this are the "
+                "finished ones"
+            )
     for rec in ran:  # after the progress lines
         _warn_shared(rec)
     if args.json:
@@ -100,7 +125,10 @@ def cmd_sweep(args) -> int:
         print(table(["strategy", "N", "params", "count", "GPU time", "wall time", "note"], rows))
     if output:
         write_json(output, records + ([{"partial": interrupted}] if interrupted else []))
-        print(f"{len(records)} records written to {output}" + (" (partial)" if interrupted else ""), file=sys.stderr)
+        print(
+            f"{len(records)} records written to {output}" + (" (partial)" if interrupted else ""),
+            file=sys.stderr,
+        )
     if interrupted:
         print(f"nqprof: {interrupted}", file=sys.stderr)
         return 130
@@ -120,14 +148,31 @@ def _sweep_case(case, strategy, why, settings, progress, rows, records, ran) -> 
         records.append({**head, "skipped": why})
         return
     try:
-        rec = solve(case.strategy, case.n, dict(case.given), repeats=settings.rounds, warmup=settings.warmup,
-                    timeout=settings.timeout, progress=progress, timer=settings.timer)
+        rec = solve(
+            case.strategy,
+            case.n,
+            dict(case.given),
+            repeats=settings.rounds,
+            warmup=settings.warmup,
+            timeout=settings.timeout,
+            progress=progress,
+            timer=settings.timer,
+        )
     except NqprofError as exc:
         rows.append([case.strategy, case.n, _given(case), "ERROR", "-", "-", str(exc)])
         records.append({**head, "error": str(exc)})
         return
-    rows.append([case.strategy, case.n, _given(case), f"{rec.count} verified", seconds(rec.gpu_s),
-                 seconds(rec.wall_s), f"median of {rec.rounds}" + _throttled(rec) + _shared(rec)])
+    rows.append(
+        [
+            case.strategy,
+            case.n,
+            _given(case),
+            f"{rec.count} verified",
+            seconds(rec.gpu_s),
+            seconds(rec.wall_s),
+            f"median of {rec.rounds}" + _throttled(rec) + _shared(rec),
+        ]
+    )
     ran.append(rec)
     records.append(rec.to_dict())
 
@@ -157,7 +202,10 @@ def _warn_shared(rec) -> None:
     if rec.shared_gpu():
         from ..options import describe
 
-        print(f"nqprof: warning: {describe(rec.strategy, rec.n, rec.params)}: {rec.shared_gpu()}", file=sys.stderr)
+        print(
+            f"nqprof: warning: {describe(rec.strategy, rec.n, rec.params)}: {rec.shared_gpu()}",
+            file=sys.stderr,
+        )
 
 
 def _given(case) -> str:
@@ -178,8 +226,10 @@ def cmd_strategies(args) -> int:
         if s.min_n > 1:
             print(f"{'':<{width + 2}}N >= {s.min_n}")
         for p in s.params:
-            print(f"{'':<{width + 2}}{p.name:<12} {p.describe_range():<{rng}}  default {p.describe_default():<{dflt}}  "
-                  f"{p.help}")
+            print(
+                f"{'':<{width + 2}}{p.name:<12} {p.describe_range():<{rng}}  default {p.describe_default():<{dflt}}  "
+                f"{p.help}"
+            )
     return 0
 
 
@@ -200,24 +250,38 @@ def add_json_output(p, what: str) -> None:
     """``--json`` (print it as JSON on stdout) and ``-o/--output FILE.json`` (write it), the
     same in every command."""
     p.add_argument("--json", action="store_true", help=f"print {what} as JSON instead of the text")
-    p.add_argument("--output", "-o", metavar="FILE.json", help=f"also write {what} as JSON to FILE.json")
+    p.add_argument(
+        "--output", "-o", metavar="FILE.json", help=f"also write {what} as JSON to FILE.json"
+    )
 
 
 def add_commands(sub) -> None:
-    p = sub.add_parser("solve", help="count the solutions for N queens with one strategy and report the run")
+    p = sub.add_parser(
+        "solve", help="count the solutions for N queens with one strategy and report the run"
+    )
     add_number(p.add_argument, "n", number=validate_n, metavar="N", help="board size N")
-    p.add_argument("--strategy", "-s", default="serial", help="strategy name (see `nqprof strategies`)")
-    p.add_argument("--param", "-p", action="append", metavar="[STRATEGY.]KEY=VALUE",
-                   help="strategy parameter (repeatable; a STRATEGY prefix must name the -s strategy)")
+    p.add_argument(
+        "--strategy", "-s", default="serial", help="strategy name (see `nqprof strategies`)"
+    )
+    p.add_argument(
+        "--param",
+        "-p",
+        action="append",
+        metavar="[STRATEGY.]KEY=VALUE",
+        help="strategy parameter (repeatable; a STRATEGY prefix must name the -s strategy)",
+    )
     run_options(p, timer=True)
     add_json_output(p, "the run record")
     add_cluster_arguments(p)
     p.set_defaults(func=cmd_solve)
 
-    p = sub.add_parser("sweep", help="run a grid of cases (strategies x N x parameter axes), one verified row each",
-                       description="The same cases `pytest bench/` would run with the same --nq-* options, "
-                                   "without pytest: e.g. nqprof sweep --strategy feinbube --n 16:18 "
-                                   "--param feinbube.depth=5,6")
+    p = sub.add_parser(
+        "sweep",
+        help="run a grid of cases (strategies x N x parameter axes), one verified row each",
+        description="The same cases `pytest bench/` would run with the same --nq-* options, "
+        "without pytest: e.g. nqprof sweep --strategy feinbube --n 16:18 "
+        "--param feinbube.depth=5,6",
+    )
     options.STRATEGY.add_to(p.add_argument, "--", "-s")
     options.N_VALUES.add_to(p.add_argument, "--")
     options.PARAM_AXIS.add_to(p.add_argument, "--", "-p")

@@ -27,7 +27,9 @@ def add_commands(subparsers) -> None:
 
 
 def _add_trace(subparsers) -> None:
-    parser = subparsers.add_parser("trace", help="read Nsight Systems traces (.sqlite or .nsys-rep)")
+    parser = subparsers.add_parser(
+        "trace", help="read Nsight Systems traces (.sqlite or .nsys-rep)"
+    )
     actions = parser.add_subparsers(dest="trace_action", metavar="ACTION", required=True)
 
     load = actions.add_parser("load", help="print the trace's tables, or write them as CSV")
@@ -40,10 +42,16 @@ def _add_trace(subparsers) -> None:
 
     chrome = actions.add_parser("chrome", help="write Chrome trace-event JSON (opens in Perfetto)")
     chrome.add_argument("file", type=Path, metavar="FILE")
-    chrome.add_argument("-o", "--output", type=Path, metavar="JSON",
-                        help="output file (default: FILE with suffix .json, beside it, if no such file exists)")
-    chrome.add_argument("--force", action="store_true",
-                        help="without -o: overwrite FILE's .json twin if it exists")
+    chrome.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        metavar="JSON",
+        help="output file (default: FILE with suffix .json, beside it, if no such file exists)",
+    )
+    chrome.add_argument(
+        "--force", action="store_true", help="without -o: overwrite FILE's .json twin if it exists"
+    )
     chrome.set_defaults(func=cmd_trace_chrome)
 
     breakdown = actions.add_parser("breakdown", help="per NVTX range: its time, kernels and copies")
@@ -53,13 +61,19 @@ def _add_trace(subparsers) -> None:
 
 def _add_profile(subparsers) -> None:
     parser = subparsers.add_parser(
-        "profile", help="run a command under nsys profile and print the per-range breakdown",
+        "profile",
+        help="run a command under nsys profile and print the per-range breakdown",
         description="Run COMMAND under Nsight Systems (nsys profile -t cuda,nvtx). A COMMAND that "
-                    "starts with an nqprof subcommand (e.g. 'solve 16 --strategy feinbube') runs "
-                    "as 'python -m nqprof.cli ...'.")
-    parser.add_argument("--output", type=Path, metavar="PREFIX",
-                        help="report prefix: writes PREFIX.nsys-rep and PREFIX.sqlite "
-                             "(default: nqprof-profile-<time>)")
+        "starts with an nqprof subcommand (e.g. 'solve 16 --strategy feinbube') runs "
+        "as 'python -m nqprof.cli ...'.",
+    )
+    parser.add_argument(
+        "--output",
+        type=Path,
+        metavar="PREFIX",
+        help="report prefix: writes PREFIX.nsys-rep and PREFIX.sqlite "
+        "(default: nqprof-profile-<time>)",
+    )
     parser.add_argument("--nsys", type=Path, metavar="PATH", help="the nsys executable to use")
     parser.add_argument("--trace", default="cuda,nvtx", metavar="APIS", help="nsys -t value")
     parser.add_argument("profiled_command", nargs=argparse.REMAINDER, metavar="COMMAND")
@@ -71,7 +85,9 @@ def command_argv(command: Sequence[str], nqprof_commands: Collection[str]) -> li
     subcommand name runs through ``python -m nqprof.cli``."""
     argv = list(command[1:] if command and command[0] == "--" else command)
     if not argv:
-        raise InputError("profile: give a command to run, e.g. nqprof profile solve 16 --strategy feinbube")
+        raise InputError(
+            "profile: give a command to run, e.g. nqprof profile solve 16 --strategy feinbube"
+        )
     if argv[0] in nqprof_commands:
         return [sys.executable, "-m", "nqprof.cli", *argv]
     return argv
@@ -105,7 +121,9 @@ def cmd_trace_chrome(args) -> int:
     if output.resolve() == args.file.resolve():
         raise InputError(f"trace chrome: the output {output} is the input trace itself")
     if args.output is None and output.exists() and not args.force:
-        raise InputError(f"trace chrome: {output} exists: name the output with -o FILE, or overwrite it with --force")
+        raise InputError(
+            f"trace chrome: {output} exists: name the output with -o FILE, or overwrite it with --force"
+        )
     check_output(output, "trace chrome output", (".json",))
     print(nsys_trace.to_chrome(nsys_trace.load(args.file), output))
     return 0
@@ -133,10 +151,17 @@ def _slug(argv: Sequence[str]) -> str:
     return re.sub(r"[^A-Za-z0-9.=-]+", "_", "_".join(words)).strip("_.")[:SLUG_LENGTH] or "case"
 
 
-def profile_case(argv: Sequence[str], out_dir: str | Path, *, nsys: str | Path | None = None,
-                 trace: str = "cuda,nvtx") -> dict:
+def profile_case(
+    argv: Sequence[str],
+    out_dir: str | Path,
+    *,
+    nsys: str | Path | None = None,
+    trace: str = "cuda,nvtx",
+) -> dict:
     """Profile one command (as given) quietly into ``out_dir``. Returns
     ``{"trace": sqlite path, "ranges": [per range group: domain, name, payload, count,
     duration_ns, kernels, memcpy]}``, JSON-serialisable."""
-    sqlite = nsys_trace.profile(argv, Path(out_dir) / _slug(argv), trace=trace, nsys=nsys, echo=False)
+    sqlite = nsys_trace.profile(
+        argv, Path(out_dir) / _slug(argv), trace=trace, nsys=nsys, echo=False
+    )
     return {"trace": str(sqlite), "ranges": nsys_trace.summary_records(nsys_trace.load(sqlite))}

@@ -75,8 +75,15 @@ def update_machine_info(config, facts: dict[str, Any]) -> None:
         facts["cluster"] = bench.describe()
 
 
-def run_case(strategy: str, n: int, given: dict[str, Any], warmup: int, rounds: int | None,
-             timeout: float, timer: str = "compute") -> dict[str, Any]:
+def run_case(
+    strategy: str,
+    n: int,
+    given: dict[str, Any],
+    warmup: int,
+    rounds: int | None,
+    timeout: float,
+    timer: str = "compute",
+) -> dict[str, Any]:
     """One whole case on this worker, by the one round loop: its record, and where it ran."""
     from ..runner import RoundLoop, open_runner
     from ..strategies import get
@@ -102,7 +109,11 @@ def where() -> dict[str, Any]:
         worker = get_worker().address
     except (ImportError, ValueError):
         worker = None
-    return {"worker": worker, "host": socket.gethostname(), "gpu": os.environ.get("CUDA_VISIBLE_DEVICES")}
+    return {
+        "worker": worker,
+        "host": socket.gethostname(),
+        "gpu": os.environ.get("CUDA_VISIBLE_DEVICES"),
+    }
 
 
 class ClusterBench:
@@ -126,8 +137,10 @@ class ClusterBench:
         workers = self.client.scheduler_info().get("workers", {})
         return {
             "scheduler": self.address,
-            "workers": [{"worker": a, "host": w.get("host"), "resources": w.get("resources", {})}
-                        for a, w in sorted(workers.items())],
+            "workers": [
+                {"worker": a, "host": w.get("host"), "resources": w.get("resources", {})}
+                for a, w in sorted(workers.items())
+            ],
         }
 
     def gpu_skip_reason(self, strategy) -> str | None:
@@ -148,8 +161,16 @@ class ClusterBench:
             if self.gpu_skip_reason(strategy):
                 continue
             self.futures[case.id] = self.client.submit(
-                run_case, case.strategy, case.n, dict(case.given), self.settings.warmup, self.settings.rounds,
-                self.settings.timeout, self.settings.timer, key=f"nqprof-case-{self.run_id}-{case.id}", pure=False,
+                run_case,
+                case.strategy,
+                case.n,
+                dict(case.given),
+                self.settings.warmup,
+                self.settings.rounds,
+                self.settings.timeout,
+                self.settings.timer,
+                key=f"nqprof-case-{self.run_id}-{case.id}",
+                pure=False,
                 resources={"GPU": 1} if strategy.needs_gpu else None,
             )
 
@@ -169,7 +190,12 @@ class ClusterBench:
         except UnavailableError as exc:
             pytest.skip(f"{bench.label}: {exc}")
         record = RunRecord(**result["record"])
-        cluster = {"scheduler": self.address, "worker": result["worker"], "host": result["host"], "gpu": result["gpu"]}
+        cluster = {
+            "scheduler": self.address,
+            "worker": result["worker"],
+            "host": result["host"],
+            "gpu": result["gpu"],
+        }
         return bench.finish(record, result["rule"], cluster=cluster)
 
     def close(self) -> None:

@@ -33,12 +33,22 @@ class Checkpoint:
     done: dict[int, dict[str, Any]] = field(default_factory=dict)
 
     def identity(self) -> dict[str, Any]:
-        return {"n": self.n, "strategy": self.strategy, "params": self.params, "depth": self.depth,
-                "tasks": self.tasks, "plan": self.plan}
+        return {
+            "n": self.n,
+            "strategy": self.strategy,
+            "params": self.params,
+            "depth": self.depth,
+            "tasks": self.tasks,
+            "plan": self.plan,
+        }
 
     def to_dict(self) -> dict[str, Any]:
-        return {"format": FORMAT, "version": VERSION, **self.identity(),
-                "done": {str(i): self.done[i] for i in sorted(self.done)}}
+        return {
+            "format": FORMAT,
+            "version": VERSION,
+            **self.identity(),
+            "done": {str(i): self.done[i] for i in sorted(self.done)},
+        }
 
     def record(self, index: int, result: dict[str, Any]) -> None:
         """Add a finished task and write the file."""
@@ -52,8 +62,9 @@ class Checkpoint:
         write_json(self.path, self.to_dict(), "checkpoint")
 
 
-def open_checkpoint(path: str, n: int, strategy: str, params: dict[str, Any], depth: int,
-                    tasks: int, plan: str) -> Checkpoint:
+def open_checkpoint(
+    path: str, n: int, strategy: str, params: dict[str, Any], depth: int, tasks: int, plan: str
+) -> Checkpoint:
     """The checkpoint at ``path`` for this run: resumed if the file exists (it must be for
     the same run), created otherwise."""
     wanted = Checkpoint(path, n, strategy, dict(params), depth, tasks, plan)
@@ -78,7 +89,9 @@ def load(path: str) -> Checkpoint:
         data = read_json(path, "checkpoint", expect=None)
     except InputError as exc:
         why = str(exc).removeprefix(f"checkpoint {path} ")
-        raise InputError(f"checkpoint {path} cannot be read ({why}): remove it to start over") from None
+        raise InputError(
+            f"checkpoint {path} cannot be read ({why}): remove it to start over"
+        ) from None
     try:
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise ValueError("not an nqprof cluster checkpoint")
@@ -105,18 +118,27 @@ def load(path: str) -> Checkpoint:
             index = int(key)
             if not 0 <= index < ck.tasks:
                 raise ValueError(f"task {index} is outside 0..{ck.tasks - 1}")
-            if not isinstance(entry, dict) or type(entry.get("count")) is not int or entry["count"] < 0:
+            if (
+                not isinstance(entry, dict)
+                or type(entry.get("count")) is not int
+                or entry["count"] < 0
+            ):
                 raise ValueError(f"task {index} has no valid count")
             ck.done[index] = entry
     except (ValueError, TypeError) as exc:
-        raise InputError(f"checkpoint {path} is corrupt ({_first_line(exc)}): remove it to start over") from None
+        raise InputError(
+            f"checkpoint {path} is corrupt ({_first_line(exc)}): remove it to start over"
+        ) from None
     return ck
 
 
 def _describe(ident: dict[str, Any]) -> str:
     params = ", ".join(f"{k}={v}" for k, v in ident["params"].items())
-    return (f"{ident['strategy']} N={ident['n']}" + (f" ({params})" if params else "")
-            + f", depth {ident['depth']}, {ident['tasks']} tasks, plan {ident['plan']}")
+    return (
+        f"{ident['strategy']} N={ident['n']}"
+        + (f" ({params})" if params else "")
+        + f", depth {ident['depth']}, {ident['tasks']} tasks, plan {ident['plan']}"
+    )
 
 
 def _first_line(exc: Exception) -> str:

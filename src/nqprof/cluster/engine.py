@@ -60,19 +60,27 @@ def visible_gpus() -> list[str]:
             out = subprocess.run([smi, "-L"], capture_output=True, text=True, timeout=30).stdout
         except (OSError, subprocess.SubprocessError):
             out = ""
-        return [str(i) for i, line in enumerate(l for l in out.splitlines() if l.startswith("GPU "))]
+        return [
+            str(i) for i, line in enumerate(l for l in out.splitlines() if l.startswith("GPU "))
+        ]
     return []
 
 
 def local_cluster(strategy: Strategy, workers: int | None):
     """A cluster on this machine for ``strategy`` (see the module's docstring)."""
     if not strategy.needs_gpu:
-        return local_cpu_cluster(workers or (1 if strategy.name == "multicore" else (os.cpu_count() or 1)))
+        return local_cpu_cluster(
+            workers or (1 if strategy.name == "multicore" else (os.cpu_count() or 1))
+        )
     gpus = visible_gpus()
     if not gpus:
-        raise UnavailableError(f"{strategy.name} needs a GPU and none is visible here (nvidia-smi -L, CUDA_VISIBLE_DEVICES)")
+        raise UnavailableError(
+            f"{strategy.name} needs a GPU and none is visible here (nvidia-smi -L, CUDA_VISIBLE_DEVICES)"
+        )
     if workers and workers > len(gpus):
-        raise InputError(f"--workers {workers}: only {len(gpus)} GPUs are visible here (one worker per GPU)")
+        raise InputError(
+            f"--workers {workers}: only {len(gpus)} GPUs are visible here (one worker per GPU)"
+        )
     return local_gpu_cluster(gpus[: workers or len(gpus)])
 
 
@@ -97,7 +105,9 @@ def local_cpu_cluster(workers: int):
     from distributed import LocalCluster
 
     with sigint_ignored():
-        return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=DASHBOARD)
+        return LocalCluster(
+            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=DASHBOARD
+        )
 
 
 def local_gpu_cluster(gpus: list[str]):
@@ -112,16 +122,28 @@ def local_gpu_cluster(gpus: list[str]):
         except ImportError:
             LocalCUDACluster = None
         if LocalCUDACluster is not None:
-            return LocalCUDACluster(CUDA_VISIBLE_DEVICES=",".join(gpus), threads_per_worker=1,
-                                    resources={"GPU": 1}, dashboard_address=DASHBOARD)
+            return LocalCUDACluster(
+                CUDA_VISIBLE_DEVICES=",".join(gpus),
+                threads_per_worker=1,
+                resources={"GPU": 1},
+                dashboard_address=DASHBOARD,
+            )
         from distributed import Nanny, Scheduler, SpecCluster
 
         spec = {
-            f"gpu{gpu}": {"cls": Nanny, "options": {"nthreads": 1, "resources": {"GPU": 1},
-                                                     "env": {"CUDA_VISIBLE_DEVICES": gpu}}}
+            f"gpu{gpu}": {
+                "cls": Nanny,
+                "options": {
+                    "nthreads": 1,
+                    "resources": {"GPU": 1},
+                    "env": {"CUDA_VISIBLE_DEVICES": gpu},
+                },
+            }
             for gpu in gpus
         }
-        return SpecCluster(workers=spec, scheduler={"cls": Scheduler, "options": {"dashboard_address": DASHBOARD}})
+        return SpecCluster(
+            workers=spec, scheduler={"cls": Scheduler, "options": {"dashboard_address": DASHBOARD}}
+        )
 
 
 @contextlib.contextmanager
@@ -214,19 +236,38 @@ def solve_clustered(
     total = multiplier(boards) * sum(r["count"] for r in run.results.values())
     expected = known_count(n)
     if total != expected:
-        where = f"; the checkpoint {checkpoint} may hold a wrong count" if run.results and run.ck and run.ck.done else ""
-        raise CountMismatchError(f"{label} on a cluster counted {total}, expected {expected}{where}")
+        where = (
+            f"; the checkpoint {checkpoint} may hold a wrong count"
+            if run.results and run.ck and run.ck.done
+            else ""
+        )
+        raise CountMismatchError(
+            f"{label} on a cluster counted {total}, expected {expected}{where}"
+        )
     return ClusterRecord.build(
-        tasks=list(run.results.values()), wall_s=wall, strategy=strat.name, n=n, params=values, depth=depth,
-        boards=len(boards), unit=strat.part_unit, count=total, expected=expected, verified=True, cluster=address,
-        dashboard=dashboard, checkpoint=checkpoint,
+        tasks=list(run.results.values()),
+        wall_s=wall,
+        strategy=strat.name,
+        n=n,
+        params=values,
+        depth=depth,
+        boards=len(boards),
+        unit=strat.part_unit,
+        count=total,
+        expected=expected,
+        verified=True,
+        cluster=address,
+        dashboard=dashboard,
+        checkpoint=checkpoint,
     )
 
 
 def _check_request(strat: Strategy, workers: int | None, retries: int) -> None:
     if not supports_parts(strat):
         able = ", ".join(s for s in _part_strategies())
-        raise InputError(f"strategy {strat.name} cannot run on a cluster (strategies that can: {able})")
+        raise InputError(
+            f"strategy {strat.name} cannot run on a cluster (strategies that can: {able})"
+        )
     if workers is not None and workers < 1:
         raise InputError(f"--workers must be >= 1, got {workers}")
     if retries < 0:
@@ -269,20 +310,35 @@ class _Run:
         self.task_list = plan(boards, tasks or TASKS_PER_WORKER * nworkers)
         self.key = plan_hash(self.n, self.depth, boards, self.task_list)
         if checkpoint:
-            self.ck = open_checkpoint(checkpoint, self.n, self.strat.name, self.values, self.depth,
-                                      len(self.task_list), self.key)
+            self.ck = open_checkpoint(
+                checkpoint,
+                self.n,
+                self.strat.name,
+                self.values,
+                self.depth,
+                len(self.task_list),
+                self.key,
+            )
         if self.ck:
             for index, entry in self.ck.done.items():
                 self.results[index] = {**entry, "index": index, "resumed": True}
         self.already = len(self.results)
 
-    def progress(self, progress, dashboard: str | None, address: str, nworkers: int, checkpoint: str | None) -> None:
+    def progress(
+        self, progress, dashboard: str | None, address: str, nworkers: int, checkpoint: str | None
+    ) -> None:
         self.bar = Progress(total=len(self.task_list)) if progress is True else (progress or None)
         if self.bar:
             if dashboard:
                 self.bar.message(f"nqprof: Dask dashboard at {dashboard}")
-            self.bar.message(f"nqprof: {self.label} on {address}: {len(self.task_list)} tasks over {nworkers} workers"
-                             + (f", {len(self.results)} done before (checkpoint {checkpoint})" if self.results else ""))
+            self.bar.message(
+                f"nqprof: {self.label} on {address}: {len(self.task_list)} tasks over {nworkers} workers"
+                + (
+                    f", {len(self.results)} done before (checkpoint {checkpoint})"
+                    if self.results
+                    else ""
+                )
+            )
 
     def submit_and_gather(self, client) -> None:
         """Submit every task not done yet, take each result as it arrives; on any failure
@@ -294,10 +350,21 @@ class _Run:
         resources = {"GPU": 1} if self.strat.needs_gpu else None
         run_id = uuid.uuid4().hex[:8]  # a resumed or repeated run gets keys of its own
         futures = {
-            client.submit(count_task, self.strat.name, self.n, self.values, self.depth, task, self.timeout,
-                          key=f"nqprof-{self.key}-{run_id}-{task.index}", retries=self.retries, resources=resources,
-                          pure=False): task
-            for task in self.task_list if task.index not in self.results
+            client.submit(
+                count_task,
+                self.strat.name,
+                self.n,
+                self.values,
+                self.depth,
+                task,
+                self.timeout,
+                key=f"nqprof-{self.key}-{run_id}-{task.index}",
+                retries=self.retries,
+                resources=resources,
+                pure=False,
+            ): task
+            for task in self.task_list
+            if task.index not in self.results
         }
         try:
             for future in as_completed(futures):
@@ -319,7 +386,9 @@ class _Run:
         except FutureCancelledError:
             raise
         except NqprofError as exc:
-            raise type(exc)(f"{label}: task {task.index} failed after {self.retries} retries: {exc}") from None
+            raise type(exc)(
+                f"{label}: task {task.index} failed after {self.retries} retries: {exc}"
+            ) from None
         except Exception as exc:  # KilledWorker and the like: no worker could finish it
             raise WatchdogError(
                 f"{label}: task {task.index} failed ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"

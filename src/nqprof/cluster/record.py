@@ -52,8 +52,16 @@ class ClusterRecord:
         by_worker: dict[str, dict[str, Any]] = {}
         for t in ran:
             w = by_worker.setdefault(
-                t["worker"], {"worker": t["worker"], "host": t.get("host"), "gpu": t.get("gpu"), "tasks": 0, "busy_s": 0.0,
-                              "gpu_s": None, "made": None}
+                t["worker"],
+                {
+                    "worker": t["worker"],
+                    "host": t.get("host"),
+                    "gpu": t.get("gpu"),
+                    "tasks": 0,
+                    "busy_s": 0.0,
+                    "gpu_s": None,
+                    "made": None,
+                },
             )
             w["tasks"] += 1
             w["busy_s"] += t["seconds"]
@@ -62,13 +70,22 @@ class ClusterRecord:
             if t.get("made") is not None:
                 w["made"] = (w["made"] or 0) + t["made"]
         for w in by_worker.values():
-            w["counting_share"] = w["gpu_s"] / w["busy_s"] if w["gpu_s"] is not None and w["busy_s"] > 0 else None
+            w["counting_share"] = (
+                w["gpu_s"] / w["busy_s"] if w["gpu_s"] is not None and w["busy_s"] > 0 else None
+            )
         workers = sorted(by_worker.values(), key=lambda w: w["worker"])
         busy = [w["busy_s"] for w in workers]
         balance = max(busy) / (sum(busy) / len(busy)) if busy and sum(busy) > 0 else None
         speedup = sum(t["seconds"] for t in ran) / wall_s if ran and wall_s > 0 else None
-        return cls(tasks=sorted(tasks, key=lambda t: t["index"]), wall_s=wall_s, workers=workers,
-                   load_balance=balance, speedup=speedup, resumed=len(tasks) - len(ran), **fields)
+        return cls(
+            tasks=sorted(tasks, key=lambda t: t["index"]),
+            wall_s=wall_s,
+            workers=workers,
+            load_balance=balance,
+            speedup=speedup,
+            resumed=len(tasks) - len(ran),
+            **fields,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -99,13 +116,20 @@ class ClusterRecord:
         if self.load_balance is not None:
             lines.append(f"balance    {self.load_balance:.3f} (busiest worker / mean busy time)")
         if self.speedup is not None:
-            lines.append(f"speedup    {self.speedup:.2f}x over one worker (sum of task times / wall time)")
+            lines.append(
+                f"speedup    {self.speedup:.2f}x over one worker (sum of task times / wall time)"
+            )
         for w in self.workers:
             where = f"{w['host']}" + (f", GPU {w['gpu']}" if w.get("gpu") is not None else "")
-            counting = (f", the GPU counting {_fmt_s(w['gpu_s'])} ({w['counting_share']:.1%} of it)"
-                        if w.get("counting_share") is not None else "")
+            counting = (
+                f", the GPU counting {_fmt_s(w['gpu_s'])} ({w['counting_share']:.1%} of it)"
+                if w.get("counting_share") is not None
+                else ""
+            )
             made = f", {w['made']:,} tasks made on its GPU" if w.get("made") is not None else ""
-            lines.append(f"worker     {w['worker']} ({where}): {w['tasks']} tasks, busy {_fmt_s(w['busy_s'])}{counting}{made}")
+            lines.append(
+                f"worker     {w['worker']} ({where}): {w['tasks']} tasks, busy {_fmt_s(w['busy_s'])}{counting}{made}"
+            )
         if self.dashboard:
             lines.append(f"dashboard  {self.dashboard}")
         if self.checkpoint:

@@ -108,8 +108,13 @@ def take(boards, task: Task):
 def plan_hash(n: int, depth: int, total_boards: int, tasks: list[Task]) -> str:
     """A short hash of the plan: N, depth, the expansion's size and every task's slice."""
     text = json.dumps(
-        {"n": n, "depth": depth, "boards": total_boards, "slicing": "interleaved",
-         "tasks": [[t.index, t.of, t.boards] for t in tasks]},
+        {
+            "n": n,
+            "depth": depth,
+            "boards": total_boards,
+            "slicing": "interleaved",
+            "tasks": [[t.index, t.of, t.boards] for t in tasks],
+        },
         sort_keys=True,
     )
     return hashlib.sha256(text.encode()).hexdigest()[:16]

@@ -91,8 +91,9 @@ def release_idle() -> bool:
         _lock.release()
 
 
-def count_task(strategy: str, n: int, params: dict[str, Any], depth: int, task: Task,
-               timeout: float) -> dict[str, Any]:
+def count_task(
+    strategy: str, n: int, params: dict[str, Any], depth: int, task: Task, timeout: float
+) -> dict[str, Any]:
     """Count one task's boards; the result names the worker, its host and GPU, and times."""
     t0 = time.perf_counter()
     with _lock:  # one task at a time per worker process, whatever its thread count

@@ -58,7 +58,9 @@ class BuiltModule:
         return func
 
 
-def cubin(src: KernelSource, defines: dict[str, int] | None, arch: str, toolkit) -> tuple[Path, str, bool]:
+def cubin(
+    src: KernelSource, defines: dict[str, int] | None, arch: str, toolkit
+) -> tuple[Path, str, bool]:
     """(the cached cubin of ``src`` for ``arch``, its source hash, whether it was there
     already): compiled and stored on a miss."""
     from .nvcc import compile_source
@@ -77,12 +79,15 @@ def cubin(src: KernelSource, defines: dict[str, int] | None, arch: str, toolkit)
             built = Path(work) / (f"{stem}.linked.cubin" if src.cdp else f"{stem}.cubin")
             os.replace(built, path)
     except OSError as exc:
-        raise BuildError(f"building {src.file}: cannot write the kernel cache {folder} ({exc}; set {CACHE_VARIABLE})"
-                         ) from None
+        raise BuildError(
+            f"building {src.file}: cannot write the kernel cache {folder} ({exc}; set {CACHE_VARIABLE})"
+        ) from None
     return path, digest, False
 
 
-def build(src: KernelSource, defines: dict[str, int] | None = None, arch: str | None = None) -> BuiltModule:
+def build(
+    src: KernelSource, defines: dict[str, int] | None = None, arch: str | None = None
+) -> BuiltModule:
     """Load ``kernels/<src.file>`` (built with ``defines``) into the current context, for its
     device's arch (with cudadevrt when ``src.cdp``), compiling it first if no process has."""
     import pycuda.driver as drv

@@ -24,7 +24,9 @@ def cache_dir() -> Path:
     given = os.environ.get(CACHE_VARIABLE, "").strip()
     if given:
         return Path(given)
-    base = os.environ.get("XDG_CACHE_HOME", "").strip() or os.path.join(os.path.expanduser("~"), ".cache")
+    base = os.environ.get("XDG_CACHE_HOME", "").strip() or os.path.join(
+        os.path.expanduser("~"), ".cache"
+    )
     return Path(base) / "nqprof"
 
 

@@ -55,7 +55,9 @@ def driver_can_load(toolkit_version: str, driver_version: str, cdp: bool) -> boo
     return toolkit <= driver or toolkit[0] == driver[0]
 
 
-def check_toolkit_against_driver(toolkit_version: str, driver_version: str, cdp: bool) -> str | None:
+def check_toolkit_against_driver(
+    toolkit_version: str, driver_version: str, cdp: bool
+) -> str | None:
     """None if the driver supports the toolkit's release; otherwise one line saying what a
     build of a source (``cdp``: one using dynamic parallelism) with this toolkit needs
     from the driver. See :func:`driver_can_load` for whether the build can still load."""
@@ -70,7 +72,13 @@ def check_toolkit_against_driver(toolkit_version: str, driver_version: str, cdp:
             f"(minor-version compatibility stops at the major release); update the driver or use a "
             f"CUDA {driver[0]} toolkit"
         )
-    kind = ("dynamic-parallelism kernels are fully linked ahead of time (nvlink, with this toolkit's "
-            "libcudadevrt.a) into SASS-only cubins" if cdp else "plain kernels are built as SASS-only cubins")
-    return f"{newer}: {kind}, which load through minor-version compatibility (PTX from this toolkit would not " \
-           "JIT-compile)"
+    kind = (
+        "dynamic-parallelism kernels are fully linked ahead of time (nvlink, with this toolkit's "
+        "libcudadevrt.a) into SASS-only cubins"
+        if cdp
+        else "plain kernels are built as SASS-only cubins"
+    )
+    return (
+        f"{newer}: {kind}, which load through minor-version compatibility (PTX from this toolkit would not "
+        "JIT-compile)"
+    )

@@ -122,7 +122,9 @@ class GpuContext:
         self.facts = device_facts(drv, self.device)
         self.limits: dict[str, int] = {}
 
-    def set_limits(self, pending_launches: int | None = None, heap_bytes: int | None = None) -> dict[str, int]:
+    def set_limits(
+        self, pending_launches: int | None = None, heap_bytes: int | None = None
+    ) -> dict[str, int]:
         """Set the CDP pending-launch limit and the device malloc heap (before the first
         launch that needs them) and record what the runtime took for them."""
         from .nvtx import nvtx_range
@@ -190,7 +192,13 @@ class StreamHold:
 
     def hold(self) -> None:
         self.flag[0] = 0
-        self._kernel(self._flag_ptr, self._np.uint64(HOLD_MAX_NS), self.timed_out, block=(1, 1, 1), grid=(1, 1))
+        self._kernel(
+            self._flag_ptr,
+            self._np.uint64(HOLD_MAX_NS),
+            self.timed_out,
+            block=(1, 1, 1),
+            grid=(1, 1),
+        )
 
     def release(self) -> None:
         self.flag[0] = 1

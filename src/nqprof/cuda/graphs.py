@@ -80,7 +80,10 @@ class GraphLayer:
         if into is None:
             _check(cu.cuStreamBeginCapture(self.stream, mode), "cuStreamBeginCapture")
         else:
-            _check(cu.cuStreamBeginCaptureToGraph(self.stream, into, None, None, 0, mode), "cuStreamBeginCaptureToGraph")
+            _check(
+                cu.cuStreamBeginCaptureToGraph(self.stream, into, None, None, 0, mode),
+                "cuStreamBeginCaptureToGraph",
+            )
         try:
             launch(self.pystream)
         finally:
@@ -98,7 +101,10 @@ class GraphLayer:
         graph = _check(cu.cuGraphCreate(0), "cuGraphCreate")
         self._graphs.append(graph)
         flags = int(cu.CU_GRAPH_COND_ASSIGN_DEFAULT)
-        handle = _check(cu.cuGraphConditionalHandleCreate(graph, ctx, 1, flags), "cuGraphConditionalHandleCreate")
+        handle = _check(
+            cu.cuGraphConditionalHandleCreate(graph, ctx, 1, flags),
+            "cuGraphConditionalHandleCreate",
+        )
         params = cu.CUgraphNodeParams()
         params.type = cu.CUgraphNodeType.CU_GRAPH_NODE_TYPE_CONDITIONAL
         params.conditional.handle = handle
@@ -114,8 +120,15 @@ class GraphLayer:
         """An executable graph; ``device_launch``: launchable from device code (instantiated
         with the device-launch flag and uploaded, as device launch requires)."""
         cu = self.cu
-        flags = int(cu.CUgraphInstantiate_flags.CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH) if device_launch else 0
-        exe = _check(cu.cuGraphInstantiate(graph, flags), "cuGraphInstantiate" + (" (device launch)" if device_launch else ""))
+        flags = (
+            int(cu.CUgraphInstantiate_flags.CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH)
+            if device_launch
+            else 0
+        )
+        exe = _check(
+            cu.cuGraphInstantiate(graph, flags),
+            "cuGraphInstantiate" + (" (device launch)" if device_launch else ""),
+        )
         self._execs.append(exe)
         if upload:
             _check(cu.cuGraphUpload(exe, self.stream), "cuGraphUpload")

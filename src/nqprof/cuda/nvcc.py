@@ -81,7 +81,10 @@ def parse_ptxas(text: str) -> dict[str, dict[str, int]]:
             pending = None
         elif (m := _USED.search(line)) and current is not None:
             smem = _SMEM.search(line)
-            entries[current] = {"registers": int(m.group(1)), "shared_bytes": int(smem.group(1)) if smem else 0}
+            entries[current] = {
+                "registers": int(m.group(1)),
+                "shared_bytes": int(smem.group(1)) if smem else 0,
+            }
     for name, entry in entries.items():
         stack, stores, loads = props.get(name, (0, 0, 0))
         entry.update(local_bytes=stack, spill_stores=stores, spill_loads=loads)
@@ -111,7 +114,7 @@ def elf_sections(data: bytes) -> dict[str, int]:
     """Section name -> size of a 64-bit little-endian ELF file (a cubin)."""
     if data[:4] != b"\x7fELF" or data[4] != 2:
         raise ValueError("not a 64-bit ELF file")
-    shoff, = struct.unpack_from("<Q", data, 0x28)
+    (shoff,) = struct.unpack_from("<Q", data, 0x28)
     shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
     headers = [struct.unpack_from("<IIQQQQ", data, shoff + i * shentsize) for i in range(shnum)]
     strtab_off, strtab_size = headers[shstrndx][4], headers[shstrndx][5]
@@ -200,7 +203,16 @@ def nvcc_command(
 
 
 def nvlink_command(toolkit: Toolkit, arch: str, cubin: Path, out: Path) -> list[str]:
-    return [str(toolkit.nvlink), f"-arch={arch}", "-v", str(cubin), f"-L{toolkit.lib_dir}", "-lcudadevrt", "-o", str(out)]
+    return [
+        str(toolkit.nvlink),
+        f"-arch={arch}",
+        "-v",
+        str(cubin),
+        f"-L{toolkit.lib_dir}",
+        "-lcudadevrt",
+        "-o",
+        str(out),
+    ]
 
 
 def compile_source(
@@ -233,15 +245,21 @@ def compile_source(
         work.mkdir(parents=True, exist_ok=True)
         stem = f"{path.stem}.{arch}"
         cubin = work / (f"{stem}.rdc.cubin" if src.cdp else f"{stem}.cubin")
-        compiled = parse_ptxas(_run_tool(nvcc_command(toolkit, path, arch, defines, src.cdp, cubin), f"nvcc {what}"))
+        compiled = parse_ptxas(
+            _run_tool(nvcc_command(toolkit, path, arch, defines, src.cdp, cubin), f"nvcc {what}")
+        )
         final: dict[str, dict[str, int]] = {}
         if src.cdp:
             cubin, rdc = work / f"{stem}.linked.cubin", cubin
-            final = parse_nvlink(_run_tool(nvlink_command(toolkit, arch, rdc, cubin), f"nvlink {what}"))
+            final = parse_nvlink(
+                _run_tool(nvlink_command(toolkit, arch, rdc, cubin), f"nvlink {what}")
+            )
         sections = elf_sections(cubin.read_bytes())
     missing = [k for k in src.kernels if k not in compiled] if every_kernel else []
     if missing:
-        raise BuildError(f"{what}: no kernel named {', '.join(missing)} in ptxas' report (extern \"C\" __global__?)")
+        raise BuildError(
+            f"{what}: no kernel named {', '.join(missing)} in ptxas' report (extern \"C\" __global__?)"
+        )
     order = [k for k in src.kernels if k in compiled] + sorted(set(compiled) - set(src.kernels))
     names = demangle(order)
     return [
@@ -259,12 +277,14 @@ def compile_source(
 
 
 def parse_archs(text: str | Sequence[str]) -> tuple[str, ...]:
-    """"sm_90,sm_100" (or a list of such) -> ("sm_90", "sm_100"); InputError if malformed."""
+    """ "sm_90,sm_100" (or a list of such) -> ("sm_90", "sm_100"); InputError if malformed."""
     items = text.split(",") if isinstance(text, str) else list(text)
     archs = tuple(dict.fromkeys(a.strip() for a in items if a.strip()))
     bad = [a for a in archs if not _ARCH.fullmatch(a)]
     if bad or not archs:
-        raise InputError(f"bad --arch {','.join(bad) or text!r}: expected e.g. sm_90 or sm_90,sm_100")
+        raise InputError(
+            f"bad --arch {','.join(bad) or text!r}: expected e.g. sm_90 or sm_90,sm_100"
+        )
     return archs
 
 
@@ -279,7 +299,9 @@ def compile_all(
     toolkit = toolkit or find_toolkit()
     jobs = [(src, arch) for src in catalog.values() for arch in parse_archs(archs)]
     with ThreadPoolExecutor(max_workers=min(len(jobs), os.cpu_count() or 1) or 1) as pool:
-        results = pool.map(lambda job: compile_source(job[0], job[1], toolkit=toolkit, workdir=workdir), jobs)
+        results = pool.map(
+            lambda job: compile_source(job[0], job[1], toolkit=toolkit, workdir=workdir), jobs
+        )
         return [row for rows in results for row in rows]
 
 
@@ -305,12 +327,20 @@ def resource_table(rows: Iterable[KernelResources]) -> str:
         value = getattr(r, key)
         return ("yes" if value else "no") if key == "cdp" else value
 
-    return table([label for _, label in RESOURCE_COLUMNS], ([cell(r, k) for k, _ in RESOURCE_COLUMNS] for r in rows), right_align_numbers=True)
+    return table(
+        [label for _, label in RESOURCE_COLUMNS],
+        ([cell(r, k) for k, _ in RESOURCE_COLUMNS] for r in rows),
+        right_align_numbers=True,
+    )
 
 
 def resources_json(rows: Iterable[KernelResources], toolkit: Toolkit, archs: Sequence[str]) -> dict:
     return {
-        "toolkit": {"version": toolkit.version, "root": str(toolkit.root), "source": toolkit.source},
+        "toolkit": {
+            "version": toolkit.version,
+            "root": str(toolkit.root),
+            "source": toolkit.source,
+        },
         "archs": list(archs),
         "kernels": [asdict(r) for r in rows],
     }
@@ -344,12 +374,19 @@ def matrix_table(tables: Mapping[str, Sequence[KernelResources]]) -> str:
     """One row per (source, kernel, arch), one column per toolkit label; each cell is
     "registers/stack bytes/spill bytes (stores + loads)", "-" where a toolkit lacks the row.
     Columns are ordered by toolkit version."""
-    labels = sorted(tables, key=lambda label: (_version_key(tables[label][0].toolkit) if tables[label] else (), label))
+    labels = sorted(
+        tables,
+        key=lambda label: (_version_key(tables[label][0].toolkit) if tables[label] else (), label),
+    )
     cells: dict[tuple[str, str, str], dict[str, str]] = {}
     for label in labels:
         for r in tables[label]:
             key = (r.source, r.kernel, r.arch)
-            cells.setdefault(key, {})[label] = f"{r.registers}/{r.local_bytes}/{r.spill_stores + r.spill_loads}"
+            cells.setdefault(key, {})[label] = (
+                f"{r.registers}/{r.local_bytes}/{r.spill_stores + r.spill_loads}"
+            )
     body = [[*key, *(row.get(label, "-") for label in labels)] for key, row in cells.items()]
     note = "cells: registers / stack bytes / spill bytes (stores + loads)"
-    return table(["source", "kernel", "arch", *labels], body, right_align_numbers=True) + "\n" + note
+    return (
+        table(["source", "kernel", "arch", *labels], body, right_align_numbers=True) + "\n" + note
+    )

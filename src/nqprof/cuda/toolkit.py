@@ -60,7 +60,9 @@ def toolkit_version(nvcc: str | os.PathLike) -> str:
         raise UnavailableError(f"cannot run {nvcc} --version: {exc}") from None
     m = _RELEASE.search(out.stdout + out.stderr)
     if out.returncode != 0 or m is None:
-        raise UnavailableError(f"{nvcc} --version did not report a CUDA release (exit {out.returncode})")
+        raise UnavailableError(
+            f"{nvcc} --version did not report a CUDA release (exit {out.returncode})"
+        )
     return f"{m.group(1)}.{m.group(2)}"
 
 
@@ -88,7 +90,9 @@ def _toolkit_at(root: Path, source: str) -> Toolkit:
     targets = sorted((root / "targets").glob("*-linux"))
     includes = [root / "include"] + [t / "include" for t in targets]
     libs = [root / "lib64", root / "lib"] + [t / "lib" for t in targets]
-    lib_dir = _first_dir(libs, "libcudadevrt.a") or next((d for d in libs if d.is_dir()), root / "lib64")
+    lib_dir = _first_dir(libs, "libcudadevrt.a") or next(
+        (d for d in libs if d.is_dir()), root / "lib64"
+    )
     cudadevrt = lib_dir / "libcudadevrt.a"
     return Toolkit(
         root=root,
@@ -156,11 +160,21 @@ def _remembered(key: tuple[str, ...], env: Mapping[str, str]) -> Toolkit | None:
     from .cache import read_memo
 
     memo = read_memo(_memo_name(key))
-    if memo is None or memo.get("path_nvcc") != _stamp(shutil.which("nvcc", path=env.get("PATH", ""))):
+    if memo is None or memo.get("path_nvcc") != _stamp(
+        shutil.which("nvcc", path=env.get("PATH", ""))
+    ):
         return None
     try:
-        found = Toolkit(**{k: (Path(v) if k in ("root", "nvcc", "include_dir", "lib_dir", "cudadevrt") and v else v)
-                           for k, v in memo["toolkit"].items()})
+        found = Toolkit(
+            **{
+                k: (
+                    Path(v)
+                    if k in ("root", "nvcc", "include_dir", "lib_dir", "cudadevrt") and v
+                    else v
+                )
+                for k, v in memo["toolkit"].items()
+            }
+        )
     except (KeyError, TypeError):
         return None
     return found if memo.get("nvcc") == _stamp(found.nvcc) else None
@@ -170,8 +184,14 @@ def _remember(key: tuple[str, ...], env: Mapping[str, str], found: Toolkit) -> N
     from .cache import write_memo
 
     fields = {k: (str(v) if isinstance(v, Path) else v) for k, v in found.__dict__.items()}
-    write_memo(_memo_name(key), {"toolkit": fields, "nvcc": _stamp(found.nvcc),
-                                 "path_nvcc": _stamp(shutil.which("nvcc", path=env.get("PATH", "")))})
+    write_memo(
+        _memo_name(key),
+        {
+            "toolkit": fields,
+            "nvcc": _stamp(found.nvcc),
+            "path_nvcc": _stamp(shutil.which("nvcc", path=env.get("PATH", ""))),
+        },
+    )
 
 
 def find_toolkit(env: Mapping[str, str] | None = None) -> Toolkit:

@@ -34,7 +34,13 @@ from .toolkit import find_toolkit, toolkit_version
 
 #: The wheels that together make a toolkit able to compile and device-link nqprof's kernels
 #: (``nvidia-cuda-cccl``: libcu++'s headers, ``nv/target``, which cooperative groups include).
-WHEELS = ("nvidia-cuda-nvcc", "nvidia-cuda-runtime", "nvidia-cuda-crt", "nvidia-nvvm", "nvidia-cuda-cccl")
+WHEELS = (
+    "nvidia-cuda-nvcc",
+    "nvidia-cuda-runtime",
+    "nvidia-cuda-crt",
+    "nvidia-nvvm",
+    "nvidia-cuda-cccl",
+)
 
 #: The nqprof extras the GPU tests and benchmarks need.
 GPU_EXTRAS = ("cuda", "test")
@@ -66,9 +72,14 @@ def wheel_root() -> Path:
     """``site-packages/nvidia/cuNN``: the installed wheels' common folder."""
     spec = importlib.util.find_spec("nvidia")
     places = list(spec.submodule_search_locations or ()) if spec else []
-    found = sorted((p for place in places for p in Path(place).glob("cu*") if (p / "bin" / "nvcc").is_file()), reverse=True)
+    found = sorted(
+        (p for place in places for p in Path(place).glob("cu*") if (p / "bin" / "nvcc").is_file()),
+        reverse=True,
+    )
     if not found:
-        raise UnavailableError(f"no nvidia/cu*/bin/nvcc in this environment: pip install {' '.join(WHEELS)}")
+        raise UnavailableError(
+            f"no nvidia/cu*/bin/nvcc in this environment: pip install {' '.join(WHEELS)}"
+        )
     return found[0]
 
 
@@ -108,7 +119,9 @@ def install(version: str, dest: Path) -> int:
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:
             lines = [line for line in proc.stderr.splitlines() if line.strip()] or ["no output"]
-            print(f"skipped: the CUDA {version} compiler wheels cannot be installed: {lines[-1].strip()}")
+            print(
+                f"skipped: the CUDA {version} compiler wheels cannot be installed: {lines[-1].strip()}"
+            )
             return 0
     root = make_root(wheel_root(), dest)
     got = toolkit_version(root / "bin" / "nvcc")
@@ -128,7 +141,9 @@ def _extra_requirements(extras: Sequence[str]) -> list[str]:
 
 def _pycuda_error(env: dict[str, str]) -> str | None:
     """Why ``import pycuda.driver`` fails in a fresh interpreter, or None if it works."""
-    proc = subprocess.run([sys.executable, "-c", "import pycuda.driver"], capture_output=True, text=True, env=env)
+    proc = subprocess.run(
+        [sys.executable, "-c", "import pycuda.driver"], capture_output=True, text=True, env=env
+    )
     return None if proc.returncode == 0 else ((proc.stderr.strip().splitlines() or ["failed"])[-1])
 
 
@@ -138,7 +153,9 @@ def if_gpu(cmd: Sequence[str]) -> int:
     smi = shutil.which("nvidia-smi")
     probe = subprocess.run([smi, "-L"], capture_output=True, text=True) if smi else None
     if probe is None or probe.returncode != 0 or "GPU" not in probe.stdout:
-        print(f"skipped: no GPU (nvidia-smi {'missing' if smi is None else 'lists none'}): {' '.join(cmd)}")
+        print(
+            f"skipped: no GPU (nvidia-smi {'missing' if smi is None else 'lists none'}): {' '.join(cmd)}"
+        )
         return 0
     try:
         toolkit = find_toolkit()
@@ -153,19 +170,29 @@ def if_gpu(cmd: Sequence[str]) -> int:
         subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", *reqs], env=env)
         error = _pycuda_error(env)
         if error is not None:
-            print(f"skipped: a GPU is present but PyCUDA does not import ({error}): {' '.join(cmd)}")
+            print(
+                f"skipped: a GPU is present but PyCUDA does not import ({error}): {' '.join(cmd)}"
+            )
             return 0
     print("+", " ".join(cmd), flush=True)
     return subprocess.run(list(cmd), env=env).returncode
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m nqprof.cuda.wheel_toolkit", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m nqprof.cuda.wheel_toolkit", description=__doc__.split("\n")[0]
+    )
     sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("install", help="pip-install one release's compiler wheels and make a toolkit root")
+    p = sub.add_parser(
+        "install", help="pip-install one release's compiler wheels and make a toolkit root"
+    )
     p.add_argument("version", help="e.g. cuda13.0 or 13.0 (a tox environment name works)")
-    p.add_argument("dest", type=Path, help="the toolkit root to create (point NQPROF_CUDA_HOME at it)")
-    p = sub.add_parser("if-gpu", help="run a command only where a GPU, the toolkit and PyCUDA are present")
+    p.add_argument(
+        "dest", type=Path, help="the toolkit root to create (point NQPROF_CUDA_HOME at it)"
+    )
+    p = sub.add_parser(
+        "if-gpu", help="run a command only where a GPU, the toolkit and PyCUDA are present"
+    )
     p.add_argument("cmd", nargs=argparse.REMAINDER, help="-- command and arguments")
     args = parser.parse_args(argv)
     try:

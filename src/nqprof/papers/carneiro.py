@@ -95,7 +95,9 @@ def serial_from_history(path: str | Path, ns: Iterable[int]) -> dict[int, Serial
     root = Path(path)
     files = sorted(root.rglob("*.json")) if root.is_dir() else [root]
     if not files or not all(f.is_file() for f in files):
-        raise InputError(f"--history: no benchmark history at {str(root)!r} (a saved JSON file or a storage folder)")
+        raise InputError(
+            f"--history: no benchmark history at {str(root)!r} (a saved JSON file or a storage folder)"
+        )
     wanted = set(ns)
     found: dict[int, tuple[str, SerialTime]] = {}
     for f in files:
@@ -109,11 +111,18 @@ def serial_from_history(path: str | Path, ns: Iterable[int]) -> dict[int, Serial
         for b in benches:
             extra = b.get("extra_info") or {}
             n = extra.get("n")
-            if extra.get("strategy") != "serial" or n not in wanted or not extra.get("verified", True):
+            if (
+                extra.get("strategy") != "serial"
+                or n not in wanted
+                or not extra.get("verified", True)
+            ):
                 continue
             seconds = extra.get("wall_s") or (b.get("stats") or {}).get("median")
             if seconds and (n not in found or when > found[n][0]):
-                found[n] = (when, SerialTime(float(seconds), f"history {f.name} ({when[:19]}, {node})"))
+                found[n] = (
+                    when,
+                    SerialTime(float(seconds), f"history {f.name} ({when[:19]}, {node})"),
+                )
     return {n: t for n, (_, t) in found.items()}
 
 
@@ -126,7 +135,9 @@ def table2_runs(ranges: Sequence[NRange], serial_known: Iterable[int] = ()):
     return runs
 
 
-def serial_times(outcomes: Iterable[Outcome], history: Mapping[int, SerialTime]) -> dict[int, SerialTime]:
+def serial_times(
+    outcomes: Iterable[Outcome], history: Mapping[int, SerialTime]
+) -> dict[int, SerialTime]:
     """Serial per N: measured here where it ran, else the history's."""
     out = dict(history)
     for o in outcomes:
@@ -135,7 +146,9 @@ def serial_times(outcomes: Iterable[Outcome], history: Mapping[int, SerialTime])
     return out
 
 
-def speedups(outcomes: Iterable[Outcome], serial: Mapping[int, SerialTime]) -> dict[str, dict[int, float]]:
+def speedups(
+    outcomes: Iterable[Outcome], serial: Mapping[int, SerialTime]
+) -> dict[str, dict[int, float]]:
     """Strategy -> {N: serial time / its time} where both are known."""
     out: dict[str, dict[int, float]] = {}
     for o in outcomes:
@@ -149,7 +162,9 @@ def _mean(values: list[float]) -> str:
 
 
 def table2(
-    outcomes: Sequence[Outcome], ranges: Sequence[NRange], history: Mapping[int, SerialTime] | None = None
+    outcomes: Sequence[Outcome],
+    ranges: Sequence[NRange],
+    history: Mapping[int, SerialTime] | None = None,
 ) -> tuple[list[str], list[list[str]], list[str]]:
     """(header, rows, notes): per implementation and N range, the paper's mean speedup over
     serial and ours (the mean over the range's N of serial time / time), then the notes:
@@ -190,8 +205,10 @@ def table2(
         lines.append(f"serial N={','.join(map(str, ns))}: {source}")
     no_serial = sorted({n for r in ranges for n in r.ns()} - set(serial))
     if no_serial:
-        lines.append(f"serial N={','.join(map(str, no_serial))}: no time (not measured, not in the history): "
-                     "no speedup at these N")
+        lines.append(
+            f"serial N={','.join(map(str, no_serial))}: no time (not measured, not in the history): "
+            "no speedup at these N"
+        )
     return header, rows, lines + notes.lines
 
 
@@ -209,5 +226,10 @@ def speedup_series(outcomes: Sequence[Outcome], history: Mapping[int, SerialTime
 PAPER = Paper(
     "carneiro",
     "Carneiro Pessoa et al.: GPU-accelerated backtracking using CUDA Dynamic Parallelism (2018)",
-    (Artefact("table2", "mean speedup over serial per N range: DP2, DP3, CDP-DP3, CDP-BP, BP-DFS, multicore"),),
+    (
+        Artefact(
+            "table2",
+            "mean speedup over serial per N range: DP2, DP3, CDP-DP3, CDP-BP, BP-DFS, multicore",
+        ),
+    ),
 )

@@ -24,7 +24,12 @@ PAPER = Paper(
     "kerbl",
     "Kerbl et al. 2018: The Broker Queue, a fast, linearizable FIFO queue for fine-granular work distribution on "
     "the GPU",
-    (Artefact("fig1", "queue microbenchmark: time vs threads, one line per queue, the paper's claims checked"),),
+    (
+        Artefact(
+            "fig1",
+            "queue microbenchmark: time vs threads, one line per queue, the paper's claims checked",
+        ),
+    ),
 )
 
 #: The setup of Fig. 1.
@@ -32,7 +37,12 @@ FIG1_SETUP = {
     "operations": "each thread enqueues then dequeues one element, 10 times",
     "x": "number of threads",
     "y": "time for all operations",
-    "lines": ["Broker Queue (BQ)", "Broker Work Distributor (BWD)", "lock-free ring buffer", "Gottlieb queue"],
+    "lines": [
+        "Broker Queue (BQ)",
+        "Broker Work Distributor (BWD)",
+        "lock-free ring buffer",
+        "Gottlieb queue",
+    ],
 }
 
 
@@ -46,7 +56,12 @@ class Claim:
 
 #: What Fig. 1 shows, as ratios our balanced 16-byte runs can be checked against.
 FIG1_CLAIMS = (
-    Claim("BQ beats the lock-free (CAS) ring buffer by up to an order of magnitude", "bq", "ring", 10.0),
+    Claim(
+        "BQ beats the lock-free (CAS) ring buffer by up to an order of magnitude",
+        "bq",
+        "ring",
+        10.0,
+    ),
     Claim("BQ beats the Gottlieb queue", "bq", "gottlieb", 1.0),
     Claim("BWD, without linearizability, is at least as fast as BQ", "bwd", "bq", 1.0),
 )
@@ -75,16 +90,24 @@ class ClaimCheck:
         threads, ratio = self.at_most_threads
         lo, hi = min(r for _, r in self.ratios), max(r for _, r in self.ratios)
         mark = "yes" if self.holds else "NO "
-        return (f"  {mark} {self.claim.text} ({self.variant}): {ratio:.2f}x at {threads:,} threads "
-                f"({lo:.2f}x to {hi:.2f}x over {len(self.ratios)} thread counts)")
+        return (
+            f"  {mark} {self.claim.text} ({self.variant}): {ratio:.2f}x at {threads:,} threads "
+            f"({lo:.2f}x to {hi:.2f}x over {len(self.ratios)} thread counts)"
+        )
 
 
-def check_claims(rows: Sequence[BenchRow], bytes: int = 16, variant: str = "balanced") -> list[ClaimCheck]:
+def check_claims(
+    rows: Sequence[BenchRow], bytes: int = 16, variant: str = "balanced"
+) -> list[ClaimCheck]:
     """Each claim of Fig. 1 against our rows: the time ratio of the slower queue over the
     faster one at every thread count both ran; a claim holds if the ratio at the largest
     such thread count reaches the claim's bound."""
     return [
-        ClaimCheck(c, variant, tuple(speedups(rows, over=c.slower, of=c.faster, variant=variant, bytes=bytes)))
+        ClaimCheck(
+            c,
+            variant,
+            tuple(speedups(rows, over=c.slower, of=c.faster, variant=variant, bytes=bytes)),
+        )
         for c in FIG1_CLAIMS
     ]
 
@@ -102,7 +125,10 @@ def report(result: BenchResult, outdir: str | Path | None = None, bytes: int = 1
         parts.append("")
         parts.append(table(rows, "unbalanced", bytes))
     parts.append("")
-    parts.append("The paper's claims, %d-byte elements (Fig. 1 is the balanced setup; unbalanced is ours):" % bytes)
+    parts.append(
+        "The paper's claims, %d-byte elements (Fig. 1 is the balanced setup; unbalanced is ours):"
+        % bytes
+    )
     for variant in ("balanced", "unbalanced"):
         if select(rows, variant, bytes):
             parts.extend(c.line() for c in check_claims(rows, bytes, variant))

@@ -91,7 +91,9 @@ def sweep(
         progress.case(f"{strategy} N={n} {params or ''}".rstrip())
         key = (strategy, tuple(sorted(params.items())))
         if key in stopped:
-            out.append(Outcome(strategy, n, params, error="skipped", detail=f"N={stopped[key]} timed out"))
+            out.append(
+                Outcome(strategy, n, params, error="skipped", detail=f"N={stopped[key]} timed out")
+            )
             continue
         o = run(strategy, n, params)
         if o.error == "timeout":
@@ -123,7 +125,9 @@ class Footnotes:
             return "-"
         if o.ok:
             return ms_cell(o.seconds)
-        self.lines.append(f"[{len(self.lines) + 1}] {o.strategy} N={o.n} {o.params}: {o.error}: {o.detail}")
+        self.lines.append(
+            f"[{len(self.lines) + 1}] {o.strategy} N={o.n} {o.params}: {o.error}: {o.detail}"
+        )
         return f"{o.error} [{len(self.lines)}]"
 
 
@@ -134,5 +138,3 @@ def figure_series(outcomes: Iterable[Outcome]) -> dict[str, list[tuple[int, floa
         if o.ok and o.seconds is not None:
             series.setdefault(o.strategy, []).append((o.n, o.seconds))
     return {k: sorted(v) for k, v in series.items()}
-
-

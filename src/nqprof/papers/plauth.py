@@ -21,7 +21,9 @@ from ..result import RunRecord
 from . import Artefact, Paper
 from .measure import Footnotes, Outcome
 
-if TYPE_CHECKING:  # the model needs numpy: imported where it is used, so listing papers stays instant
+if (
+    TYPE_CHECKING
+):  # the model needs numpy: imported where it is used, so listing papers stays instant
     from ..strategies.cdp.model import GenerationStats
 
 #: Plauth et al., Table 2: DP-1 times in ms on a K20x.
@@ -70,6 +72,7 @@ def table3_params(row: "Table3Row") -> dict[str, Any]:
         params["smem_kib"] = TABLE3_SMEM_KIB
     return params
 
+
 #: The figure's strategies, in legend order: the paper's, and `fast`, the bar every
 #: comparison is measured against.
 FIGURE_STRATEGIES = ("serial", "feinbube", "fast", "dp1", "dp2", "dp3", "dpswap")
@@ -80,13 +83,17 @@ def table2_runs(ns: Sequence[int], z: int = 1, extra: Mapping[str, Any] | None =
 
 
 def table3_runs(extra: Mapping[str, Any] | None = None):
-    return [(row.strategy, TABLE3_N, {**table3_params(row), **(extra or {})}) for row in PAPER_TABLE3]
+    return [
+        (row.strategy, TABLE3_N, {**table3_params(row), **(extra or {})}) for row in PAPER_TABLE3
+    ]
 
 
 # --- building the tables (pure) --------------------------------------------------------------
 
 
-def table2(outcomes: Iterable[Outcome], ns: Sequence[int]) -> tuple[list[str], list[list[str]], list[str]]:
+def table2(
+    outcomes: Iterable[Outcome], ns: Sequence[int]
+) -> tuple[list[str], list[list[str]], list[str]]:
     """(header, rows, footnotes): per N, the paper's and the measured time (ms) for the
     default stream and for own streams, and the measured ratio default/own."""
     by = {(o.params.get("stream"), o.n): o for o in outcomes if o.strategy == "dp1"}
@@ -113,7 +120,9 @@ def _ms_paper(ms: float | None) -> str:
     return "-" if ms is None else f"{ms:g}"
 
 
-def table3_model(rows: Sequence[Table3Row] = PAPER_TABLE3, n: int = TABLE3_N) -> dict[tuple, GenerationStats]:
+def table3_model(
+    rows: Sequence[Table3Row] = PAPER_TABLE3, n: int = TABLE3_N
+) -> dict[tuple, GenerationStats]:
     """Our model's first child generation for each of the paper's rows (DP-3's cap: the
     paper's 48 KiB over 256 threads of 16-byte states)."""
     from ..strategies.cdp.model import condensed_generations
@@ -121,7 +130,9 @@ def table3_model(rows: Sequence[Table3Row] = PAPER_TABLE3, n: int = TABLE3_N) ->
     cap = TABLE3_SMEM_KIB * 1024 // (16 * TABLE3_PARAMS["child_block"]) - 1
     out = {}
     for row in rows:
-        model = condensed_generations(n, row.initial_row, row.search, row.approach == "dynamic", cap)
+        model = condensed_generations(
+            n, row.initial_row, row.search, row.approach == "dynamic", cap
+        )
         out[row.key] = model.generations[1]
     return out
 
@@ -137,27 +148,52 @@ def first_child_generation(record: RunRecord) -> GenerationStats | None:
 
 
 def table3(
-    measured: Mapping[tuple, Outcome], model: Mapping[tuple, GenerationStats], rows: Sequence[Table3Row] = PAPER_TABLE3
+    measured: Mapping[tuple, Outcome],
+    model: Mapping[tuple, GenerationStats],
+    rows: Sequence[Table3Row] = PAPER_TABLE3,
 ) -> tuple[list[str], list[list[str]], list[str]]:
     """(header, rows, footnotes): min/max/mean child boards per child grid, paper | model |
     measured, and whether the measurement equals the model (it must: both are exact)."""
     notes = Footnotes()
-    header = ["approach", "initial row", "search depth", "paper min/max/mean", "model min/max/mean",
-              "measured min/max/mean", "measured = model"]
+    header = [
+        "approach",
+        "initial row",
+        "search depth",
+        "paper min/max/mean",
+        "model min/max/mean",
+        "measured min/max/mean",
+        "measured = model",
+    ]
     out = []
     for row in rows:
         m = model.get(row.key)
         o = measured.get(row.key)
-        got = first_child_generation(o.record) if o is not None and o.ok and o.record is not None else None
+        got = (
+            first_child_generation(o.record)
+            if o is not None and o.ok and o.record is not None
+            else None
+        )
         if got is not None:
             cell = _triple(got.min, got.max, got.mean)
-            same = "yes" if m is not None and (got.grids, got.boards, got.min, got.max) == (m.grids, m.boards, m.min, m.max) else "NO"
+            same = (
+                "yes"
+                if m is not None
+                and (got.grids, got.boards, got.min, got.max) == (m.grids, m.boards, m.min, m.max)
+                else "NO"
+            )
         else:
             cell = notes.cell(o) if o is not None and not o.ok else "-"
             same = "-"
         out.append(
-            [row.approach, str(row.initial_row), str(row.search), _triple(row.min, row.max, row.mean),
-             _triple(m.min, m.max, m.mean) if m else "-", cell, same]
+            [
+                row.approach,
+                str(row.initial_row),
+                str(row.search),
+                _triple(row.min, row.max, row.mean),
+                _triple(m.min, m.max, m.mean) if m else "-",
+                cell,
+                same,
+            ]
         )
     return header, out, notes.lines
 
@@ -166,14 +202,16 @@ def _triple(lo: int, hi: int, mean: float) -> str:
     return f"{lo} / {hi} / {mean:.2f}"
 
 
-
-
 PAPER = Paper(
     "plauth",
     "Plauth et al. 2015: CUDA Dynamic Parallelism on N-Queens (DP-1, DP-2, DP-3, DP-SWAP), K20x",
     (
         Artefact("table2", "DP-1: default stream vs own streams, N=8..15, ms"),
-        Artefact("table3", "boards per child grid at N=12: static (dp2) vs dynamic (dp3) search depth"),
-        Artefact("figure", "time vs N for every strategy of the paper, serial and feinbube included"),
+        Artefact(
+            "table3", "boards per child grid at N=12: static (dp2) vs dynamic (dp3) search depth"
+        ),
+        Artefact(
+            "figure", "time vs N for every strategy of the paper, serial and feinbube included"
+        ),
     ),
 )

@@ -25,9 +25,15 @@ PAPER = Paper(
     "wang",
     "Wang, Yalamanchili: Characterization and analysis of dynamic parallelism in unstructured GPU applications (2014)",
     (
-        Artefact("fig4", "speedup over the non-CDP code: measured and ideal CDP (nqprof characterize ideal)"),
+        Artefact(
+            "fig4",
+            "speedup over the non-CDP code: measured and ideal CDP (nqprof characterize ideal)",
+        ),
         Artefact("fig5", "child-launch time vs launch count (nqprof characterize launch)"),
-        Artefact("fig6", "memory the device runtime reserves vs the pending-launch limit (nqprof characterize reserve)"),
+        Artefact(
+            "fig6",
+            "memory the device runtime reserves vs the pending-launch limit (nqprof characterize reserve)",
+        ),
     ),
 )
 
@@ -39,11 +45,11 @@ def paper_lines(artefact: str | None = None) -> list[str]:
     lo, hi = PAPER_LAUNCH_SMALL_RANGE
     lines = {
         "fig5": f"Paper (Kepler) Fig. 5: about {PAPER_LAUNCH_MS_SMALL:g} ms for {lo}-{hi} launches; at 256K launches "
-                f"{large}.",
+        f"{large}.",
         "fig6": f"Paper (Kepler) Fig. 6(a): {PAPER_RESERVE_MB[0]}-{PAPER_RESERVE_MB[1]} MB reserved at pending-launch "
-                f"limits <= {PAPER_RESERVE_LIMIT}; Fig. 6(b): {PAPER_PER_SYNC_LEVEL_MB[0]}-{PAPER_PER_SYNC_LEVEL_MB[1]} "
-                "MB per sync level.",
+        f"limits <= {PAPER_RESERVE_LIMIT}; Fig. 6(b): {PAPER_PER_SYNC_LEVEL_MB[0]}-{PAPER_PER_SYNC_LEVEL_MB[1]} "
+        "MB per sync level.",
         "fig4": f"Paper (Kepler) Fig. 4: ideal CDP {PAPER_IDEAL_SPEEDUP[0]}-{PAPER_IDEAL_SPEEDUP[1]}x over the non-CDP "
-                f"code; measured CDP {PAPER_MEASURED_SLOWDOWN}x slower on average.",
+        f"code; measured CDP {PAPER_MEASURED_SLOWDOWN}x slower on average.",
     }
     return [lines[artefact]] if artefact else list(lines.values())

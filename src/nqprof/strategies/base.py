@@ -155,7 +155,9 @@ class Strategy:
         values: dict[str, Any] = {}
         for p in self.params:  # in order: a derived default sees the parameters before it
             # Defaults must be valid too (they may depend on N and on earlier parameters).
-            values[p.name] = p.parse(given[p.name] if p.name in given else p.default_for(n, values), n)
+            values[p.name] = p.parse(
+                given[p.name] if p.name in given else p.default_for(n, values), n
+            )
         self.check(n, values)
         return values
 
@@ -185,10 +187,14 @@ class Strategy:
         """A session that counts given slices of the host expansion (for nqprof.cluster):
         its ``count_part(boards)`` returns a Measurement whose count is the completions of
         those boards, without the symmetry multiplier. Prepared once, used for many slices."""
-        raise InputError(f"strategy {self.name} cannot count a slice of the boards (no cluster support)")
+        raise InputError(
+            f"strategy {self.name} cannot count a slice of the boards (no cluster support)"
+        )
 
 
-def depth_param(default: Callable[[int], int], help: str = "rows expanded on the host", lo: int = 1) -> Param:
+def depth_param(
+    default: Callable[[int], int], help: str = "rows expanded on the host", lo: int = 1
+) -> Param:
     """The host expansion depth: ``lo..N-1`` rows."""
     return Param(
         "depth",
@@ -200,5 +206,7 @@ def depth_param(default: Callable[[int], int], help: str = "rows expanded on the
     )
 
 
-def block_param(default: int = 128, name: str = "block", help: str = "threads per block", hi: int = 1024) -> Param:
+def block_param(
+    default: int = 128, name: str = "block", help: str = "threads per block", hi: int = 1024
+) -> Param:
     return Param(name, help, default=default, lo=1, hi=hi)

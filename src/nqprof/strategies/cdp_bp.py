@@ -53,17 +53,29 @@ class CdpBpSession(CdpSession):
         self.levels = child_levels(self.n, p["depth2"])
         self.root_shared = stack_bytes(self.search, p["block"])
         self.allow_dynamic_shared(self.root_kernel, self.root_shared)
-        self.allow_dynamic_shared(self.child_kernels[0], STATE_BYTES * self.levels * p["child_block"])
-        self.preallocate_regions(p["depth2"] if p["depth2"] < self.n else None)  # the child generation's boards
+        self.allow_dynamic_shared(
+            self.child_kernels[0], STATE_BYTES * self.levels * p["child_block"]
+        )
+        self.preallocate_regions(
+            p["depth2"] if p["depth2"] < self.n else None
+        )  # the child generation's boards
 
     def launch_root(self):
         import numpy as np
 
         p = self.params
         self.root(
-            *self.boards.args(), np.int32(self.n), np.int32(self.search), self.regions, np.uint32(self.region),
-            np.int32(p["child_block"]), self.acct, np.int32(self.levels),
-            block=(p["block"], 1, 1), grid=self.grid_for(self.boards.count, p["block"]), shared=self.root_shared,
+            *self.boards.args(),
+            np.int32(self.n),
+            np.int32(self.search),
+            self.regions,
+            np.uint32(self.region),
+            np.int32(p["child_block"]),
+            self.acct,
+            np.int32(self.levels),
+            block=(p["block"], 1, 1),
+            grid=self.grid_for(self.boards.count, p["block"]),
+            shared=self.root_shared,
         )
 
 
@@ -76,8 +88,15 @@ class CdpBp(CdpStrategy):
     paper_params = (
         depth_param(default_depth, "host rows (the paper's 1st depth)"),
         # the row the host grid searches down to (the paper's second depth; N: no child grids)
-        Param("depth2", "2nd depth (N: no child grids)",
-              default=default_depth2, lo=2, hi=lambda n: n, range_text="depth+1..N", derived=True),
+        Param(
+            "depth2",
+            "2nd depth (N: no child grids)",
+            default=default_depth2,
+            lo=2,
+            hi=lambda n: n,
+            range_text="depth+1..N",
+            derived=True,
+        ),
         block_param(128, help="threads per block, host grid"),
         child_block_param(64),
     )
@@ -86,7 +105,9 @@ class CdpBp(CdpStrategy):
     def check(self, n, params):
         depth, depth2 = params["depth"], params["depth2"]
         if depth2 <= depth:
-            raise InputError(f"cdp-bp: depth2 must be in {depth + 1}..{n} (below depth={depth}), got {depth2}")
+            raise InputError(
+                f"cdp-bp: depth2 must be in {depth + 1}..{n} (below depth={depth}), got {depth2}"
+            )
         need = stack_bytes(depth2 - depth, params["block"])
         if need > STACK_LIMIT:
             raise InputError(

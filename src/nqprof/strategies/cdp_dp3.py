@@ -47,9 +47,17 @@ class CdpDp3Session(CdpSession):
 
         p = self.params
         self.root(
-            *self.boards.args(), np.int32(self.n), np.int32(p["search"]), self.regions, np.uint32(self.region),
-            np.int32(p["child_block"]), self.acct, np.int32(self.max_search),
-            block=(p["block"], 1, 1), grid=self.grid_for(self.boards.count, p["block"]), shared=self.root_shared,
+            *self.boards.args(),
+            np.int32(self.n),
+            np.int32(p["search"]),
+            self.regions,
+            np.uint32(self.region),
+            np.int32(p["child_block"]),
+            self.acct,
+            np.int32(self.max_search),
+            block=(p["block"], 1, 1),
+            grid=self.grid_for(self.boards.count, p["block"]),
+            shared=self.root_shared,
         )
 
 
@@ -64,8 +72,13 @@ class CdpDp3(CdpStrategy):
         search_param(default_search, "host grid's search, then doubled", derived=True),
         block_param(128, help="threads per block, host grid"),
         child_block_param(64),
-        Param("smem_kib", "KiB of stacks per block (the cap)", default=48,
-              lo=1, hi=STACK_LIMIT // 1024),
+        Param(
+            "smem_kib",
+            "KiB of stacks per block (the cap)",
+            default=48,
+            lo=1,
+            hi=STACK_LIMIT // 1024,
+        ),
     )
     runtime = ("pending", "heap", "launch", "chunk", "config")  # no device timeline
 
@@ -78,8 +91,10 @@ class CdpDp3(CdpStrategy):
             )
         cap = depth_max(smem, params["child_block"])
         if cap < 1:
-            raise InputError(f"cdp-dp3: smem_kib={smem} holds no stack for child_block={params['child_block']}: "
-                             f"child_block must be in 1..{smem * 1024 // 32}")
+            raise InputError(
+                f"cdp-dp3: smem_kib={smem} holds no stack for child_block={params['child_block']}: "
+                f"child_block must be in 1..{smem * 1024 // 32}"
+            )
         check_nesting(
             f"cdp-dp3 N={n} with depth={params['depth']}, search={search}",
             len(condensed_schedule(n, params["depth"], search, True, cap)) - 1,

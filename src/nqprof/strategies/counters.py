@@ -31,7 +31,9 @@ class CounterLayout:
     def mirrored(self) -> dict[str, int]:
         """Every ``#define`` name -> the value the host expects."""
         out = {f"{self.prefix}{name}": index for name, index in self.fields.items()}
-        out.update({f"{self.prefix}{name}": value for name, value in (self.constants or {}).items()})
+        out.update(
+            {f"{self.prefix}{name}": value for name, value in (self.constants or {}).items()}
+        )
         out[f"{self.prefix}WORDS"] = self.words
         return out
 
@@ -41,5 +43,7 @@ class CounterLayout:
 
         w = np.asarray(words, dtype=np.uint64)
         if w.shape != (self.words,):
-            raise ValueError(f"{self.prefix}counters must be {self.words} 64-bit words, got shape {w.shape}")
+            raise ValueError(
+                f"{self.prefix}counters must be {self.words} 64-bit words, got shape {w.shape}"
+            )
         return {name.lower(): int(w[index]) for name, index in self.fields.items()}

@@ -22,7 +22,9 @@ def cpu_module():
     try:
         from .. import _cpu
     except ImportError as exc:  # pragma: no cover - only on a broken install
-        raise UnavailableError(f"nqprof's C extension is not built ({exc}); reinstall nqprof") from None
+        raise UnavailableError(
+            f"nqprof's C extension is not built ({exc}); reinstall nqprof"
+        ) from None
     return _cpu
 
 
@@ -63,8 +65,10 @@ def constellation_call(n: int, depth: int, threads: int, head: Callable[[int], s
     made = time.perf_counter() - t0
     count = len(tasks) // (4 * CST_TASK_WORDS)
     note = f"{head(count)} (made once in {made * 1e3:.2f} ms, outside the rounds)"
-    return TimedCall(lambda: cpu.cst_count(n, tasks, threads)[0],
-                     {"notes": [note], "tasks": {"where": "host", "tasks": count, "make_s": made}})
+    return TimedCall(
+        lambda: cpu.cst_count(n, tasks, threads)[0],
+        {"notes": [note], "tasks": {"where": "host", "tasks": count, "make_s": made}},
+    )
 
 
 class PartCall(TimedCall):

@@ -59,12 +59,26 @@ LAYOUT = CounterLayout(
     "devgraph.cu",
     "DG_",
     {
-        "SOLUTIONS": SOLUTIONS, "COUNT0": COUNT0, "COUNT1": COUNT1, "PARITY": PARITY, "ROW": ROW, "GEN": GEN,
-        "DONE": DONE, "OVERFLOW": OVERFLOW, "LAUNCHES": LAUNCHES, "LAUNCH_FAILURES": LAUNCH_FAILURES,
-        "FIRST_ERROR": FIRST_ERROR, "SCHED_RUNS": SCHED_RUNS,
+        "SOLUTIONS": SOLUTIONS,
+        "COUNT0": COUNT0,
+        "COUNT1": COUNT1,
+        "PARITY": PARITY,
+        "ROW": ROW,
+        "GEN": GEN,
+        "DONE": DONE,
+        "OVERFLOW": OVERFLOW,
+        "LAUNCHES": LAUNCHES,
+        "LAUNCH_FAILURES": LAUNCH_FAILURES,
+        "FIRST_ERROR": FIRST_ERROR,
+        "SCHED_RUNS": SCHED_RUNS,
     },
     WORDS,
-    constants={"GEN_BASE": GEN_BASE, "GEN_WORDS": GEN_WORDS, "MAX_GEN": MAX_GEN, "MAX_STEP": MAX_STEP},
+    constants={
+        "GEN_BASE": GEN_BASE,
+        "GEN_WORDS": GEN_WORDS,
+        "MAX_GEN": MAX_GEN,
+        "MAX_STEP": MAX_STEP,
+    },
 )
 
 
@@ -140,27 +154,57 @@ class DevGraph(Strategy):
         KernelSource(
             "devgraph.cu",
             cdp=True,
-            kernels=("dg_step", "dg_advance", "dg_advance_while", "dg_schedule", "dg_char_empty", "dg_char_launch"),
+            kernels=(
+                "dg_step",
+                "dg_advance",
+                "dg_advance_while",
+                "dg_schedule",
+                "dg_char_empty",
+                "dg_char_launch",
+            ),
         ),
     )
     counters = LAYOUT
     params = (
-        Param("driver", "host loop, WHILE node, device", default="device", choices=DRIVERS,
-              range_text="3 drivers"),
-        Param("depth", "rows expanded on the host", default=2, lo=2, hi=lambda n: n - 1, range_text="2..N-1"),
+        Param(
+            "driver",
+            "host loop, WHILE node, device",
+            default="device",
+            choices=DRIVERS,
+            range_text="3 drivers",
+        ),
+        Param(
+            "depth",
+            "rows expanded on the host",
+            default=2,
+            lo=2,
+            hi=lambda n: n - 1,
+            range_text="2..N-1",
+        ),
         Param("step", "rows placed per generation", default=1, lo=1, hi=MAX_STEP),
-        Param("final", "row where the DFS takes over",
-              default=_default_final, derived=True, lo=2, hi=lambda n: n, range_text="depth..N"),
+        Param(
+            "final",
+            "row where the DFS takes over",
+            default=_default_final,
+            derived=True,
+            lo=2,
+            hi=lambda n: n,
+            range_text="depth..N",
+        ),
         block_param(128),
         Param("grid", "largest grid, then strided", default=4096, lo=1, hi=1 << 20),
     )
 
     def check(self, n, params):
         if params["final"] < params["depth"]:
-            raise InputError(f"devgraph: final ({params['final']}) must be >= depth ({params['depth']})")
+            raise InputError(
+                f"devgraph: final ({params['final']}) must be >= depth ({params['depth']})"
+            )
         gens = len(schedule(n, params["depth"], params["step"], params["final"]))
         if gens >= MAX_GEN:
-            raise InputError(f"devgraph: {gens} generations, over the kernel's table of {MAX_GEN - 1}: raise step")
+            raise InputError(
+                f"devgraph: {gens} generations, over the kernel's table of {MAX_GEN - 1}: raise step"
+            )
 
     def recursion(self, n: int, params: dict, host_boards: int):
         """What the run needs, for the plan (``nqprof plan N -s devgraph``)."""
@@ -171,29 +215,50 @@ class DevGraph(Strategy):
         gens = []
         for g, (row, k) in enumerate(schedule(n, depth, step, final)):
             dfs = row >= final
-            gens.append(Generation(
-                g, row, k, host_boards * growth_bound(n, depth, row) if row > depth else host_boards, 1,
-                boards_at(n, row) if row > depth else host_boards, 1,
-                "DFS to the last row" if dfs else f"expand {k} row(s) into the other buffer",
-            ))
+            gens.append(
+                Generation(
+                    g,
+                    row,
+                    k,
+                    host_boards * growth_bound(n, depth, row) if row > depth else host_boards,
+                    1,
+                    boards_at(n, row) if row > depth else host_boards,
+                    1,
+                    "DFS to the last row" if dfs else f"expand {k} row(s) into the other buffer",
+                )
+            )
         cap = capacity(n, depth, step, final)
         launches = 2 * len(gens)
 
         def demand(c: int) -> Demand:
             return Demand(
-                pending=2, heap_bytes=None, launches=launches,
+                pending=2,
+                heap_bytes=None,
+                launches=launches,
                 basis=f"driver={params['driver']}: one generation's graph (fire-and-forget) and the scheduler's tail "
-                      "launch pending at once; no device malloc",
+                "launch pending at once; no device malloc",
                 advice="lower final or step (the frontier buffers are what grows)",
             )
 
         def host_bytes(c: int) -> int:
-            return 2 * FRONTIER_BOARD_BYTES * cap + FRONTIER_BOARD_BYTES * host_boards + COUNTER_BYTES * WORDS
+            return (
+                2 * FRONTIER_BOARD_BYTES * cap
+                + FRONTIER_BOARD_BYTES * host_boards
+                + COUNTER_BYTES * WORDS
+            )
 
         return Recursion(
-            self.name, n, host_boards, gens, demand, host_bytes, uses_heap=False,
-            notes=(f"two frontier buffers of {cap:,} boards ({FRONTIER_BOARD_BYTES} B each), from the exact model; "
-                   f"driver={params['driver']}",),
+            self.name,
+            n,
+            host_boards,
+            gens,
+            demand,
+            host_bytes,
+            uses_heap=False,
+            notes=(
+                f"two frontier buffers of {cap:,} boards ({FRONTIER_BOARD_BYTES} B each), from the exact model; "
+                f"driver={params['driver']}",
+            ),
         )
 
     def open(self, n, params):
@@ -227,17 +292,27 @@ class DevGraphSession(GpuSession):
         self.label = f"{self.name} N={n} driver={self.driver}"
         host = expand(n, self.depth)
         if int(host.row.min()) != int(host.row.max()):
-            raise InputError(f"{self.label}: host boards at mixed rows (depth {self.depth}); use depth >= 2")
+            raise InputError(
+                f"{self.label}: host boards at mixed rows (depth {self.depth}); use depth >= 2"
+            )
         self.multiplier = host.multiplier
         self.host_count = len(host)
         self.sched = schedule(n, self.depth, self.step, self.final)
         self.cap = capacity(n, self.depth, self.step, self.final)
         free, _ = self.drv.mem_get_info()
-        self.plan = make_plan(STRATEGY.recursion(n, params, self.host_count), free, params,
-                              label=self.label, board_bytes=BOARD_UPLOAD_BYTES, counter_bytes=WORDS * COUNTER_BYTES)
+        self.plan = make_plan(
+            STRATEGY.recursion(n, params, self.host_count),
+            free,
+            params,
+            label=self.label,
+            board_bytes=BOARD_UPLOAD_BYTES,
+            counter_bytes=WORDS * COUNTER_BYTES,
+        )
         if self.plan.chunked:
-            raise InputError(f"{self.label}: the frontier buffers ({self.cap:,} boards) do not fit in device memory: "
-                             "lower final")
+            raise InputError(
+                f"{self.label}: the frontier buffers ({self.cap:,} boards) do not fit in device memory: "
+                "lower final"
+            )
         self.notes.append(self.plan.summary())
         module = self.build(STRATEGY.sources[0])
         self.f_step = module.function("dg_step")
@@ -251,13 +326,22 @@ class DevGraphSession(GpuSession):
         cap = max(self.cap, self.host_count)
         self.cap = cap
         self.frontier = self.drv.mem_alloc(6 * cap * MASK_BYTES)
-        self.host_boards = self.drv.to_device(np.concatenate([host.cols, host.ld, host.rd]).astype(np.uint32))
+        self.host_boards = self.drv.to_device(
+            np.concatenate([host.cols, host.ld, host.rd]).astype(np.uint32)
+        )
         self.state = self.counter(WORDS)
         self.gpu.ledger.mark("buffers")
         self.stream = self.drv.Stream()
         self.graphs = None
-        self.step_args = (self.state, self.frontier, np.uint32(cap), np.int32(n), np.int32(self.step),
-                          np.int32(self.final), np.int32(self.levels))
+        self.step_args = (
+            self.state,
+            self.frontier,
+            np.uint32(cap),
+            np.int32(n),
+            np.int32(self.step),
+            np.int32(self.final),
+            np.int32(self.levels),
+        )
         self.adv_args = (self.state, np.uint32(cap), np.int32(self.step), np.int32(self.final))
         if self.driver != "host":
             self._make_graphs()
@@ -276,32 +360,61 @@ class DevGraphSession(GpuSession):
         before, _ = self.drv.mem_get_info()
         block = (self.block, 1, 1)
         if self.driver == "while":
+
             def body(stream, handle):
-                self.f_step(*self.step_args, block=block, grid=(self.max_grid, 1), shared=self.shared, stream=stream)
-                self.f_advance_while(*self.adv_args, np.uint64(handle), block=(1, 1, 1), grid=(1, 1), stream=stream)
+                self.f_step(
+                    *self.step_args,
+                    block=block,
+                    grid=(self.max_grid, 1),
+                    shared=self.shared,
+                    stream=stream,
+                )
+                self.f_advance_while(
+                    *self.adv_args, np.uint64(handle), block=(1, 1, 1), grid=(1, 1), stream=stream
+                )
 
             self.exe = g.instantiate(g.while_graph(body))
             self.stream.synchronize()
-            self.notes.append(f"one graph: WHILE node over [dg_step {self.max_grid} x {self.block}, dg_advance_while]")
+            self.notes.append(
+                f"one graph: WHILE node over [dg_step {self.max_grid} x {self.block}, dg_advance_while]"
+            )
         else:
             sizes = buckets(self.max_grid)
             execs = []
             for b in sizes:
-                graph = g.capture(lambda s, b=b: self.f_step(*self.step_args, block=block, grid=(b, 1),
-                                                             shared=self.shared, stream=s))
+                graph = g.capture(
+                    lambda s, b=b: self.f_step(
+                        *self.step_args, block=block, grid=(b, 1), shared=self.shared, stream=s
+                    )
+                )
                 execs.append(g.instantiate(graph, device_launch=True))
             self.table = self.drv.to_device(np.array([g.handle(e) for e in execs], dtype=np.uint64))
-            sched = g.capture(lambda s: self.f_schedule(
-                self.state, self.table, np.int32(len(execs)), np.uint32(self.block), np.uint32(self.cap),
-                np.int32(self.step), np.int32(self.final), block=(1, 1, 1), grid=(1, 1), stream=s))
+            sched = g.capture(
+                lambda s: self.f_schedule(
+                    self.state,
+                    self.table,
+                    np.int32(len(execs)),
+                    np.uint32(self.block),
+                    np.uint32(self.cap),
+                    np.int32(self.step),
+                    np.int32(self.final),
+                    block=(1, 1, 1),
+                    grid=(1, 1),
+                    stream=s,
+                )
+            )
             self.exe = g.instantiate(sched, device_launch=True)
             self.stream.synchronize()
-            self.notes.append(f"{len(execs)} device-launchable graphs of dg_step (grids {sizes[0]}..{sizes[-1]} blocks) "
-                              "and the scheduler's")
+            self.notes.append(
+                f"{len(execs)} device-launchable graphs of dg_step (grids {sizes[0]}..{sizes[-1]} blocks) "
+                "and the scheduler's"
+            )
         after, _ = self.drv.mem_get_info()
         self.gpu.ledger.mark("graphs")
         self.graph_bytes = int(before - after)
-        self.notes.append(f"instantiating and uploading the graphs took {self.graph_bytes / 2**20:.1f} MiB of free memory")
+        self.notes.append(
+            f"instantiating and uploading the graphs took {self.graph_bytes / 2**20:.1f} MiB of free memory"
+        )
 
     # -- a round ---------------------------------------------------------------------------
     def _reset(self) -> None:
@@ -309,8 +422,11 @@ class DevGraphSession(GpuSession):
 
         cap, h = self.cap, self.host_count
         for a in range(3):  # the host boards into buffer 0 (the generations overwrite it)
-            self.drv.memcpy_dtod(int(self.frontier) + a * cap * MASK_BYTES,
-                                 int(self.host_boards) + a * h * MASK_BYTES, h * MASK_BYTES)
+            self.drv.memcpy_dtod(
+                int(self.frontier) + a * cap * MASK_BYTES,
+                int(self.host_boards) + a * h * MASK_BYTES,
+                h * MASK_BYTES,
+            )
         words = np.zeros(WORDS, dtype=np.uint64)
         words[COUNT0], words[ROW], words[GEN_BASE] = h, self.depth, h
         self.drv.memcpy_htod(self.state, words)
@@ -339,14 +455,21 @@ class DevGraphSession(GpuSession):
         launches = 0
         words = np.zeros(GEN_BASE, dtype=np.uint64)
         for g in range(MAX_GEN):
-            self.drv.memcpy_dtoh(words, self.state)  # synchronises: the frontier's size sizes the grid
+            self.drv.memcpy_dtoh(
+                words, self.state
+            )  # synchronises: the frontier's size sizes the grid
             if words[DONE]:
                 break
             boards = int(words[COUNT0 + int(words[PARITY])])
             grid = grid_for_driver("host", boards, self.block, self.max_grid)
             with nvtx_range(f"{self.label} generation {g}", payload=g):
-                self.f_step(*self.step_args, block=(self.block, 1, 1), grid=(grid, 1), shared=self.shared,
-                            stream=self.stream)
+                self.f_step(
+                    *self.step_args,
+                    block=(self.block, 1, 1),
+                    grid=(grid, 1),
+                    shared=self.shared,
+                    stream=self.stream,
+                )
                 self.f_advance(*self.adv_args, block=(1, 1, 1), grid=(1, 1), stream=self.stream)
             launches += 2
         return launches
@@ -356,8 +479,19 @@ class DevGraphSession(GpuSession):
         gens = []
         for g, (row, k) in enumerate(self.sched):
             boards = v[GEN_BASE + GEN_WORDS * g]
-            gens.append({"generation": g, "row": row, "rows": k, "grids": 1, "boards": boards, "min": boards,
-                         "max": boards, "mean": float(boards), "blocks": v[GEN_BASE + GEN_WORDS * g + 1]})
+            gens.append(
+                {
+                    "generation": g,
+                    "row": row,
+                    "rows": k,
+                    "grids": 1,
+                    "boards": boards,
+                    "min": boards,
+                    "max": boards,
+                    "mean": float(boards),
+                    "blocks": v[GEN_BASE + GEN_WORDS * g + 1],
+                }
+            )
         failures = {
             "host_launches": host_launches,
             "device_graph_launches": v[LAUNCHES],
@@ -374,8 +508,10 @@ class DevGraphSession(GpuSession):
                 "launches: one fire-and-forget and one tail launch at a time here); the count is discarded"
             )
         if v[OVERFLOW]:
-            raise DeviceFailureError(f"{self.label}: {v[OVERFLOW]:,} boards did not fit in the frontier buffers of "
-                                     f"{self.cap:,} boards (a bug in the model); the count is discarded")
+            raise DeviceFailureError(
+                f"{self.label}: {v[OVERFLOW]:,} boards did not fit in the frontier buffers of "
+                f"{self.cap:,} boards (a bug in the model); the count is discarded"
+            )
         if not v[DONE] or v[GEN] != len(self.sched):
             raise DeviceFailureError(
                 f"{self.label}: the run stopped after {v[GEN]} of {len(self.sched)} generations (done={v[DONE]}); "
@@ -384,8 +520,10 @@ class DevGraphSession(GpuSession):
         for gen in gens[1:]:
             want = boards_at(self.n, gen["row"])
             if gen["boards"] != want:
-                raise DeviceFailureError(f"{self.label}: generation {gen['generation']} had {gen['boards']:,} boards, "
-                                         f"the model {want:,}; the count is discarded")
+                raise DeviceFailureError(
+                    f"{self.label}: generation {gen['generation']} had {gen['boards']:,} boards, "
+                    f"the model {want:,}; the count is discarded"
+                )
         return stats
 
     def info(self) -> dict[str, Any]:

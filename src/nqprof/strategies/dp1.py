@@ -27,6 +27,7 @@ from .cdp.recursions import dp1_recursion
 from .cdp.session import CdpSession
 from .cdp.strategy import CdpStrategy
 
+
 def default_depth(n: int) -> int:
     """N-12, >= 1"""
     # 1 up to N=13, then N-12: the shallowest host expansion whose plan fits the runtime's
@@ -57,9 +58,14 @@ class Dp1Session(CdpSession):
         p = self.params
         # One thread per host board, each launching its board's first swarm grid.
         self.root(
-            *self.boards.args(), np.int32(self.n), np.int32(p["z"]), np.int32(p["block"]),
-            np.int32(STREAM_KINDS[p["stream"]]), self.acct,
-            block=(p["block"], 1, 1), grid=self.grid_for(self.boards.count, p["block"]),
+            *self.boards.args(),
+            np.int32(self.n),
+            np.int32(p["z"]),
+            np.int32(p["block"]),
+            np.int32(STREAM_KINDS[p["stream"]]),
+            self.acct,
+            block=(p["block"], 1, 1),
+            grid=self.grid_for(self.boards.count, p["block"]),
         )
 
 
@@ -74,8 +80,13 @@ class Dp1(CdpStrategy):
         # z=1: the first version, one thread per column
         Param("z", "rows per swarm grid: N^z threads", default=3, lo=1, hi=8),
         # the stream a thread launches its child grid into
-        Param("stream", "default, own or fire-and-forget", default="own", choices=tuple(STREAM_KINDS),
-              range_text=f"{len(STREAM_KINDS)} streams"),
+        Param(
+            "stream",
+            "default, own or fire-and-forget",
+            default="own",
+            choices=tuple(STREAM_KINDS),
+            range_text=f"{len(STREAM_KINDS)} streams",
+        ),
         depth_param(default_depth, "host rows (mirror symmetry)"),
         # of the host grid, and of swarm grids wider than this
         block_param(128, help="threads per block (host, swarms)"),
@@ -85,7 +96,9 @@ class Dp1(CdpStrategy):
     def check(self, n, params):
         z, depth = params["z"], params["depth"]
         if z > _max_z(n):
-            raise InputError(f"parameter z must be in 1..{_max_z(n)} for N={n} (N^z threads per grid), got {z}")
+            raise InputError(
+                f"parameter z must be in 1..{_max_z(n)} for N={n} (N^z threads per grid), got {z}"
+            )
         check_nesting(
             f"dp1 N={n} with depth={depth}, z={z}",
             dp1_deepest_generation(n, depth, z),

@@ -92,7 +92,9 @@ class Dp2Session(CdpSession):
         self.allow_dynamic_shared(self.root_kernel, self.root_shared)
         # The deepest search a child grid gets (the generations' searches are the same for
         # every board; odd N's middle-column boards only finish sooner).
-        schedule = condensed_schedule(self.n, p["depth"], p["search"], self.doubling, self.max_search())
+        schedule = condensed_schedule(
+            self.n, p["depth"], p["search"], self.doubling, self.max_search()
+        )
         deepest = max([s for _, s in schedule[1:]], default=p["search"])
         self.allow_dynamic_shared(self.child_kernels[0], stack_bytes(deepest, p["child_block"]))
 
@@ -101,9 +103,15 @@ class Dp2Session(CdpSession):
 
         p = self.params
         self.root(
-            *self.boards.args(), np.int32(self.n), np.int32(p["search"]), np.int32(p["child_block"]),
-            np.int32(self.max_search()), self.acct,
-            block=(p["block"], 1, 1), grid=self.grid_for(self.boards.count, p["block"]), shared=self.root_shared,
+            *self.boards.args(),
+            np.int32(self.n),
+            np.int32(p["search"]),
+            np.int32(p["child_block"]),
+            np.int32(self.max_search()),
+            self.acct,
+            block=(p["block"], 1, 1),
+            grid=self.grid_for(self.boards.count, p["block"]),
+            shared=self.root_shared,
         )
 
 

@@ -67,8 +67,13 @@ class Dp3(CdpStrategy):
         # allocation granularity, and the CUDA device allocator slows down with the blocks
         # held at once: at N=17 on an H200, 32 took 41.6 s, 128 0.39 s, 256 0.21 s.
         child_block_param(256),
-        Param("smem_kib", "KiB of stacks per block (the cap)", default=48,
-              lo=1, hi=STACK_LIMIT // 1024),
+        Param(
+            "smem_kib",
+            "KiB of stacks per block (the cap)",
+            default=48,
+            lo=1,
+            hi=STACK_LIMIT // 1024,
+        ),
     )
 
     def check(self, n, params):

@@ -58,16 +58,24 @@ class DpSwapSession(CdpSession):
         p = self.params
         self.root_shared = shared_bytes(p["search"], p["capacity"], p["block"])
         self.allow_dynamic_shared(self.root_kernel, self.root_shared)
-        self.allow_dynamic_shared(self.child_kernels[0], shared_bytes(p["search"], p["capacity"], p["child_block"]))
+        self.allow_dynamic_shared(
+            self.child_kernels[0], shared_bytes(p["search"], p["capacity"], p["child_block"])
+        )
 
     def launch_root(self):
         import numpy as np
 
         p = self.params
         self.root(
-            *self.boards.args(), np.int32(self.n), np.int32(p["search"]), np.int32(p["capacity"]),
-            np.int32(p["child_block"]), self.acct,
-            block=(p["block"], 1, 1), grid=self.grid_for(self.boards.count, p["block"]), shared=self.root_shared,
+            *self.boards.args(),
+            np.int32(self.n),
+            np.int32(p["search"]),
+            np.int32(p["capacity"]),
+            np.int32(p["child_block"]),
+            self.acct,
+            block=(p["block"], 1, 1),
+            grid=self.grid_for(self.boards.count, p["block"]),
+            shared=self.root_shared,
         )
 
 
@@ -80,8 +88,13 @@ class DpSwap(CdpStrategy):
     paper_params = (
         depth_param(default_depth, "host rows, a thread per board"),
         search_param(default_search),
-        Param("capacity", "buffer states per block (20 B)", default=2200, lo=1,
-              hi=STACK_LIMIT // SWAP_STATE_BYTES),
+        Param(
+            "capacity",
+            "buffer states per block (20 B)",
+            default=2200,
+            lo=1,
+            hi=STACK_LIMIT // SWAP_STATE_BYTES,
+        ),
         block_param(128, help="threads per block, host grid"),
         child_block_param(32),
     )

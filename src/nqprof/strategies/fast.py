@@ -90,15 +90,33 @@ class Fast(Strategy):
     reference = "Preusser's Q27 and NQueensFAF (start constellations); nqprof issues 14, 23"
     device = "gpu"
     sources = (
-        KernelSource("constellation.cu", cdp=False, kernels=(KERNELS["cst"], *SPLIT_KERNELS),
-                     check_defines={"NQ_BLOCK": 128}),
-        KernelSource("fast.cu", cdp=False, kernels=(KERNELS["tight-u4"],), check_defines={"NQ_BLOCK": 128}),
+        KernelSource(
+            "constellation.cu",
+            cdp=False,
+            kernels=(KERNELS["cst"], *SPLIT_KERNELS),
+            check_defines={"NQ_BLOCK": 128},
+        ),
+        KernelSource(
+            "fast.cu", cdp=False, kernels=(KERNELS["tight-u4"],), check_defines={"NQ_BLOCK": 128}
+        ),
     )
     bench_max_n = 18
     params = (
-        Param("opt", "kernel", default=DEFAULT, choices=tuple(KERNELS), range_text=f"{len(KERNELS)} kernels"),
-        Param("depth", "host queens: 3 at N>=16, 4 at 20+", default=_default_depth, lo=0, hi=_max_depth,
-              range_text="0..N-3"),
+        Param(
+            "opt",
+            "kernel",
+            default=DEFAULT,
+            choices=tuple(KERNELS),
+            range_text=f"{len(KERNELS)} kernels",
+        ),
+        Param(
+            "depth",
+            "host queens: 3 at N>=16, 4 at 20+",
+            default=_default_depth,
+            lo=0,
+            hi=_max_depth,
+            range_text="0..N-3",
+        ),
         block_param(128, hi=1024),
     )
 
@@ -108,17 +126,23 @@ class Fast(Strategy):
             if n < D4_MIN_N:
                 raise InputError(f"fast N={n}: tight-u4 needs N >= {D4_MIN_N} (Takaken's classes)")
             if not 2 <= depth <= min(D4_MAX_DEPTH, n - 2):
-                raise InputError(f"fast tight-u4 N={n}: depth must be in 2..{min(D4_MAX_DEPTH, n - 2)}, got {depth}")
+                raise InputError(
+                    f"fast tight-u4 N={n}: depth must be in 2..{min(D4_MAX_DEPTH, n - 2)}, got {depth}"
+                )
         else:
             if n > MAX_N:
                 raise InputError(f"fast N={n}: the constellation tasks need N <= {MAX_N}")
             if depth > max(0, n - 3):
                 raise InputError(f"fast N={n}: depth must be in 0..{max(0, n - 3)}, got {depth}")
         if params["block"] % 32:
-            raise InputError(f"fast needs a block of whole warps (a multiple of 32), got {params['block']}")
+            raise InputError(
+                f"fast needs a block of whole warps (a multiple of 32), got {params['block']}"
+            )
         need = shared_bytes(n, params)
         if need > 227 * 1024:
-            raise InputError(f"fast needs {need} B of shared memory per block at N={n}: use a smaller block")
+            raise InputError(
+                f"fast needs {need} B of shared memory per block at N={n}: use a smaller block"
+            )
 
     def open(self, n, params):
         return FastSession(self.name, n, params)
@@ -133,7 +157,9 @@ class Fast(Strategy):
 
     def open_part(self, n, params):
         if params["opt"] != DEFAULT:
-            raise InputError(f"fast opt={params['opt']}: a cluster cuts the constellation tasks; use opt={DEFAULT}")
+            raise InputError(
+                f"fast opt={params['opt']}: a cluster cuts the constellation tasks; use opt={DEFAULT}"
+            )
         return FastPart(self.name, n, params)
 
 
@@ -178,7 +204,9 @@ class FastSession(GpuSession):
         sms = self.gpu.facts["sm_count"]
         per_sm = self.resident_blocks(self.func, self.block, self.dynamic)
         if per_sm < 1:
-            raise InputError(f"fast N={n}: a block of {self.block} does not fit on a multiprocessor (use a smaller block)")
+            raise InputError(
+                f"fast N={n}: a block of {self.block} does not fit on a multiprocessor (use a smaller block)"
+            )
         self.resident = sms * per_sm  # blocks the device holds at once
         self.next = self.drv.mem_alloc(4)
         self.out = self.counter(2)
@@ -201,8 +229,14 @@ class FastSession(GpuSession):
         tasks = d4_tasks(n, depth)
         made = time.perf_counter() - t0
         self.upload_tasks(tasks)
-        self.making = {"where": "host", "tasks": self.ntasks, "make_s": made, "upload_bytes": int(tasks.nbytes),
-                       "upload_s": time.perf_counter() - t0 - made, "device_bytes": int(tasks.nbytes)}
+        self.making = {
+            "where": "host",
+            "tasks": self.ntasks,
+            "make_s": made,
+            "upload_bytes": int(tasks.nbytes),
+            "upload_s": time.perf_counter() - t0 - made,
+            "device_bytes": int(tasks.nbytes),
+        }
 
     def upload_tasks(self, tasks) -> None:
         import numpy as np
@@ -210,7 +244,8 @@ class FastSession(GpuSession):
         self.ntasks = len(tasks)
         with nvtx_range(f"{self.name} N={self.n} upload {self.ntasks} tasks"):
             self.tasks = self.drv.to_device(
-                np.ascontiguousarray(tasks if len(tasks) else np.zeros((1, self.words), np.uint32)))
+                np.ascontiguousarray(tasks if len(tasks) else np.zeros((1, self.words), np.uint32))
+            )
 
     def make_tasks(self, frames, frames_s: float = 0.0) -> None:
         """The tasks of ``frames`` (depth-0 tasks, made on the host in ``frames_s``), split
@@ -230,25 +265,48 @@ class FastSession(GpuSession):
                 frames_dev = drv.to_device(np.ascontiguousarray(frames))
                 grid, block = self.grid_for(count, SPLIT_BLOCK), (SPLIT_BLOCK, 1, 1)
                 counts = drv.mem_alloc(4 * count)
-                self.split_count(frames_dev, np.uint32(count), np.int32(self.n), np.int32(self.depth), counts,
-                                 block=block, grid=grid)
+                self.split_count(
+                    frames_dev,
+                    np.uint32(count),
+                    np.int32(self.n),
+                    np.int32(self.depth),
+                    counts,
+                    block=block,
+                    grid=grid,
+                )
                 per_frame = np.empty(count, np.uint32)
                 drv.memcpy_dtoh(per_frame, counts)
                 offsets = np.zeros(count + 1, np.uint64)
                 np.cumsum(per_frame, out=offsets[1:])
                 self.ntasks = int(offsets[-1])
-                if self.ntasks >= 2 ** 32:
-                    raise InputError(f"fast N={self.n} depth {self.depth}: {self.ntasks} tasks are more than the "
-                                     "kernel's 32-bit index takes (use a smaller depth)")
+                if self.ntasks >= 2**32:
+                    raise InputError(
+                        f"fast N={self.n} depth {self.depth}: {self.ntasks} tasks are more than the "
+                        "kernel's 32-bit index takes (use a smaller depth)"
+                    )
                 self.tasks = drv.mem_alloc(TASK_WORDS * 4 * max(1, self.ntasks))
                 offsets_dev = drv.to_device(offsets)  # kept until the kernel is done with it
-                self.split_write(frames_dev, np.uint32(count), np.int32(self.n), np.int32(self.depth), offsets_dev,
-                                 self.tasks, block=block, grid=grid)
+                self.split_write(
+                    frames_dev,
+                    np.uint32(count),
+                    np.int32(self.n),
+                    np.int32(self.depth),
+                    offsets_dev,
+                    self.tasks,
+                    block=block,
+                    grid=grid,
+                )
                 drv.Context.synchronize()
                 offsets_bytes = int(offsets.nbytes)
-        self.making = {"where": "gpu", "frames": count, "tasks": self.ntasks, "frames_s": frames_s,
-                       "make_s": time.perf_counter() - t0, "upload_bytes": int(frames.nbytes) + offsets_bytes,
-                       "device_bytes": TASK_WORDS * 4 * self.ntasks}
+        self.making = {
+            "where": "gpu",
+            "frames": count,
+            "tasks": self.ntasks,
+            "frames_s": frames_s,
+            "make_s": time.perf_counter() - t0,
+            "upload_bytes": int(frames.nbytes) + offsets_bytes,
+            "device_bytes": TASK_WORDS * 4 * self.ntasks,
+        }
 
     def task_bytes(self) -> bytes:
         """The tasks on the device, as the host's generator writes them (for checking)."""
@@ -261,13 +319,17 @@ class FastSession(GpuSession):
 
     def making_note(self) -> str:
         m = self.making
-        mib = m["device_bytes"] / 2 ** 20
+        mib = m["device_bytes"] / 2**20
         if m["where"] == "host":
-            return (f"{m['tasks']} tasks (made on the host in {m['make_s'] * 1e3:.1f} ms, {mib:.1f} MiB uploaded in "
-                    f"{m['upload_s'] * 1e3:.1f} ms, outside the rounds)")
-        return (f"{m['tasks']} tasks (split on the GPU in {m['make_s'] * 1e3:.1f} ms from {m['frames']} frames made on "
-                f"the host in {m['frames_s'] * 1e3:.1f} ms, {mib:.1f} MiB on the device, "
-                f"{m['upload_bytes'] / 1024:.1f} KiB uploaded, outside the rounds)")
+            return (
+                f"{m['tasks']} tasks (made on the host in {m['make_s'] * 1e3:.1f} ms, {mib:.1f} MiB uploaded in "
+                f"{m['upload_s'] * 1e3:.1f} ms, outside the rounds)"
+            )
+        return (
+            f"{m['tasks']} tasks (split on the GPU in {m['make_s'] * 1e3:.1f} ms from {m['frames']} frames made on "
+            f"the host in {m['frames_s'] * 1e3:.1f} ms, {mib:.1f} MiB on the device, "
+            f"{m['upload_bytes'] / 1024:.1f} KiB uploaded, outside the rounds)"
+        )
 
     def run_once(self) -> Measurement:
         import numpy as np
@@ -276,7 +338,14 @@ class FastSession(GpuSession):
         self.drv.memset_d32(self.next, 0, 1)
         tasks = self.tasks if self.tasks is not None else self.drv.mem_alloc(TASK_WORDS * 4)
         if self.d4:
-            args = (tasks, np.uint32(self.ntasks), np.int32(self.n), np.int32(self.levels), self.next, self.out)
+            args = (
+                tasks,
+                np.uint32(self.ntasks),
+                np.int32(self.n),
+                np.int32(self.levels),
+                self.next,
+                self.out,
+            )
         else:
             args = (tasks, np.uint32(self.ntasks), np.int32(self.n), self.next, self.out)
         with self.generation(0) as timer:

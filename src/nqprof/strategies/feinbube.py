@@ -58,13 +58,23 @@ class Feinbube(Strategy):
         KernelSource(
             "feinbube.cu",
             cdp=False,
-            kernels=("feinbube_local", "feinbube_shared_stack", "feinbube_shared_all", "feinbube_dynamic"),
+            kernels=(
+                "feinbube_local",
+                "feinbube_shared_stack",
+                "feinbube_shared_all",
+                "feinbube_dynamic",
+            ),
             check_defines={"NQ_N": 18, "NQ_BLOCK": 128},
         ),
     )
     params = (
-        Param("opt", "paper's step: local..rows-left", default="rows-left", choices=tuple(STEPS),
-              range_text=f"{len(STEPS)} steps"),
+        Param(
+            "opt",
+            "paper's step: local..rows-left",
+            default="rows-left",
+            choices=tuple(STEPS),
+            range_text=f"{len(STEPS)} steps",
+        ),
         depth_param(_default_depth, "host rows, a thread per board"),
         block_param(64),
     )
@@ -102,7 +112,9 @@ class FeinbubeSession(GpuSession):
         self.allow_shared(self.func, self.dynamic)
         self.grid = self.grid_for(self.boards.count, self.block)
         self.total = self.counter()
-        self.notes.append(f"{self.boards.count} boards at depth {params['depth']}, grid {self.grid[0]} x {self.block}")
+        self.notes.append(
+            f"{self.boards.count} boards at depth {params['depth']}, grid {self.grid[0]} x {self.block}"
+        )
 
     def run_once(self) -> Measurement:
         import numpy as np
@@ -110,8 +122,13 @@ class FeinbubeSession(GpuSession):
         self.drv.memset_d32(self.total, 0, 2)
         with self.generation(0) as timer:
             self.func(
-                *self.boards.args(), np.int32(self.n), np.int32(self.levels), self.total,
-                block=(self.block, 1, 1), grid=self.grid, shared=self.dynamic,
+                *self.boards.args(),
+                np.int32(self.n),
+                np.int32(self.levels),
+                self.total,
+                block=(self.block, 1, 1),
+                grid=self.grid,
+                shared=self.dynamic,
             )
         count = int(self.read_u64(self.total)[0]) * self.boards.multiplier
         self.ran()

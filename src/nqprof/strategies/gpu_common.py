@@ -29,7 +29,9 @@ DYNAMIC_SHARED_LIMIT_SM90 = 227 * 1024
 SUB_PARTITIONS = 4
 
 
-def blocks_per_sm(block: int, registers: int, dynamic_shared: int, static_shared: int, limits: dict[str, int]) -> int:
+def blocks_per_sm(
+    block: int, registers: int, dynamic_shared: int, static_shared: int, limits: dict[str, int]
+) -> int:
     """Resident blocks per SM by the occupancy rules of compute capability 7.0 and later
     (registers allocated per warp in units of 256, from one sub-partition's quarter of the
     SM's registers; ``limits``: threads, blocks, registers and shared memory per SM and the
@@ -110,7 +112,13 @@ class GpuSession(Session):
     def resident_blocks(self, func, block: int, dynamic_shared: int) -> int:
         """Blocks of ``func`` one SM of this device holds at once (``block`` threads,
         ``dynamic_shared`` bytes each): the occupancy rules on the device's own limits."""
-        return blocks_per_sm(block, func.num_regs, dynamic_shared, func.shared_size_bytes, self.gpu.facts["sm_limits"])
+        return blocks_per_sm(
+            block,
+            func.num_regs,
+            dynamic_shared,
+            func.shared_size_bytes,
+            self.gpu.facts["sm_limits"],
+        )
 
     @staticmethod
     def grid_for(count: int, block: int) -> tuple[int, int]:
@@ -123,7 +131,9 @@ class GpuSession(Session):
         if dynamic_bytes > STATIC_SHARED_LIMIT - func.shared_size_bytes:
             import pycuda.driver as drv
 
-            func.set_attribute(drv.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, int(dynamic_bytes))
+            func.set_attribute(
+                drv.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, int(dynamic_bytes)
+            )
 
     # -- timed work --------------------------------------------------------------------
     @contextlib.contextmanager

@@ -37,15 +37,25 @@ class Multicore(Strategy):
     #: else the host runs. What compare calls for it is at least this.
     min_effect = 0.20
     params = (
-        Param("depth", "queens placed past the frame", default=_default_depth, lo=0, hi=_max_depth,
-              range_text="0..N-3"),
+        Param(
+            "depth",
+            "queens placed past the frame",
+            default=_default_depth,
+            lo=0,
+            hi=_max_depth,
+            range_text="0..N-3",
+        ),
         Param("threads", "worker threads (0: every CPU)", default=0, lo=0, hi=1024),
     )
 
     def open(self, n, params):
         threads = params["threads"] or cpu_module().cpu_count()
-        return constellation_call(n, params["depth"], threads,
-                                  lambda count: f"{count} constellation tasks on {threads} threads")
+        return constellation_call(
+            n,
+            params["depth"],
+            threads,
+            lambda count: f"{count} constellation tasks on {threads} threads",
+        )
 
     part_unit = "constellation tasks"
 

@@ -40,8 +40,24 @@ WORDS = 16
 ACCOUNTING = CounterLayout(
     "queue.cu",
     "QA_",
-    {name: index for index, name in enumerate(
-        ("SOLUTIONS", "SEEDED", "DEQUEUED", "ENQUEUED", "SPLITS", "FULL", "EMPTY", "STUCK", "PENDING", "ABORT", "BUSY"))},
+    {
+        name: index
+        for index, name in enumerate(
+            (
+                "SOLUTIONS",
+                "SEEDED",
+                "DEQUEUED",
+                "ENQUEUED",
+                "SPLITS",
+                "FULL",
+                "EMPTY",
+                "STUCK",
+                "PENDING",
+                "ABORT",
+                "BUSY",
+            )
+        )
+    },
     WORDS,
 )
 
@@ -89,22 +105,29 @@ class Queue(Strategy):
     reference = "Kerbl et al. 2018 (the Broker Queue)"
     device = "gpu"
     min_n = 2
-    sources = (KernelSource("queue.cu", cdp=False, kernels=("queue_seed", "queue_search_bq", "queue_search_bwd")),)
+    sources = (
+        KernelSource(
+            "queue.cu", cdp=False, kernels=("queue_seed", "queue_search_bq", "queue_search_bwd")
+        ),
+    )
     counters = ACCOUNTING
     bench_max_n = 17
     params = (
         # bwd by default: at N=19 on an H200 it ran in 0.83 s against 1.06 s with bq.
-        Param("queue", "Broker Queue or Work Distributor",
-              default="bwd", choices=tuple(QUEUES)),
+        Param("queue", "Broker Queue or Work Distributor", default="bwd", choices=tuple(QUEUES)),
         depth_param(_default_depth, "host rows seeded into the queue"),
         block_param(128),
         Param("blocks_per_sm", "blocks per SM (0: by occupancy)", default=0, lo=0, hi=32),
-        Param("threshold", "hand out below this many boards",
-              default=4096, lo=0, hi=1 << 30),
-        Param("split_rows", "fewest rows left in a hand-out", default=_default_split_rows,
-              lo=1, hi=lambda n: max(1, n - 1), range_text="1..N-1"),
-        Param("capacity", "queue slots, 2^k (0: 2x seeded)",
-              default=0, lo=0, hi=MAX_CAPACITY),
+        Param("threshold", "hand out below this many boards", default=4096, lo=0, hi=1 << 30),
+        Param(
+            "split_rows",
+            "fewest rows left in a hand-out",
+            default=_default_split_rows,
+            lo=1,
+            hi=lambda n: max(1, n - 1),
+            range_text="1..N-1",
+        ),
+        Param("capacity", "queue slots, 2^k (0: 2x seeded)", default=0, lo=0, hi=MAX_CAPACITY),
     )
 
     def check(self, n, params):
@@ -162,14 +185,27 @@ class QueueAccounting:
         if w.shape != (WORDS,):
             raise ValueError(f"queue accounting must be {WORDS} 64-bit words, got shape {w.shape}")
         v = [int(x) for x in w]
-        return cls(v[SOLUTIONS], v[SEEDED], v[DEQUEUED], v[ENQUEUED], v[SPLITS], v[FULL], v[EMPTY], v[BUSY], v[STUCK],
-                   v[PENDING], bool(v[ABORT]))
+        return cls(
+            v[SOLUTIONS],
+            v[SEEDED],
+            v[DEQUEUED],
+            v[ENQUEUED],
+            v[SPLITS],
+            v[FULL],
+            v[EMPTY],
+            v[BUSY],
+            v[STUCK],
+            v[PENDING],
+            bool(v[ABORT]),
+        )
 
     def failure(self) -> str | None:
         """What went wrong on the device; None if the run is sound."""
         parts = []
         if self.stuck or self.aborted:
-            parts.append(f"{self.stuck:,} queue operations hit their spin cap (stuck) and the search was aborted")
+            parts.append(
+                f"{self.stuck:,} queue operations hit their spin cap (stuck) and the search was aborted"
+            )
         if self.pending:
             parts.append(f"{self.pending:,} boards were still outstanding at the end")
         if not parts and self.dequeued != self.seeded + self.enqueued:
@@ -232,7 +268,9 @@ class QueueSession(GpuSession):
         self.allow_shared(self.search, self.dynamic)
         fit = self.resident_blocks(self.search, self.block, self.dynamic)
         if fit < 1:
-            raise InputError(f"{self.label}: no block of {self.block} threads fits on an SM ({self.dynamic} B of stacks)")
+            raise InputError(
+                f"{self.label}: no block of {self.block} threads fits on an SM ({self.dynamic} B of stacks)"
+            )
         per_sm = min(params["blocks_per_sm"], fit) if params["blocks_per_sm"] else fit
         self.grid = (per_sm * self.gpu.facts["sm_count"], 1)
         self.qmem = self.drv.mem_alloc(queue_bytes(self.capacity))
@@ -250,18 +288,35 @@ class QueueSession(GpuSession):
         self.drv.memset_d32(self.acct, 0, 2 * WORDS)
         seed_grid = (max(1, min(4096, -(-self.boards.count // 256))), 1)
         with self.generation(0) as timer:
-            self.seed(self.qmem, np.uint32(self.capacity), *self.boards.args(), self.acct,
-                      block=(256, 1, 1), grid=seed_grid)
+            self.seed(
+                self.qmem,
+                np.uint32(self.capacity),
+                *self.boards.args(),
+                self.acct,
+                block=(256, 1, 1),
+                grid=seed_grid,
+            )
             self.search(
-                self.qmem, np.uint32(self.capacity), np.int32(self.n), np.int32(self.levels),
-                np.int32(self.params["threshold"]), np.int32(self.params["split_rows"]), self.acct,
-                block=(self.block, 1, 1), grid=self.grid, shared=self.dynamic,
+                self.qmem,
+                np.uint32(self.capacity),
+                np.int32(self.n),
+                np.int32(self.levels),
+                np.int32(self.params["threshold"]),
+                np.int32(self.params["split_rows"]),
+                self.acct,
+                block=(self.block, 1, 1),
+                grid=self.grid,
+                shared=self.dynamic,
             )
         acct = QueueAccounting.decode(self.read_u64(self.acct, WORDS))
         raise_on_failure(acct, self.label)
         self.ran()
-        return Measurement(count=acct.solutions * self.multiplier, wall_s=timer.wall_seconds, gpu_s=timer.seconds,
-                           stats=acct.stats())
+        return Measurement(
+            count=acct.solutions * self.multiplier,
+            wall_s=timer.wall_seconds,
+            gpu_s=timer.seconds,
+            stats=acct.stats(),
+        )
 
 
 STRATEGY = Queue()

@@ -25,7 +25,9 @@ class SerialD4(Strategy):
     reference = "start constellations (Preusser's Q27, NQueensFAF)"
 
     def open(self, n, params):
-        return constellation_call(n, 0, 1, lambda count: f"one CPU thread, {count} D4 classes of frames")
+        return constellation_call(
+            n, 0, 1, lambda count: f"one CPU thread, {count} D4 classes of frames"
+        )
 
 
 STRATEGY = SerialD4()

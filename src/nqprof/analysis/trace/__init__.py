@@ -22,11 +22,22 @@ import importlib
 _WHERE = {
     "attribute": "attribution",
     "to_chrome": "chrome",
-    "NSYS_ENV": "nsys", "export_sqlite": "nsys", "find_nsys": "nsys", "profile": "nsys",
+    "NSYS_ENV": "nsys",
+    "export_sqlite": "nsys",
+    "find_nsys": "nsys",
+    "profile": "nsys",
     "load": "reader",
-    "DEFAULT_DOMAIN": "schema", "OUTSIDE": "schema", "PUSH_POP": "schema", "START_END": "schema",
-    "SUMMARY_FIELDS": "schema", "TABLES": "schema", "ProfileError": "schema", "Trace": "schema",
-    "breakdown": "aggregate", "summary": "aggregate", "summary_records": "aggregate",
+    "DEFAULT_DOMAIN": "schema",
+    "OUTSIDE": "schema",
+    "PUSH_POP": "schema",
+    "START_END": "schema",
+    "SUMMARY_FIELDS": "schema",
+    "TABLES": "schema",
+    "ProfileError": "schema",
+    "Trace": "schema",
+    "breakdown": "aggregate",
+    "summary": "aggregate",
+    "summary_records": "aggregate",
 }
 
 

@@ -10,8 +10,8 @@ from .attribution import attribute
 from .schema import pd, OUTSIDE, SUMMARY_FIELDS, Trace
 
 
-
 # --------------------------------------------------------------------------- summary
+
 
 def _dims(frame: pd.DataFrame, prefix: str) -> pd.Series:
     parts = [frame[f"{prefix}_{axis}"].astype(object).map(str) for axis in "xyz"]
@@ -34,9 +34,15 @@ def _range_groups(ranges: pd.DataFrame) -> tuple[pd.DataFrame, pd.Series]:
     (count, total duration) and each range id's group number."""
     keys = list(zip(ranges["domain"], ranges["name"], [_plain(p) for p in ranges["payload"]]))
     numbers: dict[tuple, int] = {}
-    group = pd.Series([numbers.setdefault(k, len(numbers)) for k in keys], index=ranges.index, dtype="Int64")
-    groups = pd.DataFrame({field: pd.Series([key[i] for key in numbers], dtype=object)
-                           for i, field in enumerate(["domain", "range", "payload"])})
+    group = pd.Series(
+        [numbers.setdefault(k, len(numbers)) for k in keys], index=ranges.index, dtype="Int64"
+    )
+    groups = pd.DataFrame(
+        {
+            field: pd.Series([key[i] for key in numbers], dtype=object)
+            for i, field in enumerate(["domain", "range", "payload"])
+        }
+    )
     by_group = ranges["duration_ns"].groupby(group)
     groups["range_count"] = by_group.size().reindex(groups.index).astype("Int64")
     groups["range_ns"] = by_group.sum(min_count=1).reindex(groups.index).astype("Int64")
@@ -49,17 +55,29 @@ def _group_of(attributed: pd.DataFrame, group_by_range: pd.Series) -> pd.Series:
 
 
 def _kernel_stats(kernel_ranges: pd.DataFrame, group: pd.Series) -> pd.DataFrame:
-    frame = kernel_ranges.assign(group=group, grid=_dims(kernel_ranges, "grid"),
-                                 block=_dims(kernel_ranges, "block"))
+    frame = kernel_ranges.assign(
+        group=group, grid=_dims(kernel_ranges, "grid"), block=_dims(kernel_ranges, "block")
+    )
     stats = frame.groupby(["group", "name"], sort=False, dropna=False).agg(
-        launches=("duration_ns", "size"), kernel_total_ns=("duration_ns", "sum"),
-        kernel_mean_ns=("duration_ns", "mean"), grid=("grid", _distinct), block=("block", _distinct))
+        launches=("duration_ns", "size"),
+        kernel_total_ns=("duration_ns", "sum"),
+        kernel_mean_ns=("duration_ns", "mean"),
+        grid=("grid", _distinct),
+        block=("block", _distinct),
+    )
     return stats.reset_index().rename(columns={"name": "kernel"})
 
 
 def _memcpy_stats(memcpy_ranges: pd.DataFrame, group: pd.Series) -> pd.DataFrame:
-    stats = memcpy_ranges.assign(group=group).groupby("group").agg(
-        memcpy_count=("duration_ns", "size"), memcpy_bytes=("bytes", "sum"), memcpy_ns=("duration_ns", "sum"))
+    stats = (
+        memcpy_ranges.assign(group=group)
+        .groupby("group")
+        .agg(
+            memcpy_count=("duration_ns", "size"),
+            memcpy_bytes=("bytes", "sum"),
+            memcpy_ns=("duration_ns", "sum"),
+        )
+    )
     return stats.reset_index()
 
 
@@ -92,18 +110,36 @@ def summary_records(trace: Trace) -> list[dict]:
     rows = [{k: _plain(v) for k, v in row.items()} for row in summary(trace).to_dict("records")]
     records: list[dict] = []
     for (domain, name, payload), group in itertools.groupby(
-            rows, key=lambda r: (r["domain"], r["range"], r["payload"])):
+        rows, key=lambda r: (r["domain"], r["range"], r["payload"])
+    ):
         group = list(group)
         first = group[0]
-        records.append({
-            "domain": domain, "name": name, "payload": payload,
-            "count": first["range_count"], "duration_ns": first["range_ns"],
-            "kernels": [{"name": r["kernel"], "launches": r["launches"], "total_ns": r["kernel_total_ns"],
-                         "mean_ns": r["kernel_mean_ns"], "grid": r["grid"], "block": r["block"]}
-                        for r in group if r["kernel"] is not None],
-            "memcpy": {"count": first["memcpy_count"], "bytes": first["memcpy_bytes"],
-                       "duration_ns": first["memcpy_ns"]},
-        })
+        records.append(
+            {
+                "domain": domain,
+                "name": name,
+                "payload": payload,
+                "count": first["range_count"],
+                "duration_ns": first["range_ns"],
+                "kernels": [
+                    {
+                        "name": r["kernel"],
+                        "launches": r["launches"],
+                        "total_ns": r["kernel_total_ns"],
+                        "mean_ns": r["kernel_mean_ns"],
+                        "grid": r["grid"],
+                        "block": r["block"],
+                    }
+                    for r in group
+                    if r["kernel"] is not None
+                ],
+                "memcpy": {
+                    "count": first["memcpy_count"],
+                    "bytes": first["memcpy_bytes"],
+                    "duration_ns": first["memcpy_ns"],
+                },
+            }
+        )
     return records
 
 
@@ -113,32 +149,46 @@ def _group_title(record: dict) -> str:
     payload = "" if record["payload"] is None else f" payload={record['payload']}"
     count = record["count"]
     total = record["duration_ns"]
-    times = f"{count} ranges, {nanoseconds(total)} total, mean {nanoseconds(total / count)}" if count > 1 else nanoseconds(
-        total)
+    times = (
+        f"{count} ranges, {nanoseconds(total)} total, mean {nanoseconds(total / count)}"
+        if count > 1
+        else nanoseconds(total)
+    )
     return f"{record['domain']} / {record['name']}{payload}: {times}"
 
 
 def _kernel_lines(kernels: list[dict], width: int) -> list[str]:
     if not kernels:
         return ["    (no kernels)"]
-    return [f"    {k['name']:<{width}} {k['launches']:>7}x  total {nanoseconds(k['total_ns']):>10}"
-            f"  mean {nanoseconds(k['mean_ns']):>10}  grid {k['grid']}  block {k['block']}" for k in kernels]
+    return [
+        f"    {k['name']:<{width}} {k['launches']:>7}x  total {nanoseconds(k['total_ns']):>10}"
+        f"  mean {nanoseconds(k['mean_ns']):>10}  grid {k['grid']}  block {k['block']}"
+        for k in kernels
+    ]
 
 
 def _memcpy_line(memcpy: dict) -> list[str]:
     if not memcpy["count"]:
         return []
-    return [f"    memcpy {memcpy['count']}x  {nbytes(memcpy['bytes'])}  {nanoseconds(memcpy['duration_ns'])}"]
+    return [
+        f"    memcpy {memcpy['count']}x  {nbytes(memcpy['bytes'])}  {nanoseconds(memcpy['duration_ns'])}"
+    ]
 
 
 def breakdown(trace: Trace) -> str:
     """A text report of :func:`summary`: one block per NVTX range group."""
     records = summary_records(trace)
     width = max([len(str(k["name"])) for r in records for k in r["kernels"]] + [6])
-    lines = [f"{trace.path.name}: {len(trace.kernels)} kernels, {len(trace.ranges)} NVTX ranges, "
-             f"{len(trace.memcpy)} memcpys (device-launched child grids are not traced: a parent kernel's "
-             f"row ends before its children do; the generation's range holds the whole tree)"]
+    lines = [
+        f"{trace.path.name}: {len(trace.kernels)} kernels, {len(trace.ranges)} NVTX ranges, "
+        f"{len(trace.memcpy)} memcpys (device-launched child grids are not traced: a parent kernel's "
+        f"row ends before its children do; the generation's range holds the whole tree)"
+    ]
     for record in records:
-        lines += ["", _group_title(record), *_kernel_lines(record["kernels"], width),
-                  *_memcpy_line(record["memcpy"])]
+        lines += [
+            "",
+            _group_title(record),
+            *_kernel_lines(record["kernels"], width),
+            *_memcpy_line(record["memcpy"]),
+        ]
     return "\n".join(lines) + "\n"

@@ -7,8 +7,8 @@ from __future__ import annotations
 from .schema import pd, ATTRIBUTION_FIELDS, PUSH_POP
 
 
-
 # --------------------------------------------------------------------------- attribution
+
 
 def _sweep_thread(ranges: pd.DataFrame, times: pd.Series) -> tuple[dict[int, int], dict]:
     """Walk one thread's push/pop ranges in time order. Returns each range's nesting level
@@ -48,7 +48,9 @@ def _innermost_ranges(calls: pd.DataFrame, ranges: pd.DataFrame) -> pd.Series:
     push_pop = ranges[ranges["kind"] == PUSH_POP]
     located = calls.dropna(subset=["launch_global_tid", "launch_start"])
     for tid, thread_calls in located.groupby("launch_global_tid"):
-        _, enclosing = _sweep_thread(push_pop[push_pop["global_tid"] == tid], thread_calls["launch_start"])
+        _, enclosing = _sweep_thread(
+            push_pop[push_pop["global_tid"] == tid], thread_calls["launch_start"]
+        )
         found[thread_calls.index] = pd.Series(enclosing, dtype=object).reindex(thread_calls.index)
     return found
 
@@ -61,7 +63,8 @@ def _launch_calls(activity: pd.DataFrame, runtime: pd.DataFrame) -> pd.DataFrame
         keys.append("pid")
     calls = runtime.dropna(subset=["correlation_id"]).drop_duplicates(keys)
     calls = calls[keys + ["global_tid", "start"]].rename(
-        columns={"global_tid": "launch_global_tid", "start": "launch_start"})
+        columns={"global_tid": "launch_global_tid", "start": "launch_start"}
+    )
     calls = calls.astype({key: "Int64" for key in keys})
     located = activity.dropna(subset=["correlation_id"])
     located = located.astype({key: "Int64" for key in keys}).merge(calls, on=keys, how="left")
@@ -75,9 +78,17 @@ def attribute(activity: pd.DataFrame, runtime: pd.DataFrame, ranges: pd.DataFram
     calls = _launch_calls(activity, runtime)
     calls["range_id"] = _innermost_ranges(calls, ranges)
     info = ranges[["range_id", "name", "domain", "payload", "level"]].rename(
-        columns={"name": "range_name", "domain": "range_domain", "payload": "range_payload",
-                 "level": "range_level"})
-    joined = calls.merge(info, on="range_id", how="left") if len(info) else calls.assign(
-        **{c: pd.NA for c in info.columns if c != "range_id"})
+        columns={
+            "name": "range_name",
+            "domain": "range_domain",
+            "payload": "range_payload",
+            "level": "range_level",
+        }
+    )
+    joined = (
+        calls.merge(info, on="range_id", how="left")
+        if len(info)
+        else calls.assign(**{c: pd.NA for c in info.columns if c != "range_id"})
+    )
     joined = joined.sort_values("start", kind="stable").reset_index(drop=True)
     return joined[list(activity.columns) + ATTRIBUTION_FIELDS]

@@ -11,7 +11,6 @@ from .schema import pd, START_END, Trace
 from .aggregate import _dims, _plain
 
 
-
 # --------------------------------------------------------------------------- Chrome trace
 
 GPU_PID_BASE = 0x7F000000  # above any Linux pid: GPU tracks never collide with processes
@@ -22,16 +21,25 @@ def _us(ns, origin: int) -> float:
 
 
 def _complete(name, category, start, end, pid, tid, origin, args) -> dict:
-    return {"name": name, "cat": category, "ph": "X", "ts": _us(start, origin),
-            "dur": (end - start) / 1000.0, "pid": int(pid), "tid": int(tid),
-            "args": {k: _plain(v) for k, v in args.items()}}
+    return {
+        "name": name,
+        "cat": category,
+        "ph": "X",
+        "ts": _us(start, origin),
+        "dur": (end - start) / 1000.0,
+        "pid": int(pid),
+        "tid": int(tid),
+        "args": {k: _plain(v) for k, v in args.items()},
+    }
 
 
 def _trace_bounds(trace: Trace) -> tuple[int, int]:
     frames = [f for f in (trace.kernels, trace.ranges, trace.runtime, trace.memcpy) if len(f)]
     starts = [f["start"].min() for f in frames]
     ends = [f["end"].max() for f in frames]
-    return (int(min(starts)) if starts else 0), int(max([e for e in ends if not pd.isna(e)], default=0))
+    return (int(min(starts)) if starts else 0), int(
+        max([e for e in ends if not pd.isna(e)], default=0)
+    )
 
 
 def _range_events(ranges: pd.DataFrame, origin: int, last: int) -> list[dict]:
@@ -52,34 +60,88 @@ def _range_events(ranges: pd.DataFrame, origin: int, last: int) -> list[dict]:
 
 
 def _kernel_events(kernel_ranges: pd.DataFrame, origin: int) -> list[dict]:
-    frame = kernel_ranges.assign(grid=_dims(kernel_ranges, "grid"), block=_dims(kernel_ranges, "block"))
-    return [_complete(k.name, "kernel", k.start, k.end, GPU_PID_BASE + k.device, k.stream, origin,
-                      {"grid": k.grid, "block": k.block, "correlation_id": k.correlation_id,
-                       "registers": k.registers, "nvtx_range": k.range_name, "payload": k.range_payload})
-            for k in frame.itertuples()]
+    frame = kernel_ranges.assign(
+        grid=_dims(kernel_ranges, "grid"), block=_dims(kernel_ranges, "block")
+    )
+    return [
+        _complete(
+            k.name,
+            "kernel",
+            k.start,
+            k.end,
+            GPU_PID_BASE + k.device,
+            k.stream,
+            origin,
+            {
+                "grid": k.grid,
+                "block": k.block,
+                "correlation_id": k.correlation_id,
+                "registers": k.registers,
+                "nvtx_range": k.range_name,
+                "payload": k.range_payload,
+            },
+        )
+        for k in frame.itertuples()
+    ]
 
 
 def _memcpy_events(memcpy: pd.DataFrame, origin: int) -> list[dict]:
-    return [_complete(f"memcpy {m.kind}", "memcpy", m.start, m.end, GPU_PID_BASE + m.device, m.stream,
-                      origin, {"bytes": m.bytes, "kind": m.kind, "correlation_id": m.correlation_id})
-            for m in memcpy.itertuples()]
+    return [
+        _complete(
+            f"memcpy {m.kind}",
+            "memcpy",
+            m.start,
+            m.end,
+            GPU_PID_BASE + m.device,
+            m.stream,
+            origin,
+            {"bytes": m.bytes, "kind": m.kind, "correlation_id": m.correlation_id},
+        )
+        for m in memcpy.itertuples()
+    ]
 
 
 def _api_events(runtime: pd.DataFrame, origin: int) -> list[dict]:
-    return [_complete(c.name, "cuda_api", c.start, c.end, c.pid, c.tid, origin,
-                      {"correlation_id": c.correlation_id}) for c in runtime.itertuples()]
+    return [
+        _complete(
+            c.name,
+            "cuda_api",
+            c.start,
+            c.end,
+            c.pid,
+            c.tid,
+            origin,
+            {"correlation_id": c.correlation_id},
+        )
+        for c in runtime.itertuples()
+    ]
 
 
 def _track_names(trace: Trace) -> list[dict]:
     """Metadata events naming the GPU processes and stream threads."""
-    gpu = pd.concat([trace.kernels[["device", "stream"]], trace.memcpy[["device", "stream"]]]).dropna()
+    gpu = pd.concat(
+        [trace.kernels[["device", "stream"]], trace.memcpy[["device", "stream"]]]
+    ).dropna()
     events = []
     for device in sorted(set(gpu["device"])):
-        events.append({"name": "process_name", "ph": "M", "pid": GPU_PID_BASE + int(device),
-                       "args": {"name": f"GPU {device}"}})
+        events.append(
+            {
+                "name": "process_name",
+                "ph": "M",
+                "pid": GPU_PID_BASE + int(device),
+                "args": {"name": f"GPU {device}"},
+            }
+        )
     for device, stream in sorted(set(zip(gpu["device"], gpu["stream"]))):
-        events.append({"name": "thread_name", "ph": "M", "pid": GPU_PID_BASE + int(device),
-                       "tid": int(stream), "args": {"name": f"stream {stream}"}})
+        events.append(
+            {
+                "name": "thread_name",
+                "ph": "M",
+                "pid": GPU_PID_BASE + int(device),
+                "tid": int(stream),
+                "args": {"name": f"stream {stream}"},
+            }
+        )
     return events
 
 
@@ -88,11 +150,18 @@ def to_chrome(trace: Trace, path: str | os.PathLike) -> Path:
     and CUDA API calls on their host thread, kernels and memcpys on one track per CUDA
     stream; times in microseconds from the trace's first event."""
     origin, last = _trace_bounds(trace)
-    events = [*_track_names(trace), *_range_events(trace.ranges, origin, last),
-              *_api_events(trace.runtime, origin), *_kernel_events(trace.kernel_ranges, origin),
-              *_memcpy_events(trace.memcpy, origin)]
-    document = {"traceEvents": events, "displayTimeUnit": "ns",
-                "otherData": {"source": str(trace.path), "origin_ns": origin}}
+    events = [
+        *_track_names(trace),
+        *_range_events(trace.ranges, origin, last),
+        *_api_events(trace.runtime, origin),
+        *_kernel_events(trace.kernel_ranges, origin),
+        *_memcpy_events(trace.memcpy, origin),
+    ]
+    document = {
+        "traceEvents": events,
+        "displayTimeUnit": "ns",
+        "otherData": {"source": str(trace.path), "origin_ns": origin},
+    }
     from ...files import write_text
 
     path = Path(path)

@@ -14,11 +14,18 @@ from pathlib import Path
 from typing import Sequence
 
 from nqprof.errors import InputError, UnavailableError
-from .schema import require_file, MESSAGE_TAIL_LINES, NSYS_ENV, NSYS_GLOBS, OUTPUT_TAIL_LINES, ProfileError
-
+from .schema import (
+    require_file,
+    MESSAGE_TAIL_LINES,
+    NSYS_ENV,
+    NSYS_GLOBS,
+    OUTPUT_TAIL_LINES,
+    ProfileError,
+)
 
 
 # --------------------------------------------------------------------------- running nsys
+
 
 def _version_key(path: str) -> list:
     """Natural sort key, so that 2025.10 sorts after 2025.3."""
@@ -45,8 +52,9 @@ def find_nsys() -> Path:
         for candidate in sorted(glob.glob(pattern), key=_version_key, reverse=True):
             if _is_executable(Path(candidate)):
                 return Path(candidate)
-    raise UnavailableError(f"nsys (Nsight Systems) not found: searched ${NSYS_ENV}, PATH and "
-                           f"{', '.join(NSYS_GLOBS)}")
+    raise UnavailableError(
+        f"nsys (Nsight Systems) not found: searched ${NSYS_ENV}, PATH and {', '.join(NSYS_GLOBS)}"
+    )
 
 
 def _nsys(nsys: str | os.PathLike | None) -> Path:
@@ -63,8 +71,9 @@ def _run(command: list[str], echo: bool) -> tuple[int, list[str]]:
     Returns the exit status and the last :data:`OUTPUT_TAIL_LINES` lines."""
     tail: collections.deque[str] = collections.deque(maxlen=OUTPUT_TAIL_LINES)
     try:
-        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                   text=True, errors="replace")
+        process = subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace"
+        )
     except OSError as exc:
         raise UnavailableError(f"cannot run {command[0]}: {exc.strerror or exc}") from exc
     with process:
@@ -76,17 +85,30 @@ def _run(command: list[str], echo: bool) -> tuple[int, list[str]]:
 
 
 def _failure(what: str, status: int, tail: list[str]) -> ProfileError:
-    shown = " | ".join(line.strip() for line in tail[-MESSAGE_TAIL_LINES:] if line.strip()) or "no output"
+    shown = (
+        " | ".join(line.strip() for line in tail[-MESSAGE_TAIL_LINES:] if line.strip())
+        or "no output"
+    )
     return ProfileError(f"{what} failed (exit status {status}): {shown}", tail)
 
 
-def export_sqlite(report: str | os.PathLike, output: str | os.PathLike,
-                  nsys: str | os.PathLike | None = None) -> Path:
+def export_sqlite(
+    report: str | os.PathLike, output: str | os.PathLike, nsys: str | os.PathLike | None = None
+) -> Path:
     """``nsys export --type sqlite`` of ``report`` to ``output``; returns ``output``."""
     report, output = Path(report), Path(output)
     require_file(report)
-    command = [str(_nsys(nsys)), "export", "--type", "sqlite", "--force-overwrite", "true",
-               "-o", str(output), str(report)]
+    command = [
+        str(_nsys(nsys)),
+        "export",
+        "--type",
+        "sqlite",
+        "--force-overwrite",
+        "true",
+        "-o",
+        str(output),
+        str(report),
+    ]
     status, tail = _run(command, echo=False)
     if status != 0 or not output.is_file():
         raise _failure(f"nsys export of {report}", status, tail)
@@ -103,8 +125,14 @@ def _sibling(prefix: Path, suffix: str) -> Path:
     return prefix.with_name(prefix.name + suffix)
 
 
-def profile(argv: Sequence[str], output: str | os.PathLike, trace: str = "cuda,nvtx", *,
-            nsys: str | os.PathLike | None = None, echo: bool = True) -> Path:
+def profile(
+    argv: Sequence[str],
+    output: str | os.PathLike,
+    trace: str = "cuda,nvtx",
+    *,
+    nsys: str | os.PathLike | None = None,
+    echo: bool = True,
+) -> Path:
     """Run ``argv`` under ``nsys profile -t <trace>``, writing ``<output>.nsys-rep`` and its
     SQLite export ``<output>.sqlite`` (returned). The command's output is echoed to stderr
     when ``echo``; a failure raises :class:`ProfileError` carrying nsys's last lines."""
@@ -113,8 +141,19 @@ def profile(argv: Sequence[str], output: str | os.PathLike, trace: str = "cuda,n
     executable = _nsys(nsys)
     prefix = _prefix(output)
     prefix.parent.mkdir(parents=True, exist_ok=True)
-    command = [str(executable), "profile", "-t", trace, "-o", str(prefix), "-f", "true",
-               "--export", "sqlite", *argv]
+    command = [
+        str(executable),
+        "profile",
+        "-t",
+        trace,
+        "-o",
+        str(prefix),
+        "-f",
+        "true",
+        "--export",
+        "sqlite",
+        *argv,
+    ]
     status, tail = _run(command, echo)
     if status != 0:
         raise _failure(f"nsys profile of {' '.join(argv)}", status, tail)

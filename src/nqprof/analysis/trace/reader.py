@@ -14,11 +14,39 @@ from typing import Iterable, Mapping
 from nqprof.errors import InputError, UnavailableError
 from .attribution import _nesting_levels, attribute
 from .nsys import export_sqlite
-from .schema import pd, require_file, DEFAULT_DOMAIN, DOMAIN_CREATE_EVENTS, EVENT_TYPE_ENUM, KERNEL_COLUMNS, KERNEL_FIELDS, KERNEL_TABLE, MEMCPY_COLUMNS, MEMCPY_FIELDS, MEMCPY_KIND_ENUM, MEMCPY_TABLE, NVTX_COLUMNS, NVTX_TABLE, PAYLOAD_COLUMNS, PUSH_POP, PUSH_POP_EVENTS, RANGE_FIELDS, RUNTIME_COLUMNS, RUNTIME_FIELDS, RUNTIME_TABLE, START_END, START_END_EVENTS, STRINGS_TABLE, Trace, UNSIGNED_PAYLOADS, _ID_BITS
-
+from .schema import (
+    pd,
+    require_file,
+    DEFAULT_DOMAIN,
+    DOMAIN_CREATE_EVENTS,
+    EVENT_TYPE_ENUM,
+    KERNEL_COLUMNS,
+    KERNEL_FIELDS,
+    KERNEL_TABLE,
+    MEMCPY_COLUMNS,
+    MEMCPY_FIELDS,
+    MEMCPY_KIND_ENUM,
+    MEMCPY_TABLE,
+    NVTX_COLUMNS,
+    NVTX_TABLE,
+    PAYLOAD_COLUMNS,
+    PUSH_POP,
+    PUSH_POP_EVENTS,
+    RANGE_FIELDS,
+    RUNTIME_COLUMNS,
+    RUNTIME_FIELDS,
+    RUNTIME_TABLE,
+    START_END,
+    START_END_EVENTS,
+    STRINGS_TABLE,
+    Trace,
+    UNSIGNED_PAYLOADS,
+    _ID_BITS,
+)
 
 
 # --------------------------------------------------------------------------- reading the export
+
 
 class _Export:
     """Schema-aware reads from one open nsys SQLite export."""
@@ -26,17 +54,26 @@ class _Export:
     def __init__(self, con: sqlite3.Connection, shown: Path):
         self.con = con
         self.shown = shown
-        self.tables = {row[0] for row in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        self.tables = {
+            row[0] for row in con.execute("SELECT name FROM sqlite_master WHERE type='table'")
+        }
         self._strings: dict[int, str] | None = None
 
     def check(self) -> None:
         if STRINGS_TABLE not in self.tables:
-            raise InputError(f"{self.shown}: not an Nsight Systems SQLite export (no {STRINGS_TABLE} table)")
+            raise InputError(
+                f"{self.shown}: not an Nsight Systems SQLite export (no {STRINGS_TABLE} table)"
+            )
 
     def column_types(self, table: str) -> dict[str, str]:
-        return {row[1]: (row[2] or "").upper() for row in self.con.execute(f'PRAGMA table_info("{table}")')}
+        return {
+            row[1]: (row[2] or "").upper()
+            for row in self.con.execute(f'PRAGMA table_info("{table}")')
+        }
 
-    def select(self, table: str, spec: Mapping[str, str], required: Iterable[str] = ()) -> pd.DataFrame:
+    def select(
+        self, table: str, spec: Mapping[str, str], required: Iterable[str] = ()
+    ) -> pd.DataFrame:
         """Columns ``spec`` (output name -> source column) of ``table``; absent ones read as NA,
         an absent table as an empty frame. A missing ``required`` column is an InputError."""
         types = self.column_types(table) if table in self.tables else {}
@@ -65,7 +102,10 @@ class _Export:
             return []
         wanted = list(names)
         marks = ", ".join("?" * len(wanted))
-        return [row[0] for row in self.con.execute(f'SELECT id FROM "{table}" WHERE name IN ({marks})', wanted)]
+        return [
+            row[0]
+            for row in self.con.execute(f'SELECT id FROM "{table}" WHERE name IN ({marks})', wanted)
+        ]
 
     def enum_labels(self, table: str) -> dict[int, str]:
         if table not in self.tables:
@@ -84,7 +124,9 @@ def _typed_frame(rows: list[tuple], names: list[str], sql_types: list[str]) -> p
         if "INT" in sql_type:
             data[name] = pd.array(values, dtype="Int64")
         elif sql_type in ("REAL", "FLOAT", "DOUBLE"):
-            data[name] = pd.array([float("nan") if v is None else v for v in values], dtype="float64")
+            data[name] = pd.array(
+                [float("nan") if v is None else v for v in values], dtype="float64"
+            )
         else:
             data[name] = pd.array(values, dtype=object)
     return pd.DataFrame(data, index=pd.RangeIndex(len(rows)))
@@ -115,15 +157,21 @@ def _read_kernels(db: _Export) -> pd.DataFrame:
     strings = db.strings()
     demangled = raw["demangled_name_id"].map(strings, na_action="ignore")
     short = raw["short_name_id"].map(strings, na_action="ignore")
-    frame = raw.assign(name=short.where(short.notna(), demangled), demangled_name=demangled,
-                       pid=_pid(raw["global_pid"]))
+    frame = raw.assign(
+        name=short.where(short.notna(), demangled),
+        demangled_name=demangled,
+        pid=_pid(raw["global_pid"]),
+    )
     return _by_start(_with_duration(frame), KERNEL_FIELDS)
 
 
 def _read_runtime(db: _Export) -> pd.DataFrame:
     raw = db.select(RUNTIME_TABLE, RUNTIME_COLUMNS, required=("start", "end", "correlation_id"))
-    frame = raw.assign(name=raw["name_id"].map(db.strings(), na_action="ignore"),
-                       pid=_pid(raw["global_tid"]), tid=_tid(raw["global_tid"]))
+    frame = raw.assign(
+        name=raw["name_id"].map(db.strings(), na_action="ignore"),
+        pid=_pid(raw["global_tid"]),
+        tid=_tid(raw["global_tid"]),
+    )
     return _by_start(_with_duration(frame), RUNTIME_FIELDS)
 
 
@@ -158,7 +206,9 @@ def _domain_names(raw: pd.DataFrame, text: pd.Series, create_ids: list[int]) -> 
     """Each event's domain name, resolved through the domain-registration rows of its process."""
     created = raw["event_type"].isin(create_ids) & raw["domain_id"].notna()
     pids = _pid(raw["global_tid"])
-    by_process = {(p, d): t for p, d, t in zip(pids[created], raw["domain_id"][created], text[created])}
+    by_process = {
+        (p, d): t for p, d, t in zip(pids[created], raw["domain_id"][created], text[created])
+    }
     by_id = {d: t for (_, d), t in by_process.items()}
 
     def name(pid, domain_id):
@@ -166,7 +216,9 @@ def _domain_names(raw: pd.DataFrame, text: pd.Series, create_ids: list[int]) -> 
             return DEFAULT_DOMAIN
         return by_process.get((pid, domain_id), by_id.get(domain_id, f"domain {domain_id}"))
 
-    return pd.Series([name(p, d) for p, d in zip(pids, raw["domain_id"])], index=raw.index, dtype=object)
+    return pd.Series(
+        [name(p, d) for p, d in zip(pids, raw["domain_id"])], index=raw.index, dtype=object
+    )
 
 
 def _read_ranges(db: _Export) -> pd.DataFrame:
@@ -177,16 +229,26 @@ def _read_ranges(db: _Export) -> pd.DataFrame:
     creates = db.enum_ids(EVENT_TYPE_ENUM, DOMAIN_CREATE_EVENTS)
     raw = db.select(NVTX_TABLE, NVTX_COLUMNS, required=("start", "event_type"))
     text = _nvtx_text(raw, db.strings())
-    frame = raw.assign(name=text, domain=_domain_names(raw, text, creates), payload=_payloads(raw),
-                       pid=_pid(raw["global_tid"]), tid=_tid(raw["global_tid"]))
+    frame = raw.assign(
+        name=text,
+        domain=_domain_names(raw, text, creates),
+        payload=_payloads(raw),
+        pid=_pid(raw["global_tid"]),
+        tid=_tid(raw["global_tid"]),
+    )
     frame = frame[frame["event_type"].isin(push_pop + start_end)]
-    frame = frame.assign(kind=frame["event_type"].map(lambda t: PUSH_POP if t in push_pop else START_END))
-    frame = _by_start(_with_duration(frame), [f for f in RANGE_FIELDS if f not in ("range_id", "level")])
+    frame = frame.assign(
+        kind=frame["event_type"].map(lambda t: PUSH_POP if t in push_pop else START_END)
+    )
+    frame = _by_start(
+        _with_duration(frame), [f for f in RANGE_FIELDS if f not in ("range_id", "level")]
+    )
     frame.insert(0, "range_id", pd.array(range(len(frame)), dtype="Int64"))
     return frame.assign(level=_nesting_levels(frame))[RANGE_FIELDS]
 
 
 # --------------------------------------------------------------------------- load
+
 
 def _read_sqlite(sqlite: Path, shown: Path) -> Trace:
     try:
@@ -197,8 +259,14 @@ def _read_sqlite(sqlite: Path, shown: Path) -> Trace:
             ranges, memcpy = _read_ranges(db), _read_memcpy(db)
     except sqlite3.Error as exc:
         raise InputError(f"{shown}: not a readable Nsight Systems SQLite export ({exc})") from exc
-    return Trace(path=shown, kernels=kernels, ranges=ranges, runtime=runtime, memcpy=memcpy,
-                 kernel_ranges=attribute(kernels, runtime, ranges))
+    return Trace(
+        path=shown,
+        kernels=kernels,
+        ranges=ranges,
+        runtime=runtime,
+        memcpy=memcpy,
+        kernel_ranges=attribute(kernels, runtime, ranges),
+    )
 
 
 def load(path: str | os.PathLike) -> Trace:

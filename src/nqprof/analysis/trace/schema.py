@@ -12,6 +12,7 @@ from typing import Sequence
 
 from nqprof.errors import InputError, NqprofError
 
+
 class _Pandas:
     """pandas, imported on first use: loading this package (for `nqprof --help`, say) must
     not pay for it."""
@@ -47,55 +48,150 @@ DEFAULT_DOMAIN = "(default)"
 OUTSIDE = "(outside any NVTX range)"
 
 # NVTX payload union members, in the order they are tried.
-PAYLOAD_COLUMNS = ("int64Value", "uint64Value", "doubleValue", "int32Value", "uint32Value", "floatValue")
+PAYLOAD_COLUMNS = (
+    "int64Value",
+    "uint64Value",
+    "doubleValue",
+    "int32Value",
+    "uint32Value",
+    "floatValue",
+)
 UNSIGNED_PAYLOADS = {"uint64Value": 2**64, "uint32Value": 2**32}
 
 # nsys serialises thread ids as globalTid = ... | pid << 24 | tid.
 _ID_BITS = 2**24
 
 KERNEL_COLUMNS = {
-    "start": "start", "end": "end", "short_name_id": "shortName", "demangled_name_id": "demangledName",
-    "grid_x": "gridX", "grid_y": "gridY", "grid_z": "gridZ",
-    "block_x": "blockX", "block_y": "blockY", "block_z": "blockZ",
-    "stream": "streamId", "device": "deviceId", "context": "contextId",
-    "correlation_id": "correlationId", "global_pid": "globalPid", "registers": "registersPerThread",
-    "static_shared_bytes": "staticSharedMemory", "dynamic_shared_bytes": "dynamicSharedMemory",
+    "start": "start",
+    "end": "end",
+    "short_name_id": "shortName",
+    "demangled_name_id": "demangledName",
+    "grid_x": "gridX",
+    "grid_y": "gridY",
+    "grid_z": "gridZ",
+    "block_x": "blockX",
+    "block_y": "blockY",
+    "block_z": "blockZ",
+    "stream": "streamId",
+    "device": "deviceId",
+    "context": "contextId",
+    "correlation_id": "correlationId",
+    "global_pid": "globalPid",
+    "registers": "registersPerThread",
+    "static_shared_bytes": "staticSharedMemory",
+    "dynamic_shared_bytes": "dynamicSharedMemory",
 }
 RUNTIME_COLUMNS = {
-    "name_id": "nameId", "start": "start", "end": "end",
-    "correlation_id": "correlationId", "global_tid": "globalTid",
+    "name_id": "nameId",
+    "start": "start",
+    "end": "end",
+    "correlation_id": "correlationId",
+    "global_tid": "globalTid",
 }
 MEMCPY_COLUMNS = {
-    "start": "start", "end": "end", "bytes": "bytes", "kind_id": "copyKind",
-    "stream": "streamId", "device": "deviceId", "context": "contextId",
-    "correlation_id": "correlationId", "global_pid": "globalPid",
+    "start": "start",
+    "end": "end",
+    "bytes": "bytes",
+    "kind_id": "copyKind",
+    "stream": "streamId",
+    "device": "deviceId",
+    "context": "contextId",
+    "correlation_id": "correlationId",
+    "global_pid": "globalPid",
 }
 NVTX_COLUMNS = {
-    "event_type": "eventType", "start": "start", "end": "end", "text": "text", "text_id": "textId",
-    "domain_id": "domainId", "global_tid": "globalTid", **{c: c for c in PAYLOAD_COLUMNS},
+    "event_type": "eventType",
+    "start": "start",
+    "end": "end",
+    "text": "text",
+    "text_id": "textId",
+    "domain_id": "domainId",
+    "global_tid": "globalTid",
+    **{c: c for c in PAYLOAD_COLUMNS},
 }
 
 KERNEL_FIELDS = [
-    "name", "demangled_name", "start", "end", "duration_ns", "grid_x", "grid_y", "grid_z",
-    "block_x", "block_y", "block_z", "stream", "device", "context", "correlation_id", "pid",
-    "registers", "static_shared_bytes", "dynamic_shared_bytes",
+    "name",
+    "demangled_name",
+    "start",
+    "end",
+    "duration_ns",
+    "grid_x",
+    "grid_y",
+    "grid_z",
+    "block_x",
+    "block_y",
+    "block_z",
+    "stream",
+    "device",
+    "context",
+    "correlation_id",
+    "pid",
+    "registers",
+    "static_shared_bytes",
+    "dynamic_shared_bytes",
 ]
-RUNTIME_FIELDS = ["name", "start", "end", "duration_ns", "correlation_id", "global_tid", "pid", "tid"]
+RUNTIME_FIELDS = [
+    "name",
+    "start",
+    "end",
+    "duration_ns",
+    "correlation_id",
+    "global_tid",
+    "pid",
+    "tid",
+]
 MEMCPY_FIELDS = [
-    "kind", "bytes", "start", "end", "duration_ns", "stream", "device", "context", "correlation_id", "pid",
+    "kind",
+    "bytes",
+    "start",
+    "end",
+    "duration_ns",
+    "stream",
+    "device",
+    "context",
+    "correlation_id",
+    "pid",
 ]
 RANGE_FIELDS = [
-    "range_id", "name", "domain", "kind", "start", "end", "duration_ns", "payload",
-    "global_tid", "pid", "tid", "level",
+    "range_id",
+    "name",
+    "domain",
+    "kind",
+    "start",
+    "end",
+    "duration_ns",
+    "payload",
+    "global_tid",
+    "pid",
+    "tid",
+    "level",
 ]
 # Columns kernel_ranges adds to a kernel (or memcpy) row.
 ATTRIBUTION_FIELDS = [
-    "launch_global_tid", "launch_start", "range_id", "range_name", "range_domain", "range_payload",
+    "launch_global_tid",
+    "launch_start",
+    "range_id",
+    "range_name",
+    "range_domain",
+    "range_payload",
     "range_level",
 ]
 SUMMARY_FIELDS = [
-    "domain", "range", "payload", "range_count", "range_ns", "kernel", "launches",
-    "kernel_total_ns", "kernel_mean_ns", "grid", "block", "memcpy_count", "memcpy_bytes", "memcpy_ns",
+    "domain",
+    "range",
+    "payload",
+    "range_count",
+    "range_ns",
+    "kernel",
+    "launches",
+    "kernel_total_ns",
+    "kernel_mean_ns",
+    "grid",
+    "block",
+    "memcpy_count",
+    "memcpy_bytes",
+    "memcpy_ns",
 ]
 
 TABLES = ("kernels", "ranges", "kernel_ranges", "runtime", "memcpy")  # Trace's frames

@@ -44,12 +44,27 @@ WORDS = GEN_BASE + GEN_WORDS * MAX_GEN
 LAYOUT = CounterLayout(
     "cdp.cuh",
     "CDP_",
-    {"SOLUTIONS": SOLUTIONS, "LAUNCHES": LAUNCHES, "LAUNCH_FAILURES": LAUNCH_FAILURES,
-     "MALLOC_FAILURES": MALLOC_FAILURES, "STREAM_FAILURES": STREAM_FAILURES, "MAX_GENERATION": MAX_GENERATION,
-     "FIRST_ERROR": FIRST_ERROR, "UNTRACKED": UNTRACKED, "OVERFLOWS": OVERFLOWS},
+    {
+        "SOLUTIONS": SOLUTIONS,
+        "LAUNCHES": LAUNCHES,
+        "LAUNCH_FAILURES": LAUNCH_FAILURES,
+        "MALLOC_FAILURES": MALLOC_FAILURES,
+        "STREAM_FAILURES": STREAM_FAILURES,
+        "MAX_GENERATION": MAX_GENERATION,
+        "FIRST_ERROR": FIRST_ERROR,
+        "UNTRACKED": UNTRACKED,
+        "OVERFLOWS": OVERFLOWS,
+    },
     WORDS,
-    {"GEN_BASE": GEN_BASE, "GEN_WORDS": GEN_WORDS, "GEN_GRIDS": GEN_GRIDS, "GEN_BOARDS": GEN_BOARDS,
-     "GEN_MIN_COMPLEMENT": GEN_MIN_COMPLEMENT, "GEN_MAX": GEN_MAX, "MAX_GEN": MAX_GEN},
+    {
+        "GEN_BASE": GEN_BASE,
+        "GEN_WORDS": GEN_WORDS,
+        "GEN_GRIDS": GEN_GRIDS,
+        "GEN_BOARDS": GEN_BOARDS,
+        "GEN_MIN_COMPLEMENT": GEN_MIN_COMPLEMENT,
+        "GEN_MAX": GEN_MAX,
+        "MAX_GEN": MAX_GEN,
+    },
 )
 
 #: The kernels' `stream` argument (CDP_STREAM_* in kernels/cdp.cuh).
@@ -109,7 +124,9 @@ class Accounting:
 
     @property
     def failed(self) -> bool:
-        return bool(self.launch_failures or self.malloc_failures or self.stream_failures or self.overflows)
+        return bool(
+            self.launch_failures or self.malloc_failures or self.stream_failures or self.overflows
+        )
 
 
 def decode_accounting(words: np.ndarray, host_boards: int) -> Accounting:
@@ -149,7 +166,9 @@ def failure_message(acct: Accounting, limits: RuntimeLimits) -> str | None:
                 "launches in flight (default stream, a larger z or host depth) do"
             )
         elif acct.first_error in PENDING_ERRORS:
-            parts.append(f"{what}: raise the pending-launch limit (param pending={suggest(limits.pending)}, was {limits.pending:,})")
+            parts.append(
+                f"{what}: raise the pending-launch limit (param pending={suggest(limits.pending)}, was {limits.pending:,})"
+            )
         else:
             parts.append(
                 f"{what}: the runtime refused the launch configuration (block size or shared memory of the child "
@@ -183,5 +202,3 @@ def raise_on_failures(acct: Accounting, limits: RuntimeLimits, label: str) -> No
     message = failure_message(acct, limits)
     if message:
         raise DeviceFailureError(f"{label}: {message}")
-
-

@@ -21,7 +21,9 @@ if TYPE_CHECKING:
     import numpy as np
 
 #: Accounting words combined by max (the rest add up), besides FIRST_ERROR (the first).
-_MAX_WORDS = [MAX_GENERATION] + [GEN_BASE + GEN_WORDS * g + k for g in range(MAX_GEN) for k in (GEN_MIN_COMPLEMENT, GEN_MAX)]
+_MAX_WORDS = [MAX_GENERATION] + [
+    GEN_BASE + GEN_WORDS * g + k for g in range(MAX_GEN) for k in (GEN_MIN_COMPLEMENT, GEN_MAX)
+]
 
 
 def merge_accounting(total: np.ndarray | None, chunk: np.ndarray) -> np.ndarray:

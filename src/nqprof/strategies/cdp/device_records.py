@@ -55,7 +55,9 @@ class DeviceRecords:
 
         header = np.empty(HEADER_BYTES, dtype=np.uint8)
         self.drv.memcpy_dtoh(header, self.buf)
-        n = min(int(np.frombuffer(header.tobytes(), dtype=header_dtype())[0]["next"]), self.capacity)
+        n = min(
+            int(np.frombuffer(header.tobytes(), dtype=header_dtype())[0]["next"]), self.capacity
+        )
         records = np.empty(n * self.record_dtype.itemsize, dtype=np.uint8)
         if n:
             self.drv.memcpy_dtoh(records, int(self.buf) + HEADER_BYTES)

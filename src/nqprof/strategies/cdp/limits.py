@@ -52,7 +52,9 @@ class RuntimeLimits:
     how: str  # where the numbers came from
 
     def describe(self) -> str:
-        heap = "default heap" if self.heap_bytes is None else f"heap {nbytes(self.heap_bytes, 'MiB')}"
+        heap = (
+            "default heap" if self.heap_bytes is None else f"heap {nbytes(self.heap_bytes, 'MiB')}"
+        )
         return (
             f"limits: pending-launch {self.pending:,} (~{nbytes(self.reserve_bytes, 'MiB')} reserved), {heap}; "
             f"needs ~{nbytes(self.need_bytes, 'MiB')} of {nbytes(self.free_bytes, 'MiB')} free ({self.how})"
@@ -94,14 +96,20 @@ def configure_runtime(
             f"{label}: nqprof has no estimate of what the run needs for N > {MAX_TABLE_N}; give the limits "
             "explicitly (params pending=... and heap_mib=...)"
         )
-    limit = int(pending) if pending else max(DEFAULT_PENDING, math.ceil(demand.pending * PENDING_MARGIN))
+    limit = (
+        int(pending)
+        if pending
+        else max(DEFAULT_PENDING, math.ceil(demand.pending * PENDING_MARGIN))
+    )
     heap = _heap_limit(demand, heap_mib)
     how = _how(pending, heap_mib, demand if estimated else None)
     reserve = limit * PENDING_SLOT_BYTES
     need = reserve + (heap if heap is not None else DEFAULT_HEAP) + extra_bytes + HEADROOM
     advice = demand.advice if estimated else None
     if need > free_bytes:
-        raise DoesNotFitError(_memory_refusal(label, limit, reserve, heap, extra_bytes, need, free_bytes, how, advice))
+        raise DoesNotFitError(
+            _memory_refusal(label, limit, reserve, heap, extra_bytes, need, free_bytes, how, advice)
+        )
     if limit > max_pending:
         raise DoesNotFitError(
             f"{label}: does not fit in the device runtime: it needs a pending-launch limit of {limit:,} ({how}), but "
@@ -109,7 +117,12 @@ def configure_runtime(
             "fewer grids at once"
         )
     return RuntimeLimits(
-        pending=limit, heap_bytes=heap, reserve_bytes=reserve, need_bytes=need, free_bytes=free_bytes, how=how
+        pending=limit,
+        heap_bytes=heap,
+        reserve_bytes=reserve,
+        need_bytes=need,
+        free_bytes=free_bytes,
+        how=how,
     )
 
 
@@ -156,5 +169,3 @@ def check_nesting(run: str, deepest: int, advice: str) -> None:
         raise InputError(
             f"{run} nests {deepest} generations of grids; the CDP runtime allows {MAX_NESTING}: {advice}"
         )
-
-

@@ -57,15 +57,96 @@ ROW_BOARDS: dict[int, tuple[int, ...]] = {
     11: (6, 45, 268, 1234, 4246, 10681, 18624, 22074, 17387, 7558, 1340),
     12: (6, 55, 378, 2040, 8426, 26428, 60052, 97635, 111360, 80482, 34132, 7100),
     13: (7, 66, 515, 3202, 15550, 58847, 167505, 353849, 543284, 575889, 406724, 175151, 36856),
-    14: (7, 78, 682, 4816, 27034, 120742, 417528, 1105934, 2195994, 3161516, 3235936, 2255961, 970250, 182798),
-    15: (8, 91, 882, 6990, 44714, 231519, 948851, 3060068, 7605900, 14207722, 19645231, 19578900, 13415864,
-         5678204, 1139592),
-    16: (8, 105, 1118, 9844, 70906, 419408, 1999228, 7662354, 23179438, 54239483, 96946430, 130151704,
-         126948816, 85579009, 36001044, 7386256),
-    17: (9, 120, 1393, 13510, 108466, 724001, 3953547, 17656032, 63522726, 181091432, 403999011, 696667115,
-         906306674, 866784090, 577872542, 241902746, 47907552),
-    18: (9, 136, 1710, 18132, 160850, 1199146, 7409150, 37968803, 159426884, 541311090, 1468514718, 3149053517,
-         5238987526, 6654292496, 6253696992, 4128008190, 1709827584, 333045312),
+    14: (
+        7,
+        78,
+        682,
+        4816,
+        27034,
+        120742,
+        417528,
+        1105934,
+        2195994,
+        3161516,
+        3235936,
+        2255961,
+        970250,
+        182798,
+    ),
+    15: (
+        8,
+        91,
+        882,
+        6990,
+        44714,
+        231519,
+        948851,
+        3060068,
+        7605900,
+        14207722,
+        19645231,
+        19578900,
+        13415864,
+        5678204,
+        1139592,
+    ),
+    16: (
+        8,
+        105,
+        1118,
+        9844,
+        70906,
+        419408,
+        1999228,
+        7662354,
+        23179438,
+        54239483,
+        96946430,
+        130151704,
+        126948816,
+        85579009,
+        36001044,
+        7386256,
+    ),
+    17: (
+        9,
+        120,
+        1393,
+        13510,
+        108466,
+        724001,
+        3953547,
+        17656032,
+        63522726,
+        181091432,
+        403999011,
+        696667115,
+        906306674,
+        866784090,
+        577872542,
+        241902746,
+        47907552,
+    ),
+    18: (
+        9,
+        136,
+        1710,
+        18132,
+        160850,
+        1199146,
+        7409150,
+        37968803,
+        159426884,
+        541311090,
+        1468514718,
+        3149053517,
+        5238987526,
+        6654292496,
+        6253696992,
+        4128008190,
+        1709827584,
+        333045312,
+    ),
 }
 ROW_LIVE: dict[int, tuple[int, ...]] = {
     1: (0,),
@@ -81,15 +162,96 @@ ROW_LIVE: dict[int, tuple[int, ...]] = {
     11: (6, 45, 268, 1234, 4201, 10035, 15020, 13917, 6859, 1340, 0),
     12: (6, 55, 378, 2040, 8408, 25974, 54894, 76302, 64333, 31239, 7100, 0),
     13: (7, 66, 515, 3202, 15543, 58554, 161711, 313350, 401096, 329025, 159194, 36856, 0),
-    14: (7, 78, 682, 4816, 27034, 120638, 412951, 1048718, 1871381, 2284214, 1831282, 879331, 182798, 0),
-    15: (8, 91, 882, 6990, 44714, 231519, 946344, 3002618, 7047832, 11875076, 13925594, 10921735, 5162155,
-         1139592, 0),
-    16: (8, 105, 1118, 9844, 70906, 419408, 1998119, 7616054, 22451912, 49600116, 79856447, 90911063, 69692464,
-         32823643, 7386256, 0),
-    17: (9, 120, 1393, 13510, 108466, 724001, 3953232, 17627558, 62775163, 173822492, 364419062, 564005307,
-         624068646, 471584154, 220061695, 47907552, 0),
-    18: (9, 136, 1710, 18132, 160850, 1199146, 7409150, 37956796, 158794334, 532294967, 1396432465, 2800594876,
-         4180974719, 4524202345, 3376385891, 1553738316, 333045312, 0),
+    14: (
+        7,
+        78,
+        682,
+        4816,
+        27034,
+        120638,
+        412951,
+        1048718,
+        1871381,
+        2284214,
+        1831282,
+        879331,
+        182798,
+        0,
+    ),
+    15: (
+        8,
+        91,
+        882,
+        6990,
+        44714,
+        231519,
+        946344,
+        3002618,
+        7047832,
+        11875076,
+        13925594,
+        10921735,
+        5162155,
+        1139592,
+        0,
+    ),
+    16: (
+        8,
+        105,
+        1118,
+        9844,
+        70906,
+        419408,
+        1998119,
+        7616054,
+        22451912,
+        49600116,
+        79856447,
+        90911063,
+        69692464,
+        32823643,
+        7386256,
+        0,
+    ),
+    17: (
+        9,
+        120,
+        1393,
+        13510,
+        108466,
+        724001,
+        3953232,
+        17627558,
+        62775163,
+        173822492,
+        364419062,
+        564005307,
+        624068646,
+        471584154,
+        220061695,
+        47907552,
+        0,
+    ),
+    18: (
+        9,
+        136,
+        1710,
+        18132,
+        160850,
+        1199146,
+        7409150,
+        37956796,
+        158794334,
+        532294967,
+        1396432465,
+        2800594876,
+        4180974719,
+        4524202345,
+        3376385891,
+        1553738316,
+        333045312,
+        0,
+    ),
 }
 #: Largest N the estimates cover; beyond it the limits must be given explicitly.
 MAX_TABLE_N = max(ROW_BOARDS)
@@ -146,7 +308,9 @@ def _completions(n: int, cols, ld, rd, row) -> int:
         done = row >= n
         total += int(done.sum())
         keep = ~done
-        cols, ld, rd, row, parent = place_row(n, cols[keep], ld[keep], rd[keep], row[keep], parent[keep])
+        cols, ld, rd, row, parent = place_row(
+            n, cols[keep], ld[keep], rd[keep], row[keep], parent[keep]
+        )
     return total
 
 
@@ -182,7 +346,13 @@ def condensed_generations(
         per_grid = np.bincount(parent)
         per_grid = per_grid[per_grid > 0]
         gens.append(
-            GenerationStats(len(gens), len(per_grid), int(per_grid.sum()), int(per_grid.min()), int(per_grid.max()))
+            GenerationStats(
+                len(gens),
+                len(per_grid),
+                int(per_grid.sum()),
+                int(per_grid.min()),
+                int(per_grid.max()),
+            )
         )
         cols, ld, rd, row = c, l, r, w
         s = next_search(s, doubling, max_search)
@@ -192,7 +362,9 @@ def condensed_generations(
 # --- schedules: which rows each generation works on -----------------------------------------
 
 
-def condensed_schedule(n: int, depth: int, search: int, doubling: bool, max_search: int | None) -> list[tuple[int, int]]:
+def condensed_schedule(
+    n: int, depth: int, search: int, doubling: bool, max_search: int | None
+) -> list[tuple[int, int]]:
     """(row, search depth) of each generation of a condensed strategy whose threads start
     from boards at ``depth`` (generation 0, the host grid) until a generation reaches the
     last row. For odd N at depth 1 the middle-column boards start one row lower; the rows
@@ -245,7 +417,9 @@ def _widest_pair(values: list[int]) -> int:
     return max(a + b for a, b in zip(values, values[1:]))
 
 
-def dp1_demand(n: int, host_boards: int, depth: int, z: int, slots_per_launch: int = 1) -> Demand | None:
+def dp1_demand(
+    n: int, host_boards: int, depth: int, z: int, slots_per_launch: int = 1
+) -> Demand | None:
     """DP-1 launches one swarm grid per host board, then one per valid board at rows
     depth + z, depth + 2z, ... below the last; nothing is allocated on the device.
     ``slots_per_launch``: pending-launch slots each launch takes (2 when every launching
@@ -269,7 +443,9 @@ def dp1_demand(n: int, host_boards: int, depth: int, z: int, slots_per_launch: i
     )
 
 
-def _condensed_widths(live, host_boards: int, schedule: list[tuple[int, int]]) -> tuple[list[int], list[int]]:
+def _condensed_widths(
+    live, host_boards: int, schedule: list[tuple[int, int]]
+) -> tuple[list[int], list[int]]:
     """Per generation of a condensed strategy: its threads (the host boards, then the live
     boards at each device generation's row) and, for device generations 1.., the most child
     grids it can have (one per thread of the generation before, at most one per board)."""
@@ -278,7 +454,13 @@ def _condensed_widths(live, host_boards: int, schedule: list[tuple[int, int]]) -
 
 
 def condensed_demand(
-    n: int, host_boards: int, depth: int, search: int, doubling: bool, max_search: int | None, child_block: int
+    n: int,
+    host_boards: int,
+    depth: int,
+    search: int,
+    doubling: bool,
+    max_search: int | None,
+    child_block: int,
 ) -> Demand | None:
     """DP-2/DP-3: generation g+1 has at most one grid per thread of generation g and holds
     the live boards of its row in device-allocated blocks of ``child_block`` boards."""
@@ -321,7 +503,9 @@ def condensed_child_block(n: int, depth: int, search: int, lo: int = 32, hi: int
     boards, live = _rows(n)
     if live is None:
         return hi
-    threads, grids = _condensed_widths(live, boards[depth - 1], condensed_schedule(n, depth, search, False, None))
+    threads, grids = _condensed_widths(
+        live, boards[depth - 1], condensed_schedule(n, depth, search, False, None)
+    )
     mean = max((b / max(1, g) for b, g in zip(threads[1:], grids)), default=lo)
     size = lo
     while size < mean and size < hi:
@@ -376,10 +560,13 @@ def block_first_generation(n: int, depth: int, search: int, block: int) -> Gener
         live = at & ((~(cols | ld | rd) & full) != 0)
         found.append(owner[live])
         keep = ~at & (row < n)
-        cols, ld, rd, row, owner, target = place_row(n, cols[keep], ld[keep], rd[keep], row[keep], owner[keep],
-                                                     target[keep])
+        cols, ld, rd, row, owner, target = place_row(
+            n, cols[keep], ld[keep], rd[keep], row[keep], owner[keep], target[keep]
+        )
     per_block = np.bincount(np.concatenate(found)) if found else np.zeros(0, dtype=np.int64)
     per_block = per_block[per_block > 0]
     if not len(per_block):
         return None
-    return GenerationStats(1, len(per_block), int(per_block.sum()), int(per_block.min()), int(per_block.max()))
+    return GenerationStats(
+        1, len(per_block), int(per_block.sum()), int(per_block.min()), int(per_block.max())
+    )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..base import Param
 
+
 def pending_param() -> Param:
     return Param(
         "pending",
@@ -28,17 +29,27 @@ def search_param(
     default, help: str = "rows searched before handing over", derived: bool = False
 ) -> Param:
     """``default``: a number, a function of N, or (``derived``) of N and the host depth."""
-    return Param("search", help, default=default, lo=1, hi=lambda n: n - 1, range_text="1..N-1", derived=derived)
+    return Param(
+        "search",
+        help,
+        default=default,
+        lo=1,
+        hi=lambda n: n - 1,
+        range_text="1..N-1",
+        derived=derived,
+    )
 
 
 def child_block_param(default, derived: bool = False) -> Param:
     """``default``: a number, or (``derived``) a function of N and the parameters before it."""
     return Param(
-        "child_block", "threads per block, child grids", default=default, lo=1, hi=1024,
+        "child_block",
+        "threads per block, child grids",
+        default=default,
+        lo=1,
+        hi=1024,
         derived=derived,
     )
-
-
 
 
 #: The build variants of every CDP kernel (CDP_LAUNCH_MODE in kernels/cdp.cuh): the real

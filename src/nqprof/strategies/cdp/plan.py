@@ -135,7 +135,9 @@ def _min(*values):
     return min(known) if known else None
 
 
-def thread_generations(n: int, host_boards: int, schedule: list[tuple[int, int]], note: str = "") -> list[Generation]:
+def thread_generations(
+    n: int, host_boards: int, schedule: list[tuple[int, int]], note: str = ""
+) -> list[Generation]:
     """Generations of a strategy whose threads each launch one child grid over the boards they
     reached (DP-2, DP-3, DP-SWAP's nominal schedule): ``schedule`` is (row, search) per
     generation, generation 0 the host grid. A child generation holds the boards with a free
@@ -146,7 +148,11 @@ def thread_generations(n: int, host_boards: int, schedule: list[tuple[int, int]]
     for g, (row, search) in enumerate(schedule[1:], start=1):
         bound = host_boards * growth_bound(n, row0, row)
         model = _live(n, row)
-        gens.append(Generation(g, row, search, bound, min(prev_bound, bound), model, _min(prev_model, model), note))
+        gens.append(
+            Generation(
+                g, row, search, bound, min(prev_bound, bound), model, _min(prev_model, model), note
+            )
+        )
         prev_bound, prev_model = bound, model
     return gens
 
@@ -163,7 +169,11 @@ def block_generations(
     for g, (row, search) in enumerate(schedule[1:], start=1):
         bound = host_boards * growth_bound(n, row0, row)
         model = _live(n, row)
-        gens.append(Generation(g, row, search, bound, min(blocks_bound, bound), model, _min(blocks_model, model)))
+        gens.append(
+            Generation(
+                g, row, search, bound, min(blocks_bound, bound), model, _min(blocks_model, model)
+            )
+        )
         # the blocks of this generation's grids: one per child_block boards, plus a partial one per grid
         blocks_bound = -(-bound // child_block) + gens[-1].bound_grids
         if model is not None and gens[-1].model_grids is not None:
@@ -180,7 +190,18 @@ def dp1_generations(n: int, host_boards: int, depth: int, z: int) -> list[Genera
     while row < n:
         bound = host_boards * growth_bound(n, depth, row)
         model = host_boards if row == depth else _boards(n, row)
-        gens.append(Generation(g, row, min(z, n - row), bound, bound, model, model, "one board per grid, N^z threads"))
+        gens.append(
+            Generation(
+                g,
+                row,
+                min(z, n - row),
+                bound,
+                bound,
+                model,
+                model,
+                "one board per grid, N^z threads",
+            )
+        )
         row, g = row + z, g + 1
     return gens
 
@@ -290,7 +311,10 @@ class Plan:
 
     def chunk_ranges(self) -> list[tuple[int, int]]:
         """[lo, hi) of each chunk's host boards."""
-        return [(lo, min(lo + self.chunk, self.host_boards)) for lo in range(0, max(self.host_boards, 1), self.chunk)]
+        return [
+            (lo, min(lo + self.chunk, self.host_boards))
+            for lo in range(0, max(self.host_boards, 1), self.chunk)
+        ]
 
     def boards_per_chunk(self) -> list[int]:
         return [hi - lo for lo, hi in self.chunk_ranges()]
@@ -325,7 +349,11 @@ class Plan:
 
     def summary(self) -> str:
         """One line for the run's notes."""
-        how = "forced (chunk=)" if self.chunk_forced else ("to fit" if self.chunked else "the whole run fits")
+        how = (
+            "forced (chunk=)"
+            if self.chunk_forced
+            else ("to fit" if self.chunked else "the whole run fits")
+        )
         return (
             f"plan: config={self.config}, {self.chunks} chunk(s) of up to {self.chunk:,} of {self.host_boards:,} host "
             f"boards ({how}); {len(self.generations)} generations"
@@ -344,13 +372,33 @@ def render(plan: Plan) -> str:
     ]
     rows = []
     for g in plan.generations:
-        rows.append([
-            g.generation, g.row, "-" if g.search is None else g.search,
-            f"{g.bound_boards:,}", "-" if g.model_boards is None else f"{g.model_boards:,}",
-            f"{g.bound_grids:,}", "-" if g.model_grids is None else f"{g.model_grids:,}", g.note,
-        ])
-    lines.append(table(["gen", "row", "search", "boards: bound", "boards: model", "grids: bound", "grids: model", "note"],
-                       rows))
+        rows.append(
+            [
+                g.generation,
+                g.row,
+                "-" if g.search is None else g.search,
+                f"{g.bound_boards:,}",
+                "-" if g.model_boards is None else f"{g.model_boards:,}",
+                f"{g.bound_grids:,}",
+                "-" if g.model_grids is None else f"{g.model_grids:,}",
+                g.note,
+            ]
+        )
+    lines.append(
+        table(
+            [
+                "gen",
+                "row",
+                "search",
+                "boards: bound",
+                "boards: model",
+                "grids: bound",
+                "grids: model",
+                "note",
+            ],
+            rows,
+        )
+    )
     heap = "runtime default (8.0 MiB)" if lim.heap_bytes is None else nbytes(lim.heap_bytes, "MiB")
     lines += [
         "",
@@ -384,8 +432,15 @@ def make_plan(
     ``chunk=`` is given) so that a run that needs more fails on the device, as in the paper.
     Otherwise the largest chunk that fits in ``free_bytes`` is chosen (or ``chunk=`` is
     taken); :class:`InputError` if not even one board per chunk fits, with the reason."""
-    sizing = _Sizing(rec, params, label or f"{rec.strategy} N={rec.n}", reserve or Reserve(), board_bytes,
-                     counter_bytes, max_pending)
+    sizing = _Sizing(
+        rec,
+        params,
+        label or f"{rec.strategy} N={rec.n}",
+        reserve or Reserve(),
+        board_bytes,
+        counter_bytes,
+        max_pending,
+    )
     config = params.get("config", "carneiro")
     forced = int(params.get("chunk", 0) or 0)
     notes = list(rec.notes)
@@ -396,8 +451,22 @@ def make_plan(
         limits = sizing.limits_for(c, free_bytes)  # a DoesNotFitError says why it does not fit
     else:
         c, limits = _largest_chunk(sizing, free_bytes)
-    return Plan(rec.strategy, rec.n, config, rec.host_boards, rec.generations, limits, sizing.reserve, c,
-                -(-sizing.host // c), bool(forced), sizing.allocated(c), free_bytes, free_source, tuple(notes))
+    return Plan(
+        rec.strategy,
+        rec.n,
+        config,
+        rec.host_boards,
+        rec.generations,
+        limits,
+        sizing.reserve,
+        c,
+        -(-sizing.host // c),
+        bool(forced),
+        sizing.allocated(c),
+        free_bytes,
+        free_source,
+        tuple(notes),
+    )
 
 
 @dataclass(frozen=True)
@@ -426,7 +495,9 @@ class _Sizing:
         return self.allocated(c) + self.reserve.module_bytes * self.reserve.modules
 
     def limits_for(self, c: int, free: int) -> RuntimeLimits:
-        label = self.label if c >= self.host or c == 1 else f"{self.label} (chunk of {c:,} host boards)"
+        label = (
+            self.label if c >= self.host or c == 1 else f"{self.label} (chunk of {c:,} host boards)"
+        )
         return configure_runtime(
             label,
             self.rec.demand(c),
@@ -438,7 +509,9 @@ class _Sizing:
         )
 
 
-def _runtime_defaults(sizing: _Sizing, free_bytes: int, forced: int, notes: list[str]) -> tuple[int, RuntimeLimits]:
+def _runtime_defaults(
+    sizing: _Sizing, free_bytes: int, forced: int, notes: list[str]
+) -> tuple[int, RuntimeLimits]:
     """``config=default``: the runtime's default limits, not sized; one chunk unless
     ``chunk=`` is given; a note when the run needs more than the defaults."""
     params, reserve = sizing.params, sizing.reserve
@@ -451,11 +524,16 @@ def _runtime_defaults(sizing: _Sizing, free_bytes: int, forced: int, notes: list
     c = min(forced, sizing.host) if forced else sizing.host
     demand = sizing.rec.demand(c)
     limits = RuntimeLimits(
-        pending=DEFAULT_PENDING, heap_bytes=None, reserve_bytes=DEFAULT_PENDING * reserve.slot_bytes,
+        pending=DEFAULT_PENDING,
+        heap_bytes=None,
+        reserve_bytes=DEFAULT_PENDING * reserve.slot_bytes,
         need_bytes=DEFAULT_PENDING * reserve.slot_bytes + DEFAULT_HEAP + sizing.extra(c) + HEADROOM,
-        free_bytes=free_bytes, how="config=default: the runtime's defaults, not sized",
+        free_bytes=free_bytes,
+        how="config=default: the runtime's defaults, not sized",
     )
-    if demand is not None and (demand.pending > DEFAULT_PENDING or (demand.heap_bytes or 0) > DEFAULT_HEAP):
+    if demand is not None and (
+        demand.pending > DEFAULT_PENDING or (demand.heap_bytes or 0) > DEFAULT_HEAP
+    ):
         notes.append(
             f"config=default: the run needs about {demand.pending:,} pending launches and "
             f"{nbytes(demand.heap_bytes or 0, 'MiB')} of heap per chunk; past the defaults launches and "
@@ -475,8 +553,10 @@ def _largest_chunk(sizing: _Sizing, free_bytes: int) -> tuple[int, RuntimeLimits
     try:
         smallest = sizing.limits_for(1, free_bytes)
     except DoesNotFitError as exc:
-        raise InputError(f"{exc}. That is with one host board per chunk (of {host:,}): the smallest chunk "
-                         "does not fit either") from None
+        raise InputError(
+            f"{exc}. That is with one host board per chunk (of {host:,}): the smallest chunk "
+            "does not fit either"
+        ) from None
     lo, hi = 1, host  # lo fits, hi does not
     while hi - lo > 1:
         mid = (lo + hi) // 2
@@ -494,7 +574,10 @@ def config_param():
     return Param(
         # carneiro: limits and chunks from the plan; default: the runtime's defaults (8 MiB
         # heap, 2048 pending launches)
-        "config", "plan's limits or runtime defaults", default="carneiro", choices=CONFIGS,
+        "config",
+        "plan's limits or runtime defaults",
+        default="carneiro",
+        choices=CONFIGS,
     )
 
 
@@ -502,5 +585,4 @@ def chunk_param():
     from ..base import Param
 
     # 0: the largest chunk of host boards that fits, from the plan
-    return Param("chunk", "boards per root launch (0: plan)", default=0, lo=0,
-                 hi=1_000_000_000)
+    return Param("chunk", "boards per root launch (0: plan)", default=0, lo=0, hi=1_000_000_000)

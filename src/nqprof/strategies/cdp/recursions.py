@@ -38,8 +38,12 @@ def dp1_recursion(name: str, n: int, p: dict[str, Any], host_boards: int) -> Rec
     whole = dp1_demand(n, host_boards, p["depth"], p["z"], slots)
     share = _share(n, p["depth"], host_boards)
     return Recursion(
-        name, n, host_boards, dp1_generations(n, host_boards, p["depth"], p["z"]),
-        demand=lambda c: scaled(whole, share(c)), uses_heap=False,
+        name,
+        n,
+        host_boards,
+        dp1_generations(n, host_boards, p["depth"], p["z"]),
+        demand=lambda c: scaled(whole, share(c)),
+        uses_heap=False,
     )
 
 
@@ -47,23 +51,35 @@ def condensed_recursion(
     name: str, n: int, p: dict[str, Any], host_boards: int, doubling: bool, max_search: int
 ) -> Recursion:
     schedule = condensed_schedule(n, p["depth"], p["search"], doubling, max_search)
-    whole = condensed_demand(n, host_boards, p["depth"], p["search"], doubling, max_search, p["child_block"])
+    whole = condensed_demand(
+        n, host_boards, p["depth"], p["search"], doubling, max_search, p["child_block"]
+    )
     share = _share(n, p["depth"], host_boards)
     return Recursion(
-        name, n, host_boards, thread_generations(n, host_boards, schedule),
+        name,
+        n,
+        host_boards,
+        thread_generations(n, host_boards, schedule),
         demand=lambda c: scaled(whole, share(c)),
     )
 
 
 def dpswap_recursion(name: str, n: int, p: dict[str, Any], host_boards: int) -> Recursion:
     schedule = condensed_schedule(n, p["depth"], p["search"], False, None)
-    whole = dpswap_demand(n, host_boards, p["depth"], p["search"], p["capacity"], p["block"], p["child_block"])
+    whole = dpswap_demand(
+        n, host_boards, p["depth"], p["search"], p["capacity"], p["block"], p["child_block"]
+    )
     share = _share(n, p["depth"], host_boards)
     return Recursion(
-        name, n, host_boards, thread_generations(n, host_boards, schedule, note="nominal"),
+        name,
+        n,
+        host_boards,
+        thread_generations(n, host_boards, schedule, note="nominal"),
         demand=lambda c: scaled(whole, share(c)),
-        notes=("DP-SWAP's generations depend on timing (children start at mixed rows): the rows shown are nominal, "
-               "the demand is an estimate calibrated on a CPU simulation",),
+        notes=(
+            "DP-SWAP's generations depend on timing (children start at mixed rows): the rows shown are nominal, "
+            "the demand is an estimate calibrated on a CPU simulation",
+        ),
     )
 
 
@@ -96,19 +112,34 @@ def cdp_bp_recursion(name: str, n: int, p: dict[str, Any], host_boards: int) -> 
 
     def demand(c: int) -> Demand:
         blocks = -(-c // block) if len(schedule) > 1 else 0
-        return Demand(pending=blocks, heap_bytes=None, launches=blocks,
-                      basis="one child grid per block of the host grid (exact)",
-                      advice="a larger block gives fewer child grids")
+        return Demand(
+            pending=blocks,
+            heap_bytes=None,
+            launches=blocks,
+            basis="one child grid per block of the host grid (exact)",
+            advice="a larger block gives fewer child grids",
+        )
 
     return Recursion(
-        name, n, host_boards, block_generations(n, host_boards, block, p["child_block"], schedule),
-        demand=demand, host_bytes=lambda c: -(-c // block) * region * BOARD_BYTES, uses_heap=False,
-        notes=(f"child boards preallocated by the host: {region:,} per block of the host grid (the paper's bound "
-               "per block, capped by the model where it has numbers, N <= 18)",) if region else (),
+        name,
+        n,
+        host_boards,
+        block_generations(n, host_boards, block, p["child_block"], schedule),
+        demand=demand,
+        host_bytes=lambda c: -(-c // block) * region * BOARD_BYTES,
+        uses_heap=False,
+        notes=(
+            f"child boards preallocated by the host: {region:,} per block of the host grid (the paper's bound "
+            "per block, capped by the model where it has numbers, N <= 18)",
+        )
+        if region
+        else (),
     )
 
 
-def cdp_dp3_recursion(name: str, n: int, p: dict[str, Any], host_boards: int, max_search: int) -> Recursion:
+def cdp_dp3_recursion(
+    name: str, n: int, p: dict[str, Any], host_boards: int, max_search: int
+) -> Recursion:
     block, child_block, depth = p["block"], p["child_block"], p["depth"]
     schedule = condensed_schedule(n, depth, p["search"], True, max_search)
     gens = block_generations(n, host_boards, block, child_block, schedule)
@@ -122,22 +153,34 @@ def cdp_dp3_recursion(name: str, n: int, p: dict[str, Any], host_boards: int, ma
         first = -(-c // block) if len(schedule) > 1 else 0
         if not known:
             return None
-        held = [g.model_boards * BOARD_BYTES + g.model_grids * (BOARD_BYTES + ALLOC_OVERHEAD) for g in later]
+        held = [
+            g.model_boards * BOARD_BYTES + g.model_grids * (BOARD_BYTES + ALLOC_OVERHEAD)
+            for g in later
+        ]
         s = share(c)
         rest = sum(g.model_grids for g in later)
         return Demand(
             pending=first + math.ceil(rest * s),
             heap_bytes=math.ceil(_widest_pair(held) * s),
             launches=first + math.ceil(rest * s),
-            basis=(f"generation rows {[row for row, _ in schedule]}: one child grid per block; generations 2.. "
-                   f"at most {[g.model_grids for g in later]} grids over {[g.model_boards for g in later]} "
-                   "device-allocated boards; heap = the widest two consecutive"),
+            basis=(
+                f"generation rows {[row for row, _ in schedule]}: one child grid per block; generations 2.. "
+                f"at most {[g.model_grids for g in later]} grids over {[g.model_boards for g in later]} "
+                "device-allocated boards; heap = the widest two consecutive"
+            ),
             advice="a larger child block gives fewer child grids; a larger search depth fewer generations",
         )
 
     return Recursion(
-        name, n, host_boards, gens, demand=demand,
+        name,
+        n,
+        host_boards,
+        gens,
+        demand=demand,
         host_bytes=lambda c: -(-c // block) * region * BOARD_BYTES,
-        notes=(f"generation 1's boards preallocated by the host: {region:,} per block of the host grid",)
-        if region else (),
+        notes=(
+            f"generation 1's boards preallocated by the host: {region:,} per block of the host grid",
+        )
+        if region
+        else (),
     )

@@ -29,8 +29,15 @@ if TYPE_CHECKING:
 #: Bytes of a record's argument area (CDP_REC_ARG_BYTES).
 ARG_BYTES = 88
 #: One record's fields (struct cdp_rec_launch; a test compares it with the kernels).
-RECORD_FIELDS = [("grid", "<u4", (3,)), ("block", "<u4", (3,)), ("shared", "<u4"), ("arg_bytes", "<u4"),
-                 ("boards", "<u4"), ("unused", "<u4"), ("args", "u1", (ARG_BYTES,))]
+RECORD_FIELDS = [
+    ("grid", "<u4", (3,)),
+    ("block", "<u4", (3,)),
+    ("shared", "<u4"),
+    ("arg_bytes", "<u4"),
+    ("boards", "<u4"),
+    ("unused", "<u4"),
+    ("args", "u1", (ARG_BYTES,)),
+]
 #: The most launches a record build keeps (16 MiB of records; a replay of that many
 #: launches from Python takes seconds).
 MAX_RECORDS = 131_072
@@ -57,8 +64,13 @@ def decode(header: bytes, records: bytes) -> dict[str, Any]:
 
     h = np.frombuffer(header, dtype=header_dtype())[0]
     rec = np.frombuffer(records, dtype=record_dtype())
-    return {"recorded": int(min(h["next"], h["capacity"])), "attempted": int(h["next"]),
-            "capacity": int(h["capacity"]), "dropped": int(h["dropped"]), "records": rec}
+    return {
+        "recorded": int(min(h["next"], h["capacity"])),
+        "attempted": int(h["next"]),
+        "capacity": int(h["capacity"]),
+        "dropped": int(h["dropped"]),
+        "records": rec,
+    }
 
 
 def check(recorded: dict[str, Any], gen1_grids: int, label: str) -> str | None:
@@ -66,11 +78,15 @@ def check(recorded: dict[str, Any], gen1_grids: int, label: str) -> str | None:
     past the capacity, records that disagree with the accounting's count of generation 1's
     grids, or a record with no arguments or more than fit."""
     if recorded["dropped"]:
-        return (f"{label}: launch=record kept {recorded['capacity']:,} launches of generation 1 and dropped "
-                f"{recorded['dropped']:,} more (room for at most {MAX_RECORDS:,}); use a smaller N")
+        return (
+            f"{label}: launch=record kept {recorded['capacity']:,} launches of generation 1 and dropped "
+            f"{recorded['dropped']:,} more (room for at most {MAX_RECORDS:,}); use a smaller N"
+        )
     if recorded["recorded"] != gen1_grids:
-        return (f"{label}: launch=record recorded {recorded['recorded']:,} launches, the accounting counted "
-                f"{gen1_grids:,} grids of generation 1")
+        return (
+            f"{label}: launch=record recorded {recorded['recorded']:,} launches, the accounting counted "
+            f"{gen1_grids:,} grids of generation 1"
+        )
     sizes = recorded["records"]["arg_bytes"]
     if len(sizes) and (int(sizes.min()) == 0 or int(sizes.max()) > ARG_BYTES):
         return f"{label}: launch=record wrote a record with {int(sizes.min())}..{int(sizes.max())} argument bytes"
@@ -95,17 +111,25 @@ def replay(func, records) -> int:
     return len(records)
 
 
-def summary(recorded: dict[str, Any], replayed: int, kernel: str, seconds: float | None) -> dict[str, Any]:
+def summary(
+    recorded: dict[str, Any], replayed: int, kernel: str, seconds: float | None
+) -> dict[str, Any]:
     """What the run record keeps of a replay (picklable, JSON-able): the counts, the kernel,
     and each replayed launch's boards and blocks, in replay order (the order ncu profiles
     them in)."""
     import numpy as np
 
     rec = recorded["records"]
-    return {"kernel": kernel, "recorded": recorded["recorded"], "capacity": recorded["capacity"],
-            "dropped": recorded["dropped"], "replayed": replayed, "gpu_s": seconds,
-            "boards": rec["boards"].astype(np.int64).tolist(),
-            "blocks": (rec["grid"].astype(np.int64).prod(axis=1)).tolist()}
+    return {
+        "kernel": kernel,
+        "recorded": recorded["recorded"],
+        "capacity": recorded["capacity"],
+        "dropped": recorded["dropped"],
+        "replayed": replayed,
+        "gpu_s": seconds,
+        "boards": rec["boards"].astype(np.int64).tolist(),
+        "blocks": (rec["grid"].astype(np.int64).prod(axis=1)).tolist(),
+    }
 
 
 class LaunchRecords(DeviceRecords):

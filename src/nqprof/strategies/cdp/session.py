@@ -29,6 +29,7 @@ from .replay import replay, summary
 from .recursions import region_boards
 from .timeline import DeviceTimeline, capacity_for, timeline_defines
 
+
 class CdpSession(GpuSession):
     """Base of the CDP strategies' sessions.
 
@@ -69,17 +70,23 @@ class CdpSession(GpuSession):
         self.label = f"{strategy_name} N={n}"
         self.recording = params.get("launch") == "record"
         if self.recording and params.get("timeline"):
-            raise InputError(f"{self.label}: launch=record and timeline=1 do not go together (the replayed grids "
-                             "are host-launched, outside the device timeline): give one of them")
+            raise InputError(
+                f"{self.label}: launch=record and timeline=1 do not go together (the replayed grids "
+                "are host-launched, outside the device timeline): give one of them"
+            )
         self.child_kernel = self.strategy.child_kernel
         self.host = expand(n, params["depth"])
         self._plan_and_set_limits(n, params)
         # Both follow the host grid's one launch; a chunked run has several (refused before the build).
-        for option, wanted, verb in (("timeline=1", params.get("timeline"), "records"),
-                                     ("launch=record", self.recording, "replays")):
+        for option, wanted, verb in (
+            ("timeline=1", params.get("timeline"), "records"),
+            ("launch=record", self.recording, "replays"),
+        ):
             if wanted and self.plan.chunked:
-                raise InputError(f"{self.label}: {option} {verb} one launch of the host grid; this run is launched "
-                                 f"in {self.plan.chunks} chunks (give chunk= larger, or a smaller N)")
+                raise InputError(
+                    f"{self.label}: {option} {verb} one launch of the host grid; this run is launched "
+                    f"in {self.plan.chunks} chunks (give chunk= larger, or a smaller N)"
+                )
         self._load(params)
         self.notes.append(f"{len(self.host)} host boards at depth {params['depth']}")
         self.notes.append(self.limits.describe())
@@ -96,9 +103,15 @@ class CdpSession(GpuSession):
 
         def plan(max_pending: int = MAX_PENDING):
             return make_plan(
-                recursion, free, params, label=self.label, board_bytes=BOARD_UPLOAD_BYTES,
-                counter_bytes=WORDS * COUNTER_BYTES, reserve=Reserve(modules=1),
-                free_source="measured on the device after the context was created", max_pending=max_pending,
+                recursion,
+                free,
+                params,
+                label=self.label,
+                board_bytes=BOARD_UPLOAD_BYTES,
+                counter_bytes=WORDS * COUNTER_BYTES,
+                reserve=Reserve(modules=1),
+                free_source="measured on the device after the context was created",
+                max_pending=max_pending,
             )
 
         self.plan = plan()
@@ -107,16 +120,24 @@ class CdpSession(GpuSession):
             return
         self.gpu.set_limits(pending_launches=self.limits.pending, heap_bytes=self.limits.heap_bytes)
         taken = self.gpu.read_limits()["pending_launches"]
-        if taken < self.limits.pending:  # this device's runtime takes less: plan within what it takes
-            self.notes.append(f"the runtime took a pending-launch limit of {taken:,} for {self.limits.pending:,}")
+        if (
+            taken < self.limits.pending
+        ):  # this device's runtime takes less: plan within what it takes
+            self.notes.append(
+                f"the runtime took a pending-launch limit of {taken:,} for {self.limits.pending:,}"
+            )
             self.plan = plan(max_pending=taken)
             self.limits = self.plan.limits
-            self.gpu.set_limits(pending_launches=self.limits.pending, heap_bytes=self.limits.heap_bytes)
+            self.gpu.set_limits(
+                pending_launches=self.limits.pending, heap_bytes=self.limits.heap_bytes
+            )
 
     def _load(self, params: dict[str, Any]) -> None:
         """Build and load the module, upload the boards (or allocate one chunk's buffers),
         allocate the accounting and, when asked for, the timeline's or the launch records'."""
-        module = self.build(self.strategy.sources[0], {**launch_defines(params), **timeline_defines(params)})
+        module = self.build(
+            self.strategy.sources[0], {**launch_defines(params), **timeline_defines(params)}
+        )
         self.reserve_measured = self._measure_reserve()
         self.root = module.function(self.root_kernel)
         self.children = {name: module.function(name) for name in self.child_kernels}
@@ -135,8 +156,10 @@ class CdpSession(GpuSession):
         self.records = None
         if self.recording:
             self.records = LaunchRecords(self.drv, module.module, records_for(self.plan))
-            self.notes.append(f"launch=record: room for {self.records.capacity:,} launches of generation 1, replayed "
-                              f"from the host as {self.child_kernel} grids (their own launches not made)")
+            self.notes.append(
+                f"launch=record: room for {self.records.capacity:,} launches of generation 1, replayed "
+                f"from the host as {self.child_kernel} grids (their own launches not made)"
+            )
 
     # -- what a strategy provides ------------------------------------------------------
     def prepare(self) -> None:
@@ -163,7 +186,9 @@ class CdpSession(GpuSession):
         blocks = -(-self.plan.chunk // p["block"])
         self.regions = self.drv.mem_alloc(max(1, blocks * self.region * BOARD_BYTES))
         self.gpu.ledger.mark("child boards")
-        self.notes.append(f"generation 1's boards preallocated: {blocks} blocks x {self.region:,} boards x {BOARD_BYTES} B")
+        self.notes.append(
+            f"generation 1's boards preallocated: {blocks} blocks x {self.region:,} boards x {BOARD_BYTES} B"
+        )
 
     # -- a round ---------------------------------------------------------------------------
     def run_once(self) -> Measurement:
@@ -185,7 +210,9 @@ class CdpSession(GpuSession):
             with self.generation(0) as timer:
                 for i, (lo, hi) in enumerate(ranges):
                     # one chunk: copy its boards in, launch its root grid, read its accounting
-                    with nvtx_range(f"{self.label} chunk {i + 1}/{len(ranges)} ({hi - lo} boards)", payload=i):
+                    with nvtx_range(
+                        f"{self.label} chunk {i + 1}/{len(ranges)} ({hi - lo} boards)", payload=i
+                    ):
                         self.boards.load(lo, hi)
                         self.drv.memset_d32(self.acct, 0, 2 * WORDS)
                         self.launch_root()
@@ -223,7 +250,9 @@ class CdpSession(GpuSession):
         func = self.children[self.child_kernel]
         with self.generation(1, "replay of generation") as timer:
             count = replay(func, recorded["records"])
-        return summary(recorded, count, self.child_kernel, timer.seconds), self.read_u64(self.acct, WORDS)
+        return summary(recorded, count, self.child_kernel, timer.seconds), self.read_u64(
+            self.acct, WORDS
+        )
 
     def _measure_reserve(self) -> dict[str, int] | None:
         """What loading the module (linked with cudadevrt, under the limits just set) took
@@ -253,5 +282,8 @@ class CdpSession(GpuSession):
             ) from None
 
     def info(self) -> dict[str, Any]:
-        return {**super().info(), "plan": {**self.plan.as_dict(), "reserve_measured": self.reserve_measured},
-                "measurement_build": measurement_build(self.params)}
+        return {
+            **super().info(),
+            "plan": {**self.plan.as_dict(), "reserve_measured": self.reserve_measured},
+            "measurement_build": measurement_build(self.params),
+        }

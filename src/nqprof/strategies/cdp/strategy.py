@@ -46,7 +46,14 @@ class CdpStrategy(Strategy):
     paper_params: ClassVar[tuple[Param, ...]] = ()
     #: The runtime parameters that apply to its kernels (keys of :data:`RUNTIME_PARAMS`),
     #: listed after its own, in this order.
-    runtime: ClassVar[tuple[str, ...]] = ("pending", "launch", "timeline", "heap", "chunk", "config")
+    runtime: ClassVar[tuple[str, ...]] = (
+        "pending",
+        "launch",
+        "timeline",
+        "heap",
+        "chunk",
+        "config",
+    )
     #: Its session: says which kernels it launches (``source``, ``root_kernel``,
     #: ``child_kernels``) and how (``launch_root``).
     session: ClassVar[type[CdpSession]]
@@ -55,11 +62,17 @@ class CdpStrategy(Strategy):
         super().__init_subclass__(**kwargs)
         unknown = [name for name in cls.runtime if name not in RUNTIME_PARAMS]
         if unknown:
-            raise TypeError(f"{cls.__name__}.runtime names unknown parameters {unknown} (known: {list(RUNTIME_PARAMS)})")
+            raise TypeError(
+                f"{cls.__name__}.runtime names unknown parameters {unknown} (known: {list(RUNTIME_PARAMS)})"
+            )
         cls.params = (*cls.paper_params, *(RUNTIME_PARAMS[name]() for name in cls.runtime))
         session = cls.__dict__.get("session")
         if session is not None:
-            cls.sources = (KernelSource(session.source, cdp=True, kernels=(session.root_kernel, *session.child_kernels)),)
+            cls.sources = (
+                KernelSource(
+                    session.source, cdp=True, kernels=(session.root_kernel, *session.child_kernels)
+                ),
+            )
             cls.child_kernel = session.child_kernels[0]
 
     def recursion(self, n: int, params: dict[str, Any], host_boards: int):

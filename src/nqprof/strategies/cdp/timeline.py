@@ -21,8 +21,15 @@ if TYPE_CHECKING:
     import numpy as np
 
 #: One record's fields (struct cdp_tl_grid; a test compares it with the kernels).
-RECORD_FIELDS = [("launched", "<u8"), ("start", "<u8"), ("end", "<u8"), ("gen", "<u4"),
-                 ("parent", "<u4"), ("parent_block", "<u4"), ("boards", "<u4")]
+RECORD_FIELDS = [
+    ("launched", "<u8"),
+    ("start", "<u8"),
+    ("end", "<u8"),
+    ("gen", "<u4"),
+    ("parent", "<u4"),
+    ("parent_block", "<u4"),
+    ("boards", "<u4"),
+]
 NONE = 0xFFFF_FFFF  # CDP_TL_NONE
 NOT_STARTED = 0xFFFF_FFFF_FFFF_FFFF
 MARGIN = 1.25
@@ -75,8 +82,13 @@ def decode(header: bytes, records: bytes) -> dict[str, Any]:
     columns = {"id": ids[ran].tolist()}
     for name in record_dtype().names:
         columns[name] = rec[name][ran].tolist()
-    return {"recorded": int(min(h["next"], h["capacity"])), "capacity": int(h["capacity"]),
-            "dropped": int(h["dropped"]), "not_started": int((~ran).sum()), "grids": columns}
+    return {
+        "recorded": int(min(h["next"], h["capacity"])),
+        "capacity": int(h["capacity"]),
+        "dropped": int(h["dropped"]),
+        "not_started": int((~ran).sum()),
+        "grids": columns,
+    }
 
 
 class DeviceTimeline(DeviceRecords):
