@@ -22,6 +22,8 @@
 #   fast22-whole   the whole process of fast N=22, one round
 #   interrupt      Ctrl-C 3 s into a GPU run (exit, time, what is left on the GPU), then kill -9 of the parent
 #   shared         fast N=18 while another nqprof counts N=21 on the GPU (the warning, the record), then alone
+#   shared-compare `pytest bench/` of fast N=16..18 alone, then again while another nqprof counts N=22 on the
+#                  GPU (pytest's summary), then `nqprof compare` of the two saved runs (its warning)
 #   solve-quick    whole-process time of fast at N=12 (three runs), 16 and 20 (two), with the worker's start
 #   solve-times    whole-process time (the shell's) of `nqprof solve N -s fast -r 1 -w 0`, N=12..21, three runs each
 #   bench-time     the default `pytest bench/`, timed, with its 40 slowest steps
@@ -375,6 +377,13 @@ print('GPU compute processes left:', repr(subprocess.run(smi, capture_output=Tru
         nqprof solve 18 -s fast -r 5 -o \$OUT/shared-18.json 2>&1 | grep -E 'GPU time|warning|clocks'; wait;
         python3 -c \"import json; r=json.load(open('\$OUT/shared-18.json')); print('record:', r['conditions']['gpu'].get('other_processes'), 'other process(es), utilization', r['conditions']['gpu'].get('utilization_pct'))\";
         echo '--- the same alone'; nqprof solve 18 -s fast -r 5 2>&1 | grep -E 'GPU time|warning|clocks'" ;;
+    shared-compare) rm -rf /tmp/nqprof-shared; run shared-compare 300 bash -c "
+        B='python3 -m pytest bench/ -q -p no:cacheprovider --nq-strategy=fast --nq-n=16:18 --benchmark-storage=/tmp/nqprof-shared';
+        echo '--- alone'; \$B --benchmark-save=alone 2>&1 | tail -4;
+        nqprof solve 22 -s fast -r 1 -w 0 > /dev/null 2>&1 & P=\$!; sleep 3;
+        echo '--- while another nqprof counts N=22 on the same GPU'; \$B --benchmark-save=shared 2>&1 | tail -6;
+        kill \$P; wait; echo '--- nqprof compare 0001 0002 (alone, then shared)';
+        nqprof compare 0001 0002 --storage /tmp/nqprof-shared 2>&1 | tail -20" ;;
     solve-quick) run solve-quick 200 bash -c "TIMEFORMAT='whole %R s'; for n in 12 12 12 16 20 20; do
         time (timeout 60 nqprof solve \$n -s fast -r 1 -w 0 | grep -E 'GPU time|process|note'); done;
         python3 -m cProfile -s cumtime -m nqprof solve 12 -s fast -r 1 -w 0 -q | grep -A45 'Ordered by' | cut -c1-150;
@@ -386,7 +395,7 @@ print('GPU compute processes left:', repr(subprocess.run(smi, capture_output=Tru
         done; grep -E 'count|note' /tmp/solve-\$n-1.txt; done" ;;
     bench-time) rm -rf /tmp/nqprof-bench-time
       run bench-time 590 bash -c "TIMEFORMAT='pytest bench/ took %R s'; time python3 -m pytest bench/ -q -p no:cacheprovider \
-          --durations=40 --benchmark-autosave --benchmark-storage=/tmp/nqprof-bench-time | tail -60" ;;
+          --durations=0 --benchmark-autosave --benchmark-storage=/tmp/nqprof-bench-time | tail -135" ;;
     startup) run startup 420 bash -c "python3 tools/startup_probe.py --repeats 3;
         TIMEFORMAT='whole %R s'; for n in 12 12 12 16 20; do echo \"--- nqprof solve \$n -s fast -r 1 -w 0\";
           time (timeout 60 nqprof solve \$n -s fast -r 1 -w 0 | grep -E 'count|GPU time|note'); done;
