@@ -22,8 +22,11 @@ from typing import Sequence
 MIN_ROUNDS = 5
 #: Seconds of timed rounds at the least (auto), NVBench's default min-time.
 MIN_TIME = 0.5
-#: Seconds after which auto stops even if the median is still noisy.
-MAX_TIME = 10.0
+#: Seconds after which auto stops even if the median is still noisy. The noise falls as
+#: one over the root of the rounds, so a median still noisier than the target after this
+#: long needs several times as long again to reach it: compare's floors take such a case's
+#: noise into account instead.
+MAX_TIME = 3.0
 #: Rounds after which auto stops.
 MAX_ROUNDS = 1_000
 #: The median's relative standard error auto aims for.
