@@ -74,6 +74,22 @@ def _checkpoint(path, **changes):
     return ckpt.open_checkpoint(str(path), **fields)
 
 
+def test_a_worker_opens_its_session_once_for_every_task_of_a_run():
+    from nqprof.cluster import work
+
+    try:
+        work.open_session("serial", 11, {}, 60)
+        session = work._part["session"]
+        assert session is not None
+        work.open_session("serial", 11, {}, 60)  # open already: kept
+        assert work._part["session"] is session
+        work.open_session("serial", 12, {}, 60)  # another run: the one before is closed
+        assert work._part["session"] is not session
+    finally:
+        work.close_session()
+    assert work._part["session"] is None
+
+
 def test_checkpoint_round_trip_and_atomic_write(tmp_path):
     path = tmp_path / "run.json"
     ck = _checkpoint(path)
@@ -468,6 +484,8 @@ def test_gpu_tasks_run_in_watchdog_processes_and_a_hang_is_retried(monkeypatch, 
         )
     assert marker.exists()  # one count hung, its watchdog process was killed, the task retried
     assert record.verified and record.count == KNOWN_COUNTS[12]
+    # each worker's session was opened before the tasks came, outside the wall time
+    assert record.setup_s is not None and "the workers' sessions opened before" in record.summary()
     assert {w["gpu"] for w in record.workers} <= {"0", "1"} and all(
         t["gpu_s"] is not None for t in record.tasks
     )

@@ -45,6 +45,9 @@ class ClusterRecord:
     notes: list[str] = field(default_factory=list)
     #: What the slices are slices of (Strategy.part_unit): boards, frames, ...
     unit: str = "boards"
+    #: Seconds to open the GPU workers' sessions (process, context, module) before the
+    #: tasks were submitted, outside ``wall_s``; None where none was opened.
+    setup_s: float | None = None
 
     @classmethod
     def build(cls, *, tasks: list[dict[str, Any]], wall_s: float, **fields) -> "ClusterRecord":
@@ -105,7 +108,12 @@ class ClusterRecord:
             f"cluster    {self.cluster}, {len(self.workers)} workers ran tasks",
             f"tasks      {len(self.tasks)} interleaved slices of {self.boards} {self.unit} at depth {self.depth}"
             + (f", {self.resumed} resumed from {self.checkpoint}" if self.resumed else ""),
-            f"wall time  {_fmt_s(self.wall_s)}",
+            f"wall time  {_fmt_s(self.wall_s)}"
+            + (
+                f" (the workers' sessions opened before, in {_fmt_s(self.setup_s)})"
+                if self.setup_s is not None
+                else ""
+            ),
         ]
         if ran:
             secs = sorted(t["seconds"] for t in ran)

@@ -73,6 +73,19 @@ def _session(strategy_name: str, n: int, params: dict[str, Any], timeout: float)
     return _part["session"]
 
 
+def open_session(strategy: str, n: int, params: dict[str, Any], timeout: float) -> float:
+    """Open this run's part session on this worker now (its process, CUDA context and
+    module), before the run's tasks come: the seconds it took (0 if it was open)."""
+    t0 = time.perf_counter()
+    with _lock:
+        try:
+            _session(strategy, n, params, timeout)
+        except BaseException:
+            close_session()
+            raise
+    return time.perf_counter() - t0
+
+
 def close_session() -> None:
     session, _part["session"], _part["key"] = _part["session"], None, None
     if session is not None:
