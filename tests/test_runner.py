@@ -1,6 +1,7 @@
 """The watchdog worker: hangs, crashes, wrong counts and exceptions become clear errors."""
 
 import signal
+import types
 
 import pytest
 
@@ -128,7 +129,7 @@ def test_round_rule_split():
     assert (share[0].min_rounds, share[0].min_time, share[0].max_time, share[0].max_rounds) == (
         3,
         0.25,
-        5.0,
+        1.5,
         500,
     )
     assert share[0].target_noise == auto.target_noise
@@ -192,3 +193,69 @@ def test_a_closing_worker_is_waited_for_by_the_next_one_only(tmp_path, monkeypat
     )  # still closing its session (a second)
     with WorkerRunner(slow, 8, {}, timeout=60) as second:
         assert second.opened["previous_alive"] is False and runner_module._EXITING == []
+
+
+class _Series:
+    """A two-phase runner that logs, in order, its rounds and the workers it is asked to
+    start (a :class:`~nqprof.runner.ProcessSeries` without processes)."""
+
+    size, phases, last = 1, 2, 0
+
+    def __init__(self, log):
+        from fake_process_bound import STRATEGY as bound
+
+        self.strategy, self.n, self.params = bound, 8, {}
+        self.opened, self.log = {}, log
+
+    @property
+    def pids(self):
+        return (1000 + self.last,)
+
+    def run_once(self):
+        from nqprof.result import Measurement
+
+        self.log.append(f"run {self.last}")
+        return Measurement(count=92, wall_s=0.001, gpu_s=0.001)
+
+    def prepare_next(self):
+        self.log.append("prepare next")
+
+    def advance(self):
+        self.last += 1
+        self.log.append("advance")
+
+
+@pytest.mark.parametrize("warmup", [0, 1])
+def test_a_worker_to_follow_starts_after_the_running_one_s_first_round(warmup, monkeypatch):
+    """Its context must not land in the running worker's memory ledger, whose last mark is
+    taken after its first round, warm-up or timed: the next of the series starts after the
+    first round of the first worker, the next case's after the first round of the last."""
+    from nqprof import conditions
+    from nqprof.runner import RoundLoop
+
+    monkeypatch.setattr(conditions.GpuWatch, "start", lambda self: None)
+    log = []
+    loop = RoundLoop(_Series(log), rounds=4, warmup=warmup)
+    loop.handoff = lambda: log.append("handoff") or types.SimpleNamespace(pids=(4242,))
+    loop.run()
+    first = ["run 0", "prepare next", *["run 0"] * (1 + warmup), "advance"]
+    assert log == first + ["run 1", "handoff", *["run 1"] * (1 + warmup)]
+    assert loop.pids == (1001, 4242)  # the next case's worker is the run's own work too
+
+
+def test_a_handoff_gives_its_worker_to_its_own_case_only(tmp_path, monkeypatch):
+    from fake_process_bound import STRATEGY as bound
+    from nqprof.runner import Handoff
+
+    monkeypatch.setenv("NQPROF_TEST_PID_LOG", str(tmp_path / "pids"))
+    handoff = Handoff()
+    started = handoff.start(bound, 8, {}, 60)
+    assert handoff.take(bound, 8, {}, 60) is started and handoff.runner is None
+    started.kill()
+    other = handoff.start(bound, 8, {}, 60)
+    proc = other._proc
+    assert handoff.take(bound, 9, {}, 60) is None  # another case: its worker is ended
+    assert not proc.is_alive() and other.pid is None
+    handoff.start(bound, 8, {}, 60)
+    handoff.kill()
+    assert handoff.runner is None and handoff.take(bound, 8, {}, 60) is None

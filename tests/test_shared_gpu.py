@@ -220,3 +220,63 @@ def test_pytest_summary_and_compare_say_the_gpu_was_shared(
         f"nqprof: warning: conditions differ: other processes on the GPU in both runs: 1 ({STRATEGY} N=8)"
         in capsys.readouterr().err.splitlines()
     )
+
+
+def test_in_another_namespace_each_of_the_runs_workers_now_is_its_own(monkeypatch):
+    """A run's worker and the one prepared to follow it (its context made already) are
+    both listed under the host's pids: two of those listed are the run's, not one."""
+    nvml = fake_nvml(monkeypatch)
+    nvml.nvmlDeviceGetComputeRunningProcesses = lambda h: [
+        types.SimpleNamespace(pid=p) for p in (91, 92, 93)
+    ]
+    watch = conditions.GpuWatch(own_pids=(777, 778))
+    watch.start()
+    watch.round_done(0)
+    assert watch.unmatched == 1
+    watch.also_own((779,))  # the series moved on: one worker now, three listed
+    watch.round_done(1)
+    assert watch.finish()["other_processes"] == 2
+
+
+def test_a_gpu_case_starts_the_next_gpu_case_s_first_worker(
+    gpu_double, pytester, request, monkeypatch
+):
+    """pytest's cases run one after another: each GPU case starts the first worker of the
+    case after it while it counts, and that case takes it instead of starting one."""
+    from nqprof import runner
+
+    events = []
+    start, take = runner.Handoff.start, runner.Handoff.take
+
+    def logged_start(self, strategy, n, params, timeout=None):
+        events.append(("start", n))
+        return start(self, strategy, n, params, timeout)
+
+    def logged_take(self, strategy, n, params, timeout=None):
+        got = take(self, strategy, n, params, timeout)
+        events.append(("take", n, got is not None))
+        return got
+
+    monkeypatch.setattr(runner.Handoff, "start", logged_start)
+    monkeypatch.setattr(runner.Handoff, "take", logged_take)
+    fake_nvml(monkeypatch)
+    pytester.makepyfile(test_suite="def test_nq(nqbench):\n    assert nqbench.run().verified\n")
+    load = [] if request.config.pluginmanager.has_plugin("nqprof") else ["-p", "nqprof.plugin"]
+    result = pytester.runpytest(
+        *load,
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:hypothesispytest",
+        f"--nq-strategy={STRATEGY}",
+        "--nq-n=8:10",
+        "--nq-rounds=4",
+    )
+    result.assert_outcomes(passed=3)
+    assert events == [
+        ("take", 8, False),
+        ("start", 9),
+        ("take", 9, True),
+        ("start", 10),
+        ("take", 10, True),
+    ]

@@ -307,9 +307,10 @@ class GpuWatch:
     are not the run's own (``own_pids``) before and after (through NVML: after each round
     too, with the GPU's utilization).
 
-    Where NVML lists none of the run's own processes although its worker holds a context on
-    the GPU, NVML names processes of another pid namespace (a container's host): one of
-    those listed is then the run's worker, and the others are counted."""
+    Where NVML lists none of the run's own processes although its workers hold contexts on
+    the GPU, NVML names processes of another pid namespace (a container's host): as many of
+    those listed as the run has workers now (:meth:`also_own`: the running one and one
+    prepared to follow it) are the run's, and the others are counted."""
 
     #: Seconds between two looks at the GPU's other processes and utilization during the
     #: rounds: a suite's cases run up to a thousand rounds of microseconds each, and a look
@@ -325,6 +326,8 @@ class GpuWatch:
         self.probe, self.why = gpu_probe(pci_bus_id)
         self._clock, self._looked = clock, None
         self.own = set(own_pids) | {os.getpid()}
+        #: The run's worker processes now (each may hold a context on the GPU).
+        self.now = tuple(own_pids)
         self.others: set[int] = set()
         #: Other processes where NVML's pids are not this namespace's (the most at once).
         self.unmatched = 0
@@ -341,8 +344,10 @@ class GpuWatch:
             self._note_others()
 
     def also_own(self, pids: tuple[int, ...]) -> None:
-        """The run's rounds moved to these processes too (the next worker of a series)."""
+        """The run's worker processes are now these (the next worker of a series, one
+        prepared to follow): theirs is no other work."""
         self.own.update(pids)
+        self.now = tuple(pids)
 
     def _note_others(self) -> None:
         pids = self.probe.processes()
@@ -350,7 +355,7 @@ class GpuWatch:
             return
         others = [p for p in pids if p not in self.own]
         if len(others) == len(pids):
-            self.unmatched = max(self.unmatched, len(pids) - 1)
+            self.unmatched = max(self.unmatched, len(pids) - max(1, len(self.now)))
         else:
             self.others.update(others)
 
@@ -537,6 +542,13 @@ class CpuWatch:
         """Start a span watching these own processes (beside this one)."""
         self.pids = (os.getpid(), *own_pids)
         self._span = self._read_system(), self._read_processes(self.pids), self._clock()
+
+    def also_own(self, own_pids: tuple[int, ...]) -> None:
+        """Watch these own processes from now on (a worker started during the span: its
+        CPU time from its start is the run's own)."""
+        if self._span is not None:
+            self.pause()
+            self.resume(own_pids)
 
     def pause(self) -> None:
         """End the current span (its own processes still alive)."""

@@ -26,7 +26,7 @@ import os
 import sys
 import time
 import types
-from typing import Any
+from typing import Any, Callable
 
 from . import conditions, errors
 from .cuda.nvtx import nvtx_range
@@ -209,7 +209,7 @@ class WorkerRunner:
 
     def prepare(self) -> "WorkerRunner":
         """Start the worker process now, to open its session later (:meth:`start`): it
-        imports what it needs meanwhile and touches no GPU until then."""
+        imports what it needs and starts CUDA meanwhile, and opens nothing until then."""
         self._spawn(prepared=True)
         return self
 
@@ -453,19 +453,68 @@ def open_runner(
     timeout: float | None = None,
     isolate: bool = True,
     processes: int | None = None,
+    first: WorkerRunner | None = None,
 ):
     """The runner for a strategy: watchdog worker processes (``processes``, default
     GPU_PROCESSES one after another for a GPU strategy and CPU_PROCESSES in turn for a CPU
     one), or (``isolate=False``) this process, without a timeout. A daemonic process (a
     Dask worker's) may start no child, so a CPU session runs there in-process; the cluster
-    bounds its time."""
+    bounds its time. ``first``: a GPU case's first worker, started already (:class:`Handoff`)."""
     if isolate and (strategy.needs_gpu or not mp.current_process().daemon):
         count = processes or (GPU_PROCESSES if strategy.needs_gpu else CPU_PROCESSES)
+        if not strategy.needs_gpu and first is not None:
+            first.kill()
+            first = None
         if count == 1:
-            return WorkerRunner(strategy, n, params, timeout)
-        runners = [WorkerRunner(strategy, n, params, timeout) for _ in range(count)]
+            return first or WorkerRunner(strategy, n, params, timeout)
+        runners = [first or WorkerRunner(strategy, n, params, timeout)]
+        runners += [WorkerRunner(strategy, n, params, timeout) for _ in range(count - 1)]
         return ProcessSeries(runners) if strategy.needs_gpu else RunnerPool(runners)
+    if first is not None:
+        first.kill()
     return LocalRunner(strategy, n, params)
+
+
+class Handoff:
+    """The first worker of the next case, started while this case counts: cases that run
+    one after another (the pytest plugin's) then pay no worker start of their own between
+    them. It is a prepared worker (:meth:`WorkerRunner.prepare`): it imports and starts CUDA,
+    but opens its session, and so takes its memory ledger's first mark, only once the case
+    before it has closed its last worker and that process has gone."""
+
+    def __init__(self):
+        self.key: tuple | None = None
+        self.runner: WorkerRunner | None = None
+
+    @staticmethod
+    def _key(strategy: Strategy, n: int, params: dict[str, Any], timeout: float | None):
+        return (strategy.name, n, repr(sorted(params.items())), timeout)
+
+    def start(
+        self, strategy: Strategy, n: int, params: dict[str, Any], timeout: float | None = None
+    ) -> WorkerRunner:
+        """Start the worker of this case (any other started before is killed)."""
+        self.kill()
+        self.key = self._key(strategy, n, params, timeout)
+        self.runner = WorkerRunner(strategy, n, params, timeout).prepare()
+        return self.runner
+
+    def take(
+        self, strategy: Strategy, n: int, params: dict[str, Any], timeout: float | None = None
+    ) -> WorkerRunner | None:
+        """The worker started for this case, or None (one started for another is killed)."""
+        runner, key = self.runner, self.key
+        self.runner = self.key = None
+        if runner is not None and key == self._key(strategy, n, params, timeout):
+            return runner
+        if runner is not None:
+            runner.kill()
+        return None
+
+    def kill(self) -> None:
+        if self.runner is not None:
+            self.runner.kill()
+        self.runner = self.key = None
 
 
 def check_rounds(rounds: int | None, warmup: int) -> None:
@@ -502,13 +551,46 @@ class RoundLoop:
         self.samples: list[float] = []
         self.round_process: list[int] = []
         self.conditions: dict[str, Any] = {}
+        #: Called once the last worker of the case has run its first round: starts the
+        #: next case's first worker (the pytest plugin's :class:`Handoff`) and returns it.
+        self.handoff: Callable[[], WorkerRunner | None] | None = None
+        self._due = False  # a worker is to be prepared after the next round
+        self._phase, self._last_phase = 0, 0
+        self._extra: tuple[int, ...] = ()  # the next case's worker, once started
+        self._watches: tuple = ()
+
+    def _run_once(self) -> Measurement:
+        m = self.runner.run_once()
+        if self._due:
+            self._due = False
+            self._prepare()
+        return m
+
+    def _prepare(self) -> None:
+        """Start the next worker while this one counts: the next of the series, or after
+        the last, the next case's. Only now, after the running worker's first round: its
+        memory ledger is complete (its last mark is after that round), and a worker that
+        starts makes a context on the GPU."""
+        r = self.runner
+        if self._phase < self._last_phase:
+            r.prepare_next()
+        elif self.handoff is not None:
+            following = self.handoff()
+            self._extra = following.pids if following is not None else ()
+        for watch in self._watches:
+            watch.also_own(self.pids)
+
+    @property
+    def pids(self) -> tuple[int, ...]:
+        """The case's worker processes now, with any started to follow them."""
+        return self.runner.pids + self._extra
 
     def warm_up(self) -> None:
         """``warmup`` untimed rounds for each worker process."""
         total = self.warmup * self.runner.size
         for i in range(total):
             t0 = time.perf_counter()
-            self.runner.run_once()
+            self._run_once()
             self.warm_seconds.append(time.perf_counter() - t0)
             self.progress.update(f"warm-up {i + 1}/{total} {self.warm_seconds[-1]:.3f} s")
 
@@ -519,7 +601,7 @@ class RoundLoop:
 
     def one_round(self) -> Measurement:
         t0 = time.perf_counter()
-        m = self.runner.run_once()
+        m = self._run_once()
         trip = time.perf_counter() - t0
         self.measurements.append(m)
         self.round_trips.append(trip)
@@ -543,22 +625,26 @@ class RoundLoop:
         r = self.runner
         gpu = cpu = None
         rules = self.phase_rules()
+        self._last_phase = len(rules) - 1
         for phase, rule in enumerate(rules):
+            self._phase = phase
             if phase:
                 r.advance()
-            if phase + 1 < len(rules):  # the next worker starts while this one counts
-                r.prepare_next()
+            # the next worker (of the series, or the next case's) starts after this one's
+            # first round, while it counts (_prepare)
+            self._due = phase < self._last_phase or self.handoff is not None
             self.warm_up()
             if cpu is None:
                 bus = r.opened.get("device", {}).get("pci_bus_id")
-                gpu = conditions.GpuWatch(bus, r.pids) if r.strategy.needs_gpu else None
-                cpu = conditions.CpuWatch(r.pids)
+                gpu = conditions.GpuWatch(bus, self.pids) if r.strategy.needs_gpu else None
+                cpu = conditions.CpuWatch(self.pids)
+                self._watches = tuple(w for w in (gpu, cpu) if w is not None)
                 if gpu:
                     gpu.start()
             else:
-                cpu.resume(r.pids)
+                cpu.resume(self.pids)
                 if gpu:
-                    gpu.also_own(r.pids)
+                    gpu.also_own(self.pids)
             self.timed_rounds(rule, gpu)
             cpu.pause()
         self.conditions = {"cpu": cpu.finish()}

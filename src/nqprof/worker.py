@@ -105,8 +105,9 @@ def release_early() -> None:
 
 
 def preload(target: "Target | Any", gpu: bool) -> None:
-    """What a prepared worker imports while it waits for its turn (nothing of CUDA runs):
-    the target's module and, for a GPU worker, numpy, PyCUDA and nqprof's CUDA side.
+    """What a prepared worker imports while it waits for its turn (beside CUDA's early
+    start, for a GPU worker): the target's module and, for a GPU worker, numpy, PyCUDA and
+    nqprof's CUDA side.
     What fails to import is left for the open to meet and report."""
     import importlib
 
@@ -138,13 +139,19 @@ def serve(
     start() to here, the interpreter's start included; ``open_s``: the session's open, imports
     included; ``cuda_start_s``: the early CUDA start, beside them).
 
-    A ``prepared`` worker (the next of a case's series, started while the one before counts)
-    imports what it needs (:func:`preload`), then waits for "go" before it touches CUDA:
-    one context at a time on the GPU, so each worker's memory ledger is its own; its
+    A ``prepared`` worker (the next of a case's series, or the next case's first, started
+    while the one before counts) starts CUDA and imports what it needs (:func:`preload`),
+    then waits for "go" before it opens its session. It is started only after the running
+    worker's memory ledger is complete (after its first round), and "go" comes only once
+    that worker has closed and its process has gone, so each session's ledger, taken
+    between its own open and first round, sees no other session's allocations; its
     ``start_s`` is then from "go"."""
     serving = time.time()
     die_with_parent(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    late = prepared and os.environ.get("NQPROF_PREPARED_CUDA") == "late"
+    if gpu and not late:
+        start_cuda_early()
     if prepared:
         preload(target, gpu)
         try:
@@ -154,8 +161,8 @@ def serve(
         if go != "go":
             os._exit(0)
         serving = started = time.time()
-    if gpu:
-        start_cuda_early()
+        if gpu and late:
+            start_cuda_early()
 
     from .errors import NqprofError
 
