@@ -26,7 +26,10 @@
 #                  GPU (pytest's summary), then `nqprof compare` of the two saved runs (its warning)
 #   solve-quick    whole-process time of fast at N=12 (three runs), 16 and 20 (two), with the worker's start
 #   solve-times    whole-process time (the shell's) of `nqprof solve N -s fast -r 1 -w 0`, N=12..21, three runs each
-#   bench-time     the default `pytest bench/`, timed, with its 40 slowest steps
+#   bench-time     the default `pytest bench/`, timed, with every case's duration
+#   bench-aa       the default `pytest bench/` twice, each timed, then `nqprof compare` of the two (A/A: no
+#                  faster or slower verdict expected)
+#   dask-one       fast N=21 on a one-worker Dask cluster (8 tasks) beside a plain solve, on one GPU
 #   startup        the fixed cost of a run: tools/startup_probe.py, whole solves of fast, import times, one bench case's durations
 #   fast-final     fast N=1..19 verified, N=16..21 timed, its bench cases twice compared, its GPU tests
 #   feinbube-steps every optimisation step of feinbube, N=16..19, verified, 3 rounds
@@ -396,6 +399,18 @@ print('GPU compute processes left:', repr(subprocess.run(smi, capture_output=Tru
     bench-time) rm -rf /tmp/nqprof-bench-time
       run bench-time 590 bash -c "TIMEFORMAT='pytest bench/ took %R s'; time python3 -m pytest bench/ -q -p no:cacheprovider \
           --durations=0 --benchmark-autosave --benchmark-storage=/tmp/nqprof-bench-time | tail -135" ;;
+    bench-aa) rm -rf /tmp/nqprof-bench-aa
+      run bench-aa 590 bash -c "for run in A B; do TIMEFORMAT=\"pytest bench/ (\$run) took %R s\";
+          time python3 -m pytest bench/ -q -p no:cacheprovider --benchmark-save=\$run --benchmark-storage=/tmp/nqprof-bench-aa | tail -2; done;
+          nqprof compare 0001 0002 --storage /tmp/nqprof-bench-aa | tail -140" ;;
+    aa-queue) rm -rf /tmp/nqprof-aa-queue; run aa-queue 300 bash -c "for mode in early late early late early late; do
+          NQPROF_PREPARED_CUDA=\$mode python3 -m pytest bench/ -q -p no:cacheprovider --nq-strategy=queue,feinbube --nq-n=12:16 \
+            --benchmark-save=\$mode --benchmark-storage=/tmp/nqprof-aa-queue > /dev/null; done;
+          for pair in '0001 0003' '0003 0005' '0002 0004' '0004 0006'; do echo \"--- compare \$pair (early: 1 3 5, late: 2 4 6)\";
+            nqprof compare \$pair --storage /tmp/nqprof-aa-queue 2>/dev/null | grep -E '^(queue|feinbube) '; done" ;;
+    dask-one) run dask-one 300 bash -c "TIMEFORMAT='whole %R s'; time nqprof solve 21 -s fast -r 1 -w 0 | grep -E 'count|GPU time|process';
+          nqprof solve 21 -s fast --cluster local --workers 1 --tasks 8 --json > \$OUT/dask-one-N21.json 2> \$OUT/dask-one-N21.log; tail -16 \$OUT/dask-one-N21.log;
+          python3 -c \"import json; r=json.load(open('\$OUT/dask-one-N21.json')); print('wall', r['wall_s'], 'setup', r['setup_s'], 'verified', r['verified'], [(w['gpu_s'], w['busy_s']) for w in r['workers']])\"" ;;
     startup) run startup 420 bash -c "python3 tools/startup_probe.py --repeats 3;
         TIMEFORMAT='whole %R s'; for n in 12 12 12 16 20; do echo \"--- nqprof solve \$n -s fast -r 1 -w 0\";
           time (timeout 60 nqprof solve \$n -s fast -r 1 -w 0 | grep -E 'count|GPU time|note'); done;
