@@ -259,3 +259,15 @@ def test_a_handoff_gives_its_worker_to_its_own_case_only(tmp_path, monkeypatch):
     handoff.start(bound, 8, {}, 60)
     handoff.kill()
     assert handoff.runner is None and handoff.take(bound, 8, {}, 60) is None
+
+
+def test_a_prepared_worker_starts_the_driver_alone_unless_told_otherwise(monkeypatch):
+    from nqprof import worker
+
+    monkeypatch.delenv("NQPROF_PREPARED_CUDA", raising=False)
+    assert worker.prepared_cuda() == "init"
+    for mode in ("context", "late", "init"):
+        monkeypatch.setenv("NQPROF_PREPARED_CUDA", mode)
+        assert worker.prepared_cuda() == mode
+    monkeypatch.setenv("NQPROF_PREPARED_CUDA", "sometimes")
+    assert worker.prepared_cuda() == "init"

@@ -29,6 +29,8 @@
 #   bench-time     the default `pytest bench/`, timed, with every case's duration
 #   bench-aa       the default `pytest bench/` twice, each timed, then `nqprof compare` of the two (A/A: no
 #                  faster or slower verdict expected)
+#   aa-queue       queue and feinbube N=12..16 six times, prepared workers starting CUDA as AA_MODES says
+#                  (NQPROF_PREPARED_CUDA of each run, default: init late init late init late), compared in pairs
 #   dask-one       fast N=21 on a one-worker Dask cluster (8 tasks) beside a plain solve, on one GPU
 #   startup        the fixed cost of a run: tools/startup_probe.py, whole solves of fast, import times, one bench case's durations
 #   fast-final     fast N=1..19 verified, N=16..21 timed, its bench cases twice compared, its GPU tests
@@ -403,10 +405,10 @@ print('GPU compute processes left:', repr(subprocess.run(smi, capture_output=Tru
       run bench-aa 590 bash -c "for run in A B; do TIMEFORMAT=\"pytest bench/ (\$run) took %R s\";
           time python3 -m pytest bench/ -q -p no:cacheprovider --benchmark-save=\$run --benchmark-storage=/tmp/nqprof-bench-aa | tail -2; done;
           nqprof compare 0001 0002 --storage /tmp/nqprof-bench-aa | tail -140" ;;
-    aa-queue) rm -rf /tmp/nqprof-aa-queue; run aa-queue 300 bash -c "for mode in early late early late early late; do
+    aa-queue) rm -rf /tmp/nqprof-aa-queue; run aa-queue 300 bash -c "for mode in \${AA_MODES:-init late init late init late}; do
           NQPROF_PREPARED_CUDA=\$mode python3 -m pytest bench/ -q -p no:cacheprovider --nq-strategy=queue,feinbube --nq-n=12:16 \
             --benchmark-save=\$mode --benchmark-storage=/tmp/nqprof-aa-queue > /dev/null; done;
-          for pair in '0001 0003' '0003 0005' '0002 0004' '0004 0006'; do echo \"--- compare \$pair (early: 1 3 5, late: 2 4 6)\";
+          for pair in '0001 0003' '0003 0005' '0002 0004' '0004 0006'; do echo \"--- compare \$pair (runs: \${AA_MODES:-init late init late init late})\";
             nqprof compare \$pair --storage /tmp/nqprof-aa-queue 2>/dev/null | grep -E '^(queue|feinbube) '; done" ;;
     dask-one) run dask-one 300 bash -c "TIMEFORMAT='whole %R s'; time nqprof solve 21 -s fast -r 1 -w 0 | grep -E 'count|GPU time|process';
           nqprof solve 21 -s fast --cluster local --workers 1 --tasks 8 --json > \$OUT/dask-one-N21.json 2> \$OUT/dask-one-N21.log; tail -16 \$OUT/dask-one-N21.log;
