@@ -10,10 +10,10 @@ import json
 
 import pytest
 
+from nqprof.catalog import catalog, compile_all
 from nqprof.cli import main as nqprof_main
 from nqprof.cuda import nvcc
 from nqprof.cuda.nvcc import KernelResources
-from nqprof.catalog import catalog, compile_all
 from nqprof.cuda.sources import KernelSource, kernels_dir
 from nqprof.errors import BuildError, InputError
 

@@ -5,15 +5,14 @@ error that names the limit, never a count. Skipped with the reason where no GPU 
 happen (tests/conftest.py)."""
 
 import pytest
+from gpu_checks import assert_timing_sane, ns_up_to
 
-from nqprof.strategies.cdp.model import condensed_generations
 from nqprof.errors import DeviceFailureError, InputError
 from nqprof.papers.plauth import PAPER_TABLE3, TABLE3_PARAMS, TABLE3_SMEM_KIB, table3_params
 from nqprof.runner import solve
 from nqprof.strategies import all_strategies
+from nqprof.strategies.cdp.model import condensed_generations
 from nqprof.strategies.dp3 import depth_max
-
-from gpu_checks import assert_timing_sane, ns_up_to
 
 pytestmark = pytest.mark.gpu
 

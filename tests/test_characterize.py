@@ -626,8 +626,8 @@ def test_characterize_help_imports_nothing_heavy():
 def test_launch_variants_compile_and_link(file, mode, toolkit):
     """Every CDP kernel builds (and device-links) in the variants of `characterize ideal`;
     the empty-child variant adds its stand-in kernel."""
-    from nqprof.cuda import nvcc
     from nqprof.catalog import catalog
+    from nqprof.cuda import nvcc
 
     src = catalog()[file]
     rows = nvcc.compile_source(
@@ -821,8 +821,8 @@ def test_timeline_record_matches_the_kernels(tmp_path, toolkit):
 @pytest.mark.slow
 @pytest.mark.parametrize("file", ["dp2.cu", "dp3.cu", "dpswap.cu"])
 def test_timeline_builds_compile_and_link(file, toolkit):
-    from nqprof.cuda import nvcc
     from nqprof.catalog import catalog
+    from nqprof.cuda import nvcc
 
     src = catalog()[file]
     rows = nvcc.compile_source(

@@ -469,3 +469,10 @@ def test_report_figure_draws_fast_beside_the_papers_strategies():
 
     args = build_parser("report").parse_args(["report", "figure", "-o", "f.png"])
     assert args.strategies.split(",")[:3] == ["serial", "feinbube", "fast"]
+
+
+def test_report_plauth_table2_takes_extra_dp1_parameters():
+    from nqprof.cli import build_parser
+
+    args = build_parser("report").parse_args(["report", "plauth", "table2", "-p", "block=64"])
+    assert args.param == ["block=64"]

@@ -14,12 +14,12 @@ import pytest
 
 from nqprof import _cpu
 from nqprof.cli import main
+from nqprof.cluster import checkpoint as ckpt
+from nqprof.cluster.tasks import expansion, plan, plan_hash, split_depth, take
 from nqprof.errors import CountMismatchError, InputError, UnavailableError
 from nqprof.problem import KNOWN_COUNTS
 from nqprof.runner import WorkerRunner
 from nqprof.strategies import get
-from nqprof.cluster import checkpoint as ckpt
-from nqprof.cluster.tasks import expansion, plan, plan_hash, split_depth, take
 
 # -- without Dask ----------------------------------------------------------------------------
 
@@ -31,8 +31,8 @@ def test_interleaved_tasks_cover_every_board_once(n, depth, tasks):
     assert len(task_list) == min(tasks, len(boards))
     assert sum(t.boards for t in task_list) == len(boards) and all(t.boards for t in task_list)
     parts = [take(boards, t) for t in task_list]
-    assert sorted(c for p in parts for c in zip(p.cols, p.ld, p.rd, p.row)) == sorted(
-        zip(boards.cols, boards.ld, boards.rd, boards.row)
+    assert sorted(c for p in parts for c in zip(p.cols, p.ld, p.rd, p.row, strict=True)) == sorted(
+        zip(boards.cols, boards.ld, boards.rd, boards.row, strict=True)
     )
     total = sum(_cpu.count_boards(n, p.cols, p.ld, p.rd, p.row, 1) for p in parts)
     assert boards.multiplier * total == KNOWN_COUNTS[n]
@@ -447,6 +447,7 @@ def test_gpu_tasks_run_in_watchdog_processes_and_a_hang_is_retried(monkeypatch, 
     """The GPU path without a GPU: one worker per GPU, each task counted in the worker's
     watchdog process; a count that hangs is killed after --timeout and its task retried."""
     import fake_gpu_parts
+
     from nqprof import strategies
     from nqprof.cluster.engine import local_gpu_cluster
 

@@ -7,7 +7,7 @@ import warnings
 
 import pytest
 
-from nqprof import machine, options, plugin, rounds, strategies
+from nqprof import machine, options, rounds, strategies
 from nqprof.errors import InputError
 from nqprof.problem import known_count
 from nqprof.result import Measurement

@@ -13,13 +13,13 @@ import sys
 import warnings
 from pathlib import Path
 
-import pytest
-
 import pandas  # noqa: F401 - loaded before the in-process inner sessions (numpy imports once)
+import pytest
+from test_trust import _FakeNvml
+
 from nqprof import machine
 from nqprof.cli import main as nqprof_main
 from nqprof.rounds import RoundRule
-from test_trust import _FakeNvml
 
 pytest_plugins = ["pytester"]
 

@@ -9,17 +9,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from gpu_checks import HOPPER_SM
 
 from nqprof import queuebench
 from nqprof.catalog import catalog
 from nqprof.cuda.sources import read_source
-from nqprof.papers import kerbl as papers_kerbl
 from nqprof.errors import DeviceFailureError, InputError
+from nqprof.papers import kerbl as papers_kerbl
 from nqprof.strategies import get, names
 from nqprof.strategies import queue as qs
 from nqprof.strategies.gpu_common import blocks_per_sm
-
-from gpu_checks import HOPPER_SM
 
 FIXTURE = Path(__file__).parent / "data" / "queue-bench-h200.json"
 

@@ -10,17 +10,20 @@ import subprocess
 
 import numpy as np
 import pytest
+import test_chunked_session
+from test_chunked_session import run
 
 from nqprof.errors import InputError
 from nqprof.result import Measurement, RunRecord
 from nqprof.runner import verify
 from nqprof.strategies import all_strategies, get
+from nqprof.strategies.cdp import device_records as dr
 from nqprof.strategies.cdp import replay as rp
 from nqprof.strategies.cdp.params import launch_defines, measurement_build
-from nqprof.strategies.cdp import device_records as dr
-from test_chunked_session import fake_gpu, run  # noqa: F401 (the fake CUDA driver's fixture)
 
 CDP = [s for s in all_strategies() if s.cdp]
+#: The fake CUDA driver's fixture, used here by its name.
+fake_gpu = test_chunked_session.fake_gpu
 
 
 # --- parameters, strategies, the run record ---------------------------------------------------
@@ -136,7 +139,7 @@ def _values(types):
 def test_hand_layouts_are_pythons_native_struct_layout():
     """PyCUDA packs host-side arguments with the native struct layout; the hand layouts
     above are that layout too."""
-    for params, (fmt, offsets, size) in LAYOUTS.items():
+    for params, (fmt, _offsets, size) in LAYOUTS.items():
         native = "@" + "".join(
             {"int": "i", "unsigned": "I", "mask_t": "I"}.get(t, "P") for t in params.split(", ")
         )
@@ -158,7 +161,8 @@ def test_records_and_packing_match_the_kernels(tmp_path, toolkit):
     for params in LAYOUTS:
         types = params.split(", ")
         args = ", ".join(
-            f"({t}){v}{'ull' if '*' in t else ''}" for t, v in zip(types, _values(types))
+            f"({t}){v}{'ull' if '*' in t else ''}"
+            for t, v in zip(types, _values(types), strict=True)
         )
         lines += [
             "    {",
@@ -191,14 +195,14 @@ def test_records_and_packing_match_the_kernels(tmp_path, toolkit):
         record.fields["args"][1],
         record.fields["boards"][1],
     ]
-    for line, (params, (fmt, offsets, size)) in zip(out[1:], LAYOUTS.items()):
+    for line, (params, (fmt, offsets, size)) in zip(out[1:], LAYOUTS.items(), strict=True):
         used, planned, blob = line.split()
         assert int(used) == int(planned) == size <= rp.ARG_BYTES
         packed = bytes.fromhex(blob)
         expected = struct.pack(fmt, *_values(params.split(", ")))
         # padding bytes are left as they were (0xee): compare the parameters, at their offsets
         types = params.split(", ")
-        for t, off in zip(types, offsets):
+        for t, off in zip(types, offsets, strict=True):
             width = 4 if t in ("int", "unsigned", "mask_t") else 8
             assert packed[off : off + width] == expected[off : off + width], (params, t, off)
 
@@ -246,7 +250,7 @@ class FakeKernel:
 def _device_writes(drv, records, launches, dropped=0):
     """What the record build's launches leave in the buffer."""
     rec = np.zeros(len(launches), dtype=rp.record_dtype())
-    for r, (grid, block, shared, boards, blob) in zip(rec, launches):
+    for r, (grid, block, shared, boards, blob) in zip(rec, launches, strict=True):
         r["grid"], r["block"], r["shared"], r["boards"] = grid, block, shared, boards
         r["arg_bytes"] = len(blob)
         r["args"][: len(blob)] = np.frombuffer(blob, dtype=np.uint8)
@@ -340,8 +344,8 @@ def test_record_is_refused_where_it_cannot_apply(fake_gpu):
 def test_record_builds_compile_and_link(file, toolkit):
     """Every CDP kernel builds (and device-links) in the record variant: each launch site's
     arguments fit a record (a static_assert in cdp.cuh)."""
-    from nqprof.cuda import nvcc
     from nqprof.catalog import catalog
+    from nqprof.cuda import nvcc
 
     src = catalog()[file]
     rows = nvcc.compile_source(

@@ -10,14 +10,14 @@ import os
 import sys
 import types
 
-import pytest
-
-import pandas  # noqa: F401 - loaded before the in-process inner sessions (numpy imports once)
 import fake_shared_gpu
+import pandas  # noqa: F401 - loaded before the in-process inner sessions (numpy imports once)
+import pytest
+from test_trust import _FakeNvml
+
 from nqprof import conditions, machine, strategies
 from nqprof.cli import main
 from nqprof.result import RunRecord
-from test_trust import _FakeNvml
 
 pytest_plugins = ["pytester"]
 STRATEGY = fake_shared_gpu.STRATEGY.name

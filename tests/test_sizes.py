@@ -91,4 +91,4 @@ def test_sizes_match_the_kernels(tmp_path, toolkit):
         text=True,
     )
     printed = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout.split()
-    assert dict(zip(SIZES, map(int, printed))) == SIZES
+    assert dict(zip(SIZES, map(int, printed), strict=True)) == SIZES

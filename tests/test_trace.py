@@ -16,10 +16,10 @@ import pytest
 pd = pytest.importorskip("pandas")
 
 from nqprof.analysis import trace as nsys_trace  # noqa: E402
-from nqprof.analysis.trace import nsys as trace_nsys
-from nqprof.analysis.trace import reader as trace_reader
-from nqprof.cli import trace as trace_cli
+from nqprof.analysis.trace import nsys as trace_nsys  # noqa: E402
+from nqprof.analysis.trace import reader as trace_reader  # noqa: E402
 from nqprof.cli import main as nqprof_main  # noqa: E402
+from nqprof.cli import trace as trace_cli  # noqa: E402
 from nqprof.errors import InputError, UnavailableError  # noqa: E402
 
 FIXTURE = Path(__file__).parent / "data" / "nsys" / "cdp-sample.sqlite"
@@ -83,8 +83,8 @@ def test_runtime_and_memcpy(sample):
 
 def test_kernels_attributed_to_their_range(sample):
     attributed = sample.kernel_ranges
-    assert list(zip(attributed["name"], attributed["range_name"])) == list(
-        zip(["k", "parent", "k"], RANGES)
+    assert list(zip(attributed["name"], attributed["range_name"], strict=True)) == list(
+        zip(["k", "parent", "k"], RANGES, strict=True)
     )
     assert set(attributed["range_domain"]) == {"nqprof"}
     assert attributed.iloc[1]["range_payload"] == 7

@@ -110,7 +110,7 @@ def main() -> None:
     if args.open:
         return open_session(args.open[0], int(args.open[1]))
     r = args.repeats
-    print("whole processes (median of %d):" % r)
+    print(f"whole processes (median of {r}):")
     for label, code in (
         ("python -c pass", "pass"),
         ("import numpy", "import numpy"),

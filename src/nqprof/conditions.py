@@ -17,7 +17,8 @@ import platform
 import shutil
 import subprocess
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 #: NVML's clock event reasons that mean the GPU ran slower than asked (nvmlClocksEventReason*).
 SLOWDOWN_REASONS = {

@@ -19,8 +19,9 @@ import contextlib
 import json
 import os
 import tempfile
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 
 from .errors import InputError, NqprofError
 

@@ -185,7 +185,7 @@ class NQBench:
             self._runner.close()
             self._runner = None
 
-    def __enter__(self) -> "NQBench":
+    def __enter__(self) -> NQBench:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -16,8 +16,9 @@ from __future__ import annotations
 import itertools
 import os
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 
 from .errors import InputError
 from .numeric import Integer, Real
@@ -495,7 +496,7 @@ class Case:
         return {"strategy": self.strategy, "n": self.n, "params": dict(self.given)}
 
     @classmethod
-    def from_param(cls, value: dict[str, Any]) -> "Case":
+    def from_param(cls, value: dict[str, Any]) -> Case:
         return cls(value["strategy"], int(value["n"]), tuple(value.get("params", {}).items()))
 
 
@@ -526,7 +527,7 @@ def case_grid(settings: Settings) -> list[tuple[Case, Any, str | None]]:
         rejected: dict[tuple[str, str], str] = {}
         for n in settings.n_values or default_n_values(strategy):
             for combo in itertools.product(*axes.values()):
-                case = Case(name, n, tuple(zip(axes, combo)))
+                case = Case(name, n, tuple(zip(axes, combo, strict=True)))
                 try:
                     strategy.resolve(n, dict(case.given))
                 except InputError as exc:

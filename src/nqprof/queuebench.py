@@ -16,9 +16,10 @@ that tables and figures are tested without a GPU.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from .cuda.sources import KernelSource
 from .errors import InputError

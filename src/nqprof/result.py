@@ -86,7 +86,7 @@ class RunRecord:
     @classmethod
     def from_measurements(
         cls, strategy: str, n: int, params: dict, expected: int, ms: list[Measurement], info: dict
-    ) -> "RunRecord":
+    ) -> RunRecord:
         gpu_times = [m.gpu_s for m in ms if m.gpu_s is not None]
         last = ms[-1]
         stats = last.stats or {}

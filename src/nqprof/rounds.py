@@ -15,8 +15,8 @@ rounds are added, so the rule ends; samples that vary a lot end at MAX_TIME.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 #: Rounds timed at the least (auto): with five a side, compare's rank test can decide.
 MIN_ROUNDS = 5
@@ -85,7 +85,7 @@ class RoundRule:
             f"or {self.max_rounds:,} rounds"
         )
 
-    def split(self, processes: int) -> "list[RoundRule]":
+    def split(self, processes: int) -> list[RoundRule]:
         """The rules of ``processes`` worker processes that take a case's rounds one after
         another: a fixed count divided among them (no process gets none: ``--rounds 1``
         opens one); auto's times and rounds divided, each process timing at least
@@ -112,7 +112,7 @@ class RoundRule:
         max_time: float | None = None,
         precision: float | None = None,
         confidence: float = 0.99,
-    ) -> "RoundRule":
+    ) -> RoundRule:
         """This auto rule with pytest-benchmark's bounds where given: at least ``min_rounds``
         rounds; at most ``max_time`` seconds of timed rounds (and no more than that at the
         least); rounds until the median's relative margin of error at ``confidence`` is
@@ -134,7 +134,7 @@ class RoundRule:
         return rule
 
     @classmethod
-    def of(cls, rounds: int | None) -> "RoundRule":
+    def of(cls, rounds: int | None) -> RoundRule:
         """The rule for a ``--rounds`` value (None: auto)."""
         return cls(fixed=rounds)
 

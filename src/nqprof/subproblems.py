@@ -87,7 +87,7 @@ def place_row(n: int, cols, ld, rd, row, *carried, allowed=None):
             row[sel] + row.dtype.type(1),
             *(values[sel] for values in carried),
         )
-        for part, child in zip(parts, children):
+        for part, child in zip(parts, children, strict=True):
             part.append(child)
     if not parts[0]:
         return tuple(values[:0] for values in (cols, ld, rd, row, *carried))
@@ -212,7 +212,9 @@ def expand(n: int, depth: int) -> Subproblems:
             cols, ld, rd, row = place_row(n, cols, ld, rd, row)
         expanded.append((cols, ld, rd, row))
 
-    cols, ld, rd, row = (np.ascontiguousarray(np.concatenate(p)) for p in zip(*expanded))
+    cols, ld, rd, row = (
+        np.ascontiguousarray(np.concatenate(p)) for p in zip(*expanded, strict=True)
+    )
     return Subproblems(
         n=n,
         depth=depth,

@@ -6,7 +6,7 @@ everywhere (``12.345 ms``, ``1.5 GiB``)."""
 from __future__ import annotations
 
 import re
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 _NUMBER = re.compile(r"[\d.,/+ -]+")
 
@@ -36,7 +36,7 @@ def table(
 
     def line(row: list[str]) -> str:
         return "  ".join(
-            c.rjust(w) if num else c.ljust(w) for c, w, num in zip(row, width, numeric)
+            c.rjust(w) if num else c.ljust(w) for c, w, num in zip(row, width, numeric, strict=True)
         ).rstrip()
 
     return "\n".join(

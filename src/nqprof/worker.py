@@ -29,8 +29,9 @@ import sys
 import threading
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 #: prctl's option that asks for a signal when the parent dies (linux/prctl.h).
 PR_SET_PDEATHSIG = 1
@@ -104,7 +105,7 @@ def release_early() -> None:
         lib.cuDevicePrimaryCtxRelease(dev)
 
 
-def preload(target: "Target | Any", gpu: bool) -> None:
+def preload(target: Target | Any, gpu: bool) -> None:
     """What a prepared worker imports while it waits for its turn (nothing of CUDA runs):
     the target's module and, for a GPU worker, numpy, PyCUDA and nqprof's CUDA side.
     What fails to import is left for the open to meet and report."""
@@ -121,7 +122,7 @@ def preload(target: "Target | Any", gpu: bool) -> None:
 
 def serve(
     conn,
-    target: "Target | Any",
+    target: Target | Any,
     opener: str,
     n: int,
     params: dict[str, Any],
@@ -205,5 +206,5 @@ def serve(
                 finally:
                     os._exit(0)  # nothing else to tear down: the interpreter's exit is the kernel's
             elif isinstance(cmd, tuple) and cmd[0] == "call":
-                reply(lambda: getattr(session, cmd[1])(*cmd[2:]))
+                reply(lambda cmd=cmd: getattr(session, cmd[1])(*cmd[2:]))
     conn.close()

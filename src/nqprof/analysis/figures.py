@@ -3,8 +3,8 @@ speedup over serial, from a benchmark history or from a report's measurements.""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
 
 from ..errors import UnavailableError
 from . import history
@@ -27,7 +27,9 @@ def _lines(part) -> dict:
         groups = rows.groupby(axes, sort=False, dropna=False) if axes else [((), rows)]
         for values, line in groups:
             values = values if isinstance(values, tuple) else (values,)
-            detail = ", ".join(f"{c[len('param.') :]}={v}" for c, v in zip(axes, values))
+            detail = ", ".join(
+                f"{c[len('param.') :]}={v}" for c, v in zip(axes, values, strict=True)
+            )
             lines[f"{strategy} ({detail})" if detail else strategy] = line.sort_values("n")
     return lines
 
@@ -164,7 +166,7 @@ def log_panels(
         ) from None
     fig = Figure(figsize=(4.2 * len(panels), 3.6), layout="constrained")
     axes = fig.subplots(1, len(panels), sharey=True, squeeze=False)[0]
-    for ax, (panel, lines) in zip(axes, panels.items()):
+    for ax, (panel, lines) in zip(axes, panels.items(), strict=True):
         for label, pts in lines.items():
             if pts:
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=3, label=label)
@@ -255,7 +257,7 @@ def launch_figure(
             alpha=0.6,
             label=f"paper (Kepler): ~{paper_small_ms:g} ms / launches",
         )
-    for (gpu, ms), marker in zip((paper_large or {}).items(), "s^D"):
+    for (gpu, ms), marker in zip((paper_large or {}).items(), "s^D", strict=False):
         left.plot(
             [paper_large_count],
             [ms],

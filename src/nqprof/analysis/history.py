@@ -32,8 +32,9 @@ from __future__ import annotations
 import json
 import math
 import warnings
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from .. import conditions
 from ..errors import InputError
@@ -405,7 +406,7 @@ def compare(df, run_a: str, run_b: str, metric: str = "compute"):
     )
     rows = []
     for key in list(a) + [k for k in b if k not in a]:
-        row = dict(zip(CASE_COLUMNS, key))
+        row = dict(zip(CASE_COLUMNS, key, strict=True))
         ra, rb = a.get(key), b.get(key)
         row["median_a"] = _or_none(ra["median"]) if ra else None
         row["median_b"] = _or_none(rb["median"]) if rb else None

@@ -61,7 +61,11 @@ def device_ranges(timeline: dict[str, Any]) -> list[dict[str, Any]]:
     grids = (timeline or {}).get("grids") or {}
     by_gen: dict[int, list[tuple[int, int, int]]] = {}
     for gen, start, end, boards in zip(
-        grids.get("gen", []), grids.get("start", []), grids.get("end", []), grids.get("boards", [])
+        grids.get("gen", []),
+        grids.get("start", []),
+        grids.get("end", []),
+        grids.get("boards", []),
+        strict=True,
     ):
         if end >= start:
             by_gen.setdefault(int(gen), []).append((int(start), int(end), int(boards)))
@@ -162,7 +166,7 @@ def trace_changes(df, run_a: str, run_b: str, cases: list[tuple] | None = None):
             change = 100.0 * (b_ns - a_ns) / a_ns if a_ns and b_ns is not None else None
             rows.append(
                 {
-                    **dict(zip(CASE_COLUMNS, key)),
+                    **dict(zip(CASE_COLUMNS, key, strict=True)),
                     "range": item[0],
                     "kernel": item[1],
                     "a_ns": a_ns,

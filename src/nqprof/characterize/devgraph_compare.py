@@ -12,8 +12,9 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 #: The other strategies the comparison runs: the best CDP one, and the host-seeded kernel.
 OTHER_LABELS = {"cdp-bp": "best CDP", "feinbube": "host-seeded, no CDP"}

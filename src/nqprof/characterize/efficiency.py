@@ -45,8 +45,9 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from ..errors import InputError, UnavailableError
 from . import check_kind

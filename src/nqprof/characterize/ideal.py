@@ -18,13 +18,14 @@ the best non-CDP strategy measured at the same N (feinbube by default).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from ..errors import InputError, NqprofError
-from . import check_kind
 from ..problem import known_count
 from ..result import RunRecord
+from . import check_kind
 
 KIND = "nqprof-characterize-ideal"
 VARIANTS = ("real", "empty", "none")

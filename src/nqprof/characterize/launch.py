@@ -15,18 +15,19 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
 from ..errors import InputError
 from ..numeric import integer_text, shown
-from . import SOURCES, load_points
 from ..strategies.cdp.accounting import WORDS, decode_accounting, error_name
 from ..strategies.cdp.limits import HEADROOM, PENDING_SLOT_BYTES
 from ..strategies.gpu_common import GpuSession
 from ..textfmt import nbytes
+from . import SOURCES, load_points
 from .probe import Probe, paired_rounds, run_probe
 
 #: The launch modes nqprof's strategies use, as the kernel's `stream` argument
@@ -197,7 +198,7 @@ class LaunchPoint:
         return self.cost / self.count if self.cost is not None else None
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "LaunchPoint":
+    def from_dict(cls, d: dict[str, Any]) -> LaunchPoint:
         keys = {f for f in cls.__dataclass_fields__}
         return cls(**{k: v for k, v in d.items() if k in keys})
 

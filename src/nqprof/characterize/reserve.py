@@ -12,15 +12,16 @@ is refused; the reading records the runtime's refusal verbatim.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
-from . import SOURCES, load_points
 from ..strategies.cdp.limits import HEADROOM, PENDING_SLOT_BYTES
 from ..strategies.gpu_common import GpuSession
 from ..textfmt import nbytes
+from . import SOURCES, load_points
 from .probe import Probe, run_probe
 
 MIB = 1024 * 1024
@@ -146,7 +147,7 @@ class ReservePoint:
         return self.free_context - last
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "ReservePoint":
+    def from_dict(cls, d: dict[str, Any]) -> ReservePoint:
         return cls(**{k: v for k, v in d.items() if k in cls.__dataclass_fields__})
 
 

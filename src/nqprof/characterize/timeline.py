@@ -13,13 +13,13 @@ Nsight row (the last one, since the records are the last round's).
 
 from __future__ import annotations
 
-from ..files import write_text
-
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from ..errors import InputError
+from ..files import write_text
 from . import check_kind
 
 KIND = "nqprof-characterize-timeline"

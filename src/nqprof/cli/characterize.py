@@ -87,10 +87,9 @@ def machine_text(doc: dict) -> str:
 def emit(args, title: str, header, rows, notes, artefact: str | None = None) -> None:
     """Print the table, its notes and the paper's numbers for ``artefact`` (their fig4, fig5,
     fig6); with --output also as Markdown (with the command)."""
+    from ..files import write_text
     from ..papers.wang import paper_lines
     from ..textfmt import table
-
-    from ..files import write_text
 
     paper = paper_lines(artefact) if artefact else []
     if not getattr(args, "json", False):

@@ -127,16 +127,15 @@ def quiet_dask(quiet: bool):
                 lg.setLevel(logging.CRITICAL + 1)
             raise
         finally:
-            for lg, level in zip(loggers, levels):
+            for lg, level in zip(loggers, levels, strict=True):
                 lg.setLevel(level)
 
 
 def run_clustered(args) -> int:
     """``nqprof solve`` with ``--cluster``: count, print the record (or its JSON)."""
-    from ..options import TIMEOUT
     from ..cluster.engine import DEFAULT_RETRIES, solve_clustered
     from ..files import check_json_output, write_text
-    from ..options import solve_params
+    from ..options import TIMEOUT, solve_params
 
     if args.nq_rounds is not None or args.nq_warmup is not None:
         raise InputError("--rounds and --warmup do not apply with --cluster (one counted run)")

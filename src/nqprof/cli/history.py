@@ -6,7 +6,6 @@ import json
 import sys
 import warnings
 
-from ..errors import InputError
 from ..analysis.history import (
     CASE_COLUMNS,
     CHANGES,
@@ -27,6 +26,7 @@ from ..analysis.history import (
     runs,
 )
 from ..analysis.stats import ALPHA, MIN_EFFECT
+from ..errors import InputError
 from ..textfmt import seconds as fmt_s
 from ..textfmt import table
 
@@ -204,7 +204,7 @@ def _print_traces(df, run_a: str, run_b: str, result, every: bool) -> None:
     keys = [tuple(r[c] for c in CASE_COLUMNS) for r in chosen]
     changes = trace_changes(df, run_a, run_b, keys)
     ns = lambda v: "-" if missing(v) else nanoseconds(v)  # noqa: E731
-    for row, key in zip(chosen, keys):
+    for row, key in zip(chosen, keys, strict=True):
         what = [row["verdict"]] + (
             [_pct(row["change_pct"])] if not missing(row["change_pct"]) else []
         )

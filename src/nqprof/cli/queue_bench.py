@@ -11,7 +11,6 @@ A run measures on the GPU (PyCUDA); ``--from`` renders a saved run anywhere.
 
 from __future__ import annotations
 
-
 from .. import queuebench
 from ..errors import InputError, UnavailableError
 from ..numeric import Integer, add_number, integer_text

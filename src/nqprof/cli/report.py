@@ -14,10 +14,9 @@ from __future__ import annotations
 
 import shlex
 import sys
-from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
-from ..errors import InputError, UnavailableError
+from ..errors import UnavailableError
 from ..numeric import Integer, add_number
 from ..options import parse_params
 from ..problem import MAX_N
@@ -153,6 +152,13 @@ def add_table2(q) -> None:
         default="1",
         help="DP-1 rows per grid (1: the paper's first version)",
     )
+    q.add_argument(
+        "--param",
+        "-p",
+        action="append",
+        metavar="KEY=VALUE",
+        help="extra dp1 parameter (repeatable)",
+    )
 
 
 def _z(text: str) -> int:
@@ -161,13 +167,6 @@ def _z(text: str) -> int:
 
     lo, hi = get("dp1").param("z").bounds_for(MAX_N)
     return Integer(lo, hi, "--z")(text)
-    q.add_argument(
-        "--param",
-        "-p",
-        action="append",
-        metavar="KEY=VALUE",
-        help="extra dp1 parameter (repeatable)",
-    )
 
 
 def cmd_table3(args) -> int:
@@ -179,7 +178,7 @@ def cmd_table3(args) -> int:
     if not args.model_only:
         device = require_gpu(["dp2", "dp3"])
         outcomes = _sweep(args, plauth.table3_runs(parse_params(args.param)))
-        measured = {row.key: o for row, o in zip(plauth.PAPER_TABLE3, outcomes)}
+        measured = {row.key: o for row, o in zip(plauth.PAPER_TABLE3, outcomes, strict=True)}
     header, rows, notes = plauth.table3(measured, model)
     _emit(
         args,

@@ -11,8 +11,8 @@ import argparse
 import re
 import sys
 import time
+from collections.abc import Collection, Sequence
 from pathlib import Path
-from typing import Collection, Sequence
 
 from nqprof.analysis import trace as nsys_trace
 from nqprof.errors import InputError

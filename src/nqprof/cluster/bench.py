@@ -57,7 +57,7 @@ def start(session) -> None:
     bench.submit(cases)
 
 
-def of(config) -> "ClusterBench | None":
+def of(config) -> ClusterBench | None:
     """The session's cluster bench, or None without ``--nq-cluster``."""
     return config.stash.get(_STATE, None)
 

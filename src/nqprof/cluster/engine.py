@@ -24,15 +24,16 @@ import subprocess
 import threading
 import time
 import uuid
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from ..errors import CountMismatchError, InputError, NqprofError, UnavailableError, WatchdogError
-from ..problem import known_count
 from ..options import DEFAULT_TIMEOUT, describe
+from ..problem import known_count
+from ..progress import Progress
 from ..strategies import Strategy, get
 from . import require_dask
 from .checkpoint import open_checkpoint
-from ..progress import Progress
 from .record import ClusterRecord
 from .tasks import TASKS_PER_WORKER, expansion, multiplier, plan, plan_hash, split_depth
 
@@ -61,7 +62,7 @@ def visible_gpus() -> list[str]:
         except (OSError, subprocess.SubprocessError):
             out = ""
         return [
-            str(i) for i, line in enumerate(l for l in out.splitlines() if l.startswith("GPU "))
+            str(i) for i, line in enumerate(ln for ln in out.splitlines() if ln.startswith("GPU "))
         ]
     return []
 

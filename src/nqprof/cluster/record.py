@@ -47,7 +47,7 @@ class ClusterRecord:
     unit: str = "boards"
 
     @classmethod
-    def build(cls, *, tasks: list[dict[str, Any]], wall_s: float, **fields) -> "ClusterRecord":
+    def build(cls, *, tasks: list[dict[str, Any]], wall_s: float, **fields) -> ClusterRecord:
         ran = [t for t in tasks if not t.get("resumed")]
         by_worker: dict[str, dict[str, Any]] = {}
         for t in ran:

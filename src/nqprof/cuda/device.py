@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import time
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Any
 
 from ..errors import InputError, UnavailableError
@@ -93,7 +94,7 @@ class MemoryLedger:
 
     def as_dict(self) -> dict[str, Any]:
         deltas = {}
-        for (_, before), (label, after) in zip(self.marks, self.marks[1:]):
+        for (_, before), (label, after) in pairwise(self.marks):
             deltas[label] = round((after - before) / MIB, 3)
         return {
             "total_mib": round(self.total / MIB, 1),

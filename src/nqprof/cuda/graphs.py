@@ -19,7 +19,8 @@ Both libraries work in the current context (PyCUDA's); handles cross as integers
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..errors import DeviceFailureError, UnavailableError
 
@@ -152,7 +153,7 @@ class GraphLayer:
         self._execs, self._graphs = [], []
 
 
-def release(layer: "GraphLayer | None") -> None:
+def release(layer: GraphLayer | None) -> None:
     """Close a session's graph layer on the way out, quietly (a failed run's context may be
     gone already); None is nothing to close."""
     if layer is not None:

@@ -27,8 +27,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
-from ..textfmt import table
 from ..errors import BuildError, InputError
+from ..textfmt import table
 from .sources import COMMON_OPTIONS, KernelSource, define_options, kernels_dir
 from .toolkit import Toolkit, find_toolkit
 
@@ -144,7 +144,7 @@ def demangle(names: Iterable[str]) -> dict[str, str]:
     if mangled and filt:
         out = subprocess.run([filt], input="\n".join(mangled), capture_output=True, text=True)
         if out.returncode == 0:
-            result.update(zip(mangled, out.stdout.splitlines()))
+            result.update(zip(mangled, out.stdout.splitlines(), strict=True))
     return result
 
 

@@ -26,8 +26,8 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from ..errors import InputError, NqprofError, UnavailableError
 from .toolkit import find_toolkit, toolkit_version
@@ -134,7 +134,8 @@ def install(version: str, dest: Path) -> int:
 
 def _extra_requirements(extras: Sequence[str]) -> list[str]:
     """The requirements nqprof's metadata lists for ``extras``."""
-    wanted = re.compile(r"""extra\s*==\s*["'](%s)["']""" % "|".join(map(re.escape, extras)))
+    names = "|".join(map(re.escape, extras))
+    wanted = re.compile(rf"""extra\s*==\s*["']({names})["']""")
     reqs = importlib.metadata.requires("nqprof") or []
     return [r.split(";")[0].strip() for r in reqs if wanted.search(r)]
 

@@ -13,9 +13,9 @@ Serial at large N takes minutes, so its times may come from a benchmark history
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
 
 from ..errors import InputError
 from . import Artefact, Paper

@@ -29,7 +29,6 @@ PyCUDA. docs/devgraph.md has the measurements.
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING, Any
 
 from ..cuda.nvtx import nvtx_range
@@ -283,8 +282,8 @@ class DevGraphSession(GpuSession):
     def _open(self, n, params):
         import numpy as np
 
-        from .cdp.plan import make_plan
         from ..subproblems import BOARD_UPLOAD_BYTES
+        from .cdp.plan import make_plan
 
         self.driver = params["driver"]
         self.depth, self.step, self.final = params["depth"], params["step"], params["final"]

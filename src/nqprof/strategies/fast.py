@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import time
 
+from ..cuda.nvtx import nvtx_range
 from ..cuda.sources import KernelSource
 from ..errors import InputError
 from ..result import Measurement
 from .base import Param, Strategy, block_param
 from .cpu_common import CST_TASK_WORDS, constellation_tasks, cpu_module
-from ..cuda.nvtx import nvtx_range
 from .gpu_common import GpuSession
 
 #: opt -> kernel

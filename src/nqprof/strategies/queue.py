@@ -23,10 +23,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..cuda.sources import KernelSource
 from ..errors import DeviceFailureError, InputError
 from ..result import Measurement
 from ..subproblems import expand
-from ..cuda.sources import KernelSource
 from .base import Param, Strategy, block_param, depth_param
 from .counters import CounterLayout
 from .gpu_common import DYNAMIC_SHARED_LIMIT_SM90, GpuSession
@@ -178,7 +178,7 @@ class QueueAccounting:
     aborted: bool
 
     @classmethod
-    def decode(cls, words) -> "QueueAccounting":
+    def decode(cls, words) -> QueueAccounting:
         import numpy as np
 
         w = np.asarray(words, dtype=np.uint64)

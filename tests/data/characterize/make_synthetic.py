@@ -355,7 +355,7 @@ def timeline():
         "end": [],
     }
     for g in grids:
-        for key, value in zip(cols, g):
+        for key, value in zip(cols, g, strict=True):
             cols[key].append(value + t0 if key in ("launched", "start", "end") else value)
     return {
         "kind": "nqprof-characterize-timeline",

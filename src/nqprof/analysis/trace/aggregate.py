@@ -6,9 +6,9 @@ from __future__ import annotations
 import itertools
 
 from nqprof.textfmt import nanoseconds, nbytes
-from .attribution import attribute
-from .schema import pd, OUTSIDE, SUMMARY_FIELDS, Trace
 
+from .attribution import attribute
+from .schema import OUTSIDE, SUMMARY_FIELDS, Trace, pd
 
 # --------------------------------------------------------------------------- summary
 
@@ -32,7 +32,9 @@ def _plain(value):
 def _range_groups(ranges: pd.DataFrame) -> tuple[pd.DataFrame, pd.Series]:
     """Ranges grouped by (domain, name, payload) in order of first start: the groups
     (count, total duration) and each range id's group number."""
-    keys = list(zip(ranges["domain"], ranges["name"], [_plain(p) for p in ranges["payload"]]))
+    keys = list(
+        zip(ranges["domain"], ranges["name"], [_plain(p) for p in ranges["payload"]], strict=True)
+    )
     numbers: dict[tuple, int] = {}
     group = pd.Series(
         [numbers.setdefault(k, len(numbers)) for k in keys], index=ranges.index, dtype="Int64"

@@ -20,9 +20,10 @@ session, given with ``nqprof plan --free-gib`` elsewhere) and launches nothing.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
-from typing import Any, Callable
+from typing import Any
 
 from ...errors import InputError
 from ...textfmt import nbytes, table

@@ -18,7 +18,7 @@ its boards) and the run fails with an error that says so.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from .device_records import DeviceRecords, header_bytes, header_dtype
@@ -43,7 +43,7 @@ RECORD_FIELDS = [
 MAX_RECORDS = 131_072
 
 
-@lru_cache(maxsize=None)
+@cache
 def record_dtype() -> np.dtype:
     """One record as a numpy dtype (made on first use: importing this module needs no numpy)."""
     import numpy as np

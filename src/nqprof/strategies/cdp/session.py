@@ -13,20 +13,19 @@ from typing import Any
 from ...cuda.nvtx import nvtx_range
 from ...errors import DeviceFailureError, InputError
 from ...result import Measurement
-from ...textfmt import nbytes
 from ...subproblems import BOARD_UPLOAD_BYTES, expand
+from ...textfmt import nbytes
 from ..gpu_common import COUNTER_BYTES, GpuSession
 from .accounting import WORDS, decode_accounting, raise_on_failures
 from .chunks import ChunkBoards, merge_accounting
+from .limits import MAX_PENDING
 from .model import BOARD_BYTES, GenerationStats
 from .params import launch_defines, measurement_build
-from .limits import MAX_PENDING
 from .plan import Reserve, make_plan
-from .replay import LaunchRecords
+from .recursions import region_boards
+from .replay import LaunchRecords, replay, summary
 from .replay import capacity_for as records_for
 from .replay import check as check_records
-from .replay import replay, summary
-from .recursions import region_boards
 from .timeline import DeviceTimeline, capacity_for, timeline_defines
 
 

@@ -12,7 +12,8 @@ launch mode, device timeline, heap, chunk, config), ``open`` and the measurement
 
 from __future__ import annotations
 
-from typing import Any, Callable, ClassVar, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar
 
 from ...cuda.sources import KernelSource
 from ..base import Param, Strategy
