@@ -45,7 +45,8 @@ def test_launch_counts_and_modes_parse():
 
 
 def test_launch_help_names_every_mode(capsys):
-    """`nqprof characterize launch --help` lists the modes the measurement takes, graph modes too."""
+    """`nqprof characterize launch --help` lists the modes the measurement takes, graph
+    modes too."""
     with pytest.raises(SystemExit):
         main(["characterize", "launch", "--help"])
     text = " ".join(capsys.readouterr().out.split()).replace("- ", "-")  # argparse wraps at hyphens
@@ -590,7 +591,10 @@ def test_measuring_without_a_gpu_says_so(capsys, monkeypatch):
 
 
 def test_characterize_help_imports_nothing_heavy():
-    code = "from nqprof.cli import main\ntry:\n    main(['characterize', 'launch', '--help'])\nexcept SystemExit:\n    pass"
+    code = (
+        "from nqprof.cli import main\ntry:\n    main(['characterize', 'launch', "
+        "'--help'])\nexcept SystemExit:\n    pass"
+    )
     result = subprocess.run(
         [sys.executable, "-X", "importtime", "-c", code], capture_output=True, text=True
     )

@@ -292,7 +292,8 @@ def test_another_package_registers_a_strategy(monkeypatch, tmp_path):
     dist = tmp_path / "other_package-1.0.dist-info"
     dist.mkdir()
     (dist / "entry_points.txt").write_text(
-        f"[console_scripts]\nx = y:z\n\n[{strategies.GROUP}]\nmisbehaving = fake_strategies:STRATEGY\n"
+        f"[console_scripts]\nx = y:z\n\n[{strategies.GROUP}]\nmisbehaving "
+        "= fake_strategies:STRATEGY\n"
     )
     monkeypatch.syspath_prepend(str(tmp_path))
     assert (

@@ -139,7 +139,10 @@ def test_cluster_options_need_cluster(capsys):
 
 
 def test_help_does_not_import_dask():
-    code = "import sys; from nqprof.cli import build_parser; build_parser(); print('distributed' in sys.modules, 'dask' in sys.modules)"
+    code = (
+        "import sys; from nqprof.cli import build_parser; build_parser(); "
+        "print('distributed' in sys.modules, 'dask' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.stdout.split() == ["False", "False"], out.stderr
 
@@ -207,7 +210,8 @@ def test_workers_release_their_sessions_after_a_run(cluster):
 def test_unsupported_strategy_is_refused(cluster):
     with pytest.raises(
         InputError,
-        match="strategy dp1 cannot run on a cluster \\(strategies that can: serial, multicore, feinbube",
+        match="strategy dp1 cannot run on a cluster "
+        "\\(strategies that can: serial, multicore, feinbube",
     ):
         solve_clustered("dp1", 10, cluster=cluster.scheduler_address, progress=None)
 
@@ -438,7 +442,8 @@ def test_progress_lines():
 def test_gpu_strategy_needs_gpu_workers(cluster):
     with pytest.raises(
         UnavailableError,
-        match="feinbube needs GPU workers: the cluster at tcp://.* has no worker with the resource GPU=1",
+        match="feinbube needs GPU workers: the cluster at "
+        "tcp://.* has no worker with the resource GPU=1",
     ):
         solve_clustered("feinbube", 10, cluster=cluster.scheduler_address, progress=None)
 
@@ -543,8 +548,8 @@ def test_the_record_says_how_much_of_each_worker_s_time_its_gpu_counted():
     text = rec.summary()
     assert "tasks      4 interleaved slices of 730 frames at depth 4" in text
     assert (
-        "worker     w0 (h, GPU 0): 2 tasks, busy 6.000 s, the GPU counting 5.000 s (83.3% of it), 17 tasks made"
-        in text
+        "worker     w0 (h, GPU 0): 2 tasks, busy 6.000 s, "
+        "the GPU counting 5.000 s (83.3% of it), 17 tasks made" in text
     )
 
 

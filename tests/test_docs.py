@@ -6,14 +6,15 @@ speaks of an H200 (its output was measured there), or when one of its commands n
 (a GPU strategy that is not refused before it starts, a measuring `report`, `characterize`
 or `queue-bench` without `--from`, `profile`), compiles every kernel (`build`, minutes), or
 talks to a remote cluster (`--cluster ADDRESS`), or reads the history of an earlier
-`pytest bench/ --benchmark-autosave` (`history`, `compare`, `plot` without `--storage`, or for `history` a folder). `<!-- docs-test: skip -->` before a block
-skips it by hand (none does today).
+`pytest bench/ --benchmark-autosave` (`history`, `compare`, `plot` without `--storage`, or
+for `history` a folder). `<!-- docs-test: skip -->` before a block skips it by hand (none
+does today).
 
 How output is compared: stdout line by line in order; lines shown starting with `nqprof:`
 are stderr messages, looked for in stderr. A line `...` stands for any number of lines, and
 `...` inside a line for any text. Durations (`75.088 ms`, `4.366 s`), speedups, scheduler
-addresses, host names after them and runs of spaces are normalised, since they differ from run to run. A line like
-`[0:04] 8/8 tasks` is progress shown only on a terminal and not checked.
+addresses, host names after them and runs of spaces are normalised, since they differ from
+run to run. A line like `[0:04] 8/8 tasks` is progress shown only on a terminal and not checked.
 
 Every `pytest bench/ ...` command line in a code block of the same documents runs too, when it
 needs no GPU: not measured on an H200, not under another program (`nsys profile ...`), no
@@ -168,7 +169,10 @@ def _why_skipped(block: Block) -> str | None:
             command == "history" and len(words) > 1 and not words[1].startswith("-")
         )
         if command in ("history", "compare", "plot") and not named and len(words) < 4:
-            return f"{ex.command}: reads the history of an earlier `pytest bench/ --benchmark-autosave`"
+            return (
+                f"{ex.command}: reads the history of an "
+                "earlier `pytest bench/ --benchmark-autosave`"
+            )
     return None
 
 
@@ -432,7 +436,8 @@ def test_the_rule_finds_the_benchmark_runs():
 
 
 def _plugin_options() -> dict[str, bool]:
-    """The plugin's --nq-* options as `pytest --help` lists them: name -> whether it takes a value."""
+    """The plugin's --nq-* options as `pytest --help` lists them: name -> whether it takes a
+    value."""
     out = subprocess.run(
         [sys.executable, "-m", "pytest", "--help", "-p", "no:cacheprovider"],
         cwd=ROOT,

@@ -83,7 +83,8 @@ def test_history_has_one_row_per_benchmark_per_run():
         df.columns
     )
     assert df["extra.gpu_s"].isna().all()
-    # an older run: compute samples are the worker's wall times, wall is pytest-benchmark's host clock
+    # an older run: compute samples are the worker's wall times, wall is pytest-benchmark's host
+    # clock
     assert (df["compute.rounds"] == df["extra.wall_times"].map(len)).all()
     assert (df["wall.median"] == df["median"]).all()
     assert {"machine.gpu", "machine.cuda_toolkit", "machine.node", "commit"} <= set(df.columns)

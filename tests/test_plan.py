@@ -110,7 +110,8 @@ def test_small_free_memory_shrinks_the_chunk():
     ranges = small.chunk_ranges()
     assert ranges[0][0] == 0 and ranges[-1][1] == small.host_boards and len(ranges) == small.chunks
     assert max(small.boards_per_chunk()) == small.chunk
-    # the largest chunk that fits in CHUNK_FILL of the free memory: one more board per chunk does not
+    # the largest chunk that fits in CHUNK_FILL of the free memory: one more board per chunk does
+    # not
     plan_for(
         "dp1",
         13,

@@ -213,7 +213,8 @@ def test_bad_option_is_a_usage_error(nqpytest):
         (
             ["--nq-strategy=multicore", "--nq-param=multicore.depth=0x10"],
             {},
-            "--nq-param: multicore.depth=0x10 is rejected by every case it is in: parameter depth must be an integer",
+            "--nq-param: multicore.depth=0x10 is rejected by every "
+            "case it is in: parameter depth must be an integer",
         ),
         (["--nq-cluster=foo"], {}, "--nq-cluster takes local or a scheduler address"),
         (["--nq-cluster="], {}, "--nq-cluster takes local or a scheduler address"),
@@ -366,7 +367,9 @@ def test_a_test_may_parametrize_nqbench_itself(fakes, pytester, nqpytest):
         test_suite="""
         import pytest
 
-        @pytest.mark.parametrize("nqbench", [{"strategy": "fakecpu", "n": 9, "params": {"depth": "3"}}], indirect=True)
+        @pytest.mark.parametrize(
+            "nqbench", [{"strategy": "fakecpu", "n": 9, "params": {"depth": "3"}}], indirect=True
+        )
         def test_one(nqbench):
             assert nqbench.run().params == {"depth": 3, "wrong": 0}
     """
@@ -497,7 +500,7 @@ def test_comparing_against_another_gpu_warns(fakes, nqpytest, monkeypatch, tmp_p
     (said,) = compare_warnings()
     assert said.startswith("nqprof: the compared run (saved ")
     assert said.endswith(
-        " ran on another machine: nqprof.gpu: 'NVIDIA H100' -> 'NVIDIA H200'; nqprof.cuda_toolkit: "
-        "'12.8' -> '13.0' (saved -> this run): differences in time may come from the machine, not the "
-        "code"
+        " ran on another machine: nqprof.gpu: 'NVIDIA H100' -> 'NVIDIA H200'; "
+        "nqprof.cuda_toolkit: '12.8' -> '13.0' (saved -> this run): "
+        "differences in time may come from the machine, not the code"
     )

@@ -461,7 +461,8 @@ def test_bounds_beside_a_fixed_round_count_or_a_cluster_are_a_usage_error(
     )
     # a confidence alone bounds nothing (pytest-benchmark's precision is off)
     bench(*CASES, "--benchmark-confidence=0.95").assert_outcomes(passed=2)
-    # a bad NQPROF_TIMEOUT read for the check is a usage error too, in a suite that picks its own case
+    # a bad NQPROF_TIMEOUT read for the check is a usage error too, in a suite that picks its own
+    # case
     pytester.makepyfile(
         test_nqueens="""
         import pytest

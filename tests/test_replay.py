@@ -83,8 +83,8 @@ def test_measurement_builds_are_never_verified():
     summary = record.summary()
     assert f"count      92  not verified: {text}" in summary
     assert (
-        "replay     2 of 2 recorded launches of generation 1 launched from the host as dp3_child grids (7 boards"
-        in summary
+        "replay     2 of 2 recorded launches of generation 1 "
+        "launched from the host as dp3_child grids (7 boards" in summary
     )
     assert RunRecord.from_measurements("dp3", 8, {}, 92, [m], {}).verified
 
@@ -100,13 +100,15 @@ def test_record_dtype():
 #: Kernel parameter lists (as C types) and the layout of their parameter buffer, by hand:
 #: each parameter at its natural alignment, in order, the size the end of the last one.
 LAYOUTS = {
-    # cdp_dp3_child: pointer, unsigned, pointer (at 16: 4 bytes of padding), five ints, pointer (at 48)
+    # cdp_dp3_child: pointer, unsigned, pointer (at 16: 4 bytes of padding), five ints, pointer (at
+    # 48)
     "const nq_board*, unsigned, unsigned*, int, int, int, int, int, cdp_word*": (
         "<QI4xQiiiii4xQ",
         (0, 8, 16, 24, 28, 32, 36, 40, 48),
         56,
     ),
-    # the condensed children (dp2_child, dp3_child): two pointers, unsigned, five ints, pointer (at 40)
+    # the condensed children (dp2_child, dp3_child): two pointers, unsigned, five ints, pointer (at
+    # 40)
     "nq_board**, unsigned*, unsigned, int, int, int, int, int, cdp_word*": (
         "<QQIiiiiiQ",
         (0, 8, 16, 20, 24, 28, 32, 36, 40),
@@ -155,8 +157,8 @@ def test_records_and_packing_match_the_kernels(tmp_path, toolkit):
     from nqprof.cuda.sources import kernels_dir
 
     lines = [
-        '    printf("%d %d %d %d\\n", (int)sizeof(cdp_rec_launch), (int)offsetof(cdp_rec_buffer, launches), '
-        '(int)offsetof(cdp_rec_launch, args), (int)offsetof(cdp_rec_launch, boards));'
+        '    printf("%d %d %d %d\\n", (int)sizeof(cdp_rec_launch), (int)offsetof(cdp_rec_buffer, '
+        'launches), (int)offsetof(cdp_rec_launch, args), (int)offsetof(cdp_rec_launch, boards));'
     ]
     for params in LAYOUTS:
         types = params.split(", ")

@@ -140,8 +140,8 @@ def test_the_record_says_its_gpu_was_shared():
 
 
 SHARED = (
-    "the GPU was shared with 1 other process during the rounds: its times may be slower than on a GPU of "
-    "its own"
+    "the GPU was shared with 1 other process during the "
+    "rounds: its times may be slower than on a GPU of its own"
 )
 
 
@@ -196,8 +196,9 @@ def test_pytest_summary_and_compare_say_the_gpu_was_shared(
         return result.stdout.str()
 
     summary = (
-        f"nqprof: warning: other processes used the GPU during the rounds of 1 case(s): {STRATEGY}-N8 (1) "
-        "(other processes in parentheses): their times may be slower than on a GPU of their own"
+        "nqprof: warning: other processes used the GPU during the rounds of 1 case(s): "
+        f"{STRATEGY}-N8 (1) (other processes in parentheses): "
+        "their times may be slower than on a GPU of their own"
     )
     assert "other processes used the GPU" not in run()
     assert summary in run(4242).splitlines()
@@ -217,6 +218,6 @@ def test_pytest_summary_and_compare_say_the_gpu_was_shared(
         main(["compare", "--storage", "storage", "0002", "0002"]) == 0
     )  # shared in both: still said
     assert (
-        f"nqprof: warning: conditions differ: other processes on the GPU in both runs: 1 ({STRATEGY} N=8)"
-        in capsys.readouterr().err.splitlines()
+        "nqprof: warning: conditions differ: other processes "
+        f"on the GPU in both runs: 1 ({STRATEGY} N=8)" in capsys.readouterr().err.splitlines()
     )

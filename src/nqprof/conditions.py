@@ -400,7 +400,10 @@ def shared_gpu(cond: dict[str, Any] | None) -> str | None:
     count = ((cond or {}).get("gpu") or {}).get("other_processes")
     if not count:
         return None
-    return f"the GPU was shared with {count} other process{'es' if count > 1 else ''} during the rounds"
+    return (
+        f"the GPU was shared with {count} other "
+        f"process{'es' if count > 1 else ''} during the rounds"
+    )
 
 
 # -- CPU ------------------------------------------------------------------------------------
@@ -600,14 +603,16 @@ def differences(
     moved = probe_change(a, b) if cpu_case else None
     if moved is not None and abs(moved) >= PROBE_TOLERANCE:
         out.append(
-            f"CPU speed probe (serial N={PROBE_N}): {1e3 * ca['probe_s']:.3f} -> {1e3 * cb['probe_s']:.3f} ms "
-            f"({100 * moved:+.0f}%: another host, or the host's CPU speed moved)"
+            f"CPU speed probe (serial N={PROBE_N}): {1e3 * ca['probe_s']:.3f} -> "
+            f"{1e3 * cb['probe_s']:.3f} ms ({100 * moved:+.0f}%: "
+            "another host, or the host's CPU speed moved)"
         )
     ga, gb = a.get("gpu") or {}, b.get("gpu") or {}
     for side, g in (("A", ga), ("B", gb)):
         if g.get("throttled_rounds"):
             out.append(
-                f"run {side} throttled in {len(g['throttled_rounds'])} round(s) ({', '.join(g.get('reasons_seen') or [])})"
+                f"run {side} throttled in {len(g['throttled_rounds'])} round(s) "
+                f"({', '.join(g.get('reasons_seen') or [])})"
             )
     sa, sb = ga.get("sm_clock_mhz_median"), gb.get("sm_clock_mhz_median")
     if sa and sb and abs(sb - sa) / max(sa, sb) > CLOCK_TOLERANCE:
@@ -620,8 +625,8 @@ def differences(
     fa, fb = (ga.get("before") or {}), (gb.get("before") or {})
     if fa.get("uuid") and fb.get("uuid") and fa["uuid"] != fb["uuid"]:
         out.append(
-            f"another GPU: {fa['uuid']} -> {fb['uuid']} (two GPUs of one model can differ by a few %: "
-            "on two H200 hosts queue N=15 moved 6%)"
+            f"another GPU: {fa['uuid']} -> {fb['uuid']} (two GPUs of one model can differ by a few "
+            "%: on two H200 hosts queue N=15 moved 6%)"
         )
     for key in ("memory_clock_mhz", "power_limit_w", "persistence_mode"):
         if fa.get(key) is not None and fb.get(key) is not None and fa.get(key) != fb.get(key):

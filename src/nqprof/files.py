@@ -159,7 +159,8 @@ def read_json(path: str | os.PathLike, what: str = "input", expect: type | None 
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(
-            f"{what} {os.fspath(path)} is not JSON (or is truncated): {exc.msg} at line {exc.lineno}"
+            f"{what} {os.fspath(path)} is not JSON (or is "
+            f"truncated): {exc.msg} at line {exc.lineno}"
         ) from None
     except (ValueError, RecursionError) as exc:
         raise InputError(f"{what} {os.fspath(path)} is not JSON ({type(exc).__name__})") from None

@@ -176,7 +176,8 @@ def _gpu() -> dict[str, Any]:
         return {"gpu": f"none ({exc})"}
     facts = device_facts(drv, drv.Device(0))
     return {
-        "gpu": f"{facts['name']} ({facts['arch']}, {facts['sm_count']} SMs, {facts['total_memory_mib']} MiB)",
+        "gpu": f"{facts['name']} ({facts['arch']}, {facts['sm_count']} "
+        f"SMs, {facts['total_memory_mib']} MiB)",
         "driver": f"CUDA {facts['driver']}",
         "gpu count": drv.Device.count(),
     }

@@ -132,7 +132,8 @@ def parse_params(items: Sequence[str] | None) -> dict[str, str]:
                 f"{key}={v}" for v in (params[key], value)
             ]  # as typed, or quoted if not printable
             raise InputError(
-                f"--param {key!r} is given twice ({', '.join(g if g.isprintable() else repr(g) for g in given)})"
+                f"--param {key!r} is given twice "
+                f"({', '.join(g if g.isprintable() else repr(g) for g in given)})"
             )
         params[key] = value
     return params
@@ -323,8 +324,8 @@ N_VALUES = Option(
     parse_n_values,
     None,
     "LIST",
-    "board sizes: a comma list of N and inclusive ranges low:high, e.g. 8:12,14 "
-    f"(default: {DEFAULT_N[0]}:{DEFAULT_N[1]}, from each strategy's smallest N up to its bench_max_n)",
+    "board sizes: a comma list of N and inclusive ranges low:high, e.g. 8:12,14 (default: "
+    f"{DEFAULT_N[0]}:{DEFAULT_N[1]}, from each strategy's smallest N up to its bench_max_n)",
     numeric=True,
 )
 PARAM_AXIS = Option(
@@ -542,6 +543,7 @@ def case_grid(settings: Settings) -> list[tuple[Case, Any, str | None]]:
         if bad:
             key, value = bad[0]
             raise InputError(
-                f"{name}.{key}={value} is rejected by every case it is in: {rejected.get((key, value))}"
+                f"{name}.{key}={value} is rejected by every "
+                f"case it is in: {rejected.get((key, value))}"
             )
     return grid

@@ -374,8 +374,8 @@ class QueueBench:
                 from .errors import DeviceFailureError
 
                 raise DeviceFailureError(
-                    f"queue-bench {variant} {queue} {bytes} B at {threads} threads: {s[STUCK]} operations stuck, "
-                    f"{s[GAVE_UP]} threads gave up; the timing is discarded"
+                    f"queue-bench {variant} {queue} {bytes} B at {threads} threads: {s[STUCK]} "
+                    f"operations stuck, {s[GAVE_UP]} threads gave up; the timing is discarded"
                 )
         return BenchRow(variant, queue, bytes, threads, capacity, median(times), s[FULL], s[EMPTY])
 
@@ -421,7 +421,7 @@ def run_benchmark(
     finally:
         bench.close()
     method = (
-        f"CUDA events around one kernel, median of {repeats} after a warm-up; block 128; balanced capacity "
-        f"{BALANCED_CAPACITY}, unbalanced capacity {UNBALANCED_CAPACITY}"
+        f"CUDA events around one kernel, median of {repeats} after a warm-up; block 128; balanced "
+        f"capacity {BALANCED_CAPACITY}, unbalanced capacity {UNBALANCED_CAPACITY}"
     )
     return BenchResult(rows, facts, toolkit, method)

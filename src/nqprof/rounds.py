@@ -80,9 +80,9 @@ class RoundRule:
         if self.fixed is not None:
             return f"{self.fixed} rounds"
         return (
-            f"auto: at least {self.min_rounds} rounds and {self.min_time:g} s, then until the median's "
-            f"relative standard error is under {self.target_noise:.1%}; at most {self.max_time:g} s "
-            f"or {self.max_rounds:,} rounds"
+            f"auto: at least {self.min_rounds} rounds and {self.min_time:g} s, then until the "
+            f"median's relative standard error is under {self.target_noise:.1%}; at most "
+            f"{self.max_time:g} s or {self.max_rounds:,} rounds"
         )
 
     def split(self, processes: int) -> list[RoundRule]:

@@ -174,8 +174,9 @@ def check_expansion(n: int, depth: int, available: int | None = None) -> None:
     available = available_memory() if available is None else available
     if available is not None and need > available:
         raise InputError(
-            f"N={n}: expanding {depth} rows on the host makes about {boards:,} boards or more (~{need / 2**30:,.1f} GiB), "
-            f"more than the {available / 2**30:,.1f} GiB of memory available here: use a smaller depth"
+            f"N={n}: expanding {depth} rows on the host makes about {boards:,} boards or more "
+            f"(~{need / 2**30:,.1f} GiB), more than the {available / 2**30:,.1f} "
+            "GiB of memory available here: use a smaller depth"
         )
 
 

@@ -292,7 +292,8 @@ def reserve_figure(
     of 0 is drawn at 1/2), a line for the limit alone and one with a cudadevrt module loaded,
     the paper's band, and the fitted line (``(bytes per slot, fixed bytes)``)."""
     fig, ax = _loglog(
-        f"memory reserved vs pending-launch limit (their Fig. 6(a)){f' ({where})' if where else ''}",
+        "memory reserved vs pending-launch limit (their "
+        f"Fig. 6(a)){f' ({where})' if where else ''}",
         "pending-launch limit (0 drawn at 1/2)",
         "reserved (MiB; linear below 1)",
     )

@@ -207,7 +207,8 @@ def history_files(storage: str | Path) -> list[Path]:
     root = Path(storage)
     if not root.is_dir():
         raise InputError(
-            f"no benchmark storage folder {str(root)!r} (pytest bench/ --benchmark-autosave writes one)"
+            f"no benchmark storage folder {str(root)!r} "
+            "(pytest bench/ --benchmark-autosave writes one)"
         )
     runs = [p for p in root.rglob("*.json") if TRACE_FOLDER not in p.relative_to(root).parts[:-1]]
     return sorted(runs, key=lambda p: (p.name, str(p.parent)))
@@ -237,7 +238,8 @@ def load_history(storage: str | Path = DEFAULT_STORAGE, strict: bool = False):
             warnings.warn(message, HistoryWarning, stacklevel=2)
     if not rows:
         raise InputError(
-            f"no saved benchmarks under {str(root)!r} (run pytest bench/ --benchmark-autosave first)"
+            f"no saved benchmarks under {str(root)!r} (run "
+            "pytest bench/ --benchmark-autosave first)"
         )
     df = pd.DataFrame(rows)
     df["datetime"] = pd.to_datetime(df["datetime"], utc=True, format="ISO8601")
@@ -326,7 +328,8 @@ def last_runs(df, count: int = 2) -> list[str]:
 
 
 def _run_rows(df, run: str, metric: str) -> dict[tuple, dict[str, Any]]:
-    """The nqprof benchmarks of one run by case: samples, median, resolved parameters, source hash."""
+    """The nqprof benchmarks of one run by case: samples, median, resolved parameters,
+    source hash."""
     part = df[(df["run"] == run) & df["strategy"].notna()]
     out: dict[tuple, dict[str, Any]] = {}
     for row in part.to_dict("records"):

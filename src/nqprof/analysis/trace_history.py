@@ -8,8 +8,8 @@ and total duration, its kernels (launches, total and mean time) and memory copie
 :func:`nqprof.analysis.trace.summary_records` gives them. A case without a trace has
 ``missing``: why. A CDP strategy that keeps a device timeline (dp2, dp3, dpswap) also has
 ``device``: its child grids per generation from a run with ``timeline=1``
-(:func:`device_ranges`), compared the same way. Times are compared per round: a range's mean duration, a kernel's time
-and launches per occurrence of its range.
+(:func:`device_ranges`), compared the same way. Times are compared per round: a range's
+mean duration, a kernel's time and launches per occurrence of its range.
 """
 
 from __future__ import annotations

@@ -279,21 +279,22 @@ def table(results: Sequence[IdealResult]) -> tuple[list[str], list[list], list[s
             row[2] = f"no measurement [{len(notes)}]" if row[2] == "-" else row[2]
         if r.ideal is not None and r.ideal <= 0:
             notes.append(
-                f"[{len(notes) + 1}] {r.strategy} N={r.n}: L launches at the host grid's cost per launch add "
-                "up to more than the measured time (deeper launches overlap with work): ideal all does not "
-                "hold here"
+                f"[{len(notes) + 1}] {r.strategy} N={r.n}: L launches at the host grid's cost per "
+                "launch add up to more than the measured time (deeper "
+                "launches overlap with work): ideal all does not hold here"
             )
             row[10] += f" [{len(notes)}]"
         if not r.errors and not r.same_parent_work:
             notes.append(
-                f"[{len(notes) + 1}] {r.strategy} N={r.n}: the variants' generation 1 differs from the real "
-                "run's (not the same parent work): t1 - t2 is not comparable"
+                f"[{len(notes) + 1}] {r.strategy} N={r.n}: the variants' generation 1 differs from "
+                "the real run's (not the same parent work): t1 - t2 is not comparable"
             )
             row[5] += f" [{len(notes)}]"
         rows.append(row)
     notes.append(
-        "t1 - t2: what the host grid's L1 launches cost; ideal paper = measured - (t1 - t2) (their formula); "
-        "ideal all = measured - L x (t1 - t2) / L1 (the cost per launch over all L launches)"
+        "t1 - t2: what the host grid's L1 launches cost; ideal paper = measured - (t1 - t2) "
+        "(their formula); ideal all = measured - L x (t1 - "
+        "t2) / L1 (the cost per launch over all L launches)"
     )
     return header, rows, notes
 

@@ -71,8 +71,8 @@ def parse_counts(text: str) -> list[int]:
             count = 0
         if not 1 <= count <= MAX_COUNT:
             raise InputError(
-                f"--counts takes a comma list of launch counts in 1..{MAX_COUNT} (e.g. 32,1K,256K,1M), "
-                f"got {shown(text)}"
+                "--counts takes a comma list of launch counts in "
+                f"1..{MAX_COUNT} (e.g. 32,1K,256K,1M), got {shown(text)}"
             )
         out.append(count)
     return sorted(set(out))
@@ -109,8 +109,9 @@ class LaunchSession(GpuSession):
             need = self.pending * PENDING_SLOT_BYTES + HEADROOM
             if need > free:
                 raise InputError(
-                    f"{self.count:,} launches ({self.mode}) do not fit: a pending-launch limit of {self.pending:,} "
-                    f"needs about {nbytes(need)} with headroom, {nbytes(free)} free"
+                    f"{self.count:,} launches ({self.mode}) do not fit: a pending-launch limit of "
+                    f"{self.pending:,} needs about {nbytes(need)} "
+                    f"with headroom, {nbytes(free)} free"
                 )
             self.gpu.set_limits(pending_launches=self.pending)
             self.with_launch = self.build(SOURCES[0]).function("char_launch")
@@ -244,7 +245,8 @@ def measure(
             machine = {k: r[k] for k in ("device", "toolkit", "driver")}
             points.append(LaunchPoint.from_dict(r))
             if mode in GRAPH_MODES and points[-1].launch_failures:
-                # the runtime's limit on pending graph launches is reached: larger counts only fail more
+                # the runtime's limit on pending graph launches is reached: larger counts only
+                # fail more
                 stop = (
                     f"launches failed at {count:,}: the runtime's limit on pending graph launches"
                 )

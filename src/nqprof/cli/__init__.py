@@ -33,7 +33,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "env": ("run", "report GPU, driver, toolkit and profiler availability"),
     "plan": (
         "plan",
-        "print the plan of a CDP run (generations, bounds, limits, reserve, chunks); launches nothing",
+        "print the plan of a CDP run (generations, "
+        "bounds, limits, reserve, chunks); launches nothing",
     ),
     "build": (
         "build",

@@ -76,7 +76,8 @@ def cmd_matrix(args) -> int:
     files = sorted(folder.glob(MATRIX_GLOB))
     if not files:
         raise InputError(
-            f"no {MATRIX_GLOB} in {folder}: run the CUDA tox environments (or nqprof build -o FILE) first"
+            f"no {MATRIX_GLOB} in {folder}: run the CUDA tox "
+            "environments (or nqprof build -o FILE) first"
         )
     tables = {}
     for path in files:

@@ -1,10 +1,12 @@
 """``nqprof characterize``: what CUDA Dynamic Parallelism costs on this GPU and toolkit,
 measured the way Wang and Yalamanchili (2014) measured it (nqprof.characterize).
 
-    nqprof characterize launch [--counts 32,1K,256K] [--modes default,own,fire-and-forget,tail,graph-ff,graph-tail]
+    nqprof characterize launch [--counts 32,1K,256K]
+        [--modes default,own,fire-and-forget,tail,graph-ff,graph-tail]
     nqprof characterize reserve [--pending 0,32,4096] [--heap-mib 8,512]
     nqprof characterize ideal [--strategies dp2,dp3,dpswap] [--n 14,16]
-    nqprof characterize efficiency [--strategies feinbube,dp2,dp3,dpswap] [--n 14] [--child-launches 200]
+    nqprof characterize efficiency [--strategies feinbube,dp2,dp3,dpswap] [--n 14]
+        [--child-launches 200]
     nqprof characterize timeline 13 [--strategy dp3] [--chrome grids.json [--nsys trace.sqlite]]
 
 Each prints its table beside the paper's numbers (``--json``: the measurement as JSON
@@ -199,7 +201,8 @@ def add_launch(q) -> None:
         q.add_argument,
         "--counts",
         number=_counts,
-        help="launch counts, a comma list (1K, 256K, 1M allowed; default 32..256K in powers of 2, and 1M)",
+        help="launch counts, a comma list (1K, 256K, 1M "
+        "allowed; default 32..256K in powers of 2, and 1M)",
     )
     # launch.MODES (not imported here: it needs numpy); a test checks that the help names every mode
     q.add_argument(
@@ -239,7 +242,8 @@ def cmd_reserve(args) -> int:
     header, rows, notes = reserve.table(points)
     emit(
         args,
-        f"Device memory reserved by the CDP runtime (free memory before and after; {machine_text(doc)})",
+        "Device memory reserved by the CDP runtime (free "
+        f"memory before and after; {machine_text(doc)})",
         header,
         rows,
         notes,
@@ -268,8 +272,8 @@ def add_reserve(q) -> None:
         q.add_argument,
         "--pending",
         number=lambda text: _int_list(text, "--pending", MAX_PENDING),
-        help="pending-launch limits, a comma list (default: 0 and powers of 4 up to 16M); the largest that "
-        "fits the free memory is added",
+        help="pending-launch limits, a comma list (default: 0 and powers of 4 up to 16M); the "
+        "largest that fits the free memory is added",
     )
     add_number(
         q.add_argument,
@@ -315,7 +319,8 @@ def cmd_ideal(args) -> int:
     header, rows, notes = ideal.table(results)
     emit(
         args,
-        f"Ideal CDP time without launch overhead, and speedups (GPU time, medians; {machine_text(doc)})",
+        "Ideal CDP time without launch overhead, and "
+        f"speedups (GPU time, medians; {machine_text(doc)})",
         header,
         rows,
         notes,
@@ -353,7 +358,8 @@ def add_ideal(q) -> None:
     q.add_argument(
         "--baselines",
         default="feinbube",
-        help="non-CDP strategies the speedups are over; the fastest at each N counts (default: %(default)s)",
+        help="non-CDP strategies the speedups are over; the "
+        "fastest at each N counts (default: %(default)s)",
     )
     q.add_argument(
         "--param",
@@ -397,7 +403,8 @@ def cmd_efficiency(args) -> int:
         header, rows, notes = efficiency.table(loaded)
     emit(
         args,
-        f"SIMD lane efficiency, memory irregularity and L2 hit rate (Nsight Compute; N={doc.get('n')})",
+        "SIMD lane efficiency, memory irregularity and "
+        f"L2 hit rate (Nsight Compute; N={doc.get('n')})",
         header,
         rows,
         notes,
@@ -426,9 +433,9 @@ def add_efficiency(q) -> None:
         number=Integer(0, MAX_CHILD_LAUNCHES),
         default=str(DEFAULT_CHILD_LAUNCHES),
         metavar="K",
-        help="a CDP strategy's children: profile the first K of the launches of generation 1 replayed "
-        "from the host (launch=record; ncu --launch-count), their instructions scaled to all by "
-        "boards (0: all; default %(default)s)",
+        help="a CDP strategy's children: profile the first K of the launches of generation 1 "
+        "replayed from the host (launch=record; ncu --launch-count), their instructions scaled to "
+        "all by boards (0: all; default %(default)s)",
     )
 
 
@@ -465,7 +472,8 @@ def cmd_timeline(args) -> int:
         header, rows, notes = timeline.table(doc)
     emit(
         args,
-        f"Device timeline of {doc['strategy']} N={doc['n']}: grids per generation ({machine_text(doc)})",
+        f"Device timeline of {doc['strategy']} N={doc['n']}: "
+        f"grids per generation ({machine_text(doc)})",
         header,
         rows,
         notes,
@@ -612,8 +620,8 @@ def add_common(q, with_figure: bool = True, with_output: bool = True) -> None:
             "-o",
             metavar="FILE.json|FILE.md",
             action="append",
-            help="also write the measurement (FILE.json, rendered later with --from) or the table as "
-            "Markdown (FILE.md); repeatable",
+            help="also write the measurement (FILE.json, rendered later "
+            "with --from) or the table as Markdown (FILE.md); repeatable",
         )
 
 

@@ -1,8 +1,9 @@
 """``nqprof queue-bench`` (and ``nqprof report kerbl fig1``): the GPU queue microbenchmark of
 Kerbl et al. (their Fig. 1), as a table and a figure.
 
-    nqprof queue-bench [--queues bq,bwd,gottlieb,ring] [--sizes 4,8,16] [--variants balanced,unbalanced]
-                       [--fill 4] [--repeats 3] [-o out.json] [--figure fig.png] [--bytes 16] [--json]
+    nqprof queue-bench [--queues bq,bwd,gottlieb,ring] [--sizes 4,8,16]
+                       [--variants balanced,unbalanced] [--fill 4] [--repeats 3] [-o out.json]
+                       [--figure fig.png] [--bytes 16] [--json]
     nqprof queue-bench --from out.json [--figure fig.png] [--bytes 16]     (no GPU: a saved run)
     nqprof report kerbl fig1 [--from out.json] [--outdir DIR] [...the same run options]
 

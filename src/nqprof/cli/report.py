@@ -98,7 +98,8 @@ def cmd_feinbube_steps(args) -> int:
         header,
         rows,
         notes,
-        f"Paper: {feinbube.PAPER_GPU}. Here: {device}, GPU time (CUDA events), {_rounds_note(args)}.",
+        f"Paper: {feinbube.PAPER_GPU}. Here: {device}, "
+        f"GPU time (CUDA events), {_rounds_note(args)}.",
     )
     return 0
 
@@ -132,7 +133,8 @@ def cmd_table2(args) -> int:
         header,
         rows,
         notes,
-        f"Paper: K20x. Here: {device}, GPU time (CUDA events around the host launch), {_rounds_note(args)}.",
+        f"Paper: K20x. Here: {device}, GPU time (CUDA events "
+        f"around the host launch), {_rounds_note(args)}.",
     )
     return 0
 
@@ -182,12 +184,13 @@ def cmd_table3(args) -> int:
     header, rows, notes = plauth.table3(measured, model)
     _emit(
         args,
-        f"Table 3 of Plauth et al.: boards per child grid, N={plauth.TABLE3_N}, static (dp2) vs dynamic (dp3)",
+        "Table 3 of Plauth et al.: boards per child grid, "
+        f"N={plauth.TABLE3_N}, static (dp2) vs dynamic (dp3)",
         header,
         rows,
         notes,
-        f"Paper: K20x. Model: nqprof.strategies.cdp.model. Measured: {device}, the device-side accounting of the "
-        "first child generation.",
+        f"Paper: K20x. Model: nqprof.strategies.cdp.model. Measured: {device}, the device-side "
+        "accounting of the first child generation.",
     )
     return 0
 
@@ -257,8 +260,8 @@ def cmd_carneiro_table2(args) -> int:
     header, rows, notes = carneiro.table2(outcomes, ranges, history)
     _emit(
         args,
-        "Table 2 of Carneiro et al.: mean speedup over serial per N range (paper: N-Queens+ATSP; here: "
-        "N-Queens only)",
+        "Table 2 of Carneiro et al.: mean speedup over serial "
+        "per N range (paper: N-Queens+ATSP; here: N-Queens only)",
         header,
         rows,
         notes,

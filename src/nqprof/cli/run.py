@@ -113,8 +113,8 @@ def cmd_sweep(args) -> int:
                 )
         except KeyboardInterrupt:
             interrupted = (
-                f"interrupted after {len(records)} of {len(cases)} cases: the records before this are the "
-                "finished ones"
+                f"interrupted after {len(records)} of {len(cases)} "
+                "cases: the records before this are the finished ones"
             )
     for rec in ran:  # after the progress lines
         _warn_shared(rec)
@@ -226,8 +226,8 @@ def cmd_strategies(args) -> int:
             print(f"{'':<{width + 2}}N >= {s.min_n}")
         for p in s.params:
             print(
-                f"{'':<{width + 2}}{p.name:<12} {p.describe_range():<{rng}}  default {p.describe_default():<{dflt}}  "
-                f"{p.help}"
+                f"{'':<{width + 2}}{p.name:<12} {p.describe_range():<{rng}}  default "
+                f"{p.describe_default():<{dflt}}  {p.help}"
             )
     return 0
 

@@ -80,7 +80,8 @@ def cubin(
             os.replace(built, path)
     except OSError as exc:
         raise BuildError(
-            f"building {src.file}: cannot write the kernel cache {folder} ({exc}; set {CACHE_VARIABLE})"
+            f"building {src.file}: cannot write the kernel "
+            f"cache {folder} ({exc}; set {CACHE_VARIABLE})"
         ) from None
     return path, digest, False
 

@@ -24,7 +24,10 @@ from typing import Any
 
 from ..errors import DeviceFailureError, UnavailableError
 
-INSTALL_HINT = "pip install 'nqprof[graphs]' (NVIDIA's cuda-bindings, matching the driver's CUDA major version)"
+INSTALL_HINT = (
+    "pip install 'nqprof[graphs]' (NVIDIA's cuda-bindings, "
+    "matching the driver's CUDA major version)"
+)
 
 
 def bindings():

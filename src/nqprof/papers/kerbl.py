@@ -22,8 +22,8 @@ CITATION = (
 
 PAPER = Paper(
     "kerbl",
-    "Kerbl et al. 2018: The Broker Queue, a fast, linearizable FIFO queue for fine-granular work distribution on "
-    "the GPU",
+    "Kerbl et al. 2018: The Broker Queue, a fast, linearizable "
+    "FIFO queue for fine-granular work distribution on the GPU",
     (
         Artefact(
             "fig1",

@@ -86,7 +86,8 @@ class CdpDp3(CdpStrategy):
         search, smem = params["search"], params["smem_kib"]
         if search > depth_max(smem, params["block"]):
             raise InputError(
-                f"cdp-dp3: search={search} with block={params['block']} does not fit smem_kib={smem}: search must be in "
+                f"cdp-dp3: search={search} with block={params['block']} does not fit "
+                f"smem_kib={smem}: search must be in "
                 f"1..{max(depth_max(smem, params['block']), 0)} (or raise smem_kib, or lower block)"
             )
         cap = depth_max(smem, params["child_block"])

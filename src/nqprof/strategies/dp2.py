@@ -133,8 +133,9 @@ class Dp2(CdpStrategy):
         for key in ("block", "child_block"):
             if stack_bytes(search, params[key]) > STACK_LIMIT:
                 raise InputError(
-                    f"dp2: search={search} with {key}={params[key]} needs {stack_bytes(search, params[key])} B of shared "
-                    f"memory per block for the DFS stacks, over {STACK_LIMIT}: use search <= "
+                    f"dp2: search={search} with {key}={params[key]} needs "
+                    f"{stack_bytes(search, params[key])} B of shared memory per block for the DFS "
+                    f"stacks, over {STACK_LIMIT}: use search <= "
                     f"{STACK_LIMIT // stack_bytes(0, params[key]) - 1} or a smaller {key}"
                 )
         check_nesting(

@@ -82,14 +82,14 @@ class Dp3(CdpStrategy):
         if search > root_max:
             raise InputError(
                 f"dp3: search={search} with block={params['block']} does not fit smem_kib={smem} "
-                f"({stack_bytes(search, params['block'])} B of stacks): search must be in 1..{max(root_max, 0)} "
-                "(or raise smem_kib, or lower block)"
+                f"({stack_bytes(search, params['block'])} B of stacks): search must be in "
+                f"1..{max(root_max, 0)} (or raise smem_kib, or lower block)"
             )
         cap = depth_max(smem, params["child_block"])
         if cap < 1:
             raise InputError(
-                f"dp3: smem_kib={smem} holds no stack for child_block={params['child_block']}: child_block must be in "
-                f"1..{smem * 1024 // (2 * STATE_BYTES)}"
+                f"dp3: smem_kib={smem} holds no stack for child_block={params['child_block']}: "
+                f"child_block must be in 1..{smem * 1024 // (2 * STATE_BYTES)}"
             )
         check_nesting(
             f"dp3 N={n} with depth={params['depth']}, search={search}",

@@ -127,7 +127,8 @@ class Fast(Strategy):
                 raise InputError(f"fast N={n}: tight-u4 needs N >= {D4_MIN_N} (Takaken's classes)")
             if not 2 <= depth <= min(D4_MAX_DEPTH, n - 2):
                 raise InputError(
-                    f"fast tight-u4 N={n}: depth must be in 2..{min(D4_MAX_DEPTH, n - 2)}, got {depth}"
+                    f"fast tight-u4 N={n}: depth must be in "
+                    f"2..{min(D4_MAX_DEPTH, n - 2)}, got {depth}"
                 )
         else:
             if n > MAX_N:
@@ -158,7 +159,8 @@ class Fast(Strategy):
     def open_part(self, n, params):
         if params["opt"] != DEFAULT:
             raise InputError(
-                f"fast opt={params['opt']}: a cluster cuts the constellation tasks; use opt={DEFAULT}"
+                f"fast opt={params['opt']}: a cluster cuts "
+                f"the constellation tasks; use opt={DEFAULT}"
             )
         return FastPart(self.name, n, params)
 
@@ -205,7 +207,8 @@ class FastSession(GpuSession):
         per_sm = self.resident_blocks(self.func, self.block, self.dynamic)
         if per_sm < 1:
             raise InputError(
-                f"fast N={n}: a block of {self.block} does not fit on a multiprocessor (use a smaller block)"
+                f"fast N={n}: a block of {self.block} does not "
+                "fit on a multiprocessor (use a smaller block)"
             )
         self.resident = sms * per_sm  # blocks the device holds at once
         self.next = self.drv.mem_alloc(4)
@@ -281,8 +284,8 @@ class FastSession(GpuSession):
                 self.ntasks = int(offsets[-1])
                 if self.ntasks >= 2**32:
                     raise InputError(
-                        f"fast N={self.n} depth {self.depth}: {self.ntasks} tasks are more than the "
-                        "kernel's 32-bit index takes (use a smaller depth)"
+                        f"fast N={self.n} depth {self.depth}: {self.ntasks} tasks are more than "
+                        "the kernel's 32-bit index takes (use a smaller depth)"
                     )
                 self.tasks = drv.mem_alloc(TASK_WORDS * 4 * max(1, self.ntasks))
                 offsets_dev = drv.to_device(offsets)  # kept until the kernel is done with it
@@ -322,13 +325,13 @@ class FastSession(GpuSession):
         mib = m["device_bytes"] / 2**20
         if m["where"] == "host":
             return (
-                f"{m['tasks']} tasks (made on the host in {m['make_s'] * 1e3:.1f} ms, {mib:.1f} MiB uploaded in "
-                f"{m['upload_s'] * 1e3:.1f} ms, outside the rounds)"
+                f"{m['tasks']} tasks (made on the host in {m['make_s'] * 1e3:.1f} ms, {mib:.1f} "
+                f"MiB uploaded in {m['upload_s'] * 1e3:.1f} ms, outside the rounds)"
             )
         return (
-            f"{m['tasks']} tasks (split on the GPU in {m['make_s'] * 1e3:.1f} ms from {m['frames']} frames made on "
-            f"the host in {m['frames_s'] * 1e3:.1f} ms, {mib:.1f} MiB on the device, "
-            f"{m['upload_bytes'] / 1024:.1f} KiB uploaded, outside the rounds)"
+            f"{m['tasks']} tasks (split on the GPU in {m['make_s'] * 1e3:.1f} ms from "
+            f"{m['frames']} frames made on the host in {m['frames_s'] * 1e3:.1f} ms, {mib:.1f} MiB "
+            f"on the device, {m['upload_bytes'] / 1024:.1f} KiB uploaded, outside the rounds)"
         )
 
     def run_once(self) -> Measurement:

@@ -138,9 +138,9 @@ class Queue(Strategy):
         need = stack_bytes(levels, params["block"])
         if need > DYNAMIC_SHARED_LIMIT_SM90:
             raise InputError(
-                f"queue: block={params['block']} needs {need} B of shared memory for its DFS stacks at N={n}, depth="
-                f"{params['depth']}, over {DYNAMIC_SHARED_LIMIT_SM90} B: use "
-                f"block <= {DYNAMIC_SHARED_LIMIT_SM90 // (STACK_BYTES_PER_LEVEL * levels)}"
+                f"queue: block={params['block']} needs {need} B of shared memory for its DFS "
+                f"stacks at N={n}, depth={params['depth']}, over {DYNAMIC_SHARED_LIMIT_SM90} B: "
+                f"use block <= {DYNAMIC_SHARED_LIMIT_SM90 // (STACK_BYTES_PER_LEVEL * levels)}"
             )
         if params["capacity"]:
             check_fits(len(expand(n, params["depth"])), params["capacity"], f"queue N={n}")
@@ -153,8 +153,8 @@ def check_fits(boards: int, capacity: int, label: str) -> None:
     """The host's boards must fit the queue they are seeded into."""
     if boards > capacity:
         raise InputError(
-            f"{label}: {boards:,} seeded boards do not fit a queue of {capacity:,} slots: use capacity="
-            f"{auto_capacity(boards)} (or 0) or a smaller depth"
+            f"{label}: {boards:,} seeded boards do not fit a queue of {capacity:,} slots: use "
+            f"capacity={auto_capacity(boards)} (or 0) or a smaller depth"
         )
 
 
@@ -204,14 +204,15 @@ class QueueAccounting:
         parts = []
         if self.stuck or self.aborted:
             parts.append(
-                f"{self.stuck:,} queue operations hit their spin cap (stuck) and the search was aborted"
+                f"{self.stuck:,} queue operations hit their "
+                "spin cap (stuck) and the search was aborted"
             )
         if self.pending:
             parts.append(f"{self.pending:,} boards were still outstanding at the end")
         if not parts and self.dequeued != self.seeded + self.enqueued:
             parts.append(
-                f"{self.dequeued:,} boards dequeued, but {self.seeded:,} seeded + {self.enqueued:,} handed out: a board "
-                "was lost or taken twice"
+                f"{self.dequeued:,} boards dequeued, but {self.seeded:,} seeded + "
+                f"{self.enqueued:,} handed out: a board was lost or taken twice"
             )
         return "; ".join(parts) + "; the count is discarded" if parts else None
 
@@ -269,7 +270,8 @@ class QueueSession(GpuSession):
         fit = self.resident_blocks(self.search, self.block, self.dynamic)
         if fit < 1:
             raise InputError(
-                f"{self.label}: no block of {self.block} threads fits on an SM ({self.dynamic} B of stacks)"
+                f"{self.label}: no block of {self.block} threads "
+                f"fits on an SM ({self.dynamic} B of stacks)"
             )
         per_sm = min(params["blocks_per_sm"], fit) if params["blocks_per_sm"] else fit
         self.grid = (per_sm * self.gpu.facts["sm_count"], 1)
@@ -277,8 +279,9 @@ class QueueSession(GpuSession):
         self.qbytes = queue_bytes(self.capacity)
         self.acct = self.counter(WORDS)
         self.notes.append(
-            f"{self.boards.count} boards seeded at depth {params['depth']}; queue {params['queue']} of {self.capacity} "
-            f"slots; {self.grid[0]} persistent blocks x {self.block} ({per_sm} per SM, {fit} fit)"
+            f"{self.boards.count} boards seeded at depth {params['depth']}; queue "
+            f"{params['queue']} of {self.capacity} slots; {self.grid[0]} persistent blocks x "
+            f"{self.block} ({per_sm} per SM, {fit} fit)"
         )
 
     def run_once(self) -> Measurement:

@@ -186,10 +186,13 @@ UNITS = [
 
 
 DP3_ROOT = (
-    "dp3_root(const unsigned int *, const unsigned int *, const unsigned int *, const unsigned char *, "
-    "unsigned int, int, int, int, int, unsigned long long *)"
+    "dp3_root(const unsigned int *, const unsigned int *, const unsigned int *, const unsigned "
+    "char *, unsigned int, int, int, int, int, unsigned long long *)"
 )
-DP3_CHILD = "dp3_child(nq_board **, unsigned int *, unsigned int, int, int, int, int, int, unsigned long long *)"
+DP3_CHILD = (
+    "dp3_child(nq_board **, unsigned int *, unsigned "
+    "int, int, int, int, int, int, unsigned long long *)"
+)
 
 
 def ncu_csv(

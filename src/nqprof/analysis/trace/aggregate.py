@@ -173,7 +173,8 @@ def _memcpy_line(memcpy: dict) -> list[str]:
     if not memcpy["count"]:
         return []
     return [
-        f"    memcpy {memcpy['count']}x  {nbytes(memcpy['bytes'])}  {nanoseconds(memcpy['duration_ns'])}"
+        f"    memcpy {memcpy['count']}x  {nbytes(memcpy['bytes'])}  "
+        f"{nanoseconds(memcpy['duration_ns'])}"
     ]
 
 
@@ -183,8 +184,8 @@ def breakdown(trace: Trace) -> str:
     width = max([len(str(k["name"])) for r in records for k in r["kernels"]] + [6])
     lines = [
         f"{trace.path.name}: {len(trace.kernels)} kernels, {len(trace.ranges)} NVTX ranges, "
-        f"{len(trace.memcpy)} memcpys (device-launched child grids are not traced: a parent kernel's "
-        f"row ends before its children do; the generation's range holds the whole tree)"
+        f"{len(trace.memcpy)} memcpys (device-launched child grids are not traced: a parent "
+        "kernel's row ends before its children do; the generation's range holds the whole tree)"
     ]
     for record in records:
         lines += [

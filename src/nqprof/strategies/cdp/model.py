@@ -485,10 +485,12 @@ def condensed_demand(
         heap_bytes=_widest_pair(held),
         launches=sum(grids),
         basis=(
-            f"generation rows {[row for row, _ in schedule]}, at most {grids} child grids over {threads[1:]} boards;"
-            " pending = all child grids, heap = the widest two consecutive generations"
+            f"generation rows {[row for row, _ in schedule]}, at most {grids} child grids over "
+            f"{threads[1:]} boards; pending = all child grids, "
+            "heap = the widest two consecutive generations"
         ),
-        advice="a larger search depth (or host depth) gives fewer generations, and fewer boards in the widest",
+        advice="a larger search depth (or host depth) gives "
+        "fewer generations, and fewer boards in the widest",
     )
 
 
@@ -537,7 +539,8 @@ def dpswap_demand(
             f"about {states} states in the widest generation, in about {grids} child grids;"
             " pending and heap = twice the widest generation"
         ),
-        advice="a larger buffer (capacity) or a larger search depth gives fewer, fuller child grids",
+        advice="a larger buffer (capacity) or a larger "
+        "search depth gives fewer, fuller child grids",
     )
 
 

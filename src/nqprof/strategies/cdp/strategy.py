@@ -64,7 +64,8 @@ class CdpStrategy(Strategy):
         unknown = [name for name in cls.runtime if name not in RUNTIME_PARAMS]
         if unknown:
             raise TypeError(
-                f"{cls.__name__}.runtime names unknown parameters {unknown} (known: {list(RUNTIME_PARAMS)})"
+                f"{cls.__name__}.runtime names unknown parameters "
+                f"{unknown} (known: {list(RUNTIME_PARAMS)})"
             )
         cls.params = (*cls.paper_params, *(RUNTIME_PARAMS[name]() for name in cls.runtime))
         session = cls.__dict__.get("session")
