@@ -407,8 +407,8 @@ typedef struct {
 
 /* Nodes per level in the host search's work space, and the space a level takes: 4 nodes
  * (64 bytes) more, so that two levels' buffers never lie a multiple of 4 KiB apart (a CPU
- * then takes loads from one for stores to the other; unpadded, serial-d4 at N=10 took 155
- * to 265 us by where the buffer landed, padded 155 us every time). */
+ * then takes loads from one for stores to the other; unpadded, serial-d4's time at N=10
+ * depended on where the buffer landed: docs/results/fast-ladder.md). */
 #define NQ_CST_CHUNK 1024
 #define NQ_CST_LEVEL_NODES (NQ_CST_CHUNK + 4)
 

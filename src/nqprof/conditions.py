@@ -43,8 +43,9 @@ LOAD_TOLERANCE = 0.4
 OTHER_CORES_TOLERANCE = 0.5
 #: Percentage points of CPU time stolen by a hypervisor: a difference of this many is a warning.
 STEAL_TOLERANCE = 2.0
-#: The CPU speed probe: nqprof._cpu.serial(PROBE_N), PROBE_REPEATS times, the median (about
-#: 0.5 ms a call on an H200 host), taken when a case's CPU watch starts. Two runs' probes
+#: The CPU speed probe: nqprof._cpu.serial(PROBE_N), PROBE_REPEATS times, the median (under a
+#: millisecond a call: docs/results/defaults-h200.md), taken when a case's CPU watch starts.
+#: Two runs' probes
 #: further apart than PROBE_TOLERANCE are a warning (another host, or its CPU changed speed).
 PROBE_N = 11
 PROBE_REPEATS = 5

@@ -67,8 +67,9 @@ def describe(strategy: str, n: int, params: dict[str, Any]) -> str:
 
 
 #: N values benchmarked when no N list is given (inclusive), for every strategy, so that
-#: the speedup over serial covers every N: serial needs about 3 s at N=16 (a GPU strategy
-#: milliseconds), and the whole default suite finishes in minutes.
+#: the speedup over serial covers every N: serial needs seconds at N=16, a GPU strategy
+#: milliseconds (docs/results/defaults-h200.md), and the whole default suite finishes in
+#: minutes.
 DEFAULT_N: tuple[int, int] = (8, 16)
 
 

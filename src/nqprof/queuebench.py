@@ -390,8 +390,8 @@ def run_benchmark(
     progress=None,
 ) -> BenchResult:
     """The whole sweep. A queue's larger thread counts are skipped once one takes over
-    ``slow_ms`` (the CAS ring slows by orders of magnitude under contention: on an H200 it took
-    0.5 s at 16,384 threads, where the other queues took 0.06 ms)."""
+    ``slow_ms`` (the CAS ring slows by orders of magnitude under contention:
+    docs/results/queue-h200.md)."""
     for q in queues:
         check_choice(q, QUEUES, "queue")
     for v in variants:

@@ -317,8 +317,8 @@ class WorkerRunner:
 CPU_PROCESSES = 3
 #: Worker processes a GPU case's rounds go to one after another (:class:`ProcessSeries`).
 #: A GPU time can depend on the process too (where its context's allocations land: one
-#: device-graph case measured 84 us in some processes and 96 us in others), so compare
-#: counts their spread as noise; one at a time, so the memory ledger sees one context.
+#: device-graph case, docs/results/defaults-h200.md), so compare counts their spread as
+#: noise; one at a time, so the memory ledger sees one context.
 GPU_PROCESSES = 2
 
 

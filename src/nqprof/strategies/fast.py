@@ -49,13 +49,10 @@ MAX_N = 27
 
 def _default_depth(n: int) -> int:
     """5, 3 or 4 by N"""
-    # The fastest of depth sweeps on an H200 (CUDA-event time, medians of 3 or 5), with the
-    # host placing at most 5 queens beyond the frame (deeper, the host does the search: at
-    # N=15 depth 9 the kernel takes 166 us and making its 1.8M tasks 0.45 s). Small N is
-    # the length of the longest task (N=14: depth 3 136 us, 5 87 us); from N=16 the kernel
-    # is throughput-bound and fewer tasks win (N=16: 3 1.14 ms, 4 1.40 ms, 5 1.71 ms; N=18:
-    # 3 37.4 ms, 4 38.7 ms; with the skipping step N=19: 3 182.7 ms, 4 188.1 ms, 5 222.1 ms;
-    # N=20: 3 1.521 s, 4 1.428 s, 5 1.547 s).
+    # The fastest of the depth sweeps in docs/results/fast-ladder.md (numbers in
+    # docs/results/defaults-h200.md), with the host placing at most 5 queens beyond the frame
+    # (deeper, the host does the search). Small N is the length of the longest task; from
+    # N=16 the kernel is throughput-bound and fewer tasks win.
     if n >= 20:
         return 4
     return 3 if n >= 16 else max(0, min(5, n - 3))

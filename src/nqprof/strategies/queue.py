@@ -88,8 +88,8 @@ def stack_bytes(levels: int, block: int) -> int:
 
 def _default_depth(n: int) -> int:
     """min(6, N-2)"""
-    # 6 was the fastest host depth at N=19 on an H200 (bq 1.05 s against 1.07 s for 5 and 4;
-    # docs/results/queue-h200.md). Threshold, split_rows and block barely moved the time there.
+    # 6 was the fastest host depth at N=19 on an H200, ahead of 5 and 4 (docs/results/
+    # queue-h200.md). Threshold, split_rows and block barely moved the time there.
     return max(1, min(6, n - 2))
 
 
@@ -113,7 +113,7 @@ class Queue(Strategy):
     counters = ACCOUNTING
     bench_max_n = 17
     params = (
-        # bwd by default: at N=19 on an H200 it ran in 0.83 s against 1.06 s with bq.
+        # bwd by default: at N=19 on an H200 it was faster than bq (docs/results/queue-h200.md).
         Param("queue", "Broker Queue or Work Distributor", default="bwd", choices=tuple(QUEUES)),
         depth_param(_default_depth, "host rows seeded into the queue"),
         block_param(128),

@@ -498,11 +498,10 @@ def condensed_child_block(n: int, depth: int, search: int, lo: int = 32, hi: int
     """DP-2's allocation granularity: the mean number of boards a child grid is handed in
     its widest generation, rounded up to a power of two in ``lo..hi`` (``hi`` beyond the
     tables). A thread then makes one or a few device allocations. The CUDA device allocator
-    slows down with the allocations held at once (measured on an H200 with
-    tools/malloc_probe.py: 1,024 threads holding 4/16/64/128 blocks each took 0.026/0.37/
-    5.8/23.1 s to allocate them), and a DP-2 thread holds all its blocks until its subtree is
-    exhausted, so the granularity of 32 boards (Carneiro et al.'s child block) made DP-2 at
-    N=15 take 52.7 s where 1,024 took 0.095 s."""
+    slows down with the allocations held at once (tools/malloc_probe.py), and a DP-2 thread
+    holds all its blocks until its subtree is exhausted, so the granularity of 32 boards
+    (Carneiro et al.'s child block) made DP-2 orders of magnitude slower than 1,024
+    (docs/results/defaults-h200.md)."""
     boards, live = _rows(n)
     if live is None:
         return hi
