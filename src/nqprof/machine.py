@@ -11,11 +11,7 @@ from typing import Any
 
 from . import __version__
 from .errors import NqprofError
-
-#: machine_info key under which nqprof records its facts.
-MACHINE_KEY = "nqprof"
-#: machine_info fields whose difference makes timings of two runs incomparable.
-COMPARED_MACHINE_FIELDS = ("gpu", "cuda_toolkit", "driver")
+from .machinediff import MACHINE_KEY, machine_differences
 
 
 def gpu_status() -> tuple[bool, str]:
@@ -63,19 +59,6 @@ def machine_facts() -> dict[str, Any]:
     except (ImportError, NqprofError):
         facts["cuda_toolkit"] = None
     return facts
-
-
-def machine_differences(saved: dict[str, Any], current: dict[str, Any]) -> list[str]:
-    """``["gpu: 'NVIDIA H100' -> 'NVIDIA H200'", ...]`` for the nqprof machine_info fields
-    that differ between two runs' machine_info."""
-    a, b = saved.get(MACHINE_KEY) or {}, current.get(MACHINE_KEY) or {}
-    if not a or not b:  # a run saved without nqprof benchmarks has nothing to compare
-        return []
-    return [
-        f"{key}: {a.get(key)!r} -> {b.get(key)!r}"
-        for key in COMPARED_MACHINE_FIELDS
-        if a.get(key) != b.get(key)
-    ]
 
 
 def compare_facts() -> dict[str, Any]:

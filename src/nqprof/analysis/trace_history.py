@@ -18,7 +18,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..cuda.device import HOLD_KERNEL
-from .history import CASE_COLUMNS, missing_any, resolve_run
+from .history import CASE_COLUMNS, missing, resolve_run
 from .stats import MIN_EFFECT
 
 #: The "kernel" of a range's memory copies in :func:`per_round` (launches: how many copies).
@@ -38,7 +38,7 @@ CHANGE_COLUMNS = [
 
 def _value(row: dict[str, Any], key: str):
     value = row.get(key)
-    return None if missing_any(value) else value
+    return None if missing(value) else value
 
 
 def range_label(name: str, strategy: str | None, n) -> str:
@@ -199,12 +199,12 @@ def run_traces(df) -> dict[str, dict[str, int]]:
     out: dict[str, dict[str, int]] = {}
     for run, part in df.groupby("run", sort=False):
         traced = (
-            int(part["extra.trace.file"].map(lambda v: not missing_any(v)).sum())
+            int(part["extra.trace.file"].map(lambda v: not missing(v)).sum())
             if "extra.trace.file" in part
             else 0
         )
         lacking = (
-            int(part["extra.trace.missing"].map(lambda v: not missing_any(v)).sum())
+            int(part["extra.trace.missing"].map(lambda v: not missing(v)).sum())
             if "extra.trace.missing" in part
             else 0
         )

@@ -23,7 +23,7 @@ from ..analysis.history import (
     resolve_metric,
     resolve_run,
     run_label,
-    runs,
+    run_summary,
 )
 from ..analysis.stats import ALPHA, MIN_EFFECT
 from ..errors import InputError
@@ -71,7 +71,7 @@ def cmd_history(args) -> int:
         write_text(args.csv, out.to_csv(index=False), "--csv")
         print(f"wrote {len(df)} rows x {len(df.columns)} columns to {args.csv}")
         return 0
-    summary = runs(df)
+    summary = run_summary(df)
     from ..analysis.trace_history import run_traces
 
     traces = run_traces(df)
