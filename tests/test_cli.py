@@ -202,7 +202,7 @@ def test_report_lists_every_papers_artefacts(capsys):
 def test_report_lists_an_artefact_without_a_command_as_planned(capsys, monkeypatch):
     from nqprof.cli import report
 
-    monkeypatch.delitem(report.COMMANDS, ("wang", "fig4"))
+    monkeypatch.delitem(report.REPORTS, ("wang", "fig4"))
     assert main(["report", "wang"]) == 0
     assert re.search(r"fig4 .*\n\s+planned: ", capsys.readouterr().out)
 
@@ -477,3 +477,30 @@ def test_report_plauth_table2_takes_extra_dp1_parameters():
 
     args = build_parser("report").parse_args(["report", "plauth", "table2", "-p", "block=64"])
     assert args.param == ["block=64"]
+
+
+def test_report_and_characterize_write_their_tables_alike(tmp_path, capsys, monkeypatch):
+    """One emitter: the title, table and notes on the terminal (none with --json), and as
+    Markdown in every .md output with the command line and the note above the table."""
+    import argparse
+
+    from nqprof.cli.output import emit
+
+    monkeypatch.setattr(sys, "argv", ["nqprof", "report", "plauth", "table2"])
+    md, other = tmp_path / "t.md", tmp_path / "t.json"
+    args = argparse.Namespace(output=[str(md), str(other)], json=False)
+    emit(args, "Title", ["N", "ms"], [[8, 1.5]], ["[1] a note"], "Paper: K20x.")
+    out = capsys.readouterr().out
+    assert out.startswith("Title\n") and "1.5" in out and out.endswith("[1] a note\n")
+    text = md.read_text().splitlines()
+    assert text[:6] == [
+        "# Title",
+        "",
+        "Command: `nqprof report plauth table2`",
+        "",
+        "Paper: K20x.",
+        "",
+    ]
+    assert "| N" in text[6] and text[-1] == "[1] a note  " and not other.exists()
+    emit(argparse.Namespace(output=None, json=True), "Title", ["N"], [[8]], [])
+    assert capsys.readouterr().out == ""

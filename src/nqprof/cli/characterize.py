@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import contextlib
 import json
-import shlex
 import sys
 from pathlib import Path
 
 from ..errors import InputError, UnavailableError
 from ..numeric import Integer, add_number, integer_text, shown
 from ..problem import validate_n
+from .output import emit, outputs
 from .run import loop_settings, parse_ns, run_options
 
 #: Threads per block a CUDA grid can have (--block).
@@ -59,12 +59,6 @@ def read_doc(path: str | Path) -> dict:
     return doc
 
 
-def outputs(args) -> list[str]:
-    """The -o/--output files (a list in `characterize`, one file in `report wang`)."""
-    out = getattr(args, "output", None)
-    return [] if not out else list(out) if isinstance(out, list) else [out]
-
-
 def check_outputs(args) -> None:
     """Every file the command will write, checked before the work."""
     from ..files import check_output
@@ -84,38 +78,6 @@ def machine_text(doc: dict) -> str:
     if not m.get("device"):
         return "device unknown"
     return f"{m['device']}, CUDA {m.get('toolkit', '?')}, driver {m.get('driver', '?')}"
-
-
-def emit(args, title: str, header, rows, notes, artefact: str | None = None) -> None:
-    """Print the table, its notes and the paper's numbers for ``artefact`` (their fig4, fig5,
-    fig6); with --output also as Markdown (with the command)."""
-    from ..files import write_text
-    from ..papers.wang import paper_lines
-    from ..textfmt import table
-
-    paper = paper_lines(artefact) if artefact else []
-    if not getattr(args, "json", False):
-        print(title)
-        print(table(header, rows))
-        for line in notes:
-            print(line)
-        for line in paper:
-            print(line)
-    for path in outputs(args):
-        if not path.lower().endswith(".md"):
-            continue
-        command = "nqprof " + " ".join(shlex.quote(a) for a in sys.argv[1:])
-        text = [
-            f"# {title}",
-            "",
-            f"Command: `{command}`",
-            "",
-            table(header, rows, markdown=True),
-            "",
-        ]
-        text += [f"{line}  " for line in notes + paper]
-        write_text(path, "\n".join(text) + "\n")
-        print(f"written to {path}", file=sys.stderr)
 
 
 def _measure_or_load(args, measure, load=None):
@@ -153,6 +115,7 @@ def _figure_written(path) -> None:
 def cmd_launch(args) -> int:
     read_loop(args, "launch")
     from ..characterize import launch
+    from ..papers.wang import paper_lines
 
     counts = args.counts or list(launch.DEFAULT_COUNTS)
     modes = launch.parse_modes(args.modes) if args.modes else list(launch.MODES)
@@ -175,8 +138,7 @@ def cmd_launch(args) -> int:
         f"Device launch time vs launch count (t1 - t2, medians; {machine_text(doc)})",
         header,
         rows,
-        notes,
-        "fig5",
+        notes + paper_lines("fig5"),
     )
     if args.figure:
         from ..analysis.figures import launch_figure
@@ -231,6 +193,7 @@ def _counts(text: str) -> list[int]:
 def cmd_reserve(args) -> int:
     read_loop(args, "reserve")
     from ..characterize import reserve
+    from ..papers.wang import paper_lines
 
     pending = args.pending or list(reserve.DEFAULT_PENDING)
     heap = args.heap_mib or list(reserve.DEFAULT_HEAP_MIB)
@@ -246,8 +209,7 @@ def cmd_reserve(args) -> int:
         f"memory before and after; {machine_text(doc)})",
         header,
         rows,
-        notes,
-        "fig6",
+        notes + paper_lines("fig6"),
     )
     if args.figure:
         from ..analysis.figures import reserve_figure
@@ -290,6 +252,7 @@ def cmd_ideal(args) -> int:
     read_loop(args, "ideal")
     from ..characterize import ideal
     from ..options import parse_params
+    from ..papers.wang import paper_lines
     from ..strategies import get
 
     strategies = _names(args.strategies, "--strategies")
@@ -323,8 +286,7 @@ def cmd_ideal(args) -> int:
         f"speedups (GPU time, medians; {machine_text(doc)})",
         header,
         rows,
-        notes,
-        "fig4",
+        notes + paper_lines("fig4"),
     )
     if args.figure:
         from ..analysis.figures import speedup_figure
@@ -576,7 +538,9 @@ def read_loop(args, name: str) -> None:
     args.warmup, args.timeout = warmup, timeout
 
 
-COMMANDS = {
+#: `nqprof characterize`'s subcommands: name -> (add its options, run it, one-line help).
+#: (`nqprof`'s own commands are cli.COMMANDS.)
+MEASUREMENTS = {
     "launch": (
         add_launch,
         cmd_launch,
@@ -632,7 +596,7 @@ ARTEFACTS = {"fig4": "ideal", "fig5": "launch", "fig6": "reserve"}
 def report_command(artefact: str):
     """(add options, run) for ``nqprof report wang ARTEFACT``: the characterize command
     (report adds the shared loop options and -o)."""
-    add, cmd, _ = COMMANDS[ARTEFACTS[artefact]]
+    add, cmd, _ = MEASUREMENTS[ARTEFACTS[artefact]]
 
     def add_report(q) -> None:
         add(q)
@@ -649,7 +613,7 @@ def add_commands(sub) -> None:
         "Wang and Yalamanchili (2014) measured it on Kepler.",
     )
     actions = p.add_subparsers(dest="characterize", metavar="MEASUREMENT", required=True)
-    for name, (add, cmd, help_text) in COMMANDS.items():
+    for name, (add, cmd, help_text) in MEASUREMENTS.items():
         q = actions.add_parser(name, help=help_text, description=help_text)
         add(q)
         add_common(q, with_figure=name not in ("efficiency", "timeline"))
