@@ -8,6 +8,7 @@ import warnings
 import pytest
 
 from nqprof import machine, options, rounds, strategies
+from nqprof.cuda import device
 from nqprof.errors import InputError
 from nqprof.problem import known_count
 from nqprof.result import Measurement
@@ -68,7 +69,7 @@ def fakes(monkeypatch):
     for strategy in (FakeCpu(), FakeGpu()):
         monkeypatch.setitem(strategies._table(), strategy.name, "unused")
         monkeypatch.setitem(strategies._cache, strategy.name, strategy)
-    monkeypatch.setattr(machine, "gpu_status", lambda: (False, "test: no GPU here"))
+    monkeypatch.setattr(device, "gpu_available", lambda: (False, "test: no GPU here"))
 
 
 @pytest.fixture
@@ -443,7 +444,7 @@ def test_saved_benchmark_carries_the_run_record(fakes, nqpytest, tmp_path):
 
 def test_machine_facts_on_a_machine_without_gpu(monkeypatch):
     machine.machine_facts.cache_clear()
-    monkeypatch.setattr(machine, "gpu_status", lambda: (False, "no CUDA device"))
+    monkeypatch.setattr(device, "gpu_available", lambda: (False, "no CUDA device"))
     try:
         facts = machine.machine_facts()
     finally:

@@ -19,6 +19,7 @@ from test_trust import _FakeNvml
 
 from nqprof import machine
 from nqprof.cli import main as nqprof_main
+from nqprof.cuda import device
 from nqprof.rounds import RoundRule
 
 pytest_plugins = ["pytester"]
@@ -137,7 +138,7 @@ def test_compare_facts_without_pycuda_ask_nothing_of_cuda(monkeypatch):
     monkeypatch.setattr(
         importlib.util, "find_spec", lambda name, *a: None if name == "pycuda" else real(name, *a)
     )
-    monkeypatch.setattr(machine, "gpu_status", lambda: pytest.fail("CUDA was asked"))
+    monkeypatch.setattr(device, "gpu_available", lambda: pytest.fail("CUDA was asked"))
     facts = machine.compare_facts()
     assert facts["gpu"] is None and "cuda_toolkit" in facts
 
@@ -160,11 +161,11 @@ def test_compare_facts_come_from_nvml_without_initialising_cuda(monkeypatch):
         lambda name, *a: object() if name == "pycuda" else real(name, *a),
     )
     monkeypatch.setitem(sys.modules, "pynvml", _Nvml([]))
-    monkeypatch.setattr(machine, "gpu_status", lambda: pytest.fail("CUDA was asked"))
+    monkeypatch.setattr(device, "gpu_available", lambda: pytest.fail("CUDA was asked"))
     facts = machine.compare_facts()
     assert (facts["gpu"], facts["driver"]) == ("NVIDIA H200", "12.8") and "cuda_toolkit" in facts
     monkeypatch.setitem(sys.modules, "pynvml", None)
-    monkeypatch.setattr(machine, "gpu_status", lambda: (False, "asked CUDA"))
+    monkeypatch.setattr(device, "gpu_available", lambda: (False, "asked CUDA"))
     try:
         assert machine.compare_facts()["gpu_status"] == "CPU only: asked CUDA"
     finally:

@@ -54,7 +54,6 @@ def gpu_double(monkeypatch):
     strategy = fake_shared_gpu.STRATEGY
     monkeypatch.setitem(strategies._table(), strategy.name, "unused")
     monkeypatch.setitem(strategies._cache, strategy.name, strategy)
-    monkeypatch.setattr(machine, "gpu_status", lambda: (True, "a test double"))
     monkeypatch.setattr(device, "gpu_available", lambda: (True, "a test double"))
     monkeypatch.setattr(
         machine, "machine_facts", lambda: {"gpu": "a test double", "cuda_toolkit": None}

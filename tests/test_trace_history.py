@@ -19,6 +19,7 @@ from nqprof import machine, runner
 from nqprof.analysis import history, trace_history
 from nqprof.benchtrace import CPU_NOTE, solve_argv, storage_folder
 from nqprof.cli import main
+from nqprof.cuda import device
 from nqprof.options import Case
 
 pytest_plugins = ["pytester"]
@@ -54,7 +55,7 @@ def fake_nsys(tmp_path, monkeypatch):
 def gpu_here(fakes, monkeypatch):
     """fakegpu runs: the machine has a GPU as far as the plugin knows, and the case runs in
     this process (a spawned worker would not know the test double)."""
-    monkeypatch.setattr(machine, "gpu_status", lambda: (True, "test GPU"))
+    monkeypatch.setattr(device, "gpu_available", lambda: (True, "test GPU"))
     monkeypatch.setattr(
         machine, "machine_facts", lambda: {"gpu": "test GPU", "cuda_toolkit": "13.0"}
     )

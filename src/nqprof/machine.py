@@ -14,24 +14,15 @@ from .errors import NqprofError
 from .machinediff import MACHINE_KEY, machine_differences
 
 
-def gpu_status() -> tuple[bool, str]:
-    """(True, GPU name) or (False, why GPU strategies cannot run here); cached by
-    :func:`~nqprof.cuda.device.gpu_available`."""
-    try:
-        from .cuda.device import gpu_available
-
-        return gpu_available()
-    except (ImportError, AttributeError):
-        return False, "nqprof.cuda.device not available"
-
-
 @functools.lru_cache(maxsize=1)
 def machine_facts() -> dict[str, Any]:
     """What pytest-benchmark's machine_info gets under ``nqprof``: GPU name, SM count,
     clocks, CUDA driver, toolkit and PyCUDA versions; ``gpu: None`` and the reason on a
     machine without a usable GPU."""
     facts: dict[str, Any] = {"version": __version__}
-    ok, why = gpu_status()
+    from .cuda.device import gpu_available
+
+    ok, why = gpu_available()
     if ok:
         import pycuda
 
@@ -73,7 +64,7 @@ def compare_facts() -> dict[str, Any]:
     if cached is None or cached().currsize:  # read already (or stood in for)
         return machine_facts()
     facts: dict[str, Any] = {"gpu": None, "cuda_toolkit": _toolkit_version()}
-    if importlib.util.find_spec("pycuda") is None:  # as gpu_status says: no GPU run here
+    if importlib.util.find_spec("pycuda") is None:  # as gpu_available says: no GPU run here
         return facts
     from .conditions import NvmlProbe
 

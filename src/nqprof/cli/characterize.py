@@ -21,7 +21,7 @@ import json
 import sys
 from pathlib import Path
 
-from ..errors import InputError, UnavailableError
+from ..errors import InputError
 from ..numeric import Integer, add_number, integer_text, shown
 from ..problem import validate_n
 from .output import emit, outputs
@@ -38,15 +38,11 @@ MAX_CHILD_LAUNCHES = 1_000_000
 
 
 def require_gpu() -> str:
-    from ..cuda.device import gpu_available
+    from ..cuda.device import require_gpu as gpu_or_error
 
-    ok, what = gpu_available()
-    if not ok:
-        raise UnavailableError(
-            f"no GPU on this machine ({what}); `nqprof characterize` measures on a CUDA GPU "
-            "(--from FILE renders a kept measurement)"
-        )
-    return what
+    return gpu_or_error(
+        "`nqprof characterize` measures on a CUDA GPU (--from FILE renders a kept measurement)"
+    )
 
 
 def read_doc(path: str | Path) -> dict:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 
-from ..errors import UnavailableError
 from ..numeric import Integer, add_number
 from ..options import parse_params
 from ..problem import MAX_N
@@ -24,18 +23,14 @@ from .run import loop_settings, parse_ns, run_options
 
 
 def require_gpu(strategies) -> str:
-    """The GPU's name; :class:`UnavailableError` if a GPU strategy cannot run here."""
-    from ..cuda.device import gpu_available
+    """The GPU's name ("CPU" if no strategy needs one); :class:`UnavailableError` if a GPU
+    strategy cannot run here."""
+    from ..cuda.device import require_gpu as gpu_or_error
     from ..strategies import get
 
     if not any(get(s).needs_gpu for s in strategies):
         return "CPU"
-    ok, what = gpu_available()
-    if not ok:
-        raise UnavailableError(
-            f"no GPU on this machine ({what}); `nqprof report` measures on a CUDA GPU"
-        )
-    return what
+    return gpu_or_error("`nqprof report` measures on a CUDA GPU")
 
 
 def _sweep(args, runs):

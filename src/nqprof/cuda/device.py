@@ -46,6 +46,15 @@ def gpu_available() -> tuple[bool, str]:
         return False, str(exc)
 
 
+def require_gpu(hint: str) -> str:
+    """The GPU's name where a GPU run can happen here (:func:`gpu_available`), else
+    :class:`UnavailableError`: ``no GPU on this machine (why); hint``."""
+    ok, what = gpu_available()
+    if not ok:
+        raise UnavailableError(f"no GPU on this machine ({what}); {hint}")
+    return what
+
+
 def sm_limits(drv, dev) -> dict[str, int]:
     """What one multiprocessor holds, as the device reports it: the limits the occupancy
     rules of ``strategies.gpu_common.blocks_per_sm`` apply."""
