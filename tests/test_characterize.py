@@ -20,9 +20,9 @@ from nqprof.characterize import efficiency, ideal, launch, reserve
 from nqprof.cli import main
 from nqprof.errors import InputError, WatchdogError
 from nqprof.strategies.cdp import device_records as dr
+from nqprof.textfmt import MIB
 
 DATA = Path(__file__).parent / "data" / "characterize"
-MIB = 1 << 20
 
 
 def doc(name: str) -> dict:

@@ -518,8 +518,9 @@ def test_one_gpu_check_for_every_command(monkeypatch, capsys):
         (characterize.require_gpu, "`nqprof characterize` measures on a CUDA GPU"),
         (lambda: report.require_gpu(["fast"]), "`nqprof report` measures on a CUDA GPU"),
     ):
-        with pytest.raises(UnavailableError, match=r"^no GPU on this machine \(no driver\); "):
+        with pytest.raises(UnavailableError) as err:
             call()
+        assert str(err.value).startswith(f"no GPU on this machine (no driver); {hint}")
     assert report.require_gpu(["serial"]) == "CPU"
     assert main(["queue-bench", "--sizes", "4"]) != 0
     assert "no GPU on this machine (no driver); render a saved run" in capsys.readouterr().err

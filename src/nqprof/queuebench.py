@@ -23,7 +23,7 @@ from typing import Any
 
 from .cuda.sources import KernelSource
 from .errors import InputError
-from .result import median
+from .rounds import median
 
 QUEUES = ("bq", "bwd", "gottlieb", "ring")
 QUEUE_TITLES = {

@@ -7,16 +7,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from . import conditions
+from .rounds import median
 from .textfmt import seconds as seconds_text
-
-
-def median(values) -> float:
-    """The median (statistics.median, without importing statistics: start-up time)."""
-    v = sorted(values)
-    if not v:
-        raise ValueError("median of no values")
-    mid = len(v) // 2
-    return v[mid] if len(v) % 2 else (v[mid - 1] + v[mid]) / 2
 
 
 @dataclass

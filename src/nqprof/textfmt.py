@@ -65,7 +65,9 @@ def nanoseconds(value: float | None) -> str:
     return f"{value:.0f} ns"
 
 
-_BYTE_UNITS = (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10), ("B", 1))
+#: Bytes in a MiB: nqprof's one name for it.
+MIB = 2**20
+_BYTE_UNITS = (("GiB", 2**30), ("MiB", MIB), ("KiB", 2**10), ("B", 1))
 
 
 def nbytes(value: float, smallest: str = "B") -> str:

@@ -20,11 +20,10 @@ import numpy as np
 
 from ..strategies.cdp.limits import HEADROOM, PENDING_SLOT_BYTES
 from ..strategies.gpu_common import GpuSession
-from ..textfmt import nbytes
+from ..textfmt import MIB, nbytes
 from . import SOURCES, load_points
 from .probe import Probe, run_probe
 
-MIB = 1024 * 1024
 KIND = "nqprof-characterize-reserve"
 #: Pending-launch limits: 0, then powers of 4 (the largest that fits is added after the first
 #: reading).

@@ -14,9 +14,8 @@ from itertools import pairwise
 from typing import Any
 
 from ..errors import InputError, UnavailableError
+from ..textfmt import MIB
 from .sources import KernelSource
-
-MIB = 1024 * 1024
 
 
 def driver():

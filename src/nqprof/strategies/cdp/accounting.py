@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ...errors import DeviceFailureError
+from ...textfmt import MIB
 from ..counters import CounterLayout
 from .limits import DEFAULT_HEAP, RuntimeLimits
 from .model import GenerationStats
@@ -22,7 +23,6 @@ from .model import GenerationStats
 if TYPE_CHECKING:
     import numpy as np
 
-MIB = 1024 * 1024
 
 # --- the accounting layout: the same numbers as kernels/cdp.cuh (a test compares them) ---
 SOLUTIONS = 0

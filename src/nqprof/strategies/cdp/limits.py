@@ -15,10 +15,9 @@ import math
 from dataclasses import dataclass
 
 from ...errors import InputError
-from ...textfmt import nbytes
+from ...textfmt import MIB, nbytes
 from .model import MAX_NESTING, MAX_TABLE_N, Demand
 
-MIB = 1024 * 1024
 GIB = 1024 * MIB
 
 #: CDP runtime defaults (design notes: measured on the H200 host).
