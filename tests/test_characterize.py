@@ -986,3 +986,17 @@ def test_paired_rounds_alternate_and_count_the_launching_runs():
         "NVIDIA H200",
         1,
     )
+
+
+def test_default_strategies_come_from_the_registry(monkeypatch):
+    """ideal's and efficiency's defaults are every CDP strategy that records its grids on the
+    device, so a new one joins them by itself."""
+    from nqprof import strategies
+
+    cdp = ideal.default_strategies()
+    assert {"dp2", "dp3", "dpswap"} <= set(cdp) and "dp1" not in cdp and "fast" not in cdp
+    assert all(strategies.get(s).cdp for s in cdp)
+    assert efficiency.default_strategies() == ["feinbube", *cdp]
+    monkeypatch.setattr(strategies, "timeline_cdp", lambda: ["dp2", "new-cdp"])
+    assert ideal.default_strategies() == ["dp2", "new-cdp"]
+    assert efficiency.default_strategies() == ["feinbube", "dp2", "new-cdp"]

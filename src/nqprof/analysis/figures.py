@@ -10,8 +10,13 @@ from ..errors import UnavailableError
 from . import history
 from .history import latest_cases, run_label
 
+
 #: Strategies drawn first, in this order (the rest follow as they come).
-LEGEND_ORDER = ("serial", "multicore", "feinbube", "dp1", "dp2", "dp3", "dpswap")
+def legend_order() -> list[str]:
+    """The strategies in `nqprof strategies`' order (Strategy.order): the figures' legends."""
+    from ..strategies import names
+
+    return names()
 
 
 def _lines(part) -> dict:
@@ -131,13 +136,13 @@ def _lines_vs_n(
     ylabel: str,
     at_one: bool = False,
 ) -> str:
-    """One line per strategy over N (LEGEND_ORDER first), log y, optionally a grey line at 1."""
+    """One line per strategy over N (registered ones first, in their order), log y,
+    optionally a grey line at 1."""
     fig, ax = _figure(title, ylabel)
     if at_one:
         ax.axhline(1.0, color="grey", linewidth=1)
-    for name in [s for s in LEGEND_ORDER if s in series] + [
-        s for s in series if s not in LEGEND_ORDER
-    ]:
+    order = legend_order()
+    for name in [s for s in order if s in series] + [s for s in series if s not in order]:
         pts = series[name]
         if pts:
             ax.plot([n for n, _ in pts], [v for _, v in pts], marker="o", label=name)

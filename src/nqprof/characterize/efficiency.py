@@ -53,7 +53,16 @@ from ..errors import InputError, UnavailableError
 from . import check_kind
 
 KIND = "nqprof-characterize-efficiency"
-DEFAULT_STRATEGIES = ("feinbube", "dp2", "dp3", "dpswap")
+
+
+def default_strategies() -> list[str]:
+    """The host-seeded kernel and every CDP strategy that records its grids on the device
+    (strategies.timeline_cdp): the baseline and what is compared with it."""
+    from ..strategies import timeline_cdp
+
+    return ["feinbube", *timeline_cdp()]
+
+
 #: Replayed child launches ncu profiles per strategy (--launch-count; 0: all).
 DEFAULT_CHILD_LAUNCHES = 200
 

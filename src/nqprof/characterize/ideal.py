@@ -29,8 +29,15 @@ from . import check_kind
 
 KIND = "nqprof-characterize-ideal"
 VARIANTS = ("real", "empty", "none")
-DEFAULT_STRATEGIES = ("dp2", "dp3", "dpswap")
+#: The non-CDP baseline by default: the host-seeded kernel the CDP papers compare with.
 DEFAULT_BASELINES = ("feinbube",)
+
+
+def default_strategies() -> list[str]:
+    """Every CDP strategy that records its grids on the device (strategies.timeline_cdp)."""
+    from ..strategies import timeline_cdp
+
+    return timeline_cdp()
 
 
 def measure_variant(

@@ -251,7 +251,11 @@ def cmd_ideal(args) -> int:
     from ..papers.wang import paper_lines
     from ..strategies import get
 
-    strategies = _names(args.strategies, "--strategies")
+    strategies = (
+        _names(args.strategies, "--strategies")
+        if args.strategies is not None
+        else ideal.default_strategies()
+    )
     baselines = _names(args.baselines, "--baselines")
     for s in strategies:
         if not get(s).cdp:
@@ -304,7 +308,8 @@ def cmd_ideal(args) -> int:
 
 def add_ideal(q) -> None:
     q.add_argument(
-        "--strategies", default="dp2,dp3,dpswap", help="CDP strategies (default: %(default)s)"
+        "--strategies",
+        help="CDP strategies (default: every CDP strategy that records its grids on the device)",
     )
     add_number(
         q.add_argument,
@@ -336,7 +341,11 @@ def cmd_efficiency(args) -> int:
     from ..characterize import efficiency
     from ..strategies import get
 
-    strategies = _names(args.strategies, "--strategies")
+    strategies = (
+        _names(args.strategies, "--strategies")
+        if args.strategies is not None
+        else efficiency.default_strategies()
+    )
     for s in strategies:
         get(s)
     n = args.n
@@ -372,7 +381,9 @@ def cmd_efficiency(args) -> int:
 
 def add_efficiency(q) -> None:
     q.add_argument(
-        "--strategies", default="feinbube,dp2,dp3,dpswap", help="strategies (default: %(default)s)"
+        "--strategies",
+        help="strategies (default: feinbube and every CDP strategy that records its grids on the "
+        "device)",
     )
     add_number(q.add_argument, "--n", number=validate_n, default="14", help="N (default 14)")
     q.add_argument(
