@@ -22,8 +22,8 @@ from .base import Param, block_param, depth_param
 from .cdp.params import child_block_param
 from .cdp.recursions import cdp_bp_recursion
 from .cdp.session import CdpSession
+from .cdp.stacks import STACK_LIMIT, STATE_BYTES, stack_bytes
 from .cdp.strategy import CdpStrategy
-from .dp2 import STACK_LIMIT, STATE_BYTES, stack_bytes
 
 
 def default_depth(n: int) -> int:

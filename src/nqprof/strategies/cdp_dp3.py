@@ -22,8 +22,8 @@ from .cdp.model import condensed_schedule
 from .cdp.params import child_block_param, search_param
 from .cdp.recursions import cdp_dp3_recursion
 from .cdp.session import CdpSession
+from .cdp.stacks import STACK_LIMIT, stack_bytes
 from .cdp.strategy import CdpStrategy
-from .dp2 import STACK_LIMIT, stack_bytes
 from .dp3 import default_depth, default_search, depth_max
 
 

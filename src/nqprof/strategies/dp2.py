@@ -37,18 +37,8 @@ from .cdp.model import MAX_NESTING, condensed_child_block, condensed_schedule
 from .cdp.params import child_block_param, search_param
 from .cdp.recursions import condensed_recursion
 from .cdp.session import CdpSession
+from .cdp.stacks import STACK_LIMIT, stack_bytes
 from .cdp.strategy import CdpStrategy
-from .gpu_common import DYNAMIC_SHARED_LIMIT_SM90
-
-#: Bytes of one DFS stack level (free squares, columns, two diagonals: kernels/cdp.cuh).
-STATE_BYTES = 16
-#: Dynamic shared memory a block may use (the linked CDP kernels declare ~1.3 KiB statically).
-STACK_LIMIT = DYNAMIC_SHARED_LIMIT_SM90 - 2048
-
-
-def stack_bytes(search: int, threads: int) -> int:
-    """Shared memory of a block's DFS stacks: search + 1 levels per thread."""
-    return STATE_BYTES * (search + 1) * threads
 
 
 def default_depth(n: int) -> int:

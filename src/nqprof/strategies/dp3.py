@@ -19,8 +19,9 @@ from .cdp.limits import check_nesting
 from .cdp.model import condensed_schedule
 from .cdp.params import child_block_param, search_param
 from .cdp.recursions import condensed_recursion
+from .cdp.stacks import STACK_LIMIT, STATE_BYTES, stack_bytes
 from .cdp.strategy import CdpStrategy
-from .dp2 import STACK_LIMIT, STATE_BYTES, Dp2Session, stack_bytes
+from .dp2 import Dp2Session
 
 
 def default_depth(n: int) -> int:

@@ -28,8 +28,8 @@ from .cdp.model import SWAP_STATE_BYTES
 from .cdp.params import child_block_param, search_param
 from .cdp.recursions import dpswap_recursion
 from .cdp.session import CdpSession
+from .cdp.stacks import STACK_LIMIT, stack_bytes
 from .cdp.strategy import CdpStrategy
-from .dp2 import STACK_LIMIT, stack_bytes
 
 
 def default_search(n: int) -> int:
