@@ -1,12 +1,12 @@
 """Build the C CPU references (kernels/cpu) as the extension ``nqprof._cpu``.
 
-Everything else about the package lives in pyproject.toml; setuptools needs this file
-only for the extension module.
+Everything else about the package lives in pyproject.toml; setuptools needs this file for
+the extension module and the package list (found, not written out).
 """
 
 import sys
 
-from setuptools import Extension, setup
+from setuptools import Extension, find_packages, setup
 
 extra_compile_args = ["-O3", "-std=c11"]
 extra_link_args = []
@@ -15,19 +15,9 @@ if sys.platform != "win32":
     extra_link_args.append("-pthread")
 
 setup(
-    packages=[
-        "nqprof",
-        "nqprof.cuda",
-        "nqprof.strategies",
-        "nqprof.strategies.cdp",
-        "nqprof.cli",
-        "nqprof.analysis",
-        "nqprof.analysis.trace",
-        "nqprof.papers",
-        "nqprof.cluster",
-        "nqprof.characterize",
-        "nqprof.kernels",
-    ],
+    # every package under src/ (a new subpackage needs only its __init__.py), and the kernel
+    # sources, which pyproject.toml's package-dir maps from kernels/ to nqprof.kernels
+    packages=find_packages("src") + ["nqprof.kernels"],
     ext_modules=[
         Extension(
             "nqprof._cpu",

@@ -106,7 +106,10 @@ def compare(ns: list[int], repeats: int, cc: str) -> None:
             f"Python CFLAGS: {sysconfig.get_config_var('CFLAGS') or '-'})"
         )
         print(f"medians of {repeats} runs each, runs alternating\n")
-        header = f"{'N':>3}  {'reference s':>12}  {'nqprof s':>12}  {'ref/nqprof':>10}  {'min ref':>9}  {'min nqprof':>10}"
+        header = (
+            f"{'N':>3}  {'reference s':>12}  {'nqprof s':>12}  "
+            f"{'ref/nqprof':>10}  {'min ref':>9}  {'min nqprof':>10}"
+        )
         print(header)
         print("-" * len(header))
         for n in ns:
@@ -127,8 +130,8 @@ def multicore(ns: list[int], repeats: int, threads: int, depth: int) -> None:
     cores = _cpu.cpu_count()
     workers = threads or cores
     print(
-        f"\nmulticore: count_boards over expand(N, {depth}), {workers} threads, {cores} online CPUs; "
-        f"medians of {repeats} runs each, runs alternating\n"
+        f"\nmulticore: count_boards over expand(N, {depth}), {workers} threads, {cores} online "
+        f"CPUs; medians of {repeats} runs each, runs alternating\n"
     )
     header = (
         f"{'N':>3}  {'boards':>7}  {'serial s':>10}  {'multicore s':>11}  "

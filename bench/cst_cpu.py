@@ -22,6 +22,7 @@ import time
 from cpu_reference import (
     positive_n,
 )  # this folder's: N as an argparse type (a bad N is a usage error)
+
 from nqprof import _cpu
 from nqprof.problem import known_count
 from nqprof.strategies.multicore import _default_depth
@@ -65,8 +66,8 @@ def main(argv: list[str] | None = None) -> int:
             "twin",
             n,
             args.repeats,
-            lambda: _cpu.serial(n),
-            lambda: _cpu.cst_count(n, tasks)[0],
+            lambda n=n: _cpu.serial(n),
+            lambda n=n, tasks=tasks: _cpu.cst_count(n, tasks)[0],
             ("serial", "serial-d4"),
         )
     for n in args.pool:
@@ -75,11 +76,11 @@ def main(argv: list[str] | None = None) -> int:
             "pool",
             n,
             args.repeats,
-            lambda: (
+            lambda n=n, boards=boards: (
                 boards.multiplier
                 * _cpu.count_boards(n, boards.cols, boards.ld, boards.rd, boards.row, 0)
             ),
-            lambda: _cpu.cst_count(n, tasks, 0)[0],
+            lambda n=n, tasks=tasks: _cpu.cst_count(n, tasks, 0)[0],
             ("mirror pool (multicore before)", "multicore"),
         )
     return 0

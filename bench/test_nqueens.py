@@ -31,7 +31,7 @@ def test_nqueens(nqbench):
         assert math.isclose(kept.median, median(own), rel_tol=1e-9), (
             f"{nqbench.label}: pytest-benchmark median {kept.median} vs the run's own {median(own)}"
         )
-    for t, trip in zip(record.samples, record.round_trips):
+    for t, trip in zip(record.samples, record.round_trips, strict=True):
         assert 0 < t <= trip * (1 + 1e-9), (
             f"{nqbench.label}: a round's time {t} is not within its round trip {trip}"
         )

@@ -32,7 +32,8 @@ extern "C" __global__ void dpswap_child(const unsigned* states, unsigned nstates
                                         int child_block, int gen, cdp_word* acct);
 
 // The work of one block of generation `gen`; every thread of the block calls it. `self`:
-// the grid's timeline record (cdp.cuh).
+// the grid's timeline record (cdp.cuh). One function (about 75 lines): the block's
+// barriers order its phases (search, swap, launch), which a split would hide.
 __device__ void dpswap_block(bool valid, mask_t cols, mask_t ld, mask_t rd, int row, mask_t avail, int n, int search,
                              int capacity, int child_block, int gen, cdp_word* acct, unsigned self) {
     extern __shared__ mask_t smem[];

@@ -115,6 +115,8 @@ __device__ __forceinline__ unsigned tight_leaves(unsigned f, unsigned l, unsigne
     return cnt;
 }
 
+// Kept whole (about 120 lines): it is d4.c's nq_d4_solve step for step, unrolled by U in
+// registers, and opt=tight-u4 still selects it; a split must not change its generated code.
 template <int U, bool LOOKAHEAD>
 __device__ __forceinline__ void fast_tight_search(const uint4* __restrict__ tasks, unsigned ntasks, int n,
                                                   int levels, unsigned* next, unsigned long long* out) {

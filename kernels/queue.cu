@@ -64,6 +64,8 @@ __device__ __forceinline__ unsigned long long ld_relaxed_u64(const unsigned long
     return nqq::ld_relaxed64(p);
 }
 
+// One function on purpose (about 125 lines): the persistent loop's pop, DFS, split and
+// termination share the stack and counters in registers; split, it could compile apart.
 template <class Q>
 __device__ void queue_search(unsigned char* qmem, unsigned capacity, int n, int levels, int threshold, int split_rows,
                              unsigned long long* acct) {

@@ -58,7 +58,7 @@ def pytest_runtest_setup(item):
     reason = getattr(item.config, "_nqprof_no_gpu", None)
     if reason and item.get_closest_marker("gpu"):
         pytest.fail(
-            f"a GPU is required (--require-gpu / NQPROF_REQUIRE_GPU=1) and no GPU run is possible here: "
-            f"{reason}",
+            "a GPU is required (--require-gpu / NQPROF_REQUIRE_GPU=1) "
+            f"and no GPU run is possible here: {reason}",
             pytrace=False,
         )

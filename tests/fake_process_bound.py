@@ -8,8 +8,9 @@ from nqprof.strategies.base import Session, Strategy
 
 class _ProcessBound(Session):
     """A GPU-like session whose time depends on the process: the k-th process opened (its
-    pid appended to the file named by $NQPROF_TEST_PID_LOG) times 1 ms * (1 + 0.15 k), so rounds of two processes
-    differ by 15%; it notes whether the process before it was still alive."""
+    pid appended to the file named by $NQPROF_TEST_PID_LOG) times 1 ms * (1 + 0.15 k), so
+    rounds of two processes differ by 15%; it notes whether the process before it was still
+    alive."""
 
     def __init__(self, log, n):
         self.n = n

@@ -19,7 +19,7 @@ def assert_timing_sane(record) -> None:
         assert not record.gpu_times
         return
     assert len(record.gpu_times) == rounds, (rounds, record.gpu_times)
-    for gpu, wall in zip(record.gpu_times, record.wall_times):
+    for gpu, wall in zip(record.gpu_times, record.wall_times, strict=True):
         assert 0 < gpu <= wall, (gpu, wall)
     assert 0 < record.gpu_s <= record.wall_s, (record.gpu_s, record.wall_s)
 

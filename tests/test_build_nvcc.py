@@ -10,10 +10,10 @@ import json
 
 import pytest
 
+from nqprof.catalog import catalog, compile_all
 from nqprof.cli import main as nqprof_main
 from nqprof.cuda import nvcc
 from nqprof.cuda.nvcc import KernelResources
-from nqprof.catalog import catalog, compile_all
 from nqprof.cuda.sources import KernelSource, kernels_dir
 from nqprof.errors import BuildError, InputError
 
@@ -42,7 +42,8 @@ ptxas info    : Function properties for k
 ptxas info    : Used 255 registers, 4096 bytes smem, 380 bytes cmem[0]
 """
 
-# nvlink -v after linking a dynamic-parallelism cubin with libcudadevrt.a.
+# nvlink -v after linking a dynamic-parallelism cubin with libcudadevrt.a, as printed (its lines
+# are longer than ours: the noqa below is for them).
 NVLINK_OUTPUT = """\
 nvlink info    : 13181 bytes gmem, 400 bytes cmem[3]
 nvlink info    : Function properties for '__nv_static_52__f4510a67_22_cuda_device_runtime_cu_3ecce0c0_2317245__Z16memcpy_3d_deviceImLi1ELi1ELi1EEv12MemcpyParamsIT_E':
@@ -51,7 +52,7 @@ nvlink info    : Function properties for 'child':
 nvlink info    : used 10 registers, used 0 barriers, 0 stack, 0 bytes smem, 536 bytes cmem[0], 0 bytes lmem
 nvlink info    : Function properties for 'parent':
 nvlink info    : used 24 registers, used 0 barriers, 16 stack, 0 bytes smem, 540 bytes cmem[0], 0 bytes lmem
-"""
+"""  # noqa: E501 (nvlink's own lines)
 
 
 def test_parse_ptxas():
@@ -89,10 +90,13 @@ def test_constant_bytes():
 
 
 def test_first_errors_are_one_line():
-    out = 'x.cu(3): error: identifier "nope" is undefined\n\n1 error detected in the compilation of "x.cu".\n'
+    out = (
+        'x.cu(3): error: identifier "nope" is undefined\n\n1 '
+        'error detected in the compilation of "x.cu".\n'
+    )
     assert (
-        nvcc._first_errors(out)
-        == 'x.cu(3): error: identifier "nope" is undefined | 1 error detected in the compilation of "x.cu".'
+        nvcc._first_errors(out) == 'x.cu(3): error: identifier "nope" is undefined '
+        '| 1 error detected in the compilation of "x.cu".'
     )
 
 

@@ -4,13 +4,12 @@ right with the chunks in the record, config=default failing loudly, and BP-DFS. 
 the reason where no GPU run can happen (tests/conftest.py)."""
 
 import pytest
+from gpu_checks import assert_timing_sane, ns_up_to
 
 from nqprof.errors import DeviceFailureError
 from nqprof.runner import solve
 from nqprof.strategies.cdp.model import block_first_generation, condensed_generations
 from nqprof.strategies.dp3 import depth_max
-
-from gpu_checks import assert_timing_sane, ns_up_to
 
 pytestmark = pytest.mark.gpu
 TIMEOUT = 120

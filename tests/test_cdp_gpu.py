@@ -5,15 +5,14 @@ error that names the limit, never a count. Skipped with the reason where no GPU 
 happen (tests/conftest.py)."""
 
 import pytest
+from gpu_checks import assert_timing_sane, ns_up_to
 
-from nqprof.strategies.cdp.model import condensed_generations
 from nqprof.errors import DeviceFailureError, InputError
 from nqprof.papers.plauth import PAPER_TABLE3, TABLE3_PARAMS, TABLE3_SMEM_KIB, table3_params
 from nqprof.runner import solve
 from nqprof.strategies import all_strategies
+from nqprof.strategies.cdp.model import condensed_generations
 from nqprof.strategies.dp3 import depth_max
-
-from gpu_checks import assert_timing_sane, ns_up_to
 
 pytestmark = pytest.mark.gpu
 
@@ -128,7 +127,8 @@ def test_too_small_a_heap_fails_loudly():
 def test_a_run_that_cannot_fit_is_refused_before_launch():
     """dp1 N=16 with one row per grid from host depth 1: even one host board per chunk needs
     ~1.8 TB of pending-launch reserve (`nqprof plan 16 -s dp1 -p z=1 -p depth=1`), so the plan
-    refuses it before anything is launched (dp1 N=16 z=1 at its default depth is chunked and runs)."""
+    refuses it before anything is launched (dp1 N=16 z=1 at its default depth is chunked and
+    runs)."""
     with pytest.raises(
         InputError,
         match=r"dp1 N=16: does not fit in device memory.*the smallest chunk does not fit",

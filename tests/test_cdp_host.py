@@ -8,20 +8,20 @@ import numpy as np
 import pytest
 
 from nqprof.analysis import figures
-from nqprof.papers import measure
-from nqprof.papers import plauth as reproduce
-from nqprof.textfmt import table
-from nqprof.strategies.cdp import model as cdp_model
-from nqprof.strategies.cdp.model import ROW_BOARDS, ROW_LIVE, GenerationStats, condensed_generations
-from nqprof.cli import main
 from nqprof.catalog import catalog
+from nqprof.cli import main
 from nqprof.cuda.sources import read_source
 from nqprof.errors import DeviceFailureError, InputError
+from nqprof.papers import measure
+from nqprof.papers import plauth as reproduce
 from nqprof.problem import KNOWN_COUNTS, full_mask
 from nqprof.result import Measurement, RunRecord
-from nqprof.strategies import cdp as cc
 from nqprof.strategies import all_strategies, get
+from nqprof.strategies import cdp as cc
+from nqprof.strategies.cdp import model as cdp_model
+from nqprof.strategies.cdp.model import ROW_BOARDS, ROW_LIVE, GenerationStats, condensed_generations
 from nqprof.subproblems import expand
+from nqprof.textfmt import table
 
 #: Every registered CDP strategy.
 CDP = tuple(s.name for s in all_strategies() if s.cdp)
@@ -362,16 +362,16 @@ def test_row_tables_match_the_expansion(n):
     assert ROW_BOARDS[n][-1] * 2 == KNOWN_COUNTS[n]
 
 
-def _reached(n, c, l, r, row, target):
-    """Boards at row `target` below (c, l, r) whose next row has a free square (brute force)."""
+def _reached(n, c, dl, dr, row, target):
+    """Boards at row `target` below (c, dl, dr) whose next row has a free square (brute force)."""
     full = full_mask(n)
     if row == target:
-        return [(c, l, r, row)] if ~(c | l | r) & full else []
-    out, free = [], ~(c | l | r) & full
+        return [(c, dl, dr, row)] if ~(c | dl | dr) & full else []
+    out, free = [], ~(c | dl | dr) & full
     while free:
         b = free & -free
         free ^= b
-        out += _reached(n, c | b, ((l | b) << 1) & full, (r | b) >> 1, row + 1, target)
+        out += _reached(n, c | b, ((dl | b) << 1) & full, (dr | b) >> 1, row + 1, target)
     return out
 
 
@@ -380,18 +380,18 @@ def _brute_generations(n, depth, search, doubling, cap=None):
 
     host = expand(n, depth)
     boards = [
-        (int(c), int(l), int(r), int(w))
-        for c, l, r, w in zip(host.cols, host.ld, host.rd, host.row)
+        (int(c), int(dl), int(dr), int(w))
+        for c, dl, dr, w in zip(host.cols, host.ld, host.rd, host.row, strict=True)
     ]
     gens = [(1, len(boards), len(boards), len(boards))]
     count, s = 0, search
     while boards:
         per_grid, nxt = [], []
-        for c, l, r, w in boards:
+        for c, dl, dr, w in boards:
             if w + s >= n:
-                count += count_subtree_py(n, c, l, r, w)
+                count += count_subtree_py(n, c, dl, dr, w)
                 continue
-            got = _reached(n, c, l, r, w, w + s)
+            got = _reached(n, c, dl, dr, w, w + s)
             if got:
                 per_grid.append(len(got))
                 nxt += got

@@ -20,9 +20,9 @@ from nqprof.characterize import efficiency, ideal, launch, reserve
 from nqprof.cli import main
 from nqprof.errors import InputError, WatchdogError
 from nqprof.strategies.cdp import device_records as dr
+from nqprof.textfmt import MIB
 
 DATA = Path(__file__).parent / "data" / "characterize"
-MIB = 1 << 20
 
 
 def doc(name: str) -> dict:
@@ -45,7 +45,8 @@ def test_launch_counts_and_modes_parse():
 
 
 def test_launch_help_names_every_mode(capsys):
-    """`nqprof characterize launch --help` lists the modes the measurement takes, graph modes too."""
+    """`nqprof characterize launch --help` lists the modes the measurement takes, graph
+    modes too."""
     with pytest.raises(SystemExit):
         main(["characterize", "launch", "--help"])
     text = " ".join(capsys.readouterr().out.split()).replace("- ", "-")  # argparse wraps at hyphens
@@ -590,7 +591,10 @@ def test_measuring_without_a_gpu_says_so(capsys, monkeypatch):
 
 
 def test_characterize_help_imports_nothing_heavy():
-    code = "from nqprof.cli import main\ntry:\n    main(['characterize', 'launch', '--help'])\nexcept SystemExit:\n    pass"
+    code = (
+        "from nqprof.cli import main\ntry:\n    main(['characterize', 'launch', "
+        "'--help'])\nexcept SystemExit:\n    pass"
+    )
     result = subprocess.run(
         [sys.executable, "-X", "importtime", "-c", code], capture_output=True, text=True
     )
@@ -626,8 +630,8 @@ def test_characterize_help_imports_nothing_heavy():
 def test_launch_variants_compile_and_link(file, mode, toolkit):
     """Every CDP kernel builds (and device-links) in the variants of `characterize ideal`;
     the empty-child variant adds its stand-in kernel."""
-    from nqprof.cuda import nvcc
     from nqprof.catalog import catalog
+    from nqprof.cuda import nvcc
 
     src = catalog()[file]
     rows = nvcc.compile_source(
@@ -821,8 +825,8 @@ def test_timeline_record_matches_the_kernels(tmp_path, toolkit):
 @pytest.mark.slow
 @pytest.mark.parametrize("file", ["dp2.cu", "dp3.cu", "dpswap.cu"])
 def test_timeline_builds_compile_and_link(file, toolkit):
-    from nqprof.cuda import nvcc
     from nqprof.catalog import catalog
+    from nqprof.cuda import nvcc
 
     src = catalog()[file]
     rows = nvcc.compile_source(
@@ -982,3 +986,17 @@ def test_paired_rounds_alternate_and_count_the_launching_runs():
         "NVIDIA H200",
         1,
     )
+
+
+def test_default_strategies_come_from_the_registry(monkeypatch):
+    """ideal's and efficiency's defaults are every CDP strategy that records its grids on the
+    device, so a new one joins them by itself."""
+    from nqprof import strategies
+
+    cdp = ideal.default_strategies()
+    assert {"dp2", "dp3", "dpswap"} <= set(cdp) and "dp1" not in cdp and "fast" not in cdp
+    assert all(strategies.get(s).cdp for s in cdp)
+    assert efficiency.default_strategies() == ["feinbube", *cdp]
+    monkeypatch.setattr(strategies, "timeline_cdp", lambda: ["dp2", "new-cdp"])
+    assert ideal.default_strategies() == ["dp2", "new-cdp"]
+    assert efficiency.default_strategies() == ["feinbube", "dp2", "new-cdp"]

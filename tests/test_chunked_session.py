@@ -105,7 +105,7 @@ class FakeRoot:
 
     def __call__(self, cols, ld, rd, row, count, *args, **kw):
         count = int(count)
-        c, l, r = (
+        c, dl, dr = (
             np.frombuffer(bytes(b.data[: 4 * count]), dtype=np.uint32) for b in (cols, ld, rd)
         )
         w = np.frombuffer(bytes(row.data[:count]), dtype=np.uint8)
@@ -113,7 +113,7 @@ class FakeRoot:
         words = np.frombuffer(bytes(acct.data), dtype=np.uint64).copy()
         words[cc.SOLUTIONS] += sum(
             count_subtree_py(self.n, int(a), int(b), int(d), int(e))
-            for a, b, d, e in zip(c, l, r, w)
+            for a, b, d, e in zip(c, dl, dr, w, strict=True)
         )
         g1 = cc.GEN_BASE + cc.GEN_WORDS
         words[g1 + cc.GEN_GRIDS] += 1

@@ -202,7 +202,7 @@ def test_report_lists_every_papers_artefacts(capsys):
 def test_report_lists_an_artefact_without_a_command_as_planned(capsys, monkeypatch):
     from nqprof.cli import report
 
-    monkeypatch.delitem(report.COMMANDS, ("wang", "fig4"))
+    monkeypatch.delitem(report.REPORTS, ("wang", "fig4"))
     assert main(["report", "wang"]) == 0
     assert re.search(r"fig4 .*\n\s+planned: ", capsys.readouterr().out)
 
@@ -292,7 +292,8 @@ def test_another_package_registers_a_strategy(monkeypatch, tmp_path):
     dist = tmp_path / "other_package-1.0.dist-info"
     dist.mkdir()
     (dist / "entry_points.txt").write_text(
-        f"[console_scripts]\nx = y:z\n\n[{strategies.GROUP}]\nmisbehaving = fake_strategies:STRATEGY\n"
+        f"[console_scripts]\nx = y:z\n\n[{strategies.GROUP}]\nmisbehaving "
+        "= fake_strategies:STRATEGY\n"
     )
     monkeypatch.syspath_prepend(str(tmp_path))
     assert (
@@ -469,3 +470,59 @@ def test_report_figure_draws_fast_beside_the_papers_strategies():
 
     args = build_parser("report").parse_args(["report", "figure", "-o", "f.png"])
     assert args.strategies.split(",")[:3] == ["serial", "feinbube", "fast"]
+
+
+def test_report_plauth_table2_takes_extra_dp1_parameters():
+    from nqprof.cli import build_parser
+
+    args = build_parser("report").parse_args(["report", "plauth", "table2", "-p", "block=64"])
+    assert args.param == ["block=64"]
+
+
+def test_report_and_characterize_write_their_tables_alike(tmp_path, capsys, monkeypatch):
+    """One emitter: the title, table and notes on the terminal (none with --json), and as
+    Markdown in every .md output with the command line and the note above the table."""
+    import argparse
+
+    from nqprof.cli.output import emit
+
+    monkeypatch.setattr(sys, "argv", ["nqprof", "report", "plauth", "table2"])
+    md, other = tmp_path / "t.md", tmp_path / "t.json"
+    args = argparse.Namespace(output=[str(md), str(other)], json=False)
+    emit(args, "Title", ["N", "ms"], [[8, 1.5]], ["[1] a note"], "Paper: K20x.")
+    out = capsys.readouterr().out
+    assert out.startswith("Title\n") and "1.5" in out and out.endswith("[1] a note\n")
+    text = md.read_text().splitlines()
+    assert text[:6] == [
+        "# Title",
+        "",
+        "Command: `nqprof report plauth table2`",
+        "",
+        "Paper: K20x.",
+        "",
+    ]
+    assert "| N" in text[6] and text[-1] == "[1] a note  " and not other.exists()
+    emit(argparse.Namespace(output=None, json=True), "Title", ["N"], [[8]], [])
+    assert capsys.readouterr().out == ""
+
+
+def test_one_gpu_check_for_every_command(monkeypatch, capsys):
+    """report, characterize and queue-bench ask nqprof.cuda.device.require_gpu, which asks
+    gpu_available: one check, one message shape (a command prints it as one line)."""
+    from nqprof.cli import characterize, report
+    from nqprof.cuda import device
+    from nqprof.errors import UnavailableError
+
+    monkeypatch.setattr(device, "gpu_available", lambda: (False, "no driver"))
+    for call, hint in (
+        (characterize.require_gpu, "`nqprof characterize` measures on a CUDA GPU"),
+        (lambda: report.require_gpu(["fast"]), "`nqprof report` measures on a CUDA GPU"),
+    ):
+        with pytest.raises(UnavailableError) as err:
+            call()
+        assert str(err.value).startswith(f"no GPU on this machine (no driver); {hint}")
+    assert report.require_gpu(["serial"]) == "CPU"
+    assert main(["queue-bench", "--sizes", "4"]) != 0
+    assert "no GPU on this machine (no driver); render a saved run" in capsys.readouterr().err
+    monkeypatch.setattr(device, "gpu_available", lambda: (True, "GPU 0"))
+    assert characterize.require_gpu() == "GPU 0" == device.require_gpu("unused")

@@ -14,12 +14,12 @@ import pytest
 
 from nqprof import _cpu
 from nqprof.cli import main
+from nqprof.cluster import checkpoint as ckpt
+from nqprof.cluster.tasks import expansion, plan, plan_hash, split_depth, take
 from nqprof.errors import CountMismatchError, InputError, UnavailableError
 from nqprof.problem import KNOWN_COUNTS
 from nqprof.runner import WorkerRunner
 from nqprof.strategies import get
-from nqprof.cluster import checkpoint as ckpt
-from nqprof.cluster.tasks import expansion, plan, plan_hash, split_depth, take
 
 # -- without Dask ----------------------------------------------------------------------------
 
@@ -31,8 +31,8 @@ def test_interleaved_tasks_cover_every_board_once(n, depth, tasks):
     assert len(task_list) == min(tasks, len(boards))
     assert sum(t.boards for t in task_list) == len(boards) and all(t.boards for t in task_list)
     parts = [take(boards, t) for t in task_list]
-    assert sorted(c for p in parts for c in zip(p.cols, p.ld, p.rd, p.row)) == sorted(
-        zip(boards.cols, boards.ld, boards.rd, boards.row)
+    assert sorted(c for p in parts for c in zip(p.cols, p.ld, p.rd, p.row, strict=True)) == sorted(
+        zip(boards.cols, boards.ld, boards.rd, boards.row, strict=True)
     )
     total = sum(_cpu.count_boards(n, p.cols, p.ld, p.rd, p.row, 1) for p in parts)
     assert boards.multiplier * total == KNOWN_COUNTS[n]
@@ -155,7 +155,10 @@ def test_cluster_options_need_cluster(capsys):
 
 
 def test_help_does_not_import_dask():
-    code = "import sys; from nqprof.cli import build_parser; build_parser(); print('distributed' in sys.modules, 'dask' in sys.modules)"
+    code = (
+        "import sys; from nqprof.cli import build_parser; build_parser(); "
+        "print('distributed' in sys.modules, 'dask' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.stdout.split() == ["False", "False"], out.stderr
 
@@ -223,7 +226,8 @@ def test_workers_release_their_sessions_after_a_run(cluster):
 def test_unsupported_strategy_is_refused(cluster):
     with pytest.raises(
         InputError,
-        match="strategy dp1 cannot run on a cluster \\(strategies that can: serial, multicore, feinbube",
+        match="strategy dp1 cannot run on a cluster "
+        "\\(strategies that can: serial, multicore, feinbube",
     ):
         solve_clustered("dp1", 10, cluster=cluster.scheduler_address, progress=None)
 
@@ -454,7 +458,8 @@ def test_progress_lines():
 def test_gpu_strategy_needs_gpu_workers(cluster):
     with pytest.raises(
         UnavailableError,
-        match="feinbube needs GPU workers: the cluster at tcp://.* has no worker with the resource GPU=1",
+        match="feinbube needs GPU workers: the cluster at "
+        "tcp://.* has no worker with the resource GPU=1",
     ):
         solve_clustered("feinbube", 10, cluster=cluster.scheduler_address, progress=None)
 
@@ -463,6 +468,7 @@ def test_gpu_tasks_run_in_watchdog_processes_and_a_hang_is_retried(monkeypatch, 
     """The GPU path without a GPU: one worker per GPU, each task counted in the worker's
     watchdog process; a count that hangs is killed after --timeout and its task retried."""
     import fake_gpu_parts
+
     from nqprof import strategies
     from nqprof.cluster.engine import local_gpu_cluster
 
@@ -560,8 +566,8 @@ def test_the_record_says_how_much_of_each_worker_s_time_its_gpu_counted():
     text = rec.summary()
     assert "tasks      4 interleaved slices of 730 frames at depth 4" in text
     assert (
-        "worker     w0 (h, GPU 0): 2 tasks, busy 6.000 s, the GPU counting 5.000 s (83.3% of it), 17 tasks made"
-        in text
+        "worker     w0 (h, GPU 0): 2 tasks, busy 6.000 s, "
+        "the GPU counting 5.000 s (83.3% of it), 17 tasks made" in text
     )
 
 

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from gpu_checks import HOPPER_SM
 
 from nqprof import _cpu
 from nqprof.problem import KNOWN_COUNTS
-from nqprof.strategies.gpu_common import blocks_per_sm
 from nqprof.strategies.fast import shared_bytes
-
-from gpu_checks import HOPPER_SM
+from nqprof.strategies.gpu_common import blocks_per_sm
 
 
 @pytest.mark.parametrize("n", range(1, 15))

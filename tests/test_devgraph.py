@@ -55,7 +55,8 @@ def test_schedule_and_capacity():
     assert dg.schedule(12, 2, 2, 7) == [(2, 2), (4, 2), (6, 1), (7, 5)]
     assert dg.schedule(8, 4, 3, 4) == [(4, 4)]  # no expansion: one DFS generation
     assert dg.capacity(12, 2, 1, 7) == ROW_BOARDS[12][6] == 60052
-    # the model's rows are what the host expansion makes (the kernel checks the device's against them)
+    # the model's rows are what the host expansion makes (the kernel checks the device's against
+    # them)
     for n, row in ((9, 4), (10, 5), (11, 3)):
         assert dg.boards_at(n, row) == len(expand(n, row))
 

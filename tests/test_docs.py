@@ -6,14 +6,15 @@ speaks of an H200 (its output was measured there), or when one of its commands n
 (a GPU strategy that is not refused before it starts, a measuring `report`, `characterize`
 or `queue-bench` without `--from`, `profile`), compiles every kernel (`build`, minutes), or
 talks to a remote cluster (`--cluster ADDRESS`), or reads the history of an earlier
-`pytest bench/ --benchmark-autosave` (`history`, `compare`, `plot` without `--storage`, or for `history` a folder). `<!-- docs-test: skip -->` before a block
-skips it by hand (none does today).
+`pytest bench/ --benchmark-autosave` (`history`, `compare`, `plot` without `--storage`, or
+for `history` a folder). `<!-- docs-test: skip -->` before a block skips it by hand (none
+does today).
 
 How output is compared: stdout line by line in order; lines shown starting with `nqprof:`
 are stderr messages, looked for in stderr. A line `...` stands for any number of lines, and
 `...` inside a line for any text. Durations (`75.088 ms`, `4.366 s`), speedups, scheduler
-addresses, host names after them and runs of spaces are normalised, since they differ from run to run. A line like
-`[0:04] 8/8 tasks` is progress shown only on a terminal and not checked.
+addresses, host names after them and runs of spaces are normalised, since they differ from
+run to run. A line like `[0:04] 8/8 tasks` is progress shown only on a terminal and not checked.
 
 Every `pytest bench/ ...` command line in a code block of the same documents runs too, when it
 needs no GPU: not measured on an H200, not under another program (`nsys profile ...`), no
@@ -107,12 +108,14 @@ def _blocks(path: Path) -> list[Block]:
                 ex.expected.pop()
         if not examples:
             continue
-        before = [l for l in lines[max(0, start - 6) : start]]
+        before = [ln for ln in lines[max(0, start - 6) : start]]
         context = " ".join(
             before[
-                -([j for j, l in enumerate(reversed(before)) if not l.strip()] + [len(before)])[1] :
+                -([j for j, ln in enumerate(reversed(before)) if not ln.strip()] + [len(before)])[
+                    1
+                ] :
             ]
-            if len([l for l in before if not l.strip()]) > 1
+            if len([ln for ln in before if not ln.strip()]) > 1
             else before
         )
         blocks.append(
@@ -166,7 +169,10 @@ def _why_skipped(block: Block) -> str | None:
             command == "history" and len(words) > 1 and not words[1].startswith("-")
         )
         if command in ("history", "compare", "plot") and not named and len(words) < 4:
-            return f"{ex.command}: reads the history of an earlier `pytest bench/ --benchmark-autosave`"
+            return (
+                f"{ex.command}: reads the history of an "
+                "earlier `pytest bench/ --benchmark-autosave`"
+            )
     return None
 
 
@@ -199,8 +205,8 @@ def _pattern(line: str) -> re.Pattern:
 
 def match(expected: list[str], actual: list[str]) -> str | None:
     """None if ``actual`` matches ``expected`` (with `...` lines), else what differs."""
-    want = [l for l in expected if not re.match(r"^\[\d+:\d+\]", l.strip())]
-    got = [normalise(l) for l in actual]
+    want = [ln for ln in expected if not re.match(r"^\[\d+:\d+\]", ln.strip())]
+    got = [normalise(ln) for ln in actual]
 
     def at(i: int, j: int) -> bool:
         if i == len(want):
@@ -215,7 +221,7 @@ def match(expected: list[str], actual: list[str]) -> str | None:
 
     if at(0, 0):
         return None
-    for i, (w, g) in enumerate(zip(want, got)):
+    for i, (w, g) in enumerate(zip(want, got, strict=False)):
         if w.strip() == "...":
             break
         if not _pattern(w).match(g):
@@ -237,20 +243,20 @@ def test_documented_example(example: Example):
         timeout=300,
         env=env,
     )
-    stdout = [l for l in out.stdout.splitlines()]
-    stderr = [normalise(l) for l in out.stderr.splitlines()]
-    messages = [l for l in example.expected if l.startswith("nqprof:")]
+    stdout = [ln for ln in out.stdout.splitlines()]
+    stderr = [normalise(ln) for ln in out.stderr.splitlines()]
+    messages = [ln for ln in example.expected if ln.startswith("nqprof:")]
     for line in messages:
         assert any(_pattern(line).match(e) for e in stderr), (
             f"{line!r} not in stderr:\n{out.stderr}"
         )
     if example.code is not None:
         assert out.returncode == example.code, out.stderr
-    elif any(l.startswith("nqprof: error:") for l in messages):
+    elif any(ln.startswith("nqprof: error:") for ln in messages):
         assert out.returncode == 2, out.stderr
     else:
         assert out.returncode == 0, out.stderr
-    problem = match([l for l in example.expected if not l.startswith("nqprof:")], stdout)
+    problem = match([ln for ln in example.expected if not ln.startswith("nqprof:")], stdout)
     assert problem is None, f"{example.doc}:{example.line} `{example.command}`: {problem}"
 
 
@@ -411,8 +417,8 @@ def test_documented_benchmark_run(example: BenchLine, tmp_path):
         f"{example.doc}:{example.line} `{example.command}`:\n{out.stdout[-3000:]}{out.stderr}"
     )
     if example.expected:
-        got = [_pytest_normalised(l) for l in (out.stdout + out.stderr).splitlines()]
-        problem = match([_pytest_normalised(l) for l in example.expected], got)
+        got = [_pytest_normalised(ln) for ln in (out.stdout + out.stderr).splitlines()]
+        problem = match([_pytest_normalised(ln) for ln in example.expected], got)
         assert problem is None, f"{example.doc}:{example.line} `{example.command}`: {problem}"
 
 
@@ -430,7 +436,8 @@ def test_the_rule_finds_the_benchmark_runs():
 
 
 def _plugin_options() -> dict[str, bool]:
-    """The plugin's --nq-* options as `pytest --help` lists them: name -> whether it takes a value."""
+    """The plugin's --nq-* options as `pytest --help` lists them: name -> whether it takes a
+    value."""
     out = subprocess.run(
         [sys.executable, "-m", "pytest", "--help", "-p", "no:cacheprovider"],
         cwd=ROOT,

@@ -1,11 +1,10 @@
 """The fast strategy on a real GPU: both kernels verified over N and depths."""
 
 import pytest
+from gpu_checks import checked, ns_up_to
 
 from nqprof.runner import solve
 from nqprof.strategies.fast import KERNELS
-
-from gpu_checks import checked, ns_up_to
 
 pytestmark = pytest.mark.gpu
 

@@ -2,11 +2,10 @@
 filled in, bad launches reported. Skipped with the reason where no GPU run can happen."""
 
 import pytest
+from gpu_checks import checked, ns_up_to
 
 from nqprof.runner import solve
 from nqprof.strategies.feinbube import STEPS
-
-from gpu_checks import checked, ns_up_to
 
 pytestmark = pytest.mark.gpu
 

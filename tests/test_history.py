@@ -10,11 +10,14 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from nqprof.analysis import figures, history  # noqa: E402
+from nqprof.analysis import (  # noqa: E402
+    figures,
+    history,
+    stats,  # noqa: E402
+)
+from nqprof.analysis.history import HistoryWarning, compare, load_history  # noqa: E402
 from nqprof.cli import main  # noqa: E402
 from nqprof.errors import InputError  # noqa: E402
-from nqprof.analysis import stats  # noqa: E402
-from nqprof.analysis.history import HistoryWarning, compare, load_history  # noqa: E402
 from nqprof.problem import known_count  # noqa: E402
 
 DATA = Path(__file__).parent / "data"
@@ -64,7 +67,7 @@ def test_history_has_one_row_per_benchmark_per_run():
     assert list(df["run"].unique()) == [
         p.relative_to(STORAGE).with_suffix("").as_posix() for p in RUNS
     ]
-    assert sorted(zip(df["strategy"], df["n"])) == sorted(CASES * 2)
+    assert sorted(zip(df["strategy"], df["n"], strict=True)) == sorted(CASES * 2)
     assert (df["extra.count"] == df["n"].map(known_count)).all() and df["extra.verified"].all()
     assert (df["median"] > 0).all() and (df["rounds"] >= 5).all()
     # the resolved parameters: flattened into param.* columns and a canonical text; the
@@ -80,7 +83,8 @@ def test_history_has_one_row_per_benchmark_per_run():
         df.columns
     )
     assert df["extra.gpu_s"].isna().all()
-    # an older run: compute samples are the worker's wall times, wall is pytest-benchmark's host clock
+    # an older run: compute samples are the worker's wall times, wall is pytest-benchmark's host
+    # clock
     assert (df["compute.rounds"] == df["extra.wall_times"].map(len)).all()
     assert (df["wall.median"] == df["median"]).all()
     assert {"machine.gpu", "machine.cuda_toolkit", "machine.node", "commit"} <= set(df.columns)
@@ -437,14 +441,14 @@ def test_cases_keep_their_identity_when_parameters_are_added():
     both = result[~result["verdict"].isin(["only-a", "only-b"])]
     a = {(r["strategy"], r["n"]) for r in df[df["run"].str.endswith("0001")].to_dict("records")}
     b = {(r["strategy"], r["n"]) for r in df[df["run"].str.endswith("0002")].to_dict("records")}
-    assert set(zip(both["strategy"], both["n"])) == a & b
+    assert set(zip(both["strategy"], both["n"], strict=True)) == a & b
     assert len(a & b) > 50
 
 
 def test_compare_the_committed_runs(capsys):
     df = load_history(STORAGE)
     result = compare(df, "0001", "0002")
-    assert sorted(zip(result["strategy"], result["n"])) == sorted(CASES)
+    assert sorted(zip(result["strategy"], result["n"], strict=True)) == sorted(CASES)
     assert set(result["verdict"]) <= {"same", "faster", "slower", "too-few-rounds"}
     assert result["change_pct"].to_numpy() == pytest.approx(
         100 * (result["median_b"] / result["median_a"] - 1).to_numpy()

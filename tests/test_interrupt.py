@@ -24,9 +24,9 @@ TESTS = Path(__file__).resolve().parent
 PATIENCE = 20.0
 #: A script that runs the CLI with the test's GPU-like strategy registered.
 WITH_GPU_HANG = (
-    "import sys; from nqprof import strategies; from nqprof.cli import main; import fake_gpu_hang; "
-    "strategies._table()['gpu-hang'] = 'fake_gpu_hang:STRATEGY'; strategies._cache['gpu-hang'] = fake_gpu_hang.STRATEGY; "
-    "sys.exit(main(sys.argv[1:]))"
+    "import sys; from nqprof import strategies; from nqprof.cli import main; import "
+    "fake_gpu_hang; strategies._table()['gpu-hang'] = 'fake_gpu_hang:STRATEGY'; "
+    "strategies._cache['gpu-hang'] = fake_gpu_hang.STRATEGY; sys.exit(main(sys.argv[1:]))"
 )
 
 

@@ -28,6 +28,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "nqprof.progress",
             "nqprof.problem",
             "nqprof.files",
+            "nqprof.machinediff",
             "nqprof.worker",
         ),
     ),
@@ -217,3 +218,44 @@ def test_no_import_back_up_the_layers():
     assert not upward, "imports back up the layers: " + "; ".join(
         f"{a} ({LAYERS[layer_of(a)][0]}) -> {b} ({LAYERS[layer_of(b)][0]})" for a, b in upward
     )
+
+
+def package_of(module: str, mods) -> str:
+    """The unit a module belongs to for :func:`package_graph`: the subpackage of nqprof it is
+    in (``nqprof.analysis`` for ``nqprof.analysis.trace.reader``), else itself."""
+    parts = module.split(".")
+    if len(parts) > 2 or (len(parts) == 2 and mods.get(module, (None, False))[1]):
+        return ".".join(parts[:2])
+    return module
+
+
+def package_graph(edges: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The import graph with every subpackage of nqprof drawn as one node."""
+    mods = modules()
+    out: dict[str, set[str]] = {}
+    for a, targets in edges.items():
+        pa = package_of(a, mods)
+        out.setdefault(pa, set())
+        for b in targets:
+            pb = package_of(b, mods)
+            out.setdefault(pb, set())
+            if pa != pb:
+                out[pa].add(pb)
+    return out
+
+
+def test_no_package_is_left_and_reentered():
+    """A subpackage is one unit: nothing in it imports a module outside it that imports back
+    into it (analysis.history -> machine -> analysis.trace was one: the layers allowed each
+    step, but the package went up to `run` and came back down into itself)."""
+    edges = package_graph(graph())
+    found = cycles(edges)
+    assert not found, "package circles: " + " | ".join(_describe(c, edges) for c in found)
+
+
+def test_package_graph_draws_subpackages_as_one():
+    old = dict(graph())
+    old["nqprof.analysis.history"] = old["nqprof.analysis.history"] | {"nqprof.machine"}
+    edges = package_graph(old)
+    assert "nqprof.analysis.trace.reader" not in edges
+    assert cycles(edges) == [["nqprof.analysis", "nqprof.machine"]]

@@ -138,3 +138,33 @@ def test_kernel_headers_name_host_files_that_exist():
             if not (ROOT / name).exists():
                 missing.append(f"{source.relative_to(ROOT)}: {name}")
     assert not missing, f"kernel sources name files that do not exist: {missing}"
+
+
+def test_setup_finds_every_subpackage():
+    """setup.py lists no package by hand: every folder of src/nqprof with an __init__.py is
+    found, and the kernels ride along as nqprof.kernels (pyproject.toml's package-dir)."""
+    from setuptools import find_packages
+
+    text = (ROOT / "setup.py").read_text()
+    assert 'packages=find_packages("src") + ["nqprof.kernels"]' in text
+    on_disk = {
+        ".".join(p.parent.relative_to(PACKAGE.parent).parts) for p in PACKAGE.rglob("__init__.py")
+    }
+    assert set(find_packages(str(ROOT / "src"))) == on_disk
+    package_dir = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"][
+        "package-dir"
+    ]
+    assert (
+        package_dir["nqprof.kernels"] == "kernels" and (ROOT / "kernels" / "__init__.py").exists()
+    )
+
+
+def test_every_command_is_in_the_table():
+    """Every cli module with add_commands is a group of cli.COMMANDS (the table `nqprof --help`
+    lists), and every group the table names is such a module."""
+    from nqprof import cli
+
+    groups = {
+        p.stem for p in (PACKAGE / "cli").glob("*.py") if "def add_commands(" in p.read_text()
+    }
+    assert groups == set(cli.GROUPS)

@@ -4,8 +4,8 @@ the chunks' accounting summed, `nqprof plan` output, JSON and errors, and the ne
 parameters (cdp-bp, cdp-dp3, bp-dfs)."""
 
 import json
-import re
 import math
+import re
 
 import numpy as np
 import pytest
@@ -15,8 +15,7 @@ from nqprof.errors import InputError
 from nqprof.strategies import all_strategies, get
 from nqprof.strategies.cdp import accounting as cc
 from nqprof.strategies.cdp.chunks import merge_accounting
-from nqprof.strategies.cdp.limits import MAX_PENDING
-from nqprof.strategies.cdp.limits import DEFAULT_PENDING
+from nqprof.strategies.cdp.limits import DEFAULT_PENDING, MAX_PENDING
 from nqprof.strategies.cdp.plan import (
     CHUNK_FILL,
     GIB,
@@ -71,8 +70,8 @@ def test_model_never_exceeds_the_bound(name):
 
 def test_region_bound_holds_for_every_block():
     """No block of the host grid reaches more boards than the region the plan gives it."""
-    from nqprof.subproblems import place_row
     from nqprof.problem import full_mask
+    from nqprof.subproblems import place_row
 
     for n, depth, depth2, block in ((9, 1, 4, 4), (10, 2, 5, 8), (11, 3, 6, 16), (12, 3, 5, 32)):
         host = expand(n, depth)
@@ -111,7 +110,8 @@ def test_small_free_memory_shrinks_the_chunk():
     ranges = small.chunk_ranges()
     assert ranges[0][0] == 0 and ranges[-1][1] == small.host_boards and len(ranges) == small.chunks
     assert max(small.boards_per_chunk()) == small.chunk
-    # the largest chunk that fits in CHUNK_FILL of the free memory: one more board per chunk does not
+    # the largest chunk that fits in CHUNK_FILL of the free memory: one more board per chunk does
+    # not
     plan_for(
         "dp1",
         13,
@@ -182,7 +182,7 @@ def test_chunk_share():
     assert chunk_share(n, depth, host, host) == 1.0
     shares = [chunk_share(n, depth, host, c) for c in (1, 10, 100, 300)]
     assert shares == sorted(shares) and all(
-        s >= c / host for s, c in zip(shares, (1, 10, 100, 300))
+        s >= c / host for s, c in zip(shares, (1, 10, 100, 300), strict=True)
     )
 
 
@@ -385,20 +385,20 @@ def test_config_default_refuses_explicit_limits():
         plan_for("dp3", 13, {"config": "default", "pending": 64})
 
 
-def _leaves(n, c, l, r, row, target):
-    """Boards at row `target` below (c, l, r) whose next row has a free square (brute force)."""
+def _leaves(n, c, dl, dr, row, target):
+    """Boards at row `target` below (c, dl, dr) whose next row has a free square (brute force)."""
     from nqprof.problem import full_mask
 
     full = full_mask(n)
     if row == n:
         return 0
     if row == target:
-        return 1 if ~(c | l | r) & full else 0
-    total, free = 0, ~(c | l | r) & full
+        return 1 if ~(c | dl | dr) & full else 0
+    total, free = 0, ~(c | dl | dr) & full
     while free:
         b = free & -free
         free ^= b
-        total += _leaves(n, c | b, ((l | b) << 1) & full, (r | b) >> 1, row + 1, target)
+        total += _leaves(n, c | b, ((dl | b) << 1) & full, (dr | b) >> 1, row + 1, target)
     return total
 
 
@@ -410,8 +410,8 @@ def test_block_first_generation(n, depth, search, block):
 
     host = expand(n, depth)
     per_thread = [
-        _leaves(n, int(c), int(l), int(r), int(w), int(w) + search)
-        for c, l, r, w in zip(host.cols, host.ld, host.rd, host.row)
+        _leaves(n, int(c), int(dl), int(dr), int(w), int(w) + search)
+        for c, dl, dr, w in zip(host.cols, host.ld, host.rd, host.row, strict=True)
     ]
     per_block = [sum(per_thread[i : i + block]) for i in range(0, len(per_thread), block)]
     per_block = [v for v in per_block if v]

@@ -7,7 +7,8 @@ import warnings
 
 import pytest
 
-from nqprof import machine, options, plugin, rounds, strategies
+from nqprof import machine, options, rounds, strategies
+from nqprof.cuda import device
 from nqprof.errors import InputError
 from nqprof.problem import known_count
 from nqprof.result import Measurement
@@ -68,7 +69,7 @@ def fakes(monkeypatch):
     for strategy in (FakeCpu(), FakeGpu()):
         monkeypatch.setitem(strategies._table(), strategy.name, "unused")
         monkeypatch.setitem(strategies._cache, strategy.name, strategy)
-    monkeypatch.setattr(machine, "gpu_status", lambda: (False, "test: no GPU here"))
+    monkeypatch.setattr(device, "gpu_available", lambda: (False, "test: no GPU here"))
 
 
 @pytest.fixture
@@ -213,7 +214,8 @@ def test_bad_option_is_a_usage_error(nqpytest):
         (
             ["--nq-strategy=multicore", "--nq-param=multicore.depth=0x10"],
             {},
-            "--nq-param: multicore.depth=0x10 is rejected by every case it is in: parameter depth must be an integer",
+            "--nq-param: multicore.depth=0x10 is rejected by every "
+            "case it is in: parameter depth must be an integer",
         ),
         (["--nq-cluster=foo"], {}, "--nq-cluster takes local or a scheduler address"),
         (["--nq-cluster="], {}, "--nq-cluster takes local or a scheduler address"),
@@ -366,7 +368,9 @@ def test_a_test_may_parametrize_nqbench_itself(fakes, pytester, nqpytest):
         test_suite="""
         import pytest
 
-        @pytest.mark.parametrize("nqbench", [{"strategy": "fakecpu", "n": 9, "params": {"depth": "3"}}], indirect=True)
+        @pytest.mark.parametrize(
+            "nqbench", [{"strategy": "fakecpu", "n": 9, "params": {"depth": "3"}}], indirect=True
+        )
         def test_one(nqbench):
             assert nqbench.run().params == {"depth": 3, "wrong": 0}
     """
@@ -440,7 +444,7 @@ def test_saved_benchmark_carries_the_run_record(fakes, nqpytest, tmp_path):
 
 def test_machine_facts_on_a_machine_without_gpu(monkeypatch):
     machine.machine_facts.cache_clear()
-    monkeypatch.setattr(machine, "gpu_status", lambda: (False, "no CUDA device"))
+    monkeypatch.setattr(device, "gpu_available", lambda: (False, "no CUDA device"))
     try:
         facts = machine.machine_facts()
     finally:
@@ -497,7 +501,7 @@ def test_comparing_against_another_gpu_warns(fakes, nqpytest, monkeypatch, tmp_p
     (said,) = compare_warnings()
     assert said.startswith("nqprof: the compared run (saved ")
     assert said.endswith(
-        " ran on another machine: nqprof.gpu: 'NVIDIA H100' -> 'NVIDIA H200'; nqprof.cuda_toolkit: "
-        "'12.8' -> '13.0' (saved -> this run): differences in time may come from the machine, not the "
-        "code"
+        " ran on another machine: nqprof.gpu: 'NVIDIA H100' -> 'NVIDIA H200'; "
+        "nqprof.cuda_toolkit: '12.8' -> '13.0' (saved -> this run): "
+        "differences in time may come from the machine, not the code"
     )

@@ -34,8 +34,8 @@ def test_known_count_validates():
 
 def _total(boards) -> int:
     return boards.multiplier * sum(
-        count_subtree_py(boards.n, int(c), int(l), int(r), int(w))
-        for c, l, r, w in zip(boards.cols, boards.ld, boards.rd, boards.row)
+        count_subtree_py(boards.n, int(c), int(dl), int(dr), int(w))
+        for c, dl, dr, w in zip(boards.cols, boards.ld, boards.rd, boards.row, strict=True)
     )
 
 

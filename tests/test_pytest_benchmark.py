@@ -13,13 +13,14 @@ import sys
 import warnings
 from pathlib import Path
 
-import pytest
-
 import pandas  # noqa: F401 - loaded before the in-process inner sessions (numpy imports once)
+import pytest
+from test_trust import _FakeNvml
+
 from nqprof import machine
 from nqprof.cli import main as nqprof_main
+from nqprof.cuda import device
 from nqprof.rounds import RoundRule
-from test_trust import _FakeNvml
 
 pytest_plugins = ["pytester"]
 
@@ -137,7 +138,7 @@ def test_compare_facts_without_pycuda_ask_nothing_of_cuda(monkeypatch):
     monkeypatch.setattr(
         importlib.util, "find_spec", lambda name, *a: None if name == "pycuda" else real(name, *a)
     )
-    monkeypatch.setattr(machine, "gpu_status", lambda: pytest.fail("CUDA was asked"))
+    monkeypatch.setattr(device, "gpu_available", lambda: pytest.fail("CUDA was asked"))
     facts = machine.compare_facts()
     assert facts["gpu"] is None and "cuda_toolkit" in facts
 
@@ -160,11 +161,11 @@ def test_compare_facts_come_from_nvml_without_initialising_cuda(monkeypatch):
         lambda name, *a: object() if name == "pycuda" else real(name, *a),
     )
     monkeypatch.setitem(sys.modules, "pynvml", _Nvml([]))
-    monkeypatch.setattr(machine, "gpu_status", lambda: pytest.fail("CUDA was asked"))
+    monkeypatch.setattr(device, "gpu_available", lambda: pytest.fail("CUDA was asked"))
     facts = machine.compare_facts()
     assert (facts["gpu"], facts["driver"]) == ("NVIDIA H200", "12.8") and "cuda_toolkit" in facts
     monkeypatch.setitem(sys.modules, "pynvml", None)
-    monkeypatch.setattr(machine, "gpu_status", lambda: (False, "asked CUDA"))
+    monkeypatch.setattr(device, "gpu_available", lambda: (False, "asked CUDA"))
     try:
         assert machine.compare_facts()["gpu_status"] == "CPU only: asked CUDA"
     finally:
@@ -461,7 +462,8 @@ def test_bounds_beside_a_fixed_round_count_or_a_cluster_are_a_usage_error(
     )
     # a confidence alone bounds nothing (pytest-benchmark's precision is off)
     bench(*CASES, "--benchmark-confidence=0.95").assert_outcomes(passed=2)
-    # a bad NQPROF_TIMEOUT read for the check is a usage error too, in a suite that picks its own case
+    # a bad NQPROF_TIMEOUT read for the check is a usage error too, in a suite that picks its own
+    # case
     pytester.makepyfile(
         test_nqueens="""
         import pytest

@@ -4,11 +4,10 @@ nothing hangs (every spin is bounded; a stuck operation is counted, and fails th
 the strategy verified with both queues. Skipped with the reason where no GPU run can happen."""
 
 import pytest
+from gpu_checks import checked, ns_up_to
 
 from nqprof import queuebench as qb
 from nqprof.runner import solve
-
-from gpu_checks import checked, ns_up_to
 
 pytestmark = pytest.mark.gpu
 

@@ -9,17 +9,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from gpu_checks import HOPPER_SM
 
 from nqprof import queuebench
 from nqprof.catalog import catalog
 from nqprof.cuda.sources import read_source
-from nqprof.papers import kerbl as papers_kerbl
 from nqprof.errors import DeviceFailureError, InputError
+from nqprof.papers import kerbl as papers_kerbl
 from nqprof.strategies import get, names
 from nqprof.strategies import queue as qs
 from nqprof.strategies.gpu_common import blocks_per_sm
-
-from gpu_checks import HOPPER_SM
 
 FIXTURE = Path(__file__).parent / "data" / "queue-bench-h200.json"
 
@@ -120,7 +119,8 @@ def test_auto_capacity():
 
 
 def test_blocks_per_sm_follows_the_occupancy_rules():
-    # 48 registers, 128 threads, N=19 depth 6 stacks (13 levels): shared memory binds (8), as on the H200
+    # 48 registers, 128 threads, N=19 depth 6 stacks (13 levels): shared memory binds (8), as on the
+    # H200
     assert blocks_per_sm(128, 48, qs.stack_bytes(13, 128), 256, HOPPER_SM) == 8
     assert blocks_per_sm(64, 48, qs.stack_bytes(13, 64), 256, HOPPER_SM) == 16
     assert blocks_per_sm(1024, 32, 0, 0, HOPPER_SM) == 2  # threads
@@ -211,7 +211,8 @@ def test_load_rejects_other_files(tmp_path):
     with pytest.raises(InputError, match="not an nqprof queue-bench result"):
         queuebench.load(bad)
     bad.write_text(
-        '{"rows": [{"variant": "balanced", "queue": "lcrq", "bytes": 4, "threads": 1, "capacity": 1, "ms": 1}]}'
+        '{"rows": [{"variant": "balanced", "queue": "lcrq", '
+        '"bytes": 4, "threads": 1, "capacity": 1, "ms": 1}]}'
     )
     with pytest.raises(InputError, match="unknown queue 'lcrq'"):
         queuebench.load(bad)

@@ -10,17 +10,20 @@ import subprocess
 
 import numpy as np
 import pytest
+import test_chunked_session
+from test_chunked_session import run
 
 from nqprof.errors import InputError
 from nqprof.result import Measurement, RunRecord
 from nqprof.runner import verify
 from nqprof.strategies import all_strategies, get
+from nqprof.strategies.cdp import device_records as dr
 from nqprof.strategies.cdp import replay as rp
 from nqprof.strategies.cdp.params import launch_defines, measurement_build
-from nqprof.strategies.cdp import device_records as dr
-from test_chunked_session import fake_gpu, run  # noqa: F401 (the fake CUDA driver's fixture)
 
 CDP = [s for s in all_strategies() if s.cdp]
+#: The fake CUDA driver's fixture, used here by its name.
+fake_gpu = test_chunked_session.fake_gpu
 
 
 # --- parameters, strategies, the run record ---------------------------------------------------
@@ -80,8 +83,8 @@ def test_measurement_builds_are_never_verified():
     summary = record.summary()
     assert f"count      92  not verified: {text}" in summary
     assert (
-        "replay     2 of 2 recorded launches of generation 1 launched from the host as dp3_child grids (7 boards"
-        in summary
+        "replay     2 of 2 recorded launches of generation 1 "
+        "launched from the host as dp3_child grids (7 boards" in summary
     )
     assert RunRecord.from_measurements("dp3", 8, {}, 92, [m], {}).verified
 
@@ -97,13 +100,15 @@ def test_record_dtype():
 #: Kernel parameter lists (as C types) and the layout of their parameter buffer, by hand:
 #: each parameter at its natural alignment, in order, the size the end of the last one.
 LAYOUTS = {
-    # cdp_dp3_child: pointer, unsigned, pointer (at 16: 4 bytes of padding), five ints, pointer (at 48)
+    # cdp_dp3_child: pointer, unsigned, pointer (at 16: 4 bytes of padding), five ints, pointer (at
+    # 48)
     "const nq_board*, unsigned, unsigned*, int, int, int, int, int, cdp_word*": (
         "<QI4xQiiiii4xQ",
         (0, 8, 16, 24, 28, 32, 36, 40, 48),
         56,
     ),
-    # the condensed children (dp2_child, dp3_child): two pointers, unsigned, five ints, pointer (at 40)
+    # the condensed children (dp2_child, dp3_child): two pointers, unsigned, five ints, pointer (at
+    # 40)
     "nq_board**, unsigned*, unsigned, int, int, int, int, int, cdp_word*": (
         "<QQIiiiiiQ",
         (0, 8, 16, 20, 24, 28, 32, 36, 40),
@@ -136,7 +141,7 @@ def _values(types):
 def test_hand_layouts_are_pythons_native_struct_layout():
     """PyCUDA packs host-side arguments with the native struct layout; the hand layouts
     above are that layout too."""
-    for params, (fmt, offsets, size) in LAYOUTS.items():
+    for params, (fmt, _offsets, size) in LAYOUTS.items():
         native = "@" + "".join(
             {"int": "i", "unsigned": "I", "mask_t": "I"}.get(t, "P") for t in params.split(", ")
         )
@@ -152,13 +157,14 @@ def test_records_and_packing_match_the_kernels(tmp_path, toolkit):
     from nqprof.cuda.sources import kernels_dir
 
     lines = [
-        '    printf("%d %d %d %d\\n", (int)sizeof(cdp_rec_launch), (int)offsetof(cdp_rec_buffer, launches), '
-        '(int)offsetof(cdp_rec_launch, args), (int)offsetof(cdp_rec_launch, boards));'
+        '    printf("%d %d %d %d\\n", (int)sizeof(cdp_rec_launch), (int)offsetof(cdp_rec_buffer, '
+        'launches), (int)offsetof(cdp_rec_launch, args), (int)offsetof(cdp_rec_launch, boards));'
     ]
     for params in LAYOUTS:
         types = params.split(", ")
         args = ", ".join(
-            f"({t}){v}{'ull' if '*' in t else ''}" for t, v in zip(types, _values(types))
+            f"({t}){v}{'ull' if '*' in t else ''}"
+            for t, v in zip(types, _values(types), strict=True)
         )
         lines += [
             "    {",
@@ -191,14 +197,14 @@ def test_records_and_packing_match_the_kernels(tmp_path, toolkit):
         record.fields["args"][1],
         record.fields["boards"][1],
     ]
-    for line, (params, (fmt, offsets, size)) in zip(out[1:], LAYOUTS.items()):
+    for line, (params, (fmt, offsets, size)) in zip(out[1:], LAYOUTS.items(), strict=True):
         used, planned, blob = line.split()
         assert int(used) == int(planned) == size <= rp.ARG_BYTES
         packed = bytes.fromhex(blob)
         expected = struct.pack(fmt, *_values(params.split(", ")))
         # padding bytes are left as they were (0xee): compare the parameters, at their offsets
         types = params.split(", ")
-        for t, off in zip(types, offsets):
+        for t, off in zip(types, offsets, strict=True):
             width = 4 if t in ("int", "unsigned", "mask_t") else 8
             assert packed[off : off + width] == expected[off : off + width], (params, t, off)
 
@@ -246,7 +252,7 @@ class FakeKernel:
 def _device_writes(drv, records, launches, dropped=0):
     """What the record build's launches leave in the buffer."""
     rec = np.zeros(len(launches), dtype=rp.record_dtype())
-    for r, (grid, block, shared, boards, blob) in zip(rec, launches):
+    for r, (grid, block, shared, boards, blob) in zip(rec, launches, strict=True):
         r["grid"], r["block"], r["shared"], r["boards"] = grid, block, shared, boards
         r["arg_bytes"] = len(blob)
         r["args"][: len(blob)] = np.frombuffer(blob, dtype=np.uint8)
@@ -340,8 +346,8 @@ def test_record_is_refused_where_it_cannot_apply(fake_gpu):
 def test_record_builds_compile_and_link(file, toolkit):
     """Every CDP kernel builds (and device-links) in the record variant: each launch site's
     arguments fit a record (a static_assert in cdp.cuh)."""
-    from nqprof.cuda import nvcc
     from nqprof.catalog import catalog
+    from nqprof.cuda import nvcc
 
     src = catalog()[file]
     rows = nvcc.compile_source(

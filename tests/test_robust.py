@@ -13,7 +13,8 @@ import subprocess
 import sys
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from nqprof import files, options, problem
 from nqprof.cli import main
@@ -499,8 +500,8 @@ CONTENT = st.one_of(
 
 
 def _readers():
-    from nqprof.cluster import checkpoint
     from nqprof import queuebench
+    from nqprof.cluster import checkpoint
     from nqprof.cuda import nvcc
 
     return {

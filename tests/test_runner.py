@@ -4,12 +4,11 @@ import signal
 import types
 
 import pytest
+from fake_strategies import STRATEGY as misbehaving
 
 from nqprof.errors import CountMismatchError, NqprofError, WatchdogError
 from nqprof.options import describe
 from nqprof.runner import WorkerRunner
-
-from fake_strategies import STRATEGY as misbehaving
 
 
 def _run(how, timeout=20.0):
@@ -69,6 +68,7 @@ def _series_run(tmp_path, rounds, warmup=1):
     import os
 
     from fake_process_bound import STRATEGY as bound
+
     from nqprof.runner import RoundLoop, open_runner
 
     log = tmp_path / "pids"
@@ -81,9 +81,10 @@ def _series_run(tmp_path, rounds, warmup=1):
 
 
 def test_gpu_rounds_go_to_two_processes_one_after_another(tmp_path, monkeypatch):
+    from fake_process_bound import STRATEGY as bound
+
     from nqprof.analysis import stats
     from nqprof.runner import GPU_PROCESSES, ProcessSeries, open_runner
-    from fake_process_bound import STRATEGY as bound
 
     assert GPU_PROCESSES == 2
     assert isinstance(open_runner(bound, 8, {}), ProcessSeries)
@@ -147,6 +148,7 @@ def test_the_next_worker_of_a_series_starts_while_the_first_counts(tmp_path, mon
     """The second worker's process starts during the first one's rounds, but opens its
     session (a GPU context, in a real GPU worker) only once the first has closed."""
     from fake_process_bound import STRATEGY as bound
+
     from nqprof.runner import open_runner
 
     log = tmp_path / "pids"
@@ -167,6 +169,7 @@ def test_the_next_worker_of_a_series_starts_while_the_first_counts(tmp_path, mon
 
 def test_a_prepared_worker_that_is_not_needed_is_ended(tmp_path, monkeypatch):
     from fake_process_bound import STRATEGY as bound
+
     from nqprof.runner import open_runner
 
     monkeypatch.setenv("NQPROF_TEST_PID_LOG", str(tmp_path / "pids"))
@@ -181,6 +184,7 @@ def test_a_closing_worker_is_waited_for_by_the_next_one_only(tmp_path, monkeypat
     """close() returns once the worker has answered; the worker then lets its session (its
     context) go and leaves, and the next worker's session opens only after it has gone."""
     from fake_slow_close import STRATEGY as slow
+
     from nqprof import runner as runner_module
     from nqprof.runner import WorkerRunner
 
@@ -245,6 +249,7 @@ def test_a_worker_to_follow_starts_after_the_running_one_s_first_round(warmup, m
 
 def test_a_handoff_gives_its_worker_to_its_own_case_only(tmp_path, monkeypatch):
     from fake_process_bound import STRATEGY as bound
+
     from nqprof.runner import Handoff
 
     monkeypatch.setenv("NQPROF_TEST_PID_LOG", str(tmp_path / "pids"))

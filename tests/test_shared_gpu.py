@@ -10,14 +10,14 @@ import os
 import sys
 import types
 
-import pytest
-
-import pandas  # noqa: F401 - loaded before the in-process inner sessions (numpy imports once)
 import fake_shared_gpu
+import pandas  # noqa: F401 - loaded before the in-process inner sessions (numpy imports once)
+import pytest
+from test_trust import _FakeNvml
+
 from nqprof import conditions, machine, strategies
 from nqprof.cli import main
 from nqprof.result import RunRecord
-from test_trust import _FakeNvml
 
 pytest_plugins = ["pytester"]
 STRATEGY = fake_shared_gpu.STRATEGY.name
@@ -54,7 +54,6 @@ def gpu_double(monkeypatch):
     strategy = fake_shared_gpu.STRATEGY
     monkeypatch.setitem(strategies._table(), strategy.name, "unused")
     monkeypatch.setitem(strategies._cache, strategy.name, strategy)
-    monkeypatch.setattr(machine, "gpu_status", lambda: (True, "a test double"))
     monkeypatch.setattr(device, "gpu_available", lambda: (True, "a test double"))
     monkeypatch.setattr(
         machine, "machine_facts", lambda: {"gpu": "a test double", "cuda_toolkit": None}
@@ -140,8 +139,8 @@ def test_the_record_says_its_gpu_was_shared():
 
 
 SHARED = (
-    "the GPU was shared with 1 other process during the rounds: its times may be slower than on a GPU of "
-    "its own"
+    "the GPU was shared with 1 other process during the "
+    "rounds: its times may be slower than on a GPU of its own"
 )
 
 
@@ -196,8 +195,9 @@ def test_pytest_summary_and_compare_say_the_gpu_was_shared(
         return result.stdout.str()
 
     summary = (
-        f"nqprof: warning: other processes used the GPU during the rounds of 1 case(s): {STRATEGY}-N8 (1) "
-        "(other processes in parentheses): their times may be slower than on a GPU of their own"
+        "nqprof: warning: other processes used the GPU during the rounds of 1 case(s): "
+        f"{STRATEGY}-N8 (1) (other processes in parentheses): "
+        "their times may be slower than on a GPU of their own"
     )
     assert "other processes used the GPU" not in run()
     assert summary in run(4242).splitlines()
@@ -217,8 +217,8 @@ def test_pytest_summary_and_compare_say_the_gpu_was_shared(
         main(["compare", "--storage", "storage", "0002", "0002"]) == 0
     )  # shared in both: still said
     assert (
-        f"nqprof: warning: conditions differ: other processes on the GPU in both runs: 1 ({STRATEGY} N=8)"
-        in capsys.readouterr().err.splitlines()
+        "nqprof: warning: conditions differ: other processes "
+        f"on the GPU in both runs: 1 ({STRATEGY} N=8)" in capsys.readouterr().err.splitlines()
     )
 
 

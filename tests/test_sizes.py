@@ -14,7 +14,7 @@ import pytest
 from nqprof.cuda.sources import kernels_dir, read_source
 from nqprof.strategies import all_strategies
 from nqprof.strategies.cdp import model as cdp_model
-from nqprof.strategies.dp2 import STATE_BYTES
+from nqprof.strategies.cdp.stacks import STATE_BYTES
 from nqprof.strategies.gpu_common import COUNTER_BYTES
 from nqprof.subproblems import BOARD_UPLOAD_BYTES, MASK_DTYPE, ROW_DTYPE
 
@@ -91,4 +91,4 @@ def test_sizes_match_the_kernels(tmp_path, toolkit):
         text=True,
     )
     printed = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout.split()
-    assert dict(zip(SIZES, map(int, printed))) == SIZES
+    assert dict(zip(SIZES, map(int, printed), strict=True)) == SIZES

@@ -155,7 +155,8 @@ def test_cached_per_env(roots):
     "text, expected",
     [
         (
-            "Cuda compilation tools, release 13.0, V13.0.88\nBuild cuda_13.0.r13.0/compiler.36424714_0",
+            "Cuda compilation tools, release 13.0, "
+            "V13.0.88\nBuild cuda_13.0.r13.0/compiler.36424714_0",
             "13.0",
         ),
         ("Cuda compilation tools, release 12.4, V12.4.131", "12.4"),

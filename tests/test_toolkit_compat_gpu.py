@@ -39,7 +39,8 @@ def probed():
         pytest.skip(f"{PROBE_TOOL} is not here (not a source checkout)")
     if not PROBE_DIR.is_dir():
         pytest.skip(
-            f"no probe artifacts: {PROBE_DIR} is absent (build them with tools/build_probe_artifacts.sh)"
+            f"no probe artifacts: {PROBE_DIR} is absent "
+            "(build them with tools/build_probe_artifacts.sh)"
         )
     probe = _probe_module()
     driver, outcomes = probe.probe(PROBE_DIR)
@@ -90,7 +91,8 @@ def newer(probed):
     _, newer = _split(probed)
     if not newer:
         pytest.skip(
-            f"no artifacts from a toolkit newer than the driver's CUDA {driver} in the same major release"
+            "no artifacts from a toolkit newer than the "
+            f"driver's CUDA {driver} in the same major release"
         )
     return newer
 

@@ -16,10 +16,10 @@ import pytest
 pd = pytest.importorskip("pandas")
 
 from nqprof.analysis import trace as nsys_trace  # noqa: E402
-from nqprof.analysis.trace import nsys as trace_nsys
-from nqprof.analysis.trace import reader as trace_reader
-from nqprof.cli import trace as trace_cli
+from nqprof.analysis.trace import nsys as trace_nsys  # noqa: E402
+from nqprof.analysis.trace import reader as trace_reader  # noqa: E402
 from nqprof.cli import main as nqprof_main  # noqa: E402
+from nqprof.cli import trace as trace_cli  # noqa: E402
 from nqprof.errors import InputError, UnavailableError  # noqa: E402
 
 FIXTURE = Path(__file__).parent / "data" / "nsys" / "cdp-sample.sqlite"
@@ -83,8 +83,8 @@ def test_runtime_and_memcpy(sample):
 
 def test_kernels_attributed_to_their_range(sample):
     attributed = sample.kernel_ranges
-    assert list(zip(attributed["name"], attributed["range_name"])) == list(
-        zip(["k", "parent", "k"], RANGES)
+    assert list(zip(attributed["name"], attributed["range_name"], strict=True)) == list(
+        zip(["k", "parent", "k"], RANGES, strict=True)
     )
     assert set(attributed["range_domain"]) == {"nqprof"}
     assert attributed.iloc[1]["range_payload"] == 7
@@ -147,7 +147,10 @@ def test_nested_and_start_end_ranges(db_copy):
         f"SELECT globalTid, domainId FROM NVTX_EVENTS WHERE eventType = {push_pop} LIMIT 1"
     )[0]
     launch = execute("SELECT start FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE correlationId = 25")[0][0]
-    insert = "INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES (?,?,?,?,?,?)"
+    insert = (
+        "INSERT INTO NVTX_EVENTS (start, end, eventType, "
+        "text, globalTid, domainId) VALUES (?,?,?,?,?,?)"
+    )
     execute(insert, (launch - 10, launch + 10, push_pop, "inner", tid, domain))
     execute(insert, (launch - 20, launch + 20, start_end, "async", tid, None))
     loaded = nsys_trace.load(path)
@@ -167,14 +170,14 @@ def _add_memcpy(execute, correlation_id: int, launch: int, nbytes: int) -> None:
     tid, name_id = execute("SELECT globalTid, nameId FROM CUPTI_ACTIVITY_KIND_RUNTIME LIMIT 1")[0]
     pid = tid - tid % 2**24
     execute(
-        "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME (start, end, eventClass, globalTid, correlationId, "
-        "nameId, returnValue) VALUES (?, ?, 1, ?, ?, ?, 0)",
+        "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME (start, end, eventClass, globalTid, "
+        "correlationId, nameId, returnValue) VALUES (?, ?, 1, ?, ?, ?, 0)",
         (launch, launch + 100, tid, correlation_id, name_id),
     )
     execute(
-        "CREATE TABLE IF NOT EXISTS CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER NOT NULL, end INTEGER NOT NULL, "
-        "deviceId INTEGER NOT NULL, streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER, "
-        "bytes INTEGER NOT NULL, copyKind INTEGER NOT NULL)"
+        "CREATE TABLE IF NOT EXISTS CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER NOT NULL, end "
+        "INTEGER NOT NULL, deviceId INTEGER NOT NULL, streamId INTEGER NOT NULL, correlationId "
+        "INTEGER, globalPid INTEGER, bytes INTEGER NOT NULL, copyKind INTEGER NOT NULL)"
     )
     execute(
         "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (?, ?, 0, 7, ?, ?, ?, 1)",
@@ -199,7 +202,7 @@ def test_memcpy_per_range(db_copy, tmp_path):
     assert sum(e.get("cat") == "memcpy" for e in document["traceEvents"]) == 2
 
 
-# --------------------------------------------------------------------------- summary, breakdown, chrome
+# -- summary, breakdown, chrome ----------------------------------------------------------------
 
 
 def test_summary(sample):
@@ -296,7 +299,7 @@ def test_find_nsys_unavailable(no_nsys):
         nsys_trace.find_nsys()
 
 
-# --------------------------------------------------------------------------- profiling with a fake nsys
+# -- profiling with a fake nsys ----------------------------------------------------------------
 
 FAKE_NSYS = """\
 #!{python}

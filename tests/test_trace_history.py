@@ -9,19 +9,22 @@ import sys
 import textwrap
 from pathlib import Path
 
-import pytest
-
 import pandas  # noqa: F401 - loaded before the in-process inner sessions (numpy imports once)
+import pytest
+import test_plugin
+
 import nqprof.analysis.trace.aggregate  # noqa: F401
 import nqprof.analysis.trace.reader  # noqa: F401
 from nqprof import machine, runner
 from nqprof.analysis import history, trace_history
 from nqprof.benchtrace import CPU_NOTE, solve_argv, storage_folder
 from nqprof.cli import main
+from nqprof.cuda import device
 from nqprof.options import Case
-from test_plugin import FakeCpu, FakeGpu, fakes, nqpytest  # noqa: F401 - fixtures
 
 pytest_plugins = ["pytester"]
+#: test_plugin's fixtures, used here by their names.
+fakes, nqpytest = test_plugin.fakes, test_plugin.nqpytest
 SAMPLE = Path(__file__).parent / "data" / "nsys" / "cdp-sample.sqlite"
 
 
@@ -49,10 +52,10 @@ def fake_nsys(tmp_path, monkeypatch):
 
 
 @pytest.fixture
-def gpu_here(fakes, monkeypatch):  # noqa: F811
+def gpu_here(fakes, monkeypatch):
     """fakegpu runs: the machine has a GPU as far as the plugin knows, and the case runs in
     this process (a spawned worker would not know the test double)."""
-    monkeypatch.setattr(machine, "gpu_status", lambda: (True, "test GPU"))
+    monkeypatch.setattr(device, "gpu_available", lambda: (True, "test GPU"))
     monkeypatch.setattr(
         machine, "machine_facts", lambda: {"gpu": "test GPU", "cuda_toolkit": "13.0"}
     )
@@ -186,7 +189,7 @@ def test_unsaved_runs_trace_into_a_temporary_folder(
     result = nqpytest("--nq-trace", "--nq-strategy=fakegpu", "--nq-n=8", "--nq-rounds=1")
     result.assert_outcomes(passed=1)
     assert not list(Path(pytester.path).rglob("*.sqlite"))  # nothing in the tree the tests ran in
-    line = next(l for l in result.outlines if "Nsight Systems traces" in l)
+    line = next(ln for ln in result.outlines if "Nsight Systems traces" in ln)
     assert "nqprof-traces-" in line
 
 
@@ -374,9 +377,9 @@ def test_compare_prints_the_traces_of_changed_cases(tmp_path, capsys):
 
 def test_history_marks_runs_with_traces(tmp_path, capsys):
     assert main(["history", str(_history(tmp_path))]) == 0
-    lines = [l for l in capsys.readouterr().out.splitlines() if "Linux-CPython" in l]
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if "Linux-CPython" in ln]
     assert len(lines) == 2 and all(
-        l.endswith("2 benchmarks  1 traced, 1 without a trace") for l in lines
+        ln.endswith("2 benchmarks  1 traced, 1 without a trace") for ln in lines
     )
 
 
@@ -446,7 +449,7 @@ def test_device_generations_compare_beside_the_nsys_ranges(tmp_path, capsys):
     storage = _history(tmp_path)
     slower = copy.deepcopy(TIMELINE)
     slower["grids"]["end"] = [150, 900, 800, 1000]  # generation 1: one grid 200 ns longer
-    for path, timeline in zip(sorted(storage.rglob("*.json")), (TIMELINE, slower)):
+    for path, timeline in zip(sorted(storage.rglob("*.json")), (TIMELINE, slower), strict=True):
         data = json.loads(path.read_text())
         data["benchmarks"][0]["extra_info"]["trace"]["device"] = trace_history.device_ranges(
             timeline

@@ -87,9 +87,15 @@ def test_loading_the_plugin_imports_nothing_heavy():
 #: loaded, the processes started and libraries loaded (audit events), the Python calls made.
 START_PROBE = """
 import json, sys
-WATCHED = ("subprocess.Popen", "os.fork", "os.forkpty", "os.posix_spawn", "os.exec", "os.system", "ctypes.dlopen")
+WATCHED = (
+    "subprocess.Popen", "os.fork", "os.forkpty", "os.posix_spawn", "os.exec", "os.system",
+    "ctypes.dlopen",
+)
 events, calls = [], [0]
-sys.addaudithook(lambda event, args: events.append(f"{event} {args!r:.80}") if event in WATCHED else None)
+def audit(event, args):
+    if event in WATCHED:
+        events.append(f"{event} {args!r:.80}")
+sys.addaudithook(audit)
 def count(frame, event, arg):
     if event == "call":
         calls[0] += 1
@@ -98,7 +104,11 @@ import pytest
 code = pytest.main(sys.argv[2:])
 sys.setprofile(None)
 with open(sys.argv[1], "w") as fh:
-    json.dump({"code": int(code), "modules": sorted(sys.modules), "events": sorted(events), "calls": calls[0]}, fh)
+    json.dump(
+        {"code": int(code), "modules": sorted(sys.modules), "events": sorted(events),
+         "calls": calls[0]},
+        fh,
+    )
 """
 
 
@@ -600,8 +610,8 @@ def test_conditions_without_nvml_or_nvidia_smi_say_why(monkeypatch):
 def test_nvidia_smi_is_the_fallback(monkeypatch, tmp_path):
     smi = tmp_path / "nvidia-smi"
     smi.write_text(
-        "#!/bin/sh\necho 'NVIDIA H200, 1755, 3201, 1980, 402.50, 700.00, 63, Enabled, 0x0000000000000020, "
-        "GPU-77ab'\n"
+        "#!/bin/sh\necho 'NVIDIA H200, 1755, 3201, 1980, 402.50, "
+        "700.00, 63, Enabled, 0x0000000000000020, GPU-77ab'\n"
     )
     smi.chmod(0o755)
     monkeypatch.setitem(sys.modules, "pynvml", None)
@@ -844,7 +854,8 @@ def test_condition_differences_name_what_moved():
     # the CPU speed probe: 5% or more apart is another host (or a CPU that changed speed)
     fast_host, slow_host, near_host = ({"cpu": {"probe_s": x}} for x in (5.2e-4, 8.4e-4, 5.4e-4))
     assert conditions.differences(fast_host, slow_host) == [
-        "CPU speed probe (serial N=11): 0.520 -> 0.840 ms (+62%: another host, or the host's CPU speed moved)"
+        "CPU speed probe (serial N=11): 0.520 -> 0.840 ms "
+        "(+62%: another host, or the host's CPU speed moved)"
     ]
     assert conditions.differences(fast_host, near_host) == []
     assert conditions.differences(fast_host, slow_host, cpu_case=False) == []  # a GPU case's times
@@ -854,7 +865,8 @@ def test_condition_differences_name_what_moved():
     )
     assert conditions.differences(one, one) == []
     assert conditions.differences(one, other) == [
-        "another GPU: GPU-1 -> GPU-2 (two GPUs of one model can differ by a few %: on two H200 hosts queue N=15 moved 6%)"
+        "another GPU: GPU-1 -> GPU-2 (two GPUs of one model can "
+        "differ by a few %: on two H200 hosts queue N=15 moved 6%)"
     ]
     assert conditions.probe_change(fast_host, {"cpu": {}}) is None
 
@@ -888,8 +900,8 @@ def test_compare_warns_when_conditions_differ(tmp_path, capsys):
     assert main(["compare", "--storage", str(tmp_path)]) == 0
     err = capsys.readouterr().err
     assert (
-        "nqprof: warning: conditions differ: governor: 'performance' -> 'powersave' (serial N=8, serial N=9, "
-        "serial N=10 and 3 more)" in err
+        "nqprof: warning: conditions differ: governor: 'performance' "
+        "-> 'powersave' (serial N=8, serial N=9, serial N=10 and 3 more)" in err
     )
 
 
@@ -920,8 +932,8 @@ def test_the_record_shows_the_conditions():
     }
     text = rec.summary()
     assert (
-        "clocks     SM 1980 MHz over the rounds (max 1980), memory 3201 MHz, 40 -> 44 C, 350 W of 700 W, "
-        "persistence on; THROTTLED in 1 round(s): hw_slowdown"
+        "clocks     SM 1980 MHz over the rounds (max 1980), memory 3201 MHz, 40 -> 44 C, 350 W of "
+        "700 W, persistence on; THROTTLED in 1 round(s): hw_slowdown"
     ) in text
     assert "cpu        EPYC, 16 of 16 cores, governor performance, 2400 MHz" in text
 

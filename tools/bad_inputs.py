@@ -535,7 +535,8 @@ def unclassified() -> list[str]:
         if not is_number(a) and _name(a) not in TEXT_OPTIONS
     ]
     out += [
-        f"nqprof {' '.join(words)} {_name(a)}: type={a.type.__name__} (use nqprof.numeric.add_number)"
+        f"nqprof {' '.join(words)} {_name(a)}: "
+        f"type={a.type.__name__} (use nqprof.numeric.add_number)"
         for words, a in command_options()
         if a.type in (int, float)
     ]
@@ -788,16 +789,16 @@ def main(argv=None) -> int:
         cell = row.shown.replace("|", "\\|")
         command = row.command.replace("|", "\\|")
         lines.append(
-            f"| {i} | {row.case.what} | `{command}` | {row.code}{' ' + row.problem if row.problem else ''} "
-            f"| {cell} |"
+            f"| {i} | {row.case.what} | `{command}` | "
+            f"{row.code}{' ' + row.problem if row.problem else ''} | {cell} |"
         )
     Path(args.output).write_text("\n".join(lines) + "\n")
     counts = {p: sum(r.problem == p for r in rows) for p in PROBLEMS}
     numbers = sum(r.case.names is not None and not r.case.pytest for r in rows)
     plugin = sum(r.case.pytest for r in rows)
     print(
-        f"{len(rows)} bad inputs ({numbers} numbers on the command line, {plugin} pytest runs of the plugin) in "
-        f"{time.perf_counter() - t0:.0f} s: "
+        f"{len(rows)} bad inputs ({numbers} numbers on the command line, {plugin} pytest runs of "
+        f"the plugin) in {time.perf_counter() - t0:.0f} s: "
         + ", ".join(f"{n} {PROBLEMS[p]}" for p, n in counts.items())
         + f"; table in {args.output}"
     )

@@ -123,8 +123,8 @@ def main(argv: list[str] | None = None) -> int:
         done = subprocess.run(cmd, capture_output=True, text=True)
         if done.returncode != 0:
             print(
-                f"{variant} N={n:2d} block {block} unroll {unroll} depth {depth}: failed ({done.returncode})\n"
-                + done.stderr[-2000:],
+                f"{variant} N={n:2d} block {block} unroll {unroll} "
+                f"depth {depth}: failed ({done.returncode})\n" + done.stderr[-2000:],
                 flush=True,
             )
             failed = True

@@ -1,4 +1,5 @@
-"""Measure the CUDA device allocator (in-kernel malloc/free) the way the condensed CDP kernels use it.
+"""Measure the CUDA device allocator (in-kernel malloc/free) the way the condensed CDP kernels
+use it.
 
     python tools/malloc_probe.py [--heap-mib 2048] [--bytes 512]
 
@@ -106,8 +107,8 @@ def main() -> int:
                 drv.memcpy_dtoh(z, nulls)
                 us = float(c[0]) / total / (clock_khz / 1e3)
                 print(
-                    f"{mode:<6} {threads:>8} {per:>8} {total:>9} {alloc_ms:>10.2f} {free_ms:>9.2f} {us:>14.2f} "
-                    f"{int(z[0]):>6}",
+                    f"{mode:<6} {threads:>8} {per:>8} {total:>9} "
+                    f"{alloc_ms:>10.2f} {free_ms:>9.2f} {us:>14.2f} {int(z[0]):>6}",
                     flush=True,
                 )
                 for b in (slots, cycles, nulls):

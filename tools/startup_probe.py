@@ -32,7 +32,8 @@ STEPS = r"""
 import time, sys
 t = [time.perf_counter()]
 def mark(name):
-    t.append(time.perf_counter()); print(f"  {name:<34} {1e3 * (t[-1] - t[-2]):8.1f} ms", flush=True)
+    t.append(time.perf_counter())
+    print(f"  {name:<34} {1e3 * (t[-1] - t[-2]):8.1f} ms", flush=True)
 import numpy; mark("import numpy")
 import pycuda.driver as drv; mark("import pycuda.driver")
 drv.init(); mark("cuInit")
@@ -47,7 +48,8 @@ m2 = build(STRATEGY.sources[0], {"NQ_BLOCK": 128}); mark("build again (same proc
 from nqprof.cuda.device import device_facts; f = device_facts(drv, dev); mark("device_facts")
 from nqprof.cuda.device import stream_hold; stream_hold(drv); mark("stream hold built")
 import pynvml; pynvml.nvmlInit(); mark("nvmlInit")
-h = pynvml.nvmlDeviceGetHandleByIndex(0); p = pynvml.nvmlDeviceGetComputeRunningProcesses(h); mark("nvml processes")
+h = pynvml.nvmlDeviceGetHandleByIndex(0)
+p = pynvml.nvmlDeviceGetComputeRunningProcesses(h); mark("nvml processes")
 print("  nvml sees", [(x.pid, x.usedGpuMemory) for x in p], "own pid", __import__("os").getpid())
 ctx.pop(); ctx.detach(); mark("context destroyed")
 ctx = dev.make_context(); mark("second make_context")
@@ -64,7 +66,8 @@ if pid == 0:
     t1 = time.perf_counter()
     drv.init(); ctx = drv.Device(0).make_context()
     t2 = time.perf_counter()
-    print(f"  forked child: fork {1e3 * (t1 - t0):.1f} ms, init+context {1e3 * (t2 - t1):.1f} ms", flush=True)
+    fork_ms, context_ms = 1e3 * (t1 - t0), 1e3 * (t2 - t1)
+    print(f"  forked child: fork {fork_ms:.1f} ms, init+context {context_ms:.1f} ms", flush=True)
     ctx.pop(); ctx.detach()
     os._exit(0)
 os.waitpid(pid, 0)
@@ -91,8 +94,8 @@ def open_session(name: str, n: int) -> None:
     prof.disable()
     t3 = time.perf_counter()
     print(
-        f"{name} N={n}: open {t1 - t0:.3f} s, round {t2 - t1:.3f} s (GPU {m.gpu_s}), close {t3 - t2:.3f} s; "
-        f"count {m.count}"
+        f"{name} N={n}: open {t1 - t0:.3f} s, round {t2 - t1:.3f} "
+        f"s (GPU {m.gpu_s}), close {t3 - t2:.3f} s; count {m.count}"
     )
     pstats.Stats(prof).sort_stats("cumulative").print_stats(25)
 
@@ -104,13 +107,14 @@ def main() -> None:
         "--open",
         nargs=2,
         metavar=("STRATEGY", "N"),
-        help="instead: open STRATEGY's session at N in this process and run one round, under cProfile",
+        help="instead: open STRATEGY's session at N in "
+        "this process and run one round, under cProfile",
     )
     args = ap.parse_args()
     if args.open:
         return open_session(args.open[0], int(args.open[1]))
     r = args.repeats
-    print("whole processes (median of %d):" % r)
+    print(f"whole processes (median of {r}):")
     for label, code in (
         ("python -c pass", "pass"),
         ("import numpy", "import numpy"),

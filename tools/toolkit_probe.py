@@ -371,7 +371,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not args.folder.is_dir() or not discover(args.folder):
         print(
-            f"no probe artifacts in {args.folder}: run tools/build_probe_artifacts.sh where the toolkits are"
+            f"no probe artifacts in {args.folder}: run "
+            "tools/build_probe_artifacts.sh where the toolkits are"
         )
         return 2
     import pycuda
@@ -381,8 +382,9 @@ def main(argv: list[str] | None = None) -> int:
     dev = drv.Device(0)
     driver = driver_cuda_version(drv)
     print(
-        f"driver: CUDA {driver} (cuDriverGetVersion {drv.get_driver_version()}); device: {dev.name()} "
-        f"sm_{''.join(map(str, dev.compute_capability()))}; PyCUDA {pycuda.VERSION_TEXT}"
+        f"driver: CUDA {driver} (cuDriverGetVersion {drv.get_driver_version()}); device: "
+        f"{dev.name()} sm_{''.join(map(str, dev.compute_capability()))}; "
+        f"PyCUDA {pycuda.VERSION_TEXT}"
     )
     listing = args.folder / "toolkits.txt"
     if listing.is_file():

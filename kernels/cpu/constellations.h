@@ -305,7 +305,8 @@ NQ_CST_FN void nq_cst_put(uint32_t *out, uint64_t i, uint64_t cap, uint32_t ld, 
  * A placement whose next row has no free square is dropped, and so is a task whose start
  * row has none. A frame's task (depth 0, nq_cst_tasks(n, 0)) expanded by `depth` gives
  * exactly its part of nq_cst_tasks(n, depth), in the same order: the host's generator
- * and the GPU's (kernels/constellation.cu, one thread a frame) both run this. */
+ * and the GPU's (kernels/constellation.cu, one thread a frame) both run this; one function
+ * so that both compile the same loop. */
 NQ_CST_FN uint64_t nq_cst_split(const uint32_t *task, int n, int depth, uint32_t *out, uint64_t cap)
 {
     const uint32_t info = task[3], board = (n >= 32) ? 0xffffffffu : ((1u << n) - 1u);
@@ -407,8 +408,8 @@ typedef struct {
 
 /* Nodes per level in the host search's work space, and the space a level takes: 4 nodes
  * (64 bytes) more, so that two levels' buffers never lie a multiple of 4 KiB apart (a CPU
- * then takes loads from one for stores to the other; unpadded, serial-d4 at N=10 took 155
- * to 265 us by where the buffer landed, padded 155 us every time). */
+ * then takes loads from one for stores to the other; unpadded, serial-d4's time at N=10
+ * depended on where the buffer landed: docs/results/fast-ladder.md). */
 #define NQ_CST_CHUNK 1024
 #define NQ_CST_LEVEL_NODES (NQ_CST_CHUNK + 4)
 

@@ -192,6 +192,41 @@ nq_cst_worker_main(void *arg)
     return NULL;
 }
 
+/* Count the job's tasks on `threads` threads, or here where that is one or none can start;
+ * *sum (its job set) gets the workers' totals, nodes and no_memory summed. */
+static void
+nq_cst_run_pool(nq_cst_job *job, int threads, nq_cst_worker *sum)
+{
+    nq_cst_worker *workers = NULL;
+    pthread_t *ids = NULL;
+    int t, started = 0;
+
+    if (threads > 1) {
+        workers = (nq_cst_worker *)calloc((size_t)threads, sizeof *workers);
+        ids = (pthread_t *)calloc((size_t)threads, sizeof *ids);
+        if (workers != NULL && ids != NULL) {
+            for (t = 0; t < threads; t++) {
+                workers[t].job = job;
+                if (pthread_create(&ids[t], NULL, nq_cst_worker_main, &workers[t]) != 0)
+                    break;
+                started++;
+            }
+        }
+    }
+    if (started == 0) { /* one thread, or no thread could start: count here */
+        nq_cst_worker_main(sum);
+    } else {
+        for (t = 0; t < started; t++) {
+            pthread_join(ids[t], NULL);
+            sum->total += workers[t].total;
+            sum->nodes += workers[t].nodes;
+            sum->no_memory |= workers[t].no_memory;
+        }
+    }
+    free(workers);
+    free(ids);
+}
+
 PyObject *
 nq_py_cst_count(PyObject *self, PyObject *args, PyObject *kwargs)
 {
@@ -220,45 +255,16 @@ nq_py_cst_count(PyObject *self, PyObject *args, PyObject *kwargs)
     }
     if ((size_t)threads > count)
         threads = count > 0 ? (int)count : 1;
-    Py_BEGIN_ALLOW_THREADS
-    if (threads <= 1) {
+    {
         nq_cst_job job = {n, tasks, count, want_nodes, 0};
-        nq_cst_worker self_worker = {&job, 0, 0, 0};
-        nq_cst_worker_main(&self_worker);
-        total = self_worker.total;
-        nodes = self_worker.nodes;
-        no_memory = self_worker.no_memory;
-    } else {
-        nq_cst_job job = {n, tasks, count, want_nodes, 0};
-        nq_cst_worker *workers = (nq_cst_worker *)calloc((size_t)threads, sizeof *workers);
-        pthread_t *ids = (pthread_t *)calloc((size_t)threads, sizeof *ids);
-        int t, started = 0;
-        if (workers != NULL && ids != NULL) {
-            for (t = 0; t < threads; t++) {
-                workers[t].job = &job;
-                if (pthread_create(&ids[t], NULL, nq_cst_worker_main, &workers[t]) != 0)
-                    break;
-                started++;
-            }
-        }
-        if (started == 0) { /* no thread could start: count here */
-            nq_cst_worker self_worker = {&job, 0, 0, 0};
-            nq_cst_worker_main(&self_worker);
-            total = self_worker.total;
-            nodes = self_worker.nodes;
-            no_memory = self_worker.no_memory;
-        } else {
-            for (t = 0; t < started; t++) {
-                pthread_join(ids[t], NULL);
-                total += workers[t].total;
-                nodes += workers[t].nodes;
-                no_memory |= workers[t].no_memory;
-            }
-        }
-        free(workers);
-        free(ids);
+        nq_cst_worker sum = {&job, 0, 0, 0};
+        Py_BEGIN_ALLOW_THREADS
+        nq_cst_run_pool(&job, threads, &sum);
+        Py_END_ALLOW_THREADS
+        total = sum.total;
+        nodes = sum.nodes;
+        no_memory = sum.no_memory;
     }
-    Py_END_ALLOW_THREADS
     free(tasks);
     if (no_memory) /* a worker could not have its search's work space */
         return PyErr_NoMemory();

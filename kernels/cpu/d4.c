@@ -250,6 +250,8 @@ static uint64_t nq_d4_leaves(nq_d4_search *s, uint32_t free, uint32_t left, uint
     return count;
 }
 
+/* One function (about 70 lines): serial-d4's hot loop, which kernels/fast.cu follows step
+ * for step; its speed is what the CPU references measure. */
 uint64_t nq_d4_solve(int n, const nq_d4_task *t, uint64_t *nodes)
 {
     nq_d4_search s;

@@ -127,7 +127,8 @@ nq_last4(uint32_t full, uint32_t cols, uint32_t ld, uint32_t rd, uint32_t free)
 /* Number of ways to fill the `rows_left` remaining rows of the board (cols, ld, rd).
  * rows_left <= 0 is a complete board: one solution. The masks need not be reduced to
  * `full` beyond what the convention does: ld may carry bits above the board (they only
- * move further up), and nothing is ever undone, so no bit has to be recovered. */
+ * move further up), and nothing is ever undone, so no bit has to be recovered. One
+ * function: serial's and multicore's hot loop, whose speed the CPU references measure. */
 static inline uint64_t
 nq_subtree(uint32_t full, uint32_t cols, uint32_t ld, uint32_t rd, int rows_left)
 {
@@ -429,6 +430,41 @@ PyDoc_STRVAR(count_boards_doc,
 "n columns. Runs on `threads` workers (0: one per online CPU) that take boards one at a\n"
 "time; the GIL is released while they run. Bad arguments raise ValueError.");
 
+/* 0 where every board of the job is a partial board of its n (row <= n, queens only in the
+ * n columns, one queen per filled row); -1 with a ValueError naming the first that is not. */
+static int
+nq_check_boards(const nq_job *job)
+{
+    size_t k;
+
+    for (k = 0; k < job->count; k++) {
+        uint32_t c = job->cols[k];
+        unsigned r = job->row[k];
+        if (r > (unsigned)job->n || (c & ~job->full) != 0 || nq_popcount(c) != r) {
+            PyErr_Format(PyExc_ValueError,
+                         "board %zu is not a partial board of N=%d (row=%u, cols=0x%x)",
+                         k, job->n, r, (unsigned)c);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The pool's size: `threads` (0: one per online CPU), and no more workers than boards. */
+static size_t
+nq_pool_size(long long threads, size_t count)
+{
+    size_t nthreads;
+
+    if (threads == 0)
+        nthreads = (size_t)nq_online_cpus();
+    else if ((unsigned long long)threads > (unsigned long long)count)
+        nthreads = count;
+    else
+        nthreads = (size_t)threads;
+    return nthreads > count ? count : nthreads;
+}
+
 static PyObject *
 nq_py_count_boards(PyObject *self, PyObject *args, PyObject *kwargs)
 {
@@ -441,7 +477,7 @@ nq_py_count_boards(PyObject *self, PyObject *args, PyObject *kwargs)
     PyObject *result = NULL;
     nq_worker *workers = NULL;
     nq_job job;
-    size_t count, nthreads, k;
+    size_t count, nthreads;
     uint64_t total;
 
     (void)self;
@@ -484,32 +520,13 @@ nq_py_count_boards(PyObject *self, PyObject *args, PyObject *kwargs)
     job.full = (1u << n) - 1u;
     atomic_init(&job.next, 0);
 
-    /* Every board must be a partial board of this n: row <= n, queens only in the n
-     * columns, one queen per filled row. */
-    for (k = 0; k < count; k++) {
-        uint32_t c = job.cols[k];
-        unsigned r = job.row[k];
-        if (r > (unsigned)n || (c & ~job.full) != 0 || nq_popcount(c) != r) {
-            PyErr_Format(PyExc_ValueError,
-                         "board %zu is not a partial board of N=%d (row=%u, cols=0x%x)",
-                         k, n, r, (unsigned)c);
-            goto done;
-        }
-    }
-
+    if (nq_check_boards(&job) < 0)
+        goto done;
     if (count == 0) {
         result = PyLong_FromLong(0);
         goto done;
     }
-    /* No more workers than boards. */
-    if (threads == 0)
-        nthreads = (size_t)nq_online_cpus();
-    else if ((unsigned long long)threads > (unsigned long long)count)
-        nthreads = count;
-    else
-        nthreads = (size_t)threads;
-    if (nthreads > count)
-        nthreads = count;
+    nthreads = nq_pool_size(threads, count);
     workers = (nq_worker *)calloc(nthreads, sizeof(nq_worker));
     if (workers == NULL) {
         PyErr_NoMemory();

@@ -182,7 +182,8 @@ class Tracer:
             if done.returncode != 0:
                 last = (done.stderr.strip() or done.stdout.strip() or "no output").splitlines()[-1]
                 return {
-                    "device_missing": f"the timeline=1 run failed (exit status {done.returncode}): {last}"
+                    "device_missing": "the timeline=1 run failed (exit "
+                    f"status {done.returncode}): {last}"
                 }
             ranges = device_ranges(
                 json.loads(output.read_text(encoding="utf-8")).get("timeline") or {}

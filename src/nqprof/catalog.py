@@ -1,8 +1,9 @@
 """The kernel catalog: every CUDA source nqprof builds, assembled above both ``cuda/`` and
 ``strategies/``.
 
-Each strategy declares its sources (``Strategy.sources``, :class:`~nqprof.cuda.sources.KernelSource`)
-and each measurement module its ``SOURCES``; the catalog is their union, so that the
+Each strategy declares its sources (``Strategy.sources``,
+:class:`~nqprof.cuda.sources.KernelSource`) and each measurement module its ``SOURCES``; the
+catalog is their union, so that the
 nvcc-only build path (``nqprof build``, CI, `tox`) compiles and device-links every kernel
 without a GPU, with the options the PyCUDA path uses on a GPU. ``cuda/`` builds what it is
 handed and never looks the catalog up.

@@ -17,7 +17,8 @@ import platform
 import shutil
 import subprocess
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 #: NVML's clock event reasons that mean the GPU ran slower than asked (nvmlClocksEventReason*).
 SLOWDOWN_REASONS = {
@@ -42,8 +43,9 @@ LOAD_TOLERANCE = 0.4
 OTHER_CORES_TOLERANCE = 0.5
 #: Percentage points of CPU time stolen by a hypervisor: a difference of this many is a warning.
 STEAL_TOLERANCE = 2.0
-#: The CPU speed probe: nqprof._cpu.serial(PROBE_N), PROBE_REPEATS times, the median (about
-#: 0.5 ms a call on an H200 host), taken when a case's CPU watch starts. Two runs' probes
+#: The CPU speed probe: nqprof._cpu.serial(PROBE_N), PROBE_REPEATS times, the median (under a
+#: millisecond a call: docs/results/defaults-h200.md), taken when a case's CPU watch starts.
+#: Two runs' probes
 #: further apart than PROBE_TOLERANCE are a warning (another host, or its CPU changed speed).
 PROBE_N = 11
 PROBE_REPEATS = 5
@@ -404,7 +406,10 @@ def shared_gpu(cond: dict[str, Any] | None) -> str | None:
     count = ((cond or {}).get("gpu") or {}).get("other_processes")
     if not count:
         return None
-    return f"the GPU was shared with {count} other process{'es' if count > 1 else ''} during the rounds"
+    return (
+        f"the GPU was shared with {count} other "
+        f"process{'es' if count > 1 else ''} during the rounds"
+    )
 
 
 # -- CPU ------------------------------------------------------------------------------------
@@ -611,14 +616,16 @@ def differences(
     moved = probe_change(a, b) if cpu_case else None
     if moved is not None and abs(moved) >= PROBE_TOLERANCE:
         out.append(
-            f"CPU speed probe (serial N={PROBE_N}): {1e3 * ca['probe_s']:.3f} -> {1e3 * cb['probe_s']:.3f} ms "
-            f"({100 * moved:+.0f}%: another host, or the host's CPU speed moved)"
+            f"CPU speed probe (serial N={PROBE_N}): {1e3 * ca['probe_s']:.3f} -> "
+            f"{1e3 * cb['probe_s']:.3f} ms ({100 * moved:+.0f}%: "
+            "another host, or the host's CPU speed moved)"
         )
     ga, gb = a.get("gpu") or {}, b.get("gpu") or {}
     for side, g in (("A", ga), ("B", gb)):
         if g.get("throttled_rounds"):
             out.append(
-                f"run {side} throttled in {len(g['throttled_rounds'])} round(s) ({', '.join(g.get('reasons_seen') or [])})"
+                f"run {side} throttled in {len(g['throttled_rounds'])} round(s) "
+                f"({', '.join(g.get('reasons_seen') or [])})"
             )
     sa, sb = ga.get("sm_clock_mhz_median"), gb.get("sm_clock_mhz_median")
     if sa and sb and abs(sb - sa) / max(sa, sb) > CLOCK_TOLERANCE:
@@ -631,8 +638,8 @@ def differences(
     fa, fb = (ga.get("before") or {}), (gb.get("before") or {})
     if fa.get("uuid") and fb.get("uuid") and fa["uuid"] != fb["uuid"]:
         out.append(
-            f"another GPU: {fa['uuid']} -> {fb['uuid']} (two GPUs of one model can differ by a few %: "
-            "on two H200 hosts queue N=15 moved 6%)"
+            f"another GPU: {fa['uuid']} -> {fb['uuid']} (two GPUs of one model can differ by a few "
+            "%: on two H200 hosts queue N=15 moved 6%)"
         )
     for key in ("memory_clock_mhz", "power_limit_w", "persistence_mode"):
         if fa.get(key) is not None and fb.get(key) is not None and fa.get(key) != fb.get(key):

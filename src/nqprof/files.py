@@ -19,8 +19,9 @@ import contextlib
 import json
 import os
 import tempfile
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 
 from .errors import InputError, NqprofError
 
@@ -158,7 +159,8 @@ def read_json(path: str | os.PathLike, what: str = "input", expect: type | None 
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(
-            f"{what} {os.fspath(path)} is not JSON (or is truncated): {exc.msg} at line {exc.lineno}"
+            f"{what} {os.fspath(path)} is not JSON (or is "
+            f"truncated): {exc.msg} at line {exc.lineno}"
         ) from None
     except (ValueError, RecursionError) as exc:
         raise InputError(f"{what} {os.fspath(path)} is not JSON ({type(exc).__name__})") from None

@@ -11,22 +11,7 @@ from typing import Any
 
 from . import __version__
 from .errors import NqprofError
-
-#: machine_info key under which nqprof records its facts.
-MACHINE_KEY = "nqprof"
-#: machine_info fields whose difference makes timings of two runs incomparable.
-COMPARED_MACHINE_FIELDS = ("gpu", "cuda_toolkit", "driver")
-
-
-def gpu_status() -> tuple[bool, str]:
-    """(True, GPU name) or (False, why GPU strategies cannot run here); cached by
-    :func:`~nqprof.cuda.device.gpu_available`."""
-    try:
-        from .cuda.device import gpu_available
-
-        return gpu_available()
-    except (ImportError, AttributeError):
-        return False, "nqprof.cuda.device not available"
+from .machinediff import MACHINE_KEY, machine_differences
 
 
 @functools.lru_cache(maxsize=1)
@@ -35,7 +20,9 @@ def machine_facts() -> dict[str, Any]:
     clocks, CUDA driver, toolkit and PyCUDA versions; ``gpu: None`` and the reason on a
     machine without a usable GPU."""
     facts: dict[str, Any] = {"version": __version__}
-    ok, why = gpu_status()
+    from .cuda.device import gpu_available
+
+    ok, why = gpu_available()
     if ok:
         import pycuda
 
@@ -65,19 +52,6 @@ def machine_facts() -> dict[str, Any]:
     return facts
 
 
-def machine_differences(saved: dict[str, Any], current: dict[str, Any]) -> list[str]:
-    """``["gpu: 'NVIDIA H100' -> 'NVIDIA H200'", ...]`` for the nqprof machine_info fields
-    that differ between two runs' machine_info."""
-    a, b = saved.get(MACHINE_KEY) or {}, current.get(MACHINE_KEY) or {}
-    if not a or not b:  # a run saved without nqprof benchmarks has nothing to compare
-        return []
-    return [
-        f"{key}: {a.get(key)!r} -> {b.get(key)!r}"
-        for key in COMPARED_MACHINE_FIELDS
-        if a.get(key) != b.get(key)
-    ]
-
-
 def compare_facts() -> dict[str, Any]:
     """The facts :func:`machine_differences` compares (``gpu``, ``cuda_toolkit``,
     ``driver``), as :func:`machine_facts` would record them, read without initialising CUDA
@@ -90,7 +64,7 @@ def compare_facts() -> dict[str, Any]:
     if cached is None or cached().currsize:  # read already (or stood in for)
         return machine_facts()
     facts: dict[str, Any] = {"gpu": None, "cuda_toolkit": _toolkit_version()}
-    if importlib.util.find_spec("pycuda") is None:  # as gpu_status says: no GPU run here
+    if importlib.util.find_spec("pycuda") is None:  # as gpu_available says: no GPU run here
         return facts
     from .conditions import NvmlProbe
 
@@ -176,7 +150,8 @@ def _gpu() -> dict[str, Any]:
         return {"gpu": f"none ({exc})"}
     facts = device_facts(drv, drv.Device(0))
     return {
-        "gpu": f"{facts['name']} ({facts['arch']}, {facts['sm_count']} SMs, {facts['total_memory_mib']} MiB)",
+        "gpu": f"{facts['name']} ({facts['arch']}, {facts['sm_count']} "
+        f"SMs, {facts['total_memory_mib']} MiB)",
         "driver": f"CUDA {facts['driver']}",
         "gpu count": drv.Device.count(),
     }

@@ -103,9 +103,9 @@ def skip_unless_runnable(strategy: Strategy) -> None:
     if strategy.needs_gpu:
         import pytest
 
-        from .machine import gpu_status
+        from .cuda.device import gpu_available
 
-        ok, why = gpu_status()
+        ok, why = gpu_available()
         if not ok:
             pytest.skip(f"{strategy.name} needs a GPU: {why}")
 
@@ -219,7 +219,7 @@ class NQBench:
             self._runner.close()
             self._runner = None
 
-    def __enter__(self) -> "NQBench":
+    def __enter__(self) -> NQBench:
         return self
 
     def __exit__(self, *exc) -> None:

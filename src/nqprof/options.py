@@ -16,8 +16,9 @@ from __future__ import annotations
 import itertools
 import os
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 
 from .errors import InputError
 from .numeric import Integer, Real
@@ -66,8 +67,9 @@ def describe(strategy: str, n: int, params: dict[str, Any]) -> str:
 
 
 #: N values benchmarked when no N list is given (inclusive), for every strategy, so that
-#: the speedup over serial covers every N: serial needs about 3 s at N=16 (a GPU strategy
-#: milliseconds), and the whole default suite finishes in minutes.
+#: the speedup over serial covers every N: serial needs seconds at N=16, a GPU strategy
+#: milliseconds (docs/results/defaults-h200.md), and the whole default suite finishes in
+#: minutes.
 DEFAULT_N: tuple[int, int] = (8, 16)
 
 
@@ -131,7 +133,8 @@ def parse_params(items: Sequence[str] | None) -> dict[str, str]:
                 f"{key}={v}" for v in (params[key], value)
             ]  # as typed, or quoted if not printable
             raise InputError(
-                f"--param {key!r} is given twice ({', '.join(g if g.isprintable() else repr(g) for g in given)})"
+                f"--param {key!r} is given twice "
+                f"({', '.join(g if g.isprintable() else repr(g) for g in given)})"
             )
         params[key] = value
     return params
@@ -322,8 +325,8 @@ N_VALUES = Option(
     parse_n_values,
     None,
     "LIST",
-    "board sizes: a comma list of N and inclusive ranges low:high, e.g. 8:12,14 "
-    f"(default: {DEFAULT_N[0]}:{DEFAULT_N[1]}, from each strategy's smallest N up to its bench_max_n)",
+    "board sizes: a comma list of N and inclusive ranges low:high, e.g. 8:12,14 (default: "
+    f"{DEFAULT_N[0]}:{DEFAULT_N[1]}, from each strategy's smallest N up to its bench_max_n)",
     numeric=True,
 )
 PARAM_AXIS = Option(
@@ -495,7 +498,7 @@ class Case:
         return {"strategy": self.strategy, "n": self.n, "params": dict(self.given)}
 
     @classmethod
-    def from_param(cls, value: dict[str, Any]) -> "Case":
+    def from_param(cls, value: dict[str, Any]) -> Case:
         return cls(value["strategy"], int(value["n"]), tuple(value.get("params", {}).items()))
 
 
@@ -526,7 +529,7 @@ def case_grid(settings: Settings) -> list[tuple[Case, Any, str | None]]:
         rejected: dict[tuple[str, str], str] = {}
         for n in settings.n_values or default_n_values(strategy):
             for combo in itertools.product(*axes.values()):
-                case = Case(name, n, tuple(zip(axes, combo)))
+                case = Case(name, n, tuple(zip(axes, combo, strict=True)))
                 try:
                     strategy.resolve(n, dict(case.given))
                 except InputError as exc:
@@ -541,6 +544,7 @@ def case_grid(settings: Settings) -> list[tuple[Case, Any, str | None]]:
         if bad:
             key, value = bad[0]
             raise InputError(
-                f"{name}.{key}={value} is rejected by every case it is in: {rejected.get((key, value))}"
+                f"{name}.{key}={value} is rejected by every "
+                f"case it is in: {rejected.get((key, value))}"
             )
     return grid

@@ -119,25 +119,26 @@ def pytest_addoption(parser) -> None:
         dest=CLUSTER_DEST,
         default=None,
         metavar="local|ADDRESS",
-        help="run the cases on a Dask cluster, one case per GPU at a time: local (one worker per GPU "
-        "here) or a scheduler address such as tcp://host:8786; needs nqprof[cluster]",
+        help="run the cases on a Dask cluster, one case per GPU at a time: local (one worker per "
+        "GPU here) or a scheduler address such as tcp://host:8786; needs nqprof[cluster]",
     )
     group.addoption(
         TRACE_OPTION,
         dest=TRACE_DEST,
         action="store_true",
         default=False,
-        help="after each GPU case's timed rounds, run it once more under Nsight Systems (nsys) in a child "
-        "process: its trace goes beside the saved history (<storage>/<machine>/traces/<run>/), its "
-        "per-range and per-kernel summary into the case's extra_info",
+        help="after each GPU case's timed rounds, run it once more under Nsight Systems (nsys) in "
+        "a child process: its trace goes beside the saved history "
+        "(<storage>/<machine>/traces/<run>/), its per-range "
+        "and per-kernel summary into the case's extra_info",
     )
     group.addoption(
         TRACE_DIR_OPTION,
         dest=TRACE_DIR_DEST,
         default=None,
         metavar="DIR",
-        help=f"{TRACE_OPTION}, with the traces in DIR/<run>/ (default: beside the saved history; a temporary "
-        "folder when the run is not saved)",
+        help=f"{TRACE_OPTION}, with the traces in DIR/<run>/ (default: beside the saved history; a "
+        "temporary folder when the run is not saved)",
     )
 
 
@@ -333,14 +334,16 @@ def pytest_terminal_summary(terminalreporter, config) -> None:
         return
     if _xdist_active(config):
         terminalreporter.write_line(
-            "nqprof: pytest-xdist is active, and pytest-benchmark disables benchmarking under xdist: the nqprof "
-            "cases ran one verified round each and recorded no times. Benchmark without xdist (-p no:xdist, or -n 0).",
+            "nqprof: pytest-xdist is active, and pytest-benchmark disables benchmarking under "
+            "xdist: the nqprof cases ran one verified round each and recorded "
+            "no times. Benchmark without xdist (-p no:xdist, or -n 0).",
             yellow=True,
         )
         return
     timer = _settings(config).timer
     what = (
-        "compute time: CUDA events for GPU cases, the worker's clock around the computation for CPU cases"
+        "compute time: CUDA events for GPU cases, the "
+        "worker's clock around the computation for CPU cases"
         if timer == "compute"
         else "host round trip around each round (--nq-timer=wall)"
     )
@@ -349,8 +352,9 @@ def pytest_terminal_summary(terminalreporter, config) -> None:
     if shared:
         cases = ", ".join(f"{case} ({count})" for case, count in shared)
         terminalreporter.write_line(
-            f"nqprof: warning: other processes used the GPU during the rounds of {len(shared)} case(s): {cases} "
-            "(other processes in parentheses): their times may be slower than on a GPU of their own",
+            f"nqprof: warning: other processes used the GPU during the rounds of {len(shared)} "
+            f"case(s): {cases} (other processes in parentheses): "
+            "their times may be slower than on a GPU of their own",
             yellow=True,
         )
     tracer = config.stash.get(_TRACER, None)
@@ -421,7 +425,8 @@ def pytest_benchmark_compare_machine_info(
         machine_info.update(own)
     if diffs:
         benchmarksession.logger.warning(
-            f"nqprof: the compared run (saved {compared_benchmark.get('datetime', '?')}) ran on another machine: "
+            "nqprof: the compared run (saved "
+            f"{compared_benchmark.get('datetime', '?')}) ran on another machine: "
             + "; ".join(diffs)
             + " (saved -> this run): differences in time may come from the machine, not the code"
         )

@@ -28,7 +28,7 @@ class Progress:
         self._open = False
 
     @classmethod
-    def for_command(cls, quiet: bool, total: int | None = None) -> "Progress":
+    def for_command(cls, quiet: bool, total: int | None = None) -> Progress:
         """Shown on a terminal unless ``quiet`` (the commands' ``-q``)."""
         return cls(total, enabled=False if quiet else None)
 
@@ -92,7 +92,7 @@ class Progress:
     def close(self) -> None:
         self.finish_case()
 
-    def __enter__(self) -> "Progress":
+    def __enter__(self) -> Progress:
         return self
 
     def __exit__(self, *exc) -> None:

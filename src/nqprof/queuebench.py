@@ -16,13 +16,14 @@ that tables and figures are tested without a GPU.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from .cuda.sources import KernelSource
 from .errors import InputError
-from .result import median
+from .rounds import median
 
 QUEUES = ("bq", "bwd", "gottlieb", "ring")
 QUEUE_TITLES = {
@@ -373,8 +374,8 @@ class QueueBench:
                 from .errors import DeviceFailureError
 
                 raise DeviceFailureError(
-                    f"queue-bench {variant} {queue} {bytes} B at {threads} threads: {s[STUCK]} operations stuck, "
-                    f"{s[GAVE_UP]} threads gave up; the timing is discarded"
+                    f"queue-bench {variant} {queue} {bytes} B at {threads} threads: {s[STUCK]} "
+                    f"operations stuck, {s[GAVE_UP]} threads gave up; the timing is discarded"
                 )
         return BenchRow(variant, queue, bytes, threads, capacity, median(times), s[FULL], s[EMPTY])
 
@@ -389,8 +390,8 @@ def run_benchmark(
     progress=None,
 ) -> BenchResult:
     """The whole sweep. A queue's larger thread counts are skipped once one takes over
-    ``slow_ms`` (the CAS ring slows by orders of magnitude under contention: on an H200 it took
-    0.5 s at 16,384 threads, where the other queues took 0.06 ms)."""
+    ``slow_ms`` (the CAS ring slows by orders of magnitude under contention:
+    docs/results/queue-h200.md)."""
     for q in queues:
         check_choice(q, QUEUES, "queue")
     for v in variants:
@@ -420,7 +421,7 @@ def run_benchmark(
     finally:
         bench.close()
     method = (
-        f"CUDA events around one kernel, median of {repeats} after a warm-up; block 128; balanced capacity "
-        f"{BALANCED_CAPACITY}, unbalanced capacity {UNBALANCED_CAPACITY}"
+        f"CUDA events around one kernel, median of {repeats} after a warm-up; block 128; balanced "
+        f"capacity {BALANCED_CAPACITY}, unbalanced capacity {UNBALANCED_CAPACITY}"
     )
     return BenchResult(rows, facts, toolkit, method)

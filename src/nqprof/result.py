@@ -7,16 +7,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from . import conditions
+from .rounds import median
 from .textfmt import seconds as seconds_text
-
-
-def median(values) -> float:
-    """The median (statistics.median, without importing statistics: start-up time)."""
-    v = sorted(values)
-    if not v:
-        raise ValueError("median of no values")
-    mid = len(v) // 2
-    return v[mid] if len(v) % 2 else (v[mid - 1] + v[mid]) / 2
 
 
 @dataclass
@@ -86,7 +78,7 @@ class RunRecord:
     @classmethod
     def from_measurements(
         cls, strategy: str, n: int, params: dict, expected: int, ms: list[Measurement], info: dict
-    ) -> "RunRecord":
+    ) -> RunRecord:
         gpu_times = [m.gpu_s for m in ms if m.gpu_s is not None]
         last = ms[-1]
         stats = last.stats or {}
@@ -145,7 +137,8 @@ class RunRecord:
         ]
         if self.gpu_s is not None:
             lines.append(
-                f"GPU time   {seconds_text(self.gpu_s)} (CUDA events, median of {len(self.gpu_times)})"
+                f"GPU time   {seconds_text(self.gpu_s)} (CUDA "
+                f"events, median of {len(self.gpu_times)})"
             )
         lines += _condition_lines(self.conditions)
         if self.shared_gpu():
@@ -153,17 +146,19 @@ class RunRecord:
         if self.device:
             d = self.device
             lines.append(
-                f"device     {d.get('name', '?')} (sm_{d.get('cc', '?')}, {d.get('sm_count', '?')} SMs, "
-                f"driver {d.get('driver', '?')})"
+                f"device     {d.get('name', '?')} (sm_{d.get('cc', '?')}, "
+                f"{d.get('sm_count', '?')} SMs, driver {d.get('driver', '?')})"
             )
         if self.toolkit:
             lines.append(
-                f"toolkit    CUDA {self.toolkit.get('version', '?')}, pycuda {self.toolkit.get('pycuda', '?')}"
+                f"toolkit    CUDA {self.toolkit.get('version', '?')}, "
+                f"pycuda {self.toolkit.get('pycuda', '?')}"
             )
         for k in self.kernels:
             lines.append(
-                f"kernel     {k.get('name')}: {k.get('registers')} regs, {k.get('shared_bytes')} B static shared, "
-                f"{k.get('dynamic_shared_bytes', 0)} B dynamic shared, {k.get('local_bytes')} B local"
+                f"kernel     {k.get('name')}: {k.get('registers')} regs, {k.get('shared_bytes')} B "
+                f"static shared, {k.get('dynamic_shared_bytes', 0)} "
+                f"B dynamic shared, {k.get('local_bytes')} B local"
             )
         if self.memory:
             deltas = self.memory.get("deltas_mib", {})
@@ -180,9 +175,9 @@ class RunRecord:
         if self.replay:
             r = self.replay
             lines.append(
-                f"replay     {r.get('replayed', 0):,} of {r.get('recorded', 0):,} recorded launches of generation "
-                f"1 launched from the host as {r.get('kernel')} grids ({sum(r.get('boards', [])):,} boards; "
-                "their own launches not made)"
+                f"replay     {r.get('replayed', 0):,} of {r.get('recorded', 0):,} recorded "
+                f"launches of generation 1 launched from the host as {r.get('kernel')} grids "
+                f"({sum(r.get('boards', [])):,} boards; their own launches not made)"
             )
         if self.plan:
             lines += _plan_lines(self.plan)
@@ -199,8 +194,8 @@ class RunRecord:
                 else ""
             )
             lines.append(
-                f"process    worker started in {worker['start_s']:.2f} s, opened in {worker['open_s']:.2f} s"
-                f"{cuda}{rest}"
+                f"process    worker started in {worker['start_s']:.2f} "
+                f"s, opened in {worker['open_s']:.2f} s{cuda}{rest}"
             )
         for note in self.notes:
             lines.append(f"note       {note}")
@@ -215,12 +210,14 @@ def _condition_lines(cond: dict[str, Any]) -> list[str]:
         before, after = gpu.get("before") or {}, gpu.get("after") or {}
         throttled = gpu.get("throttled_rounds") or []
         lines.append(
-            f"clocks     SM {gpu.get('sm_clock_mhz_median')} MHz over the rounds (max {before.get('max_sm_clock_mhz')}), "
-            f"memory {before.get('memory_clock_mhz')} MHz, {before.get('temperature_c')} -> {after.get('temperature_c')} C, "
-            f"{_watts(after.get('power_w'))} of {_watts(before.get('power_limit_w'))}, persistence "
-            f"{before.get('persistence_mode')}; "
+            f"clocks     SM {gpu.get('sm_clock_mhz_median')} MHz over the rounds (max "
+            f"{before.get('max_sm_clock_mhz')}), memory {before.get('memory_clock_mhz')} MHz, "
+            f"{before.get('temperature_c')} -> {after.get('temperature_c')} C, "
+            f"{_watts(after.get('power_w'))} of {_watts(before.get('power_limit_w'))}, "
+            f"persistence {before.get('persistence_mode')}; "
             + (
-                f"THROTTLED in {len(throttled)} round(s): {', '.join(gpu.get('reasons_seen') or [])}"
+                f"THROTTLED in {len(throttled)} round(s): "
+                f"{', '.join(gpu.get('reasons_seen') or [])}"
                 if throttled
                 else "no throttling"
             )
@@ -245,13 +242,14 @@ def _plan_lines(plan: dict[str, Any]) -> list[str]:
     """A CDP run's plan as ``nqprof solve`` prints it (``nqprof plan`` prints it in full)."""
     per = plan.get("boards_per_chunk") or {}
     lines = [
-        f"plan       config={plan.get('config')}, {plan.get('chunks')} chunk(s) of {per.get('min')}..{per.get('max')} of "
+        f"plan       config={plan.get('config')}, {plan.get('chunks')} chunk(s) of "
+        f"{per.get('min')}..{per.get('max')} of "
         f"{plan.get('host_boards')} host boards" + (" (forced)" if plan.get("chunk_forced") else "")
     ]
     for g in plan.get("generations", []):
         lines.append(
-            f"plan gen   {g['generation']}: row {g['row']}, boards <= {g['bound_boards']} (bound) / "
-            f"{g['model_boards'] if g['model_boards'] is not None else '-'} (model), grids <= {g['bound_grids']} / "
-            f"{g['model_grids'] if g['model_grids'] is not None else '-'}"
+            f"plan gen   {g['generation']}: row {g['row']}, boards <= {g['bound_boards']} (bound) "
+            f"/ {g['model_boards'] if g['model_boards'] is not None else '-'} (model), grids <= "
+            f"{g['bound_grids']} / {g['model_grids'] if g['model_grids'] is not None else '-'}"
         )
     return lines

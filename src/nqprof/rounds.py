@@ -15,8 +15,8 @@ rounds are added, so the rule ends; samples that vary a lot end at MAX_TIME.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 #: Rounds timed at the least (auto): with five a side, compare's rank test can decide.
 MIN_ROUNDS = 5
@@ -36,7 +36,8 @@ TARGET_NOISE = 0.005
 DEFAULT_WARMUP = 1
 
 
-def median(values: Sequence[float]) -> float:
+def median(values: Iterable[float]) -> float:
+    """The median (statistics.median, without importing statistics: start-up time)."""
     v = sorted(values)
     if not v:
         raise ValueError("median of no values")
@@ -83,12 +84,12 @@ class RoundRule:
         if self.fixed is not None:
             return f"{self.fixed} rounds"
         return (
-            f"auto: at least {self.min_rounds} rounds and {self.min_time:g} s, then until the median's "
-            f"relative standard error is under {self.target_noise:.1%}; at most {self.max_time:g} s "
-            f"or {self.max_rounds:,} rounds"
+            f"auto: at least {self.min_rounds} rounds and {self.min_time:g} s, then until the "
+            f"median's relative standard error is under {self.target_noise:.1%}; at most "
+            f"{self.max_time:g} s or {self.max_rounds:,} rounds"
         )
 
-    def split(self, processes: int) -> "list[RoundRule]":
+    def split(self, processes: int) -> list[RoundRule]:
         """The rules of ``processes`` worker processes that take a case's rounds one after
         another: a fixed count divided among them (no process gets none: ``--rounds 1``
         opens one); auto's times and rounds divided, each process timing at least
@@ -115,7 +116,7 @@ class RoundRule:
         max_time: float | None = None,
         precision: float | None = None,
         confidence: float = 0.99,
-    ) -> "RoundRule":
+    ) -> RoundRule:
         """This auto rule with pytest-benchmark's bounds where given: at least ``min_rounds``
         rounds; at most ``max_time`` seconds of timed rounds (and no more than that at the
         least); rounds until the median's relative margin of error at ``confidence`` is
@@ -137,7 +138,7 @@ class RoundRule:
         return rule
 
     @classmethod
-    def of(cls, rounds: int | None) -> "RoundRule":
+    def of(cls, rounds: int | None) -> RoundRule:
         """The rule for a ``--rounds`` value (None: auto)."""
         return cls(fixed=rounds)
 

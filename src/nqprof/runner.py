@@ -26,14 +26,15 @@ import os
 import sys
 import time
 import types
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from . import conditions, errors
 from .cuda.nvtx import nvtx_range
-from .progress import Progress
 from .errors import CountMismatchError, NqprofError, WatchdogError
 from .options import TIMERS, default_timeout, describe
 from .problem import known_count
+from .progress import Progress
 from .result import Measurement, RunRecord
 from .rounds import RoundRule
 from .strategies import Strategy, get
@@ -76,7 +77,7 @@ class LocalRunner:
         self._session = None
         self.opened: dict[str, Any] = {}
 
-    def start(self) -> "LocalRunner":
+    def start(self) -> LocalRunner:
         self._session = self.strategy.open(self.n, self.params)
         return self
 
@@ -207,13 +208,13 @@ class WorkerRunner:
         self._conn = parent
         self._prepared = prepared
 
-    def prepare(self) -> "WorkerRunner":
+    def prepare(self) -> WorkerRunner:
         """Start the worker process now, to open its session later (:meth:`start`): it
         imports what it needs and starts CUDA meanwhile, and opens nothing until then."""
         self._spawn(prepared=True)
         return self
 
-    def start(self) -> "WorkerRunner":
+    def start(self) -> WorkerRunner:
         if self._proc is not None and self._prepared:
             self._prepared = False
             _await_exits()
@@ -317,8 +318,8 @@ class WorkerRunner:
 CPU_PROCESSES = 3
 #: Worker processes a GPU case's rounds go to one after another (:class:`ProcessSeries`).
 #: A GPU time can depend on the process too (where its context's allocations land: one
-#: device-graph case measured 84 us in some processes and 96 us in others), so compare
-#: counts their spread as noise; one at a time, so the memory ledger sees one context.
+#: device-graph case, docs/results/defaults-h200.md), so compare counts their spread as
+#: noise; one at a time, so the memory ledger sees one context.
 GPU_PROCESSES = 2
 
 
@@ -346,7 +347,7 @@ class RunnerPool:
     def opened(self) -> dict[str, Any]:
         return self.runners[0].opened
 
-    def start(self) -> "RunnerPool":
+    def start(self) -> RunnerPool:
         try:
             for r in self.runners:
                 r.start()
@@ -406,7 +407,7 @@ class ProcessSeries:
         following = self.runners[self.last + 1].pids if self.last + 1 < len(self.runners) else ()
         return self.current.pids + following
 
-    def start(self) -> "ProcessSeries":
+    def start(self) -> ProcessSeries:
         self.current.start()
         self.opened = self.current.opened
         return self
@@ -611,7 +612,7 @@ class RoundLoop:
         self.progress.update(f"round {len(self.measurements)}{total} {trip:.3f} s")
         return m
 
-    def timed_rounds(self, rule: RoundRule, gpu: "conditions.GpuWatch | None") -> None:
+    def timed_rounds(self, rule: RoundRule, gpu: conditions.GpuWatch | None) -> None:
         """Timed rounds in the running process until ``rule`` is met."""
         first, t0 = len(self.samples), time.perf_counter()
         while not rule.done(self.samples[first:], time.perf_counter() - t0):
@@ -652,7 +653,7 @@ class RoundLoop:
             self.conditions["gpu"] = gpu.finish()
         return self.measurements
 
-    def phase_rules(self) -> "list[RoundRule]":
+    def phase_rules(self) -> list[RoundRule]:
         """The rule of each worker process that takes the rounds one after another (the
         runner's phases that the rule uses: ``--rounds 1`` opens one)."""
         return self.rule.split(self.runner.phases)
@@ -720,6 +721,7 @@ def solve(
     # the parent's side of the fixed cost: waiting for the first worker to open, the rounds
     # (with the warm-up, the watches and any further worker's start), the record, the close
     record.process["parent"] = {
-        f"{label}_s": round(t - t0, 4) for (_, t0), (label, t) in zip(marks, marks[1:])
+        f"{label}_s": round(t - t0, 4)
+        for (_, t0), (label, t) in zip(marks, marks[1:], strict=False)
     }
     return record

@@ -87,7 +87,7 @@ def place_row(n: int, cols, ld, rd, row, *carried, allowed=None):
             row[sel] + row.dtype.type(1),
             *(values[sel] for values in carried),
         )
-        for part, child in zip(parts, children):
+        for part, child in zip(parts, children, strict=True):
             part.append(child)
     if not parts[0]:
         return tuple(values[:0] for values in (cols, ld, rd, row, *carried))
@@ -174,8 +174,9 @@ def check_expansion(n: int, depth: int, available: int | None = None) -> None:
     available = available_memory() if available is None else available
     if available is not None and need > available:
         raise InputError(
-            f"N={n}: expanding {depth} rows on the host makes about {boards:,} boards or more (~{need / 2**30:,.1f} GiB), "
-            f"more than the {available / 2**30:,.1f} GiB of memory available here: use a smaller depth"
+            f"N={n}: expanding {depth} rows on the host makes about {boards:,} boards or more "
+            f"(~{need / 2**30:,.1f} GiB), more than the {available / 2**30:,.1f} "
+            "GiB of memory available here: use a smaller depth"
         )
 
 
@@ -212,7 +213,9 @@ def expand(n: int, depth: int) -> Subproblems:
             cols, ld, rd, row = place_row(n, cols, ld, rd, row)
         expanded.append((cols, ld, rd, row))
 
-    cols, ld, rd, row = (np.ascontiguousarray(np.concatenate(p)) for p in zip(*expanded))
+    cols, ld, rd, row = (
+        np.ascontiguousarray(np.concatenate(p)) for p in zip(*expanded, strict=True)
+    )
     return Subproblems(
         n=n,
         depth=depth,

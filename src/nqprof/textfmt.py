@@ -6,7 +6,7 @@ everywhere (``12.345 ms``, ``1.5 GiB``)."""
 from __future__ import annotations
 
 import re
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 _NUMBER = re.compile(r"[\d.,/+ -]+")
 
@@ -36,7 +36,7 @@ def table(
 
     def line(row: list[str]) -> str:
         return "  ".join(
-            c.rjust(w) if num else c.ljust(w) for c, w, num in zip(row, width, numeric)
+            c.rjust(w) if num else c.ljust(w) for c, w, num in zip(row, width, numeric, strict=True)
         ).rstrip()
 
     return "\n".join(
@@ -65,7 +65,9 @@ def nanoseconds(value: float | None) -> str:
     return f"{value:.0f} ns"
 
 
-_BYTE_UNITS = (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10), ("B", 1))
+#: Bytes in a MiB: nqprof's one name for it.
+MIB = 2**20
+_BYTE_UNITS = (("GiB", 2**30), ("MiB", MIB), ("KiB", 2**10), ("B", 1))
 
 
 def nbytes(value: float, smallest: str = "B") -> str:

@@ -29,8 +29,9 @@ import sys
 import threading
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 #: prctl's option that asks for a signal when the parent dies (linux/prctl.h).
 PR_SET_PDEATHSIG = 1
@@ -119,7 +120,7 @@ def release_early() -> None:
         lib.cuDevicePrimaryCtxRelease(dev)
 
 
-def preload(target: "Target | Any", gpu: bool) -> None:
+def preload(target: Target | Any, gpu: bool) -> None:
     """What a prepared worker imports while it waits for its turn (beside CUDA's early
     start, for a GPU worker): the target's module and, for a GPU worker, numpy, PyCUDA and
     nqprof's CUDA side.
@@ -137,7 +138,7 @@ def preload(target: "Target | Any", gpu: bool) -> None:
 
 def serve(
     conn,
-    target: "Target | Any",
+    target: Target | Any,
     opener: str,
     n: int,
     params: dict[str, Any],
@@ -157,11 +158,11 @@ def serve(
     A ``prepared`` worker (the next of a case's series, or the next case's first, started
     while the one before counts) starts the CUDA driver (its context too, or nothing, as
     :data:`PREPARED_CUDA` says) and imports what it needs (:func:`preload`), then waits for
-    "go" before it makes its context, if it has none yet, and opens its session. It is started only after the running
-    worker's memory ledger is complete (after its first round), and "go" comes only once
-    that worker has closed and its process has gone, so each session's ledger, taken
-    between its own open and first round, sees no other session's allocations; its
-    ``start_s`` is then from "go"."""
+    "go" before it makes its context, if it has none yet, and opens its session. It is
+    started only after the running worker's memory ledger is complete (after its first
+    round), and "go" comes only once that worker has closed and its process has gone, so
+    each session's ledger, taken between its own open and first round, sees no other
+    session's allocations; its ``start_s`` is then from "go"."""
     serving = time.time()
     die_with_parent(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -229,5 +230,5 @@ def serve(
                 finally:
                     os._exit(0)  # nothing else to tear down: the interpreter's exit is the kernel's
             elif isinstance(cmd, tuple) and cmd[0] == "call":
-                reply(lambda: getattr(session, cmd[1])(*cmd[2:]))
+                reply(lambda cmd=cmd: getattr(session, cmd[1])(*cmd[2:]))
     conn.close()

@@ -3,15 +3,20 @@ speedup over serial, from a benchmark history or from a report's measurements.""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
 
 from ..errors import UnavailableError
 from . import history
 from .history import latest_cases, run_label
 
+
 #: Strategies drawn first, in this order (the rest follow as they come).
-LEGEND_ORDER = ("serial", "multicore", "feinbube", "dp1", "dp2", "dp3", "dpswap")
+def legend_order() -> list[str]:
+    """The strategies in `nqprof strategies`' order (Strategy.order): the figures' legends."""
+    from ..strategies import names
+
+    return names()
 
 
 def _lines(part) -> dict:
@@ -27,7 +32,9 @@ def _lines(part) -> dict:
         groups = rows.groupby(axes, sort=False, dropna=False) if axes else [((), rows)]
         for values, line in groups:
             values = values if isinstance(values, tuple) else (values,)
-            detail = ", ".join(f"{c[len('param.') :]}={v}" for c, v in zip(axes, values))
+            detail = ", ".join(
+                f"{c[len('param.') :]}={v}" for c, v in zip(axes, values, strict=True)
+            )
             lines[f"{strategy} ({detail})" if detail else strategy] = line.sort_values("n")
     return lines
 
@@ -129,13 +136,13 @@ def _lines_vs_n(
     ylabel: str,
     at_one: bool = False,
 ) -> str:
-    """One line per strategy over N (LEGEND_ORDER first), log y, optionally a grey line at 1."""
+    """One line per strategy over N (registered ones first, in their order), log y,
+    optionally a grey line at 1."""
     fig, ax = _figure(title, ylabel)
     if at_one:
         ax.axhline(1.0, color="grey", linewidth=1)
-    for name in [s for s in LEGEND_ORDER if s in series] + [
-        s for s in series if s not in LEGEND_ORDER
-    ]:
+    order = legend_order()
+    for name in [s for s in order if s in series] + [s for s in series if s not in order]:
         pts = series[name]
         if pts:
             ax.plot([n for n, _ in pts], [v for _, v in pts], marker="o", label=name)
@@ -164,7 +171,7 @@ def log_panels(
         ) from None
     fig = Figure(figsize=(4.2 * len(panels), 3.6), layout="constrained")
     axes = fig.subplots(1, len(panels), sharey=True, squeeze=False)[0]
-    for ax, (panel, lines) in zip(axes, panels.items()):
+    for ax, (panel, lines) in zip(axes, panels.items(), strict=True):
         for label, pts in lines.items():
             if pts:
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=3, label=label)
@@ -255,7 +262,7 @@ def launch_figure(
             alpha=0.6,
             label=f"paper (Kepler): ~{paper_small_ms:g} ms / launches",
         )
-    for (gpu, ms), marker in zip((paper_large or {}).items(), "s^D"):
+    for (gpu, ms), marker in zip((paper_large or {}).items(), "s^D", strict=False):
         left.plot(
             [paper_large_count],
             [ms],
@@ -290,7 +297,8 @@ def reserve_figure(
     of 0 is drawn at 1/2), a line for the limit alone and one with a cudadevrt module loaded,
     the paper's band, and the fitted line (``(bytes per slot, fixed bytes)``)."""
     fig, ax = _loglog(
-        f"memory reserved vs pending-launch limit (their Fig. 6(a)){f' ({where})' if where else ''}",
+        "memory reserved vs pending-launch limit (their "
+        f"Fig. 6(a)){f' ({where})' if where else ''}",
         "pending-launch limit (0 drawn at 1/2)",
         "reserved (MiB; linear below 1)",
     )

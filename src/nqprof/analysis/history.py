@@ -32,12 +32,13 @@ from __future__ import annotations
 import json
 import math
 import warnings
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from .. import conditions
 from ..errors import InputError
-from ..machine import machine_differences
+from ..machinediff import machine_differences
 from . import stats as decide_stats
 
 DEFAULT_STORAGE = ".benchmarks"
@@ -144,7 +145,7 @@ def samples(bench: dict[str, Any]) -> dict[str, list[float] | None]:
     return {"compute": compute, "wall": wall}
 
 
-def run_rows(data: dict[str, Any], run: str) -> list[dict[str, Any]]:
+def saved_run_rows(data: dict[str, Any], run: str) -> list[dict[str, Any]]:
     """The rows of one saved run; KeyError/TypeError/ValueError where it is not one."""
     commit = data.get("commit_info") or {}
     machine = data.get("machine_info") or {}
@@ -206,7 +207,8 @@ def history_files(storage: str | Path) -> list[Path]:
     root = Path(storage)
     if not root.is_dir():
         raise InputError(
-            f"no benchmark storage folder {str(root)!r} (pytest bench/ --benchmark-autosave writes one)"
+            f"no benchmark storage folder {str(root)!r} "
+            "(pytest bench/ --benchmark-autosave writes one)"
         )
     runs = [p for p in root.rglob("*.json") if TRACE_FOLDER not in p.relative_to(root).parts[:-1]]
     return sorted(runs, key=lambda p: (p.name, str(p.parent)))
@@ -223,7 +225,7 @@ def load_history(storage: str | Path = DEFAULT_STORAGE, strict: bool = False):
     for path in history_files(root):
         run = path.relative_to(root).with_suffix("").as_posix()
         try:
-            rows.extend(run_rows(json.loads(path.read_text(encoding="utf-8")), run))
+            rows.extend(saved_run_rows(json.loads(path.read_text(encoding="utf-8")), run))
         except (ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError) as exc:
             why = (
                 f"{type(exc).__name__}: {exc}"
@@ -236,7 +238,8 @@ def load_history(storage: str | Path = DEFAULT_STORAGE, strict: bool = False):
             warnings.warn(message, HistoryWarning, stacklevel=2)
     if not rows:
         raise InputError(
-            f"no saved benchmarks under {str(root)!r} (run pytest bench/ --benchmark-autosave first)"
+            f"no saved benchmarks under {str(root)!r} (run "
+            "pytest bench/ --benchmark-autosave first)"
         )
     df = pd.DataFrame(rows)
     df["datetime"] = pd.to_datetime(df["datetime"], utc=True, format="ISO8601")
@@ -245,7 +248,7 @@ def load_history(storage: str | Path = DEFAULT_STORAGE, strict: bool = False):
     return df.sort_values(["datetime", "run"], kind="stable").reset_index(drop=True)
 
 
-def runs(df):
+def run_summary(df):
     """One row per run, oldest first: run, datetime, commit, GPU, toolkit, benchmarks."""
     columns = [
         c for c in ("run", "datetime", "commit", "machine.gpu", "machine.cuda_toolkit") if c in df
@@ -324,8 +327,9 @@ def last_runs(df, count: int = 2) -> list[str]:
 # -- comparing -----------------------------------------------------------------------------
 
 
-def _run_rows(df, run: str, metric: str) -> dict[tuple, dict[str, Any]]:
-    """The nqprof benchmarks of one run by case: samples, median, resolved parameters, source hash."""
+def cases_of_run(df, run: str, metric: str) -> dict[tuple, dict[str, Any]]:
+    """The nqprof benchmarks of one run by case: samples, median, resolved parameters,
+    source hash."""
     part = df[(df["run"] == run) & df["strategy"].notna()]
     out: dict[tuple, dict[str, Any]] = {}
     for row in part.to_dict("records"):
@@ -366,11 +370,6 @@ def min_effect_of(ra: dict[str, Any], rb: dict[str, Any], cpu: bool) -> float:
     )
 
 
-def missing_any(value) -> bool:
-    """A missing value that is not a list or dict (pandas' cells may hold either)."""
-    return not isinstance(value, (list, dict)) and missing(value)
-
-
 def param_changes(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
     """``["depth 5 -> 6"]``: parameters both runs had, with other values. Parameters only
     one run has (nqprof gained or lost a parameter) are not a change of the case."""
@@ -378,8 +377,9 @@ def param_changes(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
 
 
 def missing(value) -> bool:
-    """None or NaN (pandas' missing value)."""
-    return value is None or value != value
+    """None or NaN (pandas' missing value); a list or a dict (pandas' cells may hold either)
+    is never missing."""
+    return not isinstance(value, (list, dict)) and (value is None or value != value)
 
 
 def _or_none(value):
@@ -400,12 +400,12 @@ def compare(df, run_a: str, run_b: str, metric: str = "compute"):
 
     metric = resolve_metric(metric)
     a, b = (
-        _run_rows(df, resolve_run(df, run_a), metric),
-        _run_rows(df, resolve_run(df, run_b), metric),
+        cases_of_run(df, resolve_run(df, run_a), metric),
+        cases_of_run(df, resolve_run(df, run_b), metric),
     )
     rows = []
     for key in list(a) + [k for k in b if k not in a]:
-        row = dict(zip(CASE_COLUMNS, key))
+        row = dict(zip(CASE_COLUMNS, key, strict=True))
         ra, rb = a.get(key), b.get(key)
         row["median_a"] = _or_none(ra["median"]) if ra else None
         row["median_b"] = _or_none(rb["median"]) if rb else None

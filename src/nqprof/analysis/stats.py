@@ -23,9 +23,9 @@ from the regularized incomplete beta function.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Sequence
 
 from ..rounds import median
 
@@ -79,7 +79,7 @@ def mann_whitney_p(a: Sequence[float], b: Sequence[float]) -> float:
             ranks[k] = (i + j) / 2 + 1
         ties.append(j - i + 1)
         i = j + 1
-    rank_a = sum(r for r, (_, side) in zip(ranks, ranked) if side == 0)
+    rank_a = sum(r for r, (_, side) in zip(ranks, ranked, strict=True) if side == 0)
     u = rank_a - na * (na + 1) / 2
     mean = na * nb / 2
     if na * nb <= EXACT_LIMIT and all(t == 1 for t in ties):
@@ -128,7 +128,7 @@ def process_medians(samples: Sequence[float], processes: Sequence[int] | None) -
     if not processes or len(processes) != len(samples):
         return []
     by: dict[int, list[float]] = {}
-    for t, p in zip(samples, processes):
+    for t, p in zip(samples, processes, strict=True):
         by.setdefault(int(p), []).append(t)
     return [median(v) for v in by.values() if len(v) >= 2]
 

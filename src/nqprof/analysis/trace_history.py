@@ -8,8 +8,8 @@ and total duration, its kernels (launches, total and mean time) and memory copie
 :func:`nqprof.analysis.trace.summary_records` gives them. A case without a trace has
 ``missing``: why. A CDP strategy that keeps a device timeline (dp2, dp3, dpswap) also has
 ``device``: its child grids per generation from a run with ``timeline=1``
-(:func:`device_ranges`), compared the same way. Times are compared per round: a range's mean duration, a kernel's time
-and launches per occurrence of its range.
+(:func:`device_ranges`), compared the same way. Times are compared per round: a range's
+mean duration, a kernel's time and launches per occurrence of its range.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..cuda.device import HOLD_KERNEL
-from .history import CASE_COLUMNS, missing_any, resolve_run
+from .history import CASE_COLUMNS, missing, resolve_run
 from .stats import MIN_EFFECT
 
 #: The "kernel" of a range's memory copies in :func:`per_round` (launches: how many copies).
@@ -38,7 +38,7 @@ CHANGE_COLUMNS = [
 
 def _value(row: dict[str, Any], key: str):
     value = row.get(key)
-    return None if missing_any(value) else value
+    return None if missing(value) else value
 
 
 def range_label(name: str, strategy: str | None, n) -> str:
@@ -61,7 +61,11 @@ def device_ranges(timeline: dict[str, Any]) -> list[dict[str, Any]]:
     grids = (timeline or {}).get("grids") or {}
     by_gen: dict[int, list[tuple[int, int, int]]] = {}
     for gen, start, end, boards in zip(
-        grids.get("gen", []), grids.get("start", []), grids.get("end", []), grids.get("boards", [])
+        grids.get("gen", []),
+        grids.get("start", []),
+        grids.get("end", []),
+        grids.get("boards", []),
+        strict=True,
     ):
         if end >= start:
             by_gen.setdefault(int(gen), []).append((int(start), int(end), int(boards)))
@@ -162,7 +166,7 @@ def trace_changes(df, run_a: str, run_b: str, cases: list[tuple] | None = None):
             change = 100.0 * (b_ns - a_ns) / a_ns if a_ns and b_ns is not None else None
             rows.append(
                 {
-                    **dict(zip(CASE_COLUMNS, key)),
+                    **dict(zip(CASE_COLUMNS, key, strict=True)),
                     "range": item[0],
                     "kernel": item[1],
                     "a_ns": a_ns,
@@ -195,12 +199,12 @@ def run_traces(df) -> dict[str, dict[str, int]]:
     out: dict[str, dict[str, int]] = {}
     for run, part in df.groupby("run", sort=False):
         traced = (
-            int(part["extra.trace.file"].map(lambda v: not missing_any(v)).sum())
+            int(part["extra.trace.file"].map(lambda v: not missing(v)).sum())
             if "extra.trace.file" in part
             else 0
         )
         lacking = (
-            int(part["extra.trace.missing"].map(lambda v: not missing_any(v)).sum())
+            int(part["extra.trace.missing"].map(lambda v: not missing(v)).sum())
             if "extra.trace.missing" in part
             else 0
         )

@@ -17,7 +17,8 @@ everything but the measurement is tested without a GPU. `nqprof characterize`
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..cuda.sources import KernelSource
 from ..errors import InputError

@@ -12,8 +12,9 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 #: The other strategies the comparison runs: the best CDP one, and the host-seeded kernel.
 OTHER_LABELS = {"cdp-bp": "best CDP", "feinbube": "host-seeded, no CDP"}
@@ -86,8 +87,8 @@ def table(records: Sequence[Mapping[str, Any]]) -> tuple[list[str], list[list[st
     if some:
         gens = some.get("generations") or []
         notes.append(
-            f"devgraph: {len(gens)} generations (rows {', '.join(str(g['row']) for g in gens)}), params "
-            + ", ".join(f"{k}={v}" for k, v in some["params"].items() if k != "driver")
+            f"devgraph: {len(gens)} generations (rows {', '.join(str(g['row']) for g in gens)}), "
+            "params " + ", ".join(f"{k}={v}" for k, v in some["params"].items() if k != "driver")
         )
     for r in records:
         if (
@@ -97,13 +98,14 @@ def table(records: Sequence[Mapping[str, Any]]) -> tuple[list[str], list[list[st
         ):
             f = r["device_failures"]
             notes.append(
-                f"N={r['n']} device: {f.get('device_graph_launches')} device graph launches per round, "
-                f"{f.get('launch_failures')} failed"
+                f"N={r['n']} device: {f.get('device_graph_launches')} device graph launches per "
+                f"round, {f.get('launch_failures')} failed"
             )
             break
     rounds = sorted({r.get("rounds") for r in records})
     notes.append(
-        f"GPU time: CUDA events around the whole run, median of {', '.join(map(str, rounds))} rounds"
+        "GPU time: CUDA events around the whole run, "
+        f"median of {', '.join(map(str, rounds))} rounds"
     )
     return header, rows, notes
 
@@ -157,7 +159,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     records = load(args.records)
     header, rows, notes = table(records)
     dev = next((r.get("device", {}) for r in records if r.get("device")), {})
-    where = f"{dev.get('name', '?')}, CUDA {next((r['toolkit'].get('version') for r in records if r.get('toolkit')), '?')}"
+    where = (
+        f"{dev.get('name', '?')}, CUDA "
+        f"{next((r['toolkit'].get('version') for r in records if r.get('toolkit')), '?')}"
+    )
     text = markdown(header, rows, notes, title=f"GPU time vs N ({where})")
     print(text)
     if args.output:

@@ -45,14 +45,24 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from ..errors import InputError, UnavailableError
 from . import check_kind
 
 KIND = "nqprof-characterize-efficiency"
-DEFAULT_STRATEGIES = ("feinbube", "dp2", "dp3", "dpswap")
+
+
+def default_strategies() -> list[str]:
+    """The host-seeded kernel and every CDP strategy that records its grids on the device
+    (strategies.timeline_cdp): the baseline and what is compared with it."""
+    from ..strategies import timeline_cdp
+
+    return ["feinbube", *timeline_cdp()]
+
+
 #: Replayed child launches ncu profiles per strategy (--launch-count; 0: all).
 DEFAULT_CHILD_LAUNCHES = 200
 
@@ -240,7 +250,8 @@ def parse_csv(text: str):
     start = next((i for i, line in enumerate(lines) if line.startswith('"ID"')), None)
     if start is None:
         raise InputError(
-            "not ncu CSV output (no header row starting with \"ID\"); was it run with --csv --page raw?"
+            "not ncu CSV output (no header row starting "
+            "with \"ID\"); was it run with --csv --page raw?"
         )
     raw = pd.read_csv(io.StringIO("\n".join(lines[start:])), dtype=str, keep_default_na=False)
     if "Kernel Name" not in raw.columns:
@@ -353,8 +364,8 @@ def check_replay(record: Mapping[str, Any]) -> dict[str, Any]:
         raise InputError("the launch=record run has no replay in its record")
     if replay.get("replayed") != gen1 or replay.get("recorded") != gen1:
         raise InputError(
-            f"the replay launched {replay.get('replayed')} of {replay.get('recorded')} recorded grids; "
-            f"generation 1 had {gen1}"
+            f"the replay launched {replay.get('replayed')} of "
+            f"{replay.get('recorded')} recorded grids; generation 1 had {gen1}"
         )
     return replay
 
@@ -463,30 +474,33 @@ def table(entries: Sequence[dict[str, Any]]) -> tuple[list[str], list[list], lis
         weei_cell = _f(e.get("weei"), ".3f")
         if e.get("cdp") and not e.get("children_profiled"):
             notes.append(
-                f"[{len(notes) + 1}] {e['strategy']}: WEEI over the host-launched kernels only; on CDP2 ncu "
-                "does not reach device-launched children"
+                f"[{len(notes) + 1}] {e['strategy']}: WEEI over the host-launched kernels only; on "
+                "CDP2 ncu does not reach device-launched children"
                 + (f" ({e['children_error']})" if e.get("children_error") else "")
             )
             weei_cell += f" [{len(notes)}]"
         elif e.get("cdp") and w:
             sampled = (
                 f"the first {w['profiled']:,} of {w['replayed']:,} replayed launches profiled "
-                f"({w['boards_profiled']:,} of {w['boards']:,} boards): inst_c scaled by {w['scale']:.3f}"
+                f"({w['boards_profiled']:,} of {w['boards']:,} "
+                f"boards): inst_c scaled by {w['scale']:.3f}"
                 if w["profiled"] < w["replayed"]
                 else f"all {w['replayed']:,} replayed launches profiled"
             )
             notes.append(
-                f"[{len(notes) + 1}] {e['strategy']}: children = generation 1's {w['kernel']} grids replayed "
-                f"from the host over the boards their parents recorded (launch=record), without their own "
-                f"descendants (generations >= 2 not in the WEEI); {sampled}"
+                f"[{len(notes) + 1}] {e['strategy']}: children = generation 1's {w['kernel']} "
+                "grids replayed from the host over the boards their parents recorded "
+                "(launch=record), without their own descendants "
+                f"(generations >= 2 not in the WEEI); {sampled}"
             )
             weei_cell += f" [{len(notes)}]"
         if e["kernels"]:
             rows[-1][-1] = weei_cell
     notes.append(
-        "WEE: active lanes per warp instruction / 32; WEEI = (WEE_p x inst_p + WEE_c x inst_c) / (inst_p + "
-        "inst_c), inst = warp instructions, inst_c = profiled child inst x B_all / B_profiled (boards of all "
-        "replayed launches over those profiled); sectors/req: 4 is one fully used 128-byte line"
+        "WEE: active lanes per warp instruction / 32; WEEI = (WEE_p x inst_p + WEE_c x inst_c) / "
+        "(inst_p + inst_c), inst = warp instructions, inst_c = profiled child inst x B_all / "
+        "B_profiled (boards of all replayed launches over those "
+        "profiled); sectors/req: 4 is one fully used 128-byte line"
     )
     return header, rows, notes
 

@@ -18,18 +18,26 @@ the best non-CDP strategy measured at the same N (feinbube by default).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from ..errors import InputError, NqprofError
-from . import check_kind
 from ..problem import known_count
 from ..result import RunRecord
+from . import check_kind
 
 KIND = "nqprof-characterize-ideal"
 VARIANTS = ("real", "empty", "none")
-DEFAULT_STRATEGIES = ("dp2", "dp3", "dpswap")
+#: The non-CDP baseline by default: the host-seeded kernel the CDP papers compare with.
 DEFAULT_BASELINES = ("feinbube",)
+
+
+def default_strategies() -> list[str]:
+    """Every CDP strategy that records its grids on the device (strategies.timeline_cdp)."""
+    from ..strategies import timeline_cdp
+
+    return timeline_cdp()
 
 
 def measure_variant(
@@ -278,21 +286,22 @@ def table(results: Sequence[IdealResult]) -> tuple[list[str], list[list], list[s
             row[2] = f"no measurement [{len(notes)}]" if row[2] == "-" else row[2]
         if r.ideal is not None and r.ideal <= 0:
             notes.append(
-                f"[{len(notes) + 1}] {r.strategy} N={r.n}: L launches at the host grid's cost per launch add "
-                "up to more than the measured time (deeper launches overlap with work): ideal all does not "
-                "hold here"
+                f"[{len(notes) + 1}] {r.strategy} N={r.n}: L launches at the host grid's cost per "
+                "launch add up to more than the measured time (deeper "
+                "launches overlap with work): ideal all does not hold here"
             )
             row[10] += f" [{len(notes)}]"
         if not r.errors and not r.same_parent_work:
             notes.append(
-                f"[{len(notes) + 1}] {r.strategy} N={r.n}: the variants' generation 1 differs from the real "
-                "run's (not the same parent work): t1 - t2 is not comparable"
+                f"[{len(notes) + 1}] {r.strategy} N={r.n}: the variants' generation 1 differs from "
+                "the real run's (not the same parent work): t1 - t2 is not comparable"
             )
             row[5] += f" [{len(notes)}]"
         rows.append(row)
     notes.append(
-        "t1 - t2: what the host grid's L1 launches cost; ideal paper = measured - (t1 - t2) (their formula); "
-        "ideal all = measured - L x (t1 - t2) / L1 (the cost per launch over all L launches)"
+        "t1 - t2: what the host grid's L1 launches cost; ideal paper = measured - (t1 - t2) "
+        "(their formula); ideal all = measured - L x (t1 - "
+        "t2) / L1 (the cost per launch over all L launches)"
     )
     return header, rows, notes
 

@@ -15,18 +15,19 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
 from ..errors import InputError
 from ..numeric import integer_text, shown
-from . import SOURCES, load_points
 from ..strategies.cdp.accounting import WORDS, decode_accounting, error_name
 from ..strategies.cdp.limits import HEADROOM, PENDING_SLOT_BYTES
 from ..strategies.gpu_common import GpuSession
 from ..textfmt import nbytes
+from . import SOURCES, load_points
 from .probe import Probe, paired_rounds, run_probe
 
 #: The launch modes nqprof's strategies use, as the kernel's `stream` argument
@@ -70,8 +71,8 @@ def parse_counts(text: str) -> list[int]:
             count = 0
         if not 1 <= count <= MAX_COUNT:
             raise InputError(
-                f"--counts takes a comma list of launch counts in 1..{MAX_COUNT} (e.g. 32,1K,256K,1M), "
-                f"got {shown(text)}"
+                "--counts takes a comma list of launch counts in "
+                f"1..{MAX_COUNT} (e.g. 32,1K,256K,1M), got {shown(text)}"
             )
         out.append(count)
     return sorted(set(out))
@@ -108,8 +109,9 @@ class LaunchSession(GpuSession):
             need = self.pending * PENDING_SLOT_BYTES + HEADROOM
             if need > free:
                 raise InputError(
-                    f"{self.count:,} launches ({self.mode}) do not fit: a pending-launch limit of {self.pending:,} "
-                    f"needs about {nbytes(need)} with headroom, {nbytes(free)} free"
+                    f"{self.count:,} launches ({self.mode}) do not fit: a pending-launch limit of "
+                    f"{self.pending:,} needs about {nbytes(need)} "
+                    f"with headroom, {nbytes(free)} free"
                 )
             self.gpu.set_limits(pending_launches=self.pending)
             self.with_launch = self.build(SOURCES[0]).function("char_launch")
@@ -197,7 +199,7 @@ class LaunchPoint:
         return self.cost / self.count if self.cost is not None else None
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "LaunchPoint":
+    def from_dict(cls, d: dict[str, Any]) -> LaunchPoint:
         keys = {f for f in cls.__dataclass_fields__}
         return cls(**{k: v for k, v in d.items() if k in keys})
 
@@ -243,7 +245,8 @@ def measure(
             machine = {k: r[k] for k in ("device", "toolkit", "driver")}
             points.append(LaunchPoint.from_dict(r))
             if mode in GRAPH_MODES and points[-1].launch_failures:
-                # the runtime's limit on pending graph launches is reached: larger counts only fail more
+                # the runtime's limit on pending graph launches is reached: larger counts only
+                # fail more
                 stop = (
                     f"launches failed at {count:,}: the runtime's limit on pending graph launches"
                 )

@@ -12,20 +12,21 @@ is refused; the reading records the runtime's refusal verbatim.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
-from . import SOURCES, load_points
 from ..strategies.cdp.limits import HEADROOM, PENDING_SLOT_BYTES
 from ..strategies.gpu_common import GpuSession
-from ..textfmt import nbytes
+from ..textfmt import MIB, nbytes
+from . import SOURCES, load_points
 from .probe import Probe, run_probe
 
-MIB = 1024 * 1024
 KIND = "nqprof-characterize-reserve"
-#: Pending-launch limits: 0, then powers of 4 (the largest that fits is added after the first reading).
+#: Pending-launch limits: 0, then powers of 4 (the largest that fits is added after the first
+#: reading).
 DEFAULT_PENDING = (
     0,
     1,
@@ -84,7 +85,8 @@ class ReserveSession(GpuSession):
         raw = value * MIB if kind == "heap" else value
         if kind == "pending" and raw * PENDING_SLOT_BYTES + HEADROOM > out["free_context"]:
             out["error"] = (
-                f"does not fit: about {nbytes(raw * PENDING_SLOT_BYTES)} of slots, {nbytes(out['free_context'])} free"
+                f"does not fit: about {nbytes(raw * PENDING_SLOT_BYTES)} "
+                f"of slots, {nbytes(out['free_context'])} free"
             )
             return out
         if kind == "heap" and raw + HEADROOM > out["free_context"]:
@@ -146,7 +148,7 @@ class ReservePoint:
         return self.free_context - last
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "ReservePoint":
+    def from_dict(cls, d: dict[str, Any]) -> ReservePoint:
         return cls(**{k: v for k, v in d.items() if k in cls.__dataclass_fields__})
 
 
@@ -255,8 +257,9 @@ def table(points: Sequence[ReservePoint]) -> tuple[list[str], list[list], list[s
     if fit:
         slope, intercept, used = fit
         notes.append(
-            f"bytes per pending-launch slot (fit over {used} limits >= {FIT_FROM:,}, module loaded): "
-            f"{slope:,.0f} B ({slope / 1024:.2f} KiB); fixed reserve {intercept / MIB:.1f} MiB"
+            f"bytes per pending-launch slot (fit over {used} limits >= {FIT_FROM:,}, module "
+            f"loaded): {slope:,.0f} B ({slope / 1024:.2f} "
+            f"KiB); fixed reserve {intercept / MIB:.1f} MiB"
         )
     for p in points:
         if p.kind == "sync-depth":
@@ -268,8 +271,8 @@ def sync_depth_note(p: ReservePoint) -> str:
     """What the sync-depth reading says about their Fig. 6(b)."""
     if p.error and p.error.startswith("refused"):
         return (
-            f"Fig. 6(b) (memory per sync level) does not exist on CDP2: setting the sync depth to {p.value} was "
-            f"{p.error}"
+            "Fig. 6(b) (memory per sync level) does not exist on "
+            f"CDP2: setting the sync depth to {p.value} was {p.error}"
         )
     if p.error:
         return f"sync depth {p.value}: {p.error}"

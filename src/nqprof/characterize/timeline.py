@@ -13,13 +13,13 @@ Nsight row (the last one, since the records are the last round's).
 
 from __future__ import annotations
 
-from ..files import write_text
-
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from ..errors import InputError
+from ..files import write_text
 from . import check_kind
 
 KIND = "nqprof-characterize-timeline"
@@ -175,18 +175,21 @@ def table(doc: dict[str, Any]) -> tuple[list[str], list[list], list[str]]:
         )
     launches = doc.get("launches")
     notes = [
-        f"{len(df):,} grids recorded ({int((df['generation'] > 0).sum()):,} launched from the device; the run's "
-        f"accounting counted {'?' if launches is None else format(launches, ',')} device launches)"
+        f"{len(df):,} grids recorded ({int((df['generation'] > 0).sum()):,} launched from the "
+        "device; the run's accounting counted "
+        f"{'?' if launches is None else format(launches, ',')} device launches)"
     ]
     notes += check(doc, df)
     ov = overhead(doc)
     if ov is not None:
         notes.append(
-            f"recording overhead: {doc['on']['gpu_s'] * 1e3:.3f} ms with, {doc['off']['gpu_s'] * 1e3:.3f} ms "
-            f"without (GPU time, medians of {len(doc['on'].get('gpu_times') or [])}): {ov * 100:+.1f}%"
+            f"recording overhead: {doc['on']['gpu_s'] * 1e3:.3f} ms with, "
+            f"{doc['off']['gpu_s'] * 1e3:.3f} ms without (GPU time, medians of "
+            f"{len(doc['on'].get('gpu_times') or [])}): {ov * 100:+.1f}%"
         )
     notes.append(
-        "times from the GPU's global timer (%globaltimer), whose resolution depends on the GPU and driver"
+        "times from the GPU's global timer (%globaltimer), "
+        "whose resolution depends on the GPU and driver"
     )
     return header, rows, notes
 

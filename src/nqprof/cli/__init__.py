@@ -14,7 +14,7 @@ import argparse
 import importlib
 import os
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 from .. import __version__
 from ..errors import InputError, NqprofError
@@ -33,7 +33,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "env": ("run", "report GPU, driver, toolkit and profiler availability"),
     "plan": (
         "plan",
-        "print the plan of a CDP run (generations, bounds, limits, reserve, chunks); launches nothing",
+        "print the plan of a CDP run (generations, "
+        "bounds, limits, reserve, chunks); launches nothing",
     ),
     "build": (
         "build",

@@ -20,8 +20,8 @@ def cmd_build(args) -> int:
     from ..catalog import compile_all
     from ..cuda.nvcc import parse_archs, resource_table, resources_json
     from ..cuda.toolkit import find_toolkit
-
-    from ..files import check_output, write_json as write_file
+    from ..files import check_output
+    from ..files import write_json as write_file
 
     archs = parse_archs(args.arch)
     if args.output:
@@ -64,7 +64,6 @@ def _tag(path: Path) -> str:
 
 def cmd_matrix(args) -> int:
     from ..cuda.nvcc import load_json, matrix_table
-
     from ..files import check_output, read_json, write_text
 
     folder = Path(args.dir)
@@ -77,7 +76,8 @@ def cmd_matrix(args) -> int:
     files = sorted(folder.glob(MATRIX_GLOB))
     if not files:
         raise InputError(
-            f"no {MATRIX_GLOB} in {folder}: run the CUDA tox environments (or nqprof build -o FILE) first"
+            f"no {MATRIX_GLOB} in {folder}: run the CUDA tox "
+            "environments (or nqprof build -o FILE) first"
         )
     tables = {}
     for path in files:

@@ -1,10 +1,12 @@
 """``nqprof characterize``: what CUDA Dynamic Parallelism costs on this GPU and toolkit,
 measured the way Wang and Yalamanchili (2014) measured it (nqprof.characterize).
 
-    nqprof characterize launch [--counts 32,1K,256K] [--modes default,own,fire-and-forget,tail,graph-ff,graph-tail]
+    nqprof characterize launch [--counts 32,1K,256K]
+        [--modes default,own,fire-and-forget,tail,graph-ff,graph-tail]
     nqprof characterize reserve [--pending 0,32,4096] [--heap-mib 8,512]
     nqprof characterize ideal [--strategies dp2,dp3,dpswap] [--n 14,16]
-    nqprof characterize efficiency [--strategies feinbube,dp2,dp3,dpswap] [--n 14] [--child-launches 200]
+    nqprof characterize efficiency [--strategies feinbube,dp2,dp3,dpswap] [--n 14]
+        [--child-launches 200]
     nqprof characterize timeline 13 [--strategy dp3] [--chrome grids.json [--nsys trace.sqlite]]
 
 Each prints its table beside the paper's numbers (``--json``: the measurement as JSON
@@ -16,13 +18,13 @@ from __future__ import annotations
 
 import contextlib
 import json
-import shlex
 import sys
 from pathlib import Path
 
-from ..errors import InputError, UnavailableError
+from ..errors import InputError
 from ..numeric import Integer, add_number, integer_text, shown
 from ..problem import validate_n
+from .output import emit, outputs
 from .run import loop_settings, parse_ns, run_options
 
 #: Threads per block a CUDA grid can have (--block).
@@ -36,15 +38,11 @@ MAX_CHILD_LAUNCHES = 1_000_000
 
 
 def require_gpu() -> str:
-    from ..cuda.device import gpu_available
+    from ..cuda.device import require_gpu as gpu_or_error
 
-    ok, what = gpu_available()
-    if not ok:
-        raise UnavailableError(
-            f"no GPU on this machine ({what}); `nqprof characterize` measures on a CUDA GPU "
-            "(--from FILE renders a kept measurement)"
-        )
-    return what
+    return gpu_or_error(
+        "`nqprof characterize` measures on a CUDA GPU (--from FILE renders a kept measurement)"
+    )
 
 
 def read_doc(path: str | Path) -> dict:
@@ -55,12 +53,6 @@ def read_doc(path: str | Path) -> dict:
     if "kind" not in doc:
         raise InputError(f"--from {path} is not an nqprof characterization (no kind)")
     return doc
-
-
-def outputs(args) -> list[str]:
-    """The -o/--output files (a list in `characterize`, one file in `report wang`)."""
-    out = getattr(args, "output", None)
-    return [] if not out else list(out) if isinstance(out, list) else [out]
 
 
 def check_outputs(args) -> None:
@@ -82,39 +74,6 @@ def machine_text(doc: dict) -> str:
     if not m.get("device"):
         return "device unknown"
     return f"{m['device']}, CUDA {m.get('toolkit', '?')}, driver {m.get('driver', '?')}"
-
-
-def emit(args, title: str, header, rows, notes, artefact: str | None = None) -> None:
-    """Print the table, its notes and the paper's numbers for ``artefact`` (their fig4, fig5,
-    fig6); with --output also as Markdown (with the command)."""
-    from ..papers.wang import paper_lines
-    from ..textfmt import table
-
-    from ..files import write_text
-
-    paper = paper_lines(artefact) if artefact else []
-    if not getattr(args, "json", False):
-        print(title)
-        print(table(header, rows))
-        for line in notes:
-            print(line)
-        for line in paper:
-            print(line)
-    for path in outputs(args):
-        if not path.lower().endswith(".md"):
-            continue
-        command = "nqprof " + " ".join(shlex.quote(a) for a in sys.argv[1:])
-        text = [
-            f"# {title}",
-            "",
-            f"Command: `{command}`",
-            "",
-            table(header, rows, markdown=True),
-            "",
-        ]
-        text += [f"{line}  " for line in notes + paper]
-        write_text(path, "\n".join(text) + "\n")
-        print(f"written to {path}", file=sys.stderr)
 
 
 def _measure_or_load(args, measure, load=None):
@@ -152,6 +111,7 @@ def _figure_written(path) -> None:
 def cmd_launch(args) -> int:
     read_loop(args, "launch")
     from ..characterize import launch
+    from ..papers.wang import paper_lines
 
     counts = args.counts or list(launch.DEFAULT_COUNTS)
     modes = launch.parse_modes(args.modes) if args.modes else list(launch.MODES)
@@ -174,8 +134,7 @@ def cmd_launch(args) -> int:
         f"Device launch time vs launch count (t1 - t2, medians; {machine_text(doc)})",
         header,
         rows,
-        notes,
-        "fig5",
+        notes + paper_lines("fig5"),
     )
     if args.figure:
         from ..analysis.figures import launch_figure
@@ -200,7 +159,8 @@ def add_launch(q) -> None:
         q.add_argument,
         "--counts",
         number=_counts,
-        help="launch counts, a comma list (1K, 256K, 1M allowed; default 32..256K in powers of 2, and 1M)",
+        help="launch counts, a comma list (1K, 256K, 1M "
+        "allowed; default 32..256K in powers of 2, and 1M)",
     )
     # launch.MODES (not imported here: it needs numpy); a test checks that the help names every mode
     q.add_argument(
@@ -229,6 +189,7 @@ def _counts(text: str) -> list[int]:
 def cmd_reserve(args) -> int:
     read_loop(args, "reserve")
     from ..characterize import reserve
+    from ..papers.wang import paper_lines
 
     pending = args.pending or list(reserve.DEFAULT_PENDING)
     heap = args.heap_mib or list(reserve.DEFAULT_HEAP_MIB)
@@ -240,11 +201,11 @@ def cmd_reserve(args) -> int:
     header, rows, notes = reserve.table(points)
     emit(
         args,
-        f"Device memory reserved by the CDP runtime (free memory before and after; {machine_text(doc)})",
+        "Device memory reserved by the CDP runtime (free "
+        f"memory before and after; {machine_text(doc)})",
         header,
         rows,
-        notes,
-        "fig6",
+        notes + paper_lines("fig6"),
     )
     if args.figure:
         from ..analysis.figures import reserve_figure
@@ -269,8 +230,8 @@ def add_reserve(q) -> None:
         q.add_argument,
         "--pending",
         number=lambda text: _int_list(text, "--pending", MAX_PENDING),
-        help="pending-launch limits, a comma list (default: 0 and powers of 4 up to 16M); the largest that "
-        "fits the free memory is added",
+        help="pending-launch limits, a comma list (default: 0 and powers of 4 up to 16M); the "
+        "largest that fits the free memory is added",
     )
     add_number(
         q.add_argument,
@@ -287,9 +248,14 @@ def cmd_ideal(args) -> int:
     read_loop(args, "ideal")
     from ..characterize import ideal
     from ..options import parse_params
+    from ..papers.wang import paper_lines
     from ..strategies import get
 
-    strategies = _names(args.strategies, "--strategies")
+    strategies = (
+        _names(args.strategies, "--strategies")
+        if args.strategies is not None
+        else ideal.default_strategies()
+    )
     baselines = _names(args.baselines, "--baselines")
     for s in strategies:
         if not get(s).cdp:
@@ -316,11 +282,11 @@ def cmd_ideal(args) -> int:
     header, rows, notes = ideal.table(results)
     emit(
         args,
-        f"Ideal CDP time without launch overhead, and speedups (GPU time, medians; {machine_text(doc)})",
+        "Ideal CDP time without launch overhead, and "
+        f"speedups (GPU time, medians; {machine_text(doc)})",
         header,
         rows,
-        notes,
-        "fig4",
+        notes + paper_lines("fig4"),
     )
     if args.figure:
         from ..analysis.figures import speedup_figure
@@ -342,7 +308,8 @@ def cmd_ideal(args) -> int:
 
 def add_ideal(q) -> None:
     q.add_argument(
-        "--strategies", default="dp2,dp3,dpswap", help="CDP strategies (default: %(default)s)"
+        "--strategies",
+        help="CDP strategies (default: every CDP strategy that records its grids on the device)",
     )
     add_number(
         q.add_argument,
@@ -354,7 +321,8 @@ def add_ideal(q) -> None:
     q.add_argument(
         "--baselines",
         default="feinbube",
-        help="non-CDP strategies the speedups are over; the fastest at each N counts (default: %(default)s)",
+        help="non-CDP strategies the speedups are over; the "
+        "fastest at each N counts (default: %(default)s)",
     )
     q.add_argument(
         "--param",
@@ -373,7 +341,11 @@ def cmd_efficiency(args) -> int:
     from ..characterize import efficiency
     from ..strategies import get
 
-    strategies = _names(args.strategies, "--strategies")
+    strategies = (
+        _names(args.strategies, "--strategies")
+        if args.strategies is not None
+        else efficiency.default_strategies()
+    )
     for s in strategies:
         get(s)
     n = args.n
@@ -398,7 +370,8 @@ def cmd_efficiency(args) -> int:
         header, rows, notes = efficiency.table(loaded)
     emit(
         args,
-        f"SIMD lane efficiency, memory irregularity and L2 hit rate (Nsight Compute; N={doc.get('n')})",
+        "SIMD lane efficiency, memory irregularity and "
+        f"L2 hit rate (Nsight Compute; N={doc.get('n')})",
         header,
         rows,
         notes,
@@ -408,7 +381,9 @@ def cmd_efficiency(args) -> int:
 
 def add_efficiency(q) -> None:
     q.add_argument(
-        "--strategies", default="feinbube,dp2,dp3,dpswap", help="strategies (default: %(default)s)"
+        "--strategies",
+        help="strategies (default: feinbube and every CDP strategy that records its grids on the "
+        "device)",
     )
     add_number(q.add_argument, "--n", number=validate_n, default="14", help="N (default 14)")
     q.add_argument(
@@ -427,9 +402,9 @@ def add_efficiency(q) -> None:
         number=Integer(0, MAX_CHILD_LAUNCHES),
         default=str(DEFAULT_CHILD_LAUNCHES),
         metavar="K",
-        help="a CDP strategy's children: profile the first K of the launches of generation 1 replayed "
-        "from the host (launch=record; ncu --launch-count), their instructions scaled to all by "
-        "boards (0: all; default %(default)s)",
+        help="a CDP strategy's children: profile the first K of the launches of generation 1 "
+        "replayed from the host (launch=record; ncu --launch-count), their instructions scaled to "
+        "all by boards (0: all; default %(default)s)",
     )
 
 
@@ -466,7 +441,8 @@ def cmd_timeline(args) -> int:
         header, rows, notes = timeline.table(doc)
     emit(
         args,
-        f"Device timeline of {doc['strategy']} N={doc['n']}: grids per generation ({machine_text(doc)})",
+        f"Device timeline of {doc['strategy']} N={doc['n']}: "
+        f"grids per generation ({machine_text(doc)})",
         header,
         rows,
         notes,
@@ -569,7 +545,9 @@ def read_loop(args, name: str) -> None:
     args.warmup, args.timeout = warmup, timeout
 
 
-COMMANDS = {
+#: `nqprof characterize`'s subcommands: name -> (add its options, run it, one-line help).
+#: (`nqprof`'s own commands are cli.COMMANDS.)
+MEASUREMENTS = {
     "launch": (
         add_launch,
         cmd_launch,
@@ -613,8 +591,8 @@ def add_common(q, with_figure: bool = True, with_output: bool = True) -> None:
             "-o",
             metavar="FILE.json|FILE.md",
             action="append",
-            help="also write the measurement (FILE.json, rendered later with --from) or the table as "
-            "Markdown (FILE.md); repeatable",
+            help="also write the measurement (FILE.json, rendered later "
+            "with --from) or the table as Markdown (FILE.md); repeatable",
         )
 
 
@@ -625,7 +603,7 @@ ARTEFACTS = {"fig4": "ideal", "fig5": "launch", "fig6": "reserve"}
 def report_command(artefact: str):
     """(add options, run) for ``nqprof report wang ARTEFACT``: the characterize command
     (report adds the shared loop options and -o)."""
-    add, cmd, _ = COMMANDS[ARTEFACTS[artefact]]
+    add, cmd, _ = MEASUREMENTS[ARTEFACTS[artefact]]
 
     def add_report(q) -> None:
         add(q)
@@ -642,7 +620,7 @@ def add_commands(sub) -> None:
         "Wang and Yalamanchili (2014) measured it on Kepler.",
     )
     actions = p.add_subparsers(dest="characterize", metavar="MEASUREMENT", required=True)
-    for name, (add, cmd, help_text) in COMMANDS.items():
+    for name, (add, cmd, help_text) in MEASUREMENTS.items():
         q = actions.add_parser(name, help=help_text, description=help_text)
         add(q)
         add_common(q, with_figure=name not in ("efficiency", "timeline"))

@@ -33,8 +33,8 @@ def add_cluster_arguments(parser) -> None:
         "--cluster",
         metavar="local|ADDRESS",
         default=None,
-        help="spread the count over a Dask cluster: local (started here: one worker per GPU, or per "
-        "core for CPU strategies) or a scheduler address such as tcp://host:8786",
+        help="spread the count over a Dask cluster: local (started here: one worker per GPU, or "
+        "per core for CPU strategies) or a scheduler address such as tcp://host:8786",
     )
     add_number(
         g.add_argument,
@@ -42,8 +42,8 @@ def add_cluster_arguments(parser) -> None:
         number=Integer(1, MAX_WORKERS),
         default=None,
         metavar="K",
-        help=f"local: workers to start (default: every GPU, or every core); ADDRESS: workers to wait for "
-        f"(at most {MAX_WORKERS})",
+        help="local: workers to start (default: every GPU, or every "
+        f"core); ADDRESS: workers to wait for (at most {MAX_WORKERS})",
     )
     add_number(
         g.add_argument,
@@ -59,13 +59,15 @@ def add_cluster_arguments(parser) -> None:
         number=Integer(1, MAX_N),
         default=None,
         metavar="D",
-        help="rows expanded on the host, for strategies without a depth parameter (default: min(4, N-1))",
+        help="rows expanded on the host, for strategies "
+        "without a depth parameter (default: min(4, N-1))",
     )
     g.add_argument(
         "--checkpoint",
         metavar="FILE",
         default=None,
-        help="record finished tasks' counts in FILE; a run with the same FILE resumes where it stopped",
+        help="record finished tasks' counts in FILE; a run "
+        "with the same FILE resumes where it stopped",
     )
     add_number(
         g.add_argument,
@@ -127,16 +129,15 @@ def quiet_dask(quiet: bool):
                 lg.setLevel(logging.CRITICAL + 1)
             raise
         finally:
-            for lg, level in zip(loggers, levels):
+            for lg, level in zip(loggers, levels, strict=True):
                 lg.setLevel(level)
 
 
 def run_clustered(args) -> int:
     """``nqprof solve`` with ``--cluster``: count, print the record (or its JSON)."""
-    from ..options import TIMEOUT
     from ..cluster.engine import DEFAULT_RETRIES, solve_clustered
     from ..files import check_json_output, write_text
-    from ..options import solve_params
+    from ..options import TIMEOUT, solve_params
 
     if args.nq_rounds is not None or args.nq_warmup is not None:
         raise InputError("--rounds and --warmup do not apply with --cluster (one counted run)")

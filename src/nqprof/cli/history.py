@@ -6,7 +6,6 @@ import json
 import sys
 import warnings
 
-from ..errors import InputError
 from ..analysis.history import (
     CASE_COLUMNS,
     CHANGES,
@@ -24,9 +23,10 @@ from ..analysis.history import (
     resolve_metric,
     resolve_run,
     run_label,
-    runs,
+    run_summary,
 )
 from ..analysis.stats import ALPHA, MIN_EFFECT
+from ..errors import InputError
 from ..textfmt import seconds as fmt_s
 from ..textfmt import table
 
@@ -71,7 +71,7 @@ def cmd_history(args) -> int:
         write_text(args.csv, out.to_csv(index=False), "--csv")
         print(f"wrote {len(df)} rows x {len(df.columns)} columns to {args.csv}")
         return 0
-    summary = runs(df)
+    summary = run_summary(df)
     from ..analysis.trace_history import run_traces
 
     traces = run_traces(df)
@@ -80,8 +80,9 @@ def cmd_history(args) -> int:
         gpu = run.get("machine.gpu")
         gpu = "CPU only" if missing(gpu) else f"{gpu}, CUDA {run.get('machine.cuda_toolkit')}"
         print(
-            f"  {run_label(run['run']):<6} {run['run']}  {run['datetime']:%Y-%m-%d %H:%M}  commit {run['commit']}  "
-            f"{gpu}  {run['benchmarks']} benchmarks{_traces_note(traces.get(run['run']))}"
+            f"  {run_label(run['run']):<6} {run['run']}  {run['datetime']:%Y-%m-%d %H:%M}  commit "
+            f"{run['commit']}  {gpu}  {run['benchmarks']} "
+            f"benchmarks{_traces_note(traces.get(run['run']))}"
         )
     print()
     table = df.assign(run=df["run"].map(run_label))
@@ -139,7 +140,8 @@ def cmd_compare(args) -> int:
     print(f"A: {run_a}\nB: {run_b}\nmetric: {metric} ({METRICS[metric]})")
     for line in machine_warnings(df, run_a, run_b):
         print(
-            f"nqprof: warning: the runs differ in {line}: timings may differ because of the machine",
+            f"nqprof: warning: the runs differ in {line}: "
+            "timings may differ because of the machine",
             file=sys.stderr,
         )
     result = compare(df, run_a, run_b, metric)
@@ -169,7 +171,8 @@ def cmd_compare(args) -> int:
     extra = ", ".join(f"{changes[c]} {c}" for c in CHANGES if changes[c])
     print("\n" + summary + (f"; {extra}" if extra else ""))
     print(
-        f"(faster/slower: the rank test's p < {ALPHA:g} and the median moved by more than the floor)"
+        f"(faster/slower: the rank test's p < {ALPHA:g} "
+        "and the median moved by more than the floor)"
     )
     _print_traces(df, run_a, run_b, result, args.traces)
     found = {
@@ -179,7 +182,8 @@ def cmd_compare(args) -> int:
     failing = [v for v in args.fail_on if v in found]
     if failing:
         print(
-            f"nqprof: compare failed: {', '.join(f'{found[v]} {v}' for v in failing)} (--fail-on {','.join(args.fail_on)})",
+            f"nqprof: compare failed: {', '.join(f'{found[v]} {v}' for v in failing)} "
+            f"(--fail-on {','.join(args.fail_on)})",
             file=sys.stderr,
         )
         return 1
@@ -204,7 +208,7 @@ def _print_traces(df, run_a: str, run_b: str, result, every: bool) -> None:
     keys = [tuple(r[c] for c in CASE_COLUMNS) for r in chosen]
     changes = trace_changes(df, run_a, run_b, keys)
     ns = lambda v: "-" if missing(v) else nanoseconds(v)  # noqa: E731
-    for row, key in zip(chosen, keys):
+    for row, key in zip(chosen, keys, strict=True):
         what = [row["verdict"]] + (
             [_pct(row["change_pct"])] if not missing(row["change_pct"]) else []
         )
@@ -373,8 +377,8 @@ def add_commands(sub) -> None:
     p.add_argument(
         "--traces",
         action="store_true",
-        help="for runs saved with pytest --nq-trace: the per-range and per-kernel trace times of every "
-        "case (default: of the cases that got faster or slower or changed parameters)",
+        help="for runs saved with pytest --nq-trace: the per-range and per-kernel trace times of "
+        "every case (default: of the cases that got faster or slower or changed parameters)",
     )
     p.set_defaults(func=cmd_compare)
 
@@ -388,6 +392,7 @@ def add_commands(sub) -> None:
         "--run",
         action="append",
         metavar="RUN",
-        help="run to plot (repeatable; the newest measurement of each case wins; default: the last run)",
+        help="run to plot (repeatable; the newest measurement "
+        "of each case wins; default: the last run)",
     )
     p.set_defaults(func=cmd_plot)

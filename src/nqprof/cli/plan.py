@@ -34,8 +34,8 @@ def cmd_plan(args) -> int:
     if not hasattr(strategy, "recursion"):  # the CDP strategies, and devgraph
         planned = ", ".join(name for name in names() if hasattr(get(name), "recursion"))
         raise InputError(
-            f"strategy {args.strategy} launches nothing from the device: plans are for the strategies "
-            f"that do ({planned})"
+            f"strategy {args.strategy} launches nothing from the "
+            f"device: plans are for the strategies that do ({planned})"
         )
     free_gib = args.free_gib
     params = strategy.resolve(args.n, solve_params(args.param, args.strategy))
@@ -64,9 +64,10 @@ def cmd_plan(args) -> int:
 def add_commands(sub) -> None:
     p = sub.add_parser(
         "plan",
-        help="print the plan of a CDP run (generations, bounds, limits, reserve, chunks); launches nothing",
-        description="The plan of a CDP run as Carneiro et al. compute it before the first launch, beside "
-        "nqprof's exact host model. Needs no GPU.",
+        help="print the plan of a CDP run (generations, "
+        "bounds, limits, reserve, chunks); launches nothing",
+        description="The plan of a CDP run as Carneiro et al. compute it before the first launch, "
+        "beside nqprof's exact host model. Needs no GPU.",
     )
     add_number(p.add_argument, "n", number=validate_n, metavar="N", help="board size N")
     p.add_argument(
@@ -77,15 +78,16 @@ def add_commands(sub) -> None:
         "-p",
         action="append",
         metavar="[STRATEGY.]KEY=VALUE",
-        help="strategy parameter (repeatable, once each; a STRATEGY prefix must name the -s strategy)",
+        help="strategy parameter (repeatable, once each; "
+        "a STRATEGY prefix must name the -s strategy)",
     )
     add_number(
         p.add_argument,
         "--free-gib",
         number=Real(0, MAX_FREE_GIB, unit="GiB"),
         metavar="X",
-        help=f"free device memory in GiB, at most {MAX_FREE_GIB:g} (default: 139, an H200's after its "
-        "context is created)",
+        help=f"free device memory in GiB, at most {MAX_FREE_GIB:g} "
+        "(default: 139, an H200's after its context is created)",
     )
     p.add_argument(
         "--json", action="store_true", help="print the plan as JSON (as the run record carries it)"

@@ -1,8 +1,9 @@
 """``nqprof queue-bench`` (and ``nqprof report kerbl fig1``): the GPU queue microbenchmark of
 Kerbl et al. (their Fig. 1), as a table and a figure.
 
-    nqprof queue-bench [--queues bq,bwd,gottlieb,ring] [--sizes 4,8,16] [--variants balanced,unbalanced]
-                       [--fill 4] [--repeats 3] [-o out.json] [--figure fig.png] [--bytes 16] [--json]
+    nqprof queue-bench [--queues bq,bwd,gottlieb,ring] [--sizes 4,8,16]
+                       [--variants balanced,unbalanced] [--fill 4] [--repeats 3] [-o out.json]
+                       [--figure fig.png] [--bytes 16] [--json]
     nqprof queue-bench --from out.json [--figure fig.png] [--bytes 16]     (no GPU: a saved run)
     nqprof report kerbl fig1 [--from out.json] [--outdir DIR] [...the same run options]
 
@@ -11,9 +12,8 @@ A run measures on the GPU (PyCUDA); ``--from`` renders a saved run anywhere.
 
 from __future__ import annotations
 
-
 from .. import queuebench
-from ..errors import InputError, UnavailableError
+from ..errors import InputError
 from ..numeric import Integer, add_number, integer_text
 from ..problem import split_list
 
@@ -57,13 +57,9 @@ def obtain(args) -> queuebench.BenchResult:
         result = queuebench.load(args.source)
         _keep(args, result)
         return result
-    from ..cuda.device import gpu_available
+    from ..cuda.device import require_gpu
 
-    ok, why = gpu_available()
-    if not ok:
-        raise UnavailableError(
-            f"no GPU on this machine ({why}); render a saved run with --from FILE"
-        )
+    require_gpu("render a saved run with --from FILE")
     from ..progress import Progress
 
     bar = Progress.for_command(args.quiet)

@@ -12,31 +12,25 @@ without a GPU a GPU artefact says so and exits 2 (``table3 --model-only`` needs 
 
 from __future__ import annotations
 
-import shlex
 import sys
-from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
-from ..errors import InputError, UnavailableError
 from ..numeric import Integer, add_number
 from ..options import parse_params
 from ..problem import MAX_N
+from .output import emit
 from .run import loop_settings, parse_ns, run_options
 
 
 def require_gpu(strategies) -> str:
-    """The GPU's name; :class:`UnavailableError` if a GPU strategy cannot run here."""
-    from ..cuda.device import gpu_available
+    """The GPU's name ("CPU" if no strategy needs one); :class:`UnavailableError` if a GPU
+    strategy cannot run here."""
+    from ..cuda.device import require_gpu as gpu_or_error
     from ..strategies import get
 
     if not any(get(s).needs_gpu for s in strategies):
         return "CPU"
-    ok, what = gpu_available()
-    if not ok:
-        raise UnavailableError(
-            f"no GPU on this machine ({what}); `nqprof report` measures on a CUDA GPU"
-        )
-    return what
+    return gpu_or_error("`nqprof report` measures on a CUDA GPU")
 
 
 def _sweep(args, runs):
@@ -53,32 +47,6 @@ def _sweep(args, runs):
         return measure.sweep(runs, run, progress)
 
 
-def _emit(args, title: str, header, rows, notes, markdown_note: str) -> None:
-    from ..textfmt import table
-
-    print(title)
-    print(table(header, rows))
-    for line in notes:
-        print(line)
-    if getattr(args, "output", None):
-        command = "nqprof " + " ".join(shlex.quote(a) for a in sys.argv[1:])
-        text = [
-            f"# {title}",
-            "",
-            f"Command: `{command}`",
-            "",
-            markdown_note,
-            "",
-            table(header, rows, markdown=True),
-            "",
-        ]
-        text += [f"{line}  " for line in notes]
-        from ..files import write_text
-
-        write_text(args.output, "\n".join(text) + "\n")
-        print(f"written to {args.output}", file=sys.stderr)
-
-
 def _rounds_note(args) -> str:
     return f"median of {loop_settings(args)[0] or 1}"
 
@@ -93,13 +61,14 @@ def cmd_feinbube_steps(args) -> int:
     device = require_gpu(["feinbube"])
     outcomes = _sweep(args, feinbube.steps_runs(ns, parse_params(args.param)))
     header, rows, notes = feinbube.steps_table(outcomes, ns)
-    _emit(
+    emit(
         args,
         "Feinbube et al.: the optimisation steps of the host-seeded kernel, GPU time in ms",
         header,
         rows,
         notes,
-        f"Paper: {feinbube.PAPER_GPU}. Here: {device}, GPU time (CUDA events), {_rounds_note(args)}.",
+        f"Paper: {feinbube.PAPER_GPU}. Here: {device}, "
+        f"GPU time (CUDA events), {_rounds_note(args)}.",
     )
     return 0
 
@@ -127,13 +96,14 @@ def cmd_table2(args) -> int:
     device = require_gpu(["dp1"])
     outcomes = _sweep(args, plauth.table2_runs(ns, z=args.z, extra=parse_params(args.param)))
     header, rows, notes = plauth.table2(outcomes, ns)
-    _emit(
+    emit(
         args,
         f"Table 2 of Plauth et al.: DP-1 (z={args.z}), default stream vs own streams, ms",
         header,
         rows,
         notes,
-        f"Paper: K20x. Here: {device}, GPU time (CUDA events around the host launch), {_rounds_note(args)}.",
+        f"Paper: K20x. Here: {device}, GPU time (CUDA events "
+        f"around the host launch), {_rounds_note(args)}.",
     )
     return 0
 
@@ -153,6 +123,13 @@ def add_table2(q) -> None:
         default="1",
         help="DP-1 rows per grid (1: the paper's first version)",
     )
+    q.add_argument(
+        "--param",
+        "-p",
+        action="append",
+        metavar="KEY=VALUE",
+        help="extra dp1 parameter (repeatable)",
+    )
 
 
 def _z(text: str) -> int:
@@ -161,13 +138,6 @@ def _z(text: str) -> int:
 
     lo, hi = get("dp1").param("z").bounds_for(MAX_N)
     return Integer(lo, hi, "--z")(text)
-    q.add_argument(
-        "--param",
-        "-p",
-        action="append",
-        metavar="KEY=VALUE",
-        help="extra dp1 parameter (repeatable)",
-    )
 
 
 def cmd_table3(args) -> int:
@@ -179,16 +149,17 @@ def cmd_table3(args) -> int:
     if not args.model_only:
         device = require_gpu(["dp2", "dp3"])
         outcomes = _sweep(args, plauth.table3_runs(parse_params(args.param)))
-        measured = {row.key: o for row, o in zip(plauth.PAPER_TABLE3, outcomes)}
+        measured = {row.key: o for row, o in zip(plauth.PAPER_TABLE3, outcomes, strict=True)}
     header, rows, notes = plauth.table3(measured, model)
-    _emit(
+    emit(
         args,
-        f"Table 3 of Plauth et al.: boards per child grid, N={plauth.TABLE3_N}, static (dp2) vs dynamic (dp3)",
+        "Table 3 of Plauth et al.: boards per child grid, "
+        f"N={plauth.TABLE3_N}, static (dp2) vs dynamic (dp3)",
         header,
         rows,
         notes,
-        f"Paper: K20x. Model: nqprof.strategies.cdp.model. Measured: {device}, the device-side accounting of the "
-        "first child generation.",
+        f"Paper: K20x. Model: nqprof.strategies.cdp.model. Measured: {device}, the device-side "
+        "accounting of the first child generation.",
     )
     return 0
 
@@ -256,10 +227,10 @@ def cmd_carneiro_table2(args) -> int:
     device = require_gpu(list(carneiro.TABLE2_STRATEGIES.values()))
     outcomes = _sweep(args, carneiro.table2_runs(ranges, serial_known=history))
     header, rows, notes = carneiro.table2(outcomes, ranges, history)
-    _emit(
+    emit(
         args,
-        "Table 2 of Carneiro et al.: mean speedup over serial per N range (paper: N-Queens+ATSP; here: "
-        "N-Queens only)",
+        "Table 2 of Carneiro et al.: mean speedup over serial "
+        "per N range (paper: N-Queens+ATSP; here: N-Queens only)",
         header,
         rows,
         notes,
@@ -345,8 +316,8 @@ def _characterize(artefact: str):
 
 
 #: (paper, artefact) -> (add its options, run it). An artefact a paper lists without an
-#: entry here is planned, not reproduced yet.
-COMMANDS: dict[tuple[str, str], tuple[Callable, Callable[..., int]]] = {
+#: entry here is planned, not reproduced yet. (`nqprof`'s own commands are cli.COMMANDS.)
+REPORTS: dict[tuple[str, str], tuple[Callable, Callable[..., int]]] = {
     ("feinbube", "steps"): (_measured(add_feinbube_steps), cmd_feinbube_steps),
     ("plauth", "table2"): (_measured(add_table2), cmd_table2),
     ("plauth", "table3"): (_measured(add_table3), cmd_table3),
@@ -369,7 +340,7 @@ def cmd_list(args) -> int:
         for a in p.artefacts:
             state = (
                 f"available: nqprof report {p.key} {a.name}"
-                if (p.key, a.name) in COMMANDS
+                if (p.key, a.name) in REPORTS
                 else f"planned: {a.planned}"
             )
             print(f"  {a.name:<8} {a.title}\n  {'':<8} {state}")
@@ -402,7 +373,7 @@ def _checked(cmd: Callable[..., int], figure: bool, own_checks: bool = False) ->
 def _artefact_parser(
     sub, name: str, paper_key: str, artefact, help_text: str | None = None
 ) -> None:
-    add, cmd = COMMANDS[(paper_key, artefact.name)]
+    add, cmd = REPORTS[(paper_key, artefact.name)]
     q = sub.add_parser(name, help=help_text or artefact.title)
     add(q)
     q.set_defaults(
@@ -428,7 +399,7 @@ def add_commands(sub) -> None:
         q.set_defaults(func=cmd_list, paper=key)
         arts = q.add_subparsers(dest="artefact", metavar="ARTEFACT")
         for artefact in info.artefacts:
-            if (key, artefact.name) in COMMANDS:
+            if (key, artefact.name) in REPORTS:
                 _artefact_parser(arts, artefact.name, key, artefact)
     for name, key in ALIASES.items():
         artefact = paper(key).artefact(name)

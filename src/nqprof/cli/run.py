@@ -7,13 +7,13 @@ import json
 import sys
 
 from .. import options
-from .cluster import add_cluster_arguments
 from ..errors import InputError
+from ..files import check_json_output, write_json, write_text
 from ..numeric import add_number
-from ..problem import validate_n
-from ..files import check_json_output, check_output, write_json, write_text
-from ..textfmt import table
 from ..options import ROUNDS, TIMEOUT, TIMER, WARMUP
+from ..problem import validate_n
+from ..textfmt import table
+from .cluster import add_cluster_arguments
 
 
 def parse_ns(text: str) -> list[int]:
@@ -52,7 +52,6 @@ def cmd_solve(args) -> int:
     from ..options import describe
     from ..progress import Progress
     from ..runner import solve
-
     from .cluster import cluster_options_without_cluster, run_clustered
 
     if args.cluster:
@@ -114,8 +113,8 @@ def cmd_sweep(args) -> int:
                 )
         except KeyboardInterrupt:
             interrupted = (
-                f"interrupted after {len(records)} of {len(cases)} cases: the records before this are the "
-                "finished ones"
+                f"interrupted after {len(records)} of {len(cases)} "
+                "cases: the records before this are the finished ones"
             )
     for rec in ran:  # after the progress lines
         _warn_shared(rec)
@@ -227,8 +226,8 @@ def cmd_strategies(args) -> int:
             print(f"{'':<{width + 2}}N >= {s.min_n}")
         for p in s.params:
             print(
-                f"{'':<{width + 2}}{p.name:<12} {p.describe_range():<{rng}}  default {p.describe_default():<{dflt}}  "
-                f"{p.help}"
+                f"{'':<{width + 2}}{p.name:<12} {p.describe_range():<{rng}}  default "
+                f"{p.describe_default():<{dflt}}  {p.help}"
             )
     return 0
 

@@ -11,8 +11,8 @@ import argparse
 import re
 import sys
 import time
+from collections.abc import Collection, Sequence
 from pathlib import Path
-from typing import Collection, Sequence
 
 from nqprof.analysis import trace as nsys_trace
 from nqprof.errors import InputError
@@ -122,7 +122,8 @@ def cmd_trace_chrome(args) -> int:
         raise InputError(f"trace chrome: the output {output} is the input trace itself")
     if args.output is None and output.exists() and not args.force:
         raise InputError(
-            f"trace chrome: {output} exists: name the output with -o FILE, or overwrite it with --force"
+            f"trace chrome: {output} exists: name the output "
+            "with -o FILE, or overwrite it with --force"
         )
     check_output(output, "trace chrome output", (".json",))
     print(nsys_trace.to_chrome(nsys_trace.load(args.file), output))

@@ -57,7 +57,7 @@ def start(session) -> None:
     bench.submit(cases)
 
 
-def of(config) -> "ClusterBench | None":
+def of(config) -> ClusterBench | None:
     """The session's cluster bench, or None without ``--nq-cluster``."""
     return config.stash.get(_STATE, None)
 
@@ -145,7 +145,10 @@ class ClusterBench:
 
     def gpu_skip_reason(self, strategy) -> str | None:
         if strategy.needs_gpu and not self.gpu_workers:
-            return f"{strategy.name} needs a GPU: the cluster at {self.address} has no worker with the resource GPU=1"
+            return (
+                f"{strategy.name} needs a GPU: the cluster at "
+                f"{self.address} has no worker with the resource GPU=1"
+            )
         return None
 
     def submit(self, cases) -> None:

@@ -24,15 +24,16 @@ import subprocess
 import threading
 import time
 import uuid
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from ..errors import CountMismatchError, InputError, NqprofError, UnavailableError, WatchdogError
-from ..problem import known_count
 from ..options import DEFAULT_TIMEOUT, describe
+from ..problem import known_count
+from ..progress import Progress
 from ..strategies import Strategy, get
 from . import require_dask
 from .checkpoint import open_checkpoint
-from ..progress import Progress
 from .record import ClusterRecord
 from .tasks import TASKS_PER_WORKER, expansion, multiplier, plan, plan_hash, split_depth
 
@@ -61,7 +62,7 @@ def visible_gpus() -> list[str]:
         except (OSError, subprocess.SubprocessError):
             out = ""
         return [
-            str(i) for i, line in enumerate(l for l in out.splitlines() if l.startswith("GPU "))
+            str(i) for i, line in enumerate(ln for ln in out.splitlines() if ln.startswith("GPU "))
         ]
     return []
 
@@ -75,7 +76,8 @@ def local_cluster(strategy: Strategy, workers: int | None):
     gpus = visible_gpus()
     if not gpus:
         raise UnavailableError(
-            f"{strategy.name} needs a GPU and none is visible here (nvidia-smi -L, CUDA_VISIBLE_DEVICES)"
+            f"{strategy.name} needs a GPU and none is visible "
+            "here (nvidia-smi -L, CUDA_VISIBLE_DEVICES)"
         )
     if workers and workers > len(gpus):
         raise InputError(
@@ -285,8 +287,8 @@ def _workers_of(client, strat: Strategy) -> tuple[str, str | None, int]:
         infos = [w for w in infos if w.get("resources", {}).get("GPU", 0) >= 1]
         if not infos:
             raise UnavailableError(
-                f"{strat.name} needs GPU workers: the cluster at {address} has no worker with the resource "
-                "GPU=1 (start them with dask worker ... --resources GPU=1)"
+                f"{strat.name} needs GPU workers: the cluster at {address} has no worker with the "
+                "resource GPU=1 (start them with dask worker ... --resources GPU=1)"
             )
     return address, dashboard_of(client), len(infos) or 1
 
@@ -334,7 +336,8 @@ class _Run:
             if dashboard:
                 self.bar.message(f"nqprof: Dask dashboard at {dashboard}")
             self.bar.message(
-                f"nqprof: {self.label} on {address}: {len(self.task_list)} tasks over {nworkers} workers"
+                f"nqprof: {self.label} on {address}: "
+                f"{len(self.task_list)} tasks over {nworkers} workers"
                 + (
                     f", {len(self.results)} done before (checkpoint {checkpoint})"
                     if self.results
@@ -416,12 +419,13 @@ class _Run:
             ) from None
         except Exception as exc:  # KilledWorker and the like: no worker could finish it
             raise WatchdogError(
-                f"{label}: task {task.index} failed ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"
+                f"{label}: task {task.index} failed ({type(exc).__name__}: "
+                f"{str(exc).splitlines()[0] if str(exc) else ''})"
             ) from None
         if result["boards"] != task.boards:
             raise NqprofError(
-                f"{label}: task {task.index} counted {result['boards']} boards, the plan has {task.boards} "
-                "(does the worker run another nqprof version?)"
+                f"{label}: task {task.index} counted {result['boards']} boards, the plan has "
+                f"{task.boards} (does the worker run another nqprof version?)"
             )
         self.results[task.index] = result
         if self.ck:

@@ -50,7 +50,7 @@ class ClusterRecord:
     setup_s: float | None = None
 
     @classmethod
-    def build(cls, *, tasks: list[dict[str, Any]], wall_s: float, **fields) -> "ClusterRecord":
+    def build(cls, *, tasks: list[dict[str, Any]], wall_s: float, **fields) -> ClusterRecord:
         ran = [t for t in tasks if not t.get("resumed")]
         by_worker: dict[str, dict[str, Any]] = {}
         for t in ran:
@@ -106,7 +106,8 @@ class ClusterRecord:
             f"params     {params}",
             f"count      {self.count}  {ok}",
             f"cluster    {self.cluster}, {len(self.workers)} workers ran tasks",
-            f"tasks      {len(self.tasks)} interleaved slices of {self.boards} {self.unit} at depth {self.depth}"
+            f"tasks      {len(self.tasks)} interleaved slices "
+            f"of {self.boards} {self.unit} at depth {self.depth}"
             + (f", {self.resumed} resumed from {self.checkpoint}" if self.resumed else ""),
             f"wall time  {_fmt_s(self.wall_s)}"
             + (
@@ -118,8 +119,8 @@ class ClusterRecord:
         if ran:
             secs = sorted(t["seconds"] for t in ran)
             lines.append(
-                f"task time  min {_fmt_s(secs[0])}, median {_fmt_s(secs[len(secs) // 2])}, max {_fmt_s(secs[-1])}, "
-                f"sum {_fmt_s(sum(secs))}"
+                f"task time  min {_fmt_s(secs[0])}, median {_fmt_s(secs[len(secs) // 2])}, max "
+                f"{_fmt_s(secs[-1])}, sum {_fmt_s(sum(secs))}"
             )
         if self.load_balance is not None:
             lines.append(f"balance    {self.load_balance:.3f} (busiest worker / mean busy time)")
@@ -136,7 +137,8 @@ class ClusterRecord:
             )
             made = f", {w['made']:,} tasks made on its GPU" if w.get("made") is not None else ""
             lines.append(
-                f"worker     {w['worker']} ({where}): {w['tasks']} tasks, busy {_fmt_s(w['busy_s'])}{counting}{made}"
+                f"worker     {w['worker']} ({where}): {w['tasks']} "
+                f"tasks, busy {_fmt_s(w['busy_s'])}{counting}{made}"
             )
         if self.dashboard:
             lines.append(f"dashboard  {self.dashboard}")

@@ -80,7 +80,8 @@ def cubin(
             os.replace(built, path)
     except OSError as exc:
         raise BuildError(
-            f"building {src.file}: cannot write the kernel cache {folder} ({exc}; set {CACHE_VARIABLE})"
+            f"building {src.file}: cannot write the kernel "
+            f"cache {folder} ({exc}; set {CACHE_VARIABLE})"
         ) from None
     return path, digest, False
 
@@ -102,7 +103,8 @@ def build(
     if problem and not driver_can_load(toolkit.version, driver, src.cdp):
         raise UnavailableError(f"{file}: {problem}")
     if arch is None:
-        arch = "sm_%d%d" % drv.Context.get_device().compute_capability()
+        major, minor = drv.Context.get_device().compute_capability()
+        arch = f"sm_{major}{minor}"
     t0 = time.perf_counter()
     path, digest, cached = cubin(src, defines, arch, toolkit)
     try:

@@ -79,6 +79,6 @@ def check_toolkit_against_driver(
         else "plain kernels are built as SASS-only cubins"
     )
     return (
-        f"{newer}: {kind}, which load through minor-version compatibility (PTX from this toolkit would not "
-        "JIT-compile)"
+        f"{newer}: {kind}, which load through minor-version "
+        "compatibility (PTX from this toolkit would not JIT-compile)"
     )

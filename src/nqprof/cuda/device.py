@@ -10,12 +10,12 @@ from __future__ import annotations
 import functools
 import time
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Any
 
 from ..errors import InputError, UnavailableError
+from ..textfmt import MIB
 from .sources import KernelSource
-
-MIB = 1024 * 1024
 
 
 def driver():
@@ -43,6 +43,15 @@ def gpu_available() -> tuple[bool, str]:
         return True, drv.Device(0).name()
     except UnavailableError as exc:
         return False, str(exc)
+
+
+def require_gpu(hint: str) -> str:
+    """The GPU's name where a GPU run can happen here (:func:`gpu_available`), else
+    :class:`UnavailableError`: ``no GPU on this machine (why); hint``."""
+    ok, what = gpu_available()
+    if not ok:
+        raise UnavailableError(f"no GPU on this machine ({what}); {hint}")
+    return what
 
 
 def sm_limits(drv, dev) -> dict[str, int]:
@@ -93,7 +102,7 @@ class MemoryLedger:
 
     def as_dict(self) -> dict[str, Any]:
         deltas = {}
-        for (_, before), (label, after) in zip(self.marks, self.marks[1:]):
+        for (_, before), (label, after) in pairwise(self.marks):
             deltas[label] = round((after - before) / MIB, 3)
         return {
             "total_mib": round(self.total / MIB, 1),

@@ -19,11 +19,15 @@ Both libraries work in the current context (PyCUDA's); handles cross as integers
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..errors import DeviceFailureError, UnavailableError
 
-INSTALL_HINT = "pip install 'nqprof[graphs]' (NVIDIA's cuda-bindings, matching the driver's CUDA major version)"
+INSTALL_HINT = (
+    "pip install 'nqprof[graphs]' (NVIDIA's cuda-bindings, "
+    "matching the driver's CUDA major version)"
+)
 
 
 def bindings():
@@ -152,7 +156,7 @@ class GraphLayer:
         self._execs, self._graphs = [], []
 
 
-def release(layer: "GraphLayer | None") -> None:
+def release(layer: GraphLayer | None) -> None:
     """Close a session's graph layer on the way out, quietly (a failed run's context may be
     gone already); None is nothing to close."""
     if layer is not None:

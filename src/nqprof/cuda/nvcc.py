@@ -27,8 +27,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
-from ..textfmt import table
 from ..errors import BuildError, InputError
+from ..textfmt import table
 from .sources import COMMON_OPTIONS, KernelSource, define_options, kernels_dir
 from .toolkit import Toolkit, find_toolkit
 
@@ -144,7 +144,7 @@ def demangle(names: Iterable[str]) -> dict[str, str]:
     if mangled and filt:
         out = subprocess.run([filt], input="\n".join(mangled), capture_output=True, text=True)
         if out.returncode == 0:
-            result.update(zip(mangled, out.stdout.splitlines()))
+            result.update(zip(mangled, out.stdout.splitlines(), strict=True))
     return result
 
 
@@ -258,7 +258,8 @@ def compile_source(
     missing = [k for k in src.kernels if k not in compiled] if every_kernel else []
     if missing:
         raise BuildError(
-            f"{what}: no kernel named {', '.join(missing)} in ptxas' report (extern \"C\" __global__?)"
+            f"{what}: no kernel named {', '.join(missing)} "
+            "in ptxas' report (extern \"C\" __global__?)"
         )
     order = [k for k in src.kernels if k in compiled] + sorted(set(compiled) - set(src.kernels))
     names = demangle(order)
@@ -294,8 +295,9 @@ def compile_all(
     catalog: Mapping[str, KernelSource],
     workdir: str | os.PathLike | None = None,
 ) -> list[KernelResources]:
-    """Compile every source of ``catalog`` (nqprof's whole one: :func:`nqprof.catalog.compile_all`) for every
-    arch, in parallel; rows ordered by source, arch, kernel."""
+    """Compile every source of ``catalog`` (nqprof's whole one:
+    :func:`nqprof.catalog.compile_all`) for every arch, in parallel; rows ordered by source,
+    arch, kernel."""
     toolkit = toolkit or find_toolkit()
     jobs = [(src, arch) for src in catalog.values() for arch in parse_archs(archs)]
     with ThreadPoolExecutor(max_workers=min(len(jobs), os.cpu_count() or 1) or 1) as pool:
@@ -353,7 +355,8 @@ def write_json(path: str | os.PathLike, data: dict) -> None:
 
 
 def load_json(path: str | os.PathLike) -> tuple[dict, list[KernelResources]]:
-    """(toolkit info, rows) from a file :func:`resources_json` wrote; InputError if it is not one."""
+    """(toolkit info, rows) from a file :func:`resources_json` wrote; InputError if it is
+    not one."""
     from ..files import read_json
 
     data = read_json(path, "resource table")

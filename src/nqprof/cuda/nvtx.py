@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from typing import Iterator
+from collections.abc import Iterator
 
 DOMAIN = "nqprof"
 #: The variable through which a tool injects itself into NVTX (NVTX's own contract).

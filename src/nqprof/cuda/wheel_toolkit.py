@@ -2,12 +2,13 @@
 
 ``nvidia-cuda-nvcc`` ships nvcc, ptxas, nvlink and friends; ``nvidia-cuda-runtime`` the
 headers (cuda_runtime.h ...) and ``libcudadevrt.a``; ``nvidia-cuda-crt`` the crt/
-headers; ``nvidia-nvvm`` cicc and libdevice; ``nvidia-cuda-cccl`` libcu++ (``nv/target``). All of them install into
-``site-packages/nvidia/cu13``. nvcc's dependencies on the other three are unpinned, so
-each is pinned here to the same release. Some releases' ``nvcc.profile`` expects the
-headers under ``targets/<arch>-linux/``, which the wheels lack, so :func:`make_root`
-builds a toolkit root of symlinks with both layouts. nvcc takes its root from the path
-it was started by (symlinks are not resolved), so ``bin/`` holds one link per file.
+headers; ``nvidia-nvvm`` cicc and libdevice; ``nvidia-cuda-cccl`` libcu++ (``nv/target``).
+All of them install into ``site-packages/nvidia/cu13``. nvcc's dependencies on the other
+three are unpinned, so each is pinned here to the same release. Some releases'
+``nvcc.profile`` expects the headers under ``targets/<arch>-linux/``, which the wheels lack,
+so :func:`make_root` builds a toolkit root of symlinks with both layouts. nvcc takes its root
+from the path it was started by (symlinks are not resolved), so ``bin/`` holds one link per
+file.
 
     python -m nqprof.cuda.wheel_toolkit install cuda13.0 DIR   # pip install + make DIR
     python -m nqprof.cuda.wheel_toolkit if-gpu -- CMD ...      # run CMD only on a GPU machine
@@ -26,8 +27,8 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from ..errors import InputError, NqprofError, UnavailableError
 from .toolkit import find_toolkit, toolkit_version
@@ -120,7 +121,8 @@ def install(version: str, dest: Path) -> int:
         if proc.returncode != 0:
             lines = [line for line in proc.stderr.splitlines() if line.strip()] or ["no output"]
             print(
-                f"skipped: the CUDA {version} compiler wheels cannot be installed: {lines[-1].strip()}"
+                f"skipped: the CUDA {version} compiler wheels "
+                f"cannot be installed: {lines[-1].strip()}"
             )
             return 0
     root = make_root(wheel_root(), dest)
@@ -134,7 +136,8 @@ def install(version: str, dest: Path) -> int:
 
 def _extra_requirements(extras: Sequence[str]) -> list[str]:
     """The requirements nqprof's metadata lists for ``extras``."""
-    wanted = re.compile(r"""extra\s*==\s*["'](%s)["']""" % "|".join(map(re.escape, extras)))
+    names = "|".join(map(re.escape, extras))
+    wanted = re.compile(rf"""extra\s*==\s*["']({names})["']""")
     reqs = importlib.metadata.requires("nqprof") or []
     return [r.split(";")[0].strip() for r in reqs if wanted.search(r)]
 
@@ -154,7 +157,8 @@ def if_gpu(cmd: Sequence[str]) -> int:
     probe = subprocess.run([smi, "-L"], capture_output=True, text=True) if smi else None
     if probe is None or probe.returncode != 0 or "GPU" not in probe.stdout:
         print(
-            f"skipped: no GPU (nvidia-smi {'missing' if smi is None else 'lists none'}): {' '.join(cmd)}"
+            "skipped: no GPU (nvidia-smi "
+            f"{'missing' if smi is None else 'lists none'}): {' '.join(cmd)}"
         )
         return 0
     try:

@@ -13,9 +13,9 @@ Serial at large N takes minutes, so its times may come from a benchmark history
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
 
 from ..errors import InputError
 from . import Artefact, Paper
@@ -96,7 +96,8 @@ def serial_from_history(path: str | Path, ns: Iterable[int]) -> dict[int, Serial
     files = sorted(root.rglob("*.json")) if root.is_dir() else [root]
     if not files or not all(f.is_file() for f in files):
         raise InputError(
-            f"--history: no benchmark history at {str(root)!r} (a saved JSON file or a storage folder)"
+            f"--history: no benchmark history at {str(root)!r} "
+            "(a saved JSON file or a storage folder)"
         )
     wanted = set(ns)
     found: dict[int, tuple[str, SerialTime]] = {}
@@ -193,9 +194,10 @@ def table2(
         row += [f"{PAPER_TABLE2[label]['all']:.2f}", _mean(list(mine.values()))]
         rows.append(row)
     lines = [
-        "Speedup = serial time / time at the same N (GPU strategies: CUDA-event time; CPU: wall time), "
-        "averaged over the N of each range.",
-        "Paper: N-Queens and ATSP together, K40m, their multicore on 20 cores; here: N-Queens only.",
+        "Speedup = serial time / time at the same N (GPU strategies: CUDA-event time; CPU: wall "
+        "time), averaged over the N of each range.",
+        "Paper: N-Queens and ATSP together, K40m, their "
+        "multicore on 20 cores; here: N-Queens only.",
     ]
     by_source: dict[str, list[int]] = {}
     for n in sorted(serial):
@@ -206,8 +208,8 @@ def table2(
     no_serial = sorted({n for r in ranges for n in r.ns()} - set(serial))
     if no_serial:
         lines.append(
-            f"serial N={','.join(map(str, no_serial))}: no time (not measured, not in the history): "
-            "no speedup at these N"
+            f"serial N={','.join(map(str, no_serial))}: no time (not "
+            "measured, not in the history): no speedup at these N"
         )
     return header, rows, lines + notes.lines
 

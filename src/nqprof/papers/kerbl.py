@@ -8,9 +8,9 @@ claims a run of ours can be checked against (:func:`check_claims`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 from ..queuebench import BenchResult, BenchRow, figure, select, speedups, table
 from . import Artefact, Paper
@@ -22,8 +22,8 @@ CITATION = (
 
 PAPER = Paper(
     "kerbl",
-    "Kerbl et al. 2018: The Broker Queue, a fast, linearizable FIFO queue for fine-granular work distribution on "
-    "the GPU",
+    "Kerbl et al. 2018: The Broker Queue, a fast, linearizable "
+    "FIFO queue for fine-granular work distribution on the GPU",
     (
         Artefact(
             "fig1",
@@ -126,8 +126,8 @@ def report(result: BenchResult, outdir: str | Path | None = None, bytes: int = 1
         parts.append(table(rows, "unbalanced", bytes))
     parts.append("")
     parts.append(
-        "The paper's claims, %d-byte elements (Fig. 1 is the balanced setup; unbalanced is ours):"
-        % bytes
+        f"The paper's claims, {bytes}-byte elements (Fig. 1 is the balanced setup; unbalanced is"
+        " ours):"
     )
     for variant in ("balanced", "unbalanced"):
         if select(rows, variant, bytes):

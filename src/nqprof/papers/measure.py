@@ -4,8 +4,9 @@ after a timeout, and the cells and series that tables and figures are built from
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from ..errors import (
     CountMismatchError,

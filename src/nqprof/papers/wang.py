@@ -23,7 +23,8 @@ PAPER_MEASURED_SLOWDOWN = 1.21
 
 PAPER = Paper(
     "wang",
-    "Wang, Yalamanchili: Characterization and analysis of dynamic parallelism in unstructured GPU applications (2014)",
+    "Wang, Yalamanchili: Characterization and analysis of "
+    "dynamic parallelism in unstructured GPU applications (2014)",
     (
         Artefact(
             "fig4",
@@ -32,7 +33,8 @@ PAPER = Paper(
         Artefact("fig5", "child-launch time vs launch count (nqprof characterize launch)"),
         Artefact(
             "fig6",
-            "memory the device runtime reserves vs the pending-launch limit (nqprof characterize reserve)",
+            "memory the device runtime reserves vs the "
+            "pending-launch limit (nqprof characterize reserve)",
         ),
     ),
 )
@@ -44,12 +46,13 @@ def paper_lines(artefact: str | None = None) -> list[str]:
     large = ", ".join(f"{gpu} {ms:g} ms" for gpu, ms in PAPER_LAUNCH_MS_256K.items())
     lo, hi = PAPER_LAUNCH_SMALL_RANGE
     lines = {
-        "fig5": f"Paper (Kepler) Fig. 5: about {PAPER_LAUNCH_MS_SMALL:g} ms for {lo}-{hi} launches; at 256K launches "
-        f"{large}.",
-        "fig6": f"Paper (Kepler) Fig. 6(a): {PAPER_RESERVE_MB[0]}-{PAPER_RESERVE_MB[1]} MB reserved at pending-launch "
-        f"limits <= {PAPER_RESERVE_LIMIT}; Fig. 6(b): {PAPER_PER_SYNC_LEVEL_MB[0]}-{PAPER_PER_SYNC_LEVEL_MB[1]} "
-        "MB per sync level.",
-        "fig4": f"Paper (Kepler) Fig. 4: ideal CDP {PAPER_IDEAL_SPEEDUP[0]}-{PAPER_IDEAL_SPEEDUP[1]}x over the non-CDP "
-        f"code; measured CDP {PAPER_MEASURED_SLOWDOWN}x slower on average.",
+        "fig5": f"Paper (Kepler) Fig. 5: about {PAPER_LAUNCH_MS_SMALL:g} "
+        f"ms for {lo}-{hi} launches; at 256K launches {large}.",
+        "fig6": f"Paper (Kepler) Fig. 6(a): {PAPER_RESERVE_MB[0]}-{PAPER_RESERVE_MB[1]} MB "
+        f"reserved at pending-launch limits <= {PAPER_RESERVE_LIMIT}; Fig. 6(b): "
+        f"{PAPER_PER_SYNC_LEVEL_MB[0]}-{PAPER_PER_SYNC_LEVEL_MB[1]} MB per sync level.",
+        "fig4": "Paper (Kepler) Fig. 4: ideal CDP "
+        f"{PAPER_IDEAL_SPEEDUP[0]}-{PAPER_IDEAL_SPEEDUP[1]}x over the non-CDP code; measured CDP "
+        f"{PAPER_MEASURED_SLOWDOWN}x slower on average.",
     }
     return [lines[artefact]] if artefact else list(lines.values())

@@ -113,4 +113,21 @@ def all_strategies() -> list[Strategy]:
     return [get(name) for name in names()]
 
 
-__all__ = ["GROUP", "Param", "Session", "Strategy", "get", "names", "all_strategies"]
+def timeline_cdp() -> list[str]:
+    """The CDP strategies that record their grids on the device (a ``timeline`` parameter):
+    the ones the characterizations of nqprof.characterize measure by default."""
+    return [
+        s.name for s in all_strategies() if s.cdp and any(p.name == "timeline" for p in s.params)
+    ]
+
+
+__all__ = [
+    "GROUP",
+    "Param",
+    "Session",
+    "Strategy",
+    "get",
+    "names",
+    "all_strategies",
+    "timeline_cdp",
+]

@@ -12,8 +12,9 @@ Timing, verification, watchdog and reporting live outside the strategies (runner
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, ClassVar, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..errors import InputError
 from ..numeric import integer_text
@@ -117,9 +118,9 @@ class Strategy:
     min_n: ClassVar[int] = 1
     #: The kernel sources (under kernels/) this strategy builds, declared once: the build
     #: catalog (nqprof.catalog.catalog) is the union over the registered strategies.
-    sources: ClassVar[tuple["KernelSource", ...]] = ()
+    sources: ClassVar[tuple[KernelSource, ...]] = ()
     #: The device-side counters its kernels keep, if any (mirrored from a kernel header).
-    counters: ClassVar["CounterLayout | None"] = None
+    counters: ClassVar[CounterLayout | None] = None
     #: CDP: the kernel of generation 1's grids (those the host grid launches), one of its
     #: sources' kernels; ``launch=record`` replays it from the host (strategies.cdp.replay).
     child_kernel: ClassVar[str] = ""

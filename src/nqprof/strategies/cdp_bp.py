@@ -11,7 +11,8 @@ allocated on the device, and a board past a region's end is reported, never drop
 
 Defaults: Carneiro et al.'s best on their K40m (block 128, child block 64, depths 5 and 7).
 On an H200 host depth 4 was 2-5% faster at N=16..18 and the rest best as they are
-(docs/results/carneiro-tune-h200.log); the defaults stay the paper's. Kernels in kernels/cdp_bp.cu and block_launch.cuh.
+(docs/results/carneiro-tune-h200.log); the defaults stay the paper's. Kernels in
+kernels/cdp_bp.cu and block_launch.cuh.
 """
 
 from __future__ import annotations
@@ -21,8 +22,8 @@ from .base import Param, block_param, depth_param
 from .cdp.params import child_block_param
 from .cdp.recursions import cdp_bp_recursion
 from .cdp.session import CdpSession
+from .cdp.stacks import STACK_LIMIT, STATE_BYTES, stack_bytes
 from .cdp.strategy import CdpStrategy
-from .dp2 import STACK_LIMIT, STATE_BYTES, stack_bytes
 
 
 def default_depth(n: int) -> int:
@@ -111,14 +112,16 @@ class CdpBp(CdpStrategy):
         need = stack_bytes(depth2 - depth, params["block"])
         if need > STACK_LIMIT:
             raise InputError(
-                f"cdp-bp: depth2-depth={depth2 - depth} rows with block={params['block']} need {need} B of shared "
-                f"memory for the DFS stacks, over {STACK_LIMIT}: use a smaller block or depth2"
+                f"cdp-bp: depth2-depth={depth2 - depth} rows with block={params['block']} need "
+                f"{need} B of shared memory for the DFS stacks, "
+                f"over {STACK_LIMIT}: use a smaller block or depth2"
             )
         child = STATE_BYTES * child_levels(n, depth2) * params["child_block"]
         if child > STACK_LIMIT:
             raise InputError(
-                f"cdp-bp: child_block={params['child_block']} needs {child} B of shared memory for {child_levels(n, depth2)} "
-                f"rows of stack, over {STACK_LIMIT}: use child_block <= {STACK_LIMIT // (STATE_BYTES * child_levels(n, depth2))}"
+                f"cdp-bp: child_block={params['child_block']} needs {child} B of shared memory for "
+                f"{child_levels(n, depth2)} rows of stack, over {STACK_LIMIT}: use child_block <= "
+                f"{STACK_LIMIT // (STATE_BYTES * child_levels(n, depth2))}"
             )
 
     def recursion(self, n, params, host_boards):

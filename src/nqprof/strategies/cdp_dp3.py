@@ -22,8 +22,8 @@ from .cdp.model import condensed_schedule
 from .cdp.params import child_block_param, search_param
 from .cdp.recursions import cdp_dp3_recursion
 from .cdp.session import CdpSession
+from .cdp.stacks import STACK_LIMIT, stack_bytes
 from .cdp.strategy import CdpStrategy
-from .dp2 import STACK_LIMIT, stack_bytes
 from .dp3 import default_depth, default_search, depth_max
 
 
@@ -86,7 +86,8 @@ class CdpDp3(CdpStrategy):
         search, smem = params["search"], params["smem_kib"]
         if search > depth_max(smem, params["block"]):
             raise InputError(
-                f"cdp-dp3: search={search} with block={params['block']} does not fit smem_kib={smem}: search must be in "
+                f"cdp-dp3: search={search} with block={params['block']} does not fit "
+                f"smem_kib={smem}: search must be in "
                 f"1..{max(depth_max(smem, params['block']), 0)} (or raise smem_kib, or lower block)"
             )
         cap = depth_max(smem, params["child_block"])

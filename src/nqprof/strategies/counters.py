@@ -9,8 +9,9 @@ A session allocates the words with :meth:`GpuSession.counter(layout.words)
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import numpy as np

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..errors import UnavailableError
 from ..result import Measurement
 from .base import Session
-
 
 #: The C source of the CPU references, relative to kernels/.
 CPU_SOURCE = "cpu/nqueens_cpu.c"

@@ -29,7 +29,6 @@ PyCUDA. docs/devgraph.md has the measurements.
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING, Any
 
 from ..cuda.nvtx import nvtx_range
@@ -120,7 +119,8 @@ def capacity(n: int, depth: int, step: int, final: int) -> int:
 
 
 def buckets(grid: int) -> list[int]:
-    """The grids (blocks) of the device driver's pre-instantiated graphs: 1, 2, 4, ... and ``grid``."""
+    """The grids (blocks) of the device driver's pre-instantiated graphs: 1, 2, 4, ... and
+    ``grid``."""
     out, b = [], 1
     while b < grid:
         out.append(b)
@@ -203,7 +203,8 @@ class DevGraph(Strategy):
         gens = len(schedule(n, params["depth"], params["step"], params["final"]))
         if gens >= MAX_GEN:
             raise InputError(
-                f"devgraph: {gens} generations, over the kernel's table of {MAX_GEN - 1}: raise step"
+                f"devgraph: {gens} generations, over the "
+                f"kernel's table of {MAX_GEN - 1}: raise step"
             )
 
     def recursion(self, n: int, params: dict, host_boards: int):
@@ -235,8 +236,8 @@ class DevGraph(Strategy):
                 pending=2,
                 heap_bytes=None,
                 launches=launches,
-                basis=f"driver={params['driver']}: one generation's graph (fire-and-forget) and the scheduler's tail "
-                "launch pending at once; no device malloc",
+                basis=f"driver={params['driver']}: one generation's graph (fire-and-forget) and "
+                "the scheduler's tail launch pending at once; no device malloc",
                 advice="lower final or step (the frontier buffers are what grows)",
             )
 
@@ -256,8 +257,8 @@ class DevGraph(Strategy):
             host_bytes,
             uses_heap=False,
             notes=(
-                f"two frontier buffers of {cap:,} boards ({FRONTIER_BOARD_BYTES} B each), from the exact model; "
-                f"driver={params['driver']}",
+                f"two frontier buffers of {cap:,} boards ({FRONTIER_BOARD_BYTES} "
+                f"B each), from the exact model; driver={params['driver']}",
             ),
         )
 
@@ -283,8 +284,8 @@ class DevGraphSession(GpuSession):
     def _open(self, n, params):
         import numpy as np
 
-        from .cdp.plan import make_plan
         from ..subproblems import BOARD_UPLOAD_BYTES
+        from .cdp.plan import make_plan
 
         self.driver = params["driver"]
         self.depth, self.step, self.final = params["depth"], params["step"], params["final"]
@@ -310,8 +311,8 @@ class DevGraphSession(GpuSession):
         )
         if self.plan.chunked:
             raise InputError(
-                f"{self.label}: the frontier buffers ({self.cap:,} boards) do not fit in device memory: "
-                "lower final"
+                f"{self.label}: the frontier buffers ({self.cap:,} "
+                "boards) do not fit in device memory: lower final"
             )
         self.notes.append(self.plan.summary())
         module = self.build(STRATEGY.sources[0])
@@ -347,8 +348,8 @@ class DevGraphSession(GpuSession):
             self._make_graphs()
         self.notes.append(
             f"{self.host_count:,} host boards at depth {self.depth}; {len(self.sched)} generations "
-            f"(rows {', '.join(str(r) for r, _ in self.sched)}); frontier buffers of {cap:,} boards; "
-            f"grid <= {self.max_grid} x {self.block}"
+            f"(rows {', '.join(str(r) for r, _ in self.sched)}); frontier buffers of {cap:,} "
+            f"boards; grid <= {self.max_grid} x {self.block}"
         )
 
     def _make_graphs(self) -> None:
@@ -376,7 +377,8 @@ class DevGraphSession(GpuSession):
             self.exe = g.instantiate(g.while_graph(body))
             self.stream.synchronize()
             self.notes.append(
-                f"one graph: WHILE node over [dg_step {self.max_grid} x {self.block}, dg_advance_while]"
+                "one graph: WHILE node over [dg_step "
+                f"{self.max_grid} x {self.block}, dg_advance_while]"
             )
         else:
             sizes = buckets(self.max_grid)
@@ -406,14 +408,15 @@ class DevGraphSession(GpuSession):
             self.exe = g.instantiate(sched, device_launch=True)
             self.stream.synchronize()
             self.notes.append(
-                f"{len(execs)} device-launchable graphs of dg_step (grids {sizes[0]}..{sizes[-1]} blocks) "
-                "and the scheduler's"
+                f"{len(execs)} device-launchable graphs of dg_step (grids "
+                f"{sizes[0]}..{sizes[-1]} blocks) and the scheduler's"
             )
         after, _ = self.drv.mem_get_info()
         self.gpu.ledger.mark("graphs")
         self.graph_bytes = int(before - after)
         self.notes.append(
-            f"instantiating and uploading the graphs took {self.graph_bytes / 2**20:.1f} MiB of free memory"
+            "instantiating and uploading the graphs took "
+            f"{self.graph_bytes / 2**20:.1f} MiB of free memory"
         )
 
     # -- a round ---------------------------------------------------------------------------
@@ -503,9 +506,10 @@ class DevGraphSession(GpuSession):
         stats = {"generations": gens, "failures": failures}
         if v[LAUNCH_FAILURES]:
             raise DeviceFailureError(
-                f"{self.label}: {v[LAUNCH_FAILURES]:,} of {v[LAUNCHES]:,} device graph launches failed (first: "
-                f"{first_error_name(v[FIRST_ERROR])}): the device runtime refused a graph launch (pending graph "
-                "launches: one fire-and-forget and one tail launch at a time here); the count is discarded"
+                f"{self.label}: {v[LAUNCH_FAILURES]:,} of {v[LAUNCHES]:,} device graph launches "
+                f"failed (first: {first_error_name(v[FIRST_ERROR])}): the device runtime refused a "
+                "graph launch (pending graph launches: one fire-and-forget "
+                "and one tail launch at a time here); the count is discarded"
             )
         if v[OVERFLOW]:
             raise DeviceFailureError(
@@ -514,8 +518,8 @@ class DevGraphSession(GpuSession):
             )
         if not v[DONE] or v[GEN] != len(self.sched):
             raise DeviceFailureError(
-                f"{self.label}: the run stopped after {v[GEN]} of {len(self.sched)} generations (done={v[DONE]}); "
-                "the count is discarded"
+                f"{self.label}: the run stopped after {v[GEN]} of {len(self.sched)} generations "
+                f"(done={v[DONE]}); the count is discarded"
             )
         for gen in gens[1:]:
             want = boards_at(self.n, gen["row"])

@@ -23,7 +23,7 @@ generations). The child block is also the allocation granularity, and the CUDA d
 allocator slows down with the blocks held at once (tools/malloc_probe.py), so it defaults to
 the mean number of boards a child grid is handed (a power of two in 32..1024,
 :func:`~nqprof.strategies.cdp.model.condensed_child_block`): each thread then makes one or a few
-allocations. On an H200, Carneiro et al.'s 32 made N=15 take 52.7 s; 1,024 took 0.095 s.
+allocations; Carneiro et al.'s 32 was orders of magnitude slower (docs/results/defaults-h200.md).
 """
 
 from __future__ import annotations
@@ -37,25 +37,13 @@ from .cdp.model import MAX_NESTING, condensed_child_block, condensed_schedule
 from .cdp.params import child_block_param, search_param
 from .cdp.recursions import condensed_recursion
 from .cdp.session import CdpSession
+from .cdp.stacks import STACK_LIMIT, stack_bytes
 from .cdp.strategy import CdpStrategy
-from .gpu_common import DYNAMIC_SHARED_LIMIT_SM90
-
-#: Bytes of one DFS stack level (free squares, columns, two diagonals: kernels/cdp.cuh).
-STATE_BYTES = 16
-#: Dynamic shared memory a block may use (the linked CDP kernels declare ~1.3 KiB statically).
-STACK_LIMIT = DYNAMIC_SHARED_LIMIT_SM90 - 2048
-
-
-def stack_bytes(search: int, threads: int) -> int:
-    """Shared memory of a block's DFS stacks: search + 1 levels per thread."""
-    return STATE_BYTES * (search + 1) * threads
 
 
 def default_depth(n: int) -> int:
     """3; 4 from N=14"""
-    # min(3, N-3), >= 1; 4 from N=14
-    # Measured on an H200 (tools/gpu_check.sh dp2-tune, medians of 3): depth 3/4/5 took
-    # 0.0036/0.0050/0.035 s at N=13, 0.019/0.0073/0.062 s at N=14 and 2.38/0.32/1.08 s at N=16.
+    # min(3, N-3), >= 1; 4 from N=14: chosen by the sweep in docs/results/dp2-tune-h200.log
     return 4 if n >= 14 else max(1, min(3, n - 3))
 
 
@@ -133,8 +121,9 @@ class Dp2(CdpStrategy):
         for key in ("block", "child_block"):
             if stack_bytes(search, params[key]) > STACK_LIMIT:
                 raise InputError(
-                    f"dp2: search={search} with {key}={params[key]} needs {stack_bytes(search, params[key])} B of shared "
-                    f"memory per block for the DFS stacks, over {STACK_LIMIT}: use search <= "
+                    f"dp2: search={search} with {key}={params[key]} needs "
+                    f"{stack_bytes(search, params[key])} B of shared memory per block for the DFS "
+                    f"stacks, over {STACK_LIMIT}: use search <= "
                     f"{STACK_LIMIT // stack_bytes(0, params[key]) - 1} or a smaller {key}"
                 )
         check_nesting(

@@ -19,22 +19,23 @@ from .cdp.limits import check_nesting
 from .cdp.model import condensed_schedule
 from .cdp.params import child_block_param, search_param
 from .cdp.recursions import condensed_recursion
+from .cdp.stacks import STACK_LIMIT, STATE_BYTES, stack_bytes
 from .cdp.strategy import CdpStrategy
-from .dp2 import STACK_LIMIT, STATE_BYTES, Dp2Session, stack_bytes
+from .dp2 import Dp2Session
 
 
 def default_depth(n: int) -> int:
     """3; 4 from N=18"""
     # min(3, N-3), >= 1; 4 from N=18
-    # At N=18 the estimate for depth 3 (158.8M child grids) does not fit in an H200's
-    # memory; depth 4 ran in 4.45 s.
+    # At N=18 the estimate for depth 3 does not fit in an H200's memory; depth 4 runs
+    # (docs/results/dp3-tune-h200.log, defaults-h200.md).
     return 4 if n >= 18 else max(1, min(3, n - 3))
 
 
 def default_search(n: int, earlier) -> int:
     """2"""
-    # Doubling from 2 was the fastest start at N=16 on an H200 (8.4 s against 47.9 s for
-    # ceil((N-depth)/3) = 5), and it is the paper's dynamic setting in its Table 3.
+    # Doubling from 2 was the fastest start at N=16 on an H200 (against ceil((N-depth)/3) = 5:
+    # docs/results/defaults-h200.md), and it is the paper's dynamic setting in its Table 3.
     return max(1, min(2, n - earlier["depth"] - 1))
 
 
@@ -65,7 +66,8 @@ class Dp3(CdpStrategy):
         block_param(128, help="threads per block, host grid"),
         # 256: the block size of the paper's depth_max example. It is also the device
         # allocation granularity, and the CUDA device allocator slows down with the blocks
-        # held at once: at N=17 on an H200, 32 took 41.6 s, 128 0.39 s, 256 0.21 s.
+        # held at once: the fastest of 32, 128 and 256 at N=17 on an H200
+        # (docs/results/child-block-h200.log).
         child_block_param(256),
         Param(
             "smem_kib",
@@ -82,14 +84,14 @@ class Dp3(CdpStrategy):
         if search > root_max:
             raise InputError(
                 f"dp3: search={search} with block={params['block']} does not fit smem_kib={smem} "
-                f"({stack_bytes(search, params['block'])} B of stacks): search must be in 1..{max(root_max, 0)} "
-                "(or raise smem_kib, or lower block)"
+                f"({stack_bytes(search, params['block'])} B of stacks): search must be in "
+                f"1..{max(root_max, 0)} (or raise smem_kib, or lower block)"
             )
         cap = depth_max(smem, params["child_block"])
         if cap < 1:
             raise InputError(
-                f"dp3: smem_kib={smem} holds no stack for child_block={params['child_block']}: child_block must be in "
-                f"1..{smem * 1024 // (2 * STATE_BYTES)}"
+                f"dp3: smem_kib={smem} holds no stack for child_block={params['child_block']}: "
+                f"child_block must be in 1..{smem * 1024 // (2 * STATE_BYTES)}"
             )
         check_nesting(
             f"dp3 N={n} with depth={params['depth']}, search={search}",

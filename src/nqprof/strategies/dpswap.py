@@ -28,8 +28,8 @@ from .cdp.model import SWAP_STATE_BYTES
 from .cdp.params import child_block_param, search_param
 from .cdp.recursions import dpswap_recursion
 from .cdp.session import CdpSession
+from .cdp.stacks import STACK_LIMIT, stack_bytes
 from .cdp.strategy import CdpStrategy
-from .dp2 import STACK_LIMIT, stack_bytes
 
 
 def default_search(n: int) -> int:
@@ -107,15 +107,17 @@ class DpSwap(CdpStrategy):
             least = threads * (search + 1) + 1
             if capacity < least:
                 raise InputError(
-                    f"dpswap: capacity={capacity} leaves no room before the threshold with {key}={threads} and "
-                    f"search={search} (every thread may dump {search + 1} states): capacity must be >= {least}"
+                    f"dpswap: capacity={capacity} leaves no room before the threshold with "
+                    f"{key}={threads} and search={search} (every thread may "
+                    f"dump {search + 1} states): capacity must be >= {least}"
                 )
             need = shared_bytes(search, capacity, threads)
             if need > STACK_LIMIT:
                 most = (STACK_LIMIT - stack_bytes(search, threads)) // SWAP_STATE_BYTES
                 raise InputError(
-                    f"dpswap: capacity={capacity} with {key}={threads}, search={search} needs {need} B of shared memory "
-                    f"per block, over {STACK_LIMIT}: capacity must be in {least}..{most}"
+                    f"dpswap: capacity={capacity} with {key}={threads}, search={search} needs "
+                    f"{need} B of shared memory per block, over "
+                    f"{STACK_LIMIT}: capacity must be in {least}..{most}"
                 )
 
     def recursion(self, n, params, host_boards):

@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import time
 
+from ..cuda.nvtx import nvtx_range
 from ..cuda.sources import KernelSource
 from ..errors import InputError
 from ..result import Measurement
 from .base import Param, Strategy, block_param
 from .cpu_common import CST_TASK_WORDS, constellation_tasks, cpu_module
-from ..cuda.nvtx import nvtx_range
 from .gpu_common import GpuSession
 
 #: opt -> kernel
@@ -49,13 +49,10 @@ MAX_N = 27
 
 def _default_depth(n: int) -> int:
     """5, 3 or 4 by N"""
-    # The fastest of depth sweeps on an H200 (CUDA-event time, medians of 3 or 5), with the
-    # host placing at most 5 queens beyond the frame (deeper, the host does the search: at
-    # N=15 depth 9 the kernel takes 166 us and making its 1.8M tasks 0.45 s). Small N is
-    # the length of the longest task (N=14: depth 3 136 us, 5 87 us); from N=16 the kernel
-    # is throughput-bound and fewer tasks win (N=16: 3 1.14 ms, 4 1.40 ms, 5 1.71 ms; N=18:
-    # 3 37.4 ms, 4 38.7 ms; with the skipping step N=19: 3 182.7 ms, 4 188.1 ms, 5 222.1 ms;
-    # N=20: 3 1.521 s, 4 1.428 s, 5 1.547 s).
+    # The fastest of the depth sweeps in docs/results/fast-ladder.md (numbers in
+    # docs/results/defaults-h200.md), with the host placing at most 5 queens beyond the frame
+    # (deeper, the host does the search). Small N is the length of the longest task; from
+    # N=16 the kernel is throughput-bound and fewer tasks win.
     if n >= 20:
         return 4
     return 3 if n >= 16 else max(0, min(5, n - 3))
@@ -127,7 +124,8 @@ class Fast(Strategy):
                 raise InputError(f"fast N={n}: tight-u4 needs N >= {D4_MIN_N} (Takaken's classes)")
             if not 2 <= depth <= min(D4_MAX_DEPTH, n - 2):
                 raise InputError(
-                    f"fast tight-u4 N={n}: depth must be in 2..{min(D4_MAX_DEPTH, n - 2)}, got {depth}"
+                    f"fast tight-u4 N={n}: depth must be in "
+                    f"2..{min(D4_MAX_DEPTH, n - 2)}, got {depth}"
                 )
         else:
             if n > MAX_N:
@@ -158,7 +156,8 @@ class Fast(Strategy):
     def open_part(self, n, params):
         if params["opt"] != DEFAULT:
             raise InputError(
-                f"fast opt={params['opt']}: a cluster cuts the constellation tasks; use opt={DEFAULT}"
+                f"fast opt={params['opt']}: a cluster cuts "
+                f"the constellation tasks; use opt={DEFAULT}"
             )
         return FastPart(self.name, n, params)
 
@@ -205,7 +204,8 @@ class FastSession(GpuSession):
         per_sm = self.resident_blocks(self.func, self.block, self.dynamic)
         if per_sm < 1:
             raise InputError(
-                f"fast N={n}: a block of {self.block} does not fit on a multiprocessor (use a smaller block)"
+                f"fast N={n}: a block of {self.block} does not "
+                "fit on a multiprocessor (use a smaller block)"
             )
         self.resident = sms * per_sm  # blocks the device holds at once
         self.next = self.drv.mem_alloc(4)
@@ -281,8 +281,8 @@ class FastSession(GpuSession):
                 self.ntasks = int(offsets[-1])
                 if self.ntasks >= 2**32:
                     raise InputError(
-                        f"fast N={self.n} depth {self.depth}: {self.ntasks} tasks are more than the "
-                        "kernel's 32-bit index takes (use a smaller depth)"
+                        f"fast N={self.n} depth {self.depth}: {self.ntasks} tasks are more than "
+                        "the kernel's 32-bit index takes (use a smaller depth)"
                     )
                 self.tasks = drv.mem_alloc(TASK_WORDS * 4 * max(1, self.ntasks))
                 offsets_dev = drv.to_device(offsets)  # kept until the kernel is done with it
@@ -322,13 +322,13 @@ class FastSession(GpuSession):
         mib = m["device_bytes"] / 2**20
         if m["where"] == "host":
             return (
-                f"{m['tasks']} tasks (made on the host in {m['make_s'] * 1e3:.1f} ms, {mib:.1f} MiB uploaded in "
-                f"{m['upload_s'] * 1e3:.1f} ms, outside the rounds)"
+                f"{m['tasks']} tasks (made on the host in {m['make_s'] * 1e3:.1f} ms, {mib:.1f} "
+                f"MiB uploaded in {m['upload_s'] * 1e3:.1f} ms, outside the rounds)"
             )
         return (
-            f"{m['tasks']} tasks (split on the GPU in {m['make_s'] * 1e3:.1f} ms from {m['frames']} frames made on "
-            f"the host in {m['frames_s'] * 1e3:.1f} ms, {mib:.1f} MiB on the device, "
-            f"{m['upload_bytes'] / 1024:.1f} KiB uploaded, outside the rounds)"
+            f"{m['tasks']} tasks (split on the GPU in {m['make_s'] * 1e3:.1f} ms from "
+            f"{m['frames']} frames made on the host in {m['frames_s'] * 1e3:.1f} ms, {mib:.1f} MiB "
+            f"on the device, {m['upload_bytes'] / 1024:.1f} KiB uploaded, outside the rounds)"
         )
 
     def run_once(self) -> Measurement:

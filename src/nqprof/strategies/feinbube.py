@@ -86,8 +86,9 @@ class Feinbube(Strategy):
         if need > limit:
             per_thread = need // params["block"]
             raise InputError(
-                f"feinbube opt={params['opt']} needs {need} B of {'static' if static else 'dynamic'} shared "
-                f"memory per block at N={n}, over the {limit} B limit: use block <= {limit // per_thread}"
+                f"feinbube opt={params['opt']} needs {need} B of "
+                f"{'static' if static else 'dynamic'} shared memory per block at N={n}, over the "
+                f"{limit} B limit: use block <= {limit // per_thread}"
             )
 
     def open(self, n, params):
@@ -113,7 +114,8 @@ class FeinbubeSession(GpuSession):
         self.grid = self.grid_for(self.boards.count, self.block)
         self.total = self.counter()
         self.notes.append(
-            f"{self.boards.count} boards at depth {params['depth']}, grid {self.grid[0]} x {self.block}"
+            f"{self.boards.count} boards at depth "
+            f"{params['depth']}, grid {self.grid[0]} x {self.block}"
         )
 
     def run_once(self) -> Measurement:

@@ -5,7 +5,8 @@ and the static facts of the run record. Strategy modules only say what to launch
 from __future__ import annotations
 
 import contextlib
-from typing import TYPE_CHECKING, Any, Iterator
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 from ..cuda.nvtx import nvtx_range
 from ..cuda.sources import KernelSource

@@ -18,7 +18,8 @@ from .cpu_common import TasksCall, constellation_call, constellation_tasks, cpu_
 def _default_depth(n: int) -> int:
     """min(1, N-3)"""
     # 3,657 tasks at N=12, 41,234 at N=17, 160,760 at N=21: thousands per thread for 16
-    # threads; depth 2 (7x the tasks) was 3% slower at N=17 on two cores (5.38 s vs 5.24 s)
+    # threads; depth 2 (7x the tasks) was 3% slower at N=17 on two cores
+    # (docs/results/defaults-h200.md)
     return max(0, min(1, n - 3))
 
 

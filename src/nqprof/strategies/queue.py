@@ -23,10 +23,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..cuda.sources import KernelSource
 from ..errors import DeviceFailureError, InputError
 from ..result import Measurement
 from ..subproblems import expand
-from ..cuda.sources import KernelSource
 from .base import Param, Strategy, block_param, depth_param
 from .counters import CounterLayout
 from .gpu_common import DYNAMIC_SHARED_LIMIT_SM90, GpuSession
@@ -88,8 +88,8 @@ def stack_bytes(levels: int, block: int) -> int:
 
 def _default_depth(n: int) -> int:
     """min(6, N-2)"""
-    # 6 was the fastest host depth at N=19 on an H200 (bq 1.05 s against 1.07 s for 5 and 4;
-    # docs/results/queue-h200.md). Threshold, split_rows and block barely moved the time there.
+    # 6 was the fastest host depth at N=19 on an H200, ahead of 5 and 4 (docs/results/
+    # queue-h200.md). Threshold, split_rows and block barely moved the time there.
     return max(1, min(6, n - 2))
 
 
@@ -113,7 +113,7 @@ class Queue(Strategy):
     counters = ACCOUNTING
     bench_max_n = 17
     params = (
-        # bwd by default: at N=19 on an H200 it ran in 0.83 s against 1.06 s with bq.
+        # bwd by default: at N=19 on an H200 it was faster than bq (docs/results/queue-h200.md).
         Param("queue", "Broker Queue or Work Distributor", default="bwd", choices=tuple(QUEUES)),
         depth_param(_default_depth, "host rows seeded into the queue"),
         block_param(128),
@@ -138,9 +138,9 @@ class Queue(Strategy):
         need = stack_bytes(levels, params["block"])
         if need > DYNAMIC_SHARED_LIMIT_SM90:
             raise InputError(
-                f"queue: block={params['block']} needs {need} B of shared memory for its DFS stacks at N={n}, depth="
-                f"{params['depth']}, over {DYNAMIC_SHARED_LIMIT_SM90} B: use "
-                f"block <= {DYNAMIC_SHARED_LIMIT_SM90 // (STACK_BYTES_PER_LEVEL * levels)}"
+                f"queue: block={params['block']} needs {need} B of shared memory for its DFS "
+                f"stacks at N={n}, depth={params['depth']}, over {DYNAMIC_SHARED_LIMIT_SM90} B: "
+                f"use block <= {DYNAMIC_SHARED_LIMIT_SM90 // (STACK_BYTES_PER_LEVEL * levels)}"
             )
         if params["capacity"]:
             check_fits(len(expand(n, params["depth"])), params["capacity"], f"queue N={n}")
@@ -153,8 +153,8 @@ def check_fits(boards: int, capacity: int, label: str) -> None:
     """The host's boards must fit the queue they are seeded into."""
     if boards > capacity:
         raise InputError(
-            f"{label}: {boards:,} seeded boards do not fit a queue of {capacity:,} slots: use capacity="
-            f"{auto_capacity(boards)} (or 0) or a smaller depth"
+            f"{label}: {boards:,} seeded boards do not fit a queue of {capacity:,} slots: use "
+            f"capacity={auto_capacity(boards)} (or 0) or a smaller depth"
         )
 
 
@@ -178,7 +178,7 @@ class QueueAccounting:
     aborted: bool
 
     @classmethod
-    def decode(cls, words) -> "QueueAccounting":
+    def decode(cls, words) -> QueueAccounting:
         import numpy as np
 
         w = np.asarray(words, dtype=np.uint64)
@@ -204,14 +204,15 @@ class QueueAccounting:
         parts = []
         if self.stuck or self.aborted:
             parts.append(
-                f"{self.stuck:,} queue operations hit their spin cap (stuck) and the search was aborted"
+                f"{self.stuck:,} queue operations hit their "
+                "spin cap (stuck) and the search was aborted"
             )
         if self.pending:
             parts.append(f"{self.pending:,} boards were still outstanding at the end")
         if not parts and self.dequeued != self.seeded + self.enqueued:
             parts.append(
-                f"{self.dequeued:,} boards dequeued, but {self.seeded:,} seeded + {self.enqueued:,} handed out: a board "
-                "was lost or taken twice"
+                f"{self.dequeued:,} boards dequeued, but {self.seeded:,} seeded + "
+                f"{self.enqueued:,} handed out: a board was lost or taken twice"
             )
         return "; ".join(parts) + "; the count is discarded" if parts else None
 
@@ -269,7 +270,8 @@ class QueueSession(GpuSession):
         fit = self.resident_blocks(self.search, self.block, self.dynamic)
         if fit < 1:
             raise InputError(
-                f"{self.label}: no block of {self.block} threads fits on an SM ({self.dynamic} B of stacks)"
+                f"{self.label}: no block of {self.block} threads "
+                f"fits on an SM ({self.dynamic} B of stacks)"
             )
         per_sm = min(params["blocks_per_sm"], fit) if params["blocks_per_sm"] else fit
         self.grid = (per_sm * self.gpu.facts["sm_count"], 1)
@@ -277,8 +279,9 @@ class QueueSession(GpuSession):
         self.qbytes = queue_bytes(self.capacity)
         self.acct = self.counter(WORDS)
         self.notes.append(
-            f"{self.boards.count} boards seeded at depth {params['depth']}; queue {params['queue']} of {self.capacity} "
-            f"slots; {self.grid[0]} persistent blocks x {self.block} ({per_sm} per SM, {fit} fit)"
+            f"{self.boards.count} boards seeded at depth {params['depth']}; queue "
+            f"{params['queue']} of {self.capacity} slots; {self.grid[0]} persistent blocks x "
+            f"{self.block} ({per_sm} per SM, {fit} fit)"
         )
 
     def run_once(self) -> Measurement:

@@ -186,10 +186,13 @@ UNITS = [
 
 
 DP3_ROOT = (
-    "dp3_root(const unsigned int *, const unsigned int *, const unsigned int *, const unsigned char *, "
-    "unsigned int, int, int, int, int, unsigned long long *)"
+    "dp3_root(const unsigned int *, const unsigned int *, const unsigned int *, const unsigned "
+    "char *, unsigned int, int, int, int, int, unsigned long long *)"
 )
-DP3_CHILD = "dp3_child(nq_board **, unsigned int *, unsigned int, int, int, int, int, int, unsigned long long *)"
+DP3_CHILD = (
+    "dp3_child(nq_board **, unsigned int *, unsigned "
+    "int, int, int, int, int, int, unsigned long long *)"
+)
 
 
 def ncu_csv(
@@ -355,7 +358,7 @@ def timeline():
         "end": [],
     }
     for g in grids:
-        for key, value in zip(cols, g):
+        for key, value in zip(cols, g, strict=True):
             cols[key].append(value + t0 if key in ("launched", "start", "end") else value)
     return {
         "kind": "nqprof-characterize-timeline",

@@ -6,9 +6,9 @@ from __future__ import annotations
 import itertools
 
 from nqprof.textfmt import nanoseconds, nbytes
-from .attribution import attribute
-from .schema import pd, OUTSIDE, SUMMARY_FIELDS, Trace
 
+from .attribution import attribute
+from .schema import OUTSIDE, SUMMARY_FIELDS, Trace, pd
 
 # --------------------------------------------------------------------------- summary
 
@@ -32,7 +32,9 @@ def _plain(value):
 def _range_groups(ranges: pd.DataFrame) -> tuple[pd.DataFrame, pd.Series]:
     """Ranges grouped by (domain, name, payload) in order of first start: the groups
     (count, total duration) and each range id's group number."""
-    keys = list(zip(ranges["domain"], ranges["name"], [_plain(p) for p in ranges["payload"]]))
+    keys = list(
+        zip(ranges["domain"], ranges["name"], [_plain(p) for p in ranges["payload"]], strict=True)
+    )
     numbers: dict[tuple, int] = {}
     group = pd.Series(
         [numbers.setdefault(k, len(numbers)) for k in keys], index=ranges.index, dtype="Int64"
@@ -171,7 +173,8 @@ def _memcpy_line(memcpy: dict) -> list[str]:
     if not memcpy["count"]:
         return []
     return [
-        f"    memcpy {memcpy['count']}x  {nbytes(memcpy['bytes'])}  {nanoseconds(memcpy['duration_ns'])}"
+        f"    memcpy {memcpy['count']}x  {nbytes(memcpy['bytes'])}  "
+        f"{nanoseconds(memcpy['duration_ns'])}"
     ]
 
 
@@ -181,8 +184,8 @@ def breakdown(trace: Trace) -> str:
     width = max([len(str(k["name"])) for r in records for k in r["kernels"]] + [6])
     lines = [
         f"{trace.path.name}: {len(trace.kernels)} kernels, {len(trace.ranges)} NVTX ranges, "
-        f"{len(trace.memcpy)} memcpys (device-launched child grids are not traced: a parent kernel's "
-        f"row ends before its children do; the generation's range holds the whole tree)"
+        f"{len(trace.memcpy)} memcpys (device-launched child grids are not traced: a parent "
+        "kernel's row ends before its children do; the generation's range holds the whole tree)"
     ]
     for record in records:
         lines += [

@@ -3,9 +3,7 @@ push/pop range open on the thread that launched it, at the moment of the launch 
 
 from __future__ import annotations
 
-
-from .schema import pd, ATTRIBUTION_FIELDS, PUSH_POP
-
+from .schema import ATTRIBUTION_FIELDS, PUSH_POP, pd
 
 # --------------------------------------------------------------------------- attribution
 
@@ -15,7 +13,7 @@ def _sweep_thread(ranges: pd.DataFrame, times: pd.Series) -> tuple[dict[int, int
     (0 = outermost) and, for each entry of ``times``, the innermost range open at that time
     (bounds inclusive; a range without an end stays open)."""
     events = []
-    for rid, start, end in zip(ranges["range_id"], ranges["start"], ranges["end"]):
+    for rid, start, end in zip(ranges["range_id"], ranges["start"], ranges["end"], strict=True):
         stop = float("inf") if pd.isna(end) else end
         events.append((start, 0, -stop, rid))  # outer (longer) ranges open first
         events.append((stop, 2, -start, rid))  # inner (later) ranges close first

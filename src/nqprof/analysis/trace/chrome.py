@@ -7,9 +7,8 @@ import json
 import os
 from pathlib import Path
 
-from .schema import pd, START_END, Trace
 from .aggregate import _dims, _plain
-
+from .schema import START_END, Trace, pd
 
 # --------------------------------------------------------------------------- Chrome trace
 
@@ -132,7 +131,7 @@ def _track_names(trace: Trace) -> list[dict]:
                 "args": {"name": f"GPU {device}"},
             }
         )
-    for device, stream in sorted(set(zip(gpu["device"], gpu["stream"]))):
+    for device, stream in sorted(set(zip(gpu["device"], gpu["stream"], strict=True))):
         events.append(
             {
                 "name": "thread_name",

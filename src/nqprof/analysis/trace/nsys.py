@@ -10,19 +10,19 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from nqprof.errors import InputError, UnavailableError
+
 from .schema import (
-    require_file,
     MESSAGE_TAIL_LINES,
     NSYS_ENV,
     NSYS_GLOBS,
     OUTPUT_TAIL_LINES,
     ProfileError,
+    require_file,
 )
-
 
 # --------------------------------------------------------------------------- running nsys
 

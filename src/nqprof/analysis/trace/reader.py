@@ -8,15 +8,15 @@ import os
 import sqlite3
 import tempfile
 import warnings
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Iterable, Mapping
 
 from nqprof.errors import InputError, UnavailableError
+
 from .attribution import _nesting_levels, attribute
 from .nsys import export_sqlite
 from .schema import (
-    pd,
-    require_file,
+    _ID_BITS,
     DEFAULT_DOMAIN,
     DOMAIN_CREATE_EVENTS,
     EVENT_TYPE_ENUM,
@@ -39,11 +39,11 @@ from .schema import (
     START_END,
     START_END_EVENTS,
     STRINGS_TABLE,
-    Trace,
     UNSIGNED_PAYLOADS,
-    _ID_BITS,
+    Trace,
+    pd,
+    require_file,
 )
-
 
 # --------------------------------------------------------------------------- reading the export
 
@@ -118,9 +118,9 @@ class _Export:
 def _typed_frame(rows: list[tuple], names: list[str], sql_types: list[str]) -> pd.DataFrame:
     """A frame from SQLite rows: INTEGER columns as nullable Int64 (exact, NA-aware),
     REAL as float64, anything else as objects."""
-    columns = list(zip(*rows)) if rows else [()] * len(names)
+    columns = list(zip(*rows, strict=True)) if rows else [()] * len(names)
     data = {}
-    for name, values, sql_type in zip(names, columns, sql_types):
+    for name, values, sql_type in zip(names, columns, sql_types, strict=True):
         if "INT" in sql_type:
             data[name] = pd.array(values, dtype="Int64")
         elif sql_type in ("REAL", "FLOAT", "DOUBLE"):
@@ -196,7 +196,7 @@ def _payloads(raw: pd.DataFrame) -> pd.Series:
         values = raw[column].astype(object)
         wrap = UNSIGNED_PAYLOADS.get(column)
         if wrap:
-            values = values.map(lambda v: v + wrap if v < 0 else v, na_action="ignore")
+            values = values.map(lambda v, wrap=wrap: v + wrap if v < 0 else v, na_action="ignore")
         fill = payload.isna() & values.notna()
         payload[fill] = values[fill]
     return payload
@@ -207,7 +207,8 @@ def _domain_names(raw: pd.DataFrame, text: pd.Series, create_ids: list[int]) -> 
     created = raw["event_type"].isin(create_ids) & raw["domain_id"].notna()
     pids = _pid(raw["global_tid"])
     by_process = {
-        (p, d): t for p, d, t in zip(pids[created], raw["domain_id"][created], text[created])
+        (p, d): t
+        for p, d, t in zip(pids[created], raw["domain_id"][created], text[created], strict=True)
     }
     by_id = {d: t for (_, d), t in by_process.items()}
 
@@ -217,7 +218,9 @@ def _domain_names(raw: pd.DataFrame, text: pd.Series, create_ids: list[int]) -> 
         return by_process.get((pid, domain_id), by_id.get(domain_id, f"domain {domain_id}"))
 
     return pd.Series(
-        [name(p, d) for p, d in zip(pids, raw["domain_id"])], index=raw.index, dtype=object
+        [name(p, d) for p, d in zip(pids, raw["domain_id"], strict=True)],
+        index=raw.index,
+        dtype=object,
     )
 
 

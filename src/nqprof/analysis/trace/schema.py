@@ -7,8 +7,8 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from nqprof.errors import InputError, NqprofError
 

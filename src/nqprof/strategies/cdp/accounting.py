@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ...errors import DeviceFailureError
+from ...textfmt import MIB
 from ..counters import CounterLayout
 from .limits import DEFAULT_HEAP, RuntimeLimits
 from .model import GenerationStats
@@ -22,7 +23,6 @@ from .model import GenerationStats
 if TYPE_CHECKING:
     import numpy as np
 
-MIB = 1024 * 1024
 
 # --- the accounting layout: the same numbers as kernels/cdp.cuh (a test compares them) ---
 SOLUTIONS = 0
@@ -151,34 +151,41 @@ def failure_message(acct: Accounting, limits: RuntimeLimits) -> str | None:
     """What went wrong on the device and which limit to raise; None if nothing did."""
     parts = []
     if acct.launch_failures:
-        what = f"{acct.launch_failures:,} of {acct.launches:,} device launches failed (first: {error_name(acct.first_error)})"
+        what = (
+            f"{acct.launch_failures:,} of {acct.launches:,} device "
+            f"launches failed (first: {error_name(acct.first_error)})"
+        )
         if acct.first_error == 65:
             parts.append(
-                f"{what}: the grids nest deeper than the CDP runtime allows (generation {acct.max_generation + 1}); "
-                "choose parameters with fewer generations (a larger search depth or buffer)"
+                f"{what}: the grids nest deeper than the CDP runtime allows (generation "
+                f"{acct.max_generation + 1}); choose parameters with "
+                "fewer generations (a larger search depth or buffer)"
             )
         elif acct.first_error in PENDING_ERRORS and limits.pending >= acct.launches:
             # Seen on an H200: DP-1 with a stream per thread at N=13 lost the same ~363,000
             # launches with the limit at 2.9M and at 5.8M, both above the 1.56M launches.
             parts.append(
-                f"{what}, although the pending-launch limit ({limits.pending:,}) already exceeds the launches "
-                "attempted: another device-runtime resource binds, so raising the limit may not help; fewer "
-                "launches in flight (default stream, a larger z or host depth) do"
+                f"{what}, although the pending-launch limit ({limits.pending:,}) already exceeds "
+                "the launches attempted: another device-runtime resource binds, so raising the "
+                "limit may not help; fewer launches in flight "
+                "(default stream, a larger z or host depth) do"
             )
         elif acct.first_error in PENDING_ERRORS:
             parts.append(
-                f"{what}: raise the pending-launch limit (param pending={suggest(limits.pending)}, was {limits.pending:,})"
+                f"{what}: raise the pending-launch limit (param "
+                f"pending={suggest(limits.pending)}, was {limits.pending:,})"
             )
         else:
             parts.append(
-                f"{what}: the runtime refused the launch configuration (block size or shared memory of the child "
-                f"grids?); if that is not it, raise the pending-launch limit (param pending={suggest(limits.pending)}, "
-                f"was {limits.pending:,})"
+                f"{what}: the runtime refused the launch configuration (block size or shared "
+                "memory of the child grids?); if that is not it, raise the pending-launch limit "
+                f"(param pending={suggest(limits.pending)}, was {limits.pending:,})"
             )
     if acct.stream_failures:
         parts.append(
-            f"{acct.stream_failures:,} device stream creations failed: the device runtime ran out of resources; "
-            f"raise the pending-launch limit (param pending={suggest(limits.pending)}, was {limits.pending:,})"
+            f"{acct.stream_failures:,} device stream creations failed: the device runtime ran out "
+            "of resources; raise the pending-launch limit (param "
+            f"pending={suggest(limits.pending)}, was {limits.pending:,})"
         )
     if acct.malloc_failures:
         heap_mib = (limits.heap_bytes or DEFAULT_HEAP) / MIB

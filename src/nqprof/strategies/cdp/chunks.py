@@ -64,7 +64,7 @@ class ChunkBoards:
 
         if hi - lo > self.capacity:
             raise ValueError(f"chunk of {hi - lo} boards over the capacity {self.capacity}")
-        for dev, host in zip(self.arrays, self._host_arrays()):
+        for dev, host in zip(self.arrays, self._host_arrays(), strict=True):
             self.drv.memcpy_htod(dev, np.ascontiguousarray(host[lo:hi]))
         self.count = hi - lo
 

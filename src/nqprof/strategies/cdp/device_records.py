@@ -6,7 +6,7 @@ writes the header before each round and reads header and records back after it."
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -17,7 +17,7 @@ HEADER_FIELDS = [("next", "<u4"), ("capacity", "<u4"), ("dropped", "<u4"), ("unu
 HEADER_BYTES = 16  # CDP_TL_HEADER_BYTES, CDP_REC_HEADER_BYTES
 
 
-@lru_cache(maxsize=None)
+@cache
 def header_dtype() -> np.dtype:
     """The header as a numpy dtype (made on first use: importing this module needs no numpy)."""
     import numpy as np

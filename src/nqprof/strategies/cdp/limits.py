@@ -15,10 +15,9 @@ import math
 from dataclasses import dataclass
 
 from ...errors import InputError
-from ...textfmt import nbytes
+from ...textfmt import MIB, nbytes
 from .model import MAX_NESTING, MAX_TABLE_N, Demand
 
-MIB = 1024 * 1024
 GIB = 1024 * MIB
 
 #: CDP runtime defaults (design notes: measured on the H200 host).
@@ -56,8 +55,9 @@ class RuntimeLimits:
             "default heap" if self.heap_bytes is None else f"heap {nbytes(self.heap_bytes, 'MiB')}"
         )
         return (
-            f"limits: pending-launch {self.pending:,} (~{nbytes(self.reserve_bytes, 'MiB')} reserved), {heap}; "
-            f"needs ~{nbytes(self.need_bytes, 'MiB')} of {nbytes(self.free_bytes, 'MiB')} free ({self.how})"
+            f"limits: pending-launch {self.pending:,} (~{nbytes(self.reserve_bytes, 'MiB')} "
+            f"reserved), {heap}; needs ~{nbytes(self.need_bytes, 'MiB')} of "
+            f"{nbytes(self.free_bytes, 'MiB')} free ({self.how})"
         )
 
 
@@ -93,8 +93,8 @@ def configure_runtime(
     estimated = not pending or (uses_heap and not heap_mib)
     if estimated and demand is None:
         raise InputError(
-            f"{label}: nqprof has no estimate of what the run needs for N > {MAX_TABLE_N}; give the limits "
-            "explicitly (params pending=... and heap_mib=...)"
+            f"{label}: nqprof has no estimate of what the run needs for N > {MAX_TABLE_N}; give "
+            "the limits explicitly (params pending=... and heap_mib=...)"
         )
     limit = (
         int(pending)
@@ -112,9 +112,9 @@ def configure_runtime(
         )
     if limit > max_pending:
         raise DoesNotFitError(
-            f"{label}: does not fit in the device runtime: it needs a pending-launch limit of {limit:,} ({how}), but "
-            f"the runtime takes at most {max_pending:,} (launches past it fail). {_sentence(advice, 'or', 'Or')} launch "
-            "fewer grids at once"
+            f"{label}: does not fit in the device runtime: it needs a pending-launch limit of "
+            f"{limit:,} ({how}), but the runtime takes at most {max_pending:,} (launches past it "
+            f"fail). {_sentence(advice, 'or', 'Or')} launch fewer grids at once"
         )
     return RuntimeLimits(
         pending=limit,
@@ -155,11 +155,13 @@ def _sentence(advice: str | None, after_advice: str, alone: str) -> str:
 
 def _memory_refusal(label, limit, reserve, heap, extra_bytes, need, free_bytes, how, advice) -> str:
     return (
-        f"{label}: does not fit in device memory: pending-launch limit {limit:,} (~{nbytes(reserve, 'MiB')} reserved at "
-        f"~{PENDING_SLOT_BYTES / 1024:.1f} KiB per slot) + heap {nbytes(heap if heap is not None else DEFAULT_HEAP, 'MiB')}"
-        f" + {nbytes(extra_bytes + HEADROOM, 'MiB')} for boards and the runtime = {nbytes(need, 'MiB')}, but only "
-        f"{nbytes(free_bytes, 'MiB')} is free ({how}). {_sentence(advice, 'or set', 'Set')} smaller limits explicitly "
-        "(params pending= and heap_mib=): launches and mallocs past them fail and are reported, never counted"
+        f"{label}: does not fit in device memory: pending-launch limit {limit:,} "
+        f"(~{nbytes(reserve, 'MiB')} reserved at ~{PENDING_SLOT_BYTES / 1024:.1f} KiB per slot) + "
+        f"heap {nbytes(heap if heap is not None else DEFAULT_HEAP, 'MiB')} + "
+        f"{nbytes(extra_bytes + HEADROOM, 'MiB')} for boards and the runtime = "
+        f"{nbytes(need, 'MiB')}, but only {nbytes(free_bytes, 'MiB')} is free ({how}). "
+        f"{_sentence(advice, 'or set', 'Set')} smaller limits explicitly (params pending= and "
+        "heap_mib=): launches and mallocs past them fail and are reported, never counted"
     )
 
 
@@ -167,5 +169,6 @@ def check_nesting(run: str, deepest: int, advice: str) -> None:
     """Refuse a run whose grids would nest deeper than the CDP runtime allows."""
     if deepest > MAX_NESTING:
         raise InputError(
-            f"{run} nests {deepest} generations of grids; the CDP runtime allows {MAX_NESTING}: {advice}"
+            f"{run} nests {deepest} generations of grids; "
+            f"the CDP runtime allows {MAX_NESTING}: {advice}"
         )

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
+from itertools import pairwise
 
 from ...problem import full_mask
 from ...subproblems import expand, place_row
@@ -334,13 +335,13 @@ def condensed_generations(
         if finish.any():
             solutions += _completions(n, cols[finish], ld[finish], rd[finish], row[finish])
         keep = ~finish
-        c, l, r, w = cols[keep], ld[keep], rd[keep], row[keep]
+        c, dl, dr, w = cols[keep], ld[keep], rd[keep], row[keep]
         parent = np.arange(len(c), dtype=np.int64)
         for _ in range(s):
-            c, l, r, w, parent = place_row(n, c, l, r, w, parent)
+            c, dl, dr, w, parent = place_row(n, c, dl, dr, w, parent)
         full = np.uint32(full_mask(n))
-        live = (~(c | l | r) & full) != 0
-        c, l, r, w, parent = c[live], l[live], r[live], w[live], parent[live]
+        live = (~(c | dl | dr) & full) != 0
+        c, dl, dr, w, parent = c[live], dl[live], dr[live], w[live], parent[live]
         if not len(c):
             break
         per_grid = np.bincount(parent)
@@ -354,7 +355,7 @@ def condensed_generations(
                 int(per_grid.max()),
             )
         )
-        cols, ld, rd, row = c, l, r, w
+        cols, ld, rd, row = c, dl, dr, w
         s = next_search(s, doubling, max_search)
     return CondensedModel(n=n, generations=gens, count=solutions * host.multiplier)
 
@@ -414,7 +415,7 @@ def _widest_pair(values: list[int]) -> int:
         return 0
     if len(values) == 1:
         return values[0]
-    return max(a + b for a, b in zip(values, values[1:]))
+    return max(a + b for a, b in pairwise(values))
 
 
 def dp1_demand(
@@ -450,7 +451,7 @@ def _condensed_widths(
     boards at each device generation's row) and, for device generations 1.., the most child
     grids it can have (one per thread of the generation before, at most one per board)."""
     threads = [host_boards] + [live[row - 1] for row, _ in schedule[1:]]
-    return threads, [min(a, b) for a, b in zip(threads, threads[1:])]
+    return threads, [min(a, b) for a, b in pairwise(threads)]
 
 
 def condensed_demand(
@@ -478,16 +479,18 @@ def condensed_demand(
             + grids * 2 * (4 + ALLOC_OVERHEAD)  # pointer-array and counter allocations
         )
 
-    held = [heap(b, g) for b, g in zip(threads[1:], grids)]
+    held = [heap(b, g) for b, g in zip(threads[1:], grids, strict=True)]
     return Demand(
         pending=sum(grids),  # the only bound: grids of several generations can wait at once
         heap_bytes=_widest_pair(held),
         launches=sum(grids),
         basis=(
-            f"generation rows {[row for row, _ in schedule]}, at most {grids} child grids over {threads[1:]} boards;"
-            " pending = all child grids, heap = the widest two consecutive generations"
+            f"generation rows {[row for row, _ in schedule]}, at most {grids} child grids over "
+            f"{threads[1:]} boards; pending = all child grids, "
+            "heap = the widest two consecutive generations"
         ),
-        advice="a larger search depth (or host depth) gives fewer generations, and fewer boards in the widest",
+        advice="a larger search depth (or host depth) gives "
+        "fewer generations, and fewer boards in the widest",
     )
 
 
@@ -495,18 +498,17 @@ def condensed_child_block(n: int, depth: int, search: int, lo: int = 32, hi: int
     """DP-2's allocation granularity: the mean number of boards a child grid is handed in
     its widest generation, rounded up to a power of two in ``lo..hi`` (``hi`` beyond the
     tables). A thread then makes one or a few device allocations. The CUDA device allocator
-    slows down with the allocations held at once (measured on an H200 with
-    tools/malloc_probe.py: 1,024 threads holding 4/16/64/128 blocks each took 0.026/0.37/
-    5.8/23.1 s to allocate them), and a DP-2 thread holds all its blocks until its subtree is
-    exhausted, so the granularity of 32 boards (Carneiro et al.'s child block) made DP-2 at
-    N=15 take 52.7 s where 1,024 took 0.095 s."""
+    slows down with the allocations held at once (tools/malloc_probe.py), and a DP-2 thread
+    holds all its blocks until its subtree is exhausted, so the granularity of 32 boards
+    (Carneiro et al.'s child block) made DP-2 orders of magnitude slower than 1,024
+    (docs/results/defaults-h200.md)."""
     boards, live = _rows(n)
     if live is None:
         return hi
     threads, grids = _condensed_widths(
         live, boards[depth - 1], condensed_schedule(n, depth, search, False, None)
     )
-    mean = max((b / max(1, g) for b, g in zip(threads[1:], grids)), default=lo)
+    mean = max((b / max(1, g) for b, g in zip(threads[1:], grids, strict=True)), default=lo)
     size = lo
     while size < mean and size < hi:
         size *= 2
@@ -536,7 +538,8 @@ def dpswap_demand(
             f"about {states} states in the widest generation, in about {grids} child grids;"
             " pending and heap = twice the widest generation"
         ),
-        advice="a larger buffer (capacity) or a larger search depth gives fewer, fuller child grids",
+        advice="a larger buffer (capacity) or a larger "
+        "search depth gives fewer, fuller child grids",
     )
 
 

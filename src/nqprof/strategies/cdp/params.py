@@ -61,7 +61,8 @@ LAUNCH_MODES = {"real": 0, "empty": 1, "none": 2, "record": 3}
 MEASUREMENT_BUILDS = {
     "empty": "every child launch replaced by an empty grid of the same shape",
     "none": "no child launch made",
-    "record": "generation 1's launches recorded, not made, and replayed from the host without their own children",
+    "record": "generation 1's launches recorded, not made, and "
+    "replayed from the host without their own children",
 }
 
 

@@ -20,9 +20,10 @@ session, given with ``nqprof plan --free-gib`` elsewhere) and launches nothing.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
-from typing import Any, Callable
+from typing import Any
 
 from ...errors import InputError
 from ...textfmt import nbytes, table
@@ -174,7 +175,8 @@ def block_generations(
                 g, row, search, bound, min(blocks_bound, bound), model, _min(blocks_model, model)
             )
         )
-        # the blocks of this generation's grids: one per child_block boards, plus a partial one per grid
+        # the blocks of this generation's grids: one per child_block boards, plus a partial one
+        # per grid
         blocks_bound = -(-bound // child_block) + gens[-1].bound_grids
         if model is not None and gens[-1].model_grids is not None:
             blocks_model = -(-model // child_block) + gens[-1].model_grids
@@ -355,8 +357,8 @@ class Plan:
             else ("to fit" if self.chunked else "the whole run fits")
         )
         return (
-            f"plan: config={self.config}, {self.chunks} chunk(s) of up to {self.chunk:,} of {self.host_boards:,} host "
-            f"boards ({how}); {len(self.generations)} generations"
+            f"plan: config={self.config}, {self.chunks} chunk(s) of up to {self.chunk:,} of "
+            f"{self.host_boards:,} host boards ({how}); {len(self.generations)} generations"
         )
 
 
@@ -367,8 +369,8 @@ def render(plan: Plan) -> str:
         f"plan for {plan.strategy} N={plan.n} (config={plan.config}): nothing is launched",
         f"host boards  {plan.host_boards:,}",
         "",
-        "generations (bound: Carneiro et al.'s maxnodes(d) = (N-1)!/(N-d)!; model: nqprof's exact host model, "
-        "for all host boards)",
+        "generations (bound: Carneiro et al.'s maxnodes(d) = (N-1)!/(N-d)!; "
+        "model: nqprof's exact host model, for all host boards)",
     ]
     rows = []
     for g in plan.generations:
@@ -403,10 +405,13 @@ def render(plan: Plan) -> str:
     lines += [
         "",
         f"limits       pending-launch {lim.pending:,}, heap {heap} ({lim.how})",
-        f"reserve      {res.slot_bytes / 1024:.1f} KiB per pending-launch slot = {nbytes(lim.reserve_bytes, 'MiB')}; "
-        f"{nbytes(res.module_bytes, 'MiB')} per module x {res.modules} ({res.source})",
-        f"host allocs  {nbytes(plan.host_bytes, 'MiB')} per chunk (boards, accounting, preallocated child boards)",
-        f"memory       needs ~{nbytes(lim.need_bytes, 'MiB')} of {nbytes(plan.free_bytes, 'MiB')} free ({plan.free_source})",
+        f"reserve      {res.slot_bytes / 1024:.1f} KiB per pending-launch slot = "
+        f"{nbytes(lim.reserve_bytes, 'MiB')}; {nbytes(res.module_bytes, 'MiB')} "
+        f"per module x {res.modules} ({res.source})",
+        f"host allocs  {nbytes(plan.host_bytes, 'MiB')} per "
+        "chunk (boards, accounting, preallocated child boards)",
+        f"memory       needs ~{nbytes(lim.need_bytes, 'MiB')} of "
+        f"{nbytes(plan.free_bytes, 'MiB')} free ({plan.free_source})",
         f"chunks       c = {plan.chunk:,} host boards per launch, {plan.chunks:,} chunk(s)"
         + (" (forced with chunk=)" if plan.chunk_forced else ""),
     ]
@@ -518,8 +523,8 @@ def _runtime_defaults(
     given = [f"{k}={params[k]}" for k in ("pending", "heap_mib") if params.get(k)]
     if given:
         raise InputError(
-            f"{sizing.label}: config=default launches with the runtime's default limits, so {' and '.join(given)} would "
-            "be ignored: drop it, or use config=carneiro"
+            f"{sizing.label}: config=default launches with the runtime's default limits, so "
+            f"{' and '.join(given)} would be ignored: drop it, or use config=carneiro"
         )
     c = min(forced, sizing.host) if forced else sizing.host
     demand = sizing.rec.demand(c)
@@ -536,8 +541,8 @@ def _runtime_defaults(
     ):
         notes.append(
             f"config=default: the run needs about {demand.pending:,} pending launches and "
-            f"{nbytes(demand.heap_bytes or 0, 'MiB')} of heap per chunk; past the defaults launches and "
-            "mallocs fail on the device (reported, never counted)"
+            f"{nbytes(demand.heap_bytes or 0, 'MiB')} of heap per chunk; past the defaults "
+            "launches and mallocs fail on the device (reported, never counted)"
         )
     return c, limits
 

@@ -77,8 +77,8 @@ def dpswap_recursion(name: str, n: int, p: dict[str, Any], host_boards: int) -> 
         thread_generations(n, host_boards, schedule, note="nominal"),
         demand=lambda c: scaled(whole, share(c)),
         notes=(
-            "DP-SWAP's generations depend on timing (children start at mixed rows): the rows shown are nominal, "
-            "the demand is an estimate calibrated on a CPU simulation",
+            "DP-SWAP's generations depend on timing (children start at mixed rows): the rows "
+            "shown are nominal, the demand is an estimate calibrated on a CPU simulation",
         ),
     )
 
@@ -129,8 +129,8 @@ def cdp_bp_recursion(name: str, n: int, p: dict[str, Any], host_boards: int) -> 
         host_bytes=lambda c: -(-c // block) * region * BOARD_BYTES,
         uses_heap=False,
         notes=(
-            f"child boards preallocated by the host: {region:,} per block of the host grid (the paper's bound "
-            "per block, capped by the model where it has numbers, N <= 18)",
+            f"child boards preallocated by the host: {region:,} per block of the host grid (the "
+            "paper's bound per block, capped by the model where it has numbers, N <= 18)",
         )
         if region
         else (),
@@ -145,7 +145,8 @@ def cdp_dp3_recursion(
     gens = block_generations(n, host_boards, block, child_block, schedule)
     region = region_boards(n, depth, schedule[1][0], block) if len(schedule) > 1 else 0
     share = _share(n, depth, host_boards)
-    # generations 2.. hold their boards in device allocations, one per block of the generation before
+    # generations 2.. hold their boards in device allocations, one per block of the generation
+    # before
     later = gens[2:]
     known = all(g.model_boards is not None for g in later)
 
@@ -164,11 +165,13 @@ def cdp_dp3_recursion(
             heap_bytes=math.ceil(_widest_pair(held) * s),
             launches=first + math.ceil(rest * s),
             basis=(
-                f"generation rows {[row for row, _ in schedule]}: one child grid per block; generations 2.. "
-                f"at most {[g.model_grids for g in later]} grids over {[g.model_boards for g in later]} "
-                "device-allocated boards; heap = the widest two consecutive"
+                f"generation rows {[row for row, _ in schedule]}: one child grid per block; "
+                f"generations 2.. at most {[g.model_grids for g in later]} grids over "
+                f"{[g.model_boards for g in later]} device-allocated "
+                "boards; heap = the widest two consecutive"
             ),
-            advice="a larger child block gives fewer child grids; a larger search depth fewer generations",
+            advice="a larger child block gives fewer child "
+            "grids; a larger search depth fewer generations",
         )
 
     return Recursion(
@@ -179,7 +182,8 @@ def cdp_dp3_recursion(
         demand=demand,
         host_bytes=lambda c: -(-c // block) * region * BOARD_BYTES,
         notes=(
-            f"generation 1's boards preallocated by the host: {region:,} per block of the host grid",
+            "generation 1's boards preallocated by the "
+            f"host: {region:,} per block of the host grid",
         )
         if region
         else (),

@@ -18,7 +18,7 @@ its boards) and the run fails with an error that says so.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from .device_records import DeviceRecords, header_bytes, header_dtype
@@ -43,7 +43,7 @@ RECORD_FIELDS = [
 MAX_RECORDS = 131_072
 
 
-@lru_cache(maxsize=None)
+@cache
 def record_dtype() -> np.dtype:
     """One record as a numpy dtype (made on first use: importing this module needs no numpy)."""
     import numpy as np
@@ -79,17 +79,21 @@ def check(recorded: dict[str, Any], gen1_grids: int, label: str) -> str | None:
     grids, or a record with no arguments or more than fit."""
     if recorded["dropped"]:
         return (
-            f"{label}: launch=record kept {recorded['capacity']:,} launches of generation 1 and dropped "
-            f"{recorded['dropped']:,} more (room for at most {MAX_RECORDS:,}); use a smaller N"
+            f"{label}: launch=record kept {recorded['capacity']:,} launches of generation 1 and "
+            f"dropped {recorded['dropped']:,} more (room "
+            f"for at most {MAX_RECORDS:,}); use a smaller N"
         )
     if recorded["recorded"] != gen1_grids:
         return (
-            f"{label}: launch=record recorded {recorded['recorded']:,} launches, the accounting counted "
-            f"{gen1_grids:,} grids of generation 1"
+            f"{label}: launch=record recorded {recorded['recorded']:,} launches, the accounting "
+            f"counted {gen1_grids:,} grids of generation 1"
         )
     sizes = recorded["records"]["arg_bytes"]
     if len(sizes) and (int(sizes.min()) == 0 or int(sizes.max()) > ARG_BYTES):
-        return f"{label}: launch=record wrote a record with {int(sizes.min())}..{int(sizes.max())} argument bytes"
+        return (
+            f"{label}: launch=record wrote a record with "
+            f"{int(sizes.min())}..{int(sizes.max())} argument bytes"
+        )
     return None
 
 

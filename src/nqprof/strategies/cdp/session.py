@@ -13,20 +13,19 @@ from typing import Any
 from ...cuda.nvtx import nvtx_range
 from ...errors import DeviceFailureError, InputError
 from ...result import Measurement
-from ...textfmt import nbytes
 from ...subproblems import BOARD_UPLOAD_BYTES, expand
+from ...textfmt import nbytes
 from ..gpu_common import COUNTER_BYTES, GpuSession
 from .accounting import WORDS, decode_accounting, raise_on_failures
 from .chunks import ChunkBoards, merge_accounting
+from .limits import MAX_PENDING
 from .model import BOARD_BYTES, GenerationStats
 from .params import launch_defines, measurement_build
-from .limits import MAX_PENDING
 from .plan import Reserve, make_plan
-from .replay import LaunchRecords
+from .recursions import region_boards
+from .replay import LaunchRecords, replay, summary
 from .replay import capacity_for as records_for
 from .replay import check as check_records
-from .replay import replay, summary
-from .recursions import region_boards
 from .timeline import DeviceTimeline, capacity_for, timeline_defines
 
 
@@ -71,21 +70,22 @@ class CdpSession(GpuSession):
         self.recording = params.get("launch") == "record"
         if self.recording and params.get("timeline"):
             raise InputError(
-                f"{self.label}: launch=record and timeline=1 do not go together (the replayed grids "
-                "are host-launched, outside the device timeline): give one of them"
+                f"{self.label}: launch=record and timeline=1 do not go together (the replayed "
+                "grids are host-launched, outside the device timeline): give one of them"
             )
         self.child_kernel = self.strategy.child_kernel
         self.host = expand(n, params["depth"])
         self._plan_and_set_limits(n, params)
-        # Both follow the host grid's one launch; a chunked run has several (refused before the build).
+        # Both follow the host grid's one launch; a chunked run has several (refused before the
+        # build).
         for option, wanted, verb in (
             ("timeline=1", params.get("timeline"), "records"),
             ("launch=record", self.recording, "replays"),
         ):
             if wanted and self.plan.chunked:
                 raise InputError(
-                    f"{self.label}: {option} {verb} one launch of the host grid; this run is launched "
-                    f"in {self.plan.chunks} chunks (give chunk= larger, or a smaller N)"
+                    f"{self.label}: {option} {verb} one launch of the host grid; this run is "
+                    f"launched in {self.plan.chunks} chunks (give chunk= larger, or a smaller N)"
                 )
         self._load(params)
         self.notes.append(f"{len(self.host)} host boards at depth {params['depth']}")
@@ -157,8 +157,8 @@ class CdpSession(GpuSession):
         if self.recording:
             self.records = LaunchRecords(self.drv, module.module, records_for(self.plan))
             self.notes.append(
-                f"launch=record: room for {self.records.capacity:,} launches of generation 1, replayed "
-                f"from the host as {self.child_kernel} grids (their own launches not made)"
+                f"launch=record: room for {self.records.capacity:,} launches of generation 1, "
+                f"replayed from the host as {self.child_kernel} grids (their own launches not made)"
             )
 
     # -- what a strategy provides ------------------------------------------------------
@@ -187,7 +187,8 @@ class CdpSession(GpuSession):
         self.regions = self.drv.mem_alloc(max(1, blocks * self.region * BOARD_BYTES))
         self.gpu.ledger.mark("child boards")
         self.notes.append(
-            f"generation 1's boards preallocated: {blocks} blocks x {self.region:,} boards x {BOARD_BYTES} B"
+            f"generation 1's boards preallocated: {blocks} "
+            f"blocks x {self.region:,} boards x {BOARD_BYTES} B"
         )
 
     # -- a round ---------------------------------------------------------------------------
@@ -264,8 +265,8 @@ class CdpSession(GpuSession):
         pending = self.limits.pending
         planned = self.plan.reserve.module_bytes + pending * self.plan.reserve.slot_bytes
         self.notes.append(
-            f"runtime reserve: loading the module took {nbytes(took, 'MiB')} at a pending-launch limit of {pending:,}; "
-            f"the plan assumed {nbytes(planned, 'MiB')}"
+            f"runtime reserve: loading the module took {nbytes(took, 'MiB')} at a pending-launch "
+            f"limit of {pending:,}; the plan assumed {nbytes(planned, 'MiB')}"
         )
         return {"module_load_bytes": took, "planned_bytes": planned, "pending_launches": pending}
 
@@ -277,8 +278,9 @@ class CdpSession(GpuSession):
             if self.plan.config != "default":
                 raise
             raise DeviceFailureError(
-                f"{exc} (launched with config=default, the runtime's defaults: 2,048 pending launches and an 8 MiB "
-                "heap, as Carneiro et al. without configuration; config=carneiro sizes them from the plan)"
+                f"{exc} (launched with config=default, the runtime's defaults: 2,048 pending "
+                "launches and an 8 MiB heap, as Carneiro et al. without configuration; "
+                "config=carneiro sizes them from the plan)"
             ) from None
 
     def info(self) -> dict[str, Any]:

@@ -12,7 +12,8 @@ launch mode, device timeline, heap, chunk, config), ``open`` and the measurement
 
 from __future__ import annotations
 
-from typing import Any, Callable, ClassVar, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar
 
 from ...cuda.sources import KernelSource
 from ..base import Param, Strategy
@@ -63,7 +64,8 @@ class CdpStrategy(Strategy):
         unknown = [name for name in cls.runtime if name not in RUNTIME_PARAMS]
         if unknown:
             raise TypeError(
-                f"{cls.__name__}.runtime names unknown parameters {unknown} (known: {list(RUNTIME_PARAMS)})"
+                f"{cls.__name__}.runtime names unknown parameters "
+                f"{unknown} (known: {list(RUNTIME_PARAMS)})"
             )
         cls.params = (*cls.paper_params, *(RUNTIME_PARAMS[name]() for name in cls.runtime))
         session = cls.__dict__.get("session")

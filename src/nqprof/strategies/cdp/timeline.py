@@ -11,7 +11,7 @@ launches past it are counted as dropped.
 from __future__ import annotations
 
 import math
-from functools import lru_cache
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from ..base import Param
@@ -36,7 +36,7 @@ MARGIN = 1.25
 EXTRA = 1024
 
 
-@lru_cache(maxsize=None)
+@cache
 def record_dtype() -> np.dtype:
     """One record as a numpy dtype (made on first use: importing this module needs no numpy)."""
     import numpy as np
