@@ -111,7 +111,7 @@ class GraphCstSession(CstSession):
 
 class GraphCst(CdpStrategy):
     name = "graph-cst"
-    order = 82
+    order = 79.5  # before devgraph and queue
     title = "cdp-cst's generations launched as device graphs"
     reference = "nqprof issue 35 (device graph launch, CUDA 12.0)"
     session = GraphCstSession
