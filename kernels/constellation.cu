@@ -31,8 +31,6 @@
 // zeroed 64-bit counters: the weighted count, the queens placed). Dynamic shared memory:
 // 4 * nq_cst_stack_words(n, depth) * NQ_BLOCK bytes (NQ_CST_LEVEL_WORDS * levels + 1 words
 // a thread, levels = nq_cst_levels(n, depth)).
-#include "cpu/constellations.h"
-
 #ifndef NQ_BLOCK
 #define NQ_BLOCK 128
 #endif
@@ -46,58 +44,13 @@
 #define NQ_COUNT_NODES 0
 #endif
 
-#define CST_FULL 0xffffffffu
+#include "cst_count.cuh"  // the counting loop (shared with cdp_cst.cu and graph_cst.cu)
 
 extern "C" __global__ void __launch_bounds__(NQ_BLOCK, NQ_MIN_BLOCKS)
 constellation(const uint4 *__restrict__ tasks, unsigned ntasks, int n, unsigned *next, unsigned long long *out) {
     extern __shared__ uint32_t cst_levels[];  // [levels][NQ_CST_LEVEL_WORDS][NQ_BLOCK]
-    uint32_t *const stack = cst_levels + threadIdx.x;
-    const unsigned lane = threadIdx.x & 31u;
-
-    nq_cst_state s;
-    s.ld = s.rd = s.col = s.bm = s.p = s.live = 0;
-    s.kbit = 1;
-    s.at = 0;
-    s.last = -1;
-    s.weight = 0;
-    s.cnt = s.nodes = 0;
-    unsigned long long total = 0, nodes = 0;
-    bool done = false;
-
-    for (;;) {
-        // Refill the lanes whose task is finished (warp-uniform branch).
-        const bool need = !done && !nq_cst_busy(&s);
-        const unsigned want = __ballot_sync(CST_FULL, need);
-        if (want) {
-            const int leader = __ffs(want) - 1;
-            unsigned base = 0;
-            if (lane == (unsigned)leader) base = atomicAdd(next, (unsigned)__popc(want));
-            base = __shfl_sync(CST_FULL, base, leader);
-            if (need) {
-                const unsigned idx = base + __popc(want & ((1u << lane) - 1u));
-                total += (unsigned long long)s.weight * s.cnt;  // the task just finished
-                nodes += s.nodes;
-                s.weight = 0;
-                s.cnt = s.nodes = 0;
-                if (idx < ntasks) {
-                    const uint4 t = tasks[idx];
-                    const uint32_t w[4] = {t.x, t.y, t.z, t.w};
-                    nq_cst_begin(&s, w, n, stack, NQ_BLOCK);
-                } else {
-                    done = true;
-                }
-            }
-            if (__all_sync(CST_FULL, done)) break;
-        }
-#pragma unroll
-        for (int u = 0; u < NQ_UNROLL; u++) {
-            nq_cst_step(&s, stack, NQ_BLOCK, NQ_COUNT_NODES);  // an idle lane's step changes nothing
-        }
-    }
-    total += (unsigned long long)s.weight * s.cnt;
-    nodes += s.nodes;
-    if (total) atomicAdd(&out[0], total);
-    if (NQ_COUNT_NODES && nodes) atomicAdd(&out[1], nodes);
+    cst_no_spill none;
+    cst_count_tasks(tasks, ntasks, n, next, out, cst_levels + threadIdx.x, none);
 }
 
 // The tasks made on the GPU: each frame's task (depth 0, made on the host) split `depth`

@@ -32,6 +32,8 @@ fake_gpu = test_chunked_session.fake_gpu
 def test_record_is_a_launch_mode_of_every_cdp_strategy():
     assert {s.name for s in CDP} >= {"dp1", "dp2", "dp3", "dpswap", "cdp-bp", "cdp-dp3"}
     for s in CDP:
+        if s.name in ("cdp-cst", "graph-cst"):  # no launch=record (tests/test_cdp_cst.py)
+            continue
         assert s.resolve(10, {"launch": "record"})["launch"] == "record"
     assert launch_defines({"launch": "record"}) == {"CDP_LAUNCH_MODE": 3}
 

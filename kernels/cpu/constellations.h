@@ -372,6 +372,65 @@ NQ_CST_FN uint64_t nq_cst_split(const uint32_t *task, int n, int depth, uint32_t
     return count;
 }
 
+/* Spilling (strategies cdp-cst and graph-cst: a search that has taken more steps than
+ * its budget hands the rest of its subtree to a later grid). What is left of a search is
+ * the candidates of its current level (s->bm) and those stored with each level whose bit
+ * is set in s->live; each becomes one task: the node one queen deeper, starting at the
+ * next free row, with the frame and weight of `info` (the info word of the task being
+ * searched). Placing the candidate at level k shifts the diagonals by level k's row
+ * distance (bits 27-28 of P[k]), as nq_cst_step does. Those tasks and the completions
+ * already in s->cnt count exactly what the search would still have counted, each once
+ * (tests/test_cdp_cst.py checks it through cst_budget_count below). */
+
+/* The tasks nq_cst_spill would write (at least 1 for a busy search). */
+NQ_CST_FN int nq_cst_spill_size(const nq_cst_state *s, const uint32_t *stack, int stride)
+{
+    const int lw = NQ_CST_LEVEL_WORDS * stride;
+    uint32_t live = s->live;
+    int total = nq_cst_popc(s->bm);
+    while (live != 0) {
+        const int k = nq_cst_highbit(live);
+        live ^= 1u << k;
+        total += nq_cst_popc(stack[k * lw + stride]);
+    }
+    return total;
+}
+
+/* Writes the rest of the search as nq_cst_spill_size() tasks to out[0..cap) and leaves the
+ * search idle (its completions so far stay in s->cnt). Returns the tasks written. */
+NQ_CST_FN int nq_cst_spill(nq_cst_state *s, const uint32_t *stack, int stride, int n, uint32_t info, uint32_t *out,
+                           uint64_t cap)
+{
+    const int lw = NQ_CST_LEVEL_WORDS * stride, cur = nq_cst_highbit(s->kbit);
+    const uint32_t board = (n >= 32) ? 0xffffffffu : ((1u << n) - 1u);
+    int k, row = (int)(info & 31u), written = 0;
+    for (k = 0; k <= cur; k++) {
+        const int sh = (int)(stack[k * lw] >> NQ_CST_SHIFT);
+        uint32_t cand = 0, ld = 0, rd = 0, col = 0;
+        if (k == cur) {
+            cand = s->bm;
+            ld = s->ld;
+            rd = s->rd;
+            col = s->col;
+        } else if ((s->live >> k) & 1u) {
+            cand = stack[k * lw + stride];
+            ld = stack[k * lw + 2 * stride];
+            rd = stack[k * lw + 3 * stride];
+            col = stack[k * lw + 4 * stride];
+        }
+        while (cand != 0) {
+            const uint32_t bit = nq_cst_lowbit(cand);
+            cand ^= bit;
+            nq_cst_put(out, (uint64_t)written++, cap, (ld | bit) << sh, (rd | bit) >> sh, (col | bit) & board,
+                       (info & ~31u) | (uint32_t)(row + sh));
+        }
+        row += sh;
+    }
+    s->bm = 0;
+    s->live = 0;
+    return written;
+}
+
 /* Levels the storage of a task holds at (n, depth): N-2-depth, at least 2 (a finished
  * search still reads the P words of the two levels below its own). */
 NQ_CST_FN int nq_cst_levels(int n, int depth)

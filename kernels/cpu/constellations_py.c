@@ -17,6 +17,15 @@
  *       Each task (a bytes-like object of whole tasks) split `depth` queens deeper, in
  *       order (nq_cst_split, what the GPU's generator runs per frame): cst_split(n, d,
  *       cst_tasks(n, 0)) == cst_tasks(n, d).
+ *   cst_task_count(n, depth) -> int
+ *       The number of tasks of (n, depth), none made (nq_cst_tasks with no output).
+ *   cst_budget_count(n, depth, budget, generations=16) -> (count, spilled, generations)
+ *       The host model of cdp-cst's and graph-cst's refinement: the tasks of (n, depth)
+ *       searched by the GPU's steps (nq_cst_begin, nq_cst_step), a search that has taken
+ *       `budget` steps (0: no budget) handing the rest of its subtree to the next
+ *       generation's tasks (nq_cst_spill), up to `generations` generations (the last one
+ *       without a budget). Returns the weighted count, the tasks spilled and the
+ *       generations run: the count must not depend on the budget.
  *   cst_stack_words(n, depth) -> int
  *       Words of one task's search storage at (n, depth) (nq_cst_stack_words: the GPU
  *       kernel's per-thread shared memory, at a stride of the block size).
@@ -271,4 +280,102 @@ nq_py_cst_count(PyObject *self, PyObject *args, PyObject *kwargs)
     if (!want_nodes)
         return Py_BuildValue("(KO)", (unsigned long long)total, Py_None);
     return Py_BuildValue("(KK)", (unsigned long long)total, (unsigned long long)nodes);
+}
+
+PyObject *
+nq_py_cst_budget_count(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"n", "depth", "budget", "generations", NULL};
+    int n, depth, generations = 16, gen = 0, no_memory = 0;
+    unsigned long long budget;
+    nq_cst_task *cur = NULL, *next = NULL;
+    uint32_t *stack = NULL;
+    size_t count, cur_cap, next_count = 0, next_cap = 0, i, spilled = 0;
+    uint64_t total = 0;
+
+    (void)self;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "iiK|i:cst_budget_count", kwlist, &n, &depth, &budget,
+                                     &generations) ||
+        !nq_cst_n_ok(n) || !nq_cst_depth_ok(n, depth))
+        return NULL;
+    if (generations < 1) {
+        PyErr_SetString(PyExc_ValueError, "generations must be at least 1");
+        return NULL;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    count = nq_cst_tasks(n, depth, NULL, 0);
+    cur_cap = count ? count : 1;
+    cur = (nq_cst_task *)malloc(cur_cap * sizeof *cur);
+    stack = (uint32_t *)malloc((size_t)nq_cst_stack_words(n, depth) * sizeof *stack);
+    if (cur == NULL || stack == NULL)
+        no_memory = 1;
+    else
+        nq_cst_tasks(n, depth, cur, count);
+    while (!no_memory && count > 0) {
+        const int last = gen + 1 >= generations || budget == 0;
+        next_count = 0;
+        for (i = 0; i < count && !no_memory; i++) {
+            nq_cst_state st;
+            unsigned long long steps = 0;
+            if (nq_cst_begin(&st, cur[i].w, n, stack, 1)) {
+                while (nq_cst_busy(&st)) {
+                    if (!last && steps >= budget) {
+                        const size_t k = (size_t)nq_cst_spill_size(&st, stack, 1);
+                        if (next_count + k > next_cap) {
+                            size_t cap = 2 * (next_count + k) + 64;
+                            nq_cst_task *grown = (nq_cst_task *)realloc(next, cap * sizeof *next);
+                            if (grown == NULL) {
+                                no_memory = 1;
+                                break;
+                            }
+                            next = grown;
+                            next_cap = cap;
+                        }
+                        next_count += (size_t)nq_cst_spill(&st, stack, 1, n, cur[i].w[3], next[next_count].w, k);
+                        break;
+                    }
+                    nq_cst_step(&st, stack, 1, 0);
+                    steps++;
+                }
+            }
+            total += (uint64_t)st.weight * st.cnt;
+        }
+        gen++;
+        spilled += next_count;
+        { /* the next generation's tasks become current, the current list the spare */
+            nq_cst_task *t = cur;
+            const size_t tc = cur_cap;
+            cur = next;
+            cur_cap = next_cap;
+            next = t;
+            next_cap = tc;
+            count = next_count;
+        }
+        if (cur == NULL)
+            break;
+    }
+    free(cur);
+    free(next);
+    free(stack);
+    Py_END_ALLOW_THREADS
+    if (no_memory)
+        return PyErr_NoMemory();
+    return Py_BuildValue("(KKi)", (unsigned long long)total, (unsigned long long)spilled, gen);
+}
+
+PyObject *
+nq_py_cst_task_count(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"n", "depth", NULL};
+    size_t count;
+    int n, depth;
+
+    (void)self;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "ii:cst_task_count", kwlist, &n, &depth) || !nq_cst_n_ok(n) ||
+        !nq_cst_depth_ok(n, depth))
+        return NULL;
+    Py_BEGIN_ALLOW_THREADS
+    count = nq_cst_tasks(n, depth, NULL, 0);
+    Py_END_ALLOW_THREADS
+    return PyLong_FromSize_t(count);
 }

@@ -57,6 +57,8 @@ PyObject *nq_py_cst_tasks(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *nq_py_cst_split(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *nq_py_cst_count(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *nq_py_cst_stack_words(PyObject *self, PyObject *args, PyObject *kwargs);
+PyObject *nq_py_cst_budget_count(PyObject *self, PyObject *args, PyObject *kwargs);
+PyObject *nq_py_cst_task_count(PyObject *self, PyObject *args, PyObject *kwargs);
 
 #define NQ_CST_METHODS                                                                        \
     {"cst_serial", (PyCFunction)(void (*)(void))nq_py_cst_serial, METH_VARARGS | METH_KEYWORDS, \
@@ -68,7 +70,11 @@ PyObject *nq_py_cst_stack_words(PyObject *self, PyObject *args, PyObject *kwargs
     {"cst_count", (PyCFunction)(void (*)(void))nq_py_cst_count, METH_VARARGS | METH_KEYWORDS,   \
      "cst_count(n, tasks, threads=1, nodes=False) -> (count, nodes)\n\nWeighted count of constellation tasks (nodes: None unless nodes=True)."}, \
     {"cst_stack_words", (PyCFunction)(void (*)(void))nq_py_cst_stack_words, METH_VARARGS | METH_KEYWORDS, \
-     "cst_stack_words(n, depth) -> int\n\nWords of one task's search storage (nq_cst_stack_words)."},
+     "cst_stack_words(n, depth) -> int\n\nWords of one task's search storage (nq_cst_stack_words)."}, \
+    {"cst_budget_count", (PyCFunction)(void (*)(void))nq_py_cst_budget_count, METH_VARARGS | METH_KEYWORDS, \
+     "cst_budget_count(n, depth, budget, generations=16) -> (count, spilled, generations)\n\nThe refinement's host model."}, \
+    {"cst_task_count", (PyCFunction)(void (*)(void))nq_py_cst_task_count, METH_VARARGS | METH_KEYWORDS, \
+     "cst_task_count(n, depth) -> int\n\nThe number of tasks of (n, depth), none made."},
 
 #define NQ_MIN_N 1
 #define NQ_MAX_N 27

@@ -44,7 +44,9 @@ def cmd_plan(args) -> int:
         free, source = DEFAULT_FREE_BYTES, "default: an H200's free memory; set --free-gib"
     else:
         free, source = int(free_gib * GIB), "--free-gib"
-    host = len(expand(n, params["depth"]))
+    # the host grid's items: the host boards, or what the strategy says (the frames of cdp-cst)
+    counted = getattr(strategy, "host_boards", None)
+    host = counted(n, params) if counted else len(expand(n, params["depth"]))
     plan = make_plan(
         strategy.recursion(n, params, host),
         free,

@@ -1,0 +1,508 @@
+"""cdp-cst: fast's constellation tasks made and counted on the device, every grid after the
+host's first launched from the device with CDP2; device-side refinement of heavy tasks.
+
+The host makes the frames (one task of depth 0 per D4 class of outer-line queens, as
+strategy fast: a few thousand, uploaded once) and launches one grid. From there the device
+does the rest (kernels/cst_launch.cuh, kernels/cdp_cst.cu), each grid's last block to finish
+launching the next: split-count (tasks per frame, ``depth`` queens deeper), scan (one block:
+offsets), split-write (the tasks, exactly fast's, in its order) and counting generation 0,
+fast's persistent counting loop (kernels/cst_count.cuh) over them. With a ``budget`` a lane
+whose task has taken more steps than the budget hands the rest of its subtree over as new
+tasks (one per candidate left on its stack: nq_cst_spill in kernels/cpu/constellations.h,
+whose host model ``nqprof._cpu.cst_budget_count`` the CPU tests check), and the counting
+grid's last block launches generation 1 over them, and so on up to ``gens`` generations
+(the last without a budget). Every device launch goes into the stream ``mode`` names; its
+return code is read and accounted (a failed launch is an error, never a count).
+
+graph-cst (:mod:`.graph_cst`) runs the same generations with device graph launch.
+"""
+
+from __future__ import annotations
+
+import threading
+from functools import lru_cache
+from typing import Any
+
+from ..cuda.nvtx import nvtx_range
+from ..errors import DeviceFailureError, InputError
+from ..result import Measurement
+from .base import Param, block_param
+from .cdp.accounting import WORDS as ACCT_WORDS
+from .cdp.accounting import decode_accounting
+from .cdp.limits import check_nesting
+from .cdp.model import Demand
+from .cdp.session import CdpSession
+from .cdp.strategy import CdpStrategy
+from .cdp.timeline import DeviceTimeline, capacity_for, timeline_defines
+from .counters import CounterLayout
+from .cpu_common import CST_TASK_WORDS, cpu_module
+
+# The control words of kernels/cst_launch.cuh (CC_*; tests/test_cdp_cst.py compares them).
+OVERFLOW, REFUSED, SPILLS, GENS, SPLIT_TICKET, WRITE_TICKET = 0, 1, 2, 3, 4, 5
+TASKS, NEXT, TICKET, TL = 8, 32, 56, 80
+MAX_GEN = 20
+WORDS = 104
+FIRST_COUNT = 3  # the global generation of counting generation 0
+SCAN_BLOCK = 1024
+SPLIT_BLOCK = 128
+NO_BUDGET = 0xFFFF_FFFF
+TL_NONE = 0xFFFF_FFFF
+TASK_BYTES = 4 * CST_TASK_WORDS
+MODES = {"fire-and-forget": 0, "tail": 1}
+#: Spill buffer (tasks, each of its two) when ``spill=0``: a quarter of the tasks, at least
+#: 1M and at most 64M (1 GiB).
+SPILL_MIN, SPILL_MAX = 1 << 20, 1 << 26
+MAX_N = 27
+
+LAYOUT = CounterLayout(
+    "cst_launch.cuh",
+    "CC_",
+    {
+        "OVERFLOW": OVERFLOW,
+        "REFUSED": REFUSED,
+        "SPILLS": SPILLS,
+        "GENS": GENS,
+        "SPLIT_TICKET": SPLIT_TICKET,
+        "WRITE_TICKET": WRITE_TICKET,
+        "TASKS": TASKS,
+        "NEXT": NEXT,
+        "TICKET": TICKET,
+        "TL": TL,
+    },
+    WORDS,
+    constants={
+        "MAX_GEN": MAX_GEN,
+        "FIRST_COUNT": FIRST_COUNT,
+        "SCAN_BLOCK": SCAN_BLOCK,
+        "SPLIT_BLOCK": SPLIT_BLOCK,
+    },
+)
+
+#: struct cc_params (kernels/cst_launch.cuh), field: offset.
+PARAMS_FIELDS = (
+    ("frames", "<u8", 0),
+    ("counts", "<u8", 8),
+    ("offsets", "<u8", 16),
+    ("tasks", "<u8", 24),
+    ("spill", "<u8", 32),
+    ("ctl", "<u8", 40),
+    ("acct", "<u8", 48),
+    ("execs", "<u8", 56),
+    ("nframes", "<u4", 64),
+    ("task_cap", "<u4", 68),
+    ("spill_cap", "<u4", 72),
+    ("budget", "<u4", 76),
+    ("n", "<i4", 80),
+    ("depth", "<i4", 84),
+    ("gens", "<i4", 88),
+    ("mode", "<i4", 92),
+    ("resident", "<u4", 96),
+    ("count_shared", "<u4", 100),
+    ("unused", "<u8", 104),
+)
+PARAMS_BYTES = 112
+
+
+def params_dtype():
+    import numpy as np
+
+    return np.dtype(
+        {
+            "names": [f[0] for f in PARAMS_FIELDS],
+            "formats": [f[1] for f in PARAMS_FIELDS],
+            "offsets": [f[2] for f in PARAMS_FIELDS],
+            "itemsize": PARAMS_BYTES,
+        }
+    )
+
+
+def default_depth(n: int) -> int:
+    """3, N>=20: 4"""
+    from .fast import _default_depth
+
+    return _default_depth(n)
+
+
+@lru_cache(maxsize=64)
+def task_count(n: int, depth: int) -> int:
+    """The tasks of (n, depth), counted on the host (nqprof._cpu.cst_task_count: 0.6 s at
+    N=22 depth 4): what the task buffer must hold, exactly."""
+    return int(cpu_module().cst_task_count(n, depth))
+
+
+def spill_capacity(params: dict[str, Any], tasks: int) -> int:
+    """Tasks per spill buffer: the ``spill`` parameter, else a quarter of the tasks within
+    [SPILL_MIN, SPILL_MAX]; none without a budget or with one generation."""
+    if not params["budget"] or params["gens"] < 2:
+        return 0
+    if params["spill"]:
+        return int(params["spill"])
+    return max(SPILL_MIN, min(SPILL_MAX, tasks // 4))
+
+
+def count_shared(n: int, params: dict[str, Any]) -> int:
+    """Dynamic shared memory of a counting block: fast's (the search's levels at ``depth``;
+    spilled tasks start deeper and need fewer)."""
+    from .fast import shared_bytes
+
+    return shared_bytes(n, {"opt": "cst", "depth": params["depth"], "block": params["block"]})
+
+
+class CstSession(CdpSession):
+    """The session of cdp-cst (and, with ``graphs``, of graph-cst): the frames are the host
+    boards; the plan, the limits, the reserve, the accounting and the timeline are CDP's."""
+
+    source = "cdp_cst.cu"
+    root_kernel = "cc_split_count"
+    child_kernels = ("cc_scan", "cc_split_write", "cc_count")  # generation 1's first
+    count_kernel = "cc_count"
+    uses_graphs = False
+
+    def __init__(self, strategy, n: int, params: dict[str, Any]):
+        # The tasks are counted on the host (for the plan: the task buffer's size) while the
+        # CUDA context is being created.
+        self._counted: dict[str, Any] = {}
+
+        def count():
+            try:
+                self._counted["tasks"] = task_count(n, params["depth"])
+            except BaseException as exc:  # handed to the session
+                self._counted["error"] = exc
+
+        self._counter = threading.Thread(target=count, daemon=True)
+        self._counter.start()
+        super().__init__(strategy, n, params)
+
+    def _prepare_run(self, strategy_name: str, n: int, params: dict[str, Any]) -> None:
+        from .cpu_common import constellation_tasks
+
+        self.label = f"{strategy_name} N={n}"
+        self.recording = False
+        self.child_kernel = self.strategy.child_kernel
+        self.host = constellation_tasks(n, 0)  # the frames: the host grid's items
+        self.nframes = len(self.host)
+        self._counter.join()
+        if "error" in self._counted:
+            raise self._counted["error"]
+        self.ntasks = self._counted["tasks"]
+        self.task_cap = params["task_buffer"] or self.ntasks
+        self.spill_cap = spill_capacity(params, self.ntasks)
+        self._plan_and_set_limits(n, params)
+        if self.plan.chunked:
+            raise InputError(
+                f"{self.label}: the tasks ({self.ntasks:,}) and spill buffers do not fit in device memory "
+                "(lower depth or spill)"
+            )
+        self._load(params)
+        self.notes.append(
+            f"{self.nframes:,} frames made on the host; {self.ntasks:,} tasks at depth {params['depth']} made "
+            f"on the device each round; counting grids of up to {self.resident} x {params['block']} "
+            f"({self.count_func.num_regs} registers)"
+        )
+        budget = params["budget"]
+        self.notes.append(
+            f"refinement: a task past {budget:,} steps hands its rest over, up to {params['gens']} counting "
+            f"generations, spill buffers of {self.spill_cap:,} tasks; launches into {params['mode']}"
+            if self.spill_cap
+            else f"no refinement (budget={budget}, gens={params['gens']}); launches into {params['mode']}"
+        )
+        self.notes.append(self.limits.describe())
+        self.notes.append(self.plan.summary())
+        self.notes.extend(self.plan.notes)
+
+    def _load(self, params: dict[str, Any]) -> None:
+        import numpy as np
+
+        p = params
+        module = self.build(
+            self.strategy.sources[0], {"NQ_BLOCK": p["block"], **timeline_defines(p)}
+        )
+        self.reserve_measured = self._measure_reserve()
+        self.module = module
+        self.root = module.function(self.root_kernel)
+        self.children = {name: module.function(name) for name in self.child_kernels}
+        self.count_func = self.children[self.count_kernel]
+        self.shared = count_shared(self.n, p)
+        self.allow_dynamic_shared(self.count_kernel, self.shared)
+        per_sm = self.resident_blocks(self.count_func, p["block"], self.shared)
+        if per_sm < 1:
+            raise InputError(
+                f"{self.label}: a counting block of {p['block']} does not fit on a multiprocessor"
+            )
+        self.resident = self.gpu.facts["sm_count"] * per_sm
+        drv = self.drv
+        with nvtx_range(f"{self.label} buffers for {self.ntasks:,} tasks"):
+            self.frames = drv.to_device(np.ascontiguousarray(self.host))
+            self.counts = drv.mem_alloc(4 * max(1, self.nframes))
+            self.offsets = drv.mem_alloc(8 * (self.nframes + 1))
+            self.tasks = drv.mem_alloc(TASK_BYTES * max(1, self.task_cap))
+            self.spill = drv.mem_alloc(TASK_BYTES * max(1, 2 * self.spill_cap))
+            self.ctl = drv.mem_alloc(4 * WORDS)
+            self.acct = self.counter(ACCT_WORDS)
+            self.param_block = drv.mem_alloc(PARAMS_BYTES)
+        self.gpu.ledger.mark("tasks and spill buffers")
+        self.timeline = None
+        if p.get("timeline"):
+            capacity = capacity_for(FIRST_COUNT + p["gens"] + 1, self.limits.pending)
+            self.timeline = DeviceTimeline(drv, module.module, capacity, self.nframes)
+            self.notes.append(f"device timeline: room for {capacity:,} grid records")
+        self.records = None
+        self.execs = 0
+        self.prepare()
+        self.write_params()
+
+    def write_params(self) -> None:
+        import numpy as np
+
+        p = self.params
+        block = np.zeros(1, dtype=params_dtype())
+        b = block[0]
+        for name, buf in (
+            ("frames", self.frames),
+            ("counts", self.counts),
+            ("offsets", self.offsets),
+            ("tasks", self.tasks),
+            ("spill", self.spill),
+            ("ctl", self.ctl),
+            ("acct", self.acct),
+        ):
+            b[name] = int(buf)
+        b["execs"] = int(self.execs)
+        b["nframes"], b["task_cap"], b["spill_cap"] = self.nframes, self.task_cap, self.spill_cap
+        b["budget"] = p["budget"] if self.spill_cap else NO_BUDGET
+        b["n"], b["depth"] = self.n, p["depth"]
+        b["gens"] = p["gens"] if self.spill_cap else 1
+        b["mode"] = MODES[p["mode"]]
+        b["resident"], b["count_shared"] = self.resident, self.shared
+        self.drv.memcpy_htod(self.param_block, block)
+
+    # -- a round ---------------------------------------------------------------------------
+    def control_start(self):
+        import numpy as np
+
+        ctl = np.zeros(WORDS, dtype=np.uint32)
+        ctl[TL : TL + FIRST_COUNT + MAX_GEN] = TL_NONE
+        ctl[TL] = 0  # the host grid is the timeline's record 0
+        return ctl
+
+    def launch_root(self) -> None:
+        import numpy as np
+
+        self.root(
+            self.param_block,
+            np.int32(0),
+            block=(SPLIT_BLOCK, 1, 1),
+            grid=self.grid_for(self.nframes, SPLIT_BLOCK),
+        )
+
+    def run_once(self) -> Measurement:
+        import numpy as np
+
+        if self.timeline:
+            self.timeline.reset()
+        self.drv.memset_d32(self.acct, 0, 2 * ACCT_WORDS)
+        self.drv.memcpy_htod(self.ctl, self.control_start())
+        with self.generation(0, "device-made tasks, generation") as timer:
+            if self.nframes:
+                self.launch_root()
+        words = self.read_u64(self.acct, ACCT_WORDS)
+        ctl = np.empty(WORDS, dtype=np.uint32)
+        self.drv.memcpy_dtoh(ctl, self.ctl)
+        self.ran()
+        acct = decode_accounting(words, host_boards=self.nframes)
+        self._fail(acct, self.label)
+        refinement = self.check_control(ctl) if self.params.get("launch", "real") == "real" else {}
+        stats = acct.stats()
+        self.refinement = refinement
+        if self.timeline:
+            stats["timeline"] = self.timeline.read()
+        return Measurement(
+            count=acct.solutions, wall_s=timer.wall_seconds, gpu_s=timer.seconds, stats=stats
+        )
+
+    def check_control(self, ctl) -> dict[str, Any]:
+        """The control words after a round: the device's tasks against the host's count, and
+        every spilled task counted by a later generation; any other outcome is an error."""
+        v = [int(x) for x in ctl]
+        if v[OVERFLOW]:
+            raise DeviceFailureError(
+                f"{self.label}: the device made more tasks than the task buffer of {self.task_cap:,} holds (the "
+                f"host counts {self.ntasks:,}; param task_buffer=0 sizes it exactly); the count is discarded"
+            )
+        if self.nframes and v[TASKS] != self.ntasks:
+            raise DeviceFailureError(
+                f"{self.label}: the device made {v[TASKS]:,} tasks, the host counts {self.ntasks:,}; "
+                "the count is discarded"
+            )
+        gens = v[GENS]
+        if self.ntasks and gens == 0:
+            raise DeviceFailureError(
+                f"{self.label}: no counting generation ran; the count is discarded"
+            )
+        if v[TASKS + gens]:
+            raise DeviceFailureError(
+                f"{self.label}: generation {gens - 1} spilled {v[TASKS + gens]:,} tasks that no generation "
+                "counted; the count is discarded"
+            )
+        return {
+            "tasks": v[TASKS],
+            "generations": gens,
+            "spilled": [v[TASKS + g] for g in range(1, gens)],
+            "spills": v[SPILLS],
+            "refused": v[REFUSED],
+            "spill_capacity": self.spill_cap,
+            "budget": self.params["budget"],
+        }
+
+    def info(self) -> dict[str, Any]:
+        out = super().info()
+        out["tasks"] = {
+            "where": "device",
+            "frames": self.nframes,
+            "tasks": self.ntasks,
+            "task_buffer": self.task_cap,
+            **getattr(self, "refinement", {}),
+        }
+        return out
+
+
+def _check_common(name: str, n: int, params: dict[str, Any]) -> None:
+    if n > MAX_N:
+        raise InputError(f"{name} N={n}: the constellation tasks need N <= {MAX_N}")
+    if params["depth"] > max(0, n - 3):
+        raise InputError(
+            f"{name} N={n}: depth must be in 0..{max(0, n - 3)}, got {params['depth']}"
+        )
+    if params["block"] % 32:
+        raise InputError(
+            f"{name} needs a block of whole warps (a multiple of 32), got {params['block']}"
+        )
+    need = count_shared(n, params)
+    if need > 227 * 1024:
+        raise InputError(
+            f"{name} needs {need} B of shared memory per block at N={n}: use a smaller block"
+        )
+    check_nesting(
+        f"{name} with gens={params['gens']}",
+        FIRST_COUNT + params["gens"] - 1,
+        "lower gens",
+    )
+
+
+def cst_params() -> tuple[Param, ...]:
+    return (
+        Param(
+            "depth",
+            "queens past the frame: fast's",
+            default=default_depth,
+            lo=0,
+            hi=lambda n: max(0, n - 3),
+            range_text="0..N-3",
+        ),
+        block_param(128, help="threads per block, counting grids"),
+        Param("budget", "steps, then spill (0: off)", default=0, lo=0, hi=1 << 30),
+        Param("gens", "counting generations at most", default=8, lo=1, hi=MAX_GEN),
+        Param(
+            "mode",
+            "device launches: stream",
+            default="tail",
+            choices=tuple(MODES),
+            range_text="2 modes",
+        ),
+        Param("spill", "tasks per spill buffer (0: plan)", default=0, lo=0, hi=1 << 28),
+        # the task buffer, in tasks: 0 is the host's exact count; a smaller one (a test) makes
+        # the device's scan refuse the tasks, an error
+        Param("task_buffer", "task buffer, tasks (0: exact)", default=0, lo=0, hi=(1 << 32) - 1),
+    )
+
+
+def cst_recursion(name: str, n: int, params: dict[str, Any], host_boards: int, graphs: bool):
+    """What the run needs, for the plan: the generations (frames, tasks, spills), one
+    device launch pending at a time, the buffers the host allocates."""
+    from .cdp.plan import Generation, Recursion
+
+    depth, gens = params["depth"], params["gens"]
+    tasks = task_count(n, depth)
+    spill = spill_capacity(params, tasks)
+    held = params.get("task_buffer") or tasks
+    count_gens = gens if spill else 1
+    rows = [
+        Generation(0, 0, depth, host_boards, 1, host_boards, 1, "split-count: tasks per frame"),
+        Generation(1, 0, None, host_boards, 1, host_boards, 1, "scan: one block, offsets"),
+        Generation(2, 0, depth, host_boards, 1, host_boards, 1, "split-write: the tasks"),
+        Generation(3, depth, None, tasks, 1, tasks, 1, "counting generation 0"),
+    ]
+    for g in range(1, count_gens):
+        rows.append(
+            Generation(
+                FIRST_COUNT + g,
+                depth + 1,
+                None,
+                spill,
+                1,
+                None,
+                None,
+                f"counting generation {g}: tasks spilled past {params['budget']:,} steps",
+            )
+        )
+    launches = len(rows) - 1
+    how = "device graph launches" if graphs else "device launches"
+
+    def demand(c: int) -> Demand:
+        return Demand(
+            pending=2,
+            heap_bytes=None,
+            launches=launches,
+            basis=f"a chain of {how}: each grid's last block launches the next (one pending at a time)",
+            advice="lower depth or spill",
+        )
+
+    buffers = (
+        TASK_BYTES * (host_boards + held + 2 * spill)
+        + 12 * (host_boards + 1)
+        + 4 * WORDS
+        + PARAMS_BYTES
+    )
+    return Recursion(
+        name,
+        n,
+        host_boards,
+        rows,
+        demand=demand,
+        host_bytes=lambda c: buffers,
+        uses_heap=False,
+        notes=(
+            f"{tasks:,} tasks ({tasks * TASK_BYTES / 2**20:,.1f} MiB), two spill buffers of {spill:,} tasks; the "
+            "spilled tasks' rows are the least they can start at",
+        ),
+    )
+
+
+class CdpCst(CdpStrategy):
+    name = "cdp-cst"
+    order = 74
+    title = "fast's tasks made and counted on the device (CDP2), heavy tasks refined"
+    reference = "nqprof issue 35 (fast's constellation kernel, CDP2 launches)"
+    session = CstSession
+    bench_max_n = 18
+    paper_params = cst_params()
+    # no device malloc, no chunks (one host launch)
+    runtime = ("pending", "launch", "timeline", "config")
+
+    def check(self, n, params):
+        _check_common(self.name, n, params)
+        if params["launch"] == "record":
+            raise InputError(
+                f"{self.name}: launch=record is not supported (its generation 1 is the one-block scan); "
+                "use launch=empty or none"
+            )
+
+    def host_boards(self, n: int, params: dict[str, Any]) -> int:
+        """The host grid's items: the frames (`nqprof plan`)."""
+        return len(cpu_module().cst_tasks(n, 0)) // TASK_BYTES
+
+    def recursion(self, n, params, host_boards):
+        return cst_recursion(self.name, n, params, host_boards, graphs=False)
+
+
+STRATEGY = CdpCst()

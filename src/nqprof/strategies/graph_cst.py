@@ -1,0 +1,134 @@
+"""graph-cst: cdp-cst's generations driven by device graph launch instead of CDP2 launches.
+
+The same kernels' bodies (kernels/cst_launch.cuh, kernels/graph_cst.cu) in graphs the host
+instantiates for device launch and uploads once: ``make`` [split-count -> scan], launched by
+the host each round; ``work`` [split-write -> counting generation 0], launched by the scan's
+thread 0; ``count g`` [counting generation g], launched by the last block of generation g-1
+when it spilled tasks past the budget. A graph's kernel nodes keep the arguments they were
+captured with, so every kernel reads the parameter block and its task count from device
+memory, and each counting grid is the device's resident blocks (persistent, as fast's). One
+graph per counting generation (a graph may not be launched while it runs). Every device graph
+launch's return code is accounted as cdp-cst's launches are (a failed one is an error, never
+a count). Needs cuda-bindings (the ``graphs`` extra), as devgraph's graph drivers.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..cuda.nvtx import nvtx_range
+from .cdp.strategy import CdpStrategy
+from .cdp_cst import (
+    FIRST_COUNT,
+    SCAN_BLOCK,
+    SPLIT_BLOCK,
+    CstSession,
+    _check_common,
+    cst_params,
+    cst_recursion,
+)
+from .cpu_common import cpu_module
+
+
+class GraphCstSession(CstSession):
+    source = "graph_cst.cu"
+    root_kernel = "cg_split_count"
+    child_kernels = ("cg_scan", "cg_split_write", "cg_count")
+    count_kernel = "cg_count"
+    uses_graphs = True
+
+    def prepare(self) -> None:
+        """The graphs, instantiated for device launch and uploaded, their handles in the
+        parameter block (written after this)."""
+        import numpy as np
+
+        from ..cuda.graphs import GraphLayer
+
+        p = self.params
+        self.stream = self.drv.Stream()
+        self.graphs = g = GraphLayer(self.stream)
+        before, _ = self.drv.mem_get_info()
+        k = self.children
+        pb = self.param_block
+        block = (p["block"], 1, 1)
+        count_grid = (self.resident, 1)
+        split_grid = self.grid_for(self.nframes, SPLIT_BLOCK)
+        gens = p["gens"] if self.spill_cap else 1
+
+        def count(stream, gen):
+            k["cg_count"](
+                pb, np.int32(gen), block=block, grid=count_grid, shared=self.shared, stream=stream
+            )
+
+        def make(stream):
+            self.root(pb, np.int32(0), block=(SPLIT_BLOCK, 1, 1), grid=split_grid, stream=stream)
+            k["cg_scan"](pb, np.int32(1), block=(SCAN_BLOCK, 1, 1), grid=(1, 1), stream=stream)
+
+        def work(stream):
+            k["cg_split_write"](
+                pb, np.int32(2), block=(SPLIT_BLOCK, 1, 1), grid=split_grid, stream=stream
+            )
+            count(stream, 0)
+
+        with nvtx_range(f"{self.label} instantiate {gens + 1} graphs", payload=gens + 1):
+            self.exe = g.instantiate(g.capture(make), device_launch=True)
+            execs = [g.instantiate(g.capture(work), device_launch=True)]
+            for gen in range(1, gens):
+                execs.append(
+                    g.instantiate(g.capture(lambda s, gen=gen: count(s, gen)), device_launch=True)
+                )
+            self.stream.synchronize()
+        self.exec_table = self.drv.to_device(
+            np.array([g.handle(e) for e in execs], dtype=np.uint64)
+        )
+        self.execs = int(self.exec_table)
+        after, _ = self.drv.mem_get_info()
+        self.gpu.ledger.mark("graphs")
+        self.graph_bytes = int(before - after)
+        self.notes.append(
+            f"graphs: make [split-count, scan] from the host; work [split-write, count 0] and "
+            f"{gens - 1} count graph(s) launched from the device; instantiating and uploading them took "
+            f"{self.graph_bytes / 2**20:.1f} MiB of free memory"
+        )
+
+    def launch_root(self) -> None:
+        with nvtx_range(f"{self.label} graph launch", payload=FIRST_COUNT):
+            self.graphs.launch(self.exe)
+        self.stream.synchronize()
+
+    def info(self) -> dict[str, Any]:
+        out = super().info()
+        out["memory"]["graph_upload_bytes"] = getattr(self, "graph_bytes", 0)
+        return out
+
+    def close(self) -> None:
+        from ..cuda.graphs import release
+
+        release(getattr(self, "graphs", None))
+        self.graphs = None
+        super().close()
+
+
+class GraphCst(CdpStrategy):
+    name = "graph-cst"
+    order = 79.5  # before devgraph and queue
+    title = "cdp-cst's generations launched as device graphs"
+    reference = "nqprof issue 35 (device graph launch, CUDA 12.0)"
+    session = GraphCstSession
+    bench_max_n = 18
+    paper_params = cst_params()
+    # no measurement builds (launch=): its device launches are graph launches, not cdp_launch
+    runtime = ("pending", "timeline", "config")
+
+    def check(self, n, params):
+        _check_common(self.name, n, params)
+
+    def host_boards(self, n: int, params: dict[str, Any]) -> int:
+        """The host grid's items: the frames (`nqprof plan`)."""
+        return len(cpu_module().cst_tasks(n, 0)) // 16
+
+    def recursion(self, n, params, host_boards):
+        return cst_recursion(self.name, n, params, host_boards, graphs=True)
+
+
+STRATEGY = GraphCst()

@@ -1,0 +1,179 @@
+"""cdp-cst and graph-cst without a GPU: the refinement's host model (a task past its budget
+hands the rest of its subtree over, nq_cst_spill in kernels/cpu/constellations.h, the code
+the kernels run) keeps every count, the control words and parameter block agree with
+kernels/cst_launch.cuh, parameters and plans, and the kernels compile and device-link."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from nqprof import _cpu
+from nqprof.errors import InputError
+from nqprof.problem import KNOWN_COUNTS
+from nqprof.strategies import get
+from nqprof.strategies import cdp_cst as cc
+from nqprof.cuda.sources import kernels_dir
+
+NAMES = ("cdp-cst", "graph-cst")
+
+
+# --- the refinement's host model ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n", range(4, 13))
+@pytest.mark.parametrize("budget", [0, 1, 2, 5, 37, 1000])
+def test_budget_keeps_the_count(n, budget):
+    for depth in sorted({0, min(2, n - 3), max(0, n - 5)}):
+        count, spilled, gens = _cpu.cst_budget_count(n, depth, budget)
+        assert count == KNOWN_COUNTS[n], (n, depth, budget)
+        if budget == 0:
+            assert (spilled, gens) == (0, 1)
+
+
+def test_small_budgets_spill_and_take_generations():
+    count, spilled, gens = _cpu.cst_budget_count(12, 0, 3)
+    assert count == KNOWN_COUNTS[12] and spilled > 10_000 and gens > 3
+    # the last allowed generation has no budget: the count holds at every limit
+    for limit in (1, 2, 3, 5):
+        count, _, gens = _cpu.cst_budget_count(12, 0, 3, limit)
+        assert count == KNOWN_COUNTS[12] and gens == limit
+
+
+def test_budget_model_at_n14_and_bad_arguments():
+    assert _cpu.cst_budget_count(14, 3, 100)[0] == KNOWN_COUNTS[14]
+    with pytest.raises(ValueError):
+        _cpu.cst_budget_count(10, 8, 5)
+    with pytest.raises(ValueError):
+        _cpu.cst_budget_count(10, 2, 5, 0)
+
+
+def test_task_count_is_the_generators():
+    for n, depth in ((10, 2), (14, 3), (16, 3)):
+        assert _cpu.cst_task_count(n, depth) == len(_cpu.cst_tasks(n, depth)) // 16
+
+
+# --- the layouts the kernels share with the host -----------------------------------------------
+
+
+def header() -> str:
+    return (kernels_dir() / "cst_launch.cuh").read_text()
+
+
+def test_control_words_match_the_header():
+    defines = dict(re.findall(r"#define CC_(\w+) (\d+)", header()))
+    for name, value in {**cc.LAYOUT.fields, **cc.LAYOUT.constants}.items():
+        assert int(defines[name]) == value, name
+    assert int(defines["WORDS"]) == cc.WORDS
+    assert cc.TL + cc.FIRST_COUNT + cc.MAX_GEN <= cc.WORDS
+    assert cc.TICKET + cc.MAX_GEN <= cc.TL and cc.TASKS + cc.MAX_GEN + 1 <= cc.NEXT
+
+
+def test_parameter_block_matches_the_header():
+    body = header().split("struct cc_params {")[1].split("};")[0]
+    fields = re.findall(r"\b(\w+);\s*//\s*(\d+)", body)
+    assert [(name, int(off)) for name, off in fields] == [(f[0], f[2]) for f in cc.PARAMS_FIELDS]
+    assert cc.params_dtype().itemsize == cc.PARAMS_BYTES
+    assert f"sizeof(cc_params) == {cc.PARAMS_BYTES}" in header()
+
+
+# --- parameters and the plan -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_parameters(name):
+    s = get(name)
+    p = s.resolve(20)
+    assert (p["depth"], p["block"], p["budget"], p["gens"], p["mode"]) == (4, 128, 0, 8, "tail")
+    assert s.resolve(16)["depth"] == 3 and s.resolve(3)["depth"] == 0
+    for bad, message in (
+        ({"block": 100}, "multiple of 32"),
+        ({"depth": 14}, r"depth must be in 0\.\.13"),
+        ({"mode": "own"}, "must be one of fire-and-forget, tail"),
+        ({"gens": 21}, r"gens must be in 1\.\.20"),
+    ):
+        with pytest.raises(InputError, match=message):
+            s.resolve(16, bad)
+    assert s.sources[0].cdp and s.sources[0].file == (
+        "cdp_cst.cu" if name == "cdp-cst" else "graph_cst.cu"
+    )
+
+
+def test_cdp_cst_measurement_builds():
+    s = get("cdp-cst")
+    assert s.resolve(12, {"launch": "none"})["launch"] == "none"
+    with pytest.raises(InputError, match="launch=record is not supported"):
+        s.resolve(12, {"launch": "record"})
+    assert "launch" not in {p.name for p in get("graph-cst").params}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_plan_generations_and_buffers(name):
+    from nqprof.strategies.cdp.plan import make_plan
+
+    s = get(name)
+    params = s.resolve(16, {"budget": 500, "gens": 4})
+    frames = s.host_boards(16, params)
+    rec = s.recursion(16, params, frames)
+    tasks = _cpu.cst_task_count(16, 3)
+    assert [g.generation for g in rec.generations] == list(range(3 + 4))
+    assert rec.generations[3].model_boards == tasks and rec.generations[0].bound_boards == frames
+    plan = make_plan(rec, 100 * 2**30, params)
+    assert not plan.chunked and plan.limits.pending == 2048 and plan.limits.heap_bytes is None
+    spill = cc.spill_capacity(params, tasks)
+    assert spill == cc.SPILL_MIN
+    assert plan.host_bytes >= 16 * (tasks + 2 * spill)
+    off = s.recursion(16, s.resolve(16), frames)
+    assert len(off.generations) == 4  # no budget: one counting generation, no spill buffers
+
+
+def test_plan_command(capsys):
+    from nqprof.cli import main
+
+    assert main(["plan", "18", "-s", "cdp-cst", "-p", "budget=4096"]) == 0
+    out = capsys.readouterr().out
+    assert "counting generation 7" in out and "3,183,905 tasks" in out
+    assert main(["plan", "18", "-s", "graph-cst"]) == 0
+    assert "device graph launches" in capsys.readouterr().out
+
+
+def test_a_plan_that_does_not_fit_is_refused():
+    from nqprof.strategies.cdp.plan import make_plan
+
+    s = get("cdp-cst")
+    params = s.resolve(20)
+    rec = s.recursion(20, params, s.host_boards(20, params))
+    with pytest.raises(InputError, match="does not fit"):
+        make_plan(rec, 2 * 2**30, params)  # 64M tasks (1 GiB) and the runtime's headroom
+
+
+# --- the kernels compile and device-link (sm_90) -----------------------------------------------
+
+
+@pytest.mark.parametrize("file", ["cdp_cst.cu", "graph_cst.cu"])
+@pytest.mark.parametrize("defines", [{}, {"CDP_TIMELINE": 1}, {"NQ_BLOCK": 256}])
+def test_kernels_compile_and_device_link(tmp_path, toolkit, file, defines):
+    from nqprof.catalog import catalog
+    from nqprof.cuda import nvcc
+
+    if toolkit.cudadevrt is None:
+        pytest.skip(f"{toolkit.describe()} has no libcudadevrt.a")
+    src = catalog()[file]
+    rows = nvcc.compile_source(src, "sm_90", defines=defines, toolkit=toolkit, workdir=tmp_path)
+    assert {r.kernel for r in rows} == set(src.kernels) and all(r.cdp for r in rows)
+    assert all(r.spill_stores == 0 for r in rows if r.kernel.endswith("count"))
+    assert nvcc.elf_type((tmp_path / f"{file[:-3]}.sm_90.linked.cubin").read_bytes()) == 2
+
+
+def test_cdp_cst_measurement_build_compiles(tmp_path, toolkit):
+    from nqprof.catalog import catalog
+    from nqprof.cuda import nvcc
+
+    if toolkit.cudadevrt is None:
+        pytest.skip(f"{toolkit.describe()} has no libcudadevrt.a")
+    for mode in (1, 2):  # launch=empty, none
+        rows = nvcc.compile_source(
+            catalog()["cdp_cst.cu"], "sm_90", defines={"CDP_LAUNCH_MODE": mode}, toolkit=toolkit
+        )
+        assert rows

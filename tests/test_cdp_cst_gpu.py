@@ -1,0 +1,71 @@
+"""cdp-cst and graph-cst on a GPU: counts verified N=4..16 with the defaults, with a small
+budget in both launch modes (many spilled tasks, several generations), the device's tasks
+equal to the host's count, and a task buffer forced too small fails loudly (the device's
+scan refuses the tasks; the run is an error, never a count). Skipped with the reason where
+no GPU run can happen (tests/conftest.py)."""
+
+import pytest
+
+from nqprof.errors import DeviceFailureError
+from nqprof.runner import solve
+
+from gpu_checks import checked, ns_up_to
+
+pytestmark = pytest.mark.gpu
+
+NAMES = ("cdp-cst", "graph-cst")
+TIMEOUT = 120
+
+
+def clean(record):
+    f = record.device_failures
+    assert f["launch_failures"] == f["buffer_overflows"] == 0, f
+    return checked(record)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_defaults_count_n4_to_n16(name):
+    for n in (*ns_up_to(12), 14, 16):
+        record = clean(solve(name, n, {}, repeats=1, warmup=0, timeout=TIMEOUT))
+        assert record.tasks["tasks"] == record.tasks["task_buffer"] > 0
+        assert record.tasks["generations"] == 1 and record.tasks["spills"] == 0
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("mode", ["tail", "fire-and-forget"])
+def test_a_small_budget_spills_and_keeps_the_count(name, mode):
+    for n in (8, 11, 14):
+        params = {"budget": 16, "gens": 6, "mode": mode}
+        record = clean(solve(name, n, params, repeats=2, warmup=0, timeout=TIMEOUT))
+        t = record.tasks
+        assert (
+            t["spills"] > 0 and t["generations"] > 1 and len(t["spilled"]) == t["generations"] - 1
+        )
+        grids = {g["generation"]: g for g in record.generations}
+        assert grids[3]["boards"] == t["tasks"]  # counting generation 0 over every task
+        for g, spilled in enumerate(t["spilled"], start=1):
+            assert grids[3 + g]["boards"] == spilled > 0
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_spill_buffer_too_small_only_slows(name):
+    record = clean(
+        solve(name, 13, {"budget": 8, "spill": 64}, repeats=1, warmup=0, timeout=TIMEOUT)
+    )
+    assert record.tasks["refused"] > 0
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_task_buffer_too_small_fails_loudly(name):
+    with pytest.raises(DeviceFailureError, match="more tasks than the task buffer of 100 holds"):
+        solve(name, 12, {"task_buffer": 100}, repeats=1, warmup=0, timeout=TIMEOUT)
+
+
+def test_the_timeline_records_every_grid():
+    record = clean(
+        solve("cdp-cst", 12, {"budget": 16, "timeline": 1}, repeats=1, warmup=0, timeout=TIMEOUT)
+    )
+    grids = record.timeline["grids"]
+    assert record.timeline["dropped"] == 0
+    assert sorted(set(grids["gen"]))[:4] == [0, 1, 2, 3]
+    assert len(grids["gen"]) == 3 + record.tasks["generations"]
