@@ -10,11 +10,11 @@ import re
 import pytest
 
 from nqprof import _cpu
+from nqprof.cuda.sources import kernels_dir
 from nqprof.errors import InputError
 from nqprof.problem import KNOWN_COUNTS
-from nqprof.strategies import get
 from nqprof.strategies import cdp_cst as cc
-from nqprof.cuda.sources import kernels_dir
+from nqprof.strategies import get
 
 NAMES = ("cdp-cst", "graph-cst")
 

@@ -5,11 +5,10 @@ scan refuses the tasks; the run is an error, never a count). Skipped with the re
 no GPU run can happen (tests/conftest.py)."""
 
 import pytest
+from gpu_checks import checked, ns_up_to
 
 from nqprof.errors import DeviceFailureError
 from nqprof.runner import solve
-
-from gpu_checks import checked, ns_up_to
 
 pytestmark = pytest.mark.gpu
 

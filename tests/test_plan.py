@@ -339,7 +339,8 @@ def test_plan_command_chunks_with_little_free_memory(capsys):
     [
         (
             ["plan", "12", "-s", "serial"],
-            r"plans are for the strategies that do \(dp1, .*cdp-bp, cdp-cst, cdp-dp3, graph-cst, devgraph\)$",
+            r"plans are for the strategies that do \(dp1, .*cdp-bp, cdp-cst, cdp-dp3, graph-cst, "
+            r"devgraph\)$",
         ),
         (["plan", "12", "-s", "dp2", "--free-gib", "0"], "--free-gib must be a positive number"),
         (

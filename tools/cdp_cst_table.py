@@ -100,7 +100,10 @@ def main(argv=None) -> int:
                 held += f" + graphs {graphs / 2**20:.1f}"
             extra = ""
             if "generations" in tasks:
-                extra = f"gens {tasks['generations']}, spilled {tasks.get('spilled')}, refused {tasks.get('refused')}"
+                extra = (
+                    f"gens {tasks['generations']}, spilled {tasks.get('spilled')}, refused "
+                    f"{tasks.get('refused')}"
+                )
             rows.append(
                 (
                     case,
@@ -114,7 +117,8 @@ def main(argv=None) -> int:
             )
             print(rows[-1], flush=True)
     lines = [
-        "| case | N | count | whole process (s) | kernel, CUDA events (ms) | module load took (MiB) "
+        "| case | N | count | whole process (s) | kernel, CUDA events (ms) | module load took "
+        "(MiB) "
         "| refinement |",
         "|---|---|---|---|---|---|---|",
     ]

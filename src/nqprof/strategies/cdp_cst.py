@@ -190,21 +190,29 @@ class CstSession(CdpSession):
         self._plan_and_set_limits(n, params)
         if self.plan.chunked:
             raise InputError(
-                f"{self.label}: the tasks ({self.ntasks:,}) and spill buffers do not fit in device memory "
+                f"{self.label}: the tasks ({self.ntasks:,}) and spill buffers do not fit in "
+                "device memory "
                 "(lower depth or spill)"
             )
         self._load(params)
         self.notes.append(
-            f"{self.nframes:,} frames made on the host; {self.ntasks:,} tasks at depth {params['depth']} made "
-            f"on the device each round; counting grids of up to {self.resident} x {params['block']} "
+            f"{self.nframes:,} frames made on the host; {self.ntasks:,} tasks at depth "
+            f"{params['depth']} made "
+            f"on the device each round; counting grids of up to {self.resident} x "
+            f"{params['block']} "
             f"({self.count_func.num_regs} registers)"
         )
         budget = params["budget"]
         self.notes.append(
-            f"refinement: a task past {budget:,} steps hands its rest over, up to {params['gens']} counting "
-            f"generations, spill buffers of {self.spill_cap:,} tasks; launches into {params['mode']}"
+            f"refinement: a task past {budget:,} steps hands its rest over, up to "
+            f"{params['gens']} counting "
+            f"generations, spill buffers of {self.spill_cap:,} tasks; launches into "
+            f"{params['mode']}"
             if self.spill_cap
-            else f"no refinement (budget={budget}, gens={params['gens']}); launches into {params['mode']}"
+            else (
+                f"no refinement (budget={budget}, gens={params['gens']}); launches into "
+                f"{params['mode']}"
+            )
         )
         self.notes.append(self.limits.describe())
         self.notes.append(self.plan.summary())
@@ -326,12 +334,15 @@ class CstSession(CdpSession):
         v = [int(x) for x in ctl]
         if v[OVERFLOW]:
             raise DeviceFailureError(
-                f"{self.label}: the device made more tasks than the task buffer of {self.task_cap:,} holds (the "
-                f"host counts {self.ntasks:,}; param task_buffer=0 sizes it exactly); the count is discarded"
+                f"{self.label}: the device made more tasks than the task buffer of "
+                f"{self.task_cap:,} holds (the "
+                f"host counts {self.ntasks:,}; param task_buffer=0 sizes it exactly); the count "
+                "is discarded"
             )
         if self.nframes and v[TASKS] != self.ntasks:
             raise DeviceFailureError(
-                f"{self.label}: the device made {v[TASKS]:,} tasks, the host counts {self.ntasks:,}; "
+                f"{self.label}: the device made {v[TASKS]:,} tasks, the host counts "
+                f"{self.ntasks:,}; "
                 "the count is discarded"
             )
         gens = v[GENS]
@@ -341,7 +352,8 @@ class CstSession(CdpSession):
             )
         if v[TASKS + gens]:
             raise DeviceFailureError(
-                f"{self.label}: generation {gens - 1} spilled {v[TASKS + gens]:,} tasks that no generation "
+                f"{self.label}: generation {gens - 1} spilled {v[TASKS + gens]:,} tasks that no "
+                "generation "
                 "counted; the count is discarded"
             )
         return {
@@ -453,7 +465,10 @@ def cst_recursion(name: str, n: int, params: dict[str, Any], host_boards: int, g
             pending=2,
             heap_bytes=None,
             launches=launches,
-            basis=f"a chain of {how}: each grid's last block launches the next (one pending at a time)",
+            basis=(
+                f"a chain of {how}: each grid's last block launches the next (one pending at a "
+                "time)"
+            ),
             advice="lower depth or spill",
         )
 
@@ -472,7 +487,8 @@ def cst_recursion(name: str, n: int, params: dict[str, Any], host_boards: int, g
         host_bytes=lambda c: buffers,
         uses_heap=False,
         notes=(
-            f"{tasks:,} tasks ({tasks * TASK_BYTES / 2**20:,.1f} MiB), two spill buffers of {spill:,} tasks; the "
+            f"{tasks:,} tasks ({tasks * TASK_BYTES / 2**20:,.1f} MiB), two spill buffers of "
+            f"{spill:,} tasks; the "
             "spilled tasks' rows are the least they can start at",
         ),
     )
@@ -493,7 +509,8 @@ class CdpCst(CdpStrategy):
         _check_common(self.name, n, params)
         if params["launch"] == "record":
             raise InputError(
-                f"{self.name}: launch=record is not supported (its generation 1 is the one-block scan); "
+                f"{self.name}: launch=record is not supported (its generation 1 is the one-block "
+                "scan); "
                 "use launch=empty or none"
             )
 

@@ -87,7 +87,8 @@ class GraphCstSession(CstSession):
         self.graph_bytes = int(before - after)
         self.notes.append(
             f"graphs: make [split-count, scan] from the host; work [split-write, count 0] and "
-            f"{gens - 1} count graph(s) launched from the device; instantiating and uploading them took "
+            f"{gens - 1} count graph(s) launched from the device; instantiating and uploading "
+            "them took "
             f"{self.graph_bytes / 2**20:.1f} MiB of free memory"
         )
 
