@@ -31,6 +31,9 @@ def pytest_collection_modifyitems(config, items):
 
     ok, reason = gpu_available()
     if ok:
+        from nqprof.runner import keep_spares
+
+        keep_spares(True)  # the GPU tests' workers start one after another: each starts the next
         return
     if require_gpu(config):
         config._nqprof_no_gpu = reason  # each GPU test fails in its set-up (pytest_runtest_setup)
@@ -62,3 +65,11 @@ def pytest_runtest_setup(item):
             f"and no GPU run is possible here: {reason}",
             pytrace=False,
         )
+
+
+def pytest_unconfigure(config):
+    import sys
+
+    runner = sys.modules.get("nqprof.runner")
+    if runner is not None:
+        runner.keep_spares(False)  # and the spare that waits is ended

@@ -30,6 +30,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "nqprof.files",
             "nqprof.machinediff",
             "nqprof.worker",
+            "nqprof.spare",
         ),
     ),
     (

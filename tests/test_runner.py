@@ -233,37 +233,54 @@ class _Series:
 def test_a_worker_to_follow_starts_after_the_running_one_s_first_round(warmup, monkeypatch):
     """Its context must not land in the running worker's memory ledger, whose last mark is
     taken after its first round, warm-up or timed: the next of the series starts after the
-    first round of the first worker, the next case's after the first round of the last."""
-    from nqprof import conditions
+    first round of the first worker, a spare for the next case after the first round of the
+    last."""
+    from nqprof import conditions, runner
     from nqprof.runner import RoundLoop
 
     monkeypatch.setattr(conditions.GpuWatch, "start", lambda self: None)
     log = []
+    spare = types.SimpleNamespace(pid=None)
+
+    def start(context=False):
+        log.append("spare")
+        spare.pid = 4242
+
+    spare.start = start
+    monkeypatch.setattr(runner, "SPARE", spare)
     loop = RoundLoop(_Series(log), rounds=4, warmup=warmup)
-    loop.handoff = lambda: log.append("handoff") or types.SimpleNamespace(pids=(4242,))
+    loop.keep_spare = True
     loop.run()
     first = ["run 0", "prepare next", *["run 0"] * (1 + warmup), "advance"]
-    assert log == first + ["run 1", "handoff", *["run 1"] * (1 + warmup)]
-    assert loop.pids == (1001, 4242)  # the next case's worker is the run's own work too
+    assert log == first + ["run 1", "spare", *["run 1"] * (1 + warmup)]
+    assert loop.pids == (1001, 4242)  # the spare is the run's own work too
 
 
-def test_a_handoff_gives_its_worker_to_its_own_case_only(tmp_path, monkeypatch):
+def test_a_spare_worker_is_taken_by_the_next_gpu_worker_and_told_its_case(tmp_path, monkeypatch):
+    """A spare starts without a case; the next GPU worker takes it (no new process) and
+    opens the case it is told; a CPU worker never takes it."""
     from fake_process_bound import STRATEGY as bound
 
-    from nqprof.runner import Handoff
+    from nqprof.runner import WorkerRunner
+    from nqprof.spare import SPARE
+    from nqprof.strategies import get
 
     monkeypatch.setenv("NQPROF_TEST_PID_LOG", str(tmp_path / "pids"))
-    handoff = Handoff()
-    started = handoff.start(bound, 8, {}, 60)
-    assert handoff.take(bound, 8, {}, 60) is started and handoff.runner is None
-    started.kill()
-    other = handoff.start(bound, 8, {}, 60)
-    proc = other._proc
-    assert handoff.take(bound, 9, {}, 60) is None  # another case: its worker is ended
-    assert not proc.is_alive() and other.pid is None
-    handoff.start(bound, 8, {}, 60)
-    handoff.kill()
-    assert handoff.runner is None and handoff.take(bound, 8, {}, 60) is None
+    try:
+        SPARE.start()
+        spare = SPARE.pid
+        assert spare is not None
+        with WorkerRunner(get("serial"), 8, {}, timeout=60) as cpu:
+            assert cpu.pid != spare and SPARE.pid == spare  # a CPU worker forks its own
+        with WorkerRunner(bound, 9, {}, timeout=60) as gpu:
+            assert gpu.pid == spare and SPARE.pid is None
+            assert gpu.info()["pid"] == spare and gpu.run_once().count == 352
+        SPARE.start()
+        proc = SPARE._held[0]
+        SPARE.kill()
+        assert not proc.is_alive() and SPARE.take() is None
+    finally:
+        SPARE.kill()
 
 
 def test_a_prepared_worker_starts_the_driver_alone_unless_told_otherwise(monkeypatch):

@@ -238,27 +238,27 @@ def test_in_another_namespace_each_of_the_runs_workers_now_is_its_own(monkeypatc
     assert watch.finish()["other_processes"] == 2
 
 
-def test_a_gpu_case_starts_the_next_gpu_case_s_first_worker(
+def test_a_gpu_case_starts_a_spare_for_the_next_gpu_case(
     gpu_double, pytester, request, monkeypatch
 ):
-    """pytest's cases run one after another: each GPU case starts the first worker of the
-    case after it while it counts, and that case takes it instead of starting one."""
-    from nqprof import runner
+    """pytest's cases run one after another: a GPU case followed by a GPU case starts a
+    spare worker while it counts, and that case's first worker is the spare."""
+    from nqprof import spare as spare_module
 
     events = []
-    start, take = runner.Handoff.start, runner.Handoff.take
+    start, take = spare_module.Spare.start, spare_module.Spare.take
 
-    def logged_start(self, strategy, n, params, timeout=None):
-        events.append(("start", n))
-        return start(self, strategy, n, params, timeout)
+    def logged_start(self, context=False):
+        start(self, context)
+        events.append(("start", self.pid))
 
-    def logged_take(self, strategy, n, params, timeout=None):
-        got = take(self, strategy, n, params, timeout)
-        events.append(("take", n, got is not None))
-        return got
+    def logged_take(self):
+        held = take(self)
+        events.append(("take", held[0].pid if held else None))
+        return held
 
-    monkeypatch.setattr(runner.Handoff, "start", logged_start)
-    monkeypatch.setattr(runner.Handoff, "take", logged_take)
+    monkeypatch.setattr(spare_module.Spare, "start", logged_start)
+    monkeypatch.setattr(spare_module.Spare, "take", logged_take)
     fake_nvml(monkeypatch)
     pytester.makepyfile(test_suite="def test_nq(nqbench):\n    assert nqbench.run().verified\n")
     load = [] if request.config.pluginmanager.has_plugin("nqprof") else ["-p", "nqprof.plugin"]
@@ -273,10 +273,17 @@ def test_a_gpu_case_starts_the_next_gpu_case_s_first_worker(
         "--nq-rounds=4",
     )
     result.assert_outcomes(passed=3)
-    assert events == [
-        ("take", 8, False),
-        ("start", 9),
-        ("take", 9, True),
-        ("start", 10),
-        ("take", 10, True),
+    # each case's two workers ask for a spare; a spare starts during N=8 and N=9, not N=10
+    assert [kind for kind, _ in events] == [
+        "take",
+        "take",
+        "start",
+        "take",
+        "take",
+        "start",
+        "take",
+        "take",
     ]
+    started = [pid for kind, pid in events if kind == "start"]
+    taken = [pid for kind, pid in events if kind == "take"]
+    assert None not in started and taken == [None, None, started[0], None, started[1], None]

@@ -60,9 +60,9 @@ def gpu_here(fakes, monkeypatch):
         machine, "machine_facts", lambda: {"gpu": "test GPU", "cuda_toolkit": "13.0"}
     )
     monkeypatch.setattr(
-        runner, "open_runner", lambda s, n, p, timeout=None, first=None: runner.LocalRunner(s, n, p)
+        runner, "open_runner", lambda s, n, p, timeout=None: runner.LocalRunner(s, n, p)
     )
-    monkeypatch.setattr(runner.Handoff, "start", lambda self, *args: None)  # no worker either
+    monkeypatch.setattr(runner.SPARE, "start", lambda *args, **kw: None)  # no worker either
 
 
 def _saved(storage: Path) -> list[Path]:

@@ -29,6 +29,9 @@
 #   bench-time     the default `pytest bench/`, timed, with every case's duration
 #   bench-aa       the default `pytest bench/` twice, each timed, then `nqprof compare` of the two (A/A: no
 #                  faster or slower verdict expected)
+#   bench-prepost  the default `pytest bench/` of an earlier tree (.stage/pre, e.g. `git archive COMMIT`), then
+#                  twice of this one; nqprof compare of the earlier run against the first (what the change did)
+#                  and of the two (A/A)
 #   aa-queue       queue and feinbube N=12..16 six times, prepared workers starting CUDA as AA_MODES says
 #                  (NQPROF_PREPARED_CUDA of each run, default: init late init late init late), compared in pairs
 #   dask-one       fast N=21 on a one-worker Dask cluster (8 tasks) beside a plain solve, on one GPU
@@ -438,6 +441,14 @@ print('GPU compute processes left:', repr(subprocess.run(smi, capture_output=Tru
       run bench-aa 590 bash -c "for run in A B; do TIMEFORMAT=\"pytest bench/ (\$run) took %R s\";
           time python3 -m pytest bench/ -q -p no:cacheprovider --benchmark-save=\$run --benchmark-storage=/tmp/nqprof-bench-aa | tail -2; done;
           nqprof compare 0001 0002 --storage /tmp/nqprof-bench-aa | tail -140" ;;
+    bench-prepost) rm -rf /tmp/nqprof-prepost; run bench-prepost 595 bash -c "TIMEFORMAT='pytest bench/ took %R s';
+          time NQPROF_SITE=/tmp/nqprof-site-pre NQPROF_WHEELHOUSE=\$PWD/\${NQPROF_WHEELHOUSE:-.gpuhost/wheelhouse} \
+            .stage/pre/tools/gpuhost.sh python3 -m pytest bench/ -q -p no:cacheprovider --benchmark-save=pre \
+            --benchmark-storage=/tmp/nqprof-prepost | tail -1;
+          for run in A B; do time python3 -m pytest bench/ -q -p no:cacheprovider --benchmark-save=\$run \
+            --benchmark-storage=/tmp/nqprof-prepost | tail -1; done;
+          echo '--- compare pre A'; nqprof compare 0001 0002 --storage /tmp/nqprof-prepost | tail -150;
+          echo '--- compare A B'; nqprof compare 0002 0003 --storage /tmp/nqprof-prepost | tail -150" ;;
     aa-queue) rm -rf /tmp/nqprof-aa-queue; run aa-queue 300 bash -c "for mode in \${AA_MODES:-init late init late init late}; do
           NQPROF_PREPARED_CUDA=\$mode python3 -m pytest bench/ -q -p no:cacheprovider --nq-strategy=queue,feinbube --nq-n=12:16 \
             --benchmark-save=\$mode --benchmark-storage=/tmp/nqprof-aa-queue > /dev/null; done;

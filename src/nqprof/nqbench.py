@@ -132,9 +132,8 @@ class NQBench:
         #: The round rule bounded by pytest-benchmark's options (:mod:`nqprof.benchopts`);
         #: None: the rule of ``settings.rounds``.
         self.rule = None
-        #: The session's :class:`~nqprof.runner.Handoff` and the case pytest runs next: a
-        #: GPU case starts the next GPU case's first worker while it counts.
-        self.handoff = None
+        #: The case pytest runs next: a GPU case followed by a GPU case starts a spare worker
+        #: for it while it counts (:mod:`nqprof.spare`).
         self.next_case: Case | None = None
 
     @property
@@ -152,23 +151,17 @@ class NQBench:
         skip_unless_runnable(self.strategy)
         disabled = getattr(self.benchmark, "disabled", False)
         rounds, warmup = (1, 0) if disabled else (self.settings.rounds, self.settings.warmup)
-        timeout = self.settings.timeout
-        first = (
-            self.handoff.take(self.strategy, self.case.n, self.params, timeout)
-            if self.handoff
-            else None
-        )
         try:
             try:
                 self._runner = open_runner(
-                    self.strategy, self.case.n, self.params, timeout, first=first
+                    self.strategy, self.case.n, self.params, self.settings.timeout
                 ).start()
             except UnavailableError as exc:
                 pytest.skip(f"{self.label}: {exc}")
             loop = RoundLoop(self._runner, rounds, warmup, timer=self.settings.timer)
             if self.rule is not None and not disabled:
                 loop.rule = self.rule
-            loop.handoff = None if disabled else self.next_worker()
+            loop.keep_spare = not disabled and self.gpu_follows()
             loop.run()
         except CountMismatchError as exc:
             pytest.fail(str(exc), pytrace=False)
@@ -178,28 +171,20 @@ class NQBench:
             self.benchmark.extra_info[self.tracer.key] = self.tracer.profile(self)
         return record
 
-    def next_worker(self):
-        """What starts the next case's first worker, where that case is a GPU case that runs
-        here; None otherwise (a profiled case wants the GPU to itself)."""
+    def gpu_follows(self) -> bool:
+        """Whether the case pytest runs next is a GPU case that runs here after this GPU
+        case (not a profiled one: that wants the GPU to itself)."""
         nxt = self.next_case
-        if (
-            nxt is None
-            or self.handoff is None
-            or self.tracer is not None
-            or not self.strategy.needs_gpu
-        ):
-            return None
+        if nxt is None or self.tracer is not None or not self.strategy.needs_gpu:
+            return False
         import pytest
 
         try:
             strategy = get(nxt.strategy)
-            params = strategy.resolve(nxt.n, dict(nxt.given))
             skip_unless_runnable(strategy)
         except (Exception, pytest.skip.Exception):  # that case's own run says why
-            return None
-        if not strategy.needs_gpu:
-            return None
-        return lambda: self.handoff.start(strategy, nxt.n, params, self.settings.timeout)
+            return False
+        return strategy.needs_gpu
 
     def finish(self, record: RunRecord, rule: str | None = None, **more: Any) -> RunRecord:
         """Record a measured run: its statistic into pytest-benchmark, the rest into

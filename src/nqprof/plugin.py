@@ -50,10 +50,8 @@ _BAD_SETTINGS = pytest.StashKey[str]()
 _TRACER = pytest.StashKey[object]()
 #: (case id, other processes) of the cases whose GPU other processes used during the rounds.
 _SHARED = pytest.StashKey[list]()
-#: The test item pytest runs after the running one, and the worker started for it
-#: (:class:`nqprof.runner.Handoff`).
+#: The test item pytest runs after the running one.
 _NEXT = pytest.StashKey[object]()
-_HANDOFF = pytest.StashKey[object]()
 TRACE_OPTION, TRACE_DEST = "--nq-trace", "nq_trace"
 TRACE_DIR_OPTION, TRACE_DIR_DEST = "--nq-trace-dir", "nq_trace_dir"
 
@@ -288,7 +286,7 @@ def nqbench_fixture(request, benchmark):
         bench.remote = remote
         bench.tracer = request.config.stash.get(_TRACER, None)
         bench.rule = rule_for(request.config, request.node)
-        bench.handoff, bench.next_case = _handoff(request.config), _next_case(request.config)
+        bench.next_case = _next_case(request.config)
         yield bench
     if bench.record is not None and bench.record.shared_gpu():
         others = bench.record.conditions["gpu"]["other_processes"]
@@ -309,14 +307,6 @@ def _next_case(config):
         return Case.from_param(param) if param is not None else None
     except Exception:  # not a case of ours: that test's own fixture says what is wrong
         return None
-
-
-def _handoff(config):
-    if _HANDOFF not in config.stash:
-        from .runner import Handoff
-
-        config.stash[_HANDOFF] = Handoff()
-    return config.stash[_HANDOFF]
 
 
 def used(config) -> bool:
@@ -363,8 +353,10 @@ def pytest_terminal_summary(terminalreporter, config) -> None:
 
 
 def pytest_unconfigure(config) -> None:
-    if _HANDOFF in config.stash:  # a worker started for a case that did not run
-        config.stash[_HANDOFF].kill()
+    if used(config):  # a spare worker started for a case that did not run
+        from .spare import SPARE
+
+        SPARE.kill()
     if config.getoption(CLUSTER_DEST, None):
         cluster_bench().stop(config)
 

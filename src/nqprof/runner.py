@@ -23,10 +23,7 @@ from __future__ import annotations
 import contextlib
 import multiprocessing as mp
 import os
-import sys
 import time
-import types
-from collections.abc import Callable
 from typing import Any
 
 from . import conditions, errors
@@ -37,6 +34,7 @@ from .problem import known_count
 from .progress import Progress
 from .result import Measurement, RunRecord
 from .rounds import RoundRule
+from .spare import SPARE, spawn_context
 from .strategies import Strategy, get
 from .worker import Target, serve
 
@@ -107,21 +105,6 @@ class LocalRunner:
         self.close()
 
 
-@contextlib.contextmanager
-def spawn_context():
-    """A spawned child runs the parent's ``__main__`` module again before its target (for
-    pytest that is all of pytest). The target lives in :mod:`nqprof.worker`, which needs
-    nothing of it, so ``__main__`` is hidden while the child starts (multiprocessing's spawn
-    reads the module's name and file at that moment only)."""
-    main = sys.modules.get("__main__")
-    sys.modules["__main__"] = types.ModuleType("__main__")
-    try:
-        yield
-    finally:
-        if main is not None:
-            sys.modules["__main__"] = main
-
-
 #: Workers whose session closed, still letting their context go as they leave.
 _EXITING: list = []
 
@@ -156,6 +139,7 @@ class WorkerRunner:
         self._proc = None
         self._conn = None
         self._prepared = False  # started by prepare(), its session not yet opened
+        self._go = "go"  # what opens it: a spare is told its case too
         #: What the session said of itself when it opened (device facts ...).
         self.opened: dict[str, Any] = {}
 
@@ -173,12 +157,8 @@ class WorkerRunner:
         return (self.pid,) if self.pid else ()
 
     def _spawn(self, prepared: bool) -> None:
-        if not prepared:
-            _await_exits()
         gpu = self.strategy.needs_gpu
         fork = not gpu and "fork" in mp.get_all_start_methods()
-        ctx = mp.get_context("fork" if fork else "spawn")
-        parent, child = ctx.Pipe()
         target = (
             self.strategy
             if fork
@@ -187,6 +167,16 @@ class WorkerRunner:
                 getattr(self.strategy, "worker_attribute", "STRATEGY"),
             )
         )
+        held = SPARE.take() if gpu else None
+        if held is not None:  # a spare started ahead: it learns its case with "go"
+            self._proc, self._conn = held
+            self._go = ("go", target, self.opener, self.n, self.params)
+            self._prepared = True
+            return
+        if not prepared:
+            _await_exits()
+        ctx = mp.get_context("fork" if fork else "spawn")
+        parent, child = ctx.Pipe()
         self._proc = ctx.Process(
             target=serve,
             daemon=True,
@@ -206,21 +196,23 @@ class WorkerRunner:
             self._proc.start()
         child.close()
         self._conn = parent
+        self._go = "go"
         self._prepared = prepared
 
     def prepare(self) -> WorkerRunner:
         """Start the worker process now, to open its session later (:meth:`start`): it
-        imports what it needs and starts CUDA meanwhile, and opens nothing until then."""
+        imports what it needs and starts CUDA meanwhile, and opens nothing until then. A
+        spare (:mod:`nqprof.spare`), where one waits, is taken instead."""
         self._spawn(prepared=True)
         return self
 
     def start(self) -> WorkerRunner:
-        if self._proc is not None and self._prepared:
+        if self._proc is None:
+            self._spawn(prepared=False)
+        if self._prepared:
             self._prepared = False
             _await_exits()
-            self._conn.send("go")
-        else:
-            self._spawn(prepared=False)
+            self._conn.send(self._go)
         try:
             self.opened = self._receive("open") or {}
         except BaseException:
@@ -310,6 +302,20 @@ class WorkerRunner:
 
     def __exit__(self, exc_type, *exc):
         self.kill() if exc_type is not None else self.close()
+
+
+#: Whether every round loop keeps a spare GPU worker for the worker request that follows
+#: (:func:`keep_spares`): for a run of many GPU cases one after another, such as the GPU tests.
+KEEP_SPARES = False
+
+
+def keep_spares(on: bool) -> None:
+    """From now on, start a spare GPU worker during each case for the next (``on``), or stop
+    doing so and end the spare that waits."""
+    global KEEP_SPARES
+    KEEP_SPARES = bool(on)
+    if not on:
+        SPARE.kill()
 
 
 #: Worker processes a CPU case's rounds go to in turn. A CPU time depends on the process
@@ -454,68 +460,19 @@ def open_runner(
     timeout: float | None = None,
     isolate: bool = True,
     processes: int | None = None,
-    first: WorkerRunner | None = None,
 ):
     """The runner for a strategy: watchdog worker processes (``processes``, default
     GPU_PROCESSES one after another for a GPU strategy and CPU_PROCESSES in turn for a CPU
     one), or (``isolate=False``) this process, without a timeout. A daemonic process (a
     Dask worker's) may start no child, so a CPU session runs there in-process; the cluster
-    bounds its time. ``first``: a GPU case's first worker, started already (:class:`Handoff`)."""
+    bounds its time."""
     if isolate and (strategy.needs_gpu or not mp.current_process().daemon):
         count = processes or (GPU_PROCESSES if strategy.needs_gpu else CPU_PROCESSES)
-        if not strategy.needs_gpu and first is not None:
-            first.kill()
-            first = None
         if count == 1:
-            return first or WorkerRunner(strategy, n, params, timeout)
-        runners = [first or WorkerRunner(strategy, n, params, timeout)]
-        runners += [WorkerRunner(strategy, n, params, timeout) for _ in range(count - 1)]
+            return WorkerRunner(strategy, n, params, timeout)
+        runners = [WorkerRunner(strategy, n, params, timeout) for _ in range(count)]
         return ProcessSeries(runners) if strategy.needs_gpu else RunnerPool(runners)
-    if first is not None:
-        first.kill()
     return LocalRunner(strategy, n, params)
-
-
-class Handoff:
-    """The first worker of the next case, started while this case counts: cases that run
-    one after another (the pytest plugin's) then pay no worker start of their own between
-    them. It is a prepared worker (:meth:`WorkerRunner.prepare`): it imports and starts CUDA,
-    but opens its session, and so takes its memory ledger's first mark, only once the case
-    before it has closed its last worker and that process has gone."""
-
-    def __init__(self):
-        self.key: tuple | None = None
-        self.runner: WorkerRunner | None = None
-
-    @staticmethod
-    def _key(strategy: Strategy, n: int, params: dict[str, Any], timeout: float | None):
-        return (strategy.name, n, repr(sorted(params.items())), timeout)
-
-    def start(
-        self, strategy: Strategy, n: int, params: dict[str, Any], timeout: float | None = None
-    ) -> WorkerRunner:
-        """Start the worker of this case (any other started before is killed)."""
-        self.kill()
-        self.key = self._key(strategy, n, params, timeout)
-        self.runner = WorkerRunner(strategy, n, params, timeout).prepare()
-        return self.runner
-
-    def take(
-        self, strategy: Strategy, n: int, params: dict[str, Any], timeout: float | None = None
-    ) -> WorkerRunner | None:
-        """The worker started for this case, or None (one started for another is killed)."""
-        runner, key = self.runner, self.key
-        self.runner = self.key = None
-        if runner is not None and key == self._key(strategy, n, params, timeout):
-            return runner
-        if runner is not None:
-            runner.kill()
-        return None
-
-    def kill(self) -> None:
-        if self.runner is not None:
-            self.runner.kill()
-        self.runner = self.key = None
 
 
 def check_rounds(rounds: int | None, warmup: int) -> None:
@@ -552,12 +509,13 @@ class RoundLoop:
         self.samples: list[float] = []
         self.round_process: list[int] = []
         self.conditions: dict[str, Any] = {}
-        #: Called once the last worker of the case has run its first round: starts the
-        #: next case's first worker (the pytest plugin's :class:`Handoff`) and returns it.
-        self.handoff: Callable[[], WorkerRunner | None] | None = None
+        #: Whether another GPU worker request follows this case (the next case of a pytest
+        #: run or a sweep): a spare worker (:mod:`nqprof.spare`) is then started once the
+        #: last worker of the case has run its first round.
+        self.keep_spare = KEEP_SPARES
         self._due = False  # a worker is to be prepared after the next round
         self._phase, self._last_phase = 0, 0
-        self._extra: tuple[int, ...] = ()  # the next case's worker, once started
+        self._extra: tuple[int, ...] = ()  # the spare, once started
         self._watches: tuple = ()
 
     def _run_once(self) -> Measurement:
@@ -569,15 +527,15 @@ class RoundLoop:
 
     def _prepare(self) -> None:
         """Start the next worker while this one counts: the next of the series, or after
-        the last, the next case's. Only now, after the running worker's first round: its
-        memory ledger is complete (its last mark is after that round), and a worker that
-        starts makes a context on the GPU."""
+        the last a spare for the next case (:attr:`keep_spare`). Only now, after the running
+        worker's first round: its memory ledger is complete (its last mark is after that
+        round), and a worker that starts may make a context on the GPU."""
         r = self.runner
         if self._phase < self._last_phase:
             r.prepare_next()
-        elif self.handoff is not None:
-            following = self.handoff()
-            self._extra = following.pids if following is not None else ()
+        elif self.keep_spare:
+            SPARE.start()
+            self._extra = (SPARE.pid,) if SPARE.pid else ()
         for watch in self._watches:
             watch.also_own(self.pids)
 
@@ -633,7 +591,7 @@ class RoundLoop:
                 r.advance()
             # the next worker (of the series, or the next case's) starts after this one's
             # first round, while it counts (_prepare)
-            self._due = phase < self._last_phase or self.handoff is not None
+            self._due = phase < self._last_phase or self.keep_spare
             self.warm_up()
             if cpu is None:
                 bus = r.opened.get("device", {}).get("pci_bus_id")
@@ -699,10 +657,13 @@ def solve(
     isolate: bool = True,
     progress: Progress | None = None,
     timer: str = "compute",
+    keep_spare: bool = False,
 ) -> RunRecord:
     """Run ``strategy`` on ``n`` queens for ``repeats`` timed rounds (None: the auto rule of
     :mod:`nqprof.rounds`) after ``warmup`` rounds, and return the verified record. Raises an
-    :class:`NqprofError` on bad input, a wrong count, device failures or a hang."""
+    :class:`NqprofError` on bad input, a wrong count, device failures or a hang.
+    ``keep_spare``: a GPU worker request follows (the next case of a sweep), so a spare
+    worker is started for it during the rounds (:mod:`nqprof.spare`)."""
     strat = get(strategy)
     values = strat.resolve(n, params)
     n = int(n)
@@ -713,6 +674,7 @@ def solve(
     with open_runner(strat, n, values, timeout, isolate) as runner:
         marks.append(("open", time.perf_counter()))
         loop = RoundLoop(runner, repeats, warmup, progress, timer)
+        loop.keep_spare = loop.keep_spare or (keep_spare and strat.needs_gpu and isolate)
         loop.run()
         marks.append(("rounds", time.perf_counter()))
         record = loop.record(runner.info())

@@ -12,7 +12,7 @@ Its start is kept short, because every GPU case pays it:
   :class:`nqprof.cuda.device.GpuContext` then takes that context.
 - **Nothing else at import.** This module imports only the standard library; a spawned
   worker imports the strategy's module and what it needs, nothing of the parent's
-  ``__main__`` (see :func:`nqprof.runner.spawn_context`).
+  ``__main__`` (see :func:`nqprof.spare.spawn_context`).
 
 And it ends with its parent: Ctrl-C goes to the parent alone (the worker ignores SIGINT, so
 it prints no traceback of its own and the parent kills it), and on Linux the kernel kills
@@ -146,6 +146,7 @@ def serve(
     gpu: bool,
     started: float,
     prepared: bool = False,
+    cuda: str | None = None,
 ) -> None:
     """The worker process: set itself up (above), open the session ``opener(n, params)`` of
     ``target`` (a :class:`Target`, or in a forked worker the object itself), then answer
@@ -162,11 +163,14 @@ def serve(
     started only after the running worker's memory ledger is complete (after its first
     round), and "go" comes only once that worker has closed and its process has gone, so
     each session's ledger, taken between its own open and first round, sees no other
-    session's allocations; its ``start_s`` is then from "go"."""
+    session's allocations; its ``start_s`` is then from "go". A spare
+    (:mod:`nqprof.spare`) is a prepared worker that learns its case with "go": its
+    ``target`` is None until then, and "go" is ("go", target, opener, n, params).
+    ``cuda``: what it starts of CUDA while it waits, where not :func:`prepared_cuda`."""
     serving = time.time()
     die_with_parent(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    mode = prepared_cuda() if prepared else "context"
+    mode = cuda or (prepared_cuda() if prepared else "context")
     if gpu and mode != "late":
         start_cuda_early(context=mode == "context")
     if prepared:
@@ -175,7 +179,9 @@ def serve(
             go = conn.recv()
         except EOFError:
             go = None
-        if go != "go":
+        if isinstance(go, tuple) and len(go) == 5 and go[0] == "go":
+            _, target, opener, n, params = go
+        elif go != "go" or target is None:
             os._exit(0)
         serving = started = time.time()
         if gpu and mode != "context":

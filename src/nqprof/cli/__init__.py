@@ -136,6 +136,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         command is None
     ):  # --help, --version, no command or an unknown one (these exit), or options before it
         command = listing_parser().parse_known_args(argv)[0].command
+    if command in ("solve", "sweep") and not any(
+        a in ("-h", "--help") or a.startswith("--cluster") for a in argv
+    ):
+        from ..spare import SPARE, gpu_machine
+
+        if gpu_machine():  # its worker starts while the rest of nqprof loads
+            SPARE.start(context=True)
     parser = build_parser(command)
     args, extras = parser.parse_known_args(argv)
     if extras:

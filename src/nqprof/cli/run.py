@@ -99,7 +99,7 @@ def cmd_sweep(args) -> int:
     interrupted = None
     with Progress.for_command(args.quiet, total=len(cases)) as progress:
         try:
-            for case, strategy, why in cases:
+            for index, (case, strategy, why) in enumerate(cases):
                 progress.case(describe(case.strategy, case.n, dict(case.given)))
                 _sweep_case(
                     case,
@@ -110,6 +110,8 @@ def cmd_sweep(args) -> int:
                     rows,
                     records,
                     ran,
+                    gpu_follows=not gpu_why
+                    and any(s is not None and s.needs_gpu for _, s, _ in cases[index + 1 :]),
                 )
         except KeyboardInterrupt:
             interrupted = (
@@ -134,9 +136,11 @@ def cmd_sweep(args) -> int:
     return 0 if all("error" not in r for r in records) else 1
 
 
-def _sweep_case(case, strategy, why, settings, progress, rows, records, ran) -> None:
+def _sweep_case(
+    case, strategy, why, settings, progress, rows, records, ran, gpu_follows=False
+) -> None:
     """One case of a sweep: its row and record (skipped, an error, or the run, also kept in
-    ``ran``)."""
+    ``ran``); ``gpu_follows``: a GPU case comes later (a spare worker is started for it)."""
     from ..errors import NqprofError
     from ..runner import solve
     from ..textfmt import seconds
@@ -156,6 +160,7 @@ def _sweep_case(case, strategy, why, settings, progress, rows, records, ran) -> 
             timeout=settings.timeout,
             progress=progress,
             timer=settings.timer,
+            keep_spare=gpu_follows,
         )
     except NqprofError as exc:
         rows.append([case.strategy, case.n, _given(case), "ERROR", "-", "-", str(exc)])
