@@ -51,9 +51,17 @@ __device__ __forceinline__ void cst_count_tasks(const uint4* __restrict__ tasks,
         if (Spill::enabled) {
             // A task past its budget hands the rest of its subtree over (rare, divergent);
             // with no room left it goes on and asks again after another budget.
+            // The hand-over works on a copy: a state whose address reaches the (not
+            // inlined) hand-over would live in local memory for the whole loop, every step
+            // loading and storing it; the copy is made and read back only here.
             if (!need && !done && spill.over(steps)) {
-                need = spill.take(&s, stack, info);
-                if (!need) steps = 0;
+                nq_cst_state rest = s;
+                need = spill.take(&rest, stack, info);
+                if (need) {
+                    s = rest;  // idle (nq_cst_spill), its completions so far kept
+                } else {
+                    steps = 0;
+                }
             }
         }
         const unsigned want = __ballot_sync(CST_FULL, need);

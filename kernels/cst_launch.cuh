@@ -13,16 +13,23 @@
 //   2  cc split-write  one thread a frame: its tasks, from its offset on (as fast's
 //                      cst_split_write: the tasks are the host generator's, in order);
 //   3+g counting generation g: fast's persistent counting loop (cst_count.cuh) over the
-//                      generation's tasks. With a budget a lane whose task has taken more
-//                      than `budget` steps hands the rest of its subtree over as new tasks
-//                      (nq_cst_spill) to a spill buffer; the grid's last block (an atomic
-//                      ticket) launches generation g+1 over them. The last generation
-//                      (`gens`) has no budget, so the recursion ends.
+//                      generation's tasks. Without refinement (gens == 1) generation 0 is
+//                      the kernel cc_count0: fast's constellation kernel, the same code
+//                      and arguments (tasks, ntasks, n, next, out) and fast's grid (the
+//                      device's resident blocks of it, no more than the tasks fill), with
+//                      the parameter block as a last argument that only the timeline
+//                      build reads. With a budget (the kernel cc_count) a lane whose task
+//                      has taken more than `budget` steps hands the rest of its subtree
+//                      over as new tasks (nq_cst_spill) to a spill buffer; the grid's last
+//                      block (an atomic ticket) launches generation g+1 over them. The last
+//                      generation (`gens`) has no budget, so the recursion ends.
 // Who launches what is the two files' own (cdp_cst.cu: each grid's last block launches the
 // next; graph_cst.cu: graphs); they implement cc_next_* below.
 //
-// Every count generation reads its task count from the control words (ctl[CC_TASKS + g])
-// rather than from a kernel argument. Counts go to acct[CDP_SOLUTIONS] (kernels/cdp.cuh's
+// Every budgeted count generation reads its task count from the control words
+// (ctl[CC_TASKS + g]) rather than from a kernel argument; cc_count0 takes it as fast's
+// kernel does (its launch reads it from the control words, graph-cst's graph has the host's
+// count, which the host checks against the device's after the round). Counts go to acct[CDP_SOLUTIONS] (kernels/cdp.cuh's
 // accounting: launches and failures, per generation grids and tasks handed over).
 #pragma once
 
@@ -85,9 +92,10 @@ struct cc_params {
     int depth;                     //  84
     int gens;                      //  88  counting generations at most (1: no refinement)
     int mode;                      //  92  CC_MODE_*
-    unsigned resident;             //  96  blocks of a counting grid (the device's resident blocks)
+    unsigned resident;             //  96  blocks of a cc_count grid (the device's resident blocks)
     unsigned count_shared;         // 100  dynamic shared memory of a counting grid
-    unsigned long long unused;     // 104
+    unsigned resident0;            // 104  blocks of a cc_count0 grid (the device's resident blocks)
+    unsigned unused;               // 108
 };
 static_assert(sizeof(cc_params) == 112, "cc_params: 112 bytes (PARAMS_DTYPE)");
 
@@ -108,10 +116,14 @@ __device__ __forceinline__ unsigned cc_tl_self(const cc_params* P, int gen) {
     return *(volatile unsigned*)&P->ctl[CC_TL + gen];
 }
 
-// A counting grid: the device's resident blocks, no more than the tasks fill.
-__device__ __forceinline__ unsigned cc_count_grid(const cc_params* P, unsigned ntasks) {
+// A counting grid: the device's resident blocks (`resident`), no more than the tasks fill
+// (fast's grid).
+__device__ __forceinline__ unsigned cc_grid(unsigned resident, unsigned ntasks) {
     const unsigned need = (ntasks + NQ_BLOCK - 1) / NQ_BLOCK;
-    return need < P->resident ? (need ? need : 1u) : P->resident;
+    return need < resident ? (need ? need : 1u) : resident;
+}
+__device__ __forceinline__ unsigned cc_count_grid(const cc_params* P, unsigned ntasks) {
+    return cc_grid(P->resident, ntasks);
 }
 
 // --- generation 0: tasks per frame --------------------------------------------------------
@@ -125,7 +137,8 @@ __device__ __forceinline__ void cc_split_count_body(const cc_params* P) {
 
 // --- generation 1: offsets (one block of CC_SCAN_BLOCK threads) ---------------------------
 // Returns, in thread 0, whether the tasks fit the task buffer (their number in
-// ctl[CC_TASKS + 0]); an overflow is counted (CC_OVERFLOW, acct CDP_OVERFLOWS).
+// ctl[CC_TASKS + 0]); a task buffer too small sets CC_OVERFLOW (a parameter's fault, not
+// the accounting's block-buffer overflow, which would be nqprof's).
 __device__ __forceinline__ bool cc_scan_body(const cc_params* P) {
     __shared__ unsigned long long warp_sums[CC_SCAN_BLOCK / 32];
     __shared__ unsigned long long carry;
@@ -161,8 +174,7 @@ __device__ __forceinline__ bool cc_scan_body(const cc_params* P) {
     const unsigned long long total = carry;
     P->offsets[P->nframes] = total;
     if (total > P->task_cap) {
-        P->ctl[CC_OVERFLOW] = 1;
-        cdp_count(P->acct, CDP_OVERFLOWS);
+        P->ctl[CC_OVERFLOW] = 1;  // the host says so, and what the task buffer must hold
         return false;
     }
     P->ctl[CC_TASKS + 0] = (unsigned)total;
@@ -178,6 +190,25 @@ __device__ __forceinline__ void cc_split_write_body(const cc_params* P) {
     const uint32_t w[4] = {f.x, f.y, f.z, f.w};
     const unsigned long long at = P->offsets[i], room = P->offsets[i + 1] - at;
     nq_cst_split(w, P->n, P->depth, reinterpret_cast<uint32_t*>(P->tasks + at), room);
+}
+
+// --- generation 3 without refinement: fast's kernel --------------------------------------------
+// The body of cc_count0 (cdp_cst.cu, graph_cst.cu): the constellation kernel's
+// (constellation.cu), cst_no_spill and all; the timeline build adds its grid's record.
+__device__ __forceinline__ void cc_count0_body(const uint4* __restrict__ tasks, unsigned ntasks, int n,
+                                               unsigned* next, unsigned long long* out, const cc_params* P,
+                                               uint32_t* smem) {
+#ifdef CDP_TIMELINE
+    const unsigned tl = cc_tl_self(P, CC_FIRST_COUNT);
+    cdp_tl_block_begin(tl);
+#else
+    (void)P;
+#endif
+    cst_no_spill none;
+    cst_count_tasks(tasks, ntasks, n, next, out, smem + threadIdx.x, none);
+#ifdef CDP_TIMELINE
+    cdp_tl_block_end(tl);
+#endif
 }
 
 // --- generations 3+g: counting, with the budget --------------------------------------------

@@ -166,6 +166,79 @@ def test_kernels_compile_and_device_link(tmp_path, toolkit, file, defines):
     assert nvcc.elf_type((tmp_path / f"{file[:-3]}.sm_90.linked.cubin").read_bytes()) == 2
 
 
+def test_generation_0_without_refinement_is_fasts_kernel(tmp_path, toolkit):
+    """cc_count0 and cg_count0, built as the runs build them (-rdc, cudadevrt), are fast's
+    constellation kernel: its registers, no stack, no spills; the budgeted kernels spill no
+    register."""
+    from nqprof.catalog import catalog
+    from nqprof.cuda import nvcc
+
+    if toolkit.cudadevrt is None:
+        pytest.skip(f"{toolkit.describe()} has no libcudadevrt.a")
+    for block in (128, 256):
+        defines = {"NQ_BLOCK": block}
+        fast = {
+            r.kernel: r
+            for r in nvcc.compile_source(
+                catalog()["constellation.cu"], "sm_90", defines=defines, toolkit=toolkit
+            )
+        }["constellation"]
+        assert fast.local_bytes == 0
+        for file, plain, budgeted in (
+            ("cdp_cst.cu", "cc_count0", "cc_count"),
+            ("graph_cst.cu", "cg_count0", "cg_count"),
+        ):
+            work = tmp_path / f"{file}-{block}"
+            rows = {
+                r.kernel: r
+                for r in nvcc.compile_source(
+                    catalog()[file], "sm_90", defines=defines, toolkit=toolkit, workdir=work
+                )
+            }
+            assert rows[plain].registers == fast.registers, (file, block)
+            assert rows[plain].local_bytes == rows[plain].spill_stores == 0, (file, block)
+            assert rows[budgeted].spill_stores == rows[budgeted].spill_loads == 0
+
+
+def cdp2_calls(cubin: bytes) -> set[str]:
+    """The CDP2 device-runtime calls a linked cubin's kernels make (their externs' names)."""
+    return {m.decode() for m in re.findall(rb"__cuda_syscall_cnpv2\w+", cubin)}
+
+
+def test_device_graph_kernels_make_no_cdp2_call(tmp_path, toolkit):
+    """A graph instantiated for device launch may hold no kernel that uses dynamic
+    parallelism (cuGraphInstantiate: CUDA_ERROR_INVALID_VALUE), and the driver counts every
+    CDP2 device-runtime call as such use, cudaGetLastError() included: graph_cst.cu's
+    linked cubin has none, as devgraph.cu's (whose graphs instantiate) has none, while
+    cdp_cst.cu's, which launches kernels, has them."""
+    from nqprof.catalog import catalog
+    from nqprof.cuda import nvcc
+
+    if toolkit.cudadevrt is None:
+        pytest.skip(f"{toolkit.describe()} has no libcudadevrt.a")
+    calls = {}
+    for file, defines in (
+        ("graph_cst.cu", {}),
+        ("graph_cst.cu", {"CDP_TIMELINE": 1}),
+        ("graph_cst.cu", {"NQ_BLOCK": 256}),
+        ("devgraph.cu", {}),
+        ("cdp_cst.cu", {}),
+    ):
+        work = tmp_path / f"{file}-{len(calls)}"
+        nvcc.compile_source(
+            catalog()[file], "sm_90", defines=defines, toolkit=toolkit, workdir=work
+        )
+        linked = (work / f"{file[:-3]}.sm_90.linked.cubin").read_bytes()
+        calls[(file, tuple(defines))] = cdp2_calls(linked)
+        if file != "cdp_cst.cu":
+            assert b"cudaGraphLaunch" in linked, file
+    assert calls.pop(("cdp_cst.cu", ())) >= {
+        "__cuda_syscall_cnpv2GetLastError",
+        "__cuda_syscall_cnpv2LaunchDeviceV2",
+    }
+    assert all(not c for c in calls.values()), calls
+
+
 def test_cdp_cst_measurement_build_compiles(tmp_path, toolkit):
     from nqprof.catalog import catalog
     from nqprof.cuda import nvcc

@@ -1,12 +1,14 @@
-"""cdp-cst and graph-cst on a GPU: counts verified N=4..16 with the defaults, with a small
-budget in both launch modes (many spilled tasks, several generations), the device's tasks
-equal to the host's count, and a task buffer forced too small fails loudly (the device's
-scan refuses the tasks; the run is an error, never a count). Skipped with the reason where
-no GPU run can happen (tests/conftest.py)."""
+"""cdp-cst and graph-cst on a GPU: counts verified N=4..16 with the defaults (fast's kernel
+as the one counting generation), with a small budget in both launch modes (tasks that the
+host model says must spill: spilled tasks, several generations), the device's tasks equal to
+the host's count, and a task buffer forced too small fails loudly, saying what to set (the
+device's scan refuses the tasks; the run is an error, never a count). Skipped with the
+reason where no GPU run can happen (tests/conftest.py)."""
 
 import pytest
 from gpu_checks import checked, ns_up_to
 
+from nqprof import _cpu
 from nqprof.errors import DeviceFailureError
 from nqprof.runner import solve
 
@@ -28,13 +30,17 @@ def test_defaults_count_n4_to_n16(name):
         record = clean(solve(name, n, {}, repeats=1, warmup=0, timeout=TIMEOUT))
         assert record.tasks["tasks"] == record.tasks["task_buffer"] > 0
         assert record.tasks["generations"] == 1 and record.tasks["spills"] == 0
+        assert any("count0) of up to" in note for note in record.notes), record.notes
 
 
 @pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("mode", ["tail", "fire-and-forget"])
 def test_a_small_budget_spills_and_keeps_the_count(name, mode):
-    for n in (8, 11, 14):
-        params = {"budget": 16, "gens": 6, "mode": mode}
+    # shallow tasks and a budget of a few votes (NQ_UNROLL steps each): the host model
+    # spills thousands of tasks, so a device run that spills none is a broken refinement
+    for n, depth, budget in ((11, 1, 8), (13, 2, 16)):
+        assert _cpu.cst_budget_count(n, depth, budget, 6)[1] > 1000
+        params = {"budget": budget, "gens": 6, "mode": mode, "depth": depth}
         record = clean(solve(name, n, params, repeats=2, warmup=0, timeout=TIMEOUT))
         t = record.tasks
         assert (
@@ -49,22 +55,31 @@ def test_a_small_budget_spills_and_keeps_the_count(name, mode):
 @pytest.mark.parametrize("name", NAMES)
 def test_a_spill_buffer_too_small_only_slows(name):
     record = clean(
-        solve(name, 13, {"budget": 8, "spill": 64}, repeats=1, warmup=0, timeout=TIMEOUT)
+        solve(
+            name, 13, {"budget": 8, "spill": 64, "depth": 2}, repeats=1, warmup=0, timeout=TIMEOUT
+        )
     )
     assert record.tasks["refused"] > 0
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_a_task_buffer_too_small_fails_loudly(name):
-    with pytest.raises(DeviceFailureError, match="more tasks than the task buffer of 100 holds"):
+    with pytest.raises(DeviceFailureError) as failed:
         solve(name, 12, {"task_buffer": 100}, repeats=1, warmup=0, timeout=TIMEOUT)
+    text = str(failed.value)
+    assert "more tasks than the task buffer of 100 holds" in text, text
+    assert "set task_buffer=0" in text and "nqprof bug" not in text, text
 
 
-def test_the_timeline_records_every_grid():
-    record = clean(
-        solve("cdp-cst", 12, {"budget": 16, "timeline": 1}, repeats=1, warmup=0, timeout=TIMEOUT)
-    )
+@pytest.mark.parametrize("budget", [0, 16])
+def test_the_timeline_records_every_grid(budget):
+    params = {"budget": budget, "depth": 2, "timeline": 1}
+    record = clean(solve("cdp-cst", 12, params, repeats=1, warmup=0, timeout=TIMEOUT))
     grids = record.timeline["grids"]
     assert record.timeline["dropped"] == 0
     assert sorted(set(grids["gen"]))[:4] == [0, 1, 2, 3]
     assert len(grids["gen"]) == 3 + record.tasks["generations"]
+    assert (record.tasks["generations"] > 1) == (budget > 0)
+    # every grid recorded its blocks (cc_count0's record is the timeline build's only work)
+    spans = zip(grids["start"], grids["end"], strict=True)
+    assert all(end >= start > 0 for start, end in spans), grids

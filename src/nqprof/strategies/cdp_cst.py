@@ -6,7 +6,10 @@ strategy fast: a few thousand, uploaded once) and launches one grid. From there 
 does the rest (kernels/cst_launch.cuh, kernels/cdp_cst.cu), each grid's last block to finish
 launching the next: split-count (tasks per frame, ``depth`` queens deeper), scan (one block:
 offsets), split-write (the tasks, exactly fast's, in its order) and counting generation 0,
-fast's persistent counting loop (kernels/cst_count.cuh) over them. With a ``budget`` a lane
+fast's persistent counting loop (kernels/cst_count.cuh) over them: without refinement the
+kernel ``cc_count0``, fast's constellation kernel (its code, arguments, registers and grid:
+the device's resident blocks, no more than the tasks fill). With a ``budget`` (the kernel
+``cc_count``, the same loop with the budget's hook) a lane
 whose task has taken more steps than the budget hands the rest of its subtree over as new
 tasks (one per candidate left on its stack: nq_cst_spill in kernels/cpu/constellations.h,
 whose host model ``nqprof._cpu.cst_budget_count`` the CPU tests check), and the counting
@@ -98,7 +101,8 @@ PARAMS_FIELDS = (
     ("mode", "<i4", 92),
     ("resident", "<u4", 96),
     ("count_shared", "<u4", 100),
-    ("unused", "<u8", 104),
+    ("resident0", "<u4", 104),
+    ("unused", "<u4", 108),
 )
 PARAMS_BYTES = 112
 
@@ -154,8 +158,11 @@ class CstSession(CdpSession):
 
     source = "cdp_cst.cu"
     root_kernel = "cc_split_count"
-    child_kernels = ("cc_scan", "cc_split_write", "cc_count")  # generation 1's first
+    child_kernels = ("cc_scan", "cc_split_write", "cc_count", "cc_count0")  # generation 1's first
+    #: counting generations with a budget (refinement on)
     count_kernel = "cc_count"
+    #: counting generation 0 without refinement: fast's constellation kernel
+    count0_kernel = "cc_count0"
     uses_graphs = False
 
     def __init__(self, strategy, n: int, params: dict[str, Any]):
@@ -195,12 +202,12 @@ class CstSession(CdpSession):
                 "(lower depth or spill)"
             )
         self._load(params)
+        counting = self.count_func if self.spill_cap else self.count0_func
         self.notes.append(
             f"{self.nframes:,} frames made on the host; {self.ntasks:,} tasks at depth "
-            f"{params['depth']} made "
-            f"on the device each round; counting grids of up to {self.resident} x "
-            f"{params['block']} "
-            f"({self.count_func.num_regs} registers)"
+            f"{params['depth']} made on the device each round; counting grids "
+            f"({self.counting_kernel}) of up to {self.counting_resident} x {params['block']} "
+            f"({counting.num_regs} registers)"
         )
         budget = params["budget"]
         self.notes.append(
@@ -230,14 +237,25 @@ class CstSession(CdpSession):
         self.root = module.function(self.root_kernel)
         self.children = {name: module.function(name) for name in self.child_kernels}
         self.count_func = self.children[self.count_kernel]
+        self.count0_func = self.children[self.count0_kernel]
         self.shared = count_shared(self.n, p)
-        self.allow_dynamic_shared(self.count_kernel, self.shared)
-        per_sm = self.resident_blocks(self.count_func, p["block"], self.shared)
-        if per_sm < 1:
-            raise InputError(
-                f"{self.label}: a counting block of {p['block']} does not fit on a multiprocessor"
-            )
-        self.resident = self.gpu.facts["sm_count"] * per_sm
+        sms = self.gpu.facts["sm_count"]
+        resident = {}
+        for name in (self.count_kernel, self.count0_kernel):
+            self.allow_dynamic_shared(name, self.shared)
+            per_sm = self.resident_blocks(self.children[name], p["block"], self.shared)
+            if per_sm < 1:
+                raise InputError(
+                    f"{self.label}: a counting block of {p['block']} ({name}) does not fit on a "
+                    "multiprocessor (use a smaller block)"
+                )
+            resident[name] = sms * per_sm
+        # the device's resident blocks of each counting kernel (fast's persistent grid)
+        self.resident = resident[self.count_kernel]
+        self.resident0 = resident[self.count0_kernel]
+        refined = bool(self.spill_cap)
+        self.counting_kernel = self.count_kernel if refined else self.count0_kernel
+        self.counting_resident = self.resident if refined else self.resident0
         drv = self.drv
         with nvtx_range(f"{self.label} buffers for {self.ntasks:,} tasks"):
             self.frames = drv.to_device(np.ascontiguousarray(self.host))
@@ -282,6 +300,7 @@ class CstSession(CdpSession):
         b["gens"] = p["gens"] if self.spill_cap else 1
         b["mode"] = MODES[p["mode"]]
         b["resident"], b["count_shared"] = self.resident, self.shared
+        b["resident0"] = self.resident0
         self.drv.memcpy_htod(self.param_block, block)
 
     # -- a round ---------------------------------------------------------------------------
@@ -318,6 +337,9 @@ class CstSession(CdpSession):
         self.drv.memcpy_dtoh(ctl, self.ctl)
         self.ran()
         acct = decode_accounting(words, host_boards=self.nframes)
+        # a task buffer too small (a parameter) first: the run stops at the scan, and the
+        # message says what to set
+        self.check_task_buffer(ctl)
         self._fail(acct, self.label)
         refinement = self.check_control(ctl) if self.params.get("launch", "real") == "real" else {}
         stats = acct.stats()
@@ -328,17 +350,21 @@ class CstSession(CdpSession):
             count=acct.solutions, wall_s=timer.wall_seconds, gpu_s=timer.seconds, stats=stats
         )
 
+    def check_task_buffer(self, ctl) -> None:
+        """The device's scan refused the tasks: more than the task buffer holds."""
+        if int(ctl[OVERFLOW]):
+            raise DeviceFailureError(
+                f"{self.label}: the device made more tasks than the task buffer of "
+                f"{self.task_cap:,} holds (the host counts {self.ntasks:,}): set task_buffer=0 "
+                f"(the default, the host's exact count) or at least {self.ntasks:,}; the count "
+                "is discarded"
+            )
+
     def check_control(self, ctl) -> dict[str, Any]:
         """The control words after a round: the device's tasks against the host's count, and
         every spilled task counted by a later generation; any other outcome is an error."""
         v = [int(x) for x in ctl]
-        if v[OVERFLOW]:
-            raise DeviceFailureError(
-                f"{self.label}: the device made more tasks than the task buffer of "
-                f"{self.task_cap:,} holds (the "
-                f"host counts {self.ntasks:,}; param task_buffer=0 sizes it exactly); the count "
-                "is discarded"
-            )
+        self.check_task_buffer(ctl)
         if self.nframes and v[TASKS] != self.ntasks:
             raise DeviceFailureError(
                 f"{self.label}: the device made {v[TASKS]:,} tasks, the host counts "
@@ -500,7 +526,9 @@ class CdpCst(CdpStrategy):
     title = "fast's tasks made and counted on the device (CDP2), heavy tasks refined"
     reference = "nqprof issue 35 (fast's constellation kernel, CDP2 launches)"
     session = CstSession
-    bench_max_n = 18
+    # the suite's cases: N=12..16 (below, every N measures the launch chain's fixed cost)
+    bench_min_n = 12
+    bench_max_n = 16
     paper_params = cst_params()
     # no device malloc, no chunks (one host launch)
     runtime = ("pending", "launch", "timeline", "config")
