@@ -326,7 +326,8 @@ N_VALUES = Option(
     None,
     "LIST",
     "board sizes: a comma list of N and inclusive ranges low:high, e.g. 8:12,14 (default: "
-    f"{DEFAULT_N[0]}:{DEFAULT_N[1]}, from each strategy's smallest N up to its bench_max_n)",
+    f"{DEFAULT_N[0]}:{DEFAULT_N[1]}, from each strategy's smallest N (min_n, bench_min_n) up to "
+    "its bench_max_n)",
     numeric=True,
 )
 PARAM_AXIS = Option(
@@ -504,7 +505,8 @@ class Case:
 
 def default_n_values(strategy) -> list[int]:
     lo, hi = DEFAULT_N
-    return list(range(max(lo, strategy.min_n), min(hi, strategy.bench_max_n) + 1))
+    first = max(lo, strategy.min_n, strategy.bench_min_n)
+    return list(range(first, min(hi, strategy.bench_max_n) + 1))
 
 
 def case_grid(settings: Settings) -> list[tuple[Case, Any, str | None]]:

@@ -127,6 +127,10 @@ class Strategy:
     #: The largest N the benchmark suite runs by default: where a round still takes well
     #: under a second on an H200, so that `pytest bench/` finishes within minutes.
     bench_max_n: ClassVar[int] = 16
+    #: The smallest N the benchmark suite runs by default (above the suite's own first N and
+    #: the strategy's min_n): where small boards measure only what every N pays (a launch
+    #: chain's fixed cost), fewer of them keep `pytest bench/` quick.
+    bench_min_n: ClassVar[int] = 1
     #: The smallest relative change `nqprof compare` calls for this strategy's cases, where
     #: its times move between runs more than its kind's default (analysis.stats.MIN_EFFECT
     #: for GPU cases, MIN_EFFECT_CPU for CPU ones); saved with each benchmark.
