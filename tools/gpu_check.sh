@@ -90,15 +90,18 @@
 #   characterize-timeline    dp3 N=13's device timeline: recording overhead; then under nsys, merged into its
 #                            Chrome/Perfetto export (timeline-dp3-13.json)
 #   cdp-cst        the cdp-cst-* stages below, in order (issue 35: device launching over fast's constellation kernel),
-#                  each under 9 minutes (one device call each where calls are limited to 10 min):
+#                  in two device calls of under 9 minutes each:
+#                    tools/gpu_check.sh cdp-cst-tests cdp-cst-verify cdp-cst-table cdp-cst-budget
+#                    tools/gpu_check.sh cdp-cst-launch cdp-cst-22
 #   cdp-cst-tests     the GPU tests of cdp-cst and graph-cst (tests/test_cdp_cst_gpu.py)
-#   cdp-cst-verify    cdp-cst and graph-cst N=4..19 verified with the defaults, and N=4..16 with a small budget in
+#   cdp-cst-verify    cdp-cst and graph-cst N=4..19 verified with the defaults, and N=8..16 with a small budget in
 #                     both launch modes (many spilled tasks, several generations)
-#   cdp-cst-table     one run each of fast, cdp-cst, graph-cst (N=16..21) and cdp-bp (N=16..19): whole-process and
-#                     CUDA-event time, verified (tools/cdp_cst_table.py); then budgets and modes at N=20 and 21
-#   cdp-cst-22        fast, cdp-cst and graph-cst at N=22, one round each, whole-process and kernel time
+#   cdp-cst-table     one run each of fast, cdp-cst, graph-cst (N=16..21) and cdp-bp (N=16..18): whole-process and
+#                     CUDA-event time, verified (tools/cdp_cst_table.py)
+#   cdp-cst-budget    refinement at N=20: budgets and launch modes of cdp-cst and graph-cst, one run each
 #   cdp-cst-launch    nqprof plan for both at N=22; characterize launch in every mode (graph modes included) at
 #                     1K, 16K, 256K launches; characterize reserve
+#   cdp-cst-22        fast, cdp-cst and graph-cst at N=22, one round each, whole-process and kernel time
 #   carneiro       every carneiro-* stage below but carneiro-serial, in order (Carneiro et al.):
 #   carneiro-plan     nqprof plan for the runs below (no GPU needed; the plans the runs will make)
 #   carneiro-verify   cdp-bp and cdp-dp3, N=4..18, verified
@@ -157,7 +160,7 @@ for stage in "$@"; do  # `characterize` and `carneiro` stand for their stages
     characterize) stages+=(characterize-launch characterize-reserve characterize-efficiency
                            characterize-efficiency-carneiro characterize-ideal characterize-timeline) ;;
     carneiro) stages+=($carneiro_stages) ;;
-    cdp-cst) stages+=(cdp-cst-tests cdp-cst-verify cdp-cst-table cdp-cst-22 cdp-cst-launch) ;;
+    cdp-cst) stages+=(cdp-cst-tests cdp-cst-verify cdp-cst-table cdp-cst-budget cdp-cst-launch cdp-cst-22) ;;
     carneiro-chunks-long) stages+=(carneiro-chunks-dp1-16 carneiro-chunks-dp3-18) ;;
     trace) stages+=(trace-a trace-b trace-c trace-report) ;;
     *) stages+=("$stage") ;;
@@ -337,28 +340,30 @@ for stage in "${stages[@]}"; do
           --timeout 60 -o $C/timeline-nsys.json -q &&
         nqprof characterize timeline --from $C/timeline-nsys.json --nsys $C/dp3-13-timeline.sqlite \
           --chrome $C/timeline-dp3-13.json; rm -f $C/*.nsys-rep" ;;
-    cdp-cst-tests) run cdp-cst-tests 400 python3 -m pytest tests/test_cdp_cst_gpu.py --require-gpu -q -rs \
+    cdp-cst-tests) run cdp-cst-tests 100 python3 -m pytest tests/test_cdp_cst_gpu.py --require-gpu -q -rs \
         --durations=5 -p no:cacheprovider ;;
-    cdp-cst-verify) run cdp-cst-verify 500 bash -c "for s in cdp-cst graph-cst; do
-        echo \"--- \$s N=4..19, defaults\"; timeout 200 nqprof sweep -s \$s --n 4:19 --rounds 1 --warmup 0 --timeout 60 -q \
+    cdp-cst-verify) run cdp-cst-verify 165 bash -c "for s in cdp-cst graph-cst; do
+        echo \"--- \$s N=4..19, defaults\"; timeout 40 nqprof sweep -s \$s --n 4:19 --rounds 1 --warmup 0 --timeout 30 -q \
           -o \$OUT/cdp-cst-verify-\$s.json; echo exit \$?;
-        echo \"--- \$s N=4..16, budget=64 gens=8, both modes\"; timeout 200 nqprof sweep -s \$s --n 4:16 \
-          --param \$s.budget=64 --param \$s.mode=tail,fire-and-forget --rounds 1 --warmup 0 --timeout 60 -q \
+        echo \"--- \$s N=8..16, budget=64 gens=8, both modes\"; timeout 40 nqprof sweep -s \$s --n 8:16 \
+          --param \$s.budget=64 --param \$s.mode=tail,fire-and-forget --rounds 1 --warmup 0 --timeout 30 -q \
           -o \$OUT/cdp-cst-verify-budget-\$s.json; echo exit \$?; done" ;;
-    cdp-cst-table) run cdp-cst-table 540 bash -c "
-        timeout 300 python3 tools/cdp_cst_table.py --n 16:21 --case fast --case cdp-cst --case graph-cst --case cdp-bp \
-          --max-n cdp-bp=19 --timeout 120 --budget-s 270; echo exit \$?;
-        timeout 220 python3 tools/cdp_cst_table.py --n 20,21 --case cdp-cst:budget=4096 --case cdp-cst:budget=65536 \
-          --case cdp-cst:budget=1048576 --case graph-cst:budget=65536 --case cdp-cst:mode=fire-and-forget \
-          --case graph-cst:mode=fire-and-forget --max-n cdp-cst:budget=4096=20 --timeout 60 --budget-s 190; echo exit \$?" ;;
-    cdp-cst-22) run cdp-cst-22 580 bash -c "
-        timeout 560 python3 tools/cdp_cst_table.py --n 22 --case fast --case cdp-cst --case graph-cst --timeout 170 \
-          --budget-s 380; echo exit \$?" ;;
-    cdp-cst-launch) mkdir -p "$C"; run cdp-cst-launch 560 bash -c "
+    cdp-cst-table) run cdp-cst-table 230 bash -c "
+        timeout 225 python3 tools/cdp_cst_table.py --n 16:21 --case fast --case cdp-cst --case graph-cst --case cdp-bp \
+          --max-n cdp-bp=18 --timeout 70 --budget-s 170; echo exit \$?" ;;
+    cdp-cst-budget) run cdp-cst-budget 85 bash -c "
+        timeout 80 python3 tools/cdp_cst_table.py --n 20 --case cdp-cst:budget=4096 --case cdp-cst:budget=65536 \
+          --case cdp-cst:budget=1048576 --case cdp-cst:budget=65536,mode=fire-and-forget \
+          --case cdp-cst:mode=fire-and-forget --case graph-cst:budget=65536 --case graph-cst:mode=fire-and-forget \
+          --timeout 30 --budget-s 55; echo exit \$?" ;;
+    cdp-cst-launch) mkdir -p "$C"; run cdp-cst-launch 200 bash -c "
         nqprof plan 22 -s cdp-cst; nqprof plan 22 -s graph-cst -p budget=65536;
-        timeout 330 nqprof characterize launch --counts 1K,16K,256K --rounds 5 --warmup 1 --timeout 60 \
+        timeout 140 nqprof characterize launch --counts 1K,16K,256K --rounds 3 --warmup 1 --timeout 30 \
           -o $C/launch-cst.json -o $C/launch-cst.md -q; echo exit \$?;
-        timeout 200 nqprof characterize reserve --timeout 60 -o $C/reserve-cst.json -o $C/reserve-cst.md -q; echo exit \$?" ;;
+        timeout 50 nqprof characterize reserve --timeout 30 -o $C/reserve-cst.json -o $C/reserve-cst.md -q; echo exit \$?" ;;
+    cdp-cst-22) run cdp-cst-22 375 bash -c "
+        timeout 370 python3 tools/cdp_cst_table.py --n 22 --case fast --case cdp-cst --case graph-cst --timeout 140 \
+          --budget-s 250; echo exit \$?" ;;
     carneiro-plan) run carneiro-plan 120 bash -c "nqprof plan 18 -s cdp-bp && nqprof plan 18 -s cdp-dp3 &&
         nqprof plan 15 -s dp1 -p z=3 && nqprof plan 16 -s dp1 -p z=3 -p depth=4 && nqprof plan 18 -s dp3 -p depth=3 &&
         nqprof plan 13 -s dp2 -p config=default -p depth=4 -p search=3 -p child_block=32" ;;
