@@ -33,7 +33,9 @@ def pytest_collection_modifyitems(config, items):
     if ok:
         from nqprof.runner import keep_spares
 
-        keep_spares(True)  # the GPU tests' workers start one after another: each starts the next
+        # the GPU tests' workers start one after another: each starts the next (its context
+        # too, at once: no test compares times across workers)
+        keep_spares(True, context=True)
         return
     if require_gpu(config):
         config._nqprof_no_gpu = reason  # each GPU test fails in its set-up (pytest_runtest_setup)

@@ -224,6 +224,9 @@ class _Series:
     def prepare_next(self):
         self.log.append("prepare next")
 
+    def warm_next(self):
+        self.log.append("warm next")
+
     def advance(self):
         self.last += 1
         self.log.append("advance")
@@ -247,12 +250,14 @@ def test_a_worker_to_follow_starts_after_the_running_one_s_first_round(warmup, m
         spare.pid = 4242
 
     spare.start = start
+    spare.warm = lambda: log.append("spare warm")
     monkeypatch.setattr(runner, "SPARE", spare)
     loop = RoundLoop(_Series(log), rounds=4, warmup=warmup)
     loop.keep_spare = True
     loop.run()
-    first = ["run 0", "prepare next", *["run 0"] * (1 + warmup), "advance"]
-    assert log == first + ["run 1", "spare", *["run 1"] * (1 + warmup)]
+    # and each worker to follow makes its context once the rounds before it are timed
+    first = ["run 0", "prepare next", *["run 0"] * (1 + warmup), "warm next", "advance"]
+    assert log == first + ["run 1", "spare", *["run 1"] * (1 + warmup), "spare warm"]
     assert loop.pids == (1001, 4242)  # the spare is the run's own work too
 
 
@@ -275,6 +280,15 @@ def test_a_spare_worker_is_taken_by_the_next_gpu_worker_and_told_its_case(tmp_pa
         with WorkerRunner(bound, 9, {}, timeout=60) as gpu:
             assert gpu.pid == spare and SPARE.pid is None
             assert gpu.info()["pid"] == spare and gpu.run_once().count == 352
+        SPARE.start()
+        SPARE.warm()  # told to make its context while it waits: it waits on
+        SPARE.warm()
+        with WorkerRunner(bound, 10, {}, timeout=60) as again:
+            assert again.run_once().count == 724
+        prepared = WorkerRunner(bound, 11, {}, timeout=60).prepare()
+        prepared.warm()
+        with prepared:
+            assert prepared.run_once().count == 2680
         SPARE.start()
         proc = SPARE._held[0]
         SPARE.kill()

@@ -261,6 +261,14 @@ class WorkerRunner:
             self.strategy.measurement_build(self.params),
         )
 
+    def warm(self) -> None:
+        """A prepared worker makes its CUDA context now (the one before has timed its rounds)."""
+        if self._proc is not None and self._prepared:
+            try:
+                self._conn.send("ctx")
+            except OSError:
+                pass
+
     def call(self, method: str, *args) -> Any:
         """``session.method(*args)`` in the worker, under the same timeout."""
         self._conn.send(("call", method, *args))
@@ -309,11 +317,13 @@ class WorkerRunner:
 KEEP_SPARES = False
 
 
-def keep_spares(on: bool) -> None:
+def keep_spares(on: bool, context: bool = False) -> None:
     """From now on, start a spare GPU worker during each case for the next (``on``), or stop
-    doing so and end the spare that waits."""
+    doing so and end the spare that waits. ``context``: the spares make their CUDA context
+    at once, while the case before counts (where no time is compared: tests)."""
     global KEEP_SPARES
     KEEP_SPARES = bool(on)
+    SPARE.context = bool(on and context)
     if not on:
         SPARE.kill()
 
@@ -422,6 +432,11 @@ class ProcessSeries:
         """Start the next worker's process while this one counts (:meth:`WorkerRunner.prepare`)."""
         if self.last + 1 < len(self.runners) and self.runners[self.last + 1].pid is None:
             self.runners[self.last + 1].prepare()
+
+    def warm_next(self) -> None:
+        """The next worker makes its context now (this one has timed its rounds)."""
+        if self.last + 1 < len(self.runners):
+            self.runners[self.last + 1].warm()
 
     def advance(self) -> None:
         """Close the running process and open the next."""
@@ -539,6 +554,14 @@ class RoundLoop:
         for watch in self._watches:
             watch.also_own(self.pids)
 
+    def _warm_next(self) -> None:
+        """This worker's rounds are timed: the worker to follow makes its context while this
+        one's record and close go on."""
+        if self._phase < self._last_phase:
+            getattr(self.runner, "warm_next", lambda: None)()
+        elif self.keep_spare:
+            SPARE.warm()
+
     @property
     def pids(self) -> tuple[int, ...]:
         """The case's worker processes now, with any started to follow them."""
@@ -605,6 +628,7 @@ class RoundLoop:
                 if gpu:
                     gpu.also_own(self.pids)
             self.timed_rounds(rule, gpu)
+            self._warm_next()
             cpu.pause()
         self.conditions = {"cpu": cpu.finish()}
         if gpu:

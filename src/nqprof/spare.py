@@ -54,10 +54,16 @@ class Spare:
     def pid(self) -> int | None:
         return self._held[0].pid if self._held is not None else None
 
+    #: Spares make their context at once (where no round of ours is timed meanwhile: the
+    #: GPU tests, :func:`nqprof.runner.keep_spares`).
+    context = False
+
     def start(self, context: bool = False) -> None:
         """Start a spare unless one is waiting. ``context``: it makes its CUDA context while
         it waits too (only where no worker of ours is counting meanwhile: see
-        :data:`nqprof.worker.PREPARED_CUDA`); by default it starts the driver alone."""
+        :data:`nqprof.worker.PREPARED_CUDA`); by default it starts the driver alone, and
+        makes its context when told (:meth:`warm`)."""
+        context = context or self.context
         if self._held is not None and self._held[0].is_alive():
             return
         ctx = mp.get_context("spawn")
@@ -72,6 +78,14 @@ class Spare:
             proc.start()
         child.close()
         self._held = (proc, parent)
+
+    def warm(self) -> None:
+        """Have the spare make its CUDA context now (no worker of ours is timing rounds)."""
+        if self._held is not None:
+            try:
+                self._held[1].send("ctx")
+            except OSError:
+                pass
 
     def take(self) -> tuple | None:
         """The waiting spare's process and pipe (None if there is none alive)."""

@@ -166,7 +166,10 @@ def serve(
     session's allocations; its ``start_s`` is then from "go". A spare
     (:mod:`nqprof.spare`) is a prepared worker that learns its case with "go": its
     ``target`` is None until then, and "go" is ("go", target, opener, n, params).
-    ``cuda``: what it starts of CUDA while it waits, where not :func:`prepared_cuda`."""
+    ``cuda``: what it starts of CUDA while it waits, where not :func:`prepared_cuda`. Told
+    "ctx" while it waits (the worker before it has timed its last round), it makes its
+    context then: that overlaps the record and the close of the worker before, and no
+    round is timed meanwhile."""
     serving = time.time()
     die_with_parent(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -175,17 +178,23 @@ def serve(
         start_cuda_early(context=mode == "context")
     if prepared:
         preload(target, gpu)
-        try:
-            go = conn.recv()
-        except EOFError:
-            go = None
+        go = "ctx"
+        while go == "ctx":  # "ctx": the worker before has timed its rounds: make the context
+            try:
+                go = conn.recv()
+            except EOFError:
+                go = None
+            if go == "ctx" and gpu and mode != "context":
+                cuda_started()  # the driver's start, if it ran, is done: only the context is left
+                start_cuda_early()
+                mode = "context"
         if isinstance(go, tuple) and len(go) == 5 and go[0] == "go":
             _, target, opener, n, params = go
         elif go != "go" or target is None:
             os._exit(0)
         serving = started = time.time()
         if gpu and mode != "context":
-            cuda_started()  # the driver's start, if it ran, is done: only the context is left
+            cuda_started()
             start_cuda_early()
 
     from .errors import NqprofError
