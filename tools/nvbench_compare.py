@@ -18,7 +18,8 @@ Every round NVBench ran is counted and its count verified against the known coun
 count or a missing case fails the run (exit 1). Prints one row per case with the ratio
 NVBench / nqprof and writes both measurements as JSON.
 
-    tools/gpuhost.sh python3 tools/nvbench_compare.py --json out/nvbench-compare.json
+    NQPROF_WHEELHOUSE=.matrix/carry-nvbench/wheels tools/gpuhost.sh \
+      python3 tools/nvbench_compare.py --json out/nvbench-compare.json
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ import sys
 import time
 from pathlib import Path
 
-CHILD_TIMEOUT_S = 420
+CHILD_TIMEOUT_S = 400
 
 
 def parse_cases(strategies: str, ns: str) -> list[tuple[str, int]]:
@@ -165,7 +166,7 @@ def main(argv=None) -> int:
     p.add_argument("--warmup", type=int, default=2)
     p.add_argument("--min-time", type=float, default=0.5, help="NVBench --min-time (s)")
     p.add_argument("--max-noise", type=float, default=0.5, help="NVBench --max-noise (%%)")
-    p.add_argument("--case-timeout", type=float, default=20, help="NVBench --timeout per case")
+    p.add_argument("--case-timeout", type=float, default=15, help="NVBench --timeout per case")
     p.add_argument(
         "--json", type=Path, default=Path(os.environ.get("OUT", "out")) / "nvbench-compare.json"
     )
