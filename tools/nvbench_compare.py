@@ -72,9 +72,13 @@ def nvbench_child(args) -> int:
         if key not in sessions:
             sessions[key] = strategy.open(n, strategy.resolve(n, {}))
         session = sessions[key]
-        record = calls.setdefault(key, {"calls": 0, "wrong": [], "regions": 0})
+        record = calls.setdefault(key, {"calls": 0, "wrong": [], "regions": 0, "stream": None})
         hold = stream_hold(session.drv)
-        state.set_stream(_NullStream())
+        try:  # nqprof launches on the legacy default stream: NVBench's events go there too
+            state.set_stream(_NullStream())
+            record["stream"] = "legacy default"
+        except Exception as exc:  # noqa: BLE001 - its own (blocking) stream orders the same
+            record["stream"] = f"NVBench's own ({type(exc).__name__}: {exc})"
         current = {}
 
         @contextlib.contextmanager
@@ -226,6 +230,11 @@ def main(argv=None) -> int:
         entry = results.setdefault(key, {"strategy": strategy, "n": n})
         entry["nvbench"] = {**nvb.get(key, {}), **calls.get(key, {})}
         mine, theirs = (entry.get("nqprof") or {}).get("seconds"), entry["nvbench"].get("seconds")
+        if entry["nvbench"].get("regions") != entry["nvbench"].get("calls"):
+            failed.append(
+                f"{key}: NVBench ran {entry['nvbench'].get('calls')} rounds, the timed region "
+                f"{entry['nvbench'].get('regions')} times (one each expected)"
+            )
         wrong = entry["nvbench"].get("wrong") or []
         if wrong:
             failed.append(
