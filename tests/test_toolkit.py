@@ -334,3 +334,30 @@ def test_a_toolkit_archive_is_checked_for_its_release(tmp_path, monkeypatch, cap
     assert found.version == "12.4" and found.cudadevrt == dest / "lib64" / "libcudadevrt.a"
     with pytest.raises(UnavailableError, match="is CUDA 12.4, not 12.5"):
         wheel_toolkit.install("12.5", dest)
+
+
+def test_what_a_toolkit_archive_keeps(tmp_path):
+    """pack follows a 13.x root's links to whole folders, keeps what nvcc and nvlink read and
+    leaves out other libraries, thrust and cub, and the links install makes again."""
+    from nqprof.cuda.wheel_toolkit import _packed_files
+
+    wheels = tmp_path / "site-packages" / "nvidia" / "cu13"
+    fake_nvcc(wheels / "bin" / "nvcc", "13.0")
+    (wheels / "bin" / "nvdisasm").write_text("")
+    for name in ("include/cuda_runtime.h", "include/cccl/cub/cub.cuh", "include/cccl/nv/target"):
+        (wheels / name).parent.mkdir(parents=True, exist_ok=True)
+        (wheels / name).write_text("")
+    (wheels / "lib").mkdir()
+    for name in ("libcudadevrt.a", "libcudart.so.13", "libcudart_static.a"):
+        (wheels / "lib" / name).write_bytes(b"")
+    (wheels / "nvvm" / "bin").mkdir(parents=True)
+    (wheels / "nvvm" / "bin" / "cicc").write_text("")
+    root = make_root(wheels, tmp_path / "cuda")
+    kept = sorted(p.relative_to(root).as_posix() for p in _packed_files(root))
+    assert kept == [
+        "bin/nvcc",
+        "include/cccl/nv/target",
+        "include/cuda_runtime.h",
+        "lib/libcudadevrt.a",
+        "nvvm/bin/cicc",
+    ]

@@ -18,7 +18,9 @@
 #    logs-<gpu>-cudaX.Y.tar.gz (every log), and exit codes in the summary.
 #
 # Every step runs under `timeout`; the whole takes about 6 minutes on an H200 (GPU tests about
-# 190 s, 30 benchmark cases about 60 s). MATRIX_TOX_TIMEOUT (default 450) bounds step 2.
+# 190 s, 30 benchmark cases about 60 s) and at most about 9 (MATRIX_TOX_TIMEOUT, default 420,
+# bounds step 2). MATRIX_GPU_TEST_ARGS replaces the GPU tests' pytest options (default
+# "-q -rs -p no:cacheprovider --durations=10"; e.g. add -x, or --deselect a test).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 carry=${1:?usage: tools/matrix_gpu.sh CARRY_FOLDER (made by tools/matrix_wheelhouse.sh)}
@@ -53,7 +55,7 @@ export PIP_NO_INDEX=1 PIP_FIND_LINKS=$carry/wheels PIP_DISABLE_PIP_VERSION_CHECK
 toxsite=/tmp/nqprof-tox
 if ! PYTHONPATH=$toxsite timeout 60 python3 -m tox --version > /dev/null 2>&1; then
   rm -rf "$toxsite"
-  run tox-install 180 python3 -m pip install -q --no-index --find-links "$carry/wheels" --target "$toxsite" tox
+  run tox-install 60 python3 -m pip install -q --no-index --find-links "$carry/wheels" --target "$toxsite" tox
 fi
 say "$(PYTHONPATH=$toxsite timeout 60 python3 -m tox --version 2>&1 | head -1)"
 
@@ -61,8 +63,8 @@ say "$(PYTHONPATH=$toxsite timeout 60 python3 -m tox --version 2>&1 | head -1)"
 rm -rf ".benchmarks/$env"
 export NQPROF_TOOLKIT_ARCHIVE=$carry/toolkit.tar.xz
 export NQPROF_BENCH_ARGS=${MATRIX_BENCH_ARGS:---nq-strategy=feinbube,fast,cdp-bp,dp3,devgraph,queue --nq-n=12:16}
-export NQPROF_GPU_TEST_ARGS="-q -rs -p no:cacheprovider --durations=10"
-run tox "${MATRIX_TOX_TIMEOUT:-450}" env PYTHONPATH=$toxsite python3 -m tox -e "$env" \
+export NQPROF_GPU_TEST_ARGS=${MATRIX_GPU_TEST_ARGS:--q -rs -p no:cacheprovider --durations=10}
+run tox "${MATRIX_TOX_TIMEOUT:-420}" env PYTHONPATH=$toxsite python3 -m tox -e "$env" \
   -x "testenv:$env.system_site_packages=true" -x "testenv:$env.ignore_errors=true"
 grep -E "^CUDA |kernel builds|skipped:|passed|failed|error|$env: (OK|FAIL)" "$work/logs/tox.log" | tail -15 | tee -a "$summary"
 
@@ -71,14 +73,14 @@ nq=.tox/$env/bin/nqprof
 export NQPROF_CUDA_HOME=$PWD/.tox/$env/cuda
 c=$work/characterize
 if [ -x "$nq" ]; then
-  run characterize-launch 90 "$nq" characterize launch --counts 1K,16K --modes default,own,fire-and-forget,tail \
+  run characterize-launch 60 "$nq" characterize launch --counts 1K,16K --modes default,own,fire-and-forget,tail \
     --rounds 5 --warmup 1 --timeout 60 -o "$c/launch.json" -o "$c/launch.md" -q
   cat "$c/launch.md" 2>/dev/null | tee -a "$summary"
-  run characterize-reserve 90 "$nq" characterize reserve --pending 0,4096,65536,262144 --heap-mib 8,512 \
+  run characterize-reserve 60 "$nq" characterize reserve --pending 0,16384,262144 --heap-mib 8 \
     --rounds 3 --warmup 1 --timeout 60 -o "$c/reserve.json" -o "$c/reserve.md" -q
   cat "$c/reserve.md" 2>/dev/null | tee -a "$summary"
   # the benchmark history as nqprof reads it
-  run history 60 "$nq" history ".benchmarks/$env"
+  run history 20 "$nq" history ".benchmarks/$env"
   grep -E "^ *[0-9]+ +\S+ +(feinbube|fast|cdp-bp|dp3|devgraph|queue) +1[2-6] " "$work/logs/history.log" \
     | head -40 | tee -a "$summary"
 else

