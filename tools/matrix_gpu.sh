@@ -51,7 +51,7 @@ say "toolkit $version from $carry; GPU ${gpu:-none}; $(timeout 30 nvidia-smi --q
 say "python $(python3 -c 'import sys; print(sys.version.split()[0])'); commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
 
 # 1. tox, offline
-export PIP_NO_INDEX=1 PIP_FIND_LINKS=$carry/wheels PIP_DISABLE_PIP_VERSION_CHECK=1
+export PIP_NO_INDEX=1 PIP_FIND_LINKS=$carry/wheels PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_CONFIG_FILE=/dev/null
 toxsite=/tmp/nqprof-tox
 if ! PYTHONPATH=$toxsite timeout 60 python3 -m tox --version > /dev/null 2>&1; then
   rm -rf "$toxsite"
