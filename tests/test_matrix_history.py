@@ -200,7 +200,7 @@ def test_matrix_table_is_strategy_by_toolkit_by_gpu(tmp_path):
         cells.loc[("feinbube", 12), "H200 CUDA 12.4"]
         != cells.loc[("feinbube", 12), "H200 CUDA 12.4"]
     )
-    assert list(zip(table["strategy"], table["n"])) == [
+    assert list(zip(table["strategy"], table["n"], strict=True)) == [
         ("feinbube", 12),
         ("fast", 12),
         ("fast", 13),

@@ -246,16 +246,20 @@ def main(argv=None) -> int:
             )
         ratio = theirs / mine if mine and theirs else None
         entry["ratio"] = ratio
-        rows.append([
-            strategy, n,
-            "-" if mine is None else seconds(mine),
-            (entry.get("nqprof") or {}).get("rounds", "-"),
-            "-" if theirs is None else seconds(theirs),
-            "-" if entry["nvbench"].get("samples") is None else int(entry["nvbench"]["samples"]),
-            entry["nvbench"].get("calls", "-"),
-            "-" if entry["nvbench"].get("noise") is None else f"{100 * entry['nvbench']['noise']:.2f}%",
-            "-" if ratio is None else f"{ratio:.3f}",
-        ])  # fmt: skip
+        nvb = entry["nvbench"]
+        rows.append(
+            [
+                strategy,
+                n,
+                "-" if mine is None else seconds(mine),
+                (entry.get("nqprof") or {}).get("rounds", "-"),
+                "-" if theirs is None else seconds(theirs),
+                "-" if nvb.get("samples") is None else int(nvb["samples"]),
+                nvb.get("calls", "-"),
+                "-" if nvb.get("noise") is None else f"{100 * nvb['noise']:.2f}%",
+                "-" if ratio is None else f"{ratio:.3f}",
+            ]
+        )
     header = ["strategy", "N", "nqprof", "rounds", "NVBench", "samples", "calls", "noise", "ratio"]
     print(table(header, rows, right_align_numbers=True))
     print(
