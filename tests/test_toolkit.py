@@ -246,3 +246,118 @@ def test_the_lookup_is_kept_while_the_toolkit_is_the_same(roots, tmp_path, monke
     tk._cache.clear()
     other = {**env, "PATH": str(tmp_path)}  # other variables: another key
     assert tk.find_toolkit(other).version == "12.8" and calls == [1, 1]
+
+
+def _deb(path: Path, members: dict[str, bytes]) -> Path:
+    """A Debian package (an ar archive whose data.tar.xz holds ``members``)."""
+    import io
+    import tarfile
+
+    data = io.BytesIO()
+    with tarfile.open(fileobj=data, mode="w:xz") as tar:
+        for name, content in members.items():
+            info = tarfile.TarInfo(f"./{name}")
+            info.size, info.mode = len(content), 0o755
+            tar.addfile(info, io.BytesIO(content))
+    out = b"!<arch>\n"
+    for name, content in (("debian-binary", b"2.0\n"), ("data.tar.xz", data.getvalue())):
+        out += f"{name:<16}{0:<12}{0:<6}{0:<6}{100644:<8}{len(content):<10}`\n".encode()
+        out += content + (b"\n" if len(content) % 2 else b"")
+    path.write_bytes(out)
+    return path
+
+
+def test_files_taken_from_a_debian_package(tmp_path):
+    from nqprof.cuda.wheel_toolkit import extract_deb
+
+    deb = _deb(
+        tmp_path / "nvidia-cuda-toolkit_12.4_amd64.deb",
+        {
+            "usr/lib/nvidia-cuda-toolkit/bin/nvcc": b"nvcc",
+            "usr/include/crt/host_config.h": b"crt",
+            "usr/include/cuda_runtime.h": b"rt",
+            "usr/share/doc/readme": b"doc",
+        },
+    )
+    dest = tmp_path / "root"
+    missing = extract_deb(
+        deb,
+        [
+            ("usr/lib/nvidia-cuda-toolkit/bin/nvcc", "bin/nvcc"),
+            ("usr/include/", "include/"),
+            ("usr/bin/nvlink", "bin/nvlink"),
+        ],
+        dest,
+    )
+    assert missing == ["usr/bin/nvlink"]
+    assert (dest / "bin" / "nvcc").read_bytes() == b"nvcc" and os.access(
+        dest / "bin" / "nvcc", os.X_OK
+    )
+    assert (dest / "include" / "crt" / "host_config.h").read_bytes() == b"crt"
+    assert not (dest / "share").exists() and not (dest / "usr").exists()
+
+
+def test_a_cuda12_release_without_a_compiler_is_a_skip(tmp_path, capsys, monkeypatch):
+    from nqprof.cuda import wheel_toolkit
+
+    monkeypatch.delenv(wheel_toolkit.ARCHIVE_VARIABLE, raising=False)
+    assert wheel_toolkit.install("12.6", tmp_path / "cuda") == 0
+    out = capsys.readouterr().out
+    assert (
+        out.startswith("skipped: no CUDA 12.6 compiler to install")
+        and "ptxas and libnvvm only" in out
+    )
+    assert not (tmp_path / "cuda").exists()
+
+
+def test_a_toolkit_archive_is_checked_for_its_release(tmp_path, monkeypatch, capsys):
+    """install unpacks NQPROF_TOOLKIT_ARCHIVE into a root the lookup takes, and refuses an
+    archive of another release."""
+    import tarfile
+
+    from nqprof.cuda import wheel_toolkit
+
+    src = tmp_path / "src" / "cuda"
+    fake_nvcc(src / "bin" / "nvcc", "12.4")
+    (src / "include").mkdir()
+    (src / "include" / "cuda_runtime.h").write_text("")
+    (src / "lib").mkdir()
+    (src / "lib" / "libcudadevrt.a").write_bytes(b"!<arch>\n")
+    archive = tmp_path / "cuda12.4.tar.xz"
+    with tarfile.open(archive, "w:xz") as tar:
+        tar.add(src, arcname="cuda")
+    monkeypatch.setenv(wheel_toolkit.ARCHIVE_VARIABLE, str(archive))
+    dest = tmp_path / "env" / "cuda"
+    assert wheel_toolkit.install("12.4", dest) == 0
+    assert f"CUDA 12.4 toolkit root {dest} (from {archive})" in capsys.readouterr().out
+    found = tk.find_toolkit({"NQPROF_CUDA_HOME": str(dest), "PATH": ""})
+    assert found.version == "12.4" and found.cudadevrt == dest / "lib64" / "libcudadevrt.a"
+    with pytest.raises(UnavailableError, match="is CUDA 12.4, not 12.5"):
+        wheel_toolkit.install("12.5", dest)
+
+
+def test_what_a_toolkit_archive_keeps(tmp_path):
+    """pack follows a 13.x root's links to whole folders, keeps what nvcc and nvlink read and
+    leaves out other libraries, thrust and cub, and the links install makes again."""
+    from nqprof.cuda.wheel_toolkit import _packed_files
+
+    wheels = tmp_path / "site-packages" / "nvidia" / "cu13"
+    fake_nvcc(wheels / "bin" / "nvcc", "13.0")
+    (wheels / "bin" / "nvdisasm").write_text("")
+    for name in ("include/cuda_runtime.h", "include/cccl/cub/cub.cuh", "include/cccl/nv/target"):
+        (wheels / name).parent.mkdir(parents=True, exist_ok=True)
+        (wheels / name).write_text("")
+    (wheels / "lib").mkdir()
+    for name in ("libcudadevrt.a", "libcudart.so.13", "libcudart_static.a"):
+        (wheels / "lib" / name).write_bytes(b"")
+    (wheels / "nvvm" / "bin").mkdir(parents=True)
+    (wheels / "nvvm" / "bin" / "cicc").write_text("")
+    root = make_root(wheels, tmp_path / "cuda")
+    kept = sorted(p.relative_to(root).as_posix() for p in _packed_files(root))
+    assert kept == [
+        "bin/nvcc",
+        "include/cccl/nv/target",
+        "include/cuda_runtime.h",
+        "lib/libcudadevrt.a",
+        "nvvm/bin/cicc",
+    ]

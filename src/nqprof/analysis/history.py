@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import warnings
 from collections.abc import Iterable
 from pathlib import Path
@@ -61,8 +62,8 @@ CASE_COLUMNS = ["test", "strategy", "n", "params"]
 #: What compare may say of a benchmark's time, in the order summaries list them.
 VERDICTS = ("same", "faster", "slower", "too-few-rounds", "only-a", "only-b")
 #: What compare notes besides the verdict: the case was run with other parameter values,
-#: or from other kernel sources / build / toolkit.
-CHANGES = ("changed-params", "changed-source")
+#: from other kernel sources / build, with another CUDA toolkit, on another GPU model.
+CHANGES = ("changed-params", "changed-source", "changed-toolkit", "changed-gpu")
 STAT_FIELDS = ("min", "max", "mean", "stddev", "median", "iqr", "q1", "q3", "rounds", "ops")
 
 
@@ -342,6 +343,8 @@ def cases_of_run(df, run: str, metric: str) -> dict[tuple, dict[str, Any]]:
             "median": row.get(f"{metric}.median"),
             "params": row.get("extra.params") or {},
             "source_hash": _or_none(row.get("extra.source_hash")),
+            "toolkit": _or_none(row.get("machine.cuda_toolkit")),
+            "gpu": _or_none(row.get("machine.gpu")),
             "conditions": row.get("extra.conditions")
             if isinstance(row.get("extra.conditions"), dict)
             else {},
@@ -374,6 +377,28 @@ def param_changes(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
     """``["depth 5 -> 6"]``: parameters both runs had, with other values. Parameters only
     one run has (nqprof gained or lost a parameter) are not a change of the case."""
     return [f"{k} {a[k]} -> {b[k]}" for k in a if k in b and str(a[k]) != str(b[k])]
+
+
+def gpu_model(name: str) -> str:
+    """``"NVIDIA H100 80GB HBM3"`` -> ``"H100"``: the GPU's name without the vendor and the
+    memory size and kind, as a comparison names it (``"H100 PCIe"`` stays itself)."""
+    words = str(name).removeprefix("NVIDIA ").split()
+    kept = [w for w in words if not re.fullmatch(r"\d+GB|HBM\w*", w)]
+    return " ".join(kept or words)
+
+
+def dimension_changes(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+    """``["toolkit 12.6 -> 13.0", "GPU H100 -> H200"]``: the CUDA toolkit and GPU model of two
+    runs of a GPU case where both runs recorded them and they differ, named as a changed
+    parameter is (the model's full names where the short ones are the same)."""
+    out = []
+    if a.get("toolkit") and b.get("toolkit") and str(a["toolkit"]) != str(b["toolkit"]):
+        out.append(f"toolkit {a['toolkit']} -> {b['toolkit']}")
+    if a.get("gpu") and b.get("gpu") and a["gpu"] != b["gpu"]:
+        short = gpu_model(a["gpu"]), gpu_model(b["gpu"])
+        ga, gb = short if short[0] != short[1] else (a["gpu"], b["gpu"])
+        out.append(f"GPU {ga} -> {gb}")
+    return out
 
 
 def missing(value) -> bool:
@@ -419,7 +444,8 @@ def compare(df, run_a: str, run_b: str, metric: str = "compute"):
                 processes_a=_list_or_none(ra["processes"]),
                 processes_b=_list_or_none(rb["processes"]),
             )
-            changes = param_changes(ra["params"], rb["params"])
+            changes = [] if cpu else dimension_changes(ra, rb)
+            changes += param_changes(ra["params"], rb["params"])
             if ra["source_hash"] != rb["source_hash"]:
                 changes.append("source")
             row.update(
@@ -449,14 +475,24 @@ def compare(df, run_a: str, run_b: str, metric: str = "compute"):
     return pd.DataFrame(rows, columns=columns)
 
 
+#: The phrases of ``changed`` that name a dimension rather than a parameter, by change.
+_DIMENSIONS = {"changed-toolkit": "toolkit ", "changed-gpu": "GPU "}
+
+
 def change_counts(result) -> dict[str, int]:
-    """How many benchmarks of a comparison changed parameters, and sources."""
-    changed = result["changed"].fillna("")
+    """How many benchmarks of a comparison changed parameters, sources, toolkit, GPU model."""
+    phrases = result["changed"].fillna("").map(lambda t: [p for p in t.split("; ") if p])
+
+    def param(p: str) -> bool:
+        return p != "source" and not p.startswith(tuple(_DIMENSIONS.values()))
+
     return {
-        "changed-params": int(
-            changed.map(lambda t: any(p != "source" for p in t.split("; ") if p)).sum()
-        ),
-        "changed-source": int(changed.map(lambda t: "source" in t.split("; ")).sum()),
+        "changed-params": int(phrases.map(lambda ps: any(param(p) for p in ps)).sum()),
+        "changed-source": int(phrases.map(lambda ps: "source" in ps).sum()),
+        **{
+            change: int(phrases.map(lambda ps, s=start: any(p.startswith(s) for p in ps)).sum())
+            for change, start in _DIMENSIONS.items()
+        },
     }
 
 

@@ -40,7 +40,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "build",
         "compile (and device-link) every kernel with nvcc and report resources; no GPU needed",
     ),
-    "matrix": ("build", "compare the resources-*.json tables of several toolkits"),
+    "matrix": (
+        "build",
+        "compare the resources-*.json tables of several toolkits, or (--history) the benchmark "
+        "times of several toolkits and GPUs",
+    ),
     "history": ("history", "list every saved benchmark run, one row per benchmark per run"),
     "compare": (
         "history",

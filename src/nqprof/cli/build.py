@@ -1,6 +1,7 @@
 """``nqprof build`` (compile every kernel with nvcc, no GPU needed, and report resources)
 and ``nqprof matrix`` (compare the resource tables of several toolkits, as the tox CUDA
-environments write them)."""
+environments write them; with ``--history``, the benchmark times of several toolkits and
+GPUs: strategy x toolkit x GPU)."""
 
 from __future__ import annotations
 
@@ -63,16 +64,56 @@ def _tag(path: Path) -> str:
 
 
 def cmd_matrix(args) -> int:
-    from ..cuda.nvcc import load_json, matrix_table
-    from ..files import check_output, read_json, write_text
+    from ..files import check_output
 
-    folder = Path(args.dir)
+    if args.output:
+        check_output(args.output, "--output")
+    if args.figure:
+        if args.history is None:
+            raise InputError("--figure draws the times of --history DIR")
+        check_output(args.figure, "--figure", (".png",))
+    texts = []
+    if args.history is None or args.dir is not None:
+        texts.append(_resource_matrix(Path(args.dir or ".tox")))
+    if args.history is not None:
+        texts.append(_time_matrix(args))
+    text = "\n\n".join(texts)
+    print(text)
+    if args.output:
+        from ..files import write_text
+
+        write_text(args.output, text + "\n")
+    return 0
+
+
+def _time_matrix(args) -> str:
+    """Strategy x toolkit x GPU from the runs saved under --history."""
+    import warnings
+
+    from ..analysis.history import HistoryWarning, load_history
+    from ..analysis.matrix import matrix_figure, matrix_text, matrix_times
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", HistoryWarning)
+        df = load_history(args.history)
+    for w in caught:
+        if issubclass(w.category, HistoryWarning):
+            print(f"nqprof: warning: skipped {w.message}", file=sys.stderr)
+    table, columns = matrix_times(df, args.metric)
+    if args.figure:
+        matrix_figure(table, columns, args.figure, args.metric)
+        print(f"wrote {args.figure}", file=sys.stderr)
+    return matrix_text(table, columns, args.metric)
+
+
+def _resource_matrix(folder: Path) -> str:
+    from ..cuda.nvcc import load_json, matrix_table
+    from ..files import read_json
+
     if not folder.is_dir():
         raise InputError(
             f"{folder} is not a folder (give the folder holding the {MATRIX_GLOB} tables)"
         )
-    if args.output:
-        check_output(args.output, "--output")
     files = sorted(folder.glob(MATRIX_GLOB))
     if not files:
         raise InputError(
@@ -85,11 +126,7 @@ def cmd_matrix(args) -> int:
         info, rows = load_json(path)
         tag, version = _tag(path), str(info.get("version", "?"))
         tables[tag if version in tag else f"{tag} ({version})"] = rows
-    text = matrix_table(tables)
-    print(text)
-    if args.output:
-        write_text(args.output, text + "\n")
-    return 0
+    return matrix_table(tables)
 
 
 def add_commands(subparsers) -> None:
@@ -122,10 +159,32 @@ def add_commands(subparsers) -> None:
     p.set_defaults(func=cmd_build)
 
     p = subparsers.add_parser(
-        "matrix", help=f"compare the {MATRIX_GLOB} tables of several toolkits"
+        "matrix",
+        help=f"compare the {MATRIX_GLOB} tables of several toolkits, or (--history) the "
+        "benchmark times of several toolkits and GPUs",
     )
     p.add_argument(
-        "dir", nargs="?", default=".tox", help="folder holding the tables (default .tox)"
+        "dir",
+        nargs="?",
+        help="folder holding the resource tables (default .tox; with --history: only if given)",
+    )
+    p.add_argument(
+        "--history",
+        metavar="DIR",
+        help="benchmark storage holding the runs of several toolkits and GPUs (e.g. .benchmarks, "
+        "whose cuda12.4/, cuda13.0/ ... the tox CUDA environments write): one table of strategy "
+        "x toolkit x GPU, the newest run of each pair",
+    )
+    p.add_argument(
+        "--metric",
+        choices=("compute", "wall", "gpu", "median"),
+        default="compute",
+        help="with --history: compute (CUDA events; default) or wall (host round trip)",
+    )
+    p.add_argument(
+        "--figure",
+        metavar="FILE.png",
+        help="with --history: also draw the times, a panel per strategy",
     )
     p.add_argument("-o", "--output", metavar="FILE", help="also write the combined table to FILE")
     p.set_defaults(func=cmd_matrix)

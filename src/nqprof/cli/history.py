@@ -280,6 +280,8 @@ FAILING_VERDICTS = (
     "only-b",
     "changed-params",
     "changed-source",
+    "changed-toolkit",
+    "changed-gpu",
 )
 
 

@@ -1,4 +1,5 @@
-"""A CUDA toolkit made of NVIDIA's PyPI wheels, and the GPU gate of the tox CUDA environments.
+"""A CUDA toolkit made of NVIDIA's PyPI wheels (CUDA 13) or Debian's packages (CUDA 12), and
+the GPU gate of the tox CUDA environments.
 
 ``nvidia-cuda-nvcc`` ships nvcc, ptxas, nvlink and friends; ``nvidia-cuda-runtime`` the
 headers (cuda_runtime.h ...) and ``libcudadevrt.a``; ``nvidia-cuda-crt`` the crt/
@@ -10,10 +11,24 @@ so :func:`make_root` builds a toolkit root of symlinks with both layouts. nvcc t
 from the path it was started by (symlinks are not resolved), so ``bin/`` holds one link per
 file.
 
+CUDA 12 has no such wheels: ``nvidia-cuda-nvcc-cu12`` (12.0 to 12.9) carries ptxas and
+libnvvm only (no nvcc, cicc, nvlink, cudafe++, crt/ headers), and ``nvidia-cuda-runtime-cu12``
+carries ``libcudadevrt.a`` only from 12.9 on. A CUDA 12 toolkit (:data:`DEBIAN`) is made
+instead from Debian's non-free packages of that release (``nvidia-cuda-toolkit``: nvcc, cicc,
+ptxas, nvlink; ``nvidia-cuda-dev``: headers and ``libcudadevrt.a``), fetched with
+``apt-get download`` from a private package list (nothing is installed on the system), plus
+the ``nvidia-cuda-cccl-cu12`` wheel of the release; the root holds copies, with an
+``nvcc.profile`` of its own (Debian's names absolute /usr paths).
+
     python -m nqprof.cuda.wheel_toolkit install cuda13.0 DIR   # pip install + make DIR
+    python -m nqprof.cuda.wheel_toolkit install cuda12.4 DIR   # Debian's packages + make DIR
+    python -m nqprof.cuda.wheel_toolkit pack cuda12.4 FILE.tar.xz   # what nvcc needs, packed
     python -m nqprof.cuda.wheel_toolkit if-gpu -- CMD ...      # run CMD only on a GPU machine
 
-Both print a ``skipped: ...`` line and exit 0 when the toolkit or the GPU is missing.
+``install`` unpacks the archive that ``NQPROF_TOOLKIT_ARCHIVE`` names (made by ``pack``)
+instead of downloading: how a machine without a package index gets a toolkit. Both
+``install`` and ``if-gpu`` print a ``skipped: ...`` line and exit 0 when the toolkit or the
+GPU is missing.
 """
 
 from __future__ import annotations
@@ -21,13 +36,17 @@ from __future__ import annotations
 import argparse
 import importlib.metadata
 import importlib.util
+import lzma
 import os
 import platform
 import re
 import shutil
 import subprocess
 import sys
+import tarfile
+import tempfile
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InputError, NqprofError, UnavailableError
@@ -47,6 +66,72 @@ WHEELS = (
 GPU_EXTRAS = ("cuda", "test")
 
 _TARGET_DIRS = {"x86_64": "x86_64-linux", "aarch64": "sbsa-linux"}
+
+#: The variable naming a toolkit archive (made by ``pack``) that ``install`` unpacks.
+ARCHIVE_VARIABLE = "NQPROF_TOOLKIT_ARCHIVE"
+
+
+@dataclass(frozen=True)
+class DebianRelease:
+    """A CUDA 12 release as Debian packages it: the suite that has it and the pinned versions
+    of ``nvidia-cuda-toolkit`` (nvcc, cicc, ptxas, nvlink) and ``nvidia-cuda-dev`` (headers,
+    ``libcudadevrt.a``), and the ``nvidia-cuda-cccl-cu12`` wheel of the release (libcu++'s
+    ``nv/target``, which cooperative groups include)."""
+
+    suite: str
+    toolkit: str
+    dev: str
+    cccl: str
+
+
+#: CUDA 12 releases from Debian's non-free section (amd64). 12.6 to 12.9 are packaged nowhere
+#: this reaches (Debian stops at 12.5; PyPI's cu12 wheels lack the compiler, see the module doc).
+DEBIAN = {
+    "12.4": DebianRelease("trixie", "12.4.131~12.4.1-2", "12.4.127~12.4.1-2", "12.4.*"),
+    "12.5": DebianRelease("experimental", "12.5.40~12.5.0-2+b1", "12.5.39~12.5.0-2+b1", "12.5.*"),
+}
+DEBIAN_MIRROR = "http://deb.debian.org/debian"
+DEBIAN_KEYRING = "/usr/share/keyrings/debian-archive-keyring.gpg"
+#: What a CUDA 12 root takes from Debian's packages: (path in the package, path in the root).
+DEBIAN_FILES = {
+    "toolkit": [
+        ("usr/lib/nvidia-cuda-toolkit/bin/nvcc", "bin/nvcc"),
+        ("usr/lib/nvidia-cuda-toolkit/bin/crt/", "bin/crt/"),
+        ("usr/lib/nvidia-cuda-toolkit/bin/cicc", "nvvm/bin/cicc"),
+        ("usr/lib/nvidia-cuda-toolkit/libdevice/", "nvvm/libdevice/"),
+        ("usr/bin/cudafe++", "bin/cudafe++"),
+        ("usr/bin/ptxas", "bin/ptxas"),
+        ("usr/bin/nvlink", "bin/nvlink"),
+        ("usr/bin/fatbinary", "bin/fatbinary"),
+        ("usr/bin/bin2c", "bin/bin2c"),
+    ],
+    "dev": [
+        ("usr/include/", "include/"),
+        ("usr/lib/x86_64-linux-gnu/libcudadevrt.a", "lib/libcudadevrt.a"),
+    ],
+}
+#: The nvcc.profile of a CUDA 12 root: the toolkit's own, every path under the root.
+NVCC_PROFILE = "\n".join(
+    [
+        "",
+        "TOP              = $(_HERE_)/..",
+        "",
+        "CICC_PATH        = $(TOP)/nvvm/bin",
+        "NVVMIR_LIBRARY_DIR = $(TOP)/nvvm/libdevice",
+        "",
+        "LD_LIBRARY_PATH += $(TOP)/lib:",
+        "PATH            += $(CICC_PATH):$(_HERE_):",
+        "",
+        'INCLUDES        +=  "-I$(TOP)/$(_TARGET_DIR_)/include" $(_SPACE_)',
+        "",
+        'LIBRARIES        =+ $(_SPACE_) "-L$(TOP)/$(_TARGET_DIR_)/lib$(_TARGET_SIZE_)/stubs" '
+        '"-L$(TOP)/$(_TARGET_DIR_)/lib$(_TARGET_SIZE_)"',
+        "",
+        "CUDAFE_FLAGS    +=",
+        "PTXAS_FLAGS     +=",
+        "",
+    ]
+)
 
 
 def parse_version(text: str) -> str:
@@ -104,32 +189,290 @@ def make_root(wheels: Path, dest: Path) -> Path:
     for name in ("include", "lib", "nvvm"):
         if (wheels / name).exists():
             _link(dest / name, wheels / name)
-    _link(dest / "lib64", "lib")
+    _finish_root(dest)
+    return dest
+
+
+def _finish_root(dest: Path) -> None:
+    """The links every root has: ``lib64`` -> ``lib`` and ``targets/<arch>-linux/``."""
+    if not (dest / "lib64").exists():
+        _link(dest / "lib64", "lib")
     target = dest / "targets" / _TARGET_DIRS.get(platform.machine(), f"{platform.machine()}-linux")
     for name in ("include", "lib"):
-        _link(target / name, Path("..", "..", name))
+        if not (target / name).exists():
+            _link(target / name, Path("..", "..", name))
+
+
+def _deb_data(deb: Path):
+    """The data.tar member of a .deb (an ar archive) as a streaming tarfile."""
+    f = open(deb, "rb")
+    if f.read(8) != b"!<arch>\n":
+        f.close()
+        raise UnavailableError(f"{deb} is not a Debian package")
+    while True:
+        header = f.read(60)
+        if len(header) < 60:
+            f.close()
+            raise UnavailableError(f"{deb} has no data.tar member")
+        name, size = header[:16].decode().strip().rstrip("/"), int(header[48:58])
+        if name.startswith("data.tar"):
+            return tarfile.open(fileobj=f, mode="r|*")
+        f.seek(size + size % 2, os.SEEK_CUR)
+
+
+def extract_deb(deb: Path, files: Sequence[tuple[str, str]], dest: Path) -> list[str]:
+    """Copy the members of ``deb`` that ``files`` names (a path ending in ``/``: the folder's
+    contents) to their place under ``dest``; returns the ``files`` entries found nowhere."""
+    found: set[str] = set()
+    with _deb_data(deb) as tar:
+        for member in tar:
+            path = member.name.removeprefix("./")
+            for src, dst in files:
+                if path == src or (src.endswith("/") and path.startswith(src)):
+                    out = dest / (dst + path[len(src) :] if src.endswith("/") else dst)
+                    break
+            else:
+                continue
+            found.add(src)
+            if member.isdir():
+                out.mkdir(parents=True, exist_ok=True)
+            elif member.issym():
+                if member.linkname.startswith("/") or ".." in Path(member.linkname).parts:
+                    continue  # a link out of the folder: nothing nvcc reads
+                _remove(out)
+                _link(out, member.linkname)
+            elif member.isfile():
+                out.parent.mkdir(parents=True, exist_ok=True)
+                with tar.extractfile(member) as data, open(out, "wb") as sink:
+                    shutil.copyfileobj(data, sink)
+                out.chmod(0o755 if member.mode & 0o111 else 0o644)
+    return [src for src, _ in files if src not in found]
+
+
+def _run_quiet(cmd: list[str], what: str, **kw) -> None:
+    print("+", " ".join(cmd), flush=True)
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False, **kw)
+    if proc.returncode != 0:
+        lines = [line for line in (proc.stderr + proc.stdout).splitlines() if line.strip()]
+        raise UnavailableError(f"{what}: {(lines or ['no output'])[-1].strip()}")
+
+
+def debian_root(version: str, dest: Path, work: Path) -> Path:
+    """Make the CUDA ``version`` (a key of :data:`DEBIAN`) toolkit root at ``dest`` from
+    Debian's packages, downloaded into ``work`` (nothing is installed on the system)."""
+    release = DEBIAN[version]
+    if shutil.which("apt-get") is None:
+        raise UnavailableError(
+            f"CUDA {version} comes from Debian's packages and apt-get is missing"
+        )
+    if platform.machine() != "x86_64":
+        raise UnavailableError(f"nqprof takes CUDA {version} from Debian's amd64 packages only")
+    apt = work / "apt"
+    for sub in ("lists/partial", "cache/archives/partial"):
+        (apt / sub).mkdir(parents=True, exist_ok=True)
+    (apt / "sources.list").write_text(
+        f"deb [signed-by={DEBIAN_KEYRING}] {DEBIAN_MIRROR} {release.suite} non-free\n"
+    )
+    opts = [
+        f"-oDir::Etc::sourcelist={apt / 'sources.list'}",
+        "-oDir::Etc::sourceparts=-",
+        f"-oDir::State::Lists={apt / 'lists'}",
+        f"-oDir::Cache={apt / 'cache'}",
+        "-oDebug::NoLocking=1",
+        "-oAPT::Sandbox::User=" + ("root" if os.geteuid() == 0 else os.environ.get("USER", "")),
+    ]
+    _run_quiet(["apt-get", *opts, "-q", "update"], f"apt-get update ({release.suite})")
+    debs = work / "debs"
+    debs.mkdir(exist_ok=True)
+    packages = {
+        "toolkit": f"nvidia-cuda-toolkit={release.toolkit}",
+        "dev": f"nvidia-cuda-dev={release.dev}",
+    }
+    _run_quiet(
+        ["apt-get", *opts, "-q", "download", *packages.values()], "apt-get download", cwd=debs
+    )
+    _remove(dest)
+    dest.mkdir(parents=True)
+    for part, spec in packages.items():
+        name = spec.split("=")[0]
+        deb = next(debs.glob(f"{name}_*.deb"))
+        missing = extract_deb(deb, DEBIAN_FILES[part], dest)
+        if missing:
+            raise UnavailableError(f"{deb.name} lacks {', '.join(missing)}")
+        deb.unlink()  # the dev package is about 1 GB
+    wheels = work / "cccl"
+    _run_quiet(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--quiet",
+            "--no-deps",
+            "--only-binary=:all:",
+            "--dest",
+            str(wheels),
+            f"nvidia-cuda-cccl-cu12=={release.cccl}",
+        ],
+        f"the CUDA {version} libcu++ wheel cannot be downloaded",
+    )
+    import zipfile
+
+    prefix = "nvidia/cuda_cccl/include/"
+    with zipfile.ZipFile(next(wheels.glob("*.whl"))) as whl:
+        for info in whl.infolist():
+            name = info.filename
+            if name.startswith(prefix) and not name.endswith(("/", "__init__.py")):
+                out = dest / "include" / name[len(prefix) :]
+                out.parent.mkdir(parents=True, exist_ok=True)
+                out.write_bytes(whl.read(info))
+    (dest / "bin" / "nvcc.profile").write_text(NVCC_PROFILE)
+    _finish_root(dest)
+    return dest
+
+
+#: What ``pack`` leaves out of a root: nothing nvcc, nvlink or the lookup reads for nqprof's
+#: kernels (libraries other than libcudadevrt.a, CCCL's thrust and cub, tools beside nvcc).
+PACK_EXCLUDE = re.compile(
+    r"^(lib/(?!libcudadevrt\.a$).*|include/(cccl/)?(thrust|cub)/.*|include/(cublas|cufft|curand"
+    r"|cusolver|cusparse|npp|nvjpeg|cudnn|nvtx3|cuda-gdb).*|bin/(nvdisasm|cuobjdump|nvprune|cu\+\+filt"
+    r"|compute-sanitizer|__nvcc_device_query).*|nvvm/lib64/.*|.*/__pycache__/.*|.*__init__\.py)$"
+)
+
+
+def _packed_files(root: Path) -> list[Path]:
+    """The files of ``root`` that ``pack`` keeps: links to folders followed (a 13.x root links
+    include, lib and nvvm), lib64 and targets/ left out (links that install makes again)."""
+    out = []
+    for folder, subs, names in os.walk(root, followlinks=True):
+        if Path(folder) == root:
+            subs[:] = [d for d in subs if d not in ("lib64", "targets")]
+        for name in names:
+            path = Path(folder, name)
+            if not PACK_EXCLUDE.match(path.relative_to(root).as_posix()):
+                out.append(path)
+    return sorted(out)
+
+
+def pack(version: str, out: Path) -> int:
+    """Make the ``version`` toolkit (as ``install`` would, into a temporary folder) and pack
+    what nvcc needs for nqprof's kernels into ``out`` (.tar.xz), links resolved: the archive
+    ``install`` unpacks where ``NQPROF_TOOLKIT_ARCHIVE`` names it."""
+    with tempfile.TemporaryDirectory(prefix="nqprof-pack-") as tmp:
+        work = Path(tmp)
+        root = work / "cuda"
+        if version in DEBIAN:
+            debian_root(version, root, work)
+        else:
+            site = work / "site"
+            _run_quiet(
+                [
+                    sys.executable,
+                    "-m",
+                    "pip",
+                    "install",
+                    "--quiet",
+                    "--no-deps",
+                    "--target",
+                    str(site),
+                    *wheel_specs(version),
+                ],
+                f"the CUDA {version} compiler wheels cannot be installed",
+            )
+            cu = sorted(site.glob("nvidia/cu*"))
+            if not cu:
+                raise UnavailableError(f"the CUDA {version} wheels hold no nvidia/cu*")
+            make_root(cu[-1], root)
+        got = toolkit_version(root / "bin" / "nvcc")
+        if got != version:
+            raise UnavailableError(f"{root}/bin/nvcc is CUDA {got}, not {version}")
+        files = _packed_files(root)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        partial = out.with_name(out.name + ".partial")
+        # xz with the x86 filter and a dictionary that spans ptxas, nvlink and cicc, which
+        # share much code: 8% smaller than xz -9 (CUDA 13.0: 34.8 MiB, not 37.8), decoded in 256 MiB
+        filters = [
+            {"id": lzma.FILTER_X86},
+            {"id": lzma.FILTER_LZMA2, "preset": 9 | lzma.PRESET_EXTREME, "dict_size": 256 << 20},
+        ]
+        with (
+            lzma.open(partial, "wb", format=lzma.FORMAT_XZ, filters=filters) as xz,
+            tarfile.open(fileobj=xz, mode="w", format=tarfile.PAX_FORMAT) as tar,
+        ):
+            for path in files:
+                rel = path.relative_to(root).as_posix()
+                info = tar.gettarinfo(path.resolve(), arcname=f"cuda/{rel}")
+                info.mtime, info.uid, info.gid, info.uname, info.gname = 0, 0, 0, "", ""
+                with open(path, "rb") as data:
+                    tar.addfile(info, data)
+        partial.replace(out)
+    print(
+        f"CUDA {version}: {len(files)} files packed into {out} "
+        f"({out.stat().st_size / 2**20:.1f} MiB)"
+    )
+    return 0
+
+
+def unpack(archive: Path, dest: Path) -> Path:
+    """The root at ``dest`` from an archive ``pack`` made."""
+    _remove(dest)
+    with tempfile.TemporaryDirectory(prefix="nqprof-unpack-", dir=dest.parent) as tmp:
+        with tarfile.open(archive) as tar:
+            tar.extractall(tmp, filter="data")
+        (Path(tmp) / "cuda").rename(dest)
+    _finish_root(dest)
     return dest
 
 
 def install(version: str, dest: Path) -> int:
-    """pip-install the ``version`` wheels (unless present) and build the root at ``dest``."""
+    """Make the ``version`` toolkit root at ``dest``: from the archive NQPROF_TOOLKIT_ARCHIVE
+    names, from Debian's packages (a CUDA 12 release of :data:`DEBIAN`), else from pip-installed
+    wheels (unless present)."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
     _remove(dest)  # a failed install must not leave an older root behind
-    if not installed(version):
-        cmd = [sys.executable, "-m", "pip", "install", "--quiet", *wheel_specs(version)]
-        print("+", " ".join(cmd), flush=True)
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        if proc.returncode != 0:
-            lines = [line for line in proc.stderr.splitlines() if line.strip()] or ["no output"]
+    archive = os.environ.get(ARCHIVE_VARIABLE, "").strip()
+    if archive:
+        root, names = unpack(Path(archive), dest), f"from {archive}"
+    elif version in DEBIAN:
+        release = DEBIAN[version]
+        try:
+            with tempfile.TemporaryDirectory(prefix="nqprof-debian-") as tmp:
+                root = debian_root(version, dest, Path(tmp))
+        except UnavailableError as exc:
+            _remove(dest)
             print(
-                f"skipped: the CUDA {version} compiler wheels "
-                f"cannot be installed: {lines[-1].strip()}"
+                f"skipped: the CUDA {version} toolkit cannot be made from Debian's packages: {exc}"
             )
             return 0
-    root = make_root(wheel_root(), dest)
+        names = (
+            f"Debian {release.suite}: nvidia-cuda-toolkit {release.toolkit}, nvidia-cuda-dev "
+            f"{release.dev}; nvidia-cuda-cccl-cu12 {release.cccl}"
+        )
+    elif version.startswith("12."):
+        print(
+            f"skipped: no CUDA {version} compiler to install: PyPI's nvidia-cuda-nvcc-cu12 wheels "
+            f"carry ptxas and libnvvm only (no nvcc, cicc, nvlink) and Debian packages CUDA "
+            f"{', '.join(DEBIAN)} only; give a toolkit archive ({ARCHIVE_VARIABLE}) or use "
+            "cuda-system"
+        )
+        return 0
+    else:
+        if not installed(version):
+            cmd = [sys.executable, "-m", "pip", "install", "--quiet", *wheel_specs(version)]
+            print("+", " ".join(cmd), flush=True)
+            proc = subprocess.run(cmd, capture_output=True, text=True)
+            if proc.returncode != 0:
+                lines = [line for line in proc.stderr.splitlines() if line.strip()] or ["no output"]
+                print(
+                    f"skipped: the CUDA {version} compiler wheels "
+                    f"cannot be installed: {lines[-1].strip()}"
+                )
+                return 0
+        root = make_root(wheel_root(), dest)
+        names = ", ".join(f"{n} {importlib.metadata.version(n)}" for n in WHEELS)
     got = toolkit_version(root / "bin" / "nvcc")
     if got != version:
         raise UnavailableError(f"{root}/bin/nvcc is CUDA {got}, not {version}")
-    names = ", ".join(f"{n} {importlib.metadata.version(n)}" for n in WHEELS)
     print(f"CUDA {version} toolkit root {root} ({names})")
     return 0
 
@@ -195,6 +538,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "dest", type=Path, help="the toolkit root to create (point NQPROF_CUDA_HOME at it)"
     )
     p = sub.add_parser(
+        "pack", help="make one release's toolkit and pack what nvcc needs into FILE.tar.xz"
+    )
+    p.add_argument("version", help="e.g. cuda12.4 or 13.0")
+    p.add_argument("out", type=Path, help="the archive to write (.tar.xz)")
+    p = sub.add_parser(
         "if-gpu", help="run a command only where a GPU, the toolkit and PyCUDA are present"
     )
     p.add_argument("cmd", nargs=argparse.REMAINDER, help="-- command and arguments")
@@ -202,6 +550,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "install":
             return install(parse_version(args.version), args.dest)
+        if args.command == "pack":
+            return pack(parse_version(args.version), args.out)
         cmd = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
         if not cmd:
             parser.error("if-gpu needs a command")

@@ -1,0 +1,65 @@
+"""tools/nvbench_compare.py reads NVBench's JSON as NVBench writes it (the GPU run is on an
+H200 host; this checks the reading and the case list here)."""
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+TOOL = Path(__file__).parent.parent / "tools" / "nvbench_compare.py"
+
+
+@pytest.fixture(scope="module")
+def tool():
+    spec = importlib.util.spec_from_file_location("nvbench_compare", TOOL)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _summary(tag, value, kind="float64"):
+    return {"tag": tag, "name": tag, "data": [{"name": "value", "type": kind, "value": str(value)}]}
+
+
+def test_reads_the_median_per_case(tool, tmp_path):
+    states = [
+        {
+            "axis_values": [{"name": "case", "type": "string", "value": "fast/12"}],
+            "summaries": [
+                _summary("nv/cold/time/gpu/mean", 2e-5),
+                _summary("nv/cold/time/gpu/median", 1.9e-5),
+                _summary("nv/cold/sample_size", 812, "int64"),
+                _summary("nv/cold/time/gpu/stdev/relative", 0.004),
+            ],
+        },
+        {  # an older NVBench without the median: the mean, said so
+            "axis_values": [{"name": "case", "type": "string", "value": "cdp-bp/10"}],
+            "summaries": [_summary("nv/cold/time/gpu/mean", 3e-4)],
+        },
+        {
+            "axis_values": [{"name": "case", "type": "string", "value": "feinbube/16"}],
+            "is_skipped": True,
+            "skip_reason": "timed out",
+            "summaries": [],
+        },
+    ]
+    path = tmp_path / "nvbench.json"
+    path.write_text(json.dumps({"benchmarks": [{"name": "nqprof_case", "states": states}]}))
+    got = tool.read_nvbench(path)
+    assert got["fast/12"]["seconds"] == pytest.approx(1.9e-5)
+    assert got["fast/12"]["statistic"] == "median" and got["fast/12"]["samples"] == 812
+    assert got["cdp-bp/10"]["seconds"] == pytest.approx(3e-4)
+    assert got["cdp-bp/10"]["statistic"] == "mean"
+    assert got["feinbube/16"]["seconds"] is None and got["feinbube/16"]["skipped"]
+
+
+def test_cases(tool):
+    assert tool.parse_cases("feinbube,fast", "10:12") == [
+        ("feinbube", 10),
+        ("feinbube", 11),
+        ("feinbube", 12),
+        ("fast", 10),
+        ("fast", 11),
+        ("fast", 12),
+    ]
