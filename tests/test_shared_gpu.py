@@ -171,21 +171,29 @@ def test_sweep_warns_of_a_shared_gpu(gpu_double, monkeypatch, capsys):
 # -- pytest and compare ----------------------------------------------------------------------
 
 
+def run_suite(pytester, request, *args):
+    """A suite of the GPU test double's cases, run by pytest in this process."""
+    pytester.makepyfile(test_suite="def test_nq(nqbench):\n    assert nqbench.run().verified\n")
+    load = [] if request.config.pluginmanager.has_plugin("nqprof") else ["-p", "nqprof.plugin"]
+    return pytester.runpytest(
+        *load,
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:hypothesispytest",
+        f"--nq-strategy={STRATEGY}",
+        *args,
+    )
+
+
 def test_pytest_summary_and_compare_say_the_gpu_was_shared(
     gpu_double, pytester, request, monkeypatch, capsys
 ):
-    pytester.makepyfile(test_suite="def test_nq(nqbench):\n    assert nqbench.run().verified\n")
-    load = [] if request.config.pluginmanager.has_plugin("nqprof") else ["-p", "nqprof.plugin"]
-
     def run(*others):
         fake_nvml(monkeypatch, others=others)
-        result = pytester.runpytest(
-            *load,
-            "-p",
-            "no:cacheprovider",
-            "-p",
-            "no:hypothesispytest",
-            f"--nq-strategy={STRATEGY}",
+        result = run_suite(
+            pytester,
+            request,
             "--nq-n=8",
             "--nq-rounds=6",
             "--benchmark-storage=storage",
@@ -260,18 +268,7 @@ def test_a_gpu_case_starts_a_spare_for_the_next_gpu_case(
     monkeypatch.setattr(spare_module.Spare, "start", logged_start)
     monkeypatch.setattr(spare_module.Spare, "take", logged_take)
     fake_nvml(monkeypatch)
-    pytester.makepyfile(test_suite="def test_nq(nqbench):\n    assert nqbench.run().verified\n")
-    load = [] if request.config.pluginmanager.has_plugin("nqprof") else ["-p", "nqprof.plugin"]
-    result = pytester.runpytest(
-        *load,
-        "-p",
-        "no:cacheprovider",
-        "-p",
-        "no:hypothesispytest",
-        f"--nq-strategy={STRATEGY}",
-        "--nq-n=8:10",
-        "--nq-rounds=4",
-    )
+    result = run_suite(pytester, request, "--nq-n=8:10", "--nq-rounds=4")
     result.assert_outcomes(passed=3)
     # each case's two workers ask for a spare; a spare starts during N=8 and N=9, not N=10
     assert [kind for kind, _ in events] == [

@@ -55,7 +55,6 @@ MODES = {"fire-and-forget": 0, "tail": 1}
 #: Spill buffer (tasks, each of its two) when ``spill=0``: a quarter of the tasks, at least
 #: 1M and at most 64M (1 GiB).
 SPILL_MIN, SPILL_MAX = 1 << 20, 1 << 26
-MAX_N = 27
 
 LAYOUT = CounterLayout(
     "cst_launch.cuh",
@@ -405,21 +404,9 @@ class CstSession(CdpSession):
 
 
 def _check_common(name: str, n: int, params: dict[str, Any]) -> None:
-    if n > MAX_N:
-        raise InputError(f"{name} N={n}: the constellation tasks need N <= {MAX_N}")
-    if params["depth"] > max(0, n - 3):
-        raise InputError(
-            f"{name} N={n}: depth must be in 0..{max(0, n - 3)}, got {params['depth']}"
-        )
-    if params["block"] % 32:
-        raise InputError(
-            f"{name} needs a block of whole warps (a multiple of 32), got {params['block']}"
-        )
-    need = count_shared(n, params)
-    if need > 227 * 1024:
-        raise InputError(
-            f"{name} needs {need} B of shared memory per block at N={n}: use a smaller block"
-        )
+    from .fast import check_counting
+
+    check_counting(name, n, params, count_shared)
     check_nesting(
         f"{name} with gens={params['gens']}",
         FIRST_COUNT + params["gens"] - 1,

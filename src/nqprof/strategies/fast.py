@@ -31,7 +31,7 @@ from ..errors import InputError
 from ..result import Measurement
 from .base import Param, Strategy, block_param
 from .cpu_common import CST_TASK_WORDS, constellation_tasks, cpu_module
-from .gpu_common import GpuSession
+from .gpu_common import DYNAMIC_SHARED_LIMIT_SM90, GpuSession
 
 #: opt -> kernel
 KERNELS = {"cst": "constellation", "tight-u4": "fast_tight_u4"}
@@ -45,6 +45,28 @@ D4_TASK_WORDS = 8  # uint32 words of a tight-u4 task (kernels/cpu/d4.h)
 D4_MIN_N = 4
 D4_MAX_DEPTH = 16
 MAX_N = 27
+
+
+def check_counting(name: str, n: int, params: dict, shared_of) -> None:
+    """The limits of the constellation counting kernel, for fast and the strategies that
+    count with it: N, the depth of the tasks, whole warps, the shared memory a block takes
+    (``shared_of(n, params)`` bytes, asked once N and the depth are known to be good)."""
+    if n > MAX_N:
+        raise InputError(f"{name} N={n}: the constellation tasks need N <= {MAX_N}")
+    if params["depth"] > max(0, n - 3):
+        raise InputError(
+            f"{name} N={n}: depth must be in 0..{max(0, n - 3)}, got {params['depth']}"
+        )
+    check_block(name, n, params["block"], shared_of(n, params))
+
+
+def check_block(name: str, n: int, block: int, shared: int) -> None:
+    if block % 32:
+        raise InputError(f"{name} needs a block of whole warps (a multiple of 32), got {block}")
+    if shared > DYNAMIC_SHARED_LIMIT_SM90:
+        raise InputError(
+            f"{name} needs {shared} B of shared memory per block at N={n}: use a smaller block"
+        )
 
 
 def _default_depth(n: int) -> int:
@@ -127,20 +149,9 @@ class Fast(Strategy):
                     f"fast tight-u4 N={n}: depth must be in "
                     f"2..{min(D4_MAX_DEPTH, n - 2)}, got {depth}"
                 )
+            check_block("fast", n, params["block"], shared_bytes(n, params))
         else:
-            if n > MAX_N:
-                raise InputError(f"fast N={n}: the constellation tasks need N <= {MAX_N}")
-            if depth > max(0, n - 3):
-                raise InputError(f"fast N={n}: depth must be in 0..{max(0, n - 3)}, got {depth}")
-        if params["block"] % 32:
-            raise InputError(
-                f"fast needs a block of whole warps (a multiple of 32), got {params['block']}"
-            )
-        need = shared_bytes(n, params)
-        if need > 227 * 1024:
-            raise InputError(
-                f"fast needs {need} B of shared memory per block at N={n}: use a smaller block"
-            )
+            check_counting("fast", n, params, shared_bytes)
 
     def open(self, n, params):
         return FastSession(self.name, n, params)
