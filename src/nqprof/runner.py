@@ -20,7 +20,6 @@ The loop also records the run's conditions (:mod:`nqprof.conditions`).
 
 from __future__ import annotations
 
-import contextlib
 import multiprocessing as mp
 import os
 import time
@@ -34,9 +33,9 @@ from .problem import known_count
 from .progress import Progress
 from .result import Measurement, RunRecord
 from .rounds import RoundRule
-from .spare import SPARE, spawn_context
+from .spare import SPARE, start_worker, warm
 from .strategies import Strategy, get
-from .worker import Target, serve
+from .worker import Target
 
 
 def verify(
@@ -175,27 +174,10 @@ class WorkerRunner:
             return
         if not prepared:
             _await_exits()
-        ctx = mp.get_context("fork" if fork else "spawn")
-        parent, child = ctx.Pipe()
-        self._proc = ctx.Process(
-            target=serve,
-            daemon=True,
-            args=(
-                child,
-                target,
-                self.opener,
-                self.n,
-                self.params,
-                os.getpid(),
-                gpu,
-                time.time(),
-                prepared,
-            ),
+        self._proc, self._conn = start_worker(
+            "fork" if fork else "spawn",
+            *(target, self.opener, self.n, self.params, os.getpid(), gpu, time.time(), prepared),
         )
-        with contextlib.nullcontext() if fork else spawn_context():
-            self._proc.start()
-        child.close()
-        self._conn = parent
         self._go = "go"
         self._prepared = prepared
 
@@ -264,10 +246,7 @@ class WorkerRunner:
     def warm(self) -> None:
         """A prepared worker makes its CUDA context now (the one before has timed its rounds)."""
         if self._proc is not None and self._prepared:
-            try:
-                self._conn.send("ctx")
-            except OSError:
-                pass
+            warm(self._conn)
 
     def call(self, method: str, *args) -> Any:
         """``session.method(*args)`` in the worker, under the same timeout."""
@@ -530,7 +509,6 @@ class RoundLoop:
         self.keep_spare = KEEP_SPARES
         self._due = False  # a worker is to be prepared after the next round
         self._phase, self._last_phase = 0, 0
-        self._extra: tuple[int, ...] = ()  # the spare, once started
         self._watches: tuple = ()
 
     def _run_once(self) -> Measurement:
@@ -550,7 +528,6 @@ class RoundLoop:
             r.prepare_next()
         elif self.keep_spare:
             SPARE.start()
-            self._extra = (SPARE.pid,) if SPARE.pid else ()
         for watch in self._watches:
             watch.also_own(self.pids)
 
@@ -565,7 +542,8 @@ class RoundLoop:
     @property
     def pids(self) -> tuple[int, ...]:
         """The case's worker processes now, with any started to follow them."""
-        return self.runner.pids + self._extra
+        spare = SPARE.pid if self.keep_spare else None
+        return self.runner.pids + ((spare,) if spare else ())
 
     def warm_up(self) -> None:
         """``warmup`` untimed rounds for each worker process."""

@@ -38,6 +38,28 @@ def spawn_context():
             sys.modules["__main__"] = main
 
 
+def start_worker(method: str, *args, **kwargs) -> tuple:
+    """A worker process (:func:`nqprof.worker.serve` with ``args`` after its end of the pipe),
+    started by multiprocessing's ``method`` ("spawn" hides the parent's ``__main__``):
+    the process and the parent's end of the pipe."""
+    ctx = mp.get_context(method)
+    parent, child = ctx.Pipe()
+    proc = ctx.Process(target=serve, daemon=True, args=(child, *args), kwargs=kwargs)
+    with spawn_context() if method == "spawn" else contextlib.nullcontext():
+        proc.start()
+    child.close()
+    return proc, parent
+
+
+def warm(conn) -> None:
+    """Tell a waiting (prepared or spare) worker to make its CUDA context now: no worker of
+    ours is timing rounds."""
+    try:
+        conn.send("ctx")
+    except OSError:
+        pass
+
+
 def gpu_machine() -> bool:
     """Whether this machine looks as if it has an NVIDIA GPU (a driver's device files): a
     spare is started only there."""
@@ -66,26 +88,16 @@ class Spare:
         context = context or self.context
         if self._held is not None and self._held[0].is_alive():
             return
-        ctx = mp.get_context("spawn")
-        parent, child = ctx.Pipe()
-        proc = ctx.Process(
-            target=serve,
-            daemon=True,
-            args=(child, None, None, None, None, os.getpid(), True, time.time(), True),
-            kwargs={"cuda": "context" if context else None},
+        self._held = start_worker(
+            "spawn",
+            *(None, None, None, None, os.getpid(), True, time.time(), True),
+            cuda="context" if context else None,
         )
-        with spawn_context():
-            proc.start()
-        child.close()
-        self._held = (proc, parent)
 
     def warm(self) -> None:
         """Have the spare make its CUDA context now (no worker of ours is timing rounds)."""
         if self._held is not None:
-            try:
-                self._held[1].send("ctx")
-            except OSError:
-                pass
+            warm(self._held[1])
 
     def take(self) -> tuple | None:
         """The waiting spare's process and pipe (None if there is none alive)."""

@@ -80,9 +80,7 @@ def start_cuda_early(context: bool = True) -> None:
             dev, ctx = ctypes.c_int(), ctypes.c_void_p()
             if lib.cuInit(0) or lib.cuDeviceGet(ctypes.byref(dev), 0):
                 return
-            if not context:
-                _EARLY["init_s"] = time.perf_counter() - t0
-            elif lib.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev) == 0:
+            if context and lib.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev) == 0:
                 _EARLY.update(lib=lib, device=dev, seconds=time.perf_counter() - t0)
         except OSError:
             pass

@@ -278,19 +278,26 @@ def _check_request(strat: Strategy, workers: int | None, retries: int) -> None:
         raise InputError(f"--retries must be >= 0, got {retries}")
 
 
+def _gpu_workers(client) -> list[str]:
+    """The addresses of the cluster's workers with the resource GPU=1."""
+    workers = client.scheduler_info().get("workers", {})
+    return [a for a, w in workers.items() if w.get("resources", {}).get("GPU", 0) >= 1]
+
+
 def _workers_of(client, strat: Strategy) -> tuple[str, str | None, int]:
     """The scheduler's address, its dashboard and the workers that can run ``strat``
     (for a GPU strategy: those with the resource GPU=1; UnavailableError if none)."""
     address = client.scheduler.address
-    infos = client.scheduler_info().get("workers", {}).values()
     if strat.needs_gpu:
-        infos = [w for w in infos if w.get("resources", {}).get("GPU", 0) >= 1]
-        if not infos:
+        workers = _gpu_workers(client)
+        if not workers:
             raise UnavailableError(
                 f"{strat.name} needs GPU workers: the cluster at {address} has no worker with the "
                 "resource GPU=1 (start them with dask worker ... --resources GPU=1)"
             )
-    return address, dashboard_of(client), len(infos) or 1
+    else:
+        workers = list(client.scheduler_info().get("workers", {}))
+    return address, dashboard_of(client), len(workers) or 1
 
 
 class _Run:
@@ -355,14 +362,14 @@ class _Run:
         if not self.strat.needs_gpu or len(self.results) == len(self.task_list):
             return None
         t0 = time.perf_counter()
-        workers = [
-            a
-            for a, w in client.scheduler_info().get("workers", {}).items()
-            if w.get("resources", {}).get("GPU", 0) >= 1
-        ]
         try:
             client.run(
-                open_session, self.strat.name, self.n, self.values, self.timeout, workers=workers
+                open_session,
+                self.strat.name,
+                self.n,
+                self.values,
+                self.timeout,
+                workers=_gpu_workers(client),
             )
         except Exception:  # its tasks meet the failure again and report it with retries
             pass
