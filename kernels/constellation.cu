@@ -31,18 +31,6 @@
 // zeroed 64-bit counters: the weighted count, the queens placed). Dynamic shared memory:
 // 4 * nq_cst_stack_words(n, depth) * NQ_BLOCK bytes (NQ_CST_LEVEL_WORDS * levels + 1 words
 // a thread, levels = nq_cst_levels(n, depth)).
-#ifndef NQ_BLOCK
-#define NQ_BLOCK 128
-#endif
-#ifndef NQ_MIN_BLOCKS
-#define NQ_MIN_BLOCKS 1
-#endif
-#ifndef NQ_UNROLL
-#define NQ_UNROLL 4
-#endif
-#ifndef NQ_COUNT_NODES
-#define NQ_COUNT_NODES 0
-#endif
 
 #include "cst_count.cuh"  // the counting loop (shared with cdp_cst.cu and graph_cst.cu)
 

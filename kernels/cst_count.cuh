@@ -13,8 +13,22 @@
 // subtree to the next generation (cst_launch.cuh). A lane whose rest was handed over
 // counts as finished and takes its next task at the same vote.
 //
-// Needs NQ_BLOCK, NQ_UNROLL and NQ_COUNT_NODES defined before it is included.
+// NQ_BLOCK, NQ_MIN_BLOCKS, NQ_UNROLL and NQ_COUNT_NODES may be defined before it is
+// included; these are their defaults.
 #pragma once
+
+#ifndef NQ_BLOCK
+#define NQ_BLOCK 128
+#endif
+#ifndef NQ_MIN_BLOCKS
+#define NQ_MIN_BLOCKS 1
+#endif
+#ifndef NQ_UNROLL
+#define NQ_UNROLL 4
+#endif
+#ifndef NQ_COUNT_NODES
+#define NQ_COUNT_NODES 0
+#endif
 
 #include "cpu/constellations.h"
 

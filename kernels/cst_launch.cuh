@@ -33,15 +33,6 @@
 // accounting: launches and failures, per generation grids and tasks handed over).
 #pragma once
 
-#ifndef NQ_BLOCK
-#define NQ_BLOCK 128
-#endif
-#ifndef NQ_MIN_BLOCKS
-#define NQ_MIN_BLOCKS 1
-#endif
-#ifndef NQ_UNROLL
-#define NQ_UNROLL 4
-#endif
 #if defined(NQ_COUNT_NODES) && NQ_COUNT_NODES
 #error "cdp-cst and graph-cst count into the CDP accounting, whose word 1 is not a node count"
 #endif
