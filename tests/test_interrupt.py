@@ -30,6 +30,14 @@ WITH_GPU_HANG = (
 )
 
 
+#: The CLI on what it takes for a GPU machine: `solve` starts a spare GPU worker first
+#: (nqprof.spare), which a CPU strategy's run leaves waiting beside its own workers.
+WITH_SPARE = (
+    "import sys; from nqprof import spare; spare.gpu_machine = lambda: True; "
+    "from nqprof.cli import main; sys.exit(main(sys.argv[1:]))"
+)
+
+
 def _children(pid: int) -> set[int]:
     """The processes whose parent is ``pid``."""
     found = set()
@@ -146,6 +154,14 @@ def test_ctrl_c_ends_a_cpu_run_at_once(args, workers):
     assert took < PATIENCE and _gone(pids)
 
 
+def test_ctrl_c_ends_a_run_and_its_spare_worker():
+    proc = _start(["solve", "17", "-s", "serial", "--timeout", "600"], WITH_SPARE)
+    pids = _workers(proc, 4)  # three forked workers and the spare
+    code, out, err, _ = _interrupt(proc)
+    assert (code, out, err) == (130, "", "nqprof: interrupted\n")
+    assert _gone(pids), [p for p in pids if _alive(p)]
+
+
 def test_ctrl_c_ends_a_gpu_run_at_once():
     proc = _start(["solve", "8", "-s", "gpu-hang", "--timeout", "600"], WITH_GPU_HANG)
     pids = _workers(proc, 1)
@@ -195,6 +211,7 @@ def test_ctrl_c_in_a_sweep_keeps_the_finished_rows(tmp_path):
     [
         (["solve", "17", "-s", "serial", "--timeout", "600"], None, 3),
         (["solve", "8", "-s", "gpu-hang", "--timeout", "600"], WITH_GPU_HANG, 1),
+        (["solve", "17", "-s", "serial", "--timeout", "600"], WITH_SPARE, 4),
     ],
 )
 def test_a_killed_parent_leaves_no_worker(args, script, workers):
