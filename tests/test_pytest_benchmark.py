@@ -342,7 +342,7 @@ def test_nqprof_compare_refuses_a_file_outside_the_storage(bench, tmp_path, caps
 
 def test_round_rule_bounds():
     rule = RoundRule().bounded(min_rounds=3, max_time=0.1)
-    assert (rule.min_rounds, rule.max_time, rule.min_time, rule.max_rounds) == (3, 0.1, 0.1, 1000)
+    assert (rule.min_rounds, rule.max_time, rule.min_time, rule.max_rounds) == (3, 0.1, 0.1, 200)
     assert (
         rule.describe().startswith("auto: at least 3 rounds and 0.1 s")
         and "at most 0.1 s" in rule.describe()

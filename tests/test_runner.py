@@ -131,7 +131,7 @@ def test_round_rule_split():
         3,
         0.25,
         1.5,
-        500,
+        100,
     )
     assert share[0].target_noise == auto.target_noise
     assert [r.fixed for r in RoundRule(fixed=7).split(3)] == [3, 2, 2]
@@ -243,11 +243,11 @@ def test_a_worker_to_follow_starts_after_the_running_one_s_first_round(warmup, m
 
     monkeypatch.setattr(conditions.GpuWatch, "start", lambda self: None)
     log = []
-    spare = types.SimpleNamespace(pid=None)
+    spare = types.SimpleNamespace(pids=(), context=False)
 
-    def start(context=False):
-        log.append("spare")
-        spare.pid = 4242
+    def start(context=False, depth=1):
+        log.append(f"spares {depth}")
+        spare.pids = (4242, 4243)[:depth]
 
     spare.start = start
     spare.warm = lambda: log.append("spare warm")
@@ -255,10 +255,18 @@ def test_a_worker_to_follow_starts_after_the_running_one_s_first_round(warmup, m
     loop = RoundLoop(_Series(log), rounds=4, warmup=warmup)
     loop.keep_spare = True
     loop.run()
-    # and each worker to follow makes its context once the rounds before it are timed
-    first = ["run 0", "prepare next", *["run 0"] * (1 + warmup), "warm next", "advance"]
-    assert log == first + ["run 1", "spare", *["run 1"] * (1 + warmup), "spare warm"]
-    assert loop.pids == (1001, 4242)  # the spare is the run's own work too
+    # the next case's two workers start during this case's first worker (a whole phase
+    # ahead), and each worker to follow makes its context once the rounds before it are timed
+    first = ["run 0", "prepare next", "spares 2", *["run 0"] * (1 + warmup), "warm next"]
+    second = ["run 1", "spares 2", *["run 1"] * (1 + warmup), "spare warm"]
+    assert log == [*first, "advance", *second]
+    assert loop.pids == (1001, 4242, 4243)  # the spares are the run's own work too
+    spare.context = True  # spares that make their context at once: one at a time
+    log.clear()
+    loop2 = RoundLoop(_Series(log), rounds=4, warmup=warmup)
+    loop2.keep_spare = True
+    loop2.run()
+    assert log.count("spares 1") == 2 and "spares 2" not in log
 
 
 def test_a_spare_worker_is_taken_by_the_next_gpu_worker_and_told_its_case(tmp_path, monkeypatch):
@@ -289,10 +297,18 @@ def test_a_spare_worker_is_taken_by_the_next_gpu_worker_and_told_its_case(tmp_pa
         prepared.warm()
         with prepared:
             assert prepared.run_once().count == 2680
+        SPARE.start(depth=2)  # a case's two workers, ahead: taken oldest first
+        first, second = SPARE.pids
+        SPARE.start(depth=2)  # two wait already
+        assert SPARE.pids == (first, second) and SPARE.pid == first
+        with WorkerRunner(bound, 8, {}, timeout=60) as one:
+            assert one.pid == first and SPARE.pids == (second,)
+            assert one.run_once().count == 92
         SPARE.start()
-        proc = SPARE._held[0]
+        proc = SPARE._held[0][0]
+        assert SPARE.pids == (second,) and proc.pid == second
         SPARE.kill()
-        assert not proc.is_alive() and SPARE.take() is None
+        assert not proc.is_alive() and SPARE.take() is None and SPARE.pids == ()
     finally:
         SPARE.kill()
 

@@ -27,8 +27,10 @@ MIN_TIME = 0.5
 #: long needs several times as long again to reach it: compare's floors take such a case's
 #: noise into account instead.
 MAX_TIME = 3.0
-#: Rounds after which auto stops.
-MAX_ROUNDS = 1_000
+#: Rounds after which auto stops. A median of 200 rounds of a steady kernel meets the noise
+#: target; a kernel of a few microseconds, whose launches jitter by more than the target
+#: allows, stops here, and compare's floors take its noise into account.
+MAX_ROUNDS = 200
 #: The median's relative standard error auto aims for.
 TARGET_NOISE = 0.005
 #: Warm-up rounds by default, everywhere (untimed, verified): the first launch pays for

@@ -526,8 +526,11 @@ class RoundLoop:
         r = self.runner
         if self._phase < self._last_phase:
             r.prepare_next()
-        elif self.keep_spare:
-            SPARE.start()
+        if self.keep_spare:
+            # both workers of the next case, started a whole phase ahead (their imports
+            # take longer than a phase's rounds); spares that make their context at once
+            # (tests) are kept to one
+            SPARE.start(depth=1 if SPARE.context else GPU_PROCESSES)
         for watch in self._watches:
             watch.also_own(self.pids)
 
@@ -542,8 +545,7 @@ class RoundLoop:
     @property
     def pids(self) -> tuple[int, ...]:
         """The case's worker processes now, with any started to follow them."""
-        spare = SPARE.pid if self.keep_spare else None
-        return self.runner.pids + ((spare,) if spare else ())
+        return self.runner.pids + (SPARE.pids if self.keep_spare else ())
 
     def warm_up(self) -> None:
         """``warmup`` untimed rounds for each worker process."""

@@ -1,4 +1,4 @@
-"""A spare GPU worker: a worker process started ahead of need, whose case is not known yet.
+"""Spare GPU workers: worker processes started ahead of need, whose case is not known yet.
 
 A GPU worker's start (the interpreter, numpy and PyCUDA, the CUDA driver's start) costs more
 than many of nqprof's cases count. Where another worker request is sure to follow (the next
@@ -67,54 +67,72 @@ def gpu_machine() -> bool:
 
 
 class Spare:
-    """At most one spare GPU worker: :meth:`start` one, :meth:`take` it (process and pipe)."""
+    """Spare GPU workers, oldest first: :meth:`start` them, :meth:`take` the oldest (process
+    and pipe)."""
 
     def __init__(self):
-        self._held: tuple | None = None
+        self._held: list[tuple] = []
 
     @property
     def pid(self) -> int | None:
-        return self._held[0].pid if self._held is not None else None
+        """The process id of the spare to be taken next."""
+        return self._held[0][0].pid if self._held else None
+
+    @property
+    def pids(self) -> tuple[int, ...]:
+        """Every waiting spare's process id."""
+        return tuple(proc.pid for proc, _ in self._held)
 
     #: Spares make their context at once (where no round of ours is timed meanwhile: the
     #: GPU tests, :func:`nqprof.runner.keep_spares`).
     context = False
 
-    def start(self, context: bool = False) -> None:
-        """Start a spare unless one is waiting. ``context``: it makes its CUDA context while
-        it waits too (only where no worker of ours is counting meanwhile: see
-        :data:`nqprof.worker.PREPARED_CUDA`); by default it starts the driver alone, and
-        makes its context when told (:meth:`warm`)."""
+    def start(self, context: bool = False, depth: int = 1) -> None:
+        """Start spares until ``depth`` wait (a case of two worker processes takes two).
+        ``context``: they make their CUDA context while they wait too (only where no worker
+        of ours is counting meanwhile: see :data:`nqprof.worker.PREPARED_CUDA`); by default
+        they start the driver alone, and the oldest makes its context when told
+        (:meth:`warm`)."""
         context = context or self.context
-        if self._held is not None and self._held[0].is_alive():
-            return
-        self._held = start_worker(
-            "spawn",
-            *(None, None, None, None, os.getpid(), True, time.time(), True),
-            cuda="context" if context else None,
-        )
+        self._held = [held for held in self._held if _alive(held)]
+        while len(self._held) < max(1, depth):
+            self._held.append(
+                start_worker(
+                    "spawn",
+                    *(None, None, None, None, os.getpid(), True, time.time(), True),
+                    cuda="context" if context else None,
+                )
+            )
 
     def warm(self) -> None:
-        """Have the spare make its CUDA context now (no worker of ours is timing rounds)."""
-        if self._held is not None:
-            warm(self._held[1])
+        """Have the oldest spare make its CUDA context now (no worker of ours is timing
+        rounds)."""
+        if self._held:
+            warm(self._held[0][1])
 
     def take(self) -> tuple | None:
-        """The waiting spare's process and pipe (None if there is none alive)."""
-        held, self._held = self._held, None
-        if held is not None and not held[0].is_alive():
-            held[1].close()
-            return None
-        return held
+        """The oldest waiting spare's process and pipe (None if none is alive)."""
+        while self._held:
+            held = self._held.pop(0)
+            if _alive(held):
+                return held
+        return None
 
     def kill(self) -> None:
-        held, self._held = self._held, None
-        if held is not None:
-            proc, conn = held
+        held, self._held = self._held, []
+        for proc, conn in held:
             if proc.is_alive():
                 proc.kill()
                 proc.join(5)
             conn.close()
+
+
+def _alive(held: tuple) -> bool:
+    """Whether a spare's process lives (its pipe closed if not)."""
+    if held[0].is_alive():
+        return True
+    held[1].close()
+    return False
 
 
 #: The spare of this process.
