@@ -11,6 +11,7 @@ from gpu_checks import checked, ns_up_to
 from nqprof import _cpu
 from nqprof.errors import DeviceFailureError
 from nqprof.runner import solve
+from nqprof.strategies.cdp_cst import task_count
 
 pytestmark = pytest.mark.gpu
 
@@ -29,8 +30,25 @@ def test_defaults_count_n4_to_n16(name):
     for n in (*ns_up_to(12), 14, 16):
         record = clean(solve(name, n, {}, repeats=1, warmup=0, timeout=TIMEOUT))
         assert record.tasks["tasks"] == record.tasks["task_buffer"] > 0
+        # counted on the GPU when the session opened: the host's count
+        assert record.tasks["tasks"] == task_count(n, record.params["depth"])
         assert record.tasks["generations"] == 1 and record.tasks["spills"] == 0
         assert any("count0) of up to" in note for note in record.notes), record.notes
+
+
+@pytest.mark.parametrize("count0", ["fast", "own"])
+def test_graph_cst_counts_with_either_generation_0_kernel(count0):
+    want = "fast's cubin" if count0 == "fast" else "this module's (-rdc)"
+    for n in (12, 15):
+        record = clean(
+            solve("graph-cst", n, {"count0": count0}, repeats=1, warmup=0, timeout=TIMEOUT)
+        )
+        assert any(want in note for note in record.notes), record.notes
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_carveout_preference_keeps_the_count(name):
+    clean(solve(name, 14, {"carveout": 100}, repeats=1, warmup=0, timeout=TIMEOUT))
 
 
 @pytest.mark.parametrize("name", NAMES)

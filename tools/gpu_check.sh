@@ -26,7 +26,9 @@
 #                  GPU (pytest's summary), then `nqprof compare` of the two saved runs (its warning)
 #   solve-quick    whole-process time of fast at N=12 (three runs), 16 and 20 (two), with the worker's start
 #   solve-times    whole-process time (the shell's) of `nqprof solve N -s fast -r 1 -w 0`, N=12..21, three runs each
-#   bench-time     the default `pytest bench/`, timed, with every case's duration
+#   bench-time     the default `pytest bench/`, timed, with every case's duration (its history: bench-time.tar.gz)
+#   cst-whole      whole-process time of fast, graph-cst and cdp-cst at N=20, 21 (one round), then graph-cst's and
+#                  fast's session opened at N=21 under cProfile (tools/startup_probe.py --open)
 #   bench-aa       the default `pytest bench/` twice, each timed, then `nqprof compare` of the two (A/A: no
 #                  faster or slower verdict expected)
 #   bench-prepost  the default `pytest bench/` of an earlier tree (.stage/pre, e.g. `git archive COMMIT`), then
@@ -101,6 +103,10 @@
 #   cdp-cst-budget    refinement at N=20: budgets and launch modes of cdp-cst and graph-cst, one run each
 #   cdp-cst-launch    nqprof plan for both at N=22; characterize launch in every mode (graph modes included) at
 #                     1K, 16K, 256K launches; characterize reserve
+#   cst-kernels       graph-cst's generation 0 from fast's cubin and from its own module (count0) beside fast at
+#                     N=19..21; cdp-cst and graph-cst with the counting kernels' shared carveout preference at 100%
+#   cst-carveout      cdp-cst at N=19, 20 with every kernel's shared carveout preference at the driver's, 100% and 0%
+#   bench-profile     18 GPU cases of the suite (N=12..14) under cProfile ($OUT/bench-profile.pstats)
 #   cdp-cst-22        fast, cdp-cst and graph-cst at N=22, one round each, whole-process and kernel time
 #   carneiro       every carneiro-* stage below but carneiro-serial, in order (Carneiro et al.):
 #   carneiro-plan     nqprof plan for the runs below (no GPU needed; the plans the runs will make)
@@ -361,6 +367,17 @@ for stage in "${stages[@]}"; do
         timeout 140 nqprof characterize launch --counts 1K,16K,256K --rounds 3 --warmup 1 --timeout 30 \
           -o $C/launch-cst.json -o $C/launch-cst.md -q; echo exit \$?;
         timeout 50 nqprof characterize reserve --timeout 30 -o $C/reserve-cst.json -o $C/reserve-cst.md -q; echo exit \$?" ;;
+    cst-kernels) run cst-kernels 300 bash -c "
+        timeout 150 python3 tools/cdp_cst_table.py --n 19:21 --case fast --case graph-cst \
+          --case graph-cst:count0=own --timeout 40 --budget-s 140; echo exit \$?;
+        timeout 120 python3 tools/cdp_cst_table.py --n 19:20 --case cdp-cst --case cdp-cst:carveout=100 \
+          --case graph-cst:carveout=100 --timeout 40 --budget-s 110; echo exit \$?" ;;
+    cst-carveout) run cst-carveout 100 bash -c "timeout 95 python3 tools/cdp_cst_table.py --n 19:20 --case cdp-cst \
+          --case cdp-cst:carveout=100 --case cdp-cst:carveout=0 --timeout 30 --budget-s 80; echo exit \$?" ;;
+    bench-profile) rm -rf /tmp/nqprof-bench-profile; run bench-profile 200 bash -c "TIMEFORMAT='pytest took %R s';
+        time python3 -m cProfile -o \$OUT/bench-profile.pstats -m pytest bench/ -q -p no:cacheprovider \
+          --nq-strategy=fast,feinbube,dp3,cdp-bp,queue,graph-cst --nq-n=12:14 --durations=0 \
+          --benchmark-storage=/tmp/nqprof-bench-profile --benchmark-autosave | tail -25" ;;
     cdp-cst-22) run cdp-cst-22 375 bash -c "
         timeout 370 python3 tools/cdp_cst_table.py --n 22 --case fast --case cdp-cst --case graph-cst --timeout 140 \
           --budget-s 250; echo exit \$?" ;;
@@ -441,7 +458,12 @@ print('GPU compute processes left:', repr(subprocess.run(smi, capture_output=Tru
         done; grep -E 'count|note' /tmp/solve-\$n-1.txt; done" ;;
     bench-time) rm -rf /tmp/nqprof-bench-time
       run bench-time 590 bash -c "TIMEFORMAT='pytest bench/ took %R s'; time python3 -m pytest bench/ -q -p no:cacheprovider \
-          --durations=0 --benchmark-autosave --benchmark-storage=/tmp/nqprof-bench-time | tail -135" ;;
+          --durations=0 --benchmark-autosave --benchmark-storage=/tmp/nqprof-bench-time | tail -135;
+          tar czf \$OUT/bench-time.tar.gz -C /tmp/nqprof-bench-time ." ;;
+    cst-whole) run cst-whole 300 bash -c "TIMEFORMAT='whole %R s'; for a in 'fast 20' 'graph-cst 20' 'cdp-cst 20' \
+          'fast 21' 'graph-cst 21'; do set -- \$a; echo \"--- nqprof solve \$2 -s \$1 -r 1 -w 0\";
+          time (timeout 90 nqprof solve \$2 -s \$1 -r 1 -w 0 | grep -E 'GPU time|process|note'); done;
+        for s in graph-cst fast; do timeout 60 python3 tools/startup_probe.py --open \$s 21 | head -45; done" ;;
     bench-aa) rm -rf /tmp/nqprof-bench-aa
       run bench-aa 590 bash -c "for run in A B; do TIMEFORMAT=\"pytest bench/ (\$run) took %R s\";
           time python3 -m pytest bench/ -q -p no:cacheprovider --benchmark-save=\$run --benchmark-storage=/tmp/nqprof-bench-aa | tail -2; done;

@@ -22,7 +22,6 @@ graph-cst (:mod:`.graph_cst`) runs the same generations with device graph launch
 
 from __future__ import annotations
 
-import threading
 from functools import lru_cache
 from typing import Any
 
@@ -39,6 +38,8 @@ from .cdp.strategy import CdpStrategy
 from .cdp.timeline import DeviceTimeline, capacity_for, timeline_defines
 from .counters import CounterLayout
 from .cpu_common import CST_TASK_WORDS, cpu_module
+from .fast import SPLIT_KERNELS, split_counts
+from .fast import STRATEGY as FAST
 
 # The control words of kernels/cst_launch.cuh (CC_*; tests/test_cdp_cst.py compares them).
 OVERFLOW, REFUSED, SPILLS, GENS, SPLIT_TICKET, WRITE_TICKET = 0, 1, 2, 3, 4, 5
@@ -128,8 +129,8 @@ def default_depth(n: int) -> int:
 
 @lru_cache(maxsize=64)
 def task_count(n: int, depth: int) -> int:
-    """The tasks of (n, depth), counted on the host (nqprof._cpu.cst_task_count: 0.6 s at
-    N=22 depth 4): what the task buffer must hold, exactly."""
+    """The tasks of (n, depth), counted on the host (nqprof._cpu.cst_task_count), for the
+    plan without a GPU (`nqprof plan`); a session counts them on the GPU instead."""
     return int(cpu_module().cst_task_count(n, depth))
 
 
@@ -153,7 +154,11 @@ def count_shared(n: int, params: dict[str, Any]) -> int:
 
 class CstSession(CdpSession):
     """The session of cdp-cst (and, with ``graphs``, of graph-cst): the frames are the host
-    boards; the plan, the limits, the reserve, the accounting and the timeline are CDP's."""
+    boards; the plan, the limits, the reserve, the accounting and the timeline are CDP's.
+
+    The task buffer is sized from the GPU: when opened, fast's own split-count kernel
+    (constellation.cu, loaded beside this module) counts each frame's tasks, as fast does
+    before it writes them; every round checks that the device made exactly that many."""
 
     source = "cdp_cst.cu"
     root_kernel = "cc_split_count"
@@ -163,21 +168,8 @@ class CstSession(CdpSession):
     #: counting generation 0 without refinement: fast's constellation kernel
     count0_kernel = "cc_count0"
     uses_graphs = False
-
-    def __init__(self, strategy, n: int, params: dict[str, Any]):
-        # The tasks are counted on the host (for the plan: the task buffer's size) while the
-        # CUDA context is being created.
-        self._counted: dict[str, Any] = {}
-
-        def count():
-            try:
-                self._counted["tasks"] = task_count(n, params["depth"])
-            except BaseException as exc:  # handed to the session
-                self._counted["error"] = exc
-
-        self._counter = threading.Thread(target=count, daemon=True)
-        self._counter.start()
-        super().__init__(strategy, n, params)
+    #: fast's constellation.cu: its split-count kernel counts the tasks when the session opens
+    extra_sources = (FAST.sources[0],)
 
     def _prepare_run(self, strategy_name: str, n: int, params: dict[str, Any]) -> None:
         from .cpu_common import constellation_tasks
@@ -187,10 +179,7 @@ class CstSession(CdpSession):
         self.child_kernel = self.strategy.child_kernel
         self.host = constellation_tasks(n, 0)  # the frames: the host grid's items
         self.nframes = len(self.host)
-        self._counter.join()
-        if "error" in self._counted:
-            raise self._counted["error"]
-        self.ntasks = self._counted["tasks"]
+        self.ntasks = self.count_tasks(n, params)
         self.task_cap = params["task_buffer"] or self.ntasks
         self.spill_cap = spill_capacity(params, self.ntasks)
         self._plan_and_set_limits(n, params)
@@ -224,8 +213,39 @@ class CstSession(CdpSession):
         self.notes.append(self.plan.summary())
         self.notes.extend(self.plan.notes)
 
-    def _load(self, params: dict[str, Any]) -> None:
+    def count_tasks(self, n: int, params: dict[str, Any]) -> int:
+        """Upload the frames and count their tasks at ``depth`` on the GPU with fast's
+        split-count kernel (fast's module stays loaded: graph-cst may count with its
+        constellation kernel)."""
         import numpy as np
+
+        self.fast_module = self.build(
+            FAST.sources[0], {"NQ_BLOCK": params["block"]}, mark="module (fast's, counts tasks)"
+        )
+        with nvtx_range(f"{self.label} count the tasks of {self.nframes:,} frames"):
+            self.frames = self.drv.to_device(np.ascontiguousarray(self.host))
+            if not params["depth"] or not self.nframes:
+                tasks = self.nframes
+            else:
+                func = self.fast_module.function(SPLIT_KERNELS[0])
+                per_frame = split_counts(
+                    self.drv, func, self.frames, self.nframes, n, params["depth"]
+                )
+                tasks = int(per_frame.sum(dtype=np.uint64))
+        self.gpu.ledger.mark("frames, tasks counted")
+        if tasks >= 2**32:
+            raise InputError(
+                f"{self.label} depth {params['depth']}: {tasks:,} tasks are more than the "
+                "counting kernel's 32-bit index takes (use a smaller depth)"
+            )
+        return tasks
+
+    def recursion(self, n: int, params: dict[str, Any]):
+        return cst_recursion(
+            self.strategy.name, n, params, self.nframes, self.uses_graphs, tasks=self.ntasks
+        )
+
+    def _load(self, params: dict[str, Any]) -> None:
 
         p = params
         module = self.build(
@@ -240,6 +260,10 @@ class CstSession(CdpSession):
         self.shared = count_shared(self.n, p)
         sms = self.gpu.facts["sm_count"]
         resident = {}
+        # every kernel of the chain: a device-launched grid may run in the shared-memory
+        # configuration its launcher's SMs are in
+        for func in (self.root, *self.children.values()):
+            set_carveout(func, p["carveout"])
         for name in (self.count_kernel, self.count0_kernel):
             self.allow_dynamic_shared(name, self.shared)
             per_sm = self.resident_blocks(self.children[name], p["block"], self.shared)
@@ -257,7 +281,6 @@ class CstSession(CdpSession):
         self.counting_resident = self.resident if refined else self.resident0
         drv = self.drv
         with nvtx_range(f"{self.label} buffers for {self.ntasks:,} tasks"):
-            self.frames = drv.to_device(np.ascontiguousarray(self.host))
             self.counts = drv.mem_alloc(4 * max(1, self.nframes))
             self.offsets = drv.mem_alloc(8 * (self.nframes + 1))
             self.tasks = drv.mem_alloc(TASK_BYTES * max(1, self.task_cap))
@@ -354,9 +377,9 @@ class CstSession(CdpSession):
         if int(ctl[OVERFLOW]):
             raise DeviceFailureError(
                 f"{self.label}: the device made more tasks than the task buffer of "
-                f"{self.task_cap:,} holds (the host counts {self.ntasks:,}): set task_buffer=0 "
-                f"(the default, the host's exact count) or at least {self.ntasks:,}; the count "
-                "is discarded"
+                f"{self.task_cap:,} holds ({self.ntasks:,} counted when the session opened): set "
+                f"task_buffer=0 (the default, that exact count) or at least {self.ntasks:,}; the "
+                "count is discarded"
             )
 
     def check_control(self, ctl) -> dict[str, Any]:
@@ -366,9 +389,8 @@ class CstSession(CdpSession):
         self.check_task_buffer(ctl)
         if self.nframes and v[TASKS] != self.ntasks:
             raise DeviceFailureError(
-                f"{self.label}: the device made {v[TASKS]:,} tasks, the host counts "
-                f"{self.ntasks:,}; "
-                "the count is discarded"
+                f"{self.label}: the device made {v[TASKS]:,} tasks, fast's split count gave "
+                f"{self.ntasks:,} when the session opened; the count is discarded"
             )
         gens = v[GENS]
         if self.ntasks and gens == 0:
@@ -435,19 +457,43 @@ def cst_params() -> tuple[Param, ...]:
             range_text="2 modes",
         ),
         Param("spill", "tasks per spill buffer (0: plan)", default=0, lo=0, hi=1 << 28),
-        # the task buffer, in tasks: 0 is the host's exact count; a smaller one (a test) makes
+        # the task buffer, in tasks: 0 is the exact count; a smaller one (a test) makes
         # the device's scan refuse the tasks, an error
         Param("task_buffer", "task buffer, tasks (0: exact)", default=0, lo=0, hi=(1 << 32) - 1),
+        Param(
+            "carveout",
+            "kernels' shared-memory carveout, % (-1: driver)",
+            default=-1,
+            lo=-1,
+            hi=100,
+        ),
     )
 
 
-def cst_recursion(name: str, n: int, params: dict[str, Any], host_boards: int, graphs: bool):
+def set_carveout(func, percent: int) -> None:
+    """The preferred shared-memory carveout of ``func`` (percent of the unified L1/shared
+    storage; -1 leaves the driver's choice)."""
+    if percent >= 0:
+        import pycuda.driver as drv
+
+        func.set_attribute(drv.function_attribute.PREFERRED_SHARED_MEMORY_CARVEOUT, int(percent))
+
+
+def cst_recursion(
+    name: str,
+    n: int,
+    params: dict[str, Any],
+    host_boards: int,
+    graphs: bool,
+    tasks: int | None = None,
+):
     """What the run needs, for the plan: the generations (frames, tasks, spills), one
-    device launch pending at a time, the buffers the host allocates."""
+    device launch pending at a time, the buffers the host allocates. ``tasks``: counted
+    already (on the GPU), else counted on the host."""
     from .cdp.plan import Generation, Recursion
 
     depth, gens = params["depth"], params["gens"]
-    tasks = task_count(n, depth)
+    tasks = task_count(n, depth) if tasks is None else tasks
     spill = spill_capacity(params, tasks)
     held = params.get("task_buffer") or tasks
     count_gens = gens if spill else 1

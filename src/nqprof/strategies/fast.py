@@ -69,6 +69,27 @@ def check_block(name: str, n: int, block: int, shared: int) -> None:
         )
 
 
+def split_counts(drv, func, frames_dev, count: int, n: int, depth: int):
+    """Each of ``count`` frames' tasks ``depth`` queens deeper, counted on the GPU by
+    ``func`` (``cst_split_count``, one thread a frame): a host array of uint32."""
+    import numpy as np
+
+    counts = drv.mem_alloc(4 * max(1, count))
+    func(
+        frames_dev,
+        np.uint32(count),
+        np.int32(n),
+        np.int32(depth),
+        counts,
+        block=(SPLIT_BLOCK, 1, 1),
+        grid=GpuSession.grid_for(count, SPLIT_BLOCK),
+    )
+    per_frame = np.empty(count, np.uint32)
+    drv.memcpy_dtoh(per_frame, counts)
+    counts.free()
+    return per_frame
+
+
 def _default_depth(n: int) -> int:
     """5, 3 or 4 by N"""
     # The fastest of the depth sweeps in docs/results/fast-ladder.md (numbers in
@@ -274,19 +295,9 @@ class FastSession(GpuSession):
                 offsets_bytes = 0
             else:
                 frames_dev = drv.to_device(np.ascontiguousarray(frames))
-                grid, block = self.grid_for(count, SPLIT_BLOCK), (SPLIT_BLOCK, 1, 1)
-                counts = drv.mem_alloc(4 * count)
-                self.split_count(
-                    frames_dev,
-                    np.uint32(count),
-                    np.int32(self.n),
-                    np.int32(self.depth),
-                    counts,
-                    block=block,
-                    grid=grid,
+                per_frame = split_counts(
+                    drv, self.split_count, frames_dev, count, self.n, self.depth
                 )
-                per_frame = np.empty(count, np.uint32)
-                drv.memcpy_dtoh(per_frame, counts)
                 offsets = np.zeros(count + 1, np.uint64)
                 np.cumsum(per_frame, out=offsets[1:])
                 self.ntasks = int(offsets[-1])
@@ -304,8 +315,8 @@ class FastSession(GpuSession):
                     np.int32(self.depth),
                     offsets_dev,
                     self.tasks,
-                    block=block,
-                    grid=grid,
+                    block=(SPLIT_BLOCK, 1, 1),
+                    grid=self.grid_for(count, SPLIT_BLOCK),
                 )
                 drv.Context.synchronize()
                 offsets_bytes = int(offsets.nbytes)

@@ -81,15 +81,19 @@ class GpuSession(Session):
         self._ran = False
 
     # -- preparation (outside the timed region) ---------------------------------------
-    def build(self, source: KernelSource, defines: dict[str, int] | None = None):
-        """Build one of the sources the strategy declared (``Strategy.sources``)."""
+    def build(
+        self, source: KernelSource, defines: dict[str, int] | None = None, mark: str = "module"
+    ):
+        """Build one of the sources the strategy declared (``Strategy.sources``); the memory
+        ledger's mark after it is ``mark`` (a session that loads two modules names them
+        apart)."""
         from ..cuda.build import build
 
         with nvtx_range(f"{self.name} N={self.n} build"):
             module = build(source, defines)
         self.modules.append(module)
         self.notes.extend(module.notes)
-        self.gpu.ledger.mark("module")
+        self.gpu.ledger.mark(mark)
         return module
 
     def upload(self, boards: Subproblems) -> DeviceBoards:

@@ -6,11 +6,14 @@ the host each round; ``work`` [split-write -> counting generation 0], launched b
 thread 0; ``count g`` [counting generation g], launched by the last block of generation g-1
 when it spilled tasks past the budget. A graph's kernel nodes keep the arguments they were
 captured with, so the kernels read the parameter block and their task counts from device
-memory, but for generation 0 without refinement: ``cg_count0``, fast's constellation kernel
-with fast's arguments and grid, the host's task count (which the host checks against the
-device's after the round). Each counting grid is the device's resident blocks (persistent,
-as fast's), no more than the tasks fill. One graph per counting generation (a graph may not
-be launched while it runs). Every device graph launch's return code is accounted as
+memory, but for generation 0 without refinement: fast's constellation kernel with fast's
+arguments and grid and the task count the session opened with (which the host checks against
+the device's after the round). ``count0`` picks its code: ``fast``, fast's own cubin (built
+without relocatable device code: a graph's kernel node may come from any module), or ``own``,
+``cg_count0``, the same source compiled into this module with ``-rdc`` (the device timeline
+needs it: ``timeline=1`` takes ``own``). Each counting grid is the device's resident blocks
+(persistent, as fast's), no more than the tasks fill. One graph per counting generation (a
+graph may not be launched while it runs). Every device graph launch's return code is accounted as
 cdp-cst's launches are (a failed one is an error, never a count).
 
 As devgraph's, these kernels use no CDP2 call (no kernel launch, no cudaGetLastError): a
@@ -24,6 +27,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..cuda.nvtx import nvtx_range
+from .base import Param
 from .cdp.strategy import CdpStrategy
 from .cdp_cst import (
     FIRST_COUNT,
@@ -34,8 +38,13 @@ from .cdp_cst import (
     _check_common,
     cst_params,
     cst_recursion,
+    set_carveout,
 )
 from .cpu_common import cpu_module
+from .fast import KERNELS as FAST_KERNELS
+
+#: count0: generation 0's counting kernel without refinement
+COUNT0 = ("fast", "own")
 
 
 class GraphCstSession(CstSession):
@@ -69,16 +78,18 @@ class GraphCstSession(CstSession):
                 pb, np.int32(gen), block=block, grid=count_grid, shared=self.shared, stream=stream
             )
 
+        func0, resident0, extra = self.count0_kernel_of(p)
+
         def count0(stream):  # fast's kernel, arguments and grid
-            k["cg_count0"](
+            func0(
                 self.tasks,
                 np.uint32(self.ntasks),
                 np.int32(self.n),
                 np.uint64(int(self.ctl) + 4 * NEXT),
                 np.uint64(int(self.acct)),  # acct[CDP_SOLUTIONS], word 0
-                pb,
+                *extra,
                 block=block,
-                grid=(max(1, min(self.resident0, -(-self.ntasks // p["block"]))), 1),
+                grid=(max(1, min(resident0, -(-self.ntasks // p["block"]))), 1),
                 shared=self.shared,
                 stream=stream,
             )
@@ -112,11 +123,27 @@ class GraphCstSession(CstSession):
         self.gpu.ledger.mark("graphs")
         self.graph_bytes = int(before - after)
         self.notes.append(
-            f"graphs: make [split-count, scan] from the host; work [split-write, count 0] and "
+            f"graphs: make [split-count, scan] from the host; work [split-write, count 0 "
+            f"({self.count0_name})] and "
             f"{gens - 1} count graph(s) launched from the device; instantiating and uploading "
             "them took "
             f"{self.graph_bytes / 2**20:.1f} MiB of free memory"
         )
+
+    def count0_kernel_of(self, p: dict[str, Any]):
+        """Generation 0's counting kernel without refinement (``count0``), its resident
+        blocks and the arguments it takes after fast's."""
+        if p["count0"] == "own" or p.get("timeline"):
+            self.count0_name = "cg_count0, this module's (-rdc)"
+            return self.children["cg_count0"], self.resident0, (self.param_block,)
+        kernel = FAST_KERNELS["cst"]
+        func = self.fast_module.function(kernel)
+        self.fast_module.kernels[kernel]["dynamic_shared_bytes"] = int(self.shared)
+        self.allow_shared(func, self.shared)
+        set_carveout(func, p["carveout"])
+        per_sm = self.resident_blocks(func, p["block"], self.shared)
+        self.count0_name = f"{kernel}, fast's cubin ({func.num_regs} registers)"
+        return func, self.gpu.facts["sm_count"] * per_sm, ()
 
     def launch_root(self) -> None:
         with nvtx_range(f"{self.label} graph launch", payload=FIRST_COUNT):
@@ -145,7 +172,16 @@ class GraphCst(CdpStrategy):
     # the suite's cases: N=12..16 (below, every N measures the launch chain's fixed cost)
     bench_min_n = 12
     bench_max_n = 16
-    paper_params = cst_params()
+    paper_params = (
+        *cst_params(),
+        Param(
+            "count0",
+            "generation 0's kernel: fast's cubin or own",
+            default="fast",
+            choices=COUNT0,
+            range_text="2 kernels",
+        ),
+    )
     # no measurement builds (launch=): its device launches are graph launches, not cdp_launch
     runtime = ("pending", "timeline", "config")
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...cuda.nvtx import nvtx_range
+from ...cuda.sources import KernelSource
 from ...errors import DeviceFailureError, InputError
 from ...result import Measurement
 from ...subproblems import BOARD_UPLOAD_BYTES, expand
@@ -55,6 +56,8 @@ class CdpSession(GpuSession):
     source: str = ""
     root_kernel: str = ""
     child_kernels: tuple[str, ...] = ()
+    #: Sources it loads beside its own (the strategy declares them after its own).
+    extra_sources: tuple[KernelSource, ...] = ()
 
     def __init__(self, strategy, n: int, params: dict[str, Any]):
         super().__init__(strategy.name, n, params)
@@ -99,7 +102,7 @@ class CdpSession(GpuSession):
         anything is built or launched (an InputError if not even one board per chunk fits);
         then the limits set, and planned again within what this device's runtime takes."""
         free, _ = self.drv.mem_get_info()
-        recursion = self.strategy.recursion(n, params, len(self.host))
+        recursion = self.recursion(n, params)
 
         def plan(max_pending: int = MAX_PENDING):
             return make_plan(
@@ -162,6 +165,10 @@ class CdpSession(GpuSession):
             )
 
     # -- what a strategy provides ------------------------------------------------------
+    def recursion(self, n: int, params: dict[str, Any]):
+        """What the plan needs: the strategy's recursion over this session's host boards."""
+        return self.strategy.recursion(n, params, len(self.host))
+
     def prepare(self) -> None:
         """Anything after the build: shared-memory attributes, grid shapes."""
 

@@ -74,6 +74,7 @@ class CdpStrategy(Strategy):
                 KernelSource(
                     session.source, cdp=True, kernels=(session.root_kernel, *session.child_kernels)
                 ),
+                *session.extra_sources,
             )
             cls.child_kernel = session.child_kernels[0]
 
