@@ -32,3 +32,37 @@ extern "C" __global__ void char_launch(unsigned count, int stream, cdp_word* acc
     cdp_launch(acct, 1, 1, char_empty, dim3(1), dim3(1), 0, s.stream);
     cdp_stream_close(s);
 }
+
+// char_resident: thread 0 of each block records the SM it ran on and when it started and
+// ended (%globaltimer, ns), having kept the block resident for `spin_ns` with its dynamic
+// shared memory in use. From the records the host counts the blocks each SM held at once
+// (nqprof characterize residency). rec: 3 words a block.
+__device__ __forceinline__ unsigned long long char_now() {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+extern "C" __global__ void char_resident(unsigned long long* rec, unsigned long long spin_ns) {
+    extern __shared__ unsigned char_smem[];
+    if (threadIdx.x) return;
+    unsigned sm;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+    const unsigned long long t0 = char_now();
+    char_smem[0] = sm;
+    while (char_now() - t0 < spin_ns) {
+    }
+    rec[3 * blockIdx.x] = char_smem[0];
+    rec[3 * blockIdx.x + 1] = t0;
+    rec[3 * blockIdx.x + 2] = char_now();
+}
+
+// char_resident_launch: its one thread launches char_resident(grid, block, shared) from the
+// device into the stream kind `stream` (fire-and-forget, or CHAR_STREAM_TAIL), through
+// cdp_launch (accounted: a failed launch is counted, never lost).
+extern "C" __global__ void char_resident_launch(unsigned long long* rec, unsigned long long spin_ns, unsigned grid,
+                                                unsigned block, unsigned shared, int stream, cdp_word* acct) {
+    if (blockIdx.x || threadIdx.x) return;
+    const cudaStream_t s = stream == CHAR_STREAM_TAIL ? cudaStreamTailLaunch : cudaStreamFireAndForget;
+    cdp_launch(acct, 1, grid, char_resident, dim3(grid), dim3(block), shared, s, rec, spin_ns);
+}

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from nqprof.characterize import efficiency, ideal, launch, reserve
+from nqprof.characterize import efficiency, ideal, launch, reserve, residency
 from nqprof.cli import main
 from nqprof.errors import InputError, WatchdogError
 from nqprof.strategies.cdp import device_records as dr
@@ -1001,3 +1001,66 @@ def test_default_strategies_come_from_the_registry(monkeypatch):
     monkeypatch.setattr(strategies, "timeline_cdp", lambda: ["dp2", "new-cdp"])
     assert ideal.default_strategies() == ["dp2", "new-cdp"]
     assert efficiency.default_strategies() == ["feinbube", "dp2", "new-cdp"]
+
+
+# --- residency -----------------------------------------------------------------------------
+
+
+def test_held_at_once_counts_overlapping_blocks_per_sm():
+    from nqprof.characterize.residency import held_at_once
+
+    # SM 0: three blocks at once, then a fourth that starts as the first ends (no overlap)
+    records = [(0, 0, 10), (0, 1, 12), (0, 2, 11), (0, 10, 20), (1, 5, 6), (1, 6, 7)]
+    assert held_at_once(records) == {0: 3, 1: 1}
+    assert held_at_once([]) == {}
+    with pytest.raises(ValueError, match="ended before it started"):
+        held_at_once([(3, 5, 4)])
+
+
+def _residency_probe(most_of):
+    """A fake worker: `most_of(path, shared)` blocks at once on each of 4 SMs."""
+
+    def probe(p, params, timeout):
+        out = []
+        for shared in params["shared"]:
+            for path in params["paths"]:
+                k = most_of(path, shared)
+                rec = [(sm, 0, 100_000) for sm in range(4) for _ in range(k)]  # ns
+                rec += [(sm, 100_000, 200_000) for sm in range(4)]  # the rest, after
+                pt = residency.summarize(path, shared, params["block"], rec, 6)
+                out.append({**vars(pt), "device": "fake", "driver": "580", "toolkit": "13.0"})
+        return out
+
+    return probe
+
+
+def test_residency_measure_table_and_rendering(tmp_path, capsys):
+    doc_ = residency.measure(
+        shared=[0, 36352],
+        paths=["host", "tail"],
+        probe=_residency_probe(lambda path, shared: 6 if path == "host" or not shared else 1),
+    )
+    points = residency.load(doc_)
+    assert [(p.path, p.shared, p.most, p.grid, p.sms) for p in points] == [
+        ("host", 0, 6, 28, 4),
+        ("tail", 0, 6, 28, 4),
+        ("host", 36352, 6, 28, 4),
+        ("tail", 36352, 1, 8, 4),
+    ]
+    kept = tmp_path / "residency.json"
+    kept.write_text(json.dumps(doc_))
+    assert (
+        main(["characterize", "residency", "--from", str(kept), "-o", str(tmp_path / "r.md")]) == 0
+    )
+    out = capsys.readouterr().out
+    assert "fake, CUDA 13.0, driver 580" in out
+    assert re.search(r"36,352\s+tail\s+6\s+1\s+1\s+4\s+200", out), out
+    assert "| shared (B) | path |" in (tmp_path / "r.md").read_text()
+
+
+def test_residency_rejects_bad_paths_and_sizes(capsys):
+    with pytest.raises(InputError, match="--paths takes a comma list of host, tail"):
+        residency.check_paths(["host", "graph"])
+    assert main(["characterize", "residency", "--paths", "x", "--from", "nowhere.json"]) == 2
+    assert main(["characterize", "residency", "--shared", "-1"]) == 2
+    assert "--shared takes a comma list" in capsys.readouterr().err

@@ -89,6 +89,8 @@
 #                            its children from the launch=record replay, the first 100 replayed launches)
 #   characterize-efficiency-carneiro  the same for dp1, cdp-bp, cdp-dp3 at N=14
 #   characterize-ideal       ideal CDP time: dp2, dp3, dpswap at N=14 and 16, over feinbube (Fig. 4)
+#   characterize-residency   blocks an SM holds at once, host- vs device-launched (CDP2 tail, fire-and-forget), by
+#                            dynamic shared memory
 #   characterize-timeline    dp3 N=13's device timeline: recording overhead; then under nsys, merged into its
 #                            Chrome/Perfetto export (timeline-dp3-13.json)
 #   cdp-cst        the cdp-cst-* stages below, in order (issue 35: device launching over fast's constellation kernel),
@@ -105,6 +107,9 @@
 #                     1K, 16K, 256K launches; characterize reserve
 #   cst-kernels       graph-cst's generation 0 from fast's cubin and from its own module (count0) beside fast at
 #                     N=19..21; cdp-cst and graph-cst with the counting kernels' shared carveout preference at 100%
+#   cst-whole3        fast and graph-cst at N=19..21, three whole processes each, interleaved (medians)
+#   cst-22b           fast and graph-cst at N=22, one round each
+#   cdp-cst-big       cdp-cst at N=20..22, one round each (N=22 takes about 7 minutes)
 #   cst-carveout      cdp-cst at N=19, 20 with every kernel's shared carveout preference at the driver's, 100% and 0%
 #   bench-profile     18 GPU cases of the suite (N=12..14) under cProfile ($OUT/bench-profile.pstats)
 #   cdp-cst-22        fast, cdp-cst and graph-cst at N=22, one round each, whole-process and kernel time
@@ -164,7 +169,7 @@ stages=()
 for stage in "$@"; do  # `characterize` and `carneiro` stand for their stages
   case $stage in
     characterize) stages+=(characterize-launch characterize-reserve characterize-efficiency
-                           characterize-efficiency-carneiro characterize-ideal characterize-timeline) ;;
+                           characterize-efficiency-carneiro characterize-ideal characterize-timeline characterize-residency) ;;
     carneiro) stages+=($carneiro_stages) ;;
     cdp-cst) stages+=(cdp-cst-tests cdp-cst-verify cdp-cst-table cdp-cst-budget cdp-cst-launch cdp-cst-22) ;;
     carneiro-chunks-long) stages+=(carneiro-chunks-dp1-16 carneiro-chunks-dp3-18) ;;
@@ -339,6 +344,8 @@ for stage in "${stages[@]}"; do
     characterize-ideal) mkdir -p "$C"; run characterize-ideal 580 nqprof characterize ideal --n 14,16 \
         --strategies dp2,dp3,dpswap --baselines feinbube --repeats 3 --warmup 1 --timeout 60 \
         -o "$C/ideal.json" --figure "$C/fig4-ideal.png" -o "$C/ideal.md" -q ;;
+    characterize-residency) mkdir -p "$C"; run characterize-residency 150 nqprof characterize residency --timeout 120 \
+        -o $C/residency.json -o $C/residency.md ;;
     characterize-timeline) mkdir -p "$C"; run characterize-timeline 400 bash -c "
         nqprof characterize timeline 13 --strategy dp3 --repeats 5 --timeout 60 -o $C/timeline.json \
           --chrome $C/timeline-dp3-13-alone.json -o $C/timeline.md -q &&
@@ -372,6 +379,12 @@ for stage in "${stages[@]}"; do
           --case graph-cst:count0=own --timeout 40 --budget-s 140; echo exit \$?;
         timeout 120 python3 tools/cdp_cst_table.py --n 19:20 --case cdp-cst --case cdp-cst:carveout=100 \
           --case graph-cst:carveout=100 --timeout 40 --budget-s 110; echo exit \$?" ;;
+    cst-whole3) run cst-whole3 150 bash -c "timeout 145 python3 tools/cdp_cst_table.py --n 19:21 --case fast --case graph-cst \
+          --repeats 3 --timeout 40 --budget-s 130 --out \$OUT/cst-whole3; echo exit \$?" ;;
+    cst-22b) run cst-22b 280 bash -c "timeout 275 python3 tools/cdp_cst_table.py --n 22 --case fast --case graph-cst \
+          --timeout 130 --budget-s 140 --out \$OUT/cst-22b; echo exit \$?" ;;
+    cdp-cst-big) run cdp-cst-big 540 bash -c "timeout 535 python3 tools/cdp_cst_table.py --n 20:22 --case cdp-cst \
+          --timeout 470 --budget-s 120 --out \$OUT/cdp-cst-big; echo exit \$?" ;;
     cst-carveout) run cst-carveout 100 bash -c "timeout 95 python3 tools/cdp_cst_table.py --n 19:20 --case cdp-cst \
           --case cdp-cst:carveout=100 --case cdp-cst:carveout=0 --timeout 30 --budget-s 80; echo exit \$?" ;;
     bench-profile) rm -rf /tmp/nqprof-bench-profile; run bench-profile 200 bash -c "TIMEFORMAT='pytest took %R s';

@@ -7,7 +7,9 @@ Yalamanchili (2014) measured it on Kepler (nqprof.papers.wang holds their number
 * :mod:`.ideal`: each CDP strategy's time without launch overhead, and the speedups over
   the best non-CDP strategy, measured and ideal (their Fig. 4);
 * :mod:`.efficiency`: warp execution efficiency, memory irregularity and L2 hit rate
-  read with Nsight Compute, and their WEEI.
+  read with Nsight Compute, and their WEEI;
+* :mod:`.residency` (nqprof's own): the blocks an SM holds at once of a grid launched from
+  the host and of the same grid launched from the device, by dynamic shared memory.
 
 Each module separates the GPU part (a session in a watchdog worker, :mod:`.probe`) from
 pure functions that turn recorded results (JSON) into tables and figures, so that
@@ -25,7 +27,13 @@ from ..errors import InputError
 
 #: The kernels of the suite (kernels/characterize.cu), compiled and device-linked with the
 #: strategies' by the build catalog (nqprof.catalog).
-SOURCES = (KernelSource("characterize.cu", cdp=True, kernels=("char_launch", "char_empty")),)
+SOURCES = (
+    KernelSource(
+        "characterize.cu",
+        cdp=True,
+        kernels=("char_launch", "char_empty", "char_resident", "char_resident_launch"),
+    ),
+)
 
 
 def check_kind(doc: dict[str, Any], kind: str, what: str) -> None:

@@ -8,6 +8,7 @@ measured the way Wang and Yalamanchili (2014) measured it (nqprof.characterize).
     nqprof characterize efficiency [--strategies feinbube,dp2,dp3,dpswap] [--n 14]
         [--child-launches 200]
     nqprof characterize timeline 13 [--strategy dp3] [--chrome grids.json [--nsys trace.sqlite]]
+    nqprof characterize residency [--shared 0,36352,65536] [--paths host,tail]
 
 Each prints its table beside the paper's numbers (``--json``: the measurement as JSON
 instead); ``-o FILE.json`` keeps the measurement, ``-o FILE.md`` writes the table as Markdown,
@@ -507,6 +508,57 @@ def _cdp_names() -> list[str]:
     return [s.name for s in all_strategies() if s.cdp]
 
 
+# -- residency --------------------------------------------------------------------------------
+
+#: The most dynamic shared memory --shared asks for, bytes (more than any SM has).
+MAX_SHARED = 1 << 20
+
+
+def cmd_residency(args) -> int:
+    read_loop(args, "residency")
+    from ..characterize import residency
+
+    shared = args.shared or list(residency.DEFAULT_SHARED)
+    paths = residency.check_paths(args.paths.split(",")) if args.paths else list(residency.PATHS)
+    doc, points = _measure_or_load(
+        args,
+        lambda progress: residency.measure(
+            shared, paths, args.block, timeout=args.timeout, progress=progress
+        ),
+        residency.load,
+    )
+    header, rows, notes = residency.table(points)
+    emit(
+        args,
+        f"Blocks an SM holds at once, launched from the host and from the device "
+        f"({machine_text(doc)})",
+        header,
+        rows,
+        notes,
+    )
+    return 0
+
+
+def add_residency(q) -> None:
+    add_number(
+        q.add_argument,
+        "--shared",
+        number=lambda text: _int_list(text, "--shared", MAX_SHARED),
+        help="dynamic shared memory per block, bytes, a comma list (default "
+        "0,16384,36352,38912,49152,65536)",
+    )
+    q.add_argument(
+        "--paths", help="launch paths, a comma list of host, tail, fire-and-forget (default: all)"
+    )
+    add_number(
+        q.add_argument,
+        "--block",
+        number=Integer(1, MAX_BLOCK),
+        default="128",
+        help="threads per block (default 128)",
+    )
+
+
 def _int_list(text: str, flag: str, hi: int) -> list[int]:
     """A comma list of integers in 0..hi (empty items skipped, not all of them)."""
     try:
@@ -520,8 +572,22 @@ def _int_list(text: str, flag: str, hi: int) -> list[int]:
 
 #: Timed rounds of each measurement where --rounds is auto (the default), and the seconds a
 #: point, reading or run may take before its worker is killed.
-DEFAULT_ROUNDS = {"launch": 5, "reserve": 1, "ideal": 3, "efficiency": 1, "timeline": 3}
-TIMEOUTS = {"launch": 120, "reserve": 120, "ideal": 300, "efficiency": 600, "timeline": 300}
+DEFAULT_ROUNDS = {
+    "launch": 5,
+    "reserve": 1,
+    "ideal": 3,
+    "efficiency": 1,
+    "timeline": 3,
+    "residency": 1,
+}
+TIMEOUTS = {
+    "launch": 120,
+    "reserve": 120,
+    "ideal": 300,
+    "efficiency": 600,
+    "timeline": 300,
+    "residency": 120,
+}
 
 
 def add_loop(q, name: str) -> None:
@@ -573,6 +639,11 @@ MEASUREMENTS = {
         cmd_timeline,
         "every CDP grid's generation, boards, start and end, from the device",
     ),
+    "residency": (
+        add_residency,
+        cmd_residency,
+        "blocks an SM holds at once, host- and device-launched, by shared memory",
+    ),
 }
 
 
@@ -623,6 +694,6 @@ def add_commands(sub) -> None:
     for name, (add, cmd, help_text) in MEASUREMENTS.items():
         q = actions.add_parser(name, help=help_text, description=help_text)
         add(q)
-        add_common(q, with_figure=name not in ("efficiency", "timeline"))
+        add_common(q, with_figure=name not in ("efficiency", "timeline", "residency"))
         add_loop(q, name)
         q.set_defaults(func=cmd)

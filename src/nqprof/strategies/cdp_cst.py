@@ -462,7 +462,7 @@ def cst_params() -> tuple[Param, ...]:
         Param("task_buffer", "task buffer, tasks (0: exact)", default=0, lo=0, hi=(1 << 32) - 1),
         Param(
             "carveout",
-            "kernels' shared-memory carveout, % (-1: driver)",
+            "shared carveout, % (-1: driver's)",
             default=-1,
             lo=-1,
             hi=100,

@@ -176,7 +176,7 @@ class GraphCst(CdpStrategy):
         *cst_params(),
         Param(
             "count0",
-            "generation 0's kernel: fast's cubin or own",
+            "gen 0 kernel: fast's cubin, own",
             default="fast",
             choices=COUNT0,
             range_text="2 kernels",
