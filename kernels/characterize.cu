@@ -46,13 +46,15 @@ __device__ __forceinline__ unsigned long long char_now() {
 extern "C" __global__ void char_resident(unsigned long long* rec, unsigned long long spin_ns) {
     extern __shared__ unsigned char_smem[];
     if (threadIdx.x) return;
-    unsigned sm;
+    unsigned sm, dynamic;
     asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+    asm volatile("mov.u32 %0, %%dynamic_smem_size;" : "=r"(dynamic));
     const unsigned long long t0 = char_now();
-    char_smem[0] = sm;
+    volatile unsigned* mine = dynamic >= sizeof(unsigned) ? char_smem : &sm;  // none: a register
+    *mine = sm;
     while (char_now() - t0 < spin_ns) {
     }
-    rec[3 * blockIdx.x] = char_smem[0];
+    rec[3 * blockIdx.x] = *mine;
     rec[3 * blockIdx.x + 1] = t0;
     rec[3 * blockIdx.x + 2] = char_now();
 }

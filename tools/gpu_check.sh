@@ -110,6 +110,7 @@
 #   cst-whole3        fast and graph-cst at N=19..21, three whole processes each, interleaved (medians)
 #   cst-22b           fast and graph-cst at N=22, one round each
 #   cdp-cst-big       cdp-cst at N=20..22, one round each (N=22 takes about 7 minutes)
+#   cst-open          graph-cst's and fast's sessions opened at N=21 under cProfile (by cumulative and own time)
 #   cst-carveout      cdp-cst at N=19, 20 with every kernel's shared carveout preference at the driver's, 100% and 0%
 #   bench-profile     18 GPU cases of the suite (N=12..14) under cProfile ($OUT/bench-profile.pstats)
 #   cdp-cst-22        fast, cdp-cst and graph-cst at N=22, one round each, whole-process and kernel time
@@ -385,6 +386,8 @@ for stage in "${stages[@]}"; do
           --timeout 130 --budget-s 140 --out \$OUT/cst-22b; echo exit \$?" ;;
     cdp-cst-big) run cdp-cst-big 540 bash -c "timeout 535 python3 tools/cdp_cst_table.py --n 20:22 --case cdp-cst \
           --timeout 470 --budget-s 120 --out \$OUT/cdp-cst-big; echo exit \$?" ;;
+    cst-open) run cst-open 120 bash -c "for s in graph-cst fast; do timeout 55 python3 tools/startup_probe.py --open \$s 21 \
+          | grep -v importlib | head -75; done" ;;
     cst-carveout) run cst-carveout 100 bash -c "timeout 95 python3 tools/cdp_cst_table.py --n 19:20 --case cdp-cst \
           --case cdp-cst:carveout=100 --case cdp-cst:carveout=0 --timeout 30 --budget-s 80; echo exit \$?" ;;
     bench-profile) rm -rf /tmp/nqprof-bench-profile; run bench-profile 200 bash -c "TIMEFORMAT='pytest took %R s';

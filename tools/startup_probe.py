@@ -98,6 +98,7 @@ def open_session(name: str, n: int) -> None:
         f"s (GPU {m.gpu_s}), close {t3 - t2:.3f} s; count {m.count}"
     )
     pstats.Stats(prof).sort_stats("cumulative").print_stats(25)
+    pstats.Stats(prof).sort_stats("tottime").print_stats(15)
 
 
 def main() -> None:
