@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import re
+import shutil
 import stat
 from pathlib import Path
 
@@ -248,19 +250,34 @@ def test_the_lookup_is_kept_while_the_toolkit_is_the_same(roots, tmp_path, monke
     assert tk.find_toolkit(other).version == "12.8" and calls == [1, 1]
 
 
-def _deb(path: Path, members: dict[str, bytes]) -> Path:
-    """A Debian package (an ar archive whose data.tar.xz holds ``members``)."""
+def _deb(path: Path, members: dict[str, bytes], compression: str = "xz") -> Path:
+    """A Debian package (an ar archive whose data.tar.<compression> holds ``members``; "zst"
+    compresses with the zstd command, as Ubuntu's packages are)."""
     import io
+    import subprocess
     import tarfile
 
     data = io.BytesIO()
-    with tarfile.open(fileobj=data, mode="w:xz") as tar:
+    with tarfile.open(fileobj=data, mode="w:xz" if compression == "xz" else "w") as tar:
         for name, content in members.items():
             info = tarfile.TarInfo(f"./{name}")
             info.size, info.mode = len(content), 0o755
             tar.addfile(info, io.BytesIO(content))
+    payload = data.getvalue()
+    if compression == "zst":
+        payload = subprocess.run(["zstd", "-q", "-c"], input=payload, capture_output=True).stdout
+    control = io.BytesIO()
+    with tarfile.open(fileobj=control, mode="w:xz") as tar:
+        text = f"Package: {path.name.split('_')[0]}\nVersion: 1\nArchitecture: all\n".encode()
+        info = tarfile.TarInfo("./control")
+        info.size = len(text)
+        tar.addfile(info, io.BytesIO(text))
     out = b"!<arch>\n"
-    for name, content in (("debian-binary", b"2.0\n"), ("data.tar.xz", data.getvalue())):
+    for name, content in (
+        ("debian-binary", b"2.0\n"),
+        ("control.tar.xz", control.getvalue()),
+        (f"data.tar.{compression}", payload),
+    ):
         out += f"{name:<16}{0:<12}{0:<6}{0:<6}{100644:<8}{len(content):<10}`\n".encode()
         out += content + (b"\n" if len(content) % 2 else b"")
     path.write_bytes(out)
@@ -295,6 +312,242 @@ def test_files_taken_from_a_debian_package(tmp_path):
     )
     assert (dest / "include" / "crt" / "host_config.h").read_bytes() == b"crt"
     assert not (dest / "share").exists() and not (dest / "usr").exists()
+
+
+@pytest.mark.skipif(
+    not (shutil.which("zstd") and shutil.which("dpkg-deb")), reason="needs zstd and dpkg-deb"
+)
+def test_files_taken_from_a_zstd_package(tmp_path):
+    """Ubuntu's packages hold data.tar.zst, which Python's tarfile cannot read: dpkg-deb does."""
+    from nqprof.cuda.wheel_toolkit import extract_deb
+
+    deb = _deb(
+        tmp_path / "libcu++-dev_1.9.0-3_all.deb",
+        {"usr/include/nv/target": b"nv", "usr/include/cuda/std/type_traits": b"tt"},
+        compression="zst",
+    )
+    dest = tmp_path / "root"
+    missing = extract_deb(
+        deb, [("usr/include/nv/", "include/nv/"), ("usr/include/cuda/", "include/cuda/")], dest
+    )
+    assert missing == []
+    assert (dest / "include" / "nv" / "target").read_bytes() == b"nv"
+    assert (dest / "include" / "cuda" / "std" / "type_traits").read_bytes() == b"tt"
+
+
+#: Every CUDA 12 release made from Debian's or Ubuntu's packages, spelled out: the package
+#: list's line (with the keyring K), what ``apt-get download`` is asked for, the cccl wheel
+#: and the ptxas flags of the root's nvcc.profile.
+PACKAGED = {
+    "12.0": (
+        "deb [arch=amd64 signed-by=K] http://archive.ubuntu.com/ubuntu noble multiverse universe\n",
+        [
+            "nvidia-cuda-toolkit=12.0.140~12.0.1-4build4",
+            "nvidia-cuda-dev=12.0.146~12.0.1-4build4",
+            "libcu++-dev=1.9.0-3",
+        ],
+        "",
+        "-suppress-debug-info",
+    ),
+    "12.2": (
+        "deb [arch=amd64 signed-by=K] http://archive.ubuntu.com/ubuntu plucky "
+        "multiverse universe\n",
+        [
+            "nvidia-cuda-toolkit=12.2.140~12.2.2-2build1",
+            "nvidia-cuda-dev=12.2.140~12.2.2-2build1",
+            "libcu++-dev=2.2.0-3",
+        ],
+        "",
+        "",
+    ),
+    "12.4": (
+        "deb [arch=amd64 signed-by=K] http://deb.debian.org/debian trixie non-free\n",
+        ["nvidia-cuda-toolkit=12.4.131~12.4.1-2", "nvidia-cuda-dev=12.4.127~12.4.1-2"],
+        "12.4.*",
+        "",
+    ),
+    "12.5": (
+        "deb [arch=amd64 signed-by=K] http://deb.debian.org/debian experimental non-free\n",
+        ["nvidia-cuda-toolkit=12.5.40~12.5.0-2+b1", "nvidia-cuda-dev=12.5.39~12.5.0-2+b1"],
+        "12.5.*",
+        "",
+    ),
+}
+UBUNTU_KEYRING_DEB = "ubuntu-keyring=2023.11.28.1-0.2"
+
+
+def test_the_cuda12_releases():
+    """The table of CUDA 12 releases, their archives and keyrings, character for character."""
+    from nqprof.cuda.wheel_toolkit import DEB_RELEASES, DEBIAN, UBUNTU
+
+    assert list(DEB_RELEASES) == list(PACKAGED)
+    for version, (line, specs, cccl, flags) in PACKAGED.items():
+        release = DEB_RELEASES[version]
+        assert release.source("K") == line, version
+        assert list(release.packages().values()) == specs, version
+        assert (release.cccl, release.ptxas_flags) == (cccl, flags), version
+        for spec in specs[:2]:  # the upstream release on both sides of the ~
+            assert re.fullmatch(
+                rf"[\w-]+={re.escape(version)}\.\d+~{re.escape(version)}\.\d+-.+", spec
+            )
+        assert not cccl or cccl == f"{version}.*"
+    assert DEBIAN.keyring == "/usr/share/keyrings/debian-archive-keyring.gpg"
+    assert DEBIAN.fallback is None
+    assert UBUNTU.keyring == "/usr/share/keyrings/ubuntu-archive-keyring.gpg"
+    fb = UBUNTU.fallback
+    assert (fb.suite, fb.component, f"{fb.package}={fb.version}", fb.path) == (
+        "trixie",
+        "main",
+        UBUNTU_KEYRING_DEB,
+        "usr/share/keyrings/ubuntu-archive-keyring.gpg",
+    )
+
+
+def _fake_packages(toolkit_release: str) -> dict[str, dict[str, bytes]]:
+    """The members of each fake package, by name: what DEB_FILES takes from it."""
+    nvcc = (
+        "#!/bin/sh\n"
+        f'[ "$1" = --version ] && echo "Cuda compilation tools, release {toolkit_release}, '
+        f'V{toolkit_release}.1" && exit 0\nexit 1\n'
+    ).encode()
+    tool = "usr/lib/nvidia-cuda-toolkit/"
+    return {
+        "ubuntu-keyring": {"usr/share/keyrings/ubuntu-archive-keyring.gpg": b"UBUNTU KEYS"},
+        "nvidia-cuda-toolkit": {
+            f"{tool}bin/nvcc": nvcc,
+            f"{tool}bin/crt/link.stub": b"",
+            f"{tool}bin/cicc": b"",
+            f"{tool}libdevice/libdevice.10.bc": b"",
+            f"{tool}bin/gcc": b"#!/bin/sh\nexec gcc-12 \"$@\"\n",
+            f"{tool}bin/g++": b"#!/bin/sh\nexec g++-12 \"$@\"\n",
+            **{f"usr/bin/{n}": b"" for n in ("cudafe++", "ptxas", "nvlink", "fatbinary", "bin2c")},
+        },
+        "nvidia-cuda-dev": {
+            "usr/include/cuda_runtime.h": b"",
+            "usr/lib/x86_64-linux-gnu/libcudadevrt.a": b"!<arch>\n",
+        },
+        "libcu++-dev": {"usr/include/nv/target": b"libcu", "usr/include/cuda/std/version": b""},
+    }
+
+
+@pytest.mark.parametrize("version", list(PACKAGED))
+def test_a_cuda12_root_from_packages(version, tmp_path, monkeypatch, capsys):
+    """install asks apt for exactly the pinned packages through a package list of its own,
+    verified by the archive's keyring (Ubuntu's, where the system lacks it, from Debian's
+    ubuntu-keyring package, itself verified by Debian's keyring), and makes a root the lookup
+    takes: libcu++ from the suite or the cccl wheel, the ptxas flags in nvcc.profile."""
+    import dataclasses
+    import platform
+    import shutil as sh
+    import zipfile
+
+    from nqprof.cuda import wheel_toolkit as wt
+
+    monkeypatch.delenv(wt.ARCHIVE_VARIABLE, raising=False)
+    which = sh.which
+    monkeypatch.setattr(
+        wt.shutil, "which", lambda n, **kw: "/usr/bin/apt-get" if n == "apt-get" else which(n, **kw)
+    )
+    monkeypatch.setattr(platform, "machine", lambda: "x86_64")
+    debian_keyring = tmp_path / "debian-archive-keyring.gpg"
+    debian_keyring.write_bytes(b"DEBIAN KEYS")
+    monkeypatch.setattr(wt, "DEBIAN", dataclasses.replace(wt.DEBIAN, keyring=str(debian_keyring)))
+    release = wt.DEB_RELEASES[version]
+    if release.archive.name == "Ubuntu":  # a system without Ubuntu's keyring
+        archive = dataclasses.replace(release.archive, keyring=str(tmp_path / "absent.gpg"))
+    else:
+        archive = dataclasses.replace(release.archive, keyring=str(debian_keyring))
+    monkeypatch.setitem(wt.DEB_RELEASES, version, dataclasses.replace(release, archive=archive))
+    members = _fake_packages(version)
+    calls = []
+
+    def fake_run(cmd, what, cwd=None):
+        if cmd[0] == "apt-get":
+            sources = Path(next(c for c in cmd if "sourcelist=" in c).split("=", 1)[1])
+            line = sources.read_text()
+            keyring = Path(re.search(r"signed-by=(\S+)\]", line).group(1))
+            assert keyring.is_file(), f"{keyring} missing when apt reads {line}"
+            args = cmd[cmd.index("-q") + 1 :]
+            calls.append(("apt-get", args, line, keyring.read_bytes()))
+            for spec in args[1:]:  # download
+                name, ver = spec.split("=")
+                _deb(Path(cwd) / f"{name}_{ver}_amd64.deb", members[name])
+        else:  # pip download of the cccl wheel
+            calls.append(("pip", cmd[-1]))
+            dest = Path(cmd[cmd.index("--dest") + 1])
+            dest.mkdir(parents=True)
+            with zipfile.ZipFile(dest / "nvidia_cuda_cccl_cu12-1-py3-none-any.whl", "w") as whl:
+                whl.writestr("nvidia/cuda_cccl/include/nv/target", "cccl")
+                whl.writestr("nvidia/cuda_cccl/__init__.py", "")
+
+    monkeypatch.setattr(wt, "_run_quiet", fake_run)
+    dest = tmp_path / "env" / "cuda"
+    assert wt.install(version, dest) == 0
+    line, specs, cccl, flags = PACKAGED[version]
+    apt = [c for c in calls if c[0] == "apt-get"]
+    if release.archive.name == "Ubuntu":
+        debian_line = (
+            f"deb [arch=amd64 signed-by={debian_keyring}] http://deb.debian.org/debian "
+            "trixie main\n"
+        )
+        assert apt[:2] == [
+            ("apt-get", ["update"], debian_line, b"DEBIAN KEYS"),
+            ("apt-get", ["download", UBUNTU_KEYRING_DEB], debian_line, b"DEBIAN KEYS"),
+        ]
+        apt = apt[2:]
+        keyring_used = re.search(r"signed-by=(\S+)\]", apt[0][2]).group(1)
+        assert keyring_used.endswith("/keyrings/ubuntu-archive-keyring.gpg")
+        keys = b"UBUNTU KEYS"
+    else:
+        keyring_used, keys = str(debian_keyring), b"DEBIAN KEYS"
+    archive_line = line.replace("signed-by=K", f"signed-by={keyring_used}")
+    assert apt == [
+        ("apt-get", ["update"], archive_line, keys),
+        ("apt-get", ["download", *specs], archive_line, keys),
+    ]
+    assert [c[1] for c in calls if c[0] == "pip"] == (
+        [f"nvidia-cuda-cccl-cu12=={cccl}"] if cccl else []
+    )
+    assert (dest / "include" / "nv" / "target").read_text() == ("cccl" if cccl else "libcu")
+    profile = (dest / "bin" / "nvcc.profile").read_text()
+    assert f"PTXAS_FLAGS     +={' ' + flags if flags else ''}\n" in profile
+    assert "PATH            += $(TOP)/hostcc:" in profile  # the packages' gcc wrappers first
+    assert os.access(dest / "hostcc" / "g++", os.X_OK)
+    found = tk.find_toolkit({"NQPROF_CUDA_HOME": str(dest), "PATH": ""})
+    assert found.version == version and found.cudadevrt == dest / "lib64" / "libcudadevrt.a"
+    assert f"CUDA {version} toolkit root {dest} ({release.archive.name} " in capsys.readouterr().out
+
+
+def test_every_cuda12_release_has_its_tox_environment_and_docs_row():
+    """tox.ini builds each packaged release for sm_90 (CUDA 12.0 to 12.6 know no sm_100), and
+    docs/toolkits.md's table names its suite and toolkit version."""
+    import configparser
+
+    from nqprof.cuda.wheel_toolkit import DEB_RELEASES
+
+    root = Path(__file__).resolve().parents[1]
+    tox = configparser.ConfigParser(interpolation=None)
+    tox.read(root / "tox.ini")
+
+    def expand(text):
+        return [
+            f"{m.group(1)}{v}"
+            for m in re.finditer(r"(\w+)\{([^}]*)\}", text)
+            for v in m.group(2).split(",")
+        ]
+
+    env_list = expand(tox["tox"]["env_list"])
+    section = next(s for s in tox.sections() if s.startswith("testenv:cuda{"))
+    archs = tox[section]["set_env"].split("NQPROF_DEFAULT_ARCHS")[0].split("\n")[-1]
+    depends = tox["testenv:matrix"]["depends"]
+    docs = (root / "docs" / "toolkits.md").read_text()
+    for version, release in DEB_RELEASES.items():
+        env = f"cuda{version}"
+        assert env in env_list and env in expand(section) and env in depends, env
+        assert env in archs.split(":")[0].strip().split(","), env
+        row = next(r for r in docs.splitlines() if r.startswith(f"| `{env}`"))
+        assert f"{release.archive.name} {release.suite}" in row, row
+        assert f"nvidia-cuda-toolkit {release.toolkit}" in row, row
 
 
 def test_a_cuda12_release_without_a_compiler_is_a_skip(tmp_path, capsys, monkeypatch):
