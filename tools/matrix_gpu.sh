@@ -6,8 +6,9 @@
 #
 # 1. tox from the folder's wheels (pip --target, no index);
 # 2. `tox -e cudaX.Y` offline: the toolkit unpacked from the folder (NQPROF_TOOLKIT_ARCHIVE),
-#    pip reading only the folder's wheels (PIP_NO_INDEX, PIP_FIND_LINKS), the environment
-#    seeing the host's site-packages (numpy, pandas, pytest ...), every command run even when
+#    pip reading only the folder's wheels (PIP_NO_INDEX, PIP_FIND_LINKS), nqprof installed
+#    beside the host's numpy, pandas, pytest ... and found by the environment's commands
+#    (PYTHONPATH; --skip-pkg-install), every command run even when
 #    one fails (ignore_errors): every kernel built, the GPU tests (pytest tests -m gpu), the
 #    fixed benchmark set (feinbube, fast, cdp-bp, dp3, devgraph, queue at N=12..16, or
 #    $MATRIX_BENCH_ARGS) saved to this toolkit's own history (.benchmarks/cudaX.Y);
@@ -64,27 +65,40 @@ rm -rf ".benchmarks/$env"
 export NQPROF_TOOLKIT_ARCHIVE=$carry/toolkit.tar.xz
 export NQPROF_BENCH_ARGS=${MATRIX_BENCH_ARGS:---nq-strategy=feinbube,fast,cdp-bp,dp3,devgraph,queue --nq-n=12:16}
 export NQPROF_GPU_TEST_ARGS=${MATRIX_GPU_TEST_ARGS:--q -rs -p no:cacheprovider --durations=10}
-run tox "${MATRIX_TOX_TIMEOUT:-420}" env PYTHONPATH=$toxsite python3 -m tox -e "$env" \
-  -x "testenv:$env.system_site_packages=true" -x "testenv:$env.ignore_errors=true"
+# nqprof (built here), PyCUDA and nvtx go beside the host's numpy, pytest and pytest-benchmark,
+# which live in a virtual environment of the host's (python3's): a tox environment, made by
+# virtualenv from the base interpreter, cannot see those, and pip has no index to fetch them.
+# So tox makes its environment without installing the package (--skip-pkg-install) and its
+# commands find nqprof and the rest through PYTHONPATH and PATH.
+site=/tmp/nqprof-matrix-site
+rm -rf "$site"
+run nqprof-install 180 python3 -m pip install -q --no-deps --no-compile \
+  --target "$site" "$carry"/wheels/{pycuda,nvtx,pytools,platformdirs,mako,siphash24}-*.whl .
+hostsite=$(python3 -c 'import numpy, os; print(os.path.dirname(os.path.dirname(numpy.__file__)))')
+run tox "${MATRIX_TOX_TIMEOUT:-420}" env PYTHONPATH="$toxsite:$site:$hostsite" PATH="$site/bin:$PATH" \
+  python3 -m tox -e "$env" --skip-pkg-install -x "testenv:$env.pass_env+=PYTHONPATH" \
+  -x "testenv:$env.allowlist_externals+=nqprof" \
+  -x "testenv:$env.ignore_errors=true"
 grep -E "^CUDA |kernel builds|skipped:|passed|failed|error|$env: (OK|FAIL)" "$work/logs/tox.log" | tail -15 | tee -a "$summary"
 
-# 3. characterize, short, with this toolkit (the tox environment's nqprof and toolkit root)
-nq=.tox/$env/bin/nqprof
+# 3. characterize, short, with this toolkit (nqprof as installed above, the tox environment's
+#    toolkit root)
+nq=(env PYTHONPATH="$site" python3 -m nqprof)
 export NQPROF_CUDA_HOME=$PWD/.tox/$env/cuda
 c=$work/characterize
-if [ -x "$nq" ]; then
-  run characterize-launch 60 "$nq" characterize launch --counts 1K,16K --modes default,own,fire-and-forget,tail \
+if [ -d "$NQPROF_CUDA_HOME" ]; then
+  run characterize-launch 60 "${nq[@]}" characterize launch --counts 1K,16K --modes default,own,fire-and-forget,tail \
     --rounds 5 --warmup 1 --timeout 60 -o "$c/launch.json" -o "$c/launch.md" -q
   cat "$c/launch.md" 2>/dev/null | tee -a "$summary"
-  run characterize-reserve 60 "$nq" characterize reserve --pending 0,16384,262144 --heap-mib 8 \
+  run characterize-reserve 60 "${nq[@]}" characterize reserve --pending 0,16384,262144 --heap-mib 8 \
     --rounds 3 --warmup 1 --timeout 60 -o "$c/reserve.json" -o "$c/reserve.md" -q
   cat "$c/reserve.md" 2>/dev/null | tee -a "$summary"
   # the benchmark history as nqprof reads it
-  run history 20 "$nq" history ".benchmarks/$env"
+  run history 20 "${nq[@]}" history ".benchmarks/$env"
   grep -E "^ *[0-9]+ +\S+ +(feinbube|fast|cdp-bp|dp3|devgraph|queue) +1[2-6] " "$work/logs/history.log" \
     | head -40 | tee -a "$summary"
 else
-  say "no $nq: the tox environment was not made (see logs/tox.log)"
+  say "no $NQPROF_CUDA_HOME: the tox environment made no toolkit (see logs/tox.log)"
 fi
 
 # 4. at most 6 files into $OUT
