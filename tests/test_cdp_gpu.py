@@ -91,17 +91,30 @@ def test_accounting_matches_the_model_with_defaults(name):
     assert record.generations == [g.as_dict() for g in model.generations]
 
 
+#: Device runtimes (the cudadevrt a CDP module is linked with) whose launches past the
+#: pending-launch limit return an error. With CUDA 12.4's a parent grid past the limit never
+#: finishes (docs/results/matrix: the H200 run of tox -e cuda12.4), so the same run ends
+#: by nqprof's watchdog instead.
+PENDING_LIMIT_ERRORS_FROM = (13, 0)
+
+
 def test_too_few_pending_launch_slots_fail_loudly():
     """2,040 host threads each launch a child at once against a limit of 32."""
-    with pytest.raises(DeviceFailureError) as exc:
-        solve(
-            "dp2",
-            12,
-            {"depth": 4, "search": 2, "pending": 32},
-            repeats=1,
-            warmup=0,
-            timeout=TIMEOUT,
+    from nqprof.cuda.toolkit import find_toolkit
+    from nqprof.errors import WatchdogError
+
+    release = tuple(int(x) for x in find_toolkit().version.split(".")[:2])
+    run = dict(repeats=1, warmup=0)
+    params = {"depth": 4, "search": 2, "pending": 32}
+    if release < PENDING_LIMIT_ERRORS_FROM:
+        with pytest.raises((DeviceFailureError, WatchdogError)) as exc:
+            solve("dp2", 12, params, timeout=20, **run)
+        assert "raise the pending-launch limit" in str(exc.value) or (
+            "no answer to 'run' within 20 s; worker killed" in str(exc.value)
         )
+        return
+    with pytest.raises(DeviceFailureError) as exc:
+        solve("dp2", 12, params, timeout=TIMEOUT, **run)
     text = str(exc.value)
     assert (
         "device launches failed" in text
