@@ -14,7 +14,7 @@
 //   host    the host launches dg_step then dg_advance for each generation and reads the
 //           state back to size the next grid (a synchronisation per generation);
 //   while   one host-launched graph whose WHILE conditional node runs [dg_step, dg_advance_while]
-//           until dg_advance_while sets the condition to 0 (CUDA 12.4+);
+//           until dg_advance_while sets the condition to 0 (CUDA 12.3+: see dg_advance_while);
 //   device  a host-launched graph of one dg_schedule thread, which advances the state, picks
 //           the pre-instantiated device-launchable graph of dg_step whose grid fits the
 //           frontier (grids of 1, 2, 4, ... blocks), launches it fire-and-forget and
@@ -168,10 +168,15 @@ extern "C" __global__ void dg_advance(count_t* st, unsigned cap, int step, int f
 }
 
 // The last node of a WHILE node's body: the condition is whether another generation follows.
+// Conditional nodes (cudaGraphConditionalHandle, cudaGraphSetConditional) came with CUDA 12.3;
+// an older toolkit builds this file without the kernel, as the source's `since` in
+// src/nqprof/strategies/devgraph.py declares (the while driver then refuses to run).
+#if CUDART_VERSION >= 12030
 extern "C" __global__ void dg_advance_while(count_t* st, unsigned cap, int step, int final_row,
                                             cudaGraphConditionalHandle handle) {
     cudaGraphSetConditional(handle, dg_advance_state(st, cap, step, final_row) ? 1u : 0u);
 }
+#endif
 
 __device__ __forceinline__ void dg_account(count_t* acct, cudaError_t e) {
     atomicAdd(acct + DG_LAUNCHES, 1ull);

@@ -144,6 +144,51 @@ def test_matrix_table():
     assert "spill" in lines[-1]
 
 
+def test_since_drops_a_kernel_before_its_release():
+    """A kernel declared with ``since`` is expected from that release on, and only then:
+    the boundary release itself keeps it, the one before drops it, and releases compare as
+    numbers (12.10 is after 12.3), not as text."""
+    src = KernelSource("s.cu", cdp=False, kernels=("a", "new", "b"), since={"new": "12.3"})
+    for toolkit in ("12.0", "12.2", "11.8"):
+        assert src.kernels_for(toolkit) == ("a", "b"), toolkit
+        assert src.left_out(toolkit) == {"new": "12.3"} and not src.available("new", toolkit)
+    for toolkit in ("12.3", "12.4", "12.10", "13.0"):
+        assert src.kernels_for(toolkit) == ("a", "new", "b"), toolkit
+        assert src.left_out(toolkit) == {} and src.available("new", toolkit)
+    assert src.available("a", "1.0")  # a kernel without since is in every build
+
+
+def test_since_is_checked_when_declared():
+    with pytest.raises(ValueError, match="since names no kernel of the source"):
+        KernelSource("s.cu", cdp=False, kernels=("a",), since={"typo": "12.3"})
+    with pytest.raises(InputError, match="names no CUDA release"):
+        KernelSource("s.cu", cdp=False, kernels=("a",), since={"a": "twelve"})
+
+
+def test_left_out_entries_and_notes():
+    catalog = {
+        "s.cu": KernelSource("s.cu", cdp=False, kernels=("a", "new"), since={"new": "12.3"}),
+        "t.cu": KernelSource("t.cu", cdp=False, kernels=("t",)),
+    }
+    entries = nvcc.left_out(catalog, "12.0")
+    assert entries == [{"source": "s.cu", "kernel": "new", "since": "12.3"}]
+    assert nvcc.left_out(catalog, "12.3") == []
+    assert nvcc.left_out_notes(entries, "12.0") == [
+        "s.cu: new left out: it needs CUDA 12.3+, this toolkit is 12.0 (KernelSource.since)"
+    ]
+
+
+def test_matrix_table_says_why_a_kernel_is_left_out():
+    tables = {
+        "cuda12.0": [_row("k", "12.0")],
+        "cuda13.0": [_row("k", "13.0"), _row("new", "13.0")],
+    }
+    older = {"cuda12.0": [{"source": "s.cu", "kernel": "new", "since": "12.3"}], "cuda13.0": []}
+    lines = nvcc.matrix_table(tables, older).splitlines()
+    assert lines[3].split() == ["s.cu", "new", "sm_90", "-", "32/0/0"]
+    assert lines[-1] == "cuda12.0: s.cu new left out (needs CUDA 12.3+)"
+
+
 # --- the commands, without a toolkit -----------------------------------------------------
 
 
@@ -336,6 +381,58 @@ def test_missing_kernel_raises_build_error(tmp_path, toolkit):
     assert [r.kernel for r in rows] == ["with_shared", "with_stack"]
 
 
+# A kernel only a future release defines, guarded as a kernel with ``since`` is.
+FUTURE = """\
+extern "C" __global__ void now(int *a) { a[threadIdx.x] = 1; }
+#if CUDART_VERSION >= 99000
+extern "C" __global__ void future(int *a) { a[threadIdx.x] = 2; }
+#endif
+"""
+
+
+def test_a_kernel_since_a_newer_release_is_not_expected(tmp_path, toolkit):
+    """The "catalogued kernel missing" check expects a kernel declared with ``since`` only
+    from that release on: this toolkit builds the source without it and passes; claimed
+    to be that release, the same build misses it; undeclared, it is missing as any other."""
+    src = _source(tmp_path, "future.cu", FUTURE, False, ("now", "future"))
+    declared = dataclasses.replace(src, since={"future": "99.0"})
+    rows = nvcc.compile_source(declared, "sm_90", toolkit=toolkit)
+    assert [r.kernel for r in rows] == ["now"]
+    with pytest.raises(BuildError, match="no kernel named future"):
+        nvcc.compile_source(declared, "sm_90", toolkit=dataclasses.replace(toolkit, version="99.0"))
+    with pytest.raises(BuildError, match="no kernel named future"):
+        nvcc.compile_source(src, "sm_90", toolkit=toolkit)
+
+
+def test_build_command_records_what_it_left_out(tmp_path, toolkit, monkeypatch, capsys):
+    """``nqprof build`` says which kernels the toolkit is too old for, in its output and in
+    the table it writes, and ``nqprof matrix`` says it beside the table."""
+    import nqprof.catalog
+
+    src = _source(tmp_path, "future.cu", FUTURE, False, ("now", "future"))
+    small = {"future.cu": dataclasses.replace(src, since={"future": "99.0"})}
+    monkeypatch.setattr(nqprof.catalog, "catalog", lambda: small)
+    monkeypatch.setattr(
+        nqprof.catalog, "compile_all", lambda archs, tk: nvcc.compile_all(archs, tk, small)
+    )
+    (tmp_path / "tables").mkdir()
+    table = tmp_path / "tables" / "resources-here.json"
+    assert nqprof_main(["build", "-o", str(table)]) == 0
+    out = capsys.readouterr().out
+    note = (
+        f"future.cu: future left out: it needs CUDA 99.0+, this toolkit is {toolkit.version} "
+        "(KernelSource.since)"
+    )
+    assert note in out.splitlines() and "1 kernel builds from 1 sources" in out
+    doc = json.loads(table.read_text())
+    assert [k["kernel"] for k in doc["kernels"]] == ["now"]
+    assert doc["left_out"] == [{"source": "future.cu", "kernel": "future", "since": "99.0"}]
+    assert nqprof_main(["matrix", str(tmp_path / "tables")]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        f"here ({toolkit.version}): future.cu future left out (needs CUDA 99.0+)"
+    )
+
+
 def test_compile_all_and_json(tmp_path, toolkit):
     catalog = {
         "plain.cu": _source(
@@ -358,7 +455,9 @@ def test_catalog_compiles(toolkit, tmp_path):
     """Every kernel nqprof ships compiles (and, with dynamic parallelism, device-links)."""
     kernels_dir()  # a missing kernel folder or header is a failure, never a skip
     rows = compile_all(("sm_90",), toolkit=toolkit)
-    expected = {(src.file, k) for src in catalog().values() for k in src.kernels}
+    expected = {
+        (src.file, k) for src in catalog().values() for k in src.kernels_for(toolkit.version)
+    }
     assert expected <= {(r.source, r.kernel) for r in rows}
     assert all(r.registers > 0 for r in rows)
     assert nqprof_main(["build", "-o", str(tmp_path / "r.json")]) == 0

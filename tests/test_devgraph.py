@@ -37,6 +37,92 @@ def test_registered_with_its_kernels():
     }
 
 
+def test_the_while_kernel_needs_cuda_12_3():
+    """dg_advance_while uses conditional graph nodes, which CUDA's headers have from 12.3
+    on: a 12.0 or 12.2 build lacks it (and the catalog checks expect nothing else), a 12.3,
+    12.4 or 13.0 build holds it."""
+    src = get("devgraph").sources[0]
+    assert src.since == {"dg_advance_while": "12.3"}
+    for toolkit in ("12.0", "12.2"):
+        assert "dg_advance_while" not in src.kernels_for(toolkit)
+        assert src.left_out(toolkit) == {"dg_advance_while": "12.3"}
+        assert set(src.kernels_for(toolkit)) == set(src.kernels) - {"dg_advance_while"}
+    for toolkit in ("12.3", "12.4", "13.0"):
+        assert src.kernels_for(toolkit) == src.kernels and not src.left_out(toolkit)
+
+
+def guarded_kernels(text: str) -> dict[str, int]:
+    """Kernel -> N for each kernel defined inside ``#if CUDART_VERSION >= N`` ... ``#endif``."""
+    out = {}
+    for block in re.finditer(r"^#if CUDART_VERSION >= (\d+)\n(.*?)^#endif", text, re.M | re.S):
+        for name in re.findall(r'extern "C" __global__ void (\w+)\(', block.group(2)):
+            out[name] = int(block.group(1))
+    return out
+
+
+def test_the_sources_guard_each_kernel_as_since_says():
+    """Every kernel a catalogued source declares with ``since`` is defined inside
+    ``#if CUDART_VERSION >= <that release>`` (major * 1000 + minor * 10: 12.3 is 12030, as
+    cuda_runtime_api.h defines it), and no other kernel is guarded so: a build by an older
+    toolkit then lacks exactly the kernels the checks do not expect."""
+    from nqprof.catalog import catalog
+    from nqprof.cuda.compat import parse_release
+
+    for src in catalog().values():
+        want = {
+            k: 1000 * parse_release(v)[0] + 10 * parse_release(v)[1] for k, v in src.since.items()
+        }
+        assert guarded_kernels((kernels_dir() / src.file).read_text()) == want, src.file
+    assert guarded_kernels((kernels_dir() / "devgraph.cu").read_text()) == {
+        "dg_advance_while": 12030
+    }
+
+
+class FakeModule:
+    """A built module as the session sees it: its toolkit release and the kernels it holds;
+    fetching one it lacks fails as PyCUDA's cuModuleGetFunction would."""
+
+    def __init__(self, toolkit: str, kernels):
+        self.toolkit_version, self.held, self.fetched = toolkit, set(kernels), []
+
+    def function(self, name: str):
+        if name not in self.held:
+            raise LookupError(f"cuModuleGetFunction failed: named symbol not found ({name})")
+        self.fetched.append(name)
+        return name
+
+
+def test_the_while_driver_refuses_a_build_without_its_kernel():
+    from nqprof.errors import UnavailableError
+
+    src = get("devgraph").sources[0]
+    for toolkit in ("12.0", "12.2"):
+        module = FakeModule(toolkit, src.kernels_for(toolkit))
+        reason = f"devgraph driver=while needs CUDA 12.3+ (this build: {toolkit})"
+        assert dg.driver_unavailable("while", toolkit) == reason
+        with pytest.raises(UnavailableError) as info:
+            dg.driver_functions(module, "while")
+        assert str(info.value) == reason and module.fetched == []
+        for driver in ("host", "device"):  # the other drivers run on such a build
+            assert dg.driver_unavailable(driver, toolkit) is None
+            assert list(dg.driver_functions(module, driver)) == list(dg.DRIVER_KERNELS[driver])
+            assert "dg_advance_while" not in module.fetched
+    module = FakeModule("12.3", src.kernels)
+    assert dg.driver_unavailable("while", "12.3") is None
+    assert list(dg.driver_functions(module, "while")) == ["dg_step", "dg_advance_while"]
+
+
+def test_each_driver_fetches_the_kernels_it_launches():
+    src = get("devgraph").sources[0]
+    assert set(dg.DRIVER_KERNELS) == set(dg.DRIVERS)
+    launched = {k for kernels in dg.DRIVER_KERNELS.values() for k in kernels}
+    assert launched == set(src.kernels) - {"dg_char_empty", "dg_char_launch"}
+    for driver in dg.DRIVERS:
+        module = FakeModule("13.0", src.kernels)
+        dg.driver_functions(module, driver)
+        assert module.fetched == list(dg.DRIVER_KERNELS[driver])
+
+
 def test_defaults_and_checks():
     s = get("devgraph")
     p = s.resolve(18)
@@ -168,8 +254,15 @@ def test_comparison_refuses_unverified_times():
 @pytest.mark.parametrize("driver", dg.DRIVERS)
 @pytest.mark.parametrize("n", [4, 5, 9, 12])
 def test_counts_on_the_gpu(n, driver):
+    from nqprof.cuda.toolkit import find_toolkit
+    from nqprof.errors import UnavailableError
     from nqprof.runner import solve
 
+    older = dg.driver_unavailable(driver, find_toolkit().version)
+    if older:  # the run refuses with this reason, and the test is a skip saying it
+        with pytest.raises(UnavailableError, match=re.escape(older)):
+            solve("devgraph", n, {"driver": driver}, repeats=1, warmup=0, timeout=120)
+        pytest.skip(older)
     record = solve("devgraph", n, {"driver": driver}, repeats=1, warmup=0, timeout=120)
     assert record.verified and record.count == record.expected
     assert record.device_failures["launch_failures"] == 0

@@ -18,8 +18,8 @@ MATRIX_GLOB = "resources-*.json"
 
 
 def cmd_build(args) -> int:
-    from ..catalog import compile_all
-    from ..cuda.nvcc import parse_archs, resource_table, resources_json
+    from ..catalog import catalog, compile_all
+    from ..cuda.nvcc import left_out, left_out_notes, parse_archs, resource_table, resources_json
     from ..cuda.toolkit import find_toolkit
     from ..files import check_output
     from ..files import write_json as write_file
@@ -43,11 +43,14 @@ def cmd_build(args) -> int:
     print(f"{toolkit.describe()}; archs {', '.join(archs)}", flush=True, file=log)
     t0 = time.perf_counter()
     rows = compile_all(archs, toolkit)
-    doc = resources_json(rows, toolkit, archs)
+    older = left_out(catalog(), toolkit.version)
+    doc = resources_json(rows, toolkit, archs, older)
     if args.json:
         print(json.dumps(doc, indent=2))
     else:
         print(resource_table(rows))
+    for note in left_out_notes(older, toolkit.version):
+        print(note, file=log)
     sources = len({r.source for r in rows})
     print(
         f"{len(rows)} kernel builds from {sources} sources in {time.perf_counter() - t0:.1f} s",
@@ -107,7 +110,7 @@ def _time_matrix(args) -> str:
 
 
 def _resource_matrix(folder: Path) -> str:
-    from ..cuda.nvcc import load_json, matrix_table
+    from ..cuda.nvcc import load_json, load_left_out, matrix_table
     from ..files import read_json
 
     if not folder.is_dir():
@@ -120,13 +123,14 @@ def _resource_matrix(folder: Path) -> str:
             f"no {MATRIX_GLOB} in {folder}: run the CUDA tox "
             "environments (or nqprof build -o FILE) first"
         )
-    tables = {}
+    tables, older = {}, {}
     for path in files:
         read_json(path, "resource table")  # missing, empty, binary or not JSON: one line naming it
         info, rows = load_json(path)
         tag, version = _tag(path), str(info.get("version", "?"))
-        tables[tag if version in tag else f"{tag} ({version})"] = rows
-    return matrix_table(tables)
+        label = tag if version in tag else f"{tag} ({version})"
+        tables[label], older[label] = rows, load_left_out(path)
+    return matrix_table(tables, older)
 
 
 def add_commands(subparsers) -> None:

@@ -97,7 +97,7 @@ class GraphLayer:
         return graph
 
     def while_graph(self, body: Callable[[Any, int], None]):
-        """A graph of one WHILE conditional node (CUDA 12.4+) whose condition starts at 1 on
+        """A graph of one WHILE conditional node (CUDA 12.3+) whose condition starts at 1 on
         every launch; ``body(stream, handle)`` launches the body's kernels, the last of which
         sets the condition from the device (``cudaGraphSetConditional(handle, ...)``)."""
         cu = self.cu

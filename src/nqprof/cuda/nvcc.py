@@ -29,7 +29,7 @@ from pathlib import Path
 
 from ..errors import BuildError, InputError
 from ..textfmt import table
-from .sources import COMMON_OPTIONS, KernelSource, define_options, kernels_dir
+from .sources import COMMON_OPTIONS, KernelSource, define_options, kernels_dir, left_out_note
 from .toolkit import Toolkit, find_toolkit
 
 _ARCH = re.compile(r"sm_\d+[a-z]?")
@@ -228,8 +228,10 @@ def compile_source(
 
     ``src.file`` is a name under :func:`kernels_dir` or an absolute path. The cubins are
     written to ``workdir`` (kept) or a temporary folder. Raises BuildError when a step
-    fails or (``every_kernel``) a catalogued kernel is missing from the output; a run's
-    build leaves that to the kernels it asks for (its defines may compile some out)."""
+    fails or (``every_kernel``) a catalogued kernel is missing from the output, except one
+    that needs a newer toolkit than this one (``src.since``: the source compiles it out);
+    a run's build leaves that to the kernels it asks for (its defines may compile some
+    out)."""
     if not _ARCH.fullmatch(arch):
         raise InputError(f"bad GPU architecture {arch!r}: expected e.g. sm_90")
     toolkit = toolkit or find_toolkit()
@@ -255,7 +257,8 @@ def compile_source(
                 _run_tool(nvlink_command(toolkit, arch, rdc, cubin), f"nvlink {what}")
             )
         sections = elf_sections(cubin.read_bytes())
-    missing = [k for k in src.kernels if k not in compiled] if every_kernel else []
+    expected = src.kernels_for(toolkit.version) if every_kernel else ()
+    missing = [k for k in expected if k not in compiled]
     if missing:
         raise BuildError(
             f"{what}: no kernel named {', '.join(missing)} "
@@ -307,6 +310,17 @@ def compile_all(
         return [row for rows in results for row in rows]
 
 
+def left_out(catalog: Mapping[str, KernelSource], toolkit: str) -> list[dict[str, str]]:
+    """The catalogued kernels a build by CUDA ``toolkit`` does not hold, as the resource
+    table records them (``source``, the file name as in the rows, ``kernel``, ``since``: the
+    release each needs): the kernels that :attr:`KernelSource.since` puts past this toolkit."""
+    return [
+        {"source": Path(src.file).name, "kernel": kernel, "since": since}
+        for src in catalog.values()
+        for kernel, since in src.left_out(toolkit).items()
+    ]
+
+
 # --- reports ------------------------------------------------------------------------------
 
 
@@ -336,7 +350,20 @@ def resource_table(rows: Iterable[KernelResources]) -> str:
     )
 
 
-def resources_json(rows: Iterable[KernelResources], toolkit: Toolkit, archs: Sequence[str]) -> dict:
+def left_out_notes(entries: Iterable[Mapping[str, str]], toolkit: str) -> list[str]:
+    """One line per :func:`left_out` entry: which kernel is not in the table, and why."""
+    return [left_out_note(e["source"], e["kernel"], e["since"], toolkit) for e in entries]
+
+
+def resources_json(
+    rows: Iterable[KernelResources],
+    toolkit: Toolkit,
+    archs: Sequence[str],
+    left_out: Sequence[Mapping[str, str]] = (),
+) -> dict:
+    """The resource table as ``nqprof build -o`` writes it; ``left_out`` (:func:`left_out`)
+    names the kernels this toolkit is too old for, so that a row missing from the table is
+    told apart from a kernel that failed to build."""
     return {
         "toolkit": {
             "version": toolkit.version,
@@ -345,6 +372,7 @@ def resources_json(rows: Iterable[KernelResources], toolkit: Toolkit, archs: Seq
         },
         "archs": list(archs),
         "kernels": [asdict(r) for r in rows],
+        "left_out": [dict(e) for e in left_out],
     }
 
 
@@ -369,14 +397,33 @@ def load_json(path: str | os.PathLike) -> tuple[dict, list[KernelResources]]:
         raise InputError(f"{path} is not an nqprof resource table: {exc}") from None
 
 
+def load_left_out(path: str | os.PathLike) -> list[dict[str, str]]:
+    """The ``left_out`` entries of a resource table (none in a table written before they
+    were recorded); InputError if they are malformed."""
+    from ..files import read_json
+
+    entries = read_json(path, "resource table").get("left_out", [])
+    keys = ("source", "kernel", "since")
+    if not isinstance(entries, list) or not all(
+        isinstance(e, dict) and all(isinstance(e.get(k), str) for k in keys) for e in entries
+    ):
+        raise InputError(f"{path} is not an nqprof resource table: malformed left_out")
+    return [{k: e[k] for k in keys} for e in entries]
+
+
 def _version_key(version: str) -> tuple[int, ...]:
     return tuple(int(p) for p in re.findall(r"\d+", version))
 
 
-def matrix_table(tables: Mapping[str, Sequence[KernelResources]]) -> str:
+def matrix_table(
+    tables: Mapping[str, Sequence[KernelResources]],
+    left_out: Mapping[str, Sequence[Mapping[str, str]]] | None = None,
+) -> str:
     """One row per (source, kernel, arch), one column per toolkit label; each cell is
     "registers/stack bytes/spill bytes (stores + loads)", "-" where a toolkit lacks the row.
-    Columns are ordered by toolkit version."""
+    Columns are ordered by toolkit version. ``left_out`` (label -> :func:`left_out`
+    entries) adds a line below the table for each kernel a toolkit was too old for, so
+    that its "-" says why."""
     labels = sorted(
         tables,
         key=lambda label: (_version_key(tables[label][0].toolkit) if tables[label] else (), label),
@@ -389,7 +436,14 @@ def matrix_table(tables: Mapping[str, Sequence[KernelResources]]) -> str:
                 f"{r.registers}/{r.local_bytes}/{r.spill_stores + r.spill_loads}"
             )
     body = [[*key, *(row.get(label, "-") for label in labels)] for key, row in cells.items()]
-    note = "cells: registers / stack bytes / spill bytes (stores + loads)"
+    notes = ["cells: registers / stack bytes / spill bytes (stores + loads)"]
+    for label in labels:
+        notes += [
+            f"{label}: {e['source']} {e['kernel']} left out (needs CUDA {e['since']}+)"
+            for e in (left_out or {}).get(label, ())
+        ]
     return (
-        table(["source", "kernel", "arch", *labels], body, right_align_numbers=True) + "\n" + note
+        table(["source", "kernel", "arch", *labels], body, right_align_numbers=True)
+        + "\n"
+        + "\n".join(notes)
     )

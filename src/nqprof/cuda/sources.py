@@ -13,16 +13,54 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from .compat import parse_release
+
 
 @dataclass(frozen=True)
 class KernelSource:
     """One .cu file: whether it uses dynamic parallelism (needs -rdc and cudadevrt), the
-    kernels it defines (extern "C" names), and the -D defines a compile check uses."""
+    kernels it defines (extern "C" names), the -D defines a compile check uses, and the
+    kernels that need a newer toolkit than the rest (``since``).
+
+    ``since`` maps a kernel to the first CUDA release whose headers have what it uses, e.g.
+    ``{"dg_advance_while": "12.3"}`` (conditional graph nodes). The source guards such a
+    kernel with ``#if CUDART_VERSION >= 12030``, so that an older toolkit still builds the
+    rest of the file; every check of a build expects the kernel only from that release on
+    (:meth:`kernels_for`), and says which were left out and why (:meth:`left_out`)."""
 
     file: str
     cdp: bool
     kernels: tuple[str, ...]
     check_defines: dict[str, int] = field(default_factory=dict)
+    since: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        unknown = sorted(set(self.since) - set(self.kernels))
+        if unknown:
+            raise ValueError(f"{self.file}: since names no kernel of the source: {unknown}")
+        for release in self.since.values():
+            parse_release(release)  # a malformed release fails here, not in a build
+
+    def available(self, kernel: str, toolkit: str) -> bool:
+        """Whether a build by CUDA ``toolkit`` (e.g. "12.0") holds ``kernel``."""
+        needed = self.since.get(kernel)
+        return needed is None or parse_release(toolkit) >= parse_release(needed)
+
+    def kernels_for(self, toolkit: str) -> tuple[str, ...]:
+        """The kernels a build by CUDA ``toolkit`` holds, in catalogue order."""
+        return tuple(k for k in self.kernels if self.available(k, toolkit))
+
+    def left_out(self, toolkit: str) -> dict[str, str]:
+        """Kernel -> the release it needs, for each kernel a build by ``toolkit`` lacks."""
+        return {k: self.since[k] for k in self.kernels if not self.available(k, toolkit)}
+
+
+def left_out_note(file: str, kernel: str, since: str, toolkit: str) -> str:
+    """The one line that says a kernel is not in a build, and why."""
+    return (
+        f"{file}: {kernel} left out: it needs CUDA {since}+, "
+        f"this toolkit is {toolkit} (KernelSource.since)"
+    )
 
 
 #: Options every build uses (both paths).

@@ -10,7 +10,7 @@ how generations are launched:
 ==========  ===============================================================================
 ``host``    the host loop: per generation the host reads the frontier's size back, launches
             ``dg_step`` with a grid sized for it (at most ``grid`` blocks) and ``dg_advance``
-``while``   one host-launched graph with a WHILE conditional node (CUDA 12.4+) whose body is
+``while``   one host-launched graph with a WHILE conditional node (CUDA 12.3+) whose body is
             ``dg_step`` (``grid`` blocks, grid-stride) and ``dg_advance_while``, which sets
             the condition from the device
 ``device``  device graph launch (CUDA 12.0+): a one-thread scheduler graph reads the
@@ -25,6 +25,10 @@ each generation is checked against it. Every device graph launch's return code i
 failed one is an error naming the error, never a count. The graph layer is
 :mod:`nqprof.cuda.graphs` (cuda-bindings, the ``graphs`` extra); ``driver=host`` needs only
 PyCUDA. docs/devgraph.md has the measurements.
+
+A toolkit older than CUDA 12.3 has no conditional nodes: it builds ``devgraph.cu`` without
+``dg_advance_while`` (the source's ``since``), the ``host`` and ``device`` drivers run as
+ever, and ``driver=while`` is refused as unavailable (:func:`driver_unavailable`).
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..cuda.nvtx import nvtx_range
 from ..cuda.sources import KernelSource
-from ..errors import DeviceFailureError, InputError
+from ..errors import DeviceFailureError, InputError, UnavailableError
 from ..result import Measurement
 from ..subproblems import expand
 from .base import Param, Strategy, block_param
@@ -53,6 +57,30 @@ MAX_STEP = 8
 FRONTIER_BOARD_BYTES = 12
 DRIVERS = ("host", "while", "device")
 MASK_BYTES = 4
+
+#: The kernels each driver launches (a session fetches only these from the module).
+DRIVER_KERNELS = {
+    "host": ("dg_step", "dg_advance"),
+    "while": ("dg_step", "dg_advance_while"),
+    "device": ("dg_step", "dg_schedule"),
+}
+
+#: kernels/devgraph.cu. ``dg_advance_while`` sets a WHILE conditional node's condition
+#: (``cudaGraphSetConditional``), an API CUDA's headers have from 12.3 on (12.2's lack it);
+#: the source guards it with ``#if CUDART_VERSION >= 12030``.
+SOURCE = KernelSource(
+    "devgraph.cu",
+    cdp=True,
+    kernels=(
+        "dg_step",
+        "dg_advance",
+        "dg_advance_while",
+        "dg_schedule",
+        "dg_char_empty",
+        "dg_char_launch",
+    ),
+    since={"dg_advance_while": "12.3"},
+)
 
 LAYOUT = CounterLayout(
     "devgraph.cu",
@@ -143,27 +171,14 @@ class DevGraph(Strategy):
     order = 80
     # the generations launched by a host loop, a WHILE conditional node, or device graph launch
     title = "generations launched as CUDA graphs"
-    reference = "CUDA device graph launch (12.0) and conditional nodes (12.4); nqprof issue 25"
+    reference = "CUDA device graph launch (12.0) and conditional nodes (12.3); nqprof issue 25"
     device = "gpu"
     # Not a CDP strategy (no kernel launches from the device; none of CDP's launch= variants);
     # its module still links cudadevrt (device graph launch is the device runtime's), and it
     # has a plan (``recursion``), which `nqprof plan` prints.
     cdp = False
     min_n = 4
-    sources = (
-        KernelSource(
-            "devgraph.cu",
-            cdp=True,
-            kernels=(
-                "dg_step",
-                "dg_advance",
-                "dg_advance_while",
-                "dg_schedule",
-                "dg_char_empty",
-                "dg_char_launch",
-            ),
-        ),
-    )
+    sources = (SOURCE,)
     counters = LAYOUT
     params = (
         Param(
@@ -266,6 +281,27 @@ class DevGraph(Strategy):
         return DevGraphSession(self.name, n, params)
 
 
+def driver_unavailable(driver: str, toolkit: str) -> str | None:
+    """Why a module built by CUDA ``toolkit`` cannot run ``driver`` (a kernel it launches
+    is one that toolkit leaves out, :attr:`KernelSource.since`), or None."""
+    for kernel in DRIVER_KERNELS[driver]:
+        if not SOURCE.available(kernel, toolkit):
+            since = SOURCE.since[kernel]
+            return f"devgraph driver={driver} needs CUDA {since}+ (this build: {toolkit})"
+    return None
+
+
+def driver_functions(module, driver: str) -> dict[str, Any]:
+    """The kernels ``driver`` launches, by name, from ``module`` (a
+    :class:`~nqprof.cuda.build.BuiltModule`). UnavailableError where the module's toolkit
+    left one of them out; the others are not asked for, since a module built by an older
+    toolkit lacks them and every kernel asked for goes into the run record."""
+    reason = driver_unavailable(driver, module.toolkit_version)
+    if reason:
+        raise UnavailableError(reason)
+    return {kernel: module.function(kernel) for kernel in DRIVER_KERNELS[driver]}
+
+
 def first_error_name(code: int) -> str:
     from .cdp.accounting import error_name
 
@@ -315,11 +351,9 @@ class DevGraphSession(GpuSession):
                 "boards) do not fit in device memory: lower final"
             )
         self.notes.append(self.plan.summary())
-        module = self.build(STRATEGY.sources[0])
-        self.f_step = module.function("dg_step")
-        self.f_advance = module.function("dg_advance")
-        self.f_advance_while = module.function("dg_advance_while")
-        self.f_schedule = module.function("dg_schedule")
+        module = self.build(SOURCE)
+        self.functions = driver_functions(module, self.driver)
+        self.f_step = self.functions["dg_step"]
         self.levels = max(1, n - self.final)
         self.shared = 4 * self.levels * self.block * MASK_BYTES
         module.kernels["dg_step"]["dynamic_shared_bytes"] = self.shared
@@ -370,7 +404,7 @@ class DevGraphSession(GpuSession):
                     shared=self.shared,
                     stream=stream,
                 )
-                self.f_advance_while(
+                self.functions["dg_advance_while"](
                     *self.adv_args, np.uint64(handle), block=(1, 1, 1), grid=(1, 1), stream=stream
                 )
 
@@ -392,7 +426,7 @@ class DevGraphSession(GpuSession):
                 execs.append(g.instantiate(graph, device_launch=True))
             self.table = self.drv.to_device(np.array([g.handle(e) for e in execs], dtype=np.uint64))
             sched = g.capture(
-                lambda s: self.f_schedule(
+                lambda s: self.functions["dg_schedule"](
                     self.state,
                     self.table,
                     np.int32(len(execs)),
@@ -473,7 +507,9 @@ class DevGraphSession(GpuSession):
                     shared=self.shared,
                     stream=self.stream,
                 )
-                self.f_advance(*self.adv_args, block=(1, 1, 1), grid=(1, 1), stream=self.stream)
+                self.functions["dg_advance"](
+                    *self.adv_args, block=(1, 1, 1), grid=(1, 1), stream=self.stream
+                )
             launches += 2
         return launches
 
