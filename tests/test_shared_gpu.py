@@ -256,9 +256,10 @@ def test_a_gpu_case_starts_a_spare_for_the_next_gpu_case(
     events = []
     start, take = spare_module.Spare.start, spare_module.Spare.take
 
-    def logged_start(self, context=False):
-        start(self, context)
-        events.append(("start", self.pid))
+    def logged_start(self, context=False, depth=1):
+        before = self.pids
+        start(self, context, depth)
+        events.append(("start", tuple(pid for pid in self.pids if pid not in before)))
 
     def logged_take(self):
         held = take(self)
@@ -270,17 +271,12 @@ def test_a_gpu_case_starts_a_spare_for_the_next_gpu_case(
     fake_nvml(monkeypatch)
     result = run_suite(pytester, request, "--nq-n=8:10", "--nq-rounds=4")
     result.assert_outcomes(passed=3)
-    # each case's two workers ask for a spare; a spare starts during N=8 and N=9, not N=10
-    assert [kind for kind, _ in events] == [
-        "take",
-        "take",
-        "start",
-        "take",
-        "take",
-        "start",
-        "take",
-        "take",
-    ]
-    started = [pid for kind, pid in events if kind == "start"]
+    # each case's two workers ask for a spare; during N=8 and N=9 (a GPU case follows) the
+    # next case's two start, after the first worker's first round (the second worker's first
+    # round finds them waiting); N=10 starts none
+    kinds = ["take", "take", "start", "start"] * 2 + ["take", "take"]
+    assert [kind for kind, _ in events] == kinds
+    started = [pids for kind, pids in events if kind == "start"]
     taken = [pid for kind, pid in events if kind == "take"]
-    assert None not in started and taken == [None, None, started[0], None, started[1], None]
+    assert [len(pids) for pids in started] == [2, 0, 2, 0]
+    assert taken == [None, None, *started[0], *started[2]]

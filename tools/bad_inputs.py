@@ -58,7 +58,7 @@ BAD_NUMBERS = (
 )
 #: Number options (without -- or --nq-) and parameters for which 0 is a value, not a bad one.
 ZERO_IS_VALID = frozenset(
-    {"warmup", "retries", "child-launches", "pending", "heap-mib", "multicore.depth"}
+    {"warmup", "retries", "child-launches", "pending", "heap-mib", "multicore.depth", "shared"}
 )
 #: The options of the commands whose values are not numbers (their bad values are in
 #: :func:`cases`); every other option must be a number option.
@@ -97,6 +97,7 @@ TEXT_OPTIONS = frozenset(
         "--figure",
         "--baselines",
         "--modes",
+        "--paths",
         "--from",
         "--out-dir",
         "--ncu",

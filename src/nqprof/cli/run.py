@@ -52,6 +52,7 @@ def cmd_solve(args) -> int:
     from ..options import describe
     from ..progress import Progress
     from ..runner import solve
+    from ..strategies import get
     from .cluster import cluster_options_without_cluster, run_clustered
 
     if args.cluster:
@@ -60,6 +61,7 @@ def cmd_solve(args) -> int:
         raise InputError(f"{', '.join(cluster_options_without_cluster(args))} need --cluster")
     rounds, warmup, timeout = loop_settings(args)
     params = options.solve_params(args.param, args.strategy)
+    get(args.strategy).resolve(args.n, params)  # a bad value is one line before anything starts
     output = check_json_output(args.output)
     with Progress.for_command(args.quiet or args.json) as progress:
         progress.case(describe(args.strategy, args.n, params))
