@@ -169,13 +169,7 @@ def add_launch(q) -> None:
         help="launch modes, a comma list of default, own, fire-and-forget, tail, graph-ff, "
         "graph-tail (the graph modes need nqprof[graphs]; default: all)",
     )
-    add_number(
-        q.add_argument,
-        "--block",
-        number=Integer(1, MAX_BLOCK),
-        default="128",
-        help="threads per block of the parent grid (default 128)",
-    )
+    _add_block(q, "threads per block of the parent grid")
 
 
 def _counts(text: str) -> list[int]:
@@ -550,12 +544,17 @@ def add_residency(q) -> None:
     q.add_argument(
         "--paths", help="launch paths, a comma list of host, tail, fire-and-forget (default: all)"
     )
+    _add_block(q, "threads per block")
+
+
+def _add_block(q, what: str) -> None:
+    """--block, threads per block (default 128)."""
     add_number(
         q.add_argument,
         "--block",
         number=Integer(1, MAX_BLOCK),
         default="128",
-        help="threads per block (default 128)",
+        help=f"{what} (default 128)",
     )
 
 
