@@ -63,3 +63,28 @@ def test_cases(tool):
         ("fast", 11),
         ("fast", 12),
     ]
+
+
+def test_every_case_gets_its_own_nvbench_time(tool):
+    """Each case is matched with NVBench's reading of that case (a first run matched every
+    case after the first with nothing)."""
+    cases = [("fast", 12), ("fast", 13), ("cdp-bp", 12)]
+    results = {f"{s}/{n}": {"nqprof": {"seconds": 1e-5 * (i + 1), "rounds": 20}}
+               for i, (s, n) in enumerate(cases)}  # fmt: skip
+    nvbench = {f"{s}/{n}": {"seconds": 1.1e-5 * (i + 1), "samples": 800, "noise": 0.004}
+               for i, (s, n) in enumerate(cases)}  # fmt: skip
+    calls = {key: {"calls": 801, "regions": 801, "wrong": []} for key in nvbench}
+    failed = []
+    rows = tool.combine(cases, results, calls, nvbench, failed)
+    assert failed == []
+    assert [row[-1] for row in rows] == ["1.100", "1.100", "1.100"]
+    assert [results[k]["ratio"] for k in nvbench] == pytest.approx([1.1, 1.1, 1.1])
+    # a case NVBench did not time, or whose rounds counted wrong, is named
+    del nvbench["fast/13"]
+    calls["cdp-bp/12"]["wrong"] = [3]
+    failed = []
+    tool.combine(cases, results, calls, nvbench, failed)
+    assert failed == [
+        "fast/13: no NVBench time (missing)",
+        "cdp-bp/12: NVBench's rounds counted [3] (expected the known count)",
+    ]

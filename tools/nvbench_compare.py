@@ -162,6 +162,48 @@ def read_nvbench(path: Path) -> dict[str, dict]:
     return out
 
 
+def combine(cases, results: dict, calls: dict, nvbench: dict, failed: list) -> list[list]:
+    """Each case's nqprof result (``results``, updated in place) beside NVBench's (``nvbench``
+    as :func:`read_nvbench` gives it, ``calls`` as the child counted them) and their ratio; a
+    table row per case, and what is wrong with a case appended to ``failed``."""
+    from nqprof.textfmt import seconds
+
+    rows = []
+    for strategy, n in cases:
+        key = f"{strategy}/{n}"
+        entry = results.setdefault(key, {"strategy": strategy, "n": n})
+        theirs_all = entry["nvbench"] = {**nvbench.get(key, {}), **calls.get(key, {})}
+        mine, theirs = (entry.get("nqprof") or {}).get("seconds"), theirs_all.get("seconds")
+        if theirs_all.get("regions") != theirs_all.get("calls"):
+            failed.append(
+                f"{key}: NVBench ran {theirs_all.get('calls')} rounds, the timed region "
+                f"{theirs_all.get('regions')} times (one each expected)"
+            )
+        wrong = theirs_all.get("wrong") or []
+        if wrong:
+            failed.append(
+                f"{key}: NVBench's rounds counted {sorted(set(wrong))} (expected the known count)"
+            )
+        if theirs is None:
+            failed.append(f"{key}: no NVBench time ({theirs_all.get('skip_reason') or 'missing'})")
+        ratio = theirs / mine if mine and theirs else None
+        entry["ratio"] = ratio
+        rows.append(
+            [
+                strategy,
+                n,
+                "-" if mine is None else seconds(mine),
+                (entry.get("nqprof") or {}).get("rounds", "-"),
+                "-" if theirs is None else seconds(theirs),
+                "-" if theirs_all.get("samples") is None else int(theirs_all["samples"]),
+                theirs_all.get("calls", "-"),
+                "-" if theirs_all.get("noise") is None else f"{100 * theirs_all['noise']:.2f}%",
+                "-" if ratio is None else f"{ratio:.3f}",
+            ]
+        )
+    return rows
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--strategies", default="feinbube,fast,cdp-bp")
@@ -224,42 +266,7 @@ def main(argv=None) -> int:
         calls = child["calls"]
         if Path(child["nvbench_json"]).exists():
             nvb = read_nvbench(Path(child["nvbench_json"]))
-    rows = []
-    for strategy, n in cases:
-        key = f"{strategy}/{n}"
-        entry = results.setdefault(key, {"strategy": strategy, "n": n})
-        entry["nvbench"] = {**nvb.get(key, {}), **calls.get(key, {})}
-        mine, theirs = (entry.get("nqprof") or {}).get("seconds"), entry["nvbench"].get("seconds")
-        if entry["nvbench"].get("regions") != entry["nvbench"].get("calls"):
-            failed.append(
-                f"{key}: NVBench ran {entry['nvbench'].get('calls')} rounds, the timed region "
-                f"{entry['nvbench'].get('regions')} times (one each expected)"
-            )
-        wrong = entry["nvbench"].get("wrong") or []
-        if wrong:
-            failed.append(
-                f"{key}: NVBench's rounds counted {sorted(set(wrong))} (expected the known count)"
-            )
-        if theirs is None:
-            failed.append(
-                f"{key}: no NVBench time ({entry['nvbench'].get('skip_reason') or 'missing'})"
-            )
-        ratio = theirs / mine if mine and theirs else None
-        entry["ratio"] = ratio
-        nvb = entry["nvbench"]
-        rows.append(
-            [
-                strategy,
-                n,
-                "-" if mine is None else seconds(mine),
-                (entry.get("nqprof") or {}).get("rounds", "-"),
-                "-" if theirs is None else seconds(theirs),
-                "-" if nvb.get("samples") is None else int(nvb["samples"]),
-                nvb.get("calls", "-"),
-                "-" if nvb.get("noise") is None else f"{100 * nvb['noise']:.2f}%",
-                "-" if ratio is None else f"{ratio:.3f}",
-            ]
-        )
+    rows = combine(cases, results, calls, nvb, failed)
     header = ["strategy", "N", "nqprof", "rounds", "NVBench", "samples", "calls", "noise", "ratio"]
     print(table(header, rows, right_align_numbers=True))
     print(
