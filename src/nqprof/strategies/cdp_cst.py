@@ -258,24 +258,13 @@ class CstSession(CdpSession):
         self.count_func = self.children[self.count_kernel]
         self.count0_func = self.children[self.count0_kernel]
         self.shared = count_shared(self.n, p)
-        sms = self.gpu.facts["sm_count"]
-        resident = {}
         # every kernel of the chain: a device-launched grid may run in the shared-memory
         # configuration its launcher's SMs are in
         for func in (self.root, *self.children.values()):
             set_carveout(func, p["carveout"])
-        for name in (self.count_kernel, self.count0_kernel):
-            self.allow_dynamic_shared(name, self.shared)
-            per_sm = self.resident_blocks(self.children[name], p["block"], self.shared)
-            if per_sm < 1:
-                raise InputError(
-                    f"{self.label}: a counting block of {p['block']} ({name}) does not fit on a "
-                    "multiprocessor (use a smaller block)"
-                )
-            resident[name] = sms * per_sm
         # the device's resident blocks of each counting kernel (fast's persistent grid)
-        self.resident = resident[self.count_kernel]
-        self.resident0 = resident[self.count0_kernel]
+        self.resident = self.counting_grid(module, self.count_kernel, self.count_func)
+        self.resident0 = self.counting_grid(module, self.count0_kernel, self.count0_func)
         refined = bool(self.spill_cap)
         self.counting_kernel = self.count_kernel if refined else self.count0_kernel
         self.counting_resident = self.resident if refined else self.resident0
@@ -298,6 +287,20 @@ class CstSession(CdpSession):
         self.execs = 0
         self.prepare()
         self.write_params()
+
+    def counting_grid(self, module, name: str, func) -> int:
+        """Let ``func``, counting kernel ``name`` of ``module``, have the counting blocks'
+        dynamic shared memory (recorded in the module's kernel table) and return the blocks
+        the device holds at once; an InputError if not even one fits on a multiprocessor."""
+        module.kernels[name]["dynamic_shared_bytes"] = int(self.shared)
+        self.allow_shared(func, self.shared)
+        per_sm = self.resident_blocks(func, self.params["block"], self.shared)
+        if per_sm < 1:
+            raise InputError(
+                f"{self.label}: a counting block of {self.params['block']} ({name}) does not fit "
+                "on a multiprocessor (use a smaller block)"
+            )
+        return self.gpu.facts["sm_count"] * per_sm
 
     def write_params(self) -> None:
         import numpy as np

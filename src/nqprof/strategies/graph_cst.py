@@ -138,12 +138,10 @@ class GraphCstSession(CstSession):
             return self.children["cg_count0"], self.resident0, (self.param_block,)
         kernel = FAST_KERNELS["cst"]
         func = self.fast_module.function(kernel)
-        self.fast_module.kernels[kernel]["dynamic_shared_bytes"] = int(self.shared)
-        self.allow_shared(func, self.shared)
         set_carveout(func, p["carveout"])
-        per_sm = self.resident_blocks(func, p["block"], self.shared)
+        resident = self.counting_grid(self.fast_module, kernel, func)
         self.count0_name = f"{kernel}, fast's cubin ({func.num_regs} registers)"
-        return func, self.gpu.facts["sm_count"] * per_sm, ()
+        return func, resident, ()
 
     def launch_root(self) -> None:
         with nvtx_range(f"{self.label} graph launch", payload=FIRST_COUNT):
