@@ -95,18 +95,18 @@ def test_accounting_matches_the_model_with_defaults(name):
 #: pending-launch limit return an error. With CUDA 12.4's a parent grid past the limit never
 #: finishes (docs/results/matrix: the H200 run of tox -e cuda12.4), so the same run ends
 #: by nqprof's watchdog instead.
-PENDING_LIMIT_ERRORS_FROM = (13, 0)
+PENDING_LIMIT_ERRORS_FROM = "13.0"
 
 
 def test_too_few_pending_launch_slots_fail_loudly():
     """2,040 host threads each launch a child at once against a limit of 32."""
+    from nqprof.cuda.compat import parse_release
     from nqprof.cuda.toolkit import find_toolkit
     from nqprof.errors import WatchdogError
 
-    release = tuple(int(x) for x in find_toolkit().version.split(".")[:2])
     run = dict(repeats=1, warmup=0)
     params = {"depth": 4, "search": 2, "pending": 32}
-    if release < PENDING_LIMIT_ERRORS_FROM:
+    if parse_release(find_toolkit().version) < parse_release(PENDING_LIMIT_ERRORS_FROM):
         with pytest.raises((DeviceFailureError, WatchdogError)) as exc:
             solve("dp2", 12, params, timeout=20, **run)
         assert "raise the pending-launch limit" in str(exc.value) or (

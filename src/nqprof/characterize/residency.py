@@ -171,11 +171,12 @@ class ResidencySession(GpuSession):
                 out.append(asdict(point))
         self.ran()
         info = self.gpu.facts
-        return [
-            {**pt, "device": info["name"], "driver": info["driver"]}
-            | {"toolkit": self.modules[0].toolkit_version}
-            for pt in out
-        ]
+        machine = {
+            "device": info["name"],
+            "driver": info["driver"],
+            "toolkit": self.modules[0].toolkit_version,
+        }
+        return [{**pt, **machine} for pt in out]
 
 
 def check_paths(paths: Sequence[str]) -> list[str]:

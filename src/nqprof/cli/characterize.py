@@ -221,18 +221,18 @@ def cmd_reserve(args) -> int:
 
 
 def add_reserve(q) -> None:
-    add_number(
-        q.add_argument,
+    _add_int_list(
+        q,
         "--pending",
-        number=lambda text: _int_list(text, "--pending", MAX_PENDING),
-        help="pending-launch limits, a comma list (default: 0 and powers of 4 up to 16M); the "
+        MAX_PENDING,
+        "pending-launch limits, a comma list (default: 0 and powers of 4 up to 16M); the "
         "largest that fits the free memory is added",
     )
-    add_number(
-        q.add_argument,
+    _add_int_list(
+        q,
         "--heap-mib",
-        number=lambda text: _int_list(text, "--heap-mib", MAX_HEAP_MIB),
-        help="malloc heap limits in MiB, a comma list (default: 1,8,64,512,4096,16384)",
+        MAX_HEAP_MIB,
+        "malloc heap limits in MiB, a comma list (default: 1,8,64,512,4096,16384)",
     )
 
 
@@ -534,11 +534,11 @@ def cmd_residency(args) -> int:
 
 
 def add_residency(q) -> None:
-    add_number(
-        q.add_argument,
+    _add_int_list(
+        q,
         "--shared",
-        number=lambda text: _int_list(text, "--shared", MAX_SHARED),
-        help="dynamic shared memory per block, bytes, a comma list (default "
+        MAX_SHARED,
+        "dynamic shared memory per block, bytes, a comma list (default "
         "0,16384,36352,38912,49152,65536)",
     )
     q.add_argument(
@@ -556,6 +556,11 @@ def _add_block(q, what: str) -> None:
         default="128",
         help=f"{what} (default 128)",
     )
+
+
+def _add_int_list(q, flag: str, hi: int, help_text: str) -> None:
+    """``flag``, a comma list of integers in 0..``hi`` (:func:`_int_list`)."""
+    add_number(q.add_argument, flag, number=lambda text: _int_list(text, flag, hi), help=help_text)
 
 
 def _int_list(text: str, flag: str, hi: int) -> list[int]:
