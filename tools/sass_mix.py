@@ -3,7 +3,7 @@ NQ_UNROLL=2 minus those of NQ_UNROLL=1 (one more copy of the step), for each var
 
     python3 tools/sass_mix.py [DEFINES ...]    (each NAME=VALUE,...; none: the default build)
 
-Needs nvcc and cuobjdump (the CUDA toolkit's). Prints one column per build: how many
+Needs nvcc and cuobjdump (the CUDA toolkit's, or $CUOBJDUMP). Prints one column per build: how many
 instructions of each opcode one step adds (ALU-pipe opcodes, LOP3, ISETP, SHF, SEL, ..., are
 what the kernel is bound by on an H200).
 """
@@ -37,7 +37,7 @@ def opcodes(defines: list[str], unroll: int, nvcc: str) -> collections.Counter:
             check=True,
         )
         sass = subprocess.run(
-            [os.path.join(os.path.dirname(nvcc), "cuobjdump"), "-sass", cubin],
+            [os.environ.get("CUOBJDUMP") or os.path.join(os.path.dirname(nvcc), "cuobjdump"), "-sass", cubin],
             check=True,
             capture_output=True,
             text=True,
