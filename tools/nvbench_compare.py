@@ -8,10 +8,12 @@ For each case (strategy x N, default feinbube, fast, cdp-bp at N=10..16):
 * NVBench (the ``cuda-bench`` wheel): the same strategy session, opened in a child process,
   whose rounds run inside an NVBench state's ``exec`` with NVBench's own timer
   (``timer=True``, ``sync=True``: the round reads its counters back): the session's
-  timed region (``GpuSession.generation``) starts and stops NVBench's timer, behind the same
-  stream hold, on the stream both use (the legacy default stream, handed to NVBench with
-  ``State.set_stream``). NVBench decides how many samples (its stdrel criterion: min time,
-  max noise), flushes L2 before each (cold), drops throttled ones; its median
+  timed region (``GpuSession.generation``) starts and stops NVBench's timer, which flushes
+  L2, synchronizes, and queues NVBench's own blocking kernel before its start event (the
+  job nqprof's stream hold does on nqprof's side; the hold is not used here: NVBench's
+  synchronization would wait for it to time out), on the stream both use (the legacy default
+  stream, handed to NVBench with ``State.set_stream``). NVBench decides how many samples
+  (its stdrel criterion: min time, max noise), drops throttled ones; its median
   (``nv/cold/time/gpu/median``; the mean where that summary is missing).
 
 Every round NVBench ran is counted and its count verified against the known count; a wrong
@@ -54,7 +56,6 @@ def nvbench_child(args) -> int:
     from cuda import bench
 
     from nqprof import strategies
-    from nqprof.cuda.device import stream_hold
     from nqprof.problem import known_count
 
     cases = parse_cases(args.strategies, args.n)
@@ -73,7 +74,6 @@ def nvbench_child(args) -> int:
             sessions[key] = strategy.open(n, strategy.resolve(n, {}))
         session = sessions[key]
         record = calls.setdefault(key, {"calls": 0, "wrong": [], "regions": 0, "stream": None})
-        hold = stream_hold(session.drv)
         try:  # nqprof launches on the legacy default stream: NVBench's events go there too
             state.set_stream(_NullStream())
             record["stream"] = "legacy default"
@@ -83,14 +83,15 @@ def nvbench_child(args) -> int:
 
         @contextlib.contextmanager
         def generation(index, label="generation"):
+            # NVBench's timer.start() flushes L2 and synchronizes the stream, then queues its
+            # own blocking kernel: nqprof's stream hold must not be queued before it (the
+            # synchronization would wait for the hold to time out, every sample).
             record["regions"] += 1
-            hold.hold()
             current["timer"].start()
             try:
                 yield _Untimed()
             finally:
                 current["timer"].stop()
-                hold.release()
 
         session.generation = generation  # the session's timed region, timed by NVBench
 
@@ -119,6 +120,7 @@ def nvbench_child(args) -> int:
         str(args.max_noise),
         "--timeout",
         str(args.case_timeout),
+        "--no-batch",  # cold samples only: the batch would time launches with their syncs
     ]
     try:
         bench.run_all_benchmarks(argv)
