@@ -124,12 +124,48 @@ def nvbench_child(args) -> int:
     ]
     try:
         bench.run_all_benchmarks(argv)
+        cold_rounds(sessions, calls, args.cold_rounds, known_count)
     finally:
         for session in sessions.values():
             with contextlib.suppress(Exception):
                 session.close()
     args.out.write_text(json.dumps({"calls": calls, "nvbench_json": nvbench_json}))
     return 0
+
+
+def cold_rounds(sessions: dict, calls: dict, rounds: int, known_count) -> None:
+    """nqprof's own timer (its stream hold and CUDA events, the session's own timed region) in
+    the NVBench child's sessions, with what NVBench does before each sample done first: L2
+    flushed by a memset of an L2-sized buffer, the stream synchronized. The median goes to
+    ``calls[key]["cold"]``: beside NVBench's cold median it shows whether a difference is the
+    cache's state or the timers'."""
+    import statistics
+
+    import pycuda.driver as drv
+
+    if not sessions or rounds <= 0:
+        return
+    l2 = drv.Context.get_device().get_attribute(drv.device_attribute.L2_CACHE_SIZE)
+    flush = drv.mem_alloc(max(4, l2))
+    try:
+        for key, session in sessions.items():
+            session.__dict__.pop("generation", None)  # the session's own timed region again
+            n = int(key.split("/")[1])
+            times, wrong = [], []
+            for _ in range(rounds):
+                drv.memset_d32(flush, 0, max(1, l2 // 4))
+                drv.Context.synchronize()
+                measured = session.run_once()
+                times.append(measured.gpu_s)
+                if measured.count != known_count(n):
+                    wrong.append(measured.count)
+            calls[key]["cold"] = {
+                "seconds": statistics.median(times),
+                "rounds": rounds,
+                "wrong": wrong,
+            }
+    finally:
+        flush.free()
 
 
 def _summaries(state: dict) -> dict[str, float]:
@@ -190,6 +226,15 @@ def combine(cases, results: dict, calls: dict, nvbench: dict, failed: list) -> l
             failed.append(f"{key}: no NVBench time ({theirs_all.get('skip_reason') or 'missing'})")
         ratio = theirs / mine if mine and theirs else None
         entry["ratio"] = ratio
+        cold = theirs_all.get("cold") or {}
+        if cold.get("wrong"):
+            failed.append(
+                f"{key}: nqprof's cold rounds counted {sorted(set(cold['wrong']))} "
+                "(expected the known count)"
+            )
+        mine_cold = cold.get("seconds")
+        cold_ratio = theirs / mine_cold if mine_cold and theirs else None
+        entry["cold_ratio"] = cold_ratio
         rows.append(
             [
                 strategy,
@@ -201,6 +246,8 @@ def combine(cases, results: dict, calls: dict, nvbench: dict, failed: list) -> l
                 theirs_all.get("calls", "-"),
                 "-" if theirs_all.get("noise") is None else f"{100 * theirs_all['noise']:.2f}%",
                 "-" if ratio is None else f"{ratio:.3f}",
+                "-" if mine_cold is None else seconds(mine_cold),
+                "-" if cold_ratio is None else f"{cold_ratio:.3f}",
             ]
         )
     return rows
@@ -214,6 +261,12 @@ def main(argv=None) -> int:
     p.add_argument("--warmup", type=int, default=2)
     p.add_argument("--min-time", type=float, default=0.5, help="NVBench --min-time (s)")
     p.add_argument("--max-noise", type=float, default=0.5, help="NVBench --max-noise (%%)")
+    p.add_argument(
+        "--cold-rounds",
+        type=int,
+        default=50,
+        help="nqprof's timer after an L2 flush, rounds per case in the NVBench child (0: none)",
+    )
     p.add_argument("--case-timeout", type=float, default=15, help="NVBench --timeout per case")
     p.add_argument(
         "--json", type=Path, default=Path(os.environ.get("OUT", "out")) / "nvbench-compare.json"
@@ -254,7 +307,8 @@ def main(argv=None) -> int:
     child_out = args.json.with_name(args.json.stem + "-child.json")
     cmd = [sys.executable, __file__, "--child", "--out", str(child_out), "--strategies",
            args.strategies, "--n", args.n, "--min-time", str(args.min_time), "--max-noise",
-           str(args.max_noise), "--case-timeout", str(args.case_timeout)]  # fmt: skip
+           str(args.max_noise), "--case-timeout", str(args.case_timeout),
+           "--cold-rounds", str(args.cold_rounds)]  # fmt: skip
     print("+", " ".join(cmd), flush=True)
     try:
         proc = subprocess.run(cmd, timeout=CHILD_TIMEOUT_S, check=False)
@@ -269,10 +323,13 @@ def main(argv=None) -> int:
         if Path(child["nvbench_json"]).exists():
             nvb = read_nvbench(Path(child["nvbench_json"]))
     rows = combine(cases, results, calls, nvb, failed)
-    header = ["strategy", "N", "nqprof", "rounds", "NVBench", "samples", "calls", "noise", "ratio"]
+    header = ["strategy", "N", "nqprof", "rounds", "NVBench", "samples", "calls", "noise", "ratio",
+              "nqprof cold", "ratio cold"]  # fmt: skip
     print(table(header, rows, right_align_numbers=True))
     print(
-        "nqprof: median of CUDA-event rounds; NVBench: cold median (stdrel); ratio NVBench / nqprof"
+        "nqprof: median of CUDA-event rounds; NVBench: cold median (stdrel); ratio NVBench / "
+        f"nqprof; nqprof cold: nqprof's timer after NVBench's L2 flush, median of "
+        f"{args.cold_rounds} rounds in the NVBench child; ratio cold: NVBench / nqprof cold"
     )
     args.json.write_text(json.dumps({"cases": results, "failed": failed}, indent=2, default=str))
     print(f"wrote {args.json}")
