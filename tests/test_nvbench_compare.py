@@ -92,17 +92,22 @@ def test_every_case_gets_its_own_nvbench_time(tool):
 
 
 def test_the_cold_rounds_get_their_own_ratio(tool):
-    """nqprof's timer after an L2 flush is set beside NVBench's cold median: its own column
-    and ratio, and a wrong count in those rounds fails the case."""
+    """nqprof's timer in the NVBench child, as it times and after an L2 flush, is set beside
+    NVBench's cold median: columns of their own, the cold one's ratio, and a wrong count in
+    those rounds fails the case."""
     cases = [("fast", 12), ("fast", 13)]
     results = {f"{s}/{n}": {"nqprof": {"seconds": 1e-5, "rounds": 20}} for s, n in cases}
     nvbench = {f"{s}/{n}": {"seconds": 2e-5, "samples": 800, "noise": 0.004} for s, n in cases}
     calls = {key: {"calls": 9, "regions": 9, "wrong": []} for key in nvbench}
     calls["fast/12"]["cold"] = {"seconds": 1.6e-5, "wrong": []}
+    calls["fast/12"]["warm"] = {"seconds": 1.1e-5, "wrong": []}
     calls["fast/13"]["cold"] = {"seconds": 2e-5, "wrong": [7]}
     failed = []
     rows = tool.combine(cases, results, calls, nvbench, failed)
     assert [row[8] for row in rows] == ["2.000", "2.000"]
     assert [row[-1] for row in rows] == ["1.250", "1.000"]
+    assert [row[-3] for row in rows] == ["11.0 us", "-"]
     assert results["fast/12"]["cold_ratio"] == pytest.approx(1.25)
-    assert failed == ["fast/13: nqprof's cold rounds counted [7] (expected the known count)"]
+    assert failed == [
+        "fast/13: nqprof's cold rounds in the NVBench child counted [7] (expected the known count)"
+    ]

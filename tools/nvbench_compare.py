@@ -7,14 +7,19 @@ For each case (strategy x N, default feinbube, fast, cdp-bp at N=10..16):
   launches behind nqprof's stream hold; the median GPU time of ``--rounds`` rounds;
 * NVBench (the ``cuda-bench`` wheel): the same strategy session, opened in a child process,
   whose rounds run inside an NVBench state's ``exec`` with NVBench's own timer
-  (``timer=True``, ``sync=True``: the round reads its counters back): the session's
-  timed region (``GpuSession.generation``) starts and stops NVBench's timer, which flushes
-  L2, synchronizes, and queues NVBench's own blocking kernel before its start event (the
-  job nqprof's stream hold does on nqprof's side; the hold is not used here: NVBench's
-  synchronization would wait for it to time out), on the stream both use (the legacy default
-  stream, handed to NVBench with ``State.set_stream``). NVBench decides how many samples
-  (its stdrel criterion: min time, max noise), drops throttled ones; its median
+  (``timer=True``): the session's timed region (``GpuSession.generation``) starts and stops
+  NVBench's timer, which flushes L2, synchronizes, and queues NVBench's blocking kernel before
+  its start event (the job nqprof's stream hold does on nqprof's side; the hold is not used
+  here: NVBench's synchronization would wait for it to time out), on the stream both use (the
+  legacy default stream, handed to NVBench with ``State.set_stream``). Not ``sync=True``: that
+  tag turns NVBench's blocking kernel off, and its events then time the host's launch latency
+  too (``--sync`` measures that way); the round reads its counters back only after the timed
+  region, once NVBench's stop() has released the stream. NVBench decides how many samples (its
+  stdrel criterion: min time, max noise), drops throttled ones; its median
   (``nv/cold/time/gpu/median``; the mean where that summary is missing).
+* child warm and child cold: nqprof's own timer in the NVBench child's sessions, as nqprof
+  times and after NVBench's L2 flush (``--cold-rounds`` each): whether a difference is the
+  timers', the cache's state or the process's.
 
 Every round NVBench ran is counted and its count verified against the known count; a wrong
 count or a missing case fails the run (exit 1). Prints one row per case with the ratio
@@ -102,7 +107,7 @@ def nvbench_child(args) -> int:
             if measured.count != known_count(n):
                 record["wrong"].append(measured.count)
 
-        state.exec(launch, timer=True, sync=True)
+        state.exec(launch, timer=True, sync=args.sync)
 
     b = bench.register(bench_case)
     b.set_name("nqprof_case")
@@ -135,10 +140,11 @@ def nvbench_child(args) -> int:
 
 def cold_rounds(sessions: dict, calls: dict, rounds: int, known_count) -> None:
     """nqprof's own timer (its stream hold and CUDA events, the session's own timed region) in
-    the NVBench child's sessions, with what NVBench does before each sample done first: L2
-    flushed by a memset of an L2-sized buffer, the stream synchronized. The median goes to
-    ``calls[key]["cold"]``: beside NVBench's cold median it shows whether a difference is the
-    cache's state or the timers'."""
+    the NVBench child's sessions: ``rounds`` rounds as nqprof times them (medians in
+    ``calls[key]["warm"]``), then ``rounds`` with what NVBench does before each sample done
+    first, L2 flushed by a memset of an L2-sized buffer and the stream synchronized
+    (``calls[key]["cold"]``). Beside NVBench's cold median they show whether a difference is
+    the timers', the cache's state or the process's."""
     import statistics
 
     import pycuda.driver as drv
@@ -151,19 +157,21 @@ def cold_rounds(sessions: dict, calls: dict, rounds: int, known_count) -> None:
         for key, session in sessions.items():
             session.__dict__.pop("generation", None)  # the session's own timed region again
             n = int(key.split("/")[1])
-            times, wrong = [], []
-            for _ in range(rounds):
-                drv.memset_d32(flush, 0, max(1, l2 // 4))
-                drv.Context.synchronize()
-                measured = session.run_once()
-                times.append(measured.gpu_s)
-                if measured.count != known_count(n):
-                    wrong.append(measured.count)
-            calls[key]["cold"] = {
-                "seconds": statistics.median(times),
-                "rounds": rounds,
-                "wrong": wrong,
-            }
+            for name, flushed in (("warm", False), ("cold", True)):
+                times, wrong = [], []
+                for _ in range(rounds):
+                    if flushed:
+                        drv.memset_d32(flush, 0, max(1, l2 // 4))
+                        drv.Context.synchronize()
+                    measured = session.run_once()
+                    times.append(measured.gpu_s)
+                    if measured.count != known_count(n):
+                        wrong.append(measured.count)
+                calls[key][name] = {
+                    "seconds": statistics.median(times),
+                    "rounds": rounds,
+                    "wrong": wrong,
+                }
     finally:
         flush.free()
 
@@ -226,13 +234,15 @@ def combine(cases, results: dict, calls: dict, nvbench: dict, failed: list) -> l
             failed.append(f"{key}: no NVBench time ({theirs_all.get('skip_reason') or 'missing'})")
         ratio = theirs / mine if mine and theirs else None
         entry["ratio"] = ratio
-        cold = theirs_all.get("cold") or {}
-        if cold.get("wrong"):
-            failed.append(
-                f"{key}: nqprof's cold rounds counted {sorted(set(cold['wrong']))} "
-                "(expected the known count)"
-            )
-        mine_cold = cold.get("seconds")
+        for name in ("warm", "cold"):
+            bad = (theirs_all.get(name) or {}).get("wrong")
+            if bad:
+                failed.append(
+                    f"{key}: nqprof's {name} rounds in the NVBench child counted "
+                    f"{sorted(set(bad))} (expected the known count)"
+                )
+        child_warm = (theirs_all.get("warm") or {}).get("seconds")
+        mine_cold = (theirs_all.get("cold") or {}).get("seconds")
         cold_ratio = theirs / mine_cold if mine_cold and theirs else None
         entry["cold_ratio"] = cold_ratio
         rows.append(
@@ -246,6 +256,7 @@ def combine(cases, results: dict, calls: dict, nvbench: dict, failed: list) -> l
                 theirs_all.get("calls", "-"),
                 "-" if theirs_all.get("noise") is None else f"{100 * theirs_all['noise']:.2f}%",
                 "-" if ratio is None else f"{ratio:.3f}",
+                "-" if child_warm is None else seconds(child_warm),
                 "-" if mine_cold is None else seconds(mine_cold),
                 "-" if cold_ratio is None else f"{cold_ratio:.3f}",
             ]
@@ -262,10 +273,16 @@ def main(argv=None) -> int:
     p.add_argument("--min-time", type=float, default=0.5, help="NVBench --min-time (s)")
     p.add_argument("--max-noise", type=float, default=0.5, help="NVBench --max-noise (%%)")
     p.add_argument(
+        "--sync",
+        action="store_true",
+        help="NVBench's sync tag (its blocking kernel off: host launch latency timed too)",
+    )
+    p.add_argument(
         "--cold-rounds",
         type=int,
         default=50,
-        help="nqprof's timer after an L2 flush, rounds per case in the NVBench child (0: none)",
+        help="nqprof's timer in the NVBench child, rounds per case as it times and after an L2 "
+        "flush (0: none)",
     )
     p.add_argument("--case-timeout", type=float, default=15, help="NVBench --timeout per case")
     p.add_argument(
@@ -308,7 +325,7 @@ def main(argv=None) -> int:
     cmd = [sys.executable, __file__, "--child", "--out", str(child_out), "--strategies",
            args.strategies, "--n", args.n, "--min-time", str(args.min_time), "--max-noise",
            str(args.max_noise), "--case-timeout", str(args.case_timeout),
-           "--cold-rounds", str(args.cold_rounds)]  # fmt: skip
+           "--cold-rounds", str(args.cold_rounds), *(["--sync"] if args.sync else [])]  # fmt: skip
     print("+", " ".join(cmd), flush=True)
     try:
         proc = subprocess.run(cmd, timeout=CHILD_TIMEOUT_S, check=False)
@@ -324,12 +341,13 @@ def main(argv=None) -> int:
             nvb = read_nvbench(Path(child["nvbench_json"]))
     rows = combine(cases, results, calls, nvb, failed)
     header = ["strategy", "N", "nqprof", "rounds", "NVBench", "samples", "calls", "noise", "ratio",
-              "nqprof cold", "ratio cold"]  # fmt: skip
+              "child warm", "child cold", "ratio cold"]  # fmt: skip
     print(table(header, rows, right_align_numbers=True))
     print(
         "nqprof: median of CUDA-event rounds; NVBench: cold median (stdrel); ratio NVBench / "
-        f"nqprof; nqprof cold: nqprof's timer after NVBench's L2 flush, median of "
-        f"{args.cold_rounds} rounds in the NVBench child; ratio cold: NVBench / nqprof cold"
+        f"nqprof; child warm, child cold: nqprof's timer in the NVBench child's sessions, "
+        f"medians of {args.cold_rounds} rounds, cold after NVBench's L2 flush; ratio cold: "
+        "NVBench / child cold"
     )
     args.json.write_text(json.dumps({"cases": results, "failed": failed}, indent=2, default=str))
     print(f"wrote {args.json}")
