@@ -66,6 +66,14 @@ extern "C" {
 #define NQ_CST_SHIFT 27  /* P[k] >> NQ_CST_SHIFT: rows to the next free row */
 #define NQ_CST_LEVEL_WORDS 5
 
+/* Compile-time variants of the step (issue 37; 0, the default, is the step described
+ * above). NQ_CST_TWO: the last two free rows counted at once from the row before them
+ * (the row before the last is never entered; nq_cst_pairs), 1 with the count predicated,
+ * 2 with the count as a branch. */
+#ifndef NQ_CST_TWO
+#define NQ_CST_TWO 0
+#endif
+
 typedef struct {
     uint32_t w[NQ_CST_WORDS];
 } nq_cst_task;
@@ -99,6 +107,16 @@ NQ_CST_FN int nq_cst_popc(uint32_t x)
 #else
     return __builtin_popcount(x);
 #endif
+}
+
+/* The completions of two free rows d rows apart, with free squares f1 (the first) and f2
+ * (the second, given the queens above the first): the pairs of a square of each, less
+ * those in one column or on one diagonal (f2's square d columns right or left of f1's).
+ * Both masks have no bit at or above N; a shifted-out bit could never have matched. */
+NQ_CST_FN uint32_t nq_cst_pairs(uint32_t f1, uint32_t f2, uint32_t d)
+{
+    return (uint32_t)nq_cst_popc(f1) * (uint32_t)nq_cst_popc(f2) -
+           (uint32_t)(nq_cst_popc(f1 & f2) + nq_cst_popc(f1 & (f2 << d)) + nq_cst_popc(f1 & (f2 >> d)));
 }
 
 /* The frame's diagonals as two 64-bit masks: a queen (r, j) sets bit 32 + j - r of *lm
@@ -174,6 +192,17 @@ NQ_CST_FN int nq_cst_begin(nq_cst_state *s, const uint32_t *task, int n, uint32_
         s->nodes = s->cnt;
         return 0;
     }
+#if NQ_CST_TWO
+    /* the row before the last is never entered: `last` is its offset (a step counts on the
+     * row before it), and a start on it is counted here */
+    s->last -= NQ_CST_LEVEL_WORDS * stride;
+    if (k == 2) {
+        const uint32_t sh = s->p >> NQ_CST_SHIFT, p1 = stack[NQ_CST_LEVEL_WORDS * stride];
+        s->cnt = nq_cst_pairs(f, ~((s->ld << sh) | (s->rd >> sh) | s->col | p1), sh);
+        s->nodes = (uint64_t)nq_cst_popc(f) + s->cnt;
+        return 0;
+    }
+#endif
     s->bm = f;
     return f != 0;
 }
@@ -227,6 +256,29 @@ NQ_CST_FN void nq_cst_step(nq_cst_state *s, uint32_t *stack, int stride, const i
         const uint32_t nl = (ld | bit) << sh, nr = (rd | bit) >> sh, nc = col | bit;
         const uint32_t np = stack[at + lw], np2 = stack[at + 2 * lw];
         const uint32_t f = ~(nl | nr | nc | np), sh1 = np >> NQ_CST_SHIFT;
+#if NQ_CST_TWO
+        /* two rows before the last: the last two rows counted (f and the look-ahead's free
+         * squares, sh1 rows apart), nothing pushed; the queens counted are what the default
+         * step would place there */
+        const uint32_t g = (nl << sh1) | (nr >> sh1) | nc | np2;
+        const int here = any && at + lw == s->last;
+        const int push = any && !(at + lw == s->last) && f != 0 && g != 0xffffffffu;
+#if NQ_CST_TWO == 1
+        {
+            const uint32_t m = nq_cst_pairs(f, ~g, sh1) & (0u - (uint32_t)here);
+            s->cnt += (uint64_t)m;
+            if (count_nodes)
+                s->nodes += (uint64_t)m + (uint64_t)((uint32_t)nq_cst_popc(f) & (0u - (uint32_t)(here && g != 0xffffffffu)));
+        }
+#else
+        if (here) {
+            const uint32_t m = nq_cst_pairs(f, ~g, sh1);
+            s->cnt += (uint64_t)m;
+            if (count_nodes)
+                s->nodes += (uint64_t)m + (g != 0xffffffffu ? (uint64_t)nq_cst_popc(f) : 0);
+        }
+#endif
+#else
         const int push = any && f != 0 && ((nl << sh1) | (nr >> sh1) | nc | np2) != 0xffffffffu;
         if (any && at + lw == s->last) { /* the row before the last: count the last row */
             const int m = nq_cst_popc(f);
@@ -234,6 +286,7 @@ NQ_CST_FN void nq_cst_step(nq_cst_state *s, uint32_t *stack, int stride, const i
             if (count_nodes)
                 s->nodes += (uint64_t)m;
         }
+#endif
         if (count_nodes)
             s->nodes += (uint64_t)any;
         if (push) {
