@@ -73,6 +73,15 @@ extern "C" {
 #ifndef NQ_CST_TWO
 #define NQ_CST_TWO 0
 #endif
+/* NQ_CST_V4: a level's stored words (candidates left, ld, rd, columns) as one 16-byte
+ * record a thread, after the level's P words: level k is stack[5 k stride] P[k] (one word a
+ * thread) and, from stack[(5 k + 1) stride] on, the threads' records in a row (4 words a
+ * thread: on the GPU one STS.128 a push, one LDS.128 a pop, 8 threads a wavefront, no
+ * conflict). The size is the default's; the stride must be a multiple of 4 and the base
+ * 16-byte aligned. At stride 1 (the CPU) the words lie where the default puts them. */
+#ifndef NQ_CST_V4
+#define NQ_CST_V4 0
+#endif
 
 typedef struct {
     uint32_t w[NQ_CST_WORDS];
@@ -99,6 +108,21 @@ typedef struct {
 } nq_cst_state;
 
 NQ_CST_FN uint32_t nq_cst_lowbit(uint32_t x) { return x & (0u - x); }
+
+/* Word j (0 candidates, 1 ld, 2 rd, 3 columns) of the stored record of the level at offset
+ * `at`: its index in this thread's stack. */
+#if NQ_CST_V4
+#ifndef NQ_CST_TID
+#ifdef __CUDA_ARCH__
+#define NQ_CST_TID ((int)threadIdx.x) /* the stack is the block's storage + threadIdx.x */
+#else
+#define NQ_CST_TID 0 /* stride 1 (a test may simulate a block by defining it) */
+#endif
+#endif
+#define NQ_CST_REC(at, stride, j) ((at) + (stride) + 3 * NQ_CST_TID + (j))
+#else
+#define NQ_CST_REC(at, stride, j) ((at) + ((j) + 1) * (stride))
+#endif
 
 NQ_CST_FN int nq_cst_popc(uint32_t x)
 {
@@ -244,10 +268,20 @@ NQ_CST_FN void nq_cst_step(nq_cst_state *s, uint32_t *stack, int stride, const i
         live ^= kbit;
         at = k * lw;
         p = stack[at];
-        bm = stack[at + stride];
-        ld = stack[at + 2 * stride];
-        rd = stack[at + 3 * stride];
-        col = stack[at + 4 * stride];
+#if NQ_CST_V4 && defined(__CUDA_ARCH__)
+        {
+            const uint4 r = *(const uint4 *)(stack + NQ_CST_REC(at, stride, 0));
+            bm = r.x;
+            ld = r.y;
+            rd = r.z;
+            col = r.w;
+        }
+#else
+        bm = stack[NQ_CST_REC(at, stride, 0)];
+        ld = stack[NQ_CST_REC(at, stride, 1)];
+        rd = stack[NQ_CST_REC(at, stride, 2)];
+        col = stack[NQ_CST_REC(at, stride, 3)];
+#endif
     }
     {
         /* the lowest candidate (none: an idle search, nothing is placed or counted) */
@@ -291,10 +325,14 @@ NQ_CST_FN void nq_cst_step(nq_cst_state *s, uint32_t *stack, int stride, const i
             s->nodes += (uint64_t)any;
         if (push) {
             if (rest != 0) { /* the level's words, read back when the search returns */
-                stack[at + stride] = rest;
-                stack[at + 2 * stride] = ld;
-                stack[at + 3 * stride] = rd;
-                stack[at + 4 * stride] = col;
+#if NQ_CST_V4 && defined(__CUDA_ARCH__)
+                *(uint4 *)(stack + NQ_CST_REC(at, stride, 0)) = make_uint4(rest, ld, rd, col);
+#else
+                stack[NQ_CST_REC(at, stride, 0)] = rest;
+                stack[NQ_CST_REC(at, stride, 1)] = ld;
+                stack[NQ_CST_REC(at, stride, 2)] = rd;
+                stack[NQ_CST_REC(at, stride, 3)] = col;
+#endif
                 live |= kbit;
             }
             at += lw;
@@ -444,7 +482,7 @@ NQ_CST_FN int nq_cst_spill_size(const nq_cst_state *s, const uint32_t *stack, in
     while (live != 0) {
         const int k = nq_cst_highbit(live);
         live ^= 1u << k;
-        total += nq_cst_popc(stack[k * lw + stride]);
+        total += nq_cst_popc(stack[NQ_CST_REC(k * lw, stride, 0)]);
     }
     return total;
 }
@@ -466,10 +504,10 @@ NQ_CST_FN int nq_cst_spill(nq_cst_state *s, const uint32_t *stack, int stride, i
             rd = s->rd;
             col = s->col;
         } else if ((s->live >> k) & 1u) {
-            cand = stack[k * lw + stride];
-            ld = stack[k * lw + 2 * stride];
-            rd = stack[k * lw + 3 * stride];
-            col = stack[k * lw + 4 * stride];
+            cand = stack[NQ_CST_REC(k * lw, stride, 0)];
+            ld = stack[NQ_CST_REC(k * lw, stride, 1)];
+            rd = stack[NQ_CST_REC(k * lw, stride, 2)];
+            col = stack[NQ_CST_REC(k * lw, stride, 3)];
         }
         while (cand != 0) {
             const uint32_t bit = nq_cst_lowbit(cand);
