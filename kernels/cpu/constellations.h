@@ -82,6 +82,13 @@ extern "C" {
 #ifndef NQ_CST_V4
 #define NQ_CST_V4 0
 #endif
+/* NQ_CST_ADD: the step's ORs and XORs of bits known disjoint (a candidate into ld, rd and the
+ * columns, where it is free; the live bit of a level into `live`) as adds and subtracts,
+ * which ptxas issues as IMAD.IADD to the multiply-add pipe instead of LOP3 to the logic
+ * pipe. */
+#ifndef NQ_CST_ADD
+#define NQ_CST_ADD 0
+#endif
 
 typedef struct {
     uint32_t w[NQ_CST_WORDS];
@@ -108,6 +115,15 @@ typedef struct {
 } nq_cst_state;
 
 NQ_CST_FN uint32_t nq_cst_lowbit(uint32_t x) { return x & (0u - x); }
+
+/* a | b and a ^ b for a, b with no common bit, and a & ~b for b within a (NQ_CST_ADD) */
+#if NQ_CST_ADD
+#define NQ_CST_OR(a, b) ((a) + (b))
+#define NQ_CST_DEL(a, b) ((a) - (b))
+#else
+#define NQ_CST_OR(a, b) ((a) | (b))
+#define NQ_CST_DEL(a, b) ((a) ^ (b))
+#endif
 
 /* Word j (0 candidates, 1 ld, 2 rd, 3 columns) of the stored record of the level at offset
  * `at`: its index in this thread's stack. */
@@ -265,7 +281,7 @@ NQ_CST_FN void nq_cst_step(nq_cst_state *s, uint32_t *stack, int stride, const i
     if (bm == 0 && live != 0) { /* back to the nearest stored level, its words as stored */
         const int k = nq_cst_highbit(live);
         kbit = 1u << k;
-        live ^= kbit;
+        live = NQ_CST_DEL(live, kbit);
         at = k * lw;
         p = stack[at];
 #if NQ_CST_V4 && defined(__CUDA_ARCH__)
@@ -286,8 +302,8 @@ NQ_CST_FN void nq_cst_step(nq_cst_state *s, uint32_t *stack, int stride, const i
     {
         /* the lowest candidate (none: an idle search, nothing is placed or counted) */
         const int any = bm != 0;
-        const uint32_t bit = nq_cst_lowbit(bm), rest = bm ^ bit, sh = p >> NQ_CST_SHIFT;
-        const uint32_t nl = (ld | bit) << sh, nr = (rd | bit) >> sh, nc = col | bit;
+        const uint32_t bit = nq_cst_lowbit(bm), rest = NQ_CST_DEL(bm, bit), sh = p >> NQ_CST_SHIFT;
+        const uint32_t nl = NQ_CST_OR(ld, bit) << sh, nr = NQ_CST_OR(rd, bit) >> sh, nc = NQ_CST_OR(col, bit);
         const uint32_t np = stack[at + lw], np2 = stack[at + 2 * lw];
         const uint32_t f = ~(nl | nr | nc | np), sh1 = np >> NQ_CST_SHIFT;
 #if NQ_CST_TWO
@@ -333,7 +349,7 @@ NQ_CST_FN void nq_cst_step(nq_cst_state *s, uint32_t *stack, int stride, const i
                 stack[NQ_CST_REC(at, stride, 2)] = rd;
                 stack[NQ_CST_REC(at, stride, 3)] = col;
 #endif
-                live |= kbit;
+                live = NQ_CST_OR(live, kbit);
             }
             at += lw;
             kbit <<= 1;
