@@ -89,6 +89,19 @@ extern "C" {
 #ifndef NQ_CST_ADD
 #define NQ_CST_ADD 0
 #endif
+/* NQ_CST_LOW: the search's masks hold column j at bit j + 5 (bits 0-4 always taken, in the
+ * columns word), and P[k] keeps its row distance in bits 0-4: a shift by P[k] itself, the
+ * count taken mod 32 (a wrapping funnel shift, one SHF on the GPU), is the shift by the
+ * distance, with no extraction of it. Tasks keep the layout above: nq_cst_begin shifts
+ * them in, nq_cst_spill out. */
+#ifndef NQ_CST_LOW
+#define NQ_CST_LOW 0
+#endif
+#if NQ_CST_LOW
+#define NQ_CST_OFF 5 /* the bit of column 0 in the search's masks */
+#else
+#define NQ_CST_OFF 0
+#endif
 
 typedef struct {
     uint32_t w[NQ_CST_WORDS];
@@ -115,6 +128,45 @@ typedef struct {
 } nq_cst_state;
 
 NQ_CST_FN uint32_t nq_cst_lowbit(uint32_t x) { return x & (0u - x); }
+
+/* The row distance of a level's word p; the shift amount of p (what nq_cst_shl and
+ * nq_cst_shr take: the distance, or with NQ_CST_LOW the word itself); x shifted by it
+ * (left: the left diagonals). */
+NQ_CST_FN uint32_t nq_cst_dist(uint32_t p)
+{
+#if NQ_CST_LOW
+    return p & 31u;
+#else
+    return p >> NQ_CST_SHIFT;
+#endif
+}
+
+NQ_CST_FN uint32_t nq_cst_shamt(uint32_t p)
+{
+#if NQ_CST_LOW && defined(__CUDA_ARCH__)
+    return p;
+#else
+    return nq_cst_dist(p);
+#endif
+}
+
+NQ_CST_FN uint32_t nq_cst_shl(uint32_t x, uint32_t a)
+{
+#if NQ_CST_LOW && defined(__CUDA_ARCH__)
+    return __funnelshift_l(0u, x, a); /* x << (a & 31) */
+#else
+    return x << a;
+#endif
+}
+
+NQ_CST_FN uint32_t nq_cst_shr(uint32_t x, uint32_t a)
+{
+#if NQ_CST_LOW && defined(__CUDA_ARCH__)
+    return __funnelshift_r(x, 0u, a); /* x >> (a & 31) */
+#else
+    return x >> a;
+#endif
+}
 
 /* a | b and a ^ b for a, b with no common bit, and a & ~b for b within a (NQ_CST_ADD) */
 #if NQ_CST_ADD
@@ -152,11 +204,13 @@ NQ_CST_FN int nq_cst_popc(uint32_t x)
 /* The completions of two free rows d rows apart, with free squares f1 (the first) and f2
  * (the second, given the queens above the first): the pairs of a square of each, less
  * those in one column or on one diagonal (f2's square d columns right or left of f1's).
- * Both masks have no bit at or above N; a shifted-out bit could never have matched. */
+ * Both masks have no bit off the board; a shifted-out bit could never have matched. */
+NQ_CST_FN uint32_t nq_cst_shl(uint32_t x, uint32_t a);
+NQ_CST_FN uint32_t nq_cst_shr(uint32_t x, uint32_t a);
 NQ_CST_FN uint32_t nq_cst_pairs(uint32_t f1, uint32_t f2, uint32_t d)
-{
+{ /* d: the shift amount (nq_cst_shamt) of the first row's level word */
     return (uint32_t)nq_cst_popc(f1) * (uint32_t)nq_cst_popc(f2) -
-           (uint32_t)(nq_cst_popc(f1 & f2) + nq_cst_popc(f1 & (f2 << d)) + nq_cst_popc(f1 & (f2 >> d)));
+           (uint32_t)(nq_cst_popc(f1 & f2) + nq_cst_popc(f1 & nq_cst_shl(f2, d)) + nq_cst_popc(f1 & nq_cst_shr(f2, d)));
 }
 
 /* The frame's diagonals as two 64-bit masks: a queen (r, j) sets bit 32 + j - r of *lm
@@ -197,9 +251,9 @@ NQ_CST_FN int nq_cst_begin(nq_cst_state *s, const uint32_t *task, int n, uint32_
     int r, k = 0;
     uint32_t f;
 
-    s->ld = task[0];
-    s->rd = task[1];
-    s->col = task[2] | ~board;
+    s->ld = task[0] << NQ_CST_OFF;
+    s->rd = task[1] << NQ_CST_OFF;
+    s->col = (task[2] << NQ_CST_OFF) | ~(board << NQ_CST_OFF);
     s->weight = (info >> 25) & 15u;
     s->cnt = 0;
     s->nodes = 0;
@@ -219,8 +273,12 @@ NQ_CST_FN int nq_cst_begin(nq_cst_state *s, const uint32_t *task, int n, uint32_
         int next = r + 1;
         next += next == c || next == d;
         next += next == c || next == d;
+#if NQ_CST_LOW
+        stack[(NQ_CST_LEVEL_WORDS * k) * stride] = (nq_cst_frame_at(lm, rm, r) & board) << NQ_CST_OFF | (uint32_t)(next - r);
+#else
         stack[(NQ_CST_LEVEL_WORDS * k) * stride] =
             (nq_cst_frame_at(lm, rm, r) & board) | (uint32_t)(next - r) << NQ_CST_SHIFT;
+#endif
         r = next;
     }
     stack[(NQ_CST_LEVEL_WORDS * k) * stride] = 0xffffffffu; /* past the last level: nothing free */
@@ -237,8 +295,8 @@ NQ_CST_FN int nq_cst_begin(nq_cst_state *s, const uint32_t *task, int n, uint32_
      * row before it), and a start on it is counted here */
     s->last -= NQ_CST_LEVEL_WORDS * stride;
     if (k == 2) {
-        const uint32_t sh = s->p >> NQ_CST_SHIFT, p1 = stack[NQ_CST_LEVEL_WORDS * stride];
-        s->cnt = nq_cst_pairs(f, ~((s->ld << sh) | (s->rd >> sh) | s->col | p1), sh);
+        const uint32_t sh = nq_cst_shamt(s->p), p1 = stack[NQ_CST_LEVEL_WORDS * stride];
+        s->cnt = nq_cst_pairs(f, ~(nq_cst_shl(s->ld, sh) | nq_cst_shr(s->rd, sh) | s->col | p1), sh);
         s->nodes = (uint64_t)nq_cst_popc(f) + s->cnt;
         return 0;
     }
@@ -302,15 +360,16 @@ NQ_CST_FN void nq_cst_step(nq_cst_state *s, uint32_t *stack, int stride, const i
     {
         /* the lowest candidate (none: an idle search, nothing is placed or counted) */
         const int any = bm != 0;
-        const uint32_t bit = nq_cst_lowbit(bm), rest = NQ_CST_DEL(bm, bit), sh = p >> NQ_CST_SHIFT;
-        const uint32_t nl = NQ_CST_OR(ld, bit) << sh, nr = NQ_CST_OR(rd, bit) >> sh, nc = NQ_CST_OR(col, bit);
+        const uint32_t bit = nq_cst_lowbit(bm), rest = NQ_CST_DEL(bm, bit), sh = nq_cst_shamt(p);
+        const uint32_t nl = nq_cst_shl(NQ_CST_OR(ld, bit), sh), nr = nq_cst_shr(NQ_CST_OR(rd, bit), sh);
+        const uint32_t nc = NQ_CST_OR(col, bit);
         const uint32_t np = stack[at + lw], np2 = stack[at + 2 * lw];
-        const uint32_t f = ~(nl | nr | nc | np), sh1 = np >> NQ_CST_SHIFT;
+        const uint32_t f = ~(nl | nr | nc | np), sh1 = nq_cst_shamt(np);
 #if NQ_CST_TWO
         /* two rows before the last: the last two rows counted (f and the look-ahead's free
          * squares, sh1 rows apart), nothing pushed; the queens counted are what the default
          * step would place there */
-        const uint32_t g = (nl << sh1) | (nr >> sh1) | nc | np2;
+        const uint32_t g = nq_cst_shl(nl, sh1) | nq_cst_shr(nr, sh1) | nc | np2;
         const int here = any && at + lw == s->last;
         const int push = any && !(at + lw == s->last) && f != 0 && g != 0xffffffffu;
 #if NQ_CST_TWO == 1
@@ -329,7 +388,7 @@ NQ_CST_FN void nq_cst_step(nq_cst_state *s, uint32_t *stack, int stride, const i
         }
 #endif
 #else
-        const int push = any && f != 0 && ((nl << sh1) | (nr >> sh1) | nc | np2) != 0xffffffffu;
+        const int push = any && f != 0 && (nq_cst_shl(nl, sh1) | nq_cst_shr(nr, sh1) | nc | np2) != 0xffffffffu;
         if (any && at + lw == s->last) { /* the row before the last: count the last row */
             const int m = nq_cst_popc(f);
             s->cnt += (uint64_t)m;
@@ -512,7 +571,7 @@ NQ_CST_FN int nq_cst_spill(nq_cst_state *s, const uint32_t *stack, int stride, i
     const uint32_t board = (n >= 32) ? 0xffffffffu : ((1u << n) - 1u);
     int k, row = (int)(info & 31u), written = 0;
     for (k = 0; k <= cur; k++) {
-        const int sh = (int)(stack[k * lw] >> NQ_CST_SHIFT);
+        const int sh = (int)nq_cst_dist(stack[k * lw]);
         uint32_t cand = 0, ld = 0, rd = 0, col = 0;
         if (k == cur) {
             cand = s->bm;
@@ -528,7 +587,8 @@ NQ_CST_FN int nq_cst_spill(nq_cst_state *s, const uint32_t *stack, int stride, i
         while (cand != 0) {
             const uint32_t bit = nq_cst_lowbit(cand);
             cand ^= bit;
-            nq_cst_put(out, (uint64_t)written++, cap, (ld | bit) << sh, (rd | bit) >> sh, (col | bit) & board,
+            nq_cst_put(out, (uint64_t)written++, cap, ((ld | bit) << sh) >> NQ_CST_OFF, ((rd | bit) >> sh) >> NQ_CST_OFF,
+                       ((col | bit) >> NQ_CST_OFF) & board,
                        (info & ~31u) | (uint32_t)(row + sh));
         }
         row += sh;
