@@ -97,6 +97,19 @@ extern "C" {
 #ifndef NQ_CST_LOW
 #define NQ_CST_LOW 0
 #endif
+/* NQ_CST_NOT: the candidates (s->bm and the stored candidates) kept complemented, a 0 bit
+ * a candidate, so that the step stores the next row's attacked squares as they come
+ * (no NOT) and counts the last row as 32 - popc of them; all ones: no candidate. */
+#ifndef NQ_CST_NOT
+#define NQ_CST_NOT 0
+#endif
+#if NQ_CST_NOT
+#define NQ_CST_NONE 0xffffffffu /* candidates word with no candidate */
+#define NQ_CST_CAND(w) (~(w))   /* the candidates of a kept word */
+#else
+#define NQ_CST_NONE 0u
+#define NQ_CST_CAND(w) (w)
+#endif
 #if NQ_CST_LOW
 #define NQ_CST_OFF 5 /* the bit of column 0 in the search's masks */
 #else
@@ -258,7 +271,7 @@ NQ_CST_FN int nq_cst_begin(nq_cst_state *s, const uint32_t *task, int n, uint32_
     s->cnt = 0;
     s->nodes = 0;
     s->at = 0;
-    s->bm = 0;
+    s->bm = NQ_CST_NONE;
     s->live = 0;
     s->kbit = 1;
     if (start > n - 2) { /* no free row: the frame (and the placed queens) is a solution */
@@ -301,12 +314,12 @@ NQ_CST_FN int nq_cst_begin(nq_cst_state *s, const uint32_t *task, int n, uint32_
         return 0;
     }
 #endif
-    s->bm = f;
+    s->bm = NQ_CST_CAND(f);
     return f != 0;
 }
 
 /* 1 while the task has work left (a candidate at the current level or a stored one). */
-NQ_CST_FN int nq_cst_busy(const nq_cst_state *s) { return (s->bm | s->live) != 0; }
+NQ_CST_FN int nq_cst_busy(const nq_cst_state *s) { return (NQ_CST_CAND(s->bm) | s->live) != 0; }
 
 /* The highest set bit of x != 0 (one FLO on the GPU). */
 NQ_CST_FN int nq_cst_highbit(uint32_t x)
@@ -336,7 +349,7 @@ NQ_CST_FN void nq_cst_step(nq_cst_state *s, uint32_t *stack, int stride, const i
     const int lw = NQ_CST_LEVEL_WORDS * stride; /* one level's words */
     uint32_t bm = s->bm, ld = s->ld, rd = s->rd, col = s->col, p = s->p, live = s->live, kbit = s->kbit;
     int at = s->at;
-    if (bm == 0 && live != 0) { /* back to the nearest stored level, its words as stored */
+    if (bm == NQ_CST_NONE && live != 0) { /* back to the nearest stored level, its words as stored */
         const int k = nq_cst_highbit(live);
         kbit = 1u << k;
         live = NQ_CST_DEL(live, kbit);
@@ -359,12 +372,22 @@ NQ_CST_FN void nq_cst_step(nq_cst_state *s, uint32_t *stack, int stride, const i
     }
     {
         /* the lowest candidate (none: an idle search, nothing is placed or counted) */
-        const int any = bm != 0;
+        const int any = bm != NQ_CST_NONE;
+#if NQ_CST_NOT /* the lowest 0 bit, set in rest */
+        const uint32_t bit = ~bm & (bm + 1u), rest = NQ_CST_OR(bm, bit), sh = nq_cst_shamt(p);
+#else
         const uint32_t bit = nq_cst_lowbit(bm), rest = NQ_CST_DEL(bm, bit), sh = nq_cst_shamt(p);
+#endif
         const uint32_t nl = nq_cst_shl(NQ_CST_OR(ld, bit), sh), nr = nq_cst_shr(NQ_CST_OR(rd, bit), sh);
         const uint32_t nc = NQ_CST_OR(col, bit);
         const uint32_t np = stack[at + lw], np2 = stack[at + 2 * lw];
+#if NQ_CST_NOT
+        const uint32_t fw = nl | nr | nc | np, f = ~fw, sh1 = nq_cst_shamt(np); /* fw: f as kept */
+#define NQ_CST_POPF (32u - (uint32_t)nq_cst_popc(fw))
+#else
         const uint32_t f = ~(nl | nr | nc | np), sh1 = nq_cst_shamt(np);
+#define NQ_CST_POPF nq_cst_popc(f)
+#endif
 #if NQ_CST_TWO
         /* two rows before the last: the last two rows counted (f and the look-ahead's free
          * squares, sh1 rows apart), nothing pushed; the queens counted are what the default
@@ -389,17 +412,26 @@ NQ_CST_FN void nq_cst_step(nq_cst_state *s, uint32_t *stack, int stride, const i
 #endif
 #else
         const int push = any && f != 0 && (nq_cst_shl(nl, sh1) | nq_cst_shr(nr, sh1) | nc | np2) != 0xffffffffu;
+#if NQ_CST_NOT
+        { /* the row before the last: count the last row, 32 - (popc there, else 32) */
+            const uint32_t t = (any && at + lw == s->last) ? (uint32_t)nq_cst_popc(fw) : 32u;
+            s->cnt += (uint64_t)(32u - t);
+            if (count_nodes)
+                s->nodes += (uint64_t)(32u - t);
+        }
+#else
         if (any && at + lw == s->last) { /* the row before the last: count the last row */
-            const int m = nq_cst_popc(f);
+            const int m = NQ_CST_POPF;
             s->cnt += (uint64_t)m;
             if (count_nodes)
                 s->nodes += (uint64_t)m;
         }
 #endif
+#endif
         if (count_nodes)
             s->nodes += (uint64_t)any;
         if (push) {
-            if (rest != 0) { /* the level's words, read back when the search returns */
+            if (rest != NQ_CST_NONE) { /* the level's words, read back when the search returns */
 #if NQ_CST_V4 && defined(__CUDA_ARCH__)
                 *(uint4 *)(stack + NQ_CST_REC(at, stride, 0)) = make_uint4(rest, ld, rd, col);
 #else
@@ -412,7 +444,11 @@ NQ_CST_FN void nq_cst_step(nq_cst_state *s, uint32_t *stack, int stride, const i
             }
             at += lw;
             kbit <<= 1;
+#if NQ_CST_NOT
+            bm = fw;
+#else
             bm = f;
+#endif
             ld = nl;
             rd = nr;
             col = nc;
@@ -429,6 +465,7 @@ NQ_CST_FN void nq_cst_step(nq_cst_state *s, uint32_t *stack, int stride, const i
         s->col = col;
         s->p = p;
     }
+#undef NQ_CST_POPF
 }
 
 /* Completions of one task (unweighted); adds the queens placed to *nodes if not NULL.
@@ -553,11 +590,11 @@ NQ_CST_FN int nq_cst_spill_size(const nq_cst_state *s, const uint32_t *stack, in
 {
     const int lw = NQ_CST_LEVEL_WORDS * stride;
     uint32_t live = s->live;
-    int total = nq_cst_popc(s->bm);
+    int total = nq_cst_popc(NQ_CST_CAND(s->bm));
     while (live != 0) {
         const int k = nq_cst_highbit(live);
         live ^= 1u << k;
-        total += nq_cst_popc(stack[NQ_CST_REC(k * lw, stride, 0)]);
+        total += nq_cst_popc(NQ_CST_CAND(stack[NQ_CST_REC(k * lw, stride, 0)]));
     }
     return total;
 }
@@ -574,12 +611,12 @@ NQ_CST_FN int nq_cst_spill(nq_cst_state *s, const uint32_t *stack, int stride, i
         const int sh = (int)nq_cst_dist(stack[k * lw]);
         uint32_t cand = 0, ld = 0, rd = 0, col = 0;
         if (k == cur) {
-            cand = s->bm;
+            cand = NQ_CST_CAND(s->bm);
             ld = s->ld;
             rd = s->rd;
             col = s->col;
         } else if ((s->live >> k) & 1u) {
-            cand = stack[NQ_CST_REC(k * lw, stride, 0)];
+            cand = NQ_CST_CAND(stack[NQ_CST_REC(k * lw, stride, 0)]);
             ld = stack[NQ_CST_REC(k * lw, stride, 1)];
             rd = stack[NQ_CST_REC(k * lw, stride, 2)];
             col = stack[NQ_CST_REC(k * lw, stride, 3)];
@@ -593,7 +630,7 @@ NQ_CST_FN int nq_cst_spill(nq_cst_state *s, const uint32_t *stack, int stride, i
         }
         row += sh;
     }
-    s->bm = 0;
+    s->bm = NQ_CST_NONE;
     s->live = 0;
     return written;
 }
