@@ -103,6 +103,18 @@ extern "C" {
 #ifndef NQ_CST_NOT
 #define NQ_CST_NOT 0
 #endif
+/* NQ_CST_IDLE: a search with no candidate anywhere (idle) gets all columns taken, so that
+ * its step's placement (of no candidate) finds no free square, and nothing tests for a
+ * candidate: the count and the push need no `bm != 0`. */
+#ifndef NQ_CST_IDLE
+#define NQ_CST_IDLE 0
+#endif
+/* NQ_CST_LAZY: a placement whose next row has no free square is pushed all the same if the
+ * look-ahead passes (the next step pops straight back past the empty level, as it pops
+ * past any): the push tests one word less. Steps stay the same. */
+#ifndef NQ_CST_LAZY
+#define NQ_CST_LAZY 0
+#endif
 #if NQ_CST_NOT
 #define NQ_CST_NONE 0xffffffffu /* candidates word with no candidate */
 #define NQ_CST_CAND(w) (~(w))   /* the candidates of a kept word */
@@ -370,6 +382,14 @@ NQ_CST_FN void nq_cst_step(nq_cst_state *s, uint32_t *stack, int stride, const i
         col = stack[NQ_CST_REC(at, stride, 3)];
 #endif
     }
+#if NQ_CST_IDLE
+    else if (bm == NQ_CST_NONE) {
+        col = 0xffffffffu; /* idle: no square free */
+    }
+#define NQ_CST_ANY 1
+#else
+#define NQ_CST_ANY any
+#endif
     {
         /* the lowest candidate (none: an idle search, nothing is placed or counted) */
         const int any = bm != NQ_CST_NONE;
@@ -393,8 +413,8 @@ NQ_CST_FN void nq_cst_step(nq_cst_state *s, uint32_t *stack, int stride, const i
          * squares, sh1 rows apart), nothing pushed; the queens counted are what the default
          * step would place there */
         const uint32_t g = nq_cst_shl(nl, sh1) | nq_cst_shr(nr, sh1) | nc | np2;
-        const int here = any && at + lw == s->last;
-        const int push = any && !(at + lw == s->last) && f != 0 && g != 0xffffffffu;
+        const int here = NQ_CST_ANY && at + lw == s->last;
+        const int push = NQ_CST_ANY && !(at + lw == s->last) && f != 0 && g != 0xffffffffu;
 #if NQ_CST_TWO == 1
         {
             const uint32_t m = nq_cst_pairs(f, ~g, sh1) & (0u - (uint32_t)here);
@@ -411,16 +431,17 @@ NQ_CST_FN void nq_cst_step(nq_cst_state *s, uint32_t *stack, int stride, const i
         }
 #endif
 #else
-        const int push = any && f != 0 && (nq_cst_shl(nl, sh1) | nq_cst_shr(nr, sh1) | nc | np2) != 0xffffffffu;
+        const int push = NQ_CST_ANY && (NQ_CST_LAZY || f != 0) &&
+                         (nq_cst_shl(nl, sh1) | nq_cst_shr(nr, sh1) | nc | np2) != 0xffffffffu;
 #if NQ_CST_NOT
         { /* the row before the last: count the last row, 32 - (popc there, else 32) */
-            const uint32_t t = (any && at + lw == s->last) ? (uint32_t)nq_cst_popc(fw) : 32u;
+            const uint32_t t = (NQ_CST_ANY && at + lw == s->last) ? (uint32_t)nq_cst_popc(fw) : 32u;
             s->cnt += (uint64_t)(32u - t);
             if (count_nodes)
                 s->nodes += (uint64_t)(32u - t);
         }
 #else
-        if (any && at + lw == s->last) { /* the row before the last: count the last row */
+        if (NQ_CST_ANY && at + lw == s->last) { /* the row before the last: count the last row */
             const int m = NQ_CST_POPF;
             s->cnt += (uint64_t)m;
             if (count_nodes)
@@ -466,6 +487,7 @@ NQ_CST_FN void nq_cst_step(nq_cst_state *s, uint32_t *stack, int stride, const i
         s->p = p;
     }
 #undef NQ_CST_POPF
+#undef NQ_CST_ANY
 }
 
 /* Completions of one task (unweighted); adds the queens placed to *nodes if not NULL.
