@@ -115,6 +115,16 @@ extern "C" {
 #ifndef NQ_CST_LAZY
 #define NQ_CST_LAZY 0
 #endif
+/* NQ_CST_MUL (with NQ_CST_IDLE, without NQ_CST_TWO): the last row counted on every step as
+ * popc(f) x (1 on the row before the last, else 0), one 64-bit multiply-add, the 1 read off
+ * the all-ones word after the last level, the look-ahead's word there: its bit 31 (bit 2
+ * with NQ_CST_LOW), which no level's word has. An idle search's f is 0 (NQ_CST_IDLE). */
+#ifndef NQ_CST_MUL
+#define NQ_CST_MUL 0
+#endif
+#if NQ_CST_MUL && (!NQ_CST_IDLE || NQ_CST_TWO)
+#error "NQ_CST_MUL needs NQ_CST_IDLE and not NQ_CST_TWO"
+#endif
 #if NQ_CST_NOT
 #define NQ_CST_NONE 0xffffffffu /* candidates word with no candidate */
 #define NQ_CST_CAND(w) (~(w))   /* the candidates of a kept word */
@@ -190,6 +200,21 @@ NQ_CST_FN uint32_t nq_cst_shr(uint32_t x, uint32_t a)
     return __funnelshift_r(x, 0u, a); /* x >> (a & 31) */
 #else
     return x >> a;
+#endif
+}
+
+/* 1 if p is the all-ones word after the last level, 0 if a level's word (NQ_CST_MUL): by
+ * multiplies, which the GPU issues to its multiply-add pipe. */
+NQ_CST_FN uint32_t nq_cst_marker(uint32_t p)
+{
+#if NQ_CST_LOW && defined(__CUDA_ARCH__)
+    return __umulhi(p * (1u << 29), 2u); /* bit 2 */
+#elif NQ_CST_LOW
+    return (p >> 2) & 1u;
+#elif defined(__CUDA_ARCH__)
+    return __umulhi(p, 2u); /* bit 31 */
+#else
+    return p >> 31;
 #endif
 }
 
@@ -434,11 +459,27 @@ NQ_CST_FN void nq_cst_step(nq_cst_state *s, uint32_t *stack, int stride, const i
         const int push = NQ_CST_ANY && (NQ_CST_LAZY || f != 0) &&
                          (nq_cst_shl(nl, sh1) | nq_cst_shr(nr, sh1) | nc | np2) != 0xffffffffu;
 #if NQ_CST_NOT
+#if NQ_CST_MUL
+        {
+            const uint32_t m = (32u - (uint32_t)nq_cst_popc(fw)) * nq_cst_marker(np2);
+            s->cnt += (uint64_t)m;
+            if (count_nodes)
+                s->nodes += (uint64_t)m;
+        }
+#else
         { /* the row before the last: count the last row, 32 - (popc there, else 32) */
             const uint32_t t = (NQ_CST_ANY && at + lw == s->last) ? (uint32_t)nq_cst_popc(fw) : 32u;
             s->cnt += (uint64_t)(32u - t);
             if (count_nodes)
                 s->nodes += (uint64_t)(32u - t);
+        }
+#endif
+#elif NQ_CST_MUL
+        {
+            const uint32_t m = (uint32_t)nq_cst_popc(f) * nq_cst_marker(np2);
+            s->cnt += (uint64_t)m;
+            if (count_nodes)
+                s->nodes += (uint64_t)m;
         }
 #else
         if (NQ_CST_ANY && at + lw == s->last) { /* the row before the last: count the last row */
