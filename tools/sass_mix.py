@@ -42,12 +42,9 @@ def opcodes(defines: list[str], unroll: int, nvcc: str) -> collections.Counter:
             ],
             check=True,
         )
+        cuobjdump = os.environ.get("CUOBJDUMP") or os.path.join(os.path.dirname(nvcc), "cuobjdump")
         sass = subprocess.run(
-            [
-                os.environ.get("CUOBJDUMP") or os.path.join(os.path.dirname(nvcc), "cuobjdump"),
-                "-sass",
-                cubin,
-            ],
+            [cuobjdump, "-sass", cubin],
             check=True,
             capture_output=True,
             text=True,
