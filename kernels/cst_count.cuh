@@ -49,6 +49,9 @@ __device__ __forceinline__ void cst_count_tasks(const uint4* __restrict__ tasks,
 
     nq_cst_state s;
     s.ld = s.rd = s.col = s.bm = s.p = s.live = 0;
+#if NQ_CST_NOT
+    s.bm = NQ_CST_NONE;  // idle
+#endif
     s.kbit = 1;
     s.at = 0;
     s.last = -1;

@@ -66,6 +66,78 @@ extern "C" {
 #define NQ_CST_SHIFT 27  /* P[k] >> NQ_CST_SHIFT: rows to the next free row */
 #define NQ_CST_LEVEL_WORDS 5
 
+/* Compile-time variants of the step (issue 37; 0, the default, is the step described
+ * above). NQ_CST_TWO: the last two free rows counted at once from the row before them
+ * (the row before the last is never entered; nq_cst_pairs), 1 with the count predicated,
+ * 2 with the count as a branch. */
+#ifndef NQ_CST_TWO
+#define NQ_CST_TWO 0
+#endif
+/* NQ_CST_V4: a level's stored words (candidates left, ld, rd, columns) as one 16-byte
+ * record a thread, after the level's P words: level k is stack[5 k stride] P[k] (one word a
+ * thread) and, from stack[(5 k + 1) stride] on, the threads' records in a row (4 words a
+ * thread: on the GPU one STS.128 a push, one LDS.128 a pop, 8 threads a wavefront, no
+ * conflict). The size is the default's; the stride must be a multiple of 4 and the base
+ * 16-byte aligned. At stride 1 (the CPU) the words lie where the default puts them. */
+#ifndef NQ_CST_V4
+#define NQ_CST_V4 0
+#endif
+/* NQ_CST_ADD: the step's ORs and XORs of bits known disjoint (a candidate into ld, rd and the
+ * columns, where it is free; the live bit of a level into `live`) as adds and subtracts,
+ * which ptxas issues as IMAD.IADD to the multiply-add pipe instead of LOP3 to the logic
+ * pipe. */
+#ifndef NQ_CST_ADD
+#define NQ_CST_ADD 0
+#endif
+/* NQ_CST_LOW: the search's masks hold column j at bit j + 5 (bits 0-4 always taken, in the
+ * columns word), and P[k] keeps its row distance in bits 0-4: a shift by P[k] itself, the
+ * count taken mod 32 (a wrapping funnel shift, one SHF on the GPU), is the shift by the
+ * distance, with no extraction of it. Tasks keep the layout above: nq_cst_begin shifts
+ * them in, nq_cst_spill out. */
+#ifndef NQ_CST_LOW
+#define NQ_CST_LOW 0
+#endif
+/* NQ_CST_NOT: the candidates (s->bm and the stored candidates) kept complemented, a 0 bit
+ * a candidate, so that the step stores the next row's attacked squares as they come
+ * (no NOT) and counts the last row as 32 - popc of them; all ones: no candidate. */
+#ifndef NQ_CST_NOT
+#define NQ_CST_NOT 0
+#endif
+/* NQ_CST_IDLE: a search with no candidate anywhere (idle) gets all columns taken, so that
+ * its step's placement (of no candidate) finds no free square, and nothing tests for a
+ * candidate: the count and the push need no `bm != 0`. */
+#ifndef NQ_CST_IDLE
+#define NQ_CST_IDLE 0
+#endif
+/* NQ_CST_LAZY: a placement whose next row has no free square is pushed all the same if the
+ * look-ahead passes (the next step pops straight back past the empty level, as it pops
+ * past any): the push tests one word less. Steps stay the same. */
+#ifndef NQ_CST_LAZY
+#define NQ_CST_LAZY 0
+#endif
+/* NQ_CST_MUL (with NQ_CST_IDLE, without NQ_CST_TWO): the last row counted on every step as
+ * popc(f) x (1 on the row before the last, else 0), one 64-bit multiply-add, the 1 read off
+ * the all-ones word after the last level, the look-ahead's word there: its bit 31 (bit 2
+ * with NQ_CST_LOW), which no level's word has. An idle search's f is 0 (NQ_CST_IDLE). */
+#ifndef NQ_CST_MUL
+#define NQ_CST_MUL 0
+#endif
+#if NQ_CST_MUL && (!NQ_CST_IDLE || NQ_CST_TWO)
+#error "NQ_CST_MUL needs NQ_CST_IDLE and not NQ_CST_TWO"
+#endif
+#if NQ_CST_NOT
+#define NQ_CST_NONE 0xffffffffu /* candidates word with no candidate */
+#define NQ_CST_CAND(w) (~(w))   /* the candidates of a kept word */
+#else
+#define NQ_CST_NONE 0u
+#define NQ_CST_CAND(w) (w)
+#endif
+#if NQ_CST_LOW
+#define NQ_CST_OFF 5 /* the bit of column 0 in the search's masks */
+#else
+#define NQ_CST_OFF 0
+#endif
+
 typedef struct {
     uint32_t w[NQ_CST_WORDS];
 } nq_cst_task;
@@ -92,6 +164,84 @@ typedef struct {
 
 NQ_CST_FN uint32_t nq_cst_lowbit(uint32_t x) { return x & (0u - x); }
 
+/* The row distance of a level's word p; the shift amount of p (what nq_cst_shl and
+ * nq_cst_shr take: the distance, or with NQ_CST_LOW the word itself); x shifted by it
+ * (left: the left diagonals). */
+NQ_CST_FN uint32_t nq_cst_dist(uint32_t p)
+{
+#if NQ_CST_LOW
+    return p & 31u;
+#else
+    return p >> NQ_CST_SHIFT;
+#endif
+}
+
+NQ_CST_FN uint32_t nq_cst_shamt(uint32_t p)
+{
+#if NQ_CST_LOW && defined(__CUDA_ARCH__)
+    return p;
+#else
+    return nq_cst_dist(p);
+#endif
+}
+
+NQ_CST_FN uint32_t nq_cst_shl(uint32_t x, uint32_t a)
+{
+#if NQ_CST_LOW && defined(__CUDA_ARCH__)
+    return __funnelshift_l(0u, x, a); /* x << (a & 31) */
+#else
+    return x << a;
+#endif
+}
+
+NQ_CST_FN uint32_t nq_cst_shr(uint32_t x, uint32_t a)
+{
+#if NQ_CST_LOW && defined(__CUDA_ARCH__)
+    return __funnelshift_r(x, 0u, a); /* x >> (a & 31) */
+#else
+    return x >> a;
+#endif
+}
+
+/* 1 if p is the all-ones word after the last level, 0 if a level's word (NQ_CST_MUL): by
+ * multiplies, which the GPU issues to its multiply-add pipe. */
+NQ_CST_FN uint32_t nq_cst_marker(uint32_t p)
+{
+#if NQ_CST_LOW && defined(__CUDA_ARCH__)
+    return __umulhi(p * (1u << 29), 2u); /* bit 2 */
+#elif NQ_CST_LOW
+    return (p >> 2) & 1u;
+#elif defined(__CUDA_ARCH__)
+    return __umulhi(p, 2u); /* bit 31 */
+#else
+    return p >> 31;
+#endif
+}
+
+/* a | b and a ^ b for a, b with no common bit, and a & ~b for b within a (NQ_CST_ADD) */
+#if NQ_CST_ADD
+#define NQ_CST_OR(a, b) ((a) + (b))
+#define NQ_CST_DEL(a, b) ((a) - (b))
+#else
+#define NQ_CST_OR(a, b) ((a) | (b))
+#define NQ_CST_DEL(a, b) ((a) ^ (b))
+#endif
+
+/* Word j (0 candidates, 1 ld, 2 rd, 3 columns) of the stored record of the level at offset
+ * `at`: its index in this thread's stack. */
+#if NQ_CST_V4
+#ifndef NQ_CST_TID
+#ifdef __CUDA_ARCH__
+#define NQ_CST_TID ((int)threadIdx.x) /* the stack is the block's storage + threadIdx.x */
+#else
+#define NQ_CST_TID 0 /* stride 1 (a test may simulate a block by defining it) */
+#endif
+#endif
+#define NQ_CST_REC(at, stride, j) ((at) + (stride) + 3 * NQ_CST_TID + (j))
+#else
+#define NQ_CST_REC(at, stride, j) ((at) + ((j) + 1) * (stride))
+#endif
+
 NQ_CST_FN int nq_cst_popc(uint32_t x)
 {
 #ifdef __CUDA_ARCH__
@@ -99,6 +249,18 @@ NQ_CST_FN int nq_cst_popc(uint32_t x)
 #else
     return __builtin_popcount(x);
 #endif
+}
+
+/* The completions of two free rows d rows apart, with free squares f1 (the first) and f2
+ * (the second, given the queens above the first): the pairs of a square of each, less
+ * those in one column or on one diagonal (f2's square d columns right or left of f1's).
+ * Both masks have no bit off the board; a shifted-out bit could never have matched. */
+NQ_CST_FN uint32_t nq_cst_shl(uint32_t x, uint32_t a);
+NQ_CST_FN uint32_t nq_cst_shr(uint32_t x, uint32_t a);
+NQ_CST_FN uint32_t nq_cst_pairs(uint32_t f1, uint32_t f2, uint32_t d)
+{ /* d: the shift amount (nq_cst_shamt) of the first row's level word */
+    return (uint32_t)nq_cst_popc(f1) * (uint32_t)nq_cst_popc(f2) -
+           (uint32_t)(nq_cst_popc(f1 & f2) + nq_cst_popc(f1 & nq_cst_shl(f2, d)) + nq_cst_popc(f1 & nq_cst_shr(f2, d)));
 }
 
 /* The frame's diagonals as two 64-bit masks: a queen (r, j) sets bit 32 + j - r of *lm
@@ -139,14 +301,14 @@ NQ_CST_FN int nq_cst_begin(nq_cst_state *s, const uint32_t *task, int n, uint32_
     int r, k = 0;
     uint32_t f;
 
-    s->ld = task[0];
-    s->rd = task[1];
-    s->col = task[2] | ~board;
+    s->ld = task[0] << NQ_CST_OFF;
+    s->rd = task[1] << NQ_CST_OFF;
+    s->col = (task[2] << NQ_CST_OFF) | ~(board << NQ_CST_OFF);
     s->weight = (info >> 25) & 15u;
     s->cnt = 0;
     s->nodes = 0;
     s->at = 0;
-    s->bm = 0;
+    s->bm = NQ_CST_NONE;
     s->live = 0;
     s->kbit = 1;
     if (start > n - 2) { /* no free row: the frame (and the placed queens) is a solution */
@@ -161,8 +323,12 @@ NQ_CST_FN int nq_cst_begin(nq_cst_state *s, const uint32_t *task, int n, uint32_
         int next = r + 1;
         next += next == c || next == d;
         next += next == c || next == d;
+#if NQ_CST_LOW
+        stack[(NQ_CST_LEVEL_WORDS * k) * stride] = (nq_cst_frame_at(lm, rm, r) & board) << NQ_CST_OFF | (uint32_t)(next - r);
+#else
         stack[(NQ_CST_LEVEL_WORDS * k) * stride] =
             (nq_cst_frame_at(lm, rm, r) & board) | (uint32_t)(next - r) << NQ_CST_SHIFT;
+#endif
         r = next;
     }
     stack[(NQ_CST_LEVEL_WORDS * k) * stride] = 0xffffffffu; /* past the last level: nothing free */
@@ -174,12 +340,23 @@ NQ_CST_FN int nq_cst_begin(nq_cst_state *s, const uint32_t *task, int n, uint32_
         s->nodes = s->cnt;
         return 0;
     }
-    s->bm = f;
+#if NQ_CST_TWO
+    /* the row before the last is never entered: `last` is its offset (a step counts on the
+     * row before it), and a start on it is counted here */
+    s->last -= NQ_CST_LEVEL_WORDS * stride;
+    if (k == 2) {
+        const uint32_t sh = nq_cst_shamt(s->p), p1 = stack[NQ_CST_LEVEL_WORDS * stride];
+        s->cnt = nq_cst_pairs(f, ~(nq_cst_shl(s->ld, sh) | nq_cst_shr(s->rd, sh) | s->col | p1), sh);
+        s->nodes = (uint64_t)nq_cst_popc(f) + s->cnt;
+        return 0;
+    }
+#endif
+    s->bm = NQ_CST_CAND(f);
     return f != 0;
 }
 
 /* 1 while the task has work left (a candidate at the current level or a stored one). */
-NQ_CST_FN int nq_cst_busy(const nq_cst_state *s) { return (s->bm | s->live) != 0; }
+NQ_CST_FN int nq_cst_busy(const nq_cst_state *s) { return (NQ_CST_CAND(s->bm) | s->live) != 0; }
 
 /* The highest set bit of x != 0 (one FLO on the GPU). */
 NQ_CST_FN int nq_cst_highbit(uint32_t x)
@@ -209,44 +386,131 @@ NQ_CST_FN void nq_cst_step(nq_cst_state *s, uint32_t *stack, int stride, const i
     const int lw = NQ_CST_LEVEL_WORDS * stride; /* one level's words */
     uint32_t bm = s->bm, ld = s->ld, rd = s->rd, col = s->col, p = s->p, live = s->live, kbit = s->kbit;
     int at = s->at;
-    if (bm == 0 && live != 0) { /* back to the nearest stored level, its words as stored */
+    if (bm == NQ_CST_NONE && live != 0) { /* back to the nearest stored level, its words as stored */
         const int k = nq_cst_highbit(live);
         kbit = 1u << k;
-        live ^= kbit;
+        live = NQ_CST_DEL(live, kbit);
         at = k * lw;
         p = stack[at];
-        bm = stack[at + stride];
-        ld = stack[at + 2 * stride];
-        rd = stack[at + 3 * stride];
-        col = stack[at + 4 * stride];
+#if NQ_CST_V4 && defined(__CUDA_ARCH__)
+        {
+            const uint4 r = *(const uint4 *)(stack + NQ_CST_REC(at, stride, 0));
+            bm = r.x;
+            ld = r.y;
+            rd = r.z;
+            col = r.w;
+        }
+#else
+        bm = stack[NQ_CST_REC(at, stride, 0)];
+        ld = stack[NQ_CST_REC(at, stride, 1)];
+        rd = stack[NQ_CST_REC(at, stride, 2)];
+        col = stack[NQ_CST_REC(at, stride, 3)];
+#endif
     }
+#if NQ_CST_IDLE
+    else if (bm == NQ_CST_NONE) {
+        col = 0xffffffffu; /* idle: no square free */
+    }
+#define NQ_CST_ANY 1
+#else
+#define NQ_CST_ANY any
+#endif
     {
         /* the lowest candidate (none: an idle search, nothing is placed or counted) */
-        const int any = bm != 0;
-        const uint32_t bit = nq_cst_lowbit(bm), rest = bm ^ bit, sh = p >> NQ_CST_SHIFT;
-        const uint32_t nl = (ld | bit) << sh, nr = (rd | bit) >> sh, nc = col | bit;
+        const int any = bm != NQ_CST_NONE;
+#if NQ_CST_NOT /* the lowest 0 bit, set in rest */
+        const uint32_t bit = ~bm & (bm + 1u), rest = NQ_CST_OR(bm, bit), sh = nq_cst_shamt(p);
+#else
+        const uint32_t bit = nq_cst_lowbit(bm), rest = NQ_CST_DEL(bm, bit), sh = nq_cst_shamt(p);
+#endif
+        const uint32_t nl = nq_cst_shl(NQ_CST_OR(ld, bit), sh), nr = nq_cst_shr(NQ_CST_OR(rd, bit), sh);
+        const uint32_t nc = NQ_CST_OR(col, bit);
         const uint32_t np = stack[at + lw], np2 = stack[at + 2 * lw];
-        const uint32_t f = ~(nl | nr | nc | np), sh1 = np >> NQ_CST_SHIFT;
-        const int push = any && f != 0 && ((nl << sh1) | (nr >> sh1) | nc | np2) != 0xffffffffu;
-        if (any && at + lw == s->last) { /* the row before the last: count the last row */
-            const int m = nq_cst_popc(f);
+#if NQ_CST_NOT
+        const uint32_t fw = nl | nr | nc | np, f = ~fw, sh1 = nq_cst_shamt(np); /* fw: f as kept */
+#define NQ_CST_POPF (32u - (uint32_t)nq_cst_popc(fw))
+#else
+        const uint32_t f = ~(nl | nr | nc | np), sh1 = nq_cst_shamt(np);
+#define NQ_CST_POPF nq_cst_popc(f)
+#endif
+#if NQ_CST_TWO
+        /* two rows before the last: the last two rows counted (f and the look-ahead's free
+         * squares, sh1 rows apart), nothing pushed; the queens counted are what the default
+         * step would place there */
+        const uint32_t g = nq_cst_shl(nl, sh1) | nq_cst_shr(nr, sh1) | nc | np2;
+        const int here = NQ_CST_ANY && at + lw == s->last;
+        const int push = NQ_CST_ANY && !(at + lw == s->last) && f != 0 && g != 0xffffffffu;
+#if NQ_CST_TWO == 1
+        {
+            const uint32_t m = nq_cst_pairs(f, ~g, sh1) & (0u - (uint32_t)here);
+            s->cnt += (uint64_t)m;
+            if (count_nodes)
+                s->nodes += (uint64_t)m + (uint64_t)((uint32_t)nq_cst_popc(f) & (0u - (uint32_t)(here && g != 0xffffffffu)));
+        }
+#else
+        if (here) {
+            const uint32_t m = nq_cst_pairs(f, ~g, sh1);
+            s->cnt += (uint64_t)m;
+            if (count_nodes)
+                s->nodes += (uint64_t)m + (g != 0xffffffffu ? (uint64_t)nq_cst_popc(f) : 0);
+        }
+#endif
+#else
+        const int push = NQ_CST_ANY && (NQ_CST_LAZY || f != 0) &&
+                         (nq_cst_shl(nl, sh1) | nq_cst_shr(nr, sh1) | nc | np2) != 0xffffffffu;
+#if NQ_CST_NOT
+#if NQ_CST_MUL
+        {
+            const uint32_t m = (32u - (uint32_t)nq_cst_popc(fw)) * nq_cst_marker(np2);
             s->cnt += (uint64_t)m;
             if (count_nodes)
                 s->nodes += (uint64_t)m;
         }
+#else
+        { /* the row before the last: count the last row, 32 - (popc there, else 32) */
+            const uint32_t t = (NQ_CST_ANY && at + lw == s->last) ? (uint32_t)nq_cst_popc(fw) : 32u;
+            s->cnt += (uint64_t)(32u - t);
+            if (count_nodes)
+                s->nodes += (uint64_t)(32u - t);
+        }
+#endif
+#elif NQ_CST_MUL
+        {
+            const uint32_t m = (uint32_t)nq_cst_popc(f) * nq_cst_marker(np2);
+            s->cnt += (uint64_t)m;
+            if (count_nodes)
+                s->nodes += (uint64_t)m;
+        }
+#else
+        if (NQ_CST_ANY && at + lw == s->last) { /* the row before the last: count the last row */
+            const int m = NQ_CST_POPF;
+            s->cnt += (uint64_t)m;
+            if (count_nodes)
+                s->nodes += (uint64_t)m;
+        }
+#endif
+#endif
         if (count_nodes)
             s->nodes += (uint64_t)any;
         if (push) {
-            if (rest != 0) { /* the level's words, read back when the search returns */
-                stack[at + stride] = rest;
-                stack[at + 2 * stride] = ld;
-                stack[at + 3 * stride] = rd;
-                stack[at + 4 * stride] = col;
-                live |= kbit;
+            if (rest != NQ_CST_NONE) { /* the level's words, read back when the search returns */
+#if NQ_CST_V4 && defined(__CUDA_ARCH__)
+                *(uint4 *)(stack + NQ_CST_REC(at, stride, 0)) = make_uint4(rest, ld, rd, col);
+#else
+                stack[NQ_CST_REC(at, stride, 0)] = rest;
+                stack[NQ_CST_REC(at, stride, 1)] = ld;
+                stack[NQ_CST_REC(at, stride, 2)] = rd;
+                stack[NQ_CST_REC(at, stride, 3)] = col;
+#endif
+                live = NQ_CST_OR(live, kbit);
             }
             at += lw;
             kbit <<= 1;
+#if NQ_CST_NOT
+            bm = fw;
+#else
             bm = f;
+#endif
             ld = nl;
             rd = nr;
             col = nc;
@@ -263,6 +527,8 @@ NQ_CST_FN void nq_cst_step(nq_cst_state *s, uint32_t *stack, int stride, const i
         s->col = col;
         s->p = p;
     }
+#undef NQ_CST_POPF
+#undef NQ_CST_ANY
 }
 
 /* Completions of one task (unweighted); adds the queens placed to *nodes if not NULL.
@@ -387,11 +653,11 @@ NQ_CST_FN int nq_cst_spill_size(const nq_cst_state *s, const uint32_t *stack, in
 {
     const int lw = NQ_CST_LEVEL_WORDS * stride;
     uint32_t live = s->live;
-    int total = nq_cst_popc(s->bm);
+    int total = nq_cst_popc(NQ_CST_CAND(s->bm));
     while (live != 0) {
         const int k = nq_cst_highbit(live);
         live ^= 1u << k;
-        total += nq_cst_popc(stack[k * lw + stride]);
+        total += nq_cst_popc(NQ_CST_CAND(stack[NQ_CST_REC(k * lw, stride, 0)]));
     }
     return total;
 }
@@ -405,28 +671,29 @@ NQ_CST_FN int nq_cst_spill(nq_cst_state *s, const uint32_t *stack, int stride, i
     const uint32_t board = (n >= 32) ? 0xffffffffu : ((1u << n) - 1u);
     int k, row = (int)(info & 31u), written = 0;
     for (k = 0; k <= cur; k++) {
-        const int sh = (int)(stack[k * lw] >> NQ_CST_SHIFT);
+        const int sh = (int)nq_cst_dist(stack[k * lw]);
         uint32_t cand = 0, ld = 0, rd = 0, col = 0;
         if (k == cur) {
-            cand = s->bm;
+            cand = NQ_CST_CAND(s->bm);
             ld = s->ld;
             rd = s->rd;
             col = s->col;
         } else if ((s->live >> k) & 1u) {
-            cand = stack[k * lw + stride];
-            ld = stack[k * lw + 2 * stride];
-            rd = stack[k * lw + 3 * stride];
-            col = stack[k * lw + 4 * stride];
+            cand = NQ_CST_CAND(stack[NQ_CST_REC(k * lw, stride, 0)]);
+            ld = stack[NQ_CST_REC(k * lw, stride, 1)];
+            rd = stack[NQ_CST_REC(k * lw, stride, 2)];
+            col = stack[NQ_CST_REC(k * lw, stride, 3)];
         }
         while (cand != 0) {
             const uint32_t bit = nq_cst_lowbit(cand);
             cand ^= bit;
-            nq_cst_put(out, (uint64_t)written++, cap, (ld | bit) << sh, (rd | bit) >> sh, (col | bit) & board,
+            nq_cst_put(out, (uint64_t)written++, cap, ((ld | bit) << sh) >> NQ_CST_OFF, ((rd | bit) >> sh) >> NQ_CST_OFF,
+                       ((col | bit) >> NQ_CST_OFF) & board,
                        (info & ~31u) | (uint32_t)(row + sh));
         }
         row += sh;
     }
-    s->bm = 0;
+    s->bm = NQ_CST_NONE;
     s->live = 0;
     return written;
 }
