@@ -109,6 +109,8 @@
 #                     N=19..21; cdp-cst and graph-cst with the counting kernels' shared carveout preference at 100%
 #   cst-whole3        fast and graph-cst at N=19..21, three whole processes each, interleaved (medians)
 #   cst-22b           fast and graph-cst at N=22, one round each
+#   cst-k37           the constellation kernel's step variants (issue 37; \$K37_VARIANTS, ';'-separated builds)
+#                     at N=16, 19, 20 (\$K37_N), medians of 3, each count verified (tools/cst_variants.py)
 #   cst-whole21       fast and graph-cst at N=21, seven whole processes each, interleaved (medians)
 #   cdp-cst-big       cdp-cst at N=20..22, one round each (N=22 takes about 7 minutes)
 #   cst-open          graph-cst's and fast's sessions opened at N=21 under cProfile (by cumulative and own time)
@@ -383,6 +385,8 @@ for stage in "${stages[@]}"; do
           --case graph-cst:carveout=100 --timeout 40 --budget-s 110; echo exit \$?" ;;
     cst-whole3) run cst-whole3 150 bash -c "timeout 145 python3 tools/cdp_cst_table.py --n 19:21 --case fast --case graph-cst \
           --repeats 3 --timeout 40 --budget-s 130 --out \$OUT/cst-whole3; echo exit \$?" ;;
+    cst-k37) run cst-k37 420 bash -c "timeout 415 python3 tools/cst_variants.py --n \${K37_N:-16,19,20} --rounds 3 \
+          --variants \"\$K37_VARIANTS\" -o \$OUT/cst-k37.json; echo exit \$?" ;;
     cst-whole21) run cst-whole21 280 bash -c "timeout 275 python3 tools/cdp_cst_table.py --n 21 --case fast --case graph-cst \
           --repeats 7 --timeout 40 --budget-s 250 --out \$OUT/cst-whole21; echo exit \$?" ;;
     cst-22b) run cst-22b 280 bash -c "timeout 275 python3 tools/cdp_cst_table.py --n 22 --case fast --case graph-cst \
