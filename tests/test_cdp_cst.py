@@ -168,8 +168,8 @@ def test_kernels_compile_and_device_link(tmp_path, toolkit, file, defines):
 
 def test_generation_0_without_refinement_is_fasts_kernel(tmp_path, toolkit):
     """cc_count0 and cg_count0, built as the runs build them (-rdc, cudadevrt), are fast's
-    constellation kernel: its registers, no stack, no spills; the budgeted kernels spill no
-    register."""
+    constellation kernel: its registers (or one more), no stack, no spills; the budgeted kernels
+    spill no register."""
     from nqprof.catalog import catalog
     from nqprof.cuda import nvcc
 
@@ -195,7 +195,9 @@ def test_generation_0_without_refinement_is_fasts_kernel(tmp_path, toolkit):
                     catalog()[file], "sm_90", defines=defines, toolkit=toolkit, workdir=work
                 )
             }
-            assert rows[plain].registers == fast.registers, (file, block)
+            # the same loop; -rdc's allocation may take one register more (38 against 37 for
+            # the step of docs/results/fast-ladder.md's issue-37 rung), never a stack
+            assert 0 <= rows[plain].registers - fast.registers <= 1, (file, block)
             assert rows[plain].local_bytes == rows[plain].spill_stores == 0, (file, block)
             assert rows[budgeted].spill_stores == rows[budgeted].spill_loads == 0
 

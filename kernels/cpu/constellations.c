@@ -339,12 +339,16 @@ uint64_t nq_cst_search(const uint32_t *task, int n, nq_cst_node *work)
     if (!nq_cst_begin(&s, task, n, stack, 1))
         return s.cnt;
     last = s.last / NQ_CST_LEVEL_WORDS; /* an offset at stride 1 */
-    for (i = 0; i <= last + 1; i++)
-        p[i] = stack[NQ_CST_LEVEL_WORDS * i];
-    work[0].ld = s.ld;
-    work[0].rd = s.rd;
-    work[0].col = s.col;
-    work[0].free = s.bm;
+    /* the level words in the layout of the header's comment (column j at bit j, the row
+     * distance in bits 27-28), whatever layout the GPU's step keeps them in */
+    for (i = 0; i <= last + 1; i++) {
+        const uint32_t w = stack[NQ_CST_LEVEL_WORDS * i];
+        p[i] = NQ_CST_OFF ? (w >> NQ_CST_OFF) | (w & 31u) << NQ_CST_SHIFT : w;
+    }
+    work[0].ld = task[0];
+    work[0].rd = task[1];
+    work[0].col = task[2] | ~((n >= 32) ? 0xffffffffu : ((1u << n) - 1u));
+    work[0].free = ~(work[0].ld | work[0].rd | work[0].col | p[0]);
     return nq_cst_expand(p, last, work, 0, work, 1);
 }
 

@@ -87,7 +87,7 @@ extern "C" {
  * which ptxas issues as IMAD.IADD to the multiply-add pipe instead of LOP3 to the logic
  * pipe. */
 #ifndef NQ_CST_ADD
-#define NQ_CST_ADD 0
+#define NQ_CST_ADD 1
 #endif
 /* NQ_CST_LOW: the search's masks hold column j at bit j + 5 (bits 0-4 always taken, in the
  * columns word), and P[k] keeps its row distance in bits 0-4: a shift by P[k] itself, the
@@ -95,7 +95,7 @@ extern "C" {
  * distance, with no extraction of it. Tasks keep the layout above: nq_cst_begin shifts
  * them in, nq_cst_spill out. */
 #ifndef NQ_CST_LOW
-#define NQ_CST_LOW 0
+#define NQ_CST_LOW 1
 #endif
 /* NQ_CST_NOT: the candidates (s->bm and the stored candidates) kept complemented, a 0 bit
  * a candidate, so that the step stores the next row's attacked squares as they come
@@ -107,20 +107,20 @@ extern "C" {
  * its step's placement (of no candidate) finds no free square, and nothing tests for a
  * candidate: the count and the push need no `bm != 0`. */
 #ifndef NQ_CST_IDLE
-#define NQ_CST_IDLE 0
+#define NQ_CST_IDLE 1
 #endif
 /* NQ_CST_LAZY: a placement whose next row has no free square is pushed all the same if the
  * look-ahead passes (the next step pops straight back past the empty level, as it pops
  * past any): the push tests one word less. Steps stay the same. */
 #ifndef NQ_CST_LAZY
-#define NQ_CST_LAZY 0
+#define NQ_CST_LAZY 1
 #endif
 /* NQ_CST_MUL (with NQ_CST_IDLE, without NQ_CST_TWO): the last row counted on every step as
  * popc(f) x (1 on the row before the last, else 0), one 64-bit multiply-add, the 1 read off
  * the all-ones word after the last level, the look-ahead's word there: its bit 31 (bit 2
  * with NQ_CST_LOW), which no level's word has. An idle search's f is 0 (NQ_CST_IDLE). */
 #ifndef NQ_CST_MUL
-#define NQ_CST_MUL 0
+#define NQ_CST_MUL 1
 #endif
 #if NQ_CST_MUL && (!NQ_CST_IDLE || NQ_CST_TWO)
 #error "NQ_CST_MUL needs NQ_CST_IDLE and not NQ_CST_TWO"
