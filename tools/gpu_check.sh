@@ -10,6 +10,7 @@
 #   cst-variants   fast's constellation kernel at N=16..20, then block x unroll at N=19
 #   cst-mix        the constellation kernel's SASS opcodes per step (tools/sass_mix.py; CST_MIX: more builds)
 #   cst-ncu        ncu on the constellation kernel at N=17: instructions, lanes, occupancy, issue slots, pipes
+#                  (each build of \$K37_VARIANTS if set)
 #   fast23b        fast N=1..19 verified, N=16..21 timed; CPU: serial-d4 vs serial, multicore vs the mirror pool
 #   cst-sass       the constellation kernel's SASS and ncu's per-instruction execution counts and stall reasons
 #                  at N=16 ($OUT/sass)
@@ -283,7 +284,7 @@ for stage in "${stages[@]}"; do
           -o \$OUT/cst-variants-tune.json; echo exit \$?" ;;
     cst-mix) run cst-mix 200 python3 tools/sass_mix.py ${CST_MIX:-} ;;
     cst-ncu) run cst-ncu 400 ncu --kernel-name constellation --launch-count 4 --metrics $CST_METRICS,$PIPE_METRICS \
-        python3 tools/cst_variants.py --n 17 --rounds 1 ;;
+        python3 tools/cst_variants.py --n 17 --rounds 1 ${K37_VARIANTS:+--variants "$K37_VARIANTS"} ;;
     fast23b) run fast23b 560 bash -c "$(fast_steps fast23b)
         echo '--- (d) CPU: serial vs serial-d4 at N=16; the mirror pool vs multicore at N=17 (every core)';
         timeout 150 python3 bench/cst_cpu.py --twin 16 --pool 17 --repeats 3; echo exit \$?" ;;
