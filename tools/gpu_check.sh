@@ -112,6 +112,7 @@
 #   cst-22b           fast and graph-cst at N=22, one round each
 #   cst-k37           the constellation kernel's step variants (issue 37; \$K37_VARIANTS, ';'-separated builds)
 #                     at N=16, 19, 20 (\$K37_N), medians of 3, each count verified (tools/cst_variants.py)
+#   cst-sweep37       fast's block (64, 128, 256) at N=19, 20 and depth (3, 5 against the default 4) at N=20, medians of 3
 #   cst-whole21       fast and graph-cst at N=21, seven whole processes each, interleaved (medians)
 #   cdp-cst-big       cdp-cst at N=20..22, one round each (N=22 takes about 7 minutes)
 #   cst-open          graph-cst's and fast's sessions opened at N=21 under cProfile (by cumulative and own time)
@@ -388,6 +389,9 @@ for stage in "${stages[@]}"; do
           --repeats 3 --timeout 40 --budget-s 130 --out \$OUT/cst-whole3; echo exit \$?" ;;
     cst-k37) run cst-k37 420 bash -c "timeout 415 python3 tools/cst_variants.py --n \${K37_N:-16,19,20} --rounds 3 \
           --variants \"\$K37_VARIANTS\" -o \$OUT/cst-k37.json; echo exit \$?" ;;
+    cst-sweep37) run cst-sweep37 200 bash -c "timeout 120 python3 tools/cst_variants.py --n 19,20 --blocks 64,128,256 \
+          --rounds 3 -o \$OUT/cst-sweep37-block.json; echo exit \$?;
+        timeout 70 python3 tools/cst_variants.py --n 20 --depth 3,5 --rounds 3 -o \$OUT/cst-sweep37-depth.json; echo exit \$?" ;;
     cst-whole21) run cst-whole21 280 bash -c "timeout 275 python3 tools/cdp_cst_table.py --n 21 --case fast --case graph-cst \
           --repeats 7 --timeout 40 --budget-s 250 --out \$OUT/cst-whole21; echo exit \$?" ;;
     cst-22b) run cst-22b 280 bash -c "timeout 275 python3 tools/cdp_cst_table.py --n 22 --case fast --case graph-cst \
