@@ -6,18 +6,23 @@
 // orbit size), extended by `depth` queens on free rows; 4 words per task (the layout of
 // cpu/constellations.h). The per-task search is that header's nq_cst_begin/nq_cst_step,
 // the very functions the CPU tests run: a plain bitmask DFS over the free rows, no
-// symmetry test per node, frame rows skipped by the per-level shift, the last free row
-// counted by popc, 32-bit masks and 64-bit counts. Each step places one queen: a search
-// whose level has no candidate left goes back to the nearest level that has (a bit mask
-// of the stored levels), levels are reached by offsets, and every change is predicated
-// but a pop's loads, so a warp runs one instruction stream (on an H200 23% faster at N=20
-// than the flat step it replaced, which spent a quarter of its steps on exhausted levels;
-// the ladder is in docs/results/fast-ladder.md).
+// symmetry test per node, 32-bit masks (column j at bit j + 5; begin shifts a task's words
+// in) and 64-bit counts. Each step places one queen: a search whose level has no
+// candidate left goes back to the nearest level that has (a bit mask of the stored
+// levels), levels are reached by offsets, and every change is predicated but a pop's
+// loads, so a warp runs one instruction stream. Each level's word holds its row distance
+// in bits 0-4 and is itself the (wrapping) shift amount of the diagonals, so frame rows
+// are skipped with no extraction; ORs of disjoint bits (a placement) are adds; an idle
+// lane has every column taken, so no step tests for a candidate; a push does not test the
+// next row's free squares (the next step pops straight back past an empty level); the
+// last free row is counted on every step as popc x a marker bit of the look-ahead's word
+// (1 only on the row before the last). The steps it replaced are in
+// docs/results/fast-ladder.md.
 //
 // A persistent grid: a lane whose task is finished takes the next one from a global
 // index, one atomic per warp for all of its lanes that need one (warp-aggregated), so no
 // lane waits for the slowest subtree of a static assignment. Between two votes each lane
-// takes NQ_UNROLL steps (a lane whose task is done steps in place until the vote). The
+// takes NQ_UNROLL steps (a lane whose task is done steps idle until the vote). The
 // per-thread levels (NQ_CST_LEVEL_WORDS = 5 words each: the frame's attacks and row shift,
 // candidates left, ld, rd, columns) live in dynamic shared memory laid out
 // [level][word][NQ_BLOCK] (consecutive threads in consecutive banks); the state is in

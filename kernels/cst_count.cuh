@@ -4,8 +4,10 @@
 // A persistent grid works through `ntasks` tasks: a lane whose task is finished takes the
 // next one from a global index, one atomic per warp for all of its lanes that need one
 // (warp-aggregated); between two votes each lane takes NQ_UNROLL steps of the header's
-// search (cpu/constellations.h). Each thread adds weight x completions of its tasks to
-// out[0] at the end (and, with NQ_COUNT_NODES, the queens placed to out[1]).
+// search (cpu/constellations.h; a lane with no task steps idle: every column taken, so
+// its steps place and count nothing, and none tests for a candidate). Each thread adds
+// weight x completions of its tasks to out[0] at the end (and, with NQ_COUNT_NODES, the
+// queens placed to out[1]).
 //
 // `Spill` is what a lane does with a task that has taken more steps than a budget: the
 // constellation kernel has none (cst_no_spill: the code compiles to what it was before the
@@ -48,10 +50,7 @@ __device__ __forceinline__ void cst_count_tasks(const uint4* __restrict__ tasks,
     const unsigned lane = threadIdx.x & 31u;
 
     nq_cst_state s;
-    s.ld = s.rd = s.col = s.bm = s.p = s.live = 0;
-#if NQ_CST_NOT
-    s.bm = NQ_CST_NONE;  // idle
-#endif
+    s.ld = s.rd = s.col = s.bm = s.p = s.live = 0;  // idle: no candidate
     s.kbit = 1;
     s.at = 0;
     s.last = -1;
@@ -109,7 +108,7 @@ __device__ __forceinline__ void cst_count_tasks(const uint4* __restrict__ tasks,
         }
 #pragma unroll
         for (int u = 0; u < NQ_UNROLL; u++) {
-            nq_cst_step(&s, stack, NQ_BLOCK, NQ_COUNT_NODES);  // an idle lane's step changes nothing
+            nq_cst_step(&s, stack, NQ_BLOCK, NQ_COUNT_NODES);  // an idle lane's step places and counts nothing
         }
         if (Spill::enabled) steps += NQ_UNROLL;
     }

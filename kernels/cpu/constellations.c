@@ -253,7 +253,9 @@ size_t nq_cst_work_nodes(int n)
 }
 
 /* The completions of two free rows, the first with candidates `free` (at most two: two
- * columns are left), without a branch: each candidate leaves one column for the last row. */
+ * columns are left), without a branch: each candidate leaves one column for the last row.
+ * The masks and pn (the last row's P word) are in the layout of nq_cst_begin (column j at
+ * bit j + NQ_CST_OFF, bits 0-4 taken in col, so that pn's row distance there is no square). */
 static inline uint64_t nq_cst_last2(uint32_t col, uint32_t ld, uint32_t rd, uint32_t free, uint32_t sh, uint32_t pn)
 {
     const uint32_t b1 = nq_cst_lowbit(free), b2 = free ^ b1;
@@ -263,15 +265,17 @@ static inline uint64_t nq_cst_last2(uint32_t col, uint32_t ld, uint32_t rd, uint
 }
 
 /* The completions of the nodes a[0..m) at level j, each with candidates; p: the levels' P
- * words, `last` the last level (counted, never entered); work + k NQ_CST_LEVEL_NODES holds the
- * nodes of level k. The nodes are taken in chunks whose children fit one level's buffer
- * (a node at level j has at most last - j + 1 candidates: the free columns); a chunk's
- * candidates are peeled in passes, each taking the lowest candidate of every node left,
- * writing the child and keeping the node by an index that moves only if something is
- * left: no branch depends on a candidate. a is used up. */
+ * words as nq_cst_begin makes them (the row distance in bits 0-4: nq_cst_dist), the nodes'
+ * masks in its layout too; `last` the last level (counted, never entered); work +
+ * k NQ_CST_LEVEL_NODES holds the nodes of level k. The nodes are taken in chunks whose
+ * children fit one level's buffer (a node at level j has at most last - j + 1
+ * candidates: the free columns); a chunk's candidates are peeled in passes, each taking
+ * the lowest candidate of every node left, writing the child and keeping the node by an
+ * index that moves only if something is left: no branch depends on a candidate. a is
+ * used up. */
 static uint64_t nq_cst_expand(const uint32_t *p, int last, nq_cst_node *work, int j, nq_cst_node *a, int m)
 {
-    const uint32_t sh = p[j] >> NQ_CST_SHIFT, pn = p[j + 1];
+    const uint32_t sh = nq_cst_dist(p[j]), pn = p[j + 1];
     uint64_t count = 0;
     int i;
 
@@ -281,7 +285,7 @@ static uint64_t nq_cst_expand(const uint32_t *p, int last, nq_cst_node *work, in
         return count;
     }
     if (j == last - 2) { /* three free rows: each placement's last two counted at once */
-        const uint32_t sh1 = pn >> NQ_CST_SHIFT, pn2 = p[j + 2];
+        const uint32_t sh1 = nq_cst_dist(pn), pn2 = p[j + 2];
         while (m > 0) {
             int kept = 0;
             for (i = 0; i < m; i++) {
@@ -331,24 +335,20 @@ static uint64_t nq_cst_expand(const uint32_t *p, int last, nq_cst_node *work, in
 uint64_t nq_cst_search(const uint32_t *task, int n, nq_cst_node *work)
 {
     /* stack: what nq_cst_begin fills (P of level k at NQ_CST_LEVEL_WORDS k); p: those
-     * words in a row */
-    uint32_t stack[NQ_CST_LEVEL_WORDS * 32 + 1], p[34];
+     * words in a row. The search runs in begin's layout: its state is the start node. */
+    uint32_t stack[NQ_CST_LEVEL_WORDS * 32 + 1], p[32];
     nq_cst_state s;
     int last, i;
 
     if (!nq_cst_begin(&s, task, n, stack, 1))
         return s.cnt;
     last = s.last / NQ_CST_LEVEL_WORDS; /* an offset at stride 1 */
-    /* the level words in the layout of the header's comment (column j at bit j, the row
-     * distance in bits 27-28), whatever layout the GPU's step keeps them in */
-    for (i = 0; i <= last + 1; i++) {
-        const uint32_t w = stack[NQ_CST_LEVEL_WORDS * i];
-        p[i] = NQ_CST_OFF ? (w >> NQ_CST_OFF) | (w & 31u) << NQ_CST_SHIFT : w;
-    }
-    work[0].ld = task[0];
-    work[0].rd = task[1];
-    work[0].col = task[2] | ~((n >= 32) ? 0xffffffffu : ((1u << n) - 1u));
-    work[0].free = ~(work[0].ld | work[0].rd | work[0].col | p[0]);
+    for (i = 0; i <= last; i++)
+        p[i] = stack[NQ_CST_LEVEL_WORDS * i];
+    work[0].ld = s.ld;
+    work[0].rd = s.rd;
+    work[0].col = s.col;
+    work[0].free = s.bm;
     return nq_cst_expand(p, last, work, 0, work, 1);
 }
 

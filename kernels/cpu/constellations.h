@@ -25,24 +25,29 @@
  *   w3 info  bits 0-4 start (the first free row left to search; N-1 when the frame has
  *            no free row: the frame alone is a solution), 5-9 a, 10-14 b, 15-19 c,
  *            20-24 d, 25-28 weight (the orbit size, 1..8)
- * Bit j of a mask is column j. The frame queens' attacks are not in ld/rd: the search
- * recomputes them per row (nq_cst_frame_at) when it starts a task.
+ * Bit j of a task's mask is column j. The frame queens' attacks are not in ld/rd: the
+ * search recomputes them per row (nq_cst_frame_at) when it starts a task.
  *
  * The search of one task is a plain bitmask DFS over the free rows from `start` on,
- * with no symmetry test: level k is the k-th free row; its per-level word P[k] holds the
- * frame's attacks on that row (bits below N) and, in bits 27-28, the distance to the
- * next free row, so a frame row is skipped by shifting the diagonals once more. The last
- * free row is not entered: each candidate of the row before adds popc(its free squares).
- * Masks are 32-bit, counts 64-bit. The per-thread storage is 5 words per level, reached
- * through a base pointer and a stride (1 on the CPU; the block size on the GPU, where
- * the words of consecutive threads lie in consecutive banks):
+ * with no symmetry test: level k is the k-th free row. Its masks hold column j at bit
+ * j + NQ_CST_OFF (= 5; nq_cst_begin shifts a task's words in, nq_cst_spill out): bits 0-4
+ * are always taken (set in the columns word, as are the bits of columns N and up). Level
+ * k's word P[k] holds the frame's attacks on its row (column j at bit j + 5) and, in bits
+ * 0-4, the distance to the next free row (1 to 3: a frame row or two between them are
+ * skipped by shifting the diagonals further). P[k] is itself the shift amount of the
+ * diagonals on the GPU: a funnel shift takes its count mod 32, which is the distance.
+ * The last free row is never entered: the step on the row before it adds popc(its free
+ * squares). Masks are 32-bit (so N <= 27), counts 64-bit. The per-thread storage is 5
+ * words per level, reached through a base pointer and a stride (1 on the CPU; the block
+ * size on the GPU, where the words of consecutive threads lie in consecutive banks):
  *   stack[(5 k + 0) stride]  P[k]
  *   stack[(5 k + 1) stride]  the candidates of level k left when the search went below
  *                            it (stored only if some are left)
  *   stack[(5 k + 2) stride]  ld at level k        stack[(5 k + 3) stride]  rd at level k
  *   stack[(5 k + 4) stride]  the occupied columns at level k
  * and one word more: P[last + 1] = all ones (no free square), which ends every search
- * path at the last level without a test; nq_cst_stack_words() gives the size.
+ * path at the last level without a test and marks the row before the last (its bit 2, 0
+ * in every level's word: nq_cst_marker); nq_cst_stack_words() gives the size.
  */
 #ifndef NQ_CONSTELLATIONS_H
 #define NQ_CONSTELLATIONS_H
@@ -61,82 +66,10 @@ extern "C" {
 #endif
 
 #define NQ_CST_MIN_N 1
-#define NQ_CST_MAX_N 27  /* P[k] keeps bits 27-28 for the row distance */
+#define NQ_CST_MAX_N 27 /* the search's masks keep bits 0-4 below column 0 */
 #define NQ_CST_WORDS 4
-#define NQ_CST_SHIFT 27  /* P[k] >> NQ_CST_SHIFT: rows to the next free row */
+#define NQ_CST_OFF 5 /* the bit of column 0 in the search's masks; P[k]'s row distance below it */
 #define NQ_CST_LEVEL_WORDS 5
-
-/* Compile-time variants of the step (issue 37; 0, the default, is the step described
- * above). NQ_CST_TWO: the last two free rows counted at once from the row before them
- * (the row before the last is never entered; nq_cst_pairs), 1 with the count predicated,
- * 2 with the count as a branch. */
-#ifndef NQ_CST_TWO
-#define NQ_CST_TWO 0
-#endif
-/* NQ_CST_V4: a level's stored words (candidates left, ld, rd, columns) as one 16-byte
- * record a thread, after the level's P words: level k is stack[5 k stride] P[k] (one word a
- * thread) and, from stack[(5 k + 1) stride] on, the threads' records in a row (4 words a
- * thread: on the GPU one STS.128 a push, one LDS.128 a pop, 8 threads a wavefront, no
- * conflict). The size is the default's; the stride must be a multiple of 4 and the base
- * 16-byte aligned. At stride 1 (the CPU) the words lie where the default puts them. */
-#ifndef NQ_CST_V4
-#define NQ_CST_V4 0
-#endif
-/* NQ_CST_ADD: the step's ORs and XORs of bits known disjoint (a candidate into ld, rd and the
- * columns, where it is free; the live bit of a level into `live`) as adds and subtracts,
- * which ptxas issues as IMAD.IADD to the multiply-add pipe instead of LOP3 to the logic
- * pipe. */
-#ifndef NQ_CST_ADD
-#define NQ_CST_ADD 1
-#endif
-/* NQ_CST_LOW: the search's masks hold column j at bit j + 5 (bits 0-4 always taken, in the
- * columns word), and P[k] keeps its row distance in bits 0-4: a shift by P[k] itself, the
- * count taken mod 32 (a wrapping funnel shift, one SHF on the GPU), is the shift by the
- * distance, with no extraction of it. Tasks keep the layout above: nq_cst_begin shifts
- * them in, nq_cst_spill out. */
-#ifndef NQ_CST_LOW
-#define NQ_CST_LOW 1
-#endif
-/* NQ_CST_NOT: the candidates (s->bm and the stored candidates) kept complemented, a 0 bit
- * a candidate, so that the step stores the next row's attacked squares as they come
- * (no NOT) and counts the last row as 32 - popc of them; all ones: no candidate. */
-#ifndef NQ_CST_NOT
-#define NQ_CST_NOT 0
-#endif
-/* NQ_CST_IDLE: a search with no candidate anywhere (idle) gets all columns taken, so that
- * its step's placement (of no candidate) finds no free square, and nothing tests for a
- * candidate: the count and the push need no `bm != 0`. */
-#ifndef NQ_CST_IDLE
-#define NQ_CST_IDLE 1
-#endif
-/* NQ_CST_LAZY: a placement whose next row has no free square is pushed all the same if the
- * look-ahead passes (the next step pops straight back past the empty level, as it pops
- * past any): the push tests one word less. Steps stay the same. */
-#ifndef NQ_CST_LAZY
-#define NQ_CST_LAZY 1
-#endif
-/* NQ_CST_MUL (with NQ_CST_IDLE, without NQ_CST_TWO): the last row counted on every step as
- * popc(f) x (1 on the row before the last, else 0), one 64-bit multiply-add, the 1 read off
- * the all-ones word after the last level, the look-ahead's word there: its bit 31 (bit 2
- * with NQ_CST_LOW), which no level's word has. An idle search's f is 0 (NQ_CST_IDLE). */
-#ifndef NQ_CST_MUL
-#define NQ_CST_MUL 1
-#endif
-#if NQ_CST_MUL && (!NQ_CST_IDLE || NQ_CST_TWO)
-#error "NQ_CST_MUL needs NQ_CST_IDLE and not NQ_CST_TWO"
-#endif
-#if NQ_CST_NOT
-#define NQ_CST_NONE 0xffffffffu /* candidates word with no candidate */
-#define NQ_CST_CAND(w) (~(w))   /* the candidates of a kept word */
-#else
-#define NQ_CST_NONE 0u
-#define NQ_CST_CAND(w) (w)
-#endif
-#if NQ_CST_LOW
-#define NQ_CST_OFF 5 /* the bit of column 0 in the search's masks */
-#else
-#define NQ_CST_OFF 0
-#endif
 
 typedef struct {
     uint32_t w[NQ_CST_WORDS];
@@ -150,9 +83,12 @@ NQ_CST_FN uint32_t nq_cst_info(unsigned start, unsigned a, unsigned b, unsigned 
 }
 
 /* The state of one task's search (registers on the GPU). A level is reached through its
- * offset in the stack, level x NQ_CST_LEVEL_WORDS x stride (no multiply per step). */
+ * offset in the stack, level x NQ_CST_LEVEL_WORDS x stride (no multiply per step). The
+ * masks hold column j at bit j + 5; an idle search (no candidate anywhere) has bm 0 and,
+ * after its first step, col all ones. */
 typedef struct {
-    uint32_t ld, rd, col, bm; /* masks and candidates at the current level; col has the bits >= N set */
+    uint32_t ld, rd, col, bm; /* masks and candidates at the current level; col has bits 0-4 and the
+                               * bits of columns N and up set */
     uint32_t p;               /* P of the current level */
     uint32_t live;            /* bit j: level j, above the current one, is stored with candidates left */
     uint32_t kbit;            /* 1 << the current level */
@@ -164,21 +100,14 @@ typedef struct {
 
 NQ_CST_FN uint32_t nq_cst_lowbit(uint32_t x) { return x & (0u - x); }
 
-/* The row distance of a level's word p; the shift amount of p (what nq_cst_shl and
- * nq_cst_shr take: the distance, or with NQ_CST_LOW the word itself); x shifted by it
- * (left: the left diagonals). */
-NQ_CST_FN uint32_t nq_cst_dist(uint32_t p)
-{
-#if NQ_CST_LOW
-    return p & 31u;
-#else
-    return p >> NQ_CST_SHIFT;
-#endif
-}
+/* The row distance of a level's word p (bits 0-4); the shift amount of p (what nq_cst_shl
+ * and nq_cst_shr take: on the GPU the word itself, whose shifts take it mod 32, on the
+ * host the distance); x shifted by it (left: the left diagonals). */
+NQ_CST_FN uint32_t nq_cst_dist(uint32_t p) { return p & 31u; }
 
 NQ_CST_FN uint32_t nq_cst_shamt(uint32_t p)
 {
-#if NQ_CST_LOW && defined(__CUDA_ARCH__)
+#ifdef __CUDA_ARCH__
     return p;
 #else
     return nq_cst_dist(p);
@@ -187,8 +116,8 @@ NQ_CST_FN uint32_t nq_cst_shamt(uint32_t p)
 
 NQ_CST_FN uint32_t nq_cst_shl(uint32_t x, uint32_t a)
 {
-#if NQ_CST_LOW && defined(__CUDA_ARCH__)
-    return __funnelshift_l(0u, x, a); /* x << (a & 31) */
+#ifdef __CUDA_ARCH__
+    return __funnelshift_l(0u, x, a); /* x << (a & 31): one SHF */
 #else
     return x << a;
 #endif
@@ -196,51 +125,24 @@ NQ_CST_FN uint32_t nq_cst_shl(uint32_t x, uint32_t a)
 
 NQ_CST_FN uint32_t nq_cst_shr(uint32_t x, uint32_t a)
 {
-#if NQ_CST_LOW && defined(__CUDA_ARCH__)
+#ifdef __CUDA_ARCH__
     return __funnelshift_r(x, 0u, a); /* x >> (a & 31) */
 #else
     return x >> a;
 #endif
 }
 
-/* 1 if p is the all-ones word after the last level, 0 if a level's word (NQ_CST_MUL): by
- * multiplies, which the GPU issues to its multiply-add pipe. */
+/* 1 if p is the all-ones word after the last level, 0 if a level's word: its bit 2 (a
+ * level's distance is at most 3). On the GPU by multiplies, which it issues to its
+ * multiply-add pipe. */
 NQ_CST_FN uint32_t nq_cst_marker(uint32_t p)
 {
-#if NQ_CST_LOW && defined(__CUDA_ARCH__)
+#ifdef __CUDA_ARCH__
     return __umulhi(p * (1u << 29), 2u); /* bit 2 */
-#elif NQ_CST_LOW
-    return (p >> 2) & 1u;
-#elif defined(__CUDA_ARCH__)
-    return __umulhi(p, 2u); /* bit 31 */
 #else
-    return p >> 31;
+    return (p >> 2) & 1u;
 #endif
 }
-
-/* a | b and a ^ b for a, b with no common bit, and a & ~b for b within a (NQ_CST_ADD) */
-#if NQ_CST_ADD
-#define NQ_CST_OR(a, b) ((a) + (b))
-#define NQ_CST_DEL(a, b) ((a) - (b))
-#else
-#define NQ_CST_OR(a, b) ((a) | (b))
-#define NQ_CST_DEL(a, b) ((a) ^ (b))
-#endif
-
-/* Word j (0 candidates, 1 ld, 2 rd, 3 columns) of the stored record of the level at offset
- * `at`: its index in this thread's stack. */
-#if NQ_CST_V4
-#ifndef NQ_CST_TID
-#ifdef __CUDA_ARCH__
-#define NQ_CST_TID ((int)threadIdx.x) /* the stack is the block's storage + threadIdx.x */
-#else
-#define NQ_CST_TID 0 /* stride 1 (a test may simulate a block by defining it) */
-#endif
-#endif
-#define NQ_CST_REC(at, stride, j) ((at) + (stride) + 3 * NQ_CST_TID + (j))
-#else
-#define NQ_CST_REC(at, stride, j) ((at) + ((j) + 1) * (stride))
-#endif
 
 NQ_CST_FN int nq_cst_popc(uint32_t x)
 {
@@ -249,18 +151,6 @@ NQ_CST_FN int nq_cst_popc(uint32_t x)
 #else
     return __builtin_popcount(x);
 #endif
-}
-
-/* The completions of two free rows d rows apart, with free squares f1 (the first) and f2
- * (the second, given the queens above the first): the pairs of a square of each, less
- * those in one column or on one diagonal (f2's square d columns right or left of f1's).
- * Both masks have no bit off the board; a shifted-out bit could never have matched. */
-NQ_CST_FN uint32_t nq_cst_shl(uint32_t x, uint32_t a);
-NQ_CST_FN uint32_t nq_cst_shr(uint32_t x, uint32_t a);
-NQ_CST_FN uint32_t nq_cst_pairs(uint32_t f1, uint32_t f2, uint32_t d)
-{ /* d: the shift amount (nq_cst_shamt) of the first row's level word */
-    return (uint32_t)nq_cst_popc(f1) * (uint32_t)nq_cst_popc(f2) -
-           (uint32_t)(nq_cst_popc(f1 & f2) + nq_cst_popc(f1 & nq_cst_shl(f2, d)) + nq_cst_popc(f1 & nq_cst_shr(f2, d)));
 }
 
 /* The frame's diagonals as two 64-bit masks: a queen (r, j) sets bit 32 + j - r of *lm
@@ -287,10 +177,10 @@ NQ_CST_FN uint32_t nq_cst_frame_row(int n, int r, int a, int b, int c, int d)
     return nq_cst_frame_at(lm, rm, r) & ((n >= 32) ? 0xffffffffu : ((1u << n) - 1u));
 }
 
-/* Starts the search of `task`: fills P on the stack (and the all-ones word after the
- * last level), sets the state. Returns 1 if the task has nodes left to step through, 0 if
- * it is finished already (s->cnt holds its count: a frame without free rows, or a task
- * whose start row is the last free row). */
+/* Starts the search of `task`: shifts its words into the search's layout, fills P on the
+ * stack (and the all-ones word after the last level), sets the state. Returns 1 if the
+ * task has nodes left to step through, 0 if it is finished already (s->cnt holds its
+ * count: a frame without free rows, or a task whose start row is the last free row). */
 NQ_CST_FN int nq_cst_begin(nq_cst_state *s, const uint32_t *task, int n, uint32_t *stack, int stride)
 {
     const uint32_t info = task[3];
@@ -308,7 +198,7 @@ NQ_CST_FN int nq_cst_begin(nq_cst_state *s, const uint32_t *task, int n, uint32_
     s->cnt = 0;
     s->nodes = 0;
     s->at = 0;
-    s->bm = NQ_CST_NONE;
+    s->bm = 0;
     s->live = 0;
     s->kbit = 1;
     if (start > n - 2) { /* no free row: the frame (and the placed queens) is a solution */
@@ -317,18 +207,14 @@ NQ_CST_FN int nq_cst_begin(nq_cst_state *s, const uint32_t *task, int n, uint32_
         return 0;
     }
     nq_cst_frame_masks(n, a, b, c, d, &lm, &rm);
-    /* start is a free row; each level's word: its row's frame attacks, the distance to
-     * the next free row (past at most the two frame rows c and d) in bits 27-28 */
+    /* start is a free row; each level's word: its row's frame attacks (column j at bit
+     * j + 5), the distance to the next free row (past at most the two frame rows c and d)
+     * in bits 0-4 */
     for (r = start; r <= n - 2; k++) {
         int next = r + 1;
         next += next == c || next == d;
         next += next == c || next == d;
-#if NQ_CST_LOW
         stack[(NQ_CST_LEVEL_WORDS * k) * stride] = (nq_cst_frame_at(lm, rm, r) & board) << NQ_CST_OFF | (uint32_t)(next - r);
-#else
-        stack[(NQ_CST_LEVEL_WORDS * k) * stride] =
-            (nq_cst_frame_at(lm, rm, r) & board) | (uint32_t)(next - r) << NQ_CST_SHIFT;
-#endif
         r = next;
     }
     stack[(NQ_CST_LEVEL_WORDS * k) * stride] = 0xffffffffu; /* past the last level: nothing free */
@@ -340,23 +226,12 @@ NQ_CST_FN int nq_cst_begin(nq_cst_state *s, const uint32_t *task, int n, uint32_
         s->nodes = s->cnt;
         return 0;
     }
-#if NQ_CST_TWO
-    /* the row before the last is never entered: `last` is its offset (a step counts on the
-     * row before it), and a start on it is counted here */
-    s->last -= NQ_CST_LEVEL_WORDS * stride;
-    if (k == 2) {
-        const uint32_t sh = nq_cst_shamt(s->p), p1 = stack[NQ_CST_LEVEL_WORDS * stride];
-        s->cnt = nq_cst_pairs(f, ~(nq_cst_shl(s->ld, sh) | nq_cst_shr(s->rd, sh) | s->col | p1), sh);
-        s->nodes = (uint64_t)nq_cst_popc(f) + s->cnt;
-        return 0;
-    }
-#endif
-    s->bm = NQ_CST_CAND(f);
+    s->bm = f;
     return f != 0;
 }
 
 /* 1 while the task has work left (a candidate at the current level or a stored one). */
-NQ_CST_FN int nq_cst_busy(const nq_cst_state *s) { return (NQ_CST_CAND(s->bm) | s->live) != 0; }
+NQ_CST_FN int nq_cst_busy(const nq_cst_state *s) { return (s->bm | s->live) != 0; }
 
 /* The highest set bit of x != 0 (one FLO on the GPU). */
 NQ_CST_FN int nq_cst_highbit(uint32_t x)
@@ -371,146 +246,63 @@ NQ_CST_FN int nq_cst_highbit(uint32_t x)
 /* One step, one queen placed. If the level has no candidate left, the search goes back to
  * the nearest level that has (the highest bit of `live`): no step is spent on a level with
  * nothing left, and a level is stored (its remaining candidates, ld, rd and columns) only
- * when the search goes below it with candidates left. Then the lowest candidate is
- * placed: the search enters the next row if that row and the one after it have free
- * squares, or, on the row before the last, adds the last row's free squares (the all-ones
- * word after the last level makes the look-ahead fail there, so the last row is never
- * entered without a test for it). Levels are reached by their offsets, so a step has no
+ * when the search goes below it with candidates left. A search with no candidate anywhere
+ * (idle) takes every column instead, so that its placement (of no candidate) finds no
+ * free square: nothing tests for a candidate. Then the lowest candidate is placed; its bit
+ * is free in ld, rd and the columns, so placing it is an add, as are taking it from the
+ * candidates (a subtract) and marking a level in `live` (the GPU issues adds to its
+ * multiply-add pipe, beside the logic ops' busy one). The search enters the next row if
+ * the row after it has a free square given the placement (the look-ahead); the next row's
+ * own free squares are not tested: a placement that leaves none is entered all the same,
+ * and the next step pops straight back past the empty level, as it pops past any. The last
+ * row is never entered: every step adds popc(the next row's free squares) x the marker of
+ * the look-ahead's word (nq_cst_marker: 1 only for the all-ones word after the last level,
+ * so only on the row before the last, where that word also fails the look-ahead; an idle
+ * search has no free square). Levels are reached by their offsets, so a step has no
  * multiply but a pop's; every change is predicated but a pop's loads (one instruction
- * stream per warp). The steps it replaced, each measured on an H200, are in
- * docs/results/fast-ladder.md. An idle search (no candidate anywhere) is left as it is,
- * so a caller may step without asking nq_cst_busy. COUNT_NODES (a constant): also count
- * the queens placed. */
+ * stream per warp). The steps it replaced are in docs/results/fast-ladder.md. An idle
+ * search is left as it is (but its columns), so a caller may step without asking
+ * nq_cst_busy. count_nodes (a constant): also count the queens placed. */
 NQ_CST_FN void nq_cst_step(nq_cst_state *s, uint32_t *stack, int stride, const int count_nodes)
 {
     const int lw = NQ_CST_LEVEL_WORDS * stride; /* one level's words */
     uint32_t bm = s->bm, ld = s->ld, rd = s->rd, col = s->col, p = s->p, live = s->live, kbit = s->kbit;
     int at = s->at;
-    if (bm == NQ_CST_NONE && live != 0) { /* back to the nearest stored level, its words as stored */
+    if (bm == 0 && live != 0) { /* back to the nearest stored level, its words as stored */
         const int k = nq_cst_highbit(live);
         kbit = 1u << k;
-        live = NQ_CST_DEL(live, kbit);
+        live = live - kbit;
         at = k * lw;
         p = stack[at];
-#if NQ_CST_V4 && defined(__CUDA_ARCH__)
-        {
-            const uint4 r = *(const uint4 *)(stack + NQ_CST_REC(at, stride, 0));
-            bm = r.x;
-            ld = r.y;
-            rd = r.z;
-            col = r.w;
-        }
-#else
-        bm = stack[NQ_CST_REC(at, stride, 0)];
-        ld = stack[NQ_CST_REC(at, stride, 1)];
-        rd = stack[NQ_CST_REC(at, stride, 2)];
-        col = stack[NQ_CST_REC(at, stride, 3)];
-#endif
-    }
-#if NQ_CST_IDLE
-    else if (bm == NQ_CST_NONE) {
+        bm = stack[at + stride];
+        ld = stack[at + 2 * stride];
+        rd = stack[at + 3 * stride];
+        col = stack[at + 4 * stride];
+    } else if (bm == 0) {
         col = 0xffffffffu; /* idle: no square free */
     }
-#define NQ_CST_ANY 1
-#else
-#define NQ_CST_ANY any
-#endif
     {
-        /* the lowest candidate (none: an idle search, nothing is placed or counted) */
-        const int any = bm != NQ_CST_NONE;
-#if NQ_CST_NOT /* the lowest 0 bit, set in rest */
-        const uint32_t bit = ~bm & (bm + 1u), rest = NQ_CST_OR(bm, bit), sh = nq_cst_shamt(p);
-#else
-        const uint32_t bit = nq_cst_lowbit(bm), rest = NQ_CST_DEL(bm, bit), sh = nq_cst_shamt(p);
-#endif
-        const uint32_t nl = nq_cst_shl(NQ_CST_OR(ld, bit), sh), nr = nq_cst_shr(NQ_CST_OR(rd, bit), sh);
-        const uint32_t nc = NQ_CST_OR(col, bit);
+        const int any = bm != 0; /* none: an idle search, nothing is placed or counted */
+        const uint32_t bit = nq_cst_lowbit(bm), rest = bm - bit, sh = nq_cst_shamt(p);
+        const uint32_t nl = nq_cst_shl(ld + bit, sh), nr = nq_cst_shr(rd + bit, sh), nc = col + bit;
         const uint32_t np = stack[at + lw], np2 = stack[at + 2 * lw];
-#if NQ_CST_NOT
-        const uint32_t fw = nl | nr | nc | np, f = ~fw, sh1 = nq_cst_shamt(np); /* fw: f as kept */
-#define NQ_CST_POPF (32u - (uint32_t)nq_cst_popc(fw))
-#else
         const uint32_t f = ~(nl | nr | nc | np), sh1 = nq_cst_shamt(np);
-#define NQ_CST_POPF nq_cst_popc(f)
-#endif
-#if NQ_CST_TWO
-        /* two rows before the last: the last two rows counted (f and the look-ahead's free
-         * squares, sh1 rows apart), nothing pushed; the queens counted are what the default
-         * step would place there */
-        const uint32_t g = nq_cst_shl(nl, sh1) | nq_cst_shr(nr, sh1) | nc | np2;
-        const int here = NQ_CST_ANY && at + lw == s->last;
-        const int push = NQ_CST_ANY && !(at + lw == s->last) && f != 0 && g != 0xffffffffu;
-#if NQ_CST_TWO == 1
-        {
-            const uint32_t m = nq_cst_pairs(f, ~g, sh1) & (0u - (uint32_t)here);
-            s->cnt += (uint64_t)m;
-            if (count_nodes)
-                s->nodes += (uint64_t)m + (uint64_t)((uint32_t)nq_cst_popc(f) & (0u - (uint32_t)(here && g != 0xffffffffu)));
-        }
-#else
-        if (here) {
-            const uint32_t m = nq_cst_pairs(f, ~g, sh1);
-            s->cnt += (uint64_t)m;
-            if (count_nodes)
-                s->nodes += (uint64_t)m + (g != 0xffffffffu ? (uint64_t)nq_cst_popc(f) : 0);
-        }
-#endif
-#else
-        const int push = NQ_CST_ANY && (NQ_CST_LAZY || f != 0) &&
-                         (nq_cst_shl(nl, sh1) | nq_cst_shr(nr, sh1) | nc | np2) != 0xffffffffu;
-#if NQ_CST_NOT
-#if NQ_CST_MUL
-        {
-            const uint32_t m = (32u - (uint32_t)nq_cst_popc(fw)) * nq_cst_marker(np2);
-            s->cnt += (uint64_t)m;
-            if (count_nodes)
-                s->nodes += (uint64_t)m;
-        }
-#else
-        { /* the row before the last: count the last row, 32 - (popc there, else 32) */
-            const uint32_t t = (NQ_CST_ANY && at + lw == s->last) ? (uint32_t)nq_cst_popc(fw) : 32u;
-            s->cnt += (uint64_t)(32u - t);
-            if (count_nodes)
-                s->nodes += (uint64_t)(32u - t);
-        }
-#endif
-#elif NQ_CST_MUL
-        {
-            const uint32_t m = (uint32_t)nq_cst_popc(f) * nq_cst_marker(np2);
-            s->cnt += (uint64_t)m;
-            if (count_nodes)
-                s->nodes += (uint64_t)m;
-        }
-#else
-        if (NQ_CST_ANY && at + lw == s->last) { /* the row before the last: count the last row */
-            const int m = NQ_CST_POPF;
-            s->cnt += (uint64_t)m;
-            if (count_nodes)
-                s->nodes += (uint64_t)m;
-        }
-#endif
-#endif
+        const int push = (nq_cst_shl(nl, sh1) | nq_cst_shr(nr, sh1) | nc | np2) != 0xffffffffu;
+        const uint32_t m = (uint32_t)nq_cst_popc(f) * nq_cst_marker(np2); /* the last row */
+        s->cnt += (uint64_t)m;
         if (count_nodes)
-            s->nodes += (uint64_t)any;
+            s->nodes += (uint64_t)m + (uint64_t)any;
         if (push) {
-            if (rest != NQ_CST_NONE) { /* the level's words, read back when the search returns */
-#if NQ_CST_V4 && defined(__CUDA_ARCH__)
-                *(uint4 *)(stack + NQ_CST_REC(at, stride, 0)) = make_uint4(rest, ld, rd, col);
-#else
-                stack[NQ_CST_REC(at, stride, 0)] = rest;
-                stack[NQ_CST_REC(at, stride, 1)] = ld;
-                stack[NQ_CST_REC(at, stride, 2)] = rd;
-                stack[NQ_CST_REC(at, stride, 3)] = col;
-#endif
-                live = NQ_CST_OR(live, kbit);
+            if (rest != 0) { /* the level's words, read back when the search returns */
+                stack[at + stride] = rest;
+                stack[at + 2 * stride] = ld;
+                stack[at + 3 * stride] = rd;
+                stack[at + 4 * stride] = col;
+                live = live + kbit;
             }
             at += lw;
             kbit <<= 1;
-#if NQ_CST_NOT
-            bm = fw;
-#else
             bm = f;
-#endif
             ld = nl;
             rd = nr;
             col = nc;
@@ -527,8 +319,6 @@ NQ_CST_FN void nq_cst_step(nq_cst_state *s, uint32_t *stack, int stride, const i
         s->col = col;
         s->p = p;
     }
-#undef NQ_CST_POPF
-#undef NQ_CST_ANY
 }
 
 /* Completions of one task (unweighted); adds the queens placed to *nodes if not NULL.
@@ -644,8 +434,9 @@ NQ_CST_FN uint64_t nq_cst_split(const uint32_t *task, int n, int depth, uint32_t
  * is set in s->live; each becomes one task: the node one queen deeper, starting at the
  * next free row, with the frame and weight of `info` (the info word of the task being
  * searched). Placing the candidate at level k shifts the diagonals by level k's row
- * distance (bits 27-28 of P[k]), as nq_cst_step does. Those tasks and the completions
- * already in s->cnt count exactly what the search would still have counted, each once
+ * distance (bits 0-4 of P[k]), as nq_cst_step does, and its words are shifted out to the
+ * task layout (column j at bit j). Those tasks and the completions already in s->cnt
+ * count exactly what the search would still have counted, each once
  * (tests/test_cdp_cst.py checks it through cst_budget_count below). */
 
 /* The tasks nq_cst_spill would write (at least 1 for a busy search). */
@@ -653,11 +444,11 @@ NQ_CST_FN int nq_cst_spill_size(const nq_cst_state *s, const uint32_t *stack, in
 {
     const int lw = NQ_CST_LEVEL_WORDS * stride;
     uint32_t live = s->live;
-    int total = nq_cst_popc(NQ_CST_CAND(s->bm));
+    int total = nq_cst_popc(s->bm);
     while (live != 0) {
         const int k = nq_cst_highbit(live);
         live ^= 1u << k;
-        total += nq_cst_popc(NQ_CST_CAND(stack[NQ_CST_REC(k * lw, stride, 0)]));
+        total += nq_cst_popc(stack[k * lw + stride]);
     }
     return total;
 }
@@ -674,15 +465,15 @@ NQ_CST_FN int nq_cst_spill(nq_cst_state *s, const uint32_t *stack, int stride, i
         const int sh = (int)nq_cst_dist(stack[k * lw]);
         uint32_t cand = 0, ld = 0, rd = 0, col = 0;
         if (k == cur) {
-            cand = NQ_CST_CAND(s->bm);
+            cand = s->bm;
             ld = s->ld;
             rd = s->rd;
             col = s->col;
         } else if ((s->live >> k) & 1u) {
-            cand = NQ_CST_CAND(stack[NQ_CST_REC(k * lw, stride, 0)]);
-            ld = stack[NQ_CST_REC(k * lw, stride, 1)];
-            rd = stack[NQ_CST_REC(k * lw, stride, 2)];
-            col = stack[NQ_CST_REC(k * lw, stride, 3)];
+            cand = stack[k * lw + stride];
+            ld = stack[k * lw + 2 * stride];
+            rd = stack[k * lw + 3 * stride];
+            col = stack[k * lw + 4 * stride];
         }
         while (cand != 0) {
             const uint32_t bit = nq_cst_lowbit(cand);
@@ -693,7 +484,7 @@ NQ_CST_FN int nq_cst_spill(nq_cst_state *s, const uint32_t *stack, int stride, i
         }
         row += sh;
     }
-    s->bm = NQ_CST_NONE;
+    s->bm = 0;
     s->live = 0;
     return written;
 }
@@ -727,7 +518,7 @@ size_t nq_cst_tasks(int n, int depth, nq_cst_task *out, size_t cap);
 int nq_cst_task_valid(int n, const nq_cst_task *task);
 
 /* One node of the host's search: a placement down to some level, its masks at that level
- * and its candidates there. */
+ * and its candidates there (in the layout of nq_cst_begin: column j at bit j + 5). */
 typedef struct {
     uint32_t ld, rd, col, free;
 } nq_cst_node;
