@@ -117,6 +117,64 @@ def test_launch_measure_skips_larger_counts_after_one_that_does_not_fit():
     assert points[0].cost == pytest.approx(1e-3)
 
 
+def _launch_probe(calls):
+    def probe(strategy, params, timeout):
+        calls.append((params["mode"], params["count"]))
+        return {
+            "mode": params["mode"],
+            "count": params["count"],
+            "t1_s": [2e-3],
+            "t2_s": [1e-3],
+            "launches": params["count"],
+            "launch_failures": 0,
+            "stream_failures": 0,
+            "first_error": 0,
+            "rounds": 2,
+            "device": "fake",
+            "toolkit": "13.0",
+            "driver": "13.0",
+        }
+
+    return probe
+
+
+def test_launch_graph_modes_run_up_to_their_limits_and_state_them_past():
+    """A graph mode is asked for no count past its limit (120 fire-and-forget launches per
+    graph execution, 255 pending tail launches): it measures the limit itself instead, and
+    the table states the limit for the larger counts; the CDP modes are asked for all."""
+    calls = []
+    counts = [32, 256, 4096]
+    out = launch.measure(counts, ["tail", "graph-ff", "graph-tail"], probe=_launch_probe(calls))
+    assert calls == [
+        ("tail", 32),
+        ("tail", 256),
+        ("tail", 4096),
+        ("graph-ff", 32),
+        ("graph-ff", 120),
+        ("graph-tail", 32),
+        ("graph-tail", 255),
+    ]
+    points = launch.load(out)
+    stated = [(p.mode, p.count) for p in points if p.limit]
+    assert stated == [("graph-ff", 256), ("graph-ff", 4096), ("graph-tail", 256)] + [
+        ("graph-tail", 4096)
+    ]
+    assert all(p.cost is None for p in points if p.limit)
+    assert all(p.cost == pytest.approx(1e-3) for p in points if not p.limit)
+    _, rows, notes = launch.table(points)
+    by_key = {(r[0], r[1]): r for r in rows}
+    assert by_key[("graph-ff", "256")][-1] == launch.graph_limit_text("graph-ff")
+    assert "120 fire-and-forget" in by_key[("graph-ff", "4,096")][-1]
+    assert "255 tail launches" in by_key[("graph-tail", "256")][-1]
+    assert by_key[("graph-tail", "256")][5] == "-" and not notes
+
+
+def test_launch_beyond_limits_runs_the_graph_modes_past_them():
+    calls = []
+    launch.measure([121], ["graph-ff"], probe=_launch_probe(calls), beyond_limits=True)
+    assert calls == [("graph-ff", 120), ("graph-ff", 121)]
+
+
 def test_launch_measure_records_a_hang_and_goes_on():
     def probe(strategy, params, timeout):
         raise WatchdogError(

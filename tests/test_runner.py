@@ -199,6 +199,54 @@ def test_a_closing_worker_is_waited_for_by_the_next_one_only(tmp_path, monkeypat
         assert second.opened["previous_alive"] is False and runner_module._EXITING == []
 
 
+@pytest.mark.parametrize("profiled", ["1", "0"])
+def test_under_a_profiler_close_waits_for_a_normal_exit(tmp_path, monkeypatch, profiled):
+    """Under a profiler (NQPROF_PROFILED=1 here; the profilers' injection variables
+    otherwise) the worker closes its session before it answers and leaves by the
+    interpreter's exit, which close() waits for: the profiler writes out what it saw of the
+    process at that exit. Otherwise the worker answers first and leaves by os._exit."""
+    from fake_slow_close import STRATEGY as slow
+
+    from nqprof import runner as runner_module
+    from nqprof.runner import WorkerRunner
+
+    mark = tmp_path / "exit-mark"
+    monkeypatch.setenv("NQPROF_TEST_PID_LOG", str(tmp_path / "pids"))
+    monkeypatch.setenv("NQPROF_TEST_EXIT_MARK", str(mark))
+    monkeypatch.setenv("NQPROF_PROFILED", profiled)
+    worker = WorkerRunner(slow, 8, {}, timeout=60).start()
+    proc = worker._proc
+    worker.close()
+    if profiled == "1":
+        assert not proc.is_alive() and proc.exitcode == 0 and runner_module._EXITING == []
+        assert mark.read_text() == "exited normally"
+    else:
+        assert runner_module._EXITING == [proc]
+        runner_module._await_exits()
+        assert proc.exitcode == 0 and not mark.exists()
+
+
+@pytest.mark.parametrize(
+    "env, expected",
+    [
+        ({}, False),
+        ({"CUDA_INJECTION64_PATH": "/opt/nsys/libToolsInjection64.so"}, True),
+        ({"NVTX_INJECTION64_PATH": "/x.so"}, True),
+        ({"CUDA_INJECTION64_PATH": "/x.so", "NQPROF_PROFILED": "0"}, False),
+        ({"NQPROF_PROFILED": "1"}, True),
+        ({"CUDA_INJECTION64_PATH": ""}, False),
+    ],
+)
+def test_under_profiler_reads_the_injection_variables(monkeypatch, env, expected):
+    from nqprof.worker import INJECTION_VARIABLES, under_profiler
+
+    for name in (*INJECTION_VARIABLES, "NQPROF_PROFILED"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert under_profiler() is expected
+
+
 class _Series:
     """A two-phase runner that logs, in order, its rounds and the workers it is asked to
     start (a :class:`~nqprof.runner.ProcessSeries` without processes)."""

@@ -230,6 +230,21 @@ def test_breakdown_mentions_each_range(sample):
     assert nsys_trace.OUTSIDE not in text
 
 
+def test_breakdown_flags_a_trace_with_ranges_and_no_cuda_activity(sample, db_copy):
+    held = nsys_trace.contents(sample)
+    assert held == {"kernels": 3, "memcpys": 0, "nvtx_ranges": 3, "warning": None}
+    assert "WARNING" not in nsys_trace.breakdown(sample)
+    path, execute = db_copy
+    execute("DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL")
+    emptied = nsys_trace.load(path)
+    held = nsys_trace.contents(emptied)
+    assert held["kernels"] == 0 and held["nvtx_ranges"] == 3
+    assert held["warning"] == nsys_trace.NO_CUDA_WARNING
+    text = nsys_trace.breakdown(emptied)
+    assert "0 kernels, 3 NVTX ranges" in text
+    assert f"WARNING: copy.sqlite: {nsys_trace.NO_CUDA_WARNING}" in text
+
+
 def test_chrome_export(sample, tmp_path):
     path = nsys_trace.to_chrome(sample, tmp_path / "out" / "trace.json")
     document = json.loads(path.read_text())

@@ -6,6 +6,13 @@
 #
 # Stages:
 #   env            nqprof env
+#   live           the live smoke of every GPU command (tests/test_live_smoke_gpu.py), nsys required
+#   live-old       its trace tests against an earlier tree (.stage/main38, e.g. `git archive COMMIT`): what
+#                  the smoke finds there
+#   profiler-env   the variables Nsight Systems, Nsight Compute and compute-sanitizer set in what they run
+#   graph-limits   characterize launch's graph modes at and one past device graph launch's limits
+#                  (120 fire-and-forget, 255 tail), --beyond-limits, each point under a 30 s watchdog
+#   launch-default `nqprof characterize launch` with its defaults, timed (issue 49: within 10 minutes)
 #   tests          the GPU-marked tests (pytest -m gpu --require-gpu: a missing GPU fails them), slowest 15 listed
 #   cst-variants   fast's constellation kernel at N=16..20, then block x unroll at N=19
 #   cst-mix        the constellation kernel's SASS opcodes per step (tools/sass_mix.py; CST_MIX: more builds)
@@ -186,6 +193,21 @@ done
 for stage in "${stages[@]}"; do
   case $stage in
     env) run env 120 nqprof env ;;
+    live) run live 500 env NQPROF_REQUIRE_NSYS=1 python3 -m pytest tests/test_live_smoke_gpu.py --require-gpu \
+        --durations=30 -q -rs -p no:cacheprovider ;;
+    live-old) echo "=== live-old: the smoke's trace tests against .stage/main38"
+      root=$PWD; (cd .stage/main38 && NQPROF_WHEELHOUSE=$root/.gpuhost/wheelhouse NQPROF_DEBS=$root/.gpuhost/deb \
+        NQPROF_SITE=/tmp/nqprof-old-site timeout 400 tools/gpuhost.sh env NQPROF_REQUIRE_NSYS=1 python3 -m pytest \
+        "$root/tests/test_live_smoke_gpu.py" -k "profile or nsys or nq_trace" --require-gpu -q -rs -p no:cacheprovider \
+        --rootdir "$root" 2>&1 | tail -40 | tee "$OUT/live-old.log") ;;
+    profiler-env) run profiler-env 200 bash -c "PY='import os; print(sorted((k, v) for k, v in os.environ.items() if any(w in k for w in (\"INJECT\", \"PRELOAD\", \"NSYS\", \"NSIGHT\", \"SANITIZER\", \"NV_\"))))';
+        NSYS=\$(python3 -c 'from nqprof.analysis.trace import find_nsys; print(find_nsys())'); echo nsys: \$NSYS;
+        echo '--- nsys'; \$NSYS profile -t cuda,nvtx -o /tmp/envprobe -f true python3 -c \"\$PY\" 2>&1 | grep -v '^Collecting\|^Generating\|^Processing';
+        echo '--- ncu'; ncu python3 -c \"\$PY\" 2>&1 | grep -v '^==PROF==';
+        echo '--- compute-sanitizer'; compute-sanitizer python3 -c \"\$PY\" 2>&1 | grep -v '^========= ERROR SUMMARY'" ;;
+    graph-limits) run graph-limits 300 nqprof characterize launch --modes graph-ff,graph-tail --counts 64,120,121,128,255,256 \
+        --beyond-limits --timeout 30 -r 3 -w 1 -q ;;
+    launch-default) run launch-default 600 bash -c "TIMEFORMAT='whole %R s'; time nqprof characterize launch -q -o \$OUT/launch-default.json -o \$OUT/launch-default.md" ;;
     tests) run tests 500 python3 -m pytest tests -m gpu --require-gpu --durations=15 -q -rs -p no:cacheprovider ;;
     feinbube-steps) run feinbube-steps 500 nqprof sweep -s feinbube --n 16:19 \
         --param opt=local,shared-stack,shared-all,extern,rows-left --repeats 3 --warmup 1 -o "$OUT/feinbube-steps.json" ;;

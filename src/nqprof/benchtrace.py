@@ -110,6 +110,8 @@ class Tracer:
         #: where the saved JSON lands: files are named relative to it
         self.relative_to = relative_to
         self.traced: list[str] = []
+        #: traced cases whose trace looks broken (NVTX ranges, no CUDA activity)
+        self.suspect: list[str] = []
         self.missing: list[tuple[str, str]] = []
 
     def _folder(self) -> Path:
@@ -138,7 +140,9 @@ class Tracer:
         prefix = self._folder() / file_stem(name)
         try:
             sqlite = nsys_trace.profile(argv, prefix, trace="cuda,nvtx", nsys=self.nsys, echo=False)
-            ranges = nsys_trace.summary_records(nsys_trace.load(sqlite))
+            loaded = nsys_trace.load(sqlite)
+            ranges = nsys_trace.summary_records(loaded)
+            held = nsys_trace.contents(loaded)
         except Exception as exc:  # noqa: BLE001 - the timing stands; the record says why
             return self._missing(name, f"the profiled round failed: {exc}")
         record: dict[str, Any] = {
@@ -148,7 +152,11 @@ class Tracer:
             "rounds": PROFILED_WARMUP + PROFILED_ROUNDS,
             "command": " ".join(argv[1:]),
             "ranges": ranges,
+            **{k: v for k, v in held.items() if k != "warning"},
         }
+        if held["warning"]:
+            record["warning"] = held["warning"]
+            self.suspect.append(name)
         report = sqlite.with_suffix(".nsys-rep")
         if report.is_file():
             record["report"] = self._name(report)
@@ -206,6 +214,10 @@ class Tracer:
                 f"nqprof: Nsight Systems traces of {len(self.traced)} case(s) in {self.folder} "
                 f"(one profiled round each, outside the timed rounds)"
             )
+        for name in self.suspect:
+            from .analysis.trace import NO_CUDA_WARNING
+
+            lines.append(f"nqprof: the trace of {name} is {NO_CUDA_WARNING}")
         gpu_missing = [(n, w) for n, w in self.missing if w != CPU_NOTE]
         for name, why in gpu_missing:
             lines.append(f"nqprof: no trace for {name}: {why}")
@@ -219,5 +231,6 @@ class Tracer:
             "run": self.run,
             "folder": None if self.folder is None else self._name(self.folder),
             "traced": len(self.traced),
+            "suspect": len(self.suspect),
             "missing": len(self.missing),
         }

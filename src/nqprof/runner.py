@@ -35,7 +35,7 @@ from .result import Measurement, RunRecord
 from .rounds import RoundRule
 from .spare import SPARE, start_worker, warm
 from .strategies import Strategy, get
-from .worker import Target
+from .worker import Target, under_profiler
 
 
 def verify(
@@ -267,8 +267,11 @@ class WorkerRunner:
                 self._conn.send("close")
                 if self._conn.poll(min(self.timeout, 30)):
                     self._conn.recv()
-                    _EXITING.append(self._proc)
-                    self._proc = None
+                    if under_profiler():  # its profiler writes out what it saw as it exits
+                        self._proc.join(min(self.timeout, 60))
+                    else:
+                        _EXITING.append(self._proc)
+                        self._proc = None
         except (OSError, EOFError):
             pass
         self.kill()

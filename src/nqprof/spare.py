@@ -20,7 +20,7 @@ import sys
 import time
 import types
 
-from .worker import serve
+from .worker import serve, under_profiler
 
 
 @contextlib.contextmanager
@@ -93,6 +93,8 @@ class Spare:
         of ours is counting meanwhile: see :data:`nqprof.worker.PREPARED_CUDA`); by default
         they start the driver alone, and the oldest makes its context when told
         (:meth:`warm`)."""
+        if under_profiler():  # a profiled run starts each worker when it needs it, and no other
+            return
         context = context or self.context
         self._held = [held for held in self._held if _alive(held)]
         while len(self._held) < max(1, depth):

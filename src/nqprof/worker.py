@@ -36,6 +36,24 @@ from typing import Any
 #: prctl's option that asks for a signal when the parent dies (linux/prctl.h).
 PR_SET_PDEATHSIG = 1
 
+#: Variables through which a CUDA profiler or checker loads its code into the processes it
+#: watches (Nsight Systems, Nsight Compute and compute-sanitizer all set the first).
+INJECTION_VARIABLES = ("CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH")
+
+
+def under_profiler() -> bool:
+    """Whether this process runs under a CUDA profiler or checker. Such a tool keeps what it
+    saw of a process in buffers it writes out at the process's exit, so a worker under one
+    leaves the way the tool needs: the session closed, then a normal exit that the parent
+    waits for (a worker that left by ``os._exit``, or that its parent killed at its own exit,
+    took its CUDA activity with it: its trace held NVTX ranges and no kernel).
+    ``NQPROF_PROFILED=1`` or ``0`` says so where the variables do not tell."""
+    forced = os.environ.get("NQPROF_PROFILED", "").strip()
+    if forced in ("0", "1"):
+        return forced == "1"
+    return any(os.environ.get(name) for name in INJECTION_VARIABLES)
+
+
 #: The driver's state as the early start left it: the thread, and the primary context it
 #: retained (released once PyCUDA holds it: :func:`cuda_started`).
 _EARLY: dict[str, Any] = {}
@@ -149,7 +167,8 @@ def serve(
     """The worker process: set itself up (above), open the session ``opener(n, params)`` of
     ``target`` (a :class:`Target`, or in a forked worker the object itself), then answer
     requests until "close" or the end of the pipe; "close" is answered, then the session is
-    closed (its GPU let go) and the process leaves at once. The answer to the open is the
+    closed (its GPU let go) and the process leaves at once (under a profiler, the session is
+    closed first and the process leaves normally: :func:`under_profiler`). The answer to the open is the
     session's info, with ``worker``: what the start took (``start_s``: from the parent's
     start() to here, the interpreter's start included; ``open_s``: the session's open, imports
     included; ``cuda_start_s``: the early CUDA start, beside them).
@@ -235,6 +254,9 @@ def serve(
                 reply(session.run_once)
             elif cmd == "info":
                 reply(session.info)
+            elif cmd == "close" and under_profiler():  # closed first, then a normal exit
+                reply(session.close)
+                break
             elif cmd == "close":  # answered first: the parent goes on while the GPU is let go
                 conn.send(("ok", None))
                 conn.close()

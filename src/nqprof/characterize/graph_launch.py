@@ -26,8 +26,10 @@ from .probe import Probe, paired_rounds
 #: mode -> the kernel's `mode` argument (DG_CHAR_* of kernels/devgraph.cu)
 GRAPH_MODES = {"graph-ff": 1, "graph-tail": 2}
 NONE = 0
-#: Different device graphs a parent launches in turn (each costs an upload): at most this many.
-MAX_COPIES = 128
+#: Different device graphs a parent launches in turn (each costs an upload): at most this many,
+#: one more than the most tail launches that may be pending (launch.GRAPH_LIMITS), so that no
+#: count a graph mode measures launches one graph twice.
+MAX_COPIES = 256
 WORDS = 16
 LAUNCHES, LAUNCH_FAILURES, FIRST_ERROR = 8, 9, 10
 

@@ -37,6 +37,13 @@ MODES = {"default": 0, "own": 1, "fire-and-forget": 2, "tail": 3}
 #: launches of a device-launchable graph, made from a kernel that runs in a graph.
 GRAPH_MODES = ("graph-ff", "graph-tail")
 MODES.update({m: -1 for m in GRAPH_MODES})
+#: What one graph may launch of device graphs, by the CUDA programming guide's device graph
+#: launch section: at most 120 fire-and-forget launches over one execution of the launching
+#: graph, and at most 255 tail launches pending at once. Past them a launch fails
+#: (fire-and-forget) or the run never ends (tail): a graph mode measures counts up to its
+#: limit, the limit itself included, and states the limit for larger counts (the GPU check
+#: measures one past each: docs/characterize.md).
+GRAPH_LIMITS = {"graph-ff": 120, "graph-tail": 255}
 #: Pending-launch slots a launch takes: a thread's own stream takes a second one (measured on
 #: an H200 with DP-1: launches failed with the limit at the launch count).
 SLOTS = {"own": 2}
@@ -171,6 +178,9 @@ class LaunchPoint:
     #: uploading them took from free device memory
     copies: int | None = None
     upload_bytes: int | None = None
+    #: set where the mode cannot make ``count`` launches at all (a graph mode past its limit):
+    #: what it cannot do, stated instead of a measurement
+    limit: str | None = None
 
     @property
     def t1(self) -> float | None:
@@ -184,6 +194,7 @@ class LaunchPoint:
     def ok(self) -> bool:
         return (
             self.error is None
+            and self.limit is None
             and not self.launch_failures
             and not self.stream_failures
             and bool(self.t1_s)
@@ -204,6 +215,25 @@ class LaunchPoint:
         return cls(**{k: v for k, v in d.items() if k in keys})
 
 
+def graph_limit_text(mode: str) -> str:
+    kind = (
+        "fire-and-forget launches over one execution of the launching graph"
+        if mode == "graph-ff"
+        else "tail launches pending at once"
+    )
+    return f"limit: a graph makes at most {GRAPH_LIMITS[mode]} {kind} (CUDA)"
+
+
+def counts_for(mode: str, counts: Sequence[int]) -> list[int]:
+    """The counts a mode is asked for: as given, and for a graph mode with counts past its
+    limit, the limit itself too (the most that mode can launch)."""
+    out = sorted(set(counts))
+    limit = GRAPH_LIMITS.get(mode)
+    if limit is not None and out and out[-1] > limit and limit not in out:
+        out = sorted([*out, limit])
+    return out
+
+
 def measure(
     counts: Sequence[int],
     modes: Sequence[str],
@@ -213,15 +243,21 @@ def measure(
     timeout: float = 120,
     progress=None,
     probe: Callable[..., dict] = run_probe,
+    beyond_limits: bool = False,
 ) -> dict[str, Any]:
     """Every (mode, count) in its own worker; after a point that does not fit or times out,
-    the larger counts of that mode are skipped. Returns the JSON document."""
+    the larger counts of that mode are skipped. A graph mode's counts past its limit
+    (:data:`GRAPH_LIMITS`) are stated as the limit, not run, unless ``beyond_limits`` (to
+    measure where the limit bites). Returns the JSON document."""
     from ..errors import NqprofError
 
     points, machine = [], {}
     for mode in modes:
         stop = None
-        for count in sorted(counts):
+        for count in counts_for(mode, counts):
+            if count > GRAPH_LIMITS.get(mode, count) and not beyond_limits:
+                points.append(LaunchPoint(mode, count, limit=graph_limit_text(mode)))
+                continue
             if progress is not None:
                 progress.case(f"launch {mode} x{count:,}")
             if stop:
@@ -297,7 +333,9 @@ def table(points: Sequence[LaunchPoint]) -> tuple[list[str], list[list], list[st
     rows, notes = [], []
     for p in points:
         note = ""
-        if p.error:
+        if p.limit:
+            note = p.limit
+        elif p.error:
             notes.append(f"[{len(notes) + 1}] {p.mode} x{p.count:,}: {p.error}")
             note = f"no measurement [{len(notes)}]"
         elif p.launch_failures or p.stream_failures:

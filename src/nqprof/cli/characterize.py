@@ -126,6 +126,7 @@ def cmd_launch(args) -> int:
             warmup=args.warmup,
             timeout=args.timeout,
             progress=progress,
+            beyond_limits=args.beyond_limits,
         ),
         launch.load,
     )
@@ -168,6 +169,13 @@ def add_launch(q) -> None:
         "--modes",
         help="launch modes, a comma list of default, own, fire-and-forget, tail, graph-ff, "
         "graph-tail (the graph modes need nqprof[graphs]; default: all)",
+    )
+    q.add_argument(
+        "--beyond-limits",
+        action="store_true",
+        help="run the graph modes past device graph launch's limits too (120 fire-and-forget "
+        "launches per graph execution, 255 pending tail launches), to see where they bite; "
+        "past the tail limit a run may never end (the watchdog's --timeout ends it)",
     )
     _add_block(q, "threads per block of the parent grid")
 

@@ -36,6 +36,8 @@ _WHERE = {
     "ProfileError": "schema",
     "Trace": "schema",
     "breakdown": "aggregate",
+    "contents": "aggregate",
+    "NO_CUDA_WARNING": "aggregate",
     "summary": "aggregate",
     "summary_records": "aggregate",
 }

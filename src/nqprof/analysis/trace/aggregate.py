@@ -178,15 +178,37 @@ def _memcpy_line(memcpy: dict) -> list[str]:
     ]
 
 
+#: What a trace with NVTX ranges and no CUDA activity says of itself.
+NO_CUDA_WARNING = (
+    "likely broken: NVTX ranges but no CUDA kernels or copies (the profiler did not write out "
+    "the CUDA activity of the process that ran them)"
+)
+
+
+def contents(trace: Trace) -> dict:
+    """How many kernels, copies and NVTX ranges ``trace`` holds, and ``warning`` where that
+    looks broken (ranges, so something ran, but no CUDA activity at all)."""
+    counts = {
+        "kernels": len(trace.kernels),
+        "memcpys": len(trace.memcpy),
+        "nvtx_ranges": len(trace.ranges),
+    }
+    broken = counts["nvtx_ranges"] and not (counts["kernels"] or counts["memcpys"])
+    return {**counts, "warning": NO_CUDA_WARNING if broken else None}
+
+
 def breakdown(trace: Trace) -> str:
     """A text report of :func:`summary`: one block per NVTX range group."""
     records = summary_records(trace)
     width = max([len(str(k["name"])) for r in records for k in r["kernels"]] + [6])
+    held = contents(trace)
     lines = [
-        f"{trace.path.name}: {len(trace.kernels)} kernels, {len(trace.ranges)} NVTX ranges, "
-        f"{len(trace.memcpy)} memcpys (device-launched child grids are not traced: a parent "
+        f"{trace.path.name}: {held['kernels']} kernels, {held['nvtx_ranges']} NVTX ranges, "
+        f"{held['memcpys']} memcpys (device-launched child grids are not traced: a parent "
         "kernel's row ends before its children do; the generation's range holds the whole tree)"
     ]
+    if held["warning"]:
+        lines.append(f"WARNING: {trace.path.name}: {held['warning']}")
     for record in records:
         lines += [
             "",
