@@ -168,8 +168,8 @@ def serve(
     ``target`` (a :class:`Target`, or in a forked worker the object itself), then answer
     requests until "close" or the end of the pipe; "close" is answered, then the session is
     closed (its GPU let go) and the process leaves at once (under a profiler, the session is
-    closed first and the process leaves normally: :func:`under_profiler`). The answer to the open is the
-    session's info, with ``worker``: what the start took (``start_s``: from the parent's
+    closed first and the process leaves normally: :func:`under_profiler`). The answer to the
+    open is the session's info, with ``worker``: what the start took (``start_s``: from the parent's
     start() to here, the interpreter's start included; ``open_s``: the session's open, imports
     included; ``cuda_start_s``: the early CUDA start, beside them).
 
