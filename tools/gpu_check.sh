@@ -12,6 +12,7 @@
 #   profiler-env   the variables Nsight Systems, Nsight Compute and compute-sanitizer set in what they run
 #   graph-limits   characterize launch's graph modes at and one past device graph launch's limits
 #                  (120 fire-and-forget, 255 tail), --beyond-limits, each point under a 30 s watchdog
+#   graph-tail-probe  graph-tail at 1, 2, 4, 32 launches, each under a 15 s watchdog (where does it hang?)
 #   launch-default `nqprof characterize launch` with its defaults, timed (issue 49: within 10 minutes)
 #   tests          the GPU-marked tests (pytest -m gpu --require-gpu: a missing GPU fails them), slowest 15 listed
 #   cst-variants   fast's constellation kernel at N=16..20, then block x unroll at N=19
@@ -207,6 +208,8 @@ for stage in "${stages[@]}"; do
         echo '--- compute-sanitizer'; compute-sanitizer python3 -c \"\$PY\" 2>&1 | grep -v '^========= ERROR SUMMARY'" ;;
     graph-limits) run graph-limits 300 nqprof characterize launch --modes graph-ff,graph-tail --counts 64,120,121,128,255,256 \
         --beyond-limits --timeout 30 -r 3 -w 1 -q ;;
+    graph-tail-probe) run graph-tail-probe 200 nqprof characterize launch --modes graph-tail --counts 1,2,4,32 \
+        --beyond-limits --timeout 15 -r 3 -w 1 -q ;;
     launch-default) run launch-default 600 bash -c "TIMEFORMAT='whole %R s'; time nqprof characterize launch -q -o \$OUT/launch-default.json -o \$OUT/launch-default.md" ;;
     tests) run tests 500 python3 -m pytest tests -m gpu --require-gpu --durations=15 -q -rs -p no:cacheprovider ;;
     feinbube-steps) run feinbube-steps 500 nqprof sweep -s feinbube --n 16:19 \

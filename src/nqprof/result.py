@@ -71,6 +71,10 @@ class RunRecord:
     #: The work items' making where the strategy makes them apart from its rounds (fast's
     #: tasks: where, how many, the seconds and the bytes uploaded and kept on the device).
     tasks: dict[str, Any] = field(default_factory=dict)
+    #: GPU runs: the timed regions' stream holds over every round, warm-up included (held,
+    #: gave_up, none: a region timed without one); a hold that gave up let host latency
+    #: into its round's GPU time (nqprof.cuda.device.StreamHold).
+    holds: dict[str, int] = field(default_factory=dict)
     #: The run's processes: how many worker processes took its rounds, and what the first
     #: one's start took (nqprof.worker: start_s, open_s, cuda_start_s).
     process: dict[str, Any] = field(default_factory=dict)
@@ -108,6 +112,7 @@ class RunRecord:
             measurement_build=build,
             replay=dict(stats.get("replay", {})),
             tasks=dict(info.get("tasks", {})),
+            holds=dict(info.get("holds", {})),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -140,6 +145,8 @@ class RunRecord:
                 f"GPU time   {seconds_text(self.gpu_s)} (CUDA "
                 f"events, median of {len(self.gpu_times)})"
             )
+        if self.holds:
+            lines.append(f"holds      {hold_text(self.holds)}")
         lines += _condition_lines(self.conditions)
         if self.shared_gpu():
             lines.append(f"warning    {self.shared_gpu()}")
@@ -200,6 +207,19 @@ class RunRecord:
         for note in self.notes:
             lines.append(f"note       {note}")
         return "\n".join(lines)
+
+
+def hold_text(holds: dict[str, int]) -> str:
+    """What a GPU record's stream holds did, in words (:attr:`RunRecord.holds`)."""
+    held, gave_up, none = (holds.get(k, 0) for k in ("held", "gave_up", "none"))
+    parts = []
+    if held or gave_up:
+        parts.append(f"{gave_up} of {held + gave_up} gave up")
+        if gave_up:
+            parts[-1] += " (those rounds' GPU time includes the host's launch latency)"
+    if none:
+        parts.append(f"{none} region(s) timed without one (they wait for the GPU inside)")
+    return "; ".join(parts) or "-"
 
 
 def _condition_lines(cond: dict[str, Any]) -> list[str]:

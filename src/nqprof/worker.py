@@ -36,9 +36,15 @@ from typing import Any
 #: prctl's option that asks for a signal when the parent dies (linux/prctl.h).
 PR_SET_PDEATHSIG = 1
 
-#: Variables through which a CUDA profiler or checker loads its code into the processes it
-#: watches (Nsight Systems, Nsight Compute and compute-sanitizer all set the first).
-INJECTION_VARIABLES = ("CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH")
+#: Variables a CUDA profiler or checker sets in the processes it watches, as seen on an H200
+#: host with CUDA 13.0: Nsight Systems sets the two injection paths, compute-sanitizer the
+#: NVTX one and its own transport, Nsight Compute its transport (docs/profiling.md).
+INJECTION_VARIABLES = (
+    "CUDA_INJECTION64_PATH",
+    "NVTX_INJECTION64_PATH",
+    "NV_NSIGHT_INJECTION_TRANSPORT_TYPE",
+    "NV_SANITIZER_INJECTION_TRANSPORT_TYPE",
+)
 
 
 def under_profiler() -> bool:

@@ -176,8 +176,10 @@ HOLD_KERNEL = "nq_hold"
 HOLD_SOURCE = KernelSource("hold.cu", cdp=False, kernels=(HOLD_KERNEL,))
 #: The kernels this module builds, for the kernel catalog (nqprof.catalog).
 SOURCES = (HOLD_SOURCE,)
-#: The longest a hold waits for the host (a region that synchronises inside itself).
-HOLD_MAX_NS = 2_000_000
+#: The longest a hold waits for the host to queue its region. Only a region that waits for
+#: the GPU inside itself should reach it (such regions are timed without a hold): a host
+#: pause while queuing (a garbage collection, a slow launch path) stays far below it.
+HOLD_MAX_NS = 20_000_000
 
 
 class StreamHold:
@@ -192,10 +194,13 @@ class StreamHold:
         from .build import build
 
         self._np = np
-        self.flag = drv.pagelocked_zeros((1,), np.int32, mem_flags=drv.host_alloc_flags.DEVICEMAP)
+        mapped = drv.host_alloc_flags.DEVICEMAP
+        self.flag = drv.pagelocked_zeros((1,), np.int32, mem_flags=mapped)
         self._flag_ptr = np.intp(self.flag.base.get_device_pointer())
-        self.timed_out = drv.mem_alloc(4)
-        drv.memset_d32(self.timed_out, 0, 1)
+        # how many holds gave up, in mapped host memory: read after a region's stop event
+        # has completed, with no copy
+        self._gave_up = drv.pagelocked_zeros((1,), np.uint32, mem_flags=mapped)
+        self.timed_out = np.intp(self._gave_up.base.get_device_pointer())
         self._kernel = build(HOLD_SOURCE).function(HOLD_KERNEL)
         self._drv = drv
 
@@ -213,10 +218,9 @@ class StreamHold:
         self.flag[0] = 1
 
     def timeouts(self) -> int:
-        """How many holds gave up waiting (their region synchronised inside itself)."""
-        out = self._np.zeros(1, self._np.uint32)
-        self._drv.memcpy_dtoh(out, self.timed_out)
-        return int(out[0])
+        """How many holds gave up waiting (their region synchronised inside itself), as of the
+        last completed work."""
+        return int(self._gave_up[0])
 
 
 _HOLDS: dict[int, StreamHold] = {}
@@ -243,10 +247,14 @@ class EventTimer:
         self.seconds = 0.0
         self.wall_seconds = 0.0
         self._hold = stream_hold(drv) if hold else None
+        #: whether this region's hold gave up waiting (its time then holds host latency);
+        #: None without a hold
+        self.hold_gave_up: bool | None = None
 
     def __enter__(self):
         self._t0 = time.perf_counter()
         if self._hold is not None:
+            self._before = self._hold.timeouts()
             self._hold.hold()
         self.start.record()
         return self
@@ -258,3 +266,5 @@ class EventTimer:
         self.stop.synchronize()
         self.wall_seconds = time.perf_counter() - self._t0
         self.seconds = self.stop.time_since(self.start) / 1e3
+        if self._hold is not None:
+            self.hold_gave_up = self._hold.timeouts() > self._before

@@ -79,6 +79,9 @@ class GpuSession(Session):
         self.modules = []
         self.notes: list[str] = []
         self._ran = False
+        #: the timed regions' stream holds: run with one, gave up (their region waited for
+        #: the GPU inside itself, or the host paused longer than the hold waits), run without
+        self.holds = {"held": 0, "gave_up": 0, "none": 0}
 
     # -- preparation (outside the timed region) ---------------------------------------
     def build(
@@ -142,15 +145,18 @@ class GpuSession(Session):
 
     # -- timed work --------------------------------------------------------------------
     @contextlib.contextmanager
-    def generation(self, index: int, label: str = "generation") -> Iterator[Any]:
+    def generation(self, index: int, label: str = "generation", hold: bool = True) -> Iterator[Any]:
         """One host-launched generation: an NVTX range (payload: the index) around
-        CUDA events; a failed launch becomes a :class:`DeviceFailureError`."""
+        CUDA events; a failed launch becomes a :class:`DeviceFailureError`. ``hold=False``
+        for a region that synchronises inside itself (the stream hold would wait for it)."""
         from ..cuda.device import EventTimer
 
-        timer = EventTimer(self.drv)
+        timer = EventTimer(self.drv, hold=hold)
         try:
             with nvtx_range(f"{self.name} N={self.n} {label} {index}", payload=index), timer:
                 yield timer
+            key = {None: "none", False: "held", True: "gave_up"}[timer.hold_gave_up]
+            self.holds[key] += 1
         except self.drv.Error as exc:
             raise DeviceFailureError(
                 f"{self.name} N={self.n}: {label} {index} failed on the device: {exc}"
@@ -178,6 +184,7 @@ class GpuSession(Session):
             },
             "kernels": kernels,
             "memory": {**self.gpu.ledger.as_dict(), "limits": self.gpu.read_limits()},
+            "holds": dict(self.holds),
             "source_hash": "+".join(hashes) if hashes else None,
             "notes": list(self.notes),
         }

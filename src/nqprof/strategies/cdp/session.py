@@ -215,7 +215,9 @@ class CdpSession(GpuSession):
         else:
             words = None
             ranges = self.plan.chunk_ranges()
-            with self.generation(0) as timer:
+            # each chunk's accounting is read before the next: the region waits for the GPU
+            # inside itself, timed without the stream hold
+            with self.generation(0, hold=False) as timer:
                 for i, (lo, hi) in enumerate(ranges):
                     # one chunk: copy its boards in, launch its root grid, read its accounting
                     with nvtx_range(
