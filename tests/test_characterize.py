@@ -140,8 +140,8 @@ def _launch_probe(calls):
 
 def test_launch_graph_modes_run_up_to_their_limits_and_state_them_past():
     """A graph mode is asked for no count past its limit (120 fire-and-forget launches per
-    graph execution, 255 pending tail launches): it measures the limit itself instead, and
-    the table states the limit for the larger counts; the CDP modes are asked for all."""
+    graph execution, one tail launch): it measures the limit itself instead, and the table
+    states the limit for the larger counts; the CDP modes are asked for all."""
     calls = []
     counts = [32, 256, 4096]
     out = launch.measure(counts, ["tail", "graph-ff", "graph-tail"], probe=_launch_probe(calls))
@@ -151,13 +151,12 @@ def test_launch_graph_modes_run_up_to_their_limits_and_state_them_past():
         ("tail", 4096),
         ("graph-ff", 32),
         ("graph-ff", 120),
-        ("graph-tail", 32),
-        ("graph-tail", 255),
+        ("graph-tail", 1),
     ]
     points = launch.load(out)
     stated = [(p.mode, p.count) for p in points if p.limit]
-    assert stated == [("graph-ff", 256), ("graph-ff", 4096), ("graph-tail", 256)] + [
-        ("graph-tail", 4096)
+    assert stated == [("graph-ff", 256), ("graph-ff", 4096)] + [
+        ("graph-tail", c) for c in counts
     ]
     assert all(p.cost is None for p in points if p.limit)
     assert all(p.cost == pytest.approx(1e-3) for p in points if not p.limit)
@@ -165,8 +164,9 @@ def test_launch_graph_modes_run_up_to_their_limits_and_state_them_past():
     by_key = {(r[0], r[1]): r for r in rows}
     assert by_key[("graph-ff", "256")][-1] == launch.graph_limit_text("graph-ff")
     assert "120 fire-and-forget" in by_key[("graph-ff", "4,096")][-1]
-    assert "255 tail launches" in by_key[("graph-tail", "256")][-1]
-    assert by_key[("graph-tail", "256")][5] == "-" and not notes
+    assert "2 or more tail launches" in by_key[("graph-tail", "32")][-1]
+    assert by_key[("graph-tail", "32")][5] == "-" and not notes
+    assert by_key[("graph-tail", "1")][5] == "1.000"  # t1 - t2 = 1 ms
 
 
 def test_launch_beyond_limits_runs_the_graph_modes_past_them():

@@ -31,20 +31,81 @@ ROOT = Path(__file__).resolve().parent.parent
 SMOKE_N = 10
 
 
-def run(args: list[str], timeout: float, **kw) -> tuple[str, float]:
-    """Run ``args`` (an nqprof command when it starts with no executable), check exit 0 and
-    the time bound, and return its output and seconds."""
-    argv = args if args[0] in (sys.executable, "nsys") or "/" in args[0] else None
-    if argv is None:
-        argv = [sys.executable, "-m", "nqprof.cli", *args]
+def argv_of(args: list[str]) -> list[str]:
+    """``args`` as a command line: an nqprof command unless it starts with an executable."""
+    if args[0] == sys.executable or "/" in args[0]:
+        return args
+    return [sys.executable, "-m", "nqprof.cli", *args]
+
+
+class Jobs:
+    """The smoke's commands, started together when the module's first test asks (the GPU
+    tests stay short): those that measure memory or time (``alone``) one after another on a
+    thread, every other one in a process of its own at once. :meth:`result` waits for one
+    and checks its exit status and its time."""
+
+    def __init__(self):
+        self.procs: dict[str, tuple] = {}
+        self.alone: dict[str, tuple] = {}
+        self._thread = None
+
+    def start(self, specs: dict[str, tuple[list[str], float, bool]]) -> None:
+        import threading
+
+        for name, (args, timeout, alone) in specs.items():
+            if not alone:
+                proc = subprocess.Popen(
+                    argv_of(args),
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT,
+                    text=True,
+                    errors="replace",
+                    cwd=ROOT,
+                )
+                self.procs[name] = (proc, time.perf_counter(), timeout)
+
+        def one_by_one():
+            for name, (args, timeout, alone) in specs.items():
+                if alone:
+                    self.alone[name] = run(args, timeout, check=False)
+
+        self._thread = threading.Thread(target=one_by_one, daemon=True)
+        self._thread.start()
+
+    def result(self, name: str) -> tuple[str, float]:
+        if name in self.procs:
+            proc, t0, timeout = self.procs[name]
+            try:
+                out, _ = proc.communicate(timeout=max(1.0, timeout - (time.perf_counter() - t0)))
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                pytest.fail(f"{name}: no end within {timeout:g} s")
+            seconds = time.perf_counter() - t0
+            assert proc.returncode == 0, f"{name}: exit {proc.returncode}\n{out[-3000:]}"
+            return out, seconds
+        while name not in self.alone and self._thread.is_alive():
+            self._thread.join(0.5)
+        out, seconds, code = self.alone[name]
+        assert code == 0, f"{name}: exit {code}\n{out[-3000:]}"
+        return out, seconds
+
+
+def run(args: list[str], timeout: float, check: bool = True, **kw):
+    """Run ``args`` (:func:`argv_of`); with ``check``, assert exit 0 and return its output and
+    seconds, else return output, seconds and exit status."""
+    argv = argv_of(args)
     t0 = time.perf_counter()
-    done = subprocess.run(
-        argv, capture_output=True, text=True, errors="replace", timeout=timeout, cwd=ROOT, **kw
-    )
+    try:
+        done = subprocess.run(
+            argv, capture_output=True, text=True, errors="replace", timeout=timeout, cwd=ROOT, **kw
+        )
+    except subprocess.TimeoutExpired:
+        return (f"{' '.join(argv)}: no end within {timeout:g} s", timeout, -1)
     seconds = time.perf_counter() - t0
     out = done.stdout + done.stderr
+    if not check:
+        return out, seconds, done.returncode
     assert done.returncode == 0, f"{' '.join(argv)}: exit {done.returncode}\n{out[-3000:]}"
-    assert seconds < timeout
     return out, seconds
 
 
@@ -54,21 +115,126 @@ def gpu_strategies() -> list[str]:
     return [s.name for s in all_strategies() if s.needs_gpu]
 
 
-def test_env_names_the_gpu():
-    out, _ = run(["env"], 60)
+def nsys_path() -> str | None:
+    from nqprof.analysis.trace import find_nsys
+    from nqprof.errors import UnavailableError
+
+    try:
+        return str(find_nsys())
+    except UnavailableError:
+        if os.environ.get("NQPROF_REQUIRE_NSYS"):
+            raise
+        return None
+
+
+def ncu_path() -> str | None:
+    return os.environ.get("NQPROF_NCU") or shutil.which("ncu")
+
+
+#: A host-launched strategy, a CDP strategy (its parent grid has a row; its children do not)
+#: and graph-cst (host launches of device-launchable graphs), with a kernel each must show.
+TRACED = {"feinbube": "feinbube", "dp3": "dp3_root", "graph-cst": "cst_"}
+
+#: What ``characterize launch`` is asked for: every mode at 32 and 256 launches.
+LAUNCH_COUNTS = (32, 256)
+
+#: The commands of the smoke that need no profiler: (arguments, timeout s, run alone).
+COMMANDS = {
+    "env": (["env"], 60, False),
+    "characterize-launch": (
+        ["characterize", "launch", "--counts", ",".join(map(str, LAUNCH_COUNTS))]
+        + ["-r", "1", "-w", "0", "-q", "--json"],
+        240,
+        True,
+    ),
+    "characterize-reserve": (
+        ["characterize", "reserve", "--pending", "0,4096", "--heap-mib", "8", "-q"],
+        180,
+        True,
+    ),
+    "characterize-residency": (["characterize", "residency", "--shared", "0,16384", "-q"], 120, 0),
+    "characterize-ideal": (
+        ["characterize", "ideal", "--strategies", "dp3", "--n", "10", "-r", "1", "-w", "0", "-q"],
+        120,
+        False,
+    ),
+    "characterize-timeline": (
+        ["characterize", "timeline", "11", "-s", "dp3", "-r", "1", "-w", "0", "-q"],
+        120,
+        False,
+    ),
+    "queue-bench": (
+        ["queue-bench", "--sizes", "16", "--variants", "balanced", "--fill", "1", "-r", "1", "-q"],
+        120,
+        False,
+    ),
+    "report-plauth-table3": (["report", "plauth", "table3", "-r", "1", "-w", "0", "-q"], 120, 0),
+}
+
+
+@pytest.fixture(scope="module")
+def jobs(tmp_path_factory):
+    """Every command of the smoke, started at once (see :class:`Jobs`)."""
+    folder = tmp_path_factory.mktemp("smoke")
+    specs = dict(COMMANDS)
+    specs["sweep"] = (
+        ["sweep", "-s", ",".join(gpu_strategies()), "--n", str(SMOKE_N), "-r", "1", "-w", "0"]
+        + ["-q", "-o", str(folder / "sweep.json")],
+        300,
+        False,
+    )
+    nsys = nsys_path()
+    if nsys:
+        for strategy in TRACED:
+            prefix = folder / f"profile-{strategy}"
+            specs[f"profile-{strategy}"] = (
+                ["profile", "--output", str(prefix), "solve", "12", "-s", strategy, "-r", "1"]
+                + ["-w", "0", "-q"],
+                180,
+                False,
+            )
+        specs["nsys-by-hand"] = (
+            [nsys, "profile", "-t", "cuda,nvtx", "-o", str(folder / "by-hand"), "-f", "true"]
+            + ["--export", "sqlite", sys.executable, "-m", "nqprof.cli", "solve", "12", "-s"]
+            + ["feinbube", "-q"],
+            180,
+            False,
+        )
+        specs["nq-trace"] = (
+            [sys.executable, "-m", "pytest", "bench/", "-q", "-p", "no:cacheprovider"]
+            + ["--nq-strategy=" + ",".join(sorted(TRACED)), "--nq-n=12", "--nq-trace"]
+            + ["--benchmark-autosave", f"--benchmark-storage={folder / 'bench'}"],
+            300,
+            False,
+        )
+    ncu = ncu_path()
+    if ncu:
+        specs["ncu"] = (
+            [ncu, "--clock-control", "none", "--kernel-name", "regex:feinbube"]
+            + ["--launch-count", "1", "--metrics", "gpu__time_duration.sum", sys.executable]
+            + ["-m", "nqprof.cli", "solve", "10", "-s", "feinbube", "-r", "1", "-w", "0", "-q"],
+            180,
+            False,
+        )
+    started = Jobs()
+    started.start(specs)
+    started.folder = folder
+    yield started
+    for proc, _, _ in started.procs.values():
+        if proc.poll() is None:
+            proc.kill()
+
+
+def test_env_names_the_gpu(jobs):
+    out, _ = jobs.result("env")
     assert re.search(r"NVIDIA|H100|H200", out), out
 
 
-def test_every_gpu_strategy_counts_verified(tmp_path):
+def test_every_gpu_strategy_counts_verified(jobs):
     names = gpu_strategies()
     assert len(names) >= 13, names
-    target = tmp_path / "sweep.json"
-    out, seconds = run(
-        ["sweep", "-s", ",".join(names), "--n", str(SMOKE_N), "-r", "1", "-w", "0", "-q"]
-        + ["-o", str(target)],
-        300,
-    )
-    records = json.loads(target.read_text())
+    _, seconds = jobs.result("sweep")
+    records = json.loads((jobs.folder / "sweep.json").read_text())
     seen = {r["strategy"]: r for r in records}
     assert set(seen) == set(names), (sorted(seen), names)
     for name, r in seen.items():
@@ -78,45 +244,33 @@ def test_every_gpu_strategy_counts_verified(tmp_path):
     assert seconds < 20 * len(names)
 
 
-def test_characterize_launch_ends_with_every_row_a_time_or_a_limit():
+def test_characterize_launch_ends_with_every_row_a_time_or_a_limit(jobs):
     """Every mode at 32 and 256 launches: the CDP modes measure both; graph-ff measures 32
-    and 120 (its limit) and states its limit at 256; graph-tail measures 32 and 255 and states
-    its limit at 256. No row is a failure, none hangs (the watchdog's timeout would show)."""
-    out, seconds = run(
-        ["characterize", "launch", "--counts", "32,256", "-r", "1", "-w", "0", "-q", "--json"],
-        240,
-    )
+    and 120 (its limit) and states its limit at 256; graph-tail measures 1 (its limit) and
+    states it at 32 and 256. No row is a failure, none hangs (the watchdog would show)."""
+    from nqprof.characterize.launch import GRAPH_LIMITS
+
+    out, seconds = jobs.result("characterize-launch")
     doc = json.loads(out[out.index("{") :])
     points = {(p["mode"], p["count"]): p for p in doc["points"]}
     for mode in ("default", "own", "fire-and-forget", "tail", "graph-ff", "graph-tail"):
-        for count in (32, 256):
+        for count in LAUNCH_COUNTS:
             assert (mode, count) in points, (mode, count, sorted(points))
     for key, p in points.items():
         assert p["error"] is None, (key, p["error"])
         assert not p["launch_failures"], (key, p)
-        if p["limit"]:
-            assert key in {("graph-ff", 256), ("graph-tail", 256)}, key
-        else:
+        past = key[1] > GRAPH_LIMITS.get(key[0], key[1])
+        assert bool(p["limit"]) is past, key
+        if not past:
             assert p["t1_s"] and p["t2_s"], (key, p)
-    assert not points[("graph-ff", 120)]["limit"]
-    assert not points[("graph-tail", 255)]["limit"]
+    for mode, limit in GRAPH_LIMITS.items():
+        assert (mode, limit) in points and not points[(mode, limit)]["limit"]
     assert seconds < 180
 
 
-@pytest.mark.parametrize(
-    "args",
-    [
-        ["characterize", "reserve", "--pending", "0,4096", "--heap-mib", "8", "-q"],
-        ["characterize", "residency", "--shared", "0,16384", "-q"],
-        ["characterize", "ideal", "--strategies", "dp3", "--n", "10", "-r", "1", "-w", "0", "-q"],
-        ["characterize", "timeline", "11", "-s", "dp3", "-r", "1", "-w", "0", "-q"],
-        ["queue-bench", "--sizes", "16", "--variants", "balanced", "--fill", "1", "-r", "1", "-q"],
-        ["report", "plauth", "table3", "-r", "1", "-w", "0", "-q"],
-    ],
-    ids=lambda a: "-".join(a[:2]),
-)
-def test_command_runs_live(args):
-    out, seconds = run(args, 180)
+@pytest.mark.parametrize("name", [n for n in COMMANDS if n not in ("env", "characterize-launch")])
+def test_command_runs_live(jobs, name):
+    out, seconds = jobs.result(name)
     assert "nqprof: error" not in out and "Traceback" not in out, out[-2000:]
     assert len(out.strip().splitlines()) >= 3, out
     assert seconds < 120
@@ -125,21 +279,9 @@ def test_command_runs_live(args):
 # --- traces -----------------------------------------------------------------------------------
 
 
-def nsys_or_skip() -> str:
-    from nqprof.analysis.trace import find_nsys
-    from nqprof.errors import UnavailableError
-
-    try:
-        return str(find_nsys())
-    except UnavailableError as exc:
-        if os.environ.get("NQPROF_REQUIRE_NSYS"):
-            raise
-        pytest.skip(str(exc))
-
-
-#: A host-launched strategy, a CDP strategy (its parent grid has a row; its children do not)
-#: and graph-cst (host launches of device-launchable graphs), with a kernel each must show.
-TRACED = {"feinbube": "feinbube", "dp3": "dp3_root", "graph-cst": "cst_"}
+def needs(jobs, name: str, what: str) -> None:
+    if name not in {**jobs.procs, **jobs.alone}:
+        pytest.skip(f"{what} not found")
 
 
 def kernel_names(sqlite: Path) -> list[str]:
@@ -154,42 +296,26 @@ def kernel_names(sqlite: Path) -> list[str]:
 
 
 @pytest.mark.parametrize("strategy", sorted(TRACED))
-def test_nqprof_profile_shows_the_kernels(strategy, tmp_path):
-    nsys_or_skip()
-    prefix = tmp_path / strategy
-    out, _ = run(
-        ["profile", "--output", str(prefix), "solve", "12", "-s", strategy, "-r", "1", "-w", "0"]
-        + ["-q"],
-        180,
-    )
+def test_nqprof_profile_shows_the_kernels(jobs, strategy):
+    needs(jobs, f"profile-{strategy}", "nsys (Nsight Systems)")
+    out, _ = jobs.result(f"profile-{strategy}")
     assert "WARNING" not in out, out[-2000:]
-    names = kernel_names(prefix.with_name(prefix.name + ".sqlite"))
+    names = kernel_names(jobs.folder / f"profile-{strategy}.sqlite")
     assert any(TRACED[strategy] in n for n in names), (strategy, sorted(set(names)))
 
 
-def test_nsys_by_hand_around_solve_shows_the_kernels(tmp_path):
-    nsys = nsys_or_skip()
-    prefix = tmp_path / "by-hand"
-    run(
-        [nsys, "profile", "-t", "cuda,nvtx", "-o", str(prefix), "-f", "true", "--export"]
-        + ["sqlite", sys.executable, "-m", "nqprof.cli", "solve", "12", "-s", "feinbube", "-q"],
-        180,
-    )
-    names = kernel_names(prefix.with_name(prefix.name + ".sqlite"))
+def test_nsys_by_hand_around_solve_shows_the_kernels(jobs):
+    needs(jobs, "nsys-by-hand", "nsys (Nsight Systems)")
+    jobs.result("nsys-by-hand")
+    names = kernel_names(jobs.folder / "by-hand.sqlite")
     assert any("feinbube" in n for n in names), sorted(set(names))
 
 
-def test_pytest_nq_trace_stores_traces_with_kernels(tmp_path):
-    nsys_or_skip()
-    storage = tmp_path / "bench"
-    out, _ = run(
-        [sys.executable, "-m", "pytest", "bench/", "-q", "-p", "no:cacheprovider"]
-        + ["--nq-strategy=" + ",".join(sorted(TRACED)), "--nq-n=12", "--nq-trace"]
-        + ["--benchmark-autosave", f"--benchmark-storage={storage}"],
-        300,
-    )
+def test_pytest_nq_trace_stores_traces_with_kernels(jobs):
+    needs(jobs, "nq-trace", "nsys (Nsight Systems)")
+    out, _ = jobs.result("nq-trace")
     assert "likely broken" not in out, out[-3000:]
-    (saved,) = storage.glob("*/*.json")  # the run pytest-benchmark saved (traces lie deeper)
+    (saved,) = (jobs.folder / "bench").glob("*/*.json")  # pytest-benchmark's (traces lie deeper)
     benches = json.loads(saved.read_text())["benchmarks"]
     assert len(benches) == len(TRACED), [b["name"] for b in benches]
     for bench in benches:
@@ -201,15 +327,8 @@ def test_pytest_nq_trace_stores_traces_with_kernels(tmp_path):
         assert "warning" not in trace, trace
 
 
-def test_ncu_finds_the_kernel_it_names(tmp_path):
-    ncu = shutil.which("ncu") or os.environ.get("NQPROF_NCU")
-    if not ncu:
-        pytest.skip("ncu (Nsight Compute) not found")
-    out, _ = run(
-        [ncu, "--clock-control", "none", "--kernel-name", "regex:feinbube", "--launch-count", "1"]
-        + ["--metrics", "gpu__time_duration.sum", sys.executable, "-m", "nqprof.cli", "solve"]
-        + ["10", "-s", "feinbube", "-r", "1", "-w", "0", "-q"],
-        180,
-    )
+def test_ncu_finds_the_kernel_it_names(jobs):
+    needs(jobs, "ncu", "ncu (Nsight Compute)")
+    out, _ = jobs.result("ncu")
     assert re.search(r"feinbube\w*", out) and "gpu__time_duration.sum" in out, out[-3000:]
     assert "verified" in out

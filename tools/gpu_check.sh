@@ -13,6 +13,9 @@
 #   graph-limits   characterize launch's graph modes at and one past device graph launch's limits
 #                  (120 fire-and-forget, 255 tail), --beyond-limits, each point under a 30 s watchdog
 #   graph-tail-probe  graph-tail at 1, 2, 4, 32 launches, each under a 15 s watchdog (where does it hang?)
+#   trace-all      pytest bench/ --nq-n=12 --nq-trace twice (every strategy of the default suite), then nqprof
+#                  compare --traces of the two and a breakdown; the saved JSON in $OUT/trace-all.tar.gz
+#   solve20        whole-process nqprof solve 20 -s fast -r 1 -w 0, this tree and .stage/main38 interleaved, 3 each
 #   launch-default `nqprof characterize launch` with its defaults, timed (issue 49: within 10 minutes)
 #   tests          the GPU-marked tests (pytest -m gpu --require-gpu: a missing GPU fails them), slowest 15 listed
 #   cst-variants   fast's constellation kernel at N=16..20, then block x unroll at N=19
@@ -210,6 +213,21 @@ for stage in "${stages[@]}"; do
         --beyond-limits --timeout 30 -r 3 -w 1 -q ;;
     graph-tail-probe) run graph-tail-probe 200 nqprof characterize launch --modes graph-tail --counts 1,2,4,32 \
         --beyond-limits --timeout 15 -r 3 -w 1 -q ;;
+    trace-all) rm -rf /tmp/nqprof-traced-all
+      for r in a b; do run trace-all-$r 400 python3 -m pytest bench/ --nq-n=12 --nq-trace --benchmark-autosave \
+          --benchmark-storage=/tmp/nqprof-traced-all -q -rs -p no:cacheprovider; done
+      run trace-all-compare 200 bash -c "S=/tmp/nqprof-traced-all; nqprof compare --storage \$S 0001 0002 --traces;
+          f=\$(ls \$S/*/traces/*/*feinbube*.sqlite | head -1); nqprof trace breakdown \$f | head -12;
+          cd \$S && find . -name '*.json' -not -path '*timeline*' | tar czf \$OUT/trace-all.tar.gz -T -" ;;
+    solve20) echo "=== solve20: whole nqprof solve 20 -s fast -r 1 -w 0, this tree and .stage/main38, interleaved"
+      root=$PWD; (cd .stage/main38 && NQPROF_WHEELHOUSE=$root/.gpuhost/wheelhouse NQPROF_DEBS=$root/.gpuhost/deb \
+        NQPROF_SITE=/tmp/nqprof-old-site tools/gpuhost.sh true)
+      for i in 1 2 3; do for t in new old; do
+        if [ $t = new ]; then site=/tmp/nqprof-site; else site=/tmp/nqprof-old-site; fi
+        s=$( { TIMEFORMAT=%R; time PYTHONPATH=$site PATH=$site/bin:$PATH timeout 120 nqprof solve 20 -s fast -r 1 -w 0 \
+          > /tmp/solve20-$t-$i.txt 2>&1; } 2>&1 )
+        echo "$t run $i: whole $s s, $(grep -E 'count|GPU time' /tmp/solve20-$t-$i.txt | tr -s ' ' | tr '\n' ' ')"
+      done; done 2>&1 | tee "$OUT/solve20.log" ;;
     launch-default) run launch-default 600 bash -c "TIMEFORMAT='whole %R s'; time nqprof characterize launch -q -o \$OUT/launch-default.json -o \$OUT/launch-default.md" ;;
     tests) run tests 500 python3 -m pytest tests -m gpu --require-gpu --durations=15 -q -rs -p no:cacheprovider ;;
     feinbube-steps) run feinbube-steps 500 nqprof sweep -s feinbube --n 16:19 \

@@ -37,13 +37,19 @@ MODES = {"default": 0, "own": 1, "fire-and-forget": 2, "tail": 3}
 #: launches of a device-launchable graph, made from a kernel that runs in a graph.
 GRAPH_MODES = ("graph-ff", "graph-tail")
 MODES.update({m: -1 for m in GRAPH_MODES})
-#: What one graph may launch of device graphs, by the CUDA programming guide's device graph
-#: launch section: at most 120 fire-and-forget launches over one execution of the launching
-#: graph, and at most 255 tail launches pending at once. Past them a launch fails
-#: (fire-and-forget) or the run never ends (tail): a graph mode measures counts up to its
-#: limit, the limit itself included, and states the limit for larger counts (the GPU check
-#: measures one past each: docs/characterize.md).
-GRAPH_LIMITS = {"graph-ff": 120, "graph-tail": 255}
+#: What one launching graph may make of device graph launches, as measured on an H200 (CUDA
+#: 13.0, driver 580; docs/characterize.md): 120 fire-and-forget launches over one execution
+#: (the CUDA programming guide's limit: the 121st fails with cudaErrorInvalidValue), and one
+#: tail launch of another graph (with two, each from its own thread, the launching graph
+#: never completed; the guide allows 255 pending). A graph mode measures counts up to its
+#: limit, the limit itself included, and states the limit for larger counts.
+GRAPH_LIMITS = {"graph-ff": 120, "graph-tail": 1}
+GRAPH_LIMIT_TEXT = {
+    "graph-ff": "a graph makes at most 120 fire-and-forget launches over one execution "
+    "(CUDA's limit; the 121st fails)",
+    "graph-tail": "a graph whose threads make 2 or more tail launches of other graphs never "
+    "completed here (measured on an H200, CUDA 13.0); 1 is measured",
+}
 #: Pending-launch slots a launch takes: a thread's own stream takes a second one (measured on
 #: an H200 with DP-1: launches failed with the limit at the launch count).
 SLOTS = {"own": 2}
@@ -216,12 +222,7 @@ class LaunchPoint:
 
 
 def graph_limit_text(mode: str) -> str:
-    kind = (
-        "fire-and-forget launches over one execution of the launching graph"
-        if mode == "graph-ff"
-        else "tail launches pending at once"
-    )
-    return f"limit: a graph makes at most {GRAPH_LIMITS[mode]} {kind} (CUDA)"
+    return f"limit: {GRAPH_LIMIT_TEXT[mode]}"
 
 
 def counts_for(mode: str, counts: Sequence[int]) -> list[int]:

@@ -174,8 +174,9 @@ def add_launch(q) -> None:
         "--beyond-limits",
         action="store_true",
         help="run the graph modes past device graph launch's limits too (120 fire-and-forget "
-        "launches per graph execution, 255 pending tail launches), to see where they bite; "
-        "past the tail limit a run may never end (the watchdog's --timeout ends it)",
+        "launches per graph execution; one tail launch: two never completed on an H200), to "
+        "see where they bite; past the tail limit a run may never end (the watchdog's "
+        "--timeout ends it)",
     )
     _add_block(q, "threads per block of the parent grid")
 

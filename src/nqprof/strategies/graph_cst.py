@@ -144,9 +144,11 @@ class GraphCstSession(CstSession):
         return func, resident, ()
 
     def launch_root(self) -> None:
+        # no wait here: the region's stop event, on the legacy default stream, waits for this
+        # blocking stream's graph and every graph it launched, so the stream hold keeps the
+        # host's launch latency out (a wait here kept the hold waiting until it gave up)
         with nvtx_range(f"{self.label} graph launch", payload=FIRST_COUNT):
             self.graphs.launch(self.exe)
-        self.stream.synchronize()
 
     def info(self) -> dict[str, Any]:
         out = super().info()
