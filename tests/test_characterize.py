@@ -155,9 +155,7 @@ def test_launch_graph_modes_run_up_to_their_limits_and_state_them_past():
     ]
     points = launch.load(out)
     stated = [(p.mode, p.count) for p in points if p.limit]
-    assert stated == [("graph-ff", 256), ("graph-ff", 4096)] + [
-        ("graph-tail", c) for c in counts
-    ]
+    assert stated == [("graph-ff", 256), ("graph-ff", 4096)] + [("graph-tail", c) for c in counts]
     assert all(p.cost is None for p in points if p.limit)
     assert all(p.cost == pytest.approx(1e-3) for p in points if not p.limit)
     _, rows, notes = launch.table(points)
