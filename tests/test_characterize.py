@@ -167,6 +167,26 @@ def test_launch_graph_modes_run_up_to_their_limits_and_state_them_past():
     assert by_key[("graph-tail", "1")][5] == "1.000"  # t1 - t2 = 1 ms
 
 
+def test_launch_past_the_runtimes_pending_cap_is_a_stated_limit_for_that_count_and_more():
+    from nqprof.errors import LimitError
+
+    calls = []
+    fake = _launch_probe(calls)
+
+    def probe(strategy, params, timeout):
+        if params["count"] >= 1 << 20:
+            calls.append((params["mode"], params["count"]))
+            raise LimitError("limit: the device runtime takes at most 599,186 pending launches")
+        return fake(strategy, params, timeout)
+
+    points = launch.load(launch.measure([1024, 1 << 20, 1 << 22], ["default"], probe=probe))
+    assert calls == [("default", 1024), ("default", 1 << 20)]  # 4M is not tried
+    assert [p.limit is not None for p in points] == [False, True, True]
+    assert all(p.error is None for p in points) and "599,186" in points[2].limit
+    _, rows, notes = launch.table(points)
+    assert rows[1][-1].startswith("limit: the device runtime") and not notes
+
+
 def test_launch_beyond_limits_runs_the_graph_modes_past_them():
     calls = []
     launch.measure([121], ["graph-ff"], probe=_launch_probe(calls), beyond_limits=True)

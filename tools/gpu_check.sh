@@ -214,7 +214,8 @@ for stage in "${stages[@]}"; do
     graph-tail-probe) run graph-tail-probe 200 nqprof characterize launch --modes graph-tail --counts 1,2,4,32 \
         --beyond-limits --timeout 15 -r 3 -w 1 -q ;;
     trace-all) rm -rf /tmp/nqprof-traced-all
-      for r in a b; do run trace-all-$r 400 python3 -m pytest bench/ --nq-n=12 --nq-trace --benchmark-autosave \
+      gpu=$(python3 -c 'from nqprof.strategies import all_strategies as a; print(",".join(s.name for s in a() if s.needs_gpu))')
+      for r in a b; do run trace-all-$r 400 python3 -m pytest bench/ --nq-strategy=$gpu --nq-n=12 --nq-trace --benchmark-autosave \
           --benchmark-storage=/tmp/nqprof-traced-all -q -rs -p no:cacheprovider; done
       run trace-all-compare 200 bash -c "S=/tmp/nqprof-traced-all; nqprof compare --storage \$S 0001 0002 --traces;
           f=\$(ls \$S/*/traces/*/*feinbube*.sqlite | head -1); nqprof trace breakdown \$f | head -12;
@@ -229,7 +230,7 @@ for stage in "${stages[@]}"; do
         echo "$t run $i: whole $s s, $(grep -E 'count|GPU time' /tmp/solve20-$t-$i.txt | tr -s ' ' | tr '\n' ' ')"
       done; done 2>&1 | tee "$OUT/solve20.log" ;;
     launch-default) run launch-default 600 bash -c "TIMEFORMAT='whole %R s'; time nqprof characterize launch -q -o \$OUT/launch-default.json -o \$OUT/launch-default.md" ;;
-    tests) run tests 500 python3 -m pytest tests -m gpu --require-gpu --durations=15 -q -rs -p no:cacheprovider ;;
+    tests) run tests 500 python3 -m pytest tests -m gpu --require-gpu --durations=45 -q -rs -p no:cacheprovider ;;
     feinbube-steps) run feinbube-steps 500 nqprof sweep -s feinbube --n 16:19 \
         --param opt=local,shared-stack,shared-all,extern,rows-left --repeats 3 --warmup 1 -o "$OUT/feinbube-steps.json" ;;
     feinbube-tune) run feinbube-tune 500 nqprof sweep -s feinbube --n 18:19 \

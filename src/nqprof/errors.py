@@ -28,3 +28,8 @@ class WatchdogError(NqprofError):
 class BuildError(NqprofError):
     """nvcc or the device linker rejected a kernel source (the message quotes its first
     error lines)."""
+
+
+class LimitError(NqprofError):
+    """What was asked for lies past a limit of the device or its runtime (a measurement
+    states the limit instead of a number)."""

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, LimitError
 from ..numeric import integer_text, shown
 from ..strategies.cdp.accounting import WORDS, decode_accounting, error_name
 from ..strategies.cdp.limits import HEADROOM, PENDING_SLOT_BYTES
@@ -126,7 +126,14 @@ class LaunchSession(GpuSession):
                     f"{self.pending:,} needs about {nbytes(need)} "
                     f"with headroom, {nbytes(free)} free"
                 )
-            self.gpu.set_limits(pending_launches=self.pending)
+            took = self.gpu.set_limits(pending_launches=self.pending)["pending_launches"]
+            slots = self.count * SLOTS.get(self.mode, 1)
+            if took < slots:
+                raise LimitError(
+                    f"limit: the device runtime takes at most {took:,} pending launches here "
+                    f"(asked {self.pending:,}), fewer than {self.mode} launches need from "
+                    f"{self.count:,} on"
+                )
             self.with_launch = self.build(SOURCES[0]).function("char_launch")
             self.without = self.build(SOURCES[0], {"CDP_LAUNCH_MODE": 2}).function("char_launch")
             self.acct = self.counter(WORDS)
@@ -261,6 +268,9 @@ def measure(
                 continue
             if progress is not None:
                 progress.case(f"launch {mode} x{count:,}")
+            if stop and stop.startswith("limit:"):
+                points.append(LaunchPoint(mode, count, limit=stop))
+                continue
             if stop:
                 points.append(LaunchPoint(mode, count, error=f"skipped ({stop})"))
                 continue
@@ -273,6 +283,10 @@ def measure(
             }
             try:
                 r = probe(_probe_for(mode), params, timeout)
+            except LimitError as exc:  # what the device cannot do: stated, and so for more
+                points.append(LaunchPoint(mode, count, limit=str(exc)))
+                stop = str(exc)
+                continue
             except NqprofError as exc:
                 message = str(exc)
                 points.append(LaunchPoint(mode, count, error=message))
