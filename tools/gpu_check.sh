@@ -214,8 +214,8 @@ for stage in "${stages[@]}"; do
     graph-tail-probe) run graph-tail-probe 200 nqprof characterize launch --modes graph-tail --counts 1,2,4,32 \
         --beyond-limits --timeout 15 -r 3 -w 1 -q ;;
     trace-all) rm -rf /tmp/nqprof-traced-all
-      gpu=$(python3 -c 'from nqprof.strategies import all_strategies as a; print(",".join(s.name for s in a() if s.needs_gpu))')
-      for r in a b; do run trace-all-$r 400 python3 -m pytest bench/ --nq-strategy=$gpu --nq-n=12 --nq-trace --benchmark-autosave \
+      gpu=$(tools/gpuhost.sh python3 -c 'from nqprof.strategies import all_strategies as a; print(",".join(s.name for s in a() if s.needs_gpu))')
+      for r in a b; do run trace-all-$r ${TRACE_ALL_SECONDS:-400} python3 -m pytest bench/ --nq-strategy=$gpu --nq-n=12 --nq-trace --benchmark-autosave \
           --benchmark-storage=/tmp/nqprof-traced-all -q -rs -p no:cacheprovider; done
       run trace-all-compare 200 bash -c "S=/tmp/nqprof-traced-all; nqprof compare --storage \$S 0001 0002 --traces;
           f=\$(ls \$S/*/traces/*/*feinbube*.sqlite | head -1); nqprof trace breakdown \$f | head -12;
