@@ -1140,3 +1140,23 @@ def test_residency_rejects_bad_paths_and_sizes(capsys):
     assert main(["characterize", "residency", "--paths", "x", "--from", "nowhere.json"]) == 2
     assert main(["characterize", "residency", "--shared", "-1"]) == 2
     assert "--shared takes a comma list" in capsys.readouterr().err
+
+
+def test_launch_defaults_on_the_h200_give_every_row_a_time_or_a_limit():
+    """`nqprof characterize launch` with its defaults on an H200 (tests/data/characterize/
+    h200-launch-defaults.json, docs/results/live-h200): every mode at every default count is
+    a measurement or a stated limit; nothing failed, hung or was skipped."""
+    doc = json.loads((DATA / "h200-launch-defaults.json").read_text())
+    points = launch.load(doc)
+    modes = {p.mode for p in points}
+    assert modes == set(launch.MODES)
+    for mode in modes:
+        counts = {p.count for p in points if p.mode == mode}
+        assert set(launch.DEFAULT_COUNTS) <= counts, mode
+    for p in points:
+        assert p.error is None and not p.launch_failures, (p.mode, p.count, p.error)
+        assert (p.limit is None) is (p.cost is not None), (p.mode, p.count)
+    limits = {(p.mode, p.count) for p in points if p.limit}
+    assert ("graph-ff", 120) not in limits and ("graph-ff", 128) in limits
+    assert ("graph-tail", 1) not in limits and ("graph-tail", 32) in limits
+    assert {("default", 1 << 20), ("own", 1 << 20), ("tail", 1 << 20)} <= limits
