@@ -33,3 +33,47 @@ class Misbehaving(Strategy):
 
 
 STRATEGY = Misbehaving()
+
+
+class _Scripted(Session):
+    """Counts right and reports the times a script gives, round after round (no clock):
+    ``base_us`` times ``factor``/1000, times the host's drift (``drift``/1000 a round,
+    compounded), times a seeded log-normal noise of ``noise``/1000."""
+
+    def __init__(self, n, params):
+        import random
+
+        from nqprof.problem import known_count
+
+        self.count = known_count(n)
+        self.params, self.round = params, 0
+        self.rng = random.Random(params["seed"])
+
+    def run_once(self):
+        import math
+
+        p = self.params
+        seconds = p["base_us"] * 1e-6 * p["factor"] / 1000 * (p["drift"] / 1000) ** self.round
+        seconds *= math.exp(self.rng.gauss(0, p["noise"] / 1000))
+        self.round += 1
+        return Measurement(count=self.count, wall_s=seconds)
+
+
+class Scripted(Strategy):
+    name = "scripted"
+    title = "test double: scripted times"
+    params = (
+        Param("base_us", "microseconds a round", default=10_000, lo=1, hi=10**9),
+        Param("factor", "per mille of base", default=1000, lo=1, hi=10**6),
+        Param(
+            "drift", "per mille: a round's time over the one before", default=1000, lo=1, hi=2000
+        ),
+        Param("noise", "per mille: the log-normal noise's spread", default=0, lo=0, hi=1000),
+        Param("seed", "the noise's seed", default=0, lo=0, hi=10**9),
+    )
+
+    def open(self, n, params):
+        return _Scripted(n, params)
+
+
+SCRIPTED = Scripted()

@@ -1,0 +1,141 @@
+"""Interleaved A/B (nqprof ab): the paired verdict on synthetic pairs, and the interleaving
+itself with a scripted strategy whose rounds report given times (no clock)."""
+
+import math
+import random
+import subprocess
+import sys
+
+import pytest
+
+from nqprof.analysis.paired import decide_pairs, rank_depth
+
+
+@pytest.mark.parametrize("n, k", [(7, 0), (8, 1), (10, 1), (20, 4), (40, 12)])
+def test_rank_depth_is_the_sign_tests_at_one_percent(n, k):
+    assert rank_depth(n) == k
+    if k:  # k is the deepest whose two tails stay within alpha
+        tail = sum(math.comb(n, i) for i in range(k)) / 2**n
+        deeper = sum(math.comb(n, i) for i in range(k + 1)) / 2**n
+        assert 2 * tail <= 0.01 < 2 * deeper
+
+
+def _pairs(change, noise, drift=1.0, n=20, seed=1):
+    """n pairs of a host that drifts by ``drift`` a pair (both arms alike) with independent
+    log-normal noise of ``noise`` on every round; B is A times 1 + change."""
+    rng = random.Random(seed)
+    a, b = [], []
+    for i in range(n):
+        host = 0.02 * drift**i
+        a.append(host * math.exp(rng.gauss(0, noise)))
+        b.append(host * (1 + change) * math.exp(rng.gauss(0, noise)))
+    return a, b
+
+
+def test_a_five_percent_slowdown_is_caught_and_an_a_a_is_same():
+    assert decide_pairs(*_pairs(0.05, 0.01), min_change=0.05).verdict == "slower"
+    assert decide_pairs(*_pairs(-0.05, 0.01), min_change=0.05).verdict == "faster"
+    assert decide_pairs(*_pairs(0.0, 0.01), min_change=0.05).verdict == "same"
+
+
+def test_the_pairs_cancel_a_drift_that_swamps_the_change():
+    """The host gets 3% slower every pair (80% over the session): B's 5% shows all the same,
+    where the two runs' samples, unpaired, overlap entirely."""
+    a, b = _pairs(0.05, 0.005, drift=1.03)
+    assert min(b) < max(a)  # unpaired, no threshold could tell
+    d = decide_pairs(a, b, min_change=0.05)
+    assert d.verdict == "slower" and 0.04 < d.change < 0.06, d
+
+
+def test_noisy_pairs_cannot_tell_and_say_so():
+    d = decide_pairs(*_pairs(0.0, 0.2), min_change=0.05)
+    assert d.verdict == "cannot-tell" and d.low < -0.05 and d.high > 0.05, d
+
+
+def test_too_few_pairs():
+    d = decide_pairs([1.0] * 7, [1.1] * 7, min_change=0.05)
+    assert d.verdict == "too-few-pairs" and d.low is None and d.change == pytest.approx(0.1)
+
+
+def test_the_estimate_must_reach_half_the_change_to_catch():
+    """A real but small change (1%, interval clear of 0, within the change to catch) is the
+    same for a user who wants 5% caught; at exactly half of it, slower."""
+    a = [1.0] * 20
+    assert decide_pairs(a, [1.01] * 20, min_change=0.05).verdict == "same"
+    assert decide_pairs(a, [1.0251] * 20, min_change=0.05).verdict == "slower"
+    assert decide_pairs(a, [1.0249] * 20, min_change=0.05).verdict == "same"
+
+
+def test_ten_trials_catch_five_percent_nine_times_and_never_cry_wolf():
+    """The trial of issue 44 on synthetic pairs: per-round noise of 2% and a drifting host,
+    10 seeded trials of 20 pairs each way."""
+    caught = sum(
+        decide_pairs(*_pairs(0.05, 0.02, drift=1.01, seed=s), min_change=0.05).verdict == "slower"
+        for s in range(10)
+    )
+    wolf = [
+        decide_pairs(*_pairs(0.0, 0.02, drift=1.01, seed=100 + s), min_change=0.05).verdict
+        for s in range(10)
+    ]
+    assert caught >= 9 and not {"slower", "faster"} & set(wolf), (caught, wolf)
+
+
+def test_bad_input():
+    with pytest.raises(ValueError):
+        decide_pairs([1.0], [1.0, 2.0], min_change=0.05)
+    with pytest.raises(ValueError):
+        decide_pairs([1.0], [1.0], min_change=0.0)
+
+
+def test_interleave_alternates_the_order_and_verifies(monkeypatch):
+    """Two worker processes of the scripted strategy: B reports 1.05 times A's times, the host
+    drifts 2% a round of each arm; rounds alternate A B, B A; the pairs say slower by 5%."""
+    from fake_strategies import SCRIPTED
+
+    from nqprof.interleave import Arm, interleave
+
+    a = Arm(SCRIPTED, {"drift": 1020})
+    b = Arm(SCRIPTED, {"drift": 1020, "factor": 1050})
+    result = interleave(8, a, b, pairs=12, warmup=1, timeout=60)
+    assert result.order == ["ab", "ba"] * 6
+    assert len(result.samples_a) == len(result.samples_b) == 12
+    for x, y in zip(result.samples_a, result.samples_b, strict=True):
+        assert y / x == pytest.approx(1.05)
+    assert result.samples_a[-1] / result.samples_a[0] == pytest.approx(1.02**11)
+    assert result.decision.verdict == "slower"
+    assert result.decision.change == pytest.approx(0.05)
+    doc = result.to_dict()
+    assert doc["a"]["params"]["factor"] == 1000 and doc["b"]["params"]["factor"] == 1050
+
+
+def _ab(*args):
+    return subprocess.run(
+        [sys.executable, "-m", "nqprof.cli", "ab", *args], capture_output=True, text=True
+    )
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["10", "-s", "serial"], "ab needs a second variant"),
+        (["10", "-s", "serial", "--vs", "depth=2"], "depth"),
+        (["10", "-s", "serial", "--vs-strategy", "serial", "--pairs", "7"], "--pairs"),
+        (["10", "-s", "serial", "--vs-strategy", "serial", "--min-change", "0"], "--min-change"),
+        (["10", "-s", "serial", "--vs-strategy", "serial", "--fail-on", "worse"], "--fail-on"),
+    ],
+)
+def test_ab_bad_input_is_one_line_exit_2(args, message):
+    done = _ab(*args)
+    assert done.returncode == 2, done.stderr
+    first = done.stderr.strip().splitlines()[0]
+    assert first.startswith("nqprof: error:") and message in first, done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_ab_runs_an_a_a_of_serial():
+    done = _ab("8", "-s", "serial", "--vs-strategy", "serial", "--pairs", "8", "-q")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("A          serial N=8: median ")
+    assert lines[1].startswith("B          serial N=8: median ")
+    assert lines[3].startswith("verdict    ") and "8 pairs" in lines[3]
