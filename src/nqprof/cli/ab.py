@@ -53,6 +53,12 @@ def cmd_ab(args) -> int:
     return 0
 
 
+def _pairs(text: str) -> int | None:
+    if str(text).strip() == "auto":
+        return None
+    return Integer(8, MAX_PAIRS, what="--pairs")(text)
+
+
 VERDICTS = ("slower", "faster", "cannot-tell", "too-few-pairs")
 
 
@@ -94,10 +100,11 @@ def add_commands(sub) -> None:
     add_number(
         p.add_argument,
         "--pairs",
-        number=Integer(8, MAX_PAIRS),
-        default="20",
-        metavar="K",
-        help="pairs of rounds (default 20; a 99%% interval needs 8)",
+        number=_pairs,
+        default="auto",
+        metavar="K|auto",
+        help="pairs of rounds, at least 8 (a 99%% interval needs them); auto (the default): "
+        "20, then 10 more at a time while the verdict is cannot-tell, up to 200 pairs or 120 s",
     )
     add_number(
         p.add_argument,
