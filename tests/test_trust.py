@@ -851,14 +851,9 @@ def test_condition_differences_name_what_moved():
         "load average: 0.10 -> 1.90 on 2 cores (other work took CPU time)"
     ]
     assert conditions.differences(quiet, {"cpu": {"usable_cores": 2, "load_1min": 0.8}}) == []
-    # the CPU speed probe: 5% or more apart is another host (or a CPU that changed speed)
-    fast_host, slow_host, near_host = ({"cpu": {"probe_s": x}} for x in (5.2e-4, 8.4e-4, 5.4e-4))
-    assert conditions.differences(fast_host, slow_host) == [
-        "CPU speed probe (serial N=11): 0.520 -> 0.840 ms "
-        "(+62%: another host, or the host's CPU speed moved)"
-    ]
-    assert conditions.differences(fast_host, near_host) == []
-    assert conditions.differences(fast_host, slow_host, cpu_case=False) == []  # a GPU case's times
+    # the CPU speed probe is the host's: compared run to run (below), not case by case
+    fast_host, slow_host = ({"cpu": {"probe_s": x}} for x in (5.2e-4, 8.4e-4))
+    assert conditions.differences(fast_host, slow_host) == []
     # another physical GPU (its UUID), even of the same model
     one, other = (
         {"gpu": {"before": {"gpu": "NVIDIA H200", "uuid": u}}} for u in ("GPU-1", "GPU-2")
@@ -869,6 +864,62 @@ def test_condition_differences_name_what_moved():
         "differ by a few %: on two H200 hosts queue N=15 moved 6%)"
     ]
     assert conditions.probe_change(fast_host, {"cpu": {}}) is None
+
+
+def test_the_cpu_probe_differs_between_runs_only_beyond_its_own_noise():
+    """Two runs' probes (one per CPU case): a move of 5% or more of their medians, and more
+    than the probe moved within either run, is one phrase; less is nothing."""
+    assert conditions.probe_difference([5.2e-4], [8.4e-4]) == (
+        "CPU speed probe (serial N=11): 0.520 -> 0.840 ms, the median over 1 CPU case "
+        "(+62%: another host, or the host's CPU speed moved)"
+    )
+    assert conditions.probe_difference([5.2e-4], [5.4e-4]) is None  # under 5%
+    # a host 30% slower, the probe steady within each run
+    assert conditions.probe_difference([5.0e-4, 5.2e-4, 5.1e-4], [6.6e-4, 6.5e-4, 6.7e-4]) == (
+        "CPU speed probe (serial N=11): 0.510 -> 0.660 ms, the median over 3 CPU cases "
+        "(+29%, beyond the 4% it moved within a run: another host, or the host's CPU speed "
+        "moved)"
+    )
+    # one host 12 s apart: each case's two probes differ by up to 43%, the medians by 18%,
+    # and the probe moved by 47% within run A: its own noise
+    a, b = [4.0e-4, 4.5e-4, 5.9e-4], [6.0e-4, 5.3e-4, 5.0e-4]
+    assert conditions.probe_difference(a, b) is None
+    assert conditions.probe_difference(a, [9.0e-4, 9.1e-4]) == (
+        "CPU speed probe (serial N=11): 0.450 -> 0.905 ms, the median over 3 and 2 CPU cases "
+        "(+101%, beyond the 48% it moved within a run: another host, or the host's CPU speed "
+        "moved)"
+    )
+    assert conditions.probe_difference([], b) is None
+    assert conditions.probe_difference([None], b) is None  # a record without the probe
+
+
+def _compare_with_probes(tmp_path, capsys, probes_a, probes_b) -> list[str]:
+    """compare's warnings for two copies of the saved serial/multicore run (six CPU cases)
+    whose cases carry these probes (seconds, in the cases' order)."""
+    src = next((ROOT / "tests" / "data" / "benchmarks").rglob("0001_*.json"))
+    for name, probes in (("0001_a.json", probes_a), ("0002_b.json", probes_b)):
+        data = json.loads(src.read_text())
+        for bench, probe in zip(data["benchmarks"], probes, strict=True):
+            bench["extra_info"]["conditions"] = {"cpu": {"probe_s": probe}}
+        (tmp_path / "m").mkdir(parents=True, exist_ok=True)
+        (tmp_path / "m" / name).write_text(json.dumps(data))
+    assert main(["compare", "--storage", str(tmp_path)]) == 0
+    return [ln for ln in capsys.readouterr().err.splitlines() if "warning" in ln]
+
+
+def test_compare_warns_of_the_cpu_probe_once_and_only_beyond_its_noise(tmp_path, capsys):
+    """An A/A pair on one host 12 s apart (the probes this 2-core machine took, by case): no
+    warning, where each case whose two probes differed by 5% or more was one before. A host
+    whose CPU got 30% slower: one warning, naming one case (the probe's own search)."""
+    a = [5.85e-4, 5.47e-4, 5.78e-4, 4.08e-4, 4.51e-4, 3.95e-4]
+    b = [5.31e-4, 4.47e-4, 5.17e-4, 5.49e-4, 4.15e-4, 5.10e-4]
+    assert _compare_with_probes(tmp_path / "aa", capsys, a, b) == []
+    slower = [5.2e-4, 5.1e-4, 5.0e-4, 5.2e-4, 5.1e-4, 5.0e-4]
+    assert _compare_with_probes(tmp_path / "host", capsys, slower, [p * 1.3 for p in slower]) == [
+        "nqprof: warning: conditions differ: CPU speed probe (serial N=11): 0.510 -> 0.663 ms, "
+        "the median over 6 CPU cases (+30%, beyond the 4% it moved within a run: another host, "
+        "or the host's CPU speed moved)"
+    ]
 
 
 def test_the_cpu_probe_times_the_fixed_search(monkeypatch):
