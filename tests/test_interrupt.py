@@ -16,7 +16,12 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux's /proc")
+#: Each test starts real nqprof or pytest processes, interrupts or kills them and waits for
+#: their workers to go: seconds each.
+pytestmark = [
+    pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux's /proc"),
+    pytest.mark.slow,
+]
 
 TESTS = Path(__file__).resolve().parent
 #: Far above the second or so an interrupted run takes, far below the searches' own time: a

@@ -473,6 +473,7 @@ def test_machine_differences():
     ]
 
 
+@pytest.mark.slow
 def test_comparing_against_another_gpu_warns(fakes, nqpytest, monkeypatch, tmp_path):
     """The facts of this machine are read at compare time (before any case ran) and
     compared with the saved run's; the storage may be anywhere."""

@@ -712,6 +712,7 @@ def test_trace_reader_fails_in_one_line(data, tmp_path, capsys):
     assert err.startswith("nqprof: error: ") and err.count("\n") == 1 and str(path) in err, err
 
 
+@pytest.mark.slow
 def test_a_bad_environment_variable_does_not_break_help():
     """cli/ reads no environment variable at import time: --help and strategies work with a bad
     NQPROF_TIMEOUT; a command that uses it names it in one line."""

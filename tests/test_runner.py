@@ -221,6 +221,7 @@ def test_a_prepared_worker_that_is_not_needed_is_ended(tmp_path, monkeypatch):
     assert not spare.is_alive() and runner.runners[1].pid is None
 
 
+@pytest.mark.slow
 def test_a_closing_worker_is_waited_for_by_the_next_one_only(tmp_path, monkeypatch):
     """close() returns once the worker has answered; the worker then lets its session (its
     context) go and leaves, and the next worker's session opens only after it has gone."""
@@ -240,6 +241,7 @@ def test_a_closing_worker_is_waited_for_by_the_next_one_only(tmp_path, monkeypat
         assert second.opened["previous_alive"] is False and runner_module._EXITING == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("profiled", ["1", "0"])
 def test_under_a_profiler_close_waits_for_a_normal_exit(tmp_path, monkeypatch, profiled):
     """Under a profiler (NQPROF_PROFILED=1 here; the profilers' injection variables
@@ -358,6 +360,7 @@ def test_a_worker_to_follow_starts_after_the_running_one_s_first_round(warmup, m
     assert log.count("spares 1") == 2 and "spares 2" not in log
 
 
+@pytest.mark.slow
 def test_a_spare_worker_is_taken_by_the_next_gpu_worker_and_told_its_case(tmp_path, monkeypatch):
     """A spare starts without a case; the next GPU worker takes it (no new process) and
     opens the case it is told; a CPU worker never takes it."""

@@ -112,6 +112,7 @@ with open(sys.argv[1], "w") as fh:
 """
 
 
+@pytest.mark.slow
 def test_a_bare_pytest_start_with_nqprof_loads_only_its_light_modules(tmp_path):
     """Where no test uses nqprof, the plugin adds to a bare `pytest --collect-only` only
     nqprof's light modules (its options and what they need), starts no process, loads no
@@ -150,6 +151,7 @@ def test_a_bare_pytest_start_with_nqprof_loads_only_its_light_modules(tmp_path):
     )
 
 
+@pytest.mark.slow
 def test_a_run_without_nqprof_benchmarks_saves_no_nqprof_keys(tmp_path):
     (tmp_path / "test_b.py").write_text("def test_b(benchmark):\n    benchmark(sum, [1, 2])\n")
     out = tmp_path / "out.json"
@@ -163,6 +165,7 @@ def test_a_run_without_nqprof_benchmarks_saves_no_nqprof_keys(tmp_path):
     )
 
 
+@pytest.mark.slow
 def test_a_bad_nqprof_variable_only_stops_runs_that_use_nqprof(tmp_path):
     (tmp_path / "test_one.py").write_text(PLAIN_TEST)
     (tmp_path / "test_nq.py").write_text(
@@ -355,6 +358,7 @@ def test_a_verdict_that_the_host_explains_names_its_cause(tmp_path):
     )
 
 
+@pytest.mark.slow
 def test_a_real_cpu_suite_saves_runs_that_compare_cleanly(tmp_path, capsys):
     """Every CPU strategy through `pytest bench/`, twice, then compare: what holds on any
     machine, busy or not. Each case verified, its rounds in three worker processes in
@@ -447,6 +451,7 @@ def timed(monkeypatch):
     return strategy
 
 
+@pytest.mark.slow
 def test_a_moved_default_is_called_with_the_parameter_named(
     timed, pytester, request, monkeypatch, tmp_path, capsys
 ):
