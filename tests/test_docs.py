@@ -522,3 +522,38 @@ def test_ci_takes_no_slow_test_selected_for_a_pass(tmp_path):
         script = f"set -euo pipefail\npytest() {{ return {code}; }}\n{line}\necho passed\n"
         out = subprocess.run(["bash", "-c", script], capture_output=True, text=True)
         assert (out.returncode == 0 and out.stdout == "passed\n") == ok, (code, out)
+
+
+def _subcommand_parser(words: list[str]):
+    """The argparse parser of ``nqprof WORDS...`` (``["report", "kerbl", "fig1"]``)."""
+    import argparse
+
+    from nqprof.cli import build_parser
+
+    parser = build_parser(words[0])
+    for word in words:
+        (sub,) = (a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        parser = sub.choices[word]
+    return parser
+
+
+def test_the_readme_names_every_option_that_writes_a_file():
+    """Every output option that nqprof checks before the work (check_output and
+    check_output_dir in src/nqprof/cli/) is named in the README's sentence on outputs, and
+    each `COMMAND OPTION META` it names is an option of that command."""
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    start = readme.index("A command writes a file only where an option names it")
+    sentence = readme[start : readme.index("always prints the record on stdout", start)]
+    named = set(re.findall(r"`[^`]*?(--?[a-z][\w-]*)(?:/(--[\w-]+))? [A-Z]+`", sentence))
+    flags = {f for pair in named for f in pair if f}
+    sources = "\n".join(p.read_text() for p in (ROOT / "src" / "nqprof" / "cli").glob("*.py"))
+    checked = set(re.findall(r"check_output(?:_dir)?\(\s*[^,()]+,\s*\"(--[\w-]+)\"", sources))
+    assert checked == {"--output", "--figure", "--csv", "--chrome", "--outdir", "--out-dir"} | {
+        "--checkpoint"
+    }
+    assert checked <= flags, checked - flags
+    commands = re.findall(r"`([a-z][a-z0-9 -]*?) (--?[a-z][\w-]*) [A-Z]+`", sentence)
+    assert len(commands) == 8, commands
+    for words, flag in commands:
+        parser = _subcommand_parser(words.split())
+        assert flag in {o for a in parser._actions for o in a.option_strings}, (words, flag)
