@@ -557,3 +557,36 @@ def test_the_readme_names_every_option_that_writes_a_file():
     for words, flag in commands:
         parser = _subcommand_parser(words.split())
         assert flag in {o for a in parser._actions for o in a.option_strings}, (words, flag)
+
+
+def _benchmarking() -> str:
+    return " ".join((ROOT / "docs" / "benchmarking.md").read_text().split())
+
+
+def test_the_default_suite_is_the_one_the_docs_count():
+    """benchmarking.md's `pytest bench/ -rs` on a machine without a GPU: its CPU cases pass and
+    its GPU cases are skipped, as many as the default options select, per strategy too; and
+    the N range it gives each strategy is the one the code gives it."""
+    from nqprof import options, strategies
+
+    grid = options.case_grid(options.parse_settings({}))
+    gpu = [case for case, strategy, _ in grid if strategy.needs_gpu]
+    text = _benchmarking()
+    shown = re.search(r"=+ (\d+) passed, (\d+) skipped in [\d.]+s =+", text)
+    assert shown and (int(shown[1]), int(shown[2])) == (len(grid) - len(gpu), len(gpu))
+    assert f"; {len(grid)} cases." in text
+    results = " ".join((ROOT / "docs" / "results" / "README.md").read_text().split())
+    assert f"(`pytest bench/`, 122 cases then; {len(grid)} now:" in results
+    for count, name in re.findall(
+        r"SKIPPED \[(\d+)\] bench/test_nqueens.py:\d+: (\S+) needs", text
+    ):
+        assert int(count) == sum(case.strategy == name for case in gpu), name
+    ranges: dict[str, list[str]] = {}
+    for name in strategies.names():
+        ns = options.default_n_values(strategies.get(name))
+        ranges.setdefault(f"{ns[0]}..{ns[-1]}", []).append(name)
+    lo, hi = options.DEFAULT_N
+    whole = ranges.pop(f"{lo}..{hi}")
+    phrase = ", ".join(f"{' and '.join(names)} {r}" for r, names in ranges.items())
+    assert whole and f"over N = {lo}..{hi} cut to the" in text
+    assert f": {phrase}, the others {lo}..{hi};" in text, phrase

@@ -326,8 +326,8 @@ N_VALUES = Option(
     None,
     "LIST",
     "board sizes: a comma list of N and inclusive ranges low:high, e.g. 8:12,14 (default: "
-    f"{DEFAULT_N[0]}:{DEFAULT_N[1]}, from each strategy's smallest N (min_n, bench_min_n) up to "
-    "its bench_max_n)",
+    f"{DEFAULT_N[0]}:{DEFAULT_N[1]} cut to each strategy's own range, from its smallest N "
+    "(min_n, bench_min_n) to its bench_max_n)",
     numeric=True,
 )
 PARAM_AXIS = Option(
