@@ -590,3 +590,10 @@ def test_the_default_suite_is_the_one_the_docs_count():
     phrase = ", ".join(f"{' and '.join(names)} {r}" for r, names in ranges.items())
     assert whole and f"over N = {lo}..{hi} cut to the" in text
     assert f": {phrase}, the others {lo}..{hi};" in text, phrase
+
+
+def test_the_docs_list_every_verdict_fail_on_takes():
+    from nqprof.cli.history import FAILING_VERDICTS
+
+    listed = re.search(r"`--fail-on` \(a comma list of ([a-z, -]+)\) makes", _benchmarking())
+    assert listed and listed[1].split(", ") == list(FAILING_VERDICTS)
