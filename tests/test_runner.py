@@ -415,3 +415,22 @@ def test_a_prepared_worker_starts_the_driver_alone_unless_told_otherwise(monkeyp
         assert worker.prepared_cuda() == mode
     monkeypatch.setenv("NQPROF_PREPARED_CUDA", "sometimes")
     assert worker.prepared_cuda() == "init"
+
+
+def test_warmup_is_per_worker_process_as_its_help_says():
+    """--warmup 1 of a CPU case with one timed round: each of its three worker processes
+    warms up, three untimed rounds before the one timed (the help says so in words)."""
+    from nqprof import options
+    from nqprof.runner import CPU_PROCESSES, RoundLoop, open_runner
+    from nqprof.strategies import get
+
+    assert CPU_PROCESSES == 3
+    said = (
+        "a CPU case's three processes take the rounds in turn, so 1 is three untimed rounds "
+        "before the first timed one"
+    )
+    assert said in " ".join(options.WARMUP.help.split())
+    with open_runner(get("serial"), 8, {}, timeout=60) as runner:
+        loop = RoundLoop(runner, 1, 1)
+        loop.run()
+    assert len(loop.warm_seconds) == 3 and loop.round_process == [0]

@@ -362,8 +362,11 @@ WARMUP = Option(
     parse_warmup,
     str(DEFAULT_WARMUP),
     "N",
-    "untimed (but verified) rounds before the timed ones; the first GPU launch pays for "
-    f"lazy loading (default: {DEFAULT_WARMUP})",
+    # three: nqprof.runner.CPU_PROCESSES (tests/test_cli.py checks they agree)
+    "untimed (but verified) rounds in each worker process of a case before its timed ones: a "
+    "CPU case's three processes take the rounds in turn, so 1 is three untimed rounds before "
+    "the first timed one; each GPU process warms up before its share (its first launch pays "
+    f"for lazy loading) (default: {DEFAULT_WARMUP})",
     numeric=True,
 )
 TIMER = Option(
