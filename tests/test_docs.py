@@ -503,7 +503,8 @@ def test_the_readme_test_command_and_ci_agree_on_the_slow_tests():
     assert any(m.startswith("slow: ") for m in ini["markers"])
     readme = (ROOT / "README.md").read_text()
     assert '    pip install ".[test]" && pytest\n' in readme
-    assert "A plain `pytest` leaves out the slow tests" in readme and "`pytest -m slow`" in readme
+    said = " ".join(readme.split())
+    assert "A plain `pytest` leaves out the slow tests" in said and "`pytest -m slow`" in said
     ci = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()]
     assert ci.index("pytest -rs") + 1 == ci.index("pytest -rs -m slow || [ $? -eq 5 ]")
     assert "set -euo pipefail" in ci
@@ -597,3 +598,34 @@ def test_the_docs_list_every_verdict_fail_on_takes():
 
     listed = re.search(r"`--fail-on` \(a comma list of ([a-z, -]+)\) makes", _benchmarking())
     assert listed and listed[1].split(", ") == list(FAILING_VERDICTS)
+
+
+#: What the README says a machine without a GPU skips, for each reason the documented
+#: examples are skipped with on such a machine.
+_README_SKIPS = {
+    "measured on an H200": "were measured on an H200",
+    "needs a GPU": "examples that need a GPU",
+    "selects a GPU strategy": "examples that need a GPU",
+    "measures on a GPU": "examples that need a GPU",
+    "needs a running Dask scheduler": "a running Dask scheduler",
+    "runs under nsys": "Nsight Systems",
+    "traces GPU cases under Nsight Systems": "Nsight Systems",
+    "compiles or profiles": "a build of every kernel",
+}
+
+
+def test_the_readme_says_what_a_machine_without_a_gpu_skips():
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    said = readme[readme.index("Run the tests (") : readme.index("`-rs` prints each reason")]
+    assert "the GPU tests are skipped" in said
+    assert "without a CUDA toolkit, so are the tests that compile kernels with nvcc" in said
+    reasons = {
+        mark.kwargs["reason"]
+        for param in [*_examples(), *_bench_examples()]
+        for mark in param.marks
+        if mark.name == "skip"
+    }
+    assert reasons
+    for reason in reasons:
+        phrases = [p for key, p in _README_SKIPS.items() if key in reason]
+        assert phrases and all(p in said for p in phrases), reason
