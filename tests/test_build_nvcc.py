@@ -274,6 +274,7 @@ def _source(tmp_path, name, text, cdp, kernels, defines=None):
     return KernelSource(str(path), cdp=cdp, kernels=kernels, check_defines=defines or {})
 
 
+@pytest.mark.slow
 def test_compile_plain(tmp_path, toolkit):
     src = _source(tmp_path, "plain.cu", PLAIN, False, ("with_shared", "with_stack"), {"BLOCK": 64})
     rows = nvcc.compile_source(src, "sm_90", toolkit=toolkit, workdir=tmp_path / "out")
@@ -289,6 +290,7 @@ def test_compile_plain(tmp_path, toolkit):
     assert rows[0].shared_bytes == 32 * 4  # explicit defines replace check_defines
 
 
+@pytest.mark.slow
 def test_compile_cdp_is_device_linked(tmp_path, toolkit):
     if toolkit.cudadevrt is None:
         pytest.skip(f"{toolkit.describe()} has no libcudadevrt.a")
@@ -306,6 +308,7 @@ def test_compile_cdp_is_device_linked(tmp_path, toolkit):
     )  # bank 0 + the __constant__ table
 
 
+@pytest.mark.slow
 def test_the_kernel_cache_compiles_once(tmp_path, toolkit, monkeypatch):
     """A GPU build's cubin (nqprof.cuda.build.cubin) is compiled on the first build and
     taken from the cache folder by every later one: per source, defines and arch, a CDP
@@ -347,6 +350,7 @@ def test_an_unwritable_kernel_cache_is_a_build_error(tmp_path, toolkit, monkeypa
         build.cubin(src, {"BLOCK": 64}, "sm_90", toolkit)
 
 
+@pytest.mark.slow
 def test_cdp_link_needs_cudadevrt(tmp_path, toolkit):
     src = _source(tmp_path, "cdp.cu", CDP, True, ("parent", "child"))
     with pytest.raises(BuildError, match="no libcudadevrt.a"):
@@ -357,6 +361,7 @@ def test_cdp_link_needs_cudadevrt(tmp_path, toolkit):
         nvcc.compile_source(src, "sm_90", toolkit=dataclasses.replace(toolkit, lib_dir=empty))
 
 
+@pytest.mark.slow
 def test_broken_source_raises_build_error(tmp_path, toolkit):
     src = _source(
         tmp_path,
@@ -372,6 +377,7 @@ def test_broken_source_raises_build_error(tmp_path, toolkit):
     assert "error" in message and "not_declared" in message
 
 
+@pytest.mark.slow
 def test_missing_kernel_raises_build_error(tmp_path, toolkit):
     src = _source(tmp_path, "plain.cu", PLAIN, False, ("with_shared", "not_there"), {"BLOCK": 32})
     with pytest.raises(BuildError, match="no kernel named not_there"):
@@ -390,6 +396,7 @@ extern "C" __global__ void future(int *a) { a[threadIdx.x] = 2; }
 """
 
 
+@pytest.mark.slow
 def test_a_kernel_since_a_newer_release_is_not_expected(tmp_path, toolkit):
     """The "catalogued kernel missing" check expects a kernel declared with ``since`` only
     from that release on: this toolkit builds the source without it and passes; claimed
@@ -404,6 +411,7 @@ def test_a_kernel_since_a_newer_release_is_not_expected(tmp_path, toolkit):
         nvcc.compile_source(src, "sm_90", toolkit=toolkit)
 
 
+@pytest.mark.slow
 def test_build_command_records_what_it_left_out(tmp_path, toolkit, monkeypatch, capsys):
     """``nqprof build`` says which kernels the toolkit is too old for, in its output and in
     the table it writes, and ``nqprof matrix`` says it beside the table."""
@@ -433,6 +441,7 @@ def test_build_command_records_what_it_left_out(tmp_path, toolkit, monkeypatch, 
     )
 
 
+@pytest.mark.slow
 def test_compile_all_and_json(tmp_path, toolkit):
     catalog = {
         "plain.cu": _source(

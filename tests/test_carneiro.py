@@ -131,6 +131,7 @@ def test_table2_says_which_serial_times_are_missing():
     assert rows[0][3] == "-" and "serial N=12: no time" in " ".join(notes)
 
 
+@pytest.mark.slow
 def test_speedup_figure(tmp_path):
     pytest.importorskip("matplotlib")
     from nqprof.analysis.figures import speedup_vs_n

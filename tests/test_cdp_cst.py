@@ -151,6 +151,7 @@ def test_a_plan_that_does_not_fit_is_refused():
 # --- the kernels compile and device-link (sm_90) -----------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("file", ["cdp_cst.cu", "graph_cst.cu"])
 @pytest.mark.parametrize("defines", [{}, {"CDP_TIMELINE": 1}, {"NQ_BLOCK": 256}])
 def test_kernels_compile_and_device_link(tmp_path, toolkit, file, defines):
@@ -166,6 +167,7 @@ def test_kernels_compile_and_device_link(tmp_path, toolkit, file, defines):
     assert nvcc.elf_type((tmp_path / f"{file[:-3]}.sm_90.linked.cubin").read_bytes()) == 2
 
 
+@pytest.mark.slow
 def test_generation_0_without_refinement_is_fasts_kernel(tmp_path, toolkit):
     """cc_count0 and cg_count0, built as the runs build them (-rdc, cudadevrt), are fast's
     constellation kernel: its registers (or one more), no stack, no spills; the budgeted kernels
@@ -207,6 +209,7 @@ def cdp2_calls(cubin: bytes) -> set[str]:
     return {m.decode() for m in re.findall(rb"__cuda_syscall_cnpv2\w+", cubin)}
 
 
+@pytest.mark.slow
 def test_device_graph_kernels_make_no_cdp2_call(tmp_path, toolkit):
     """A graph instantiated for device launch may hold no kernel that uses dynamic
     parallelism (cuGraphInstantiate: CUDA_ERROR_INVALID_VALUE), and the driver counts every
@@ -241,6 +244,7 @@ def test_device_graph_kernels_make_no_cdp2_call(tmp_path, toolkit):
     assert all(not c for c in calls.values()), calls
 
 
+@pytest.mark.slow
 def test_cdp_cst_measurement_build_compiles(tmp_path, toolkit):
     from nqprof.catalog import catalog
     from nqprof.cuda import nvcc

@@ -426,7 +426,7 @@ def test_model_matches_brute_force(n, depth, search, doubling, cap):
     assert model.launches == sum(g[0] for g in gens[1:])
 
 
-@pytest.mark.parametrize("n", range(2, 13))
+@pytest.mark.parametrize("n", [*range(2, 12), pytest.param(12, marks=pytest.mark.slow)])
 def test_model_leaves_sum_to_the_known_count(n):
     for depth in range(1, n):
         for search, doubling in ((1, False), (2, False), (1, True), (3, True)):

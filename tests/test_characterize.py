@@ -203,6 +203,7 @@ def test_launch_measure_records_a_hang_and_goes_on():
     assert "within 5 s" in points[0].error and points[1].error.startswith("skipped")
 
 
+@pytest.mark.slow
 def test_launch_figure(tmp_path, capsys):
     png = tmp_path / "fig5.png"
     md = tmp_path / "fig5.md"
@@ -874,6 +875,7 @@ def test_timeline_buffer_layout_round_trip():
     )
 
 
+@pytest.mark.slow
 def test_timeline_record_matches_the_kernels(tmp_path, toolkit):
     from nqprof.cuda.sources import kernels_dir
     from nqprof.strategies.cdp import timeline as tl

@@ -22,6 +22,7 @@ def nqprof(*args, timeout=300):
     )
 
 
+@pytest.mark.slow
 def test_solve_serial_14_prints_verified_count():
     out = nqprof("solve", "14", "--strategy", "serial")
     assert out.returncode == 0, out.stderr
@@ -123,6 +124,7 @@ def test_parse_params():
 # -- nqprof sweep, report listing, progress, start-up ------------------------------------------
 
 
+@pytest.mark.slow
 def test_sweep_runs_the_grid_and_skips_rejected_cases(capsys):
     # depth=7 fits N=10 only: an axis value that no case accepts is an error of its own
     args = [
@@ -410,6 +412,7 @@ def test_modules_that_strategies_imports_keep_numpy_in_functions():
         assert not heavy, f"{module} imports {sorted(heavy)} at module level"
 
 
+@pytest.mark.slow
 def test_cli_start_tool_times_the_instant_commands_beside_numpy():
     tool = [sys.executable, str(ROOT / "tools" / "cli_start.py")]
     out = subprocess.run([*tool, "--repeats", "1"], capture_output=True, text=True, timeout=300)

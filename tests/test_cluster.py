@@ -184,6 +184,7 @@ def cluster():
         yield c
 
 
+@pytest.mark.slow
 def test_local_cluster_counts_n14_serial_verified(capsys):
     assert main(["solve", "14", "-s", "serial", "--cluster", "local", "--workers", "2"]) == 0
     out, err = capsys.readouterr()
@@ -283,6 +284,7 @@ def test_wrong_count_in_checkpoint_is_a_mismatch(cluster, tmp_path):
         )
 
 
+@pytest.mark.slow
 def test_killed_worker_loses_nothing():
     """A worker is killed (SIGKILL) while it holds tasks: the scheduler gives them to
     another worker, the nanny restarts the dead one, and the count is still right."""
@@ -335,6 +337,7 @@ def _worker_facts():
     )
 
 
+@pytest.mark.slow
 def test_local_gpu_cluster_pins_one_gpu_per_worker(monkeypatch):
     """Without a GPU: the local cluster for a GPU strategy starts one worker per visible GPU,
     each seeing only its own, able to start the watchdog process GPU work runs in."""
@@ -365,6 +368,7 @@ def _inner_suite(pytester, request):
     return [*load, "-p", "no:cacheprovider"]
 
 
+@pytest.mark.slow
 def test_bench_cases_run_on_the_cluster(pytester, request, tmp_path):
     out = tmp_path / "bench.json"
     result = pytester.runpytest(
@@ -464,6 +468,7 @@ def test_gpu_strategy_needs_gpu_workers(cluster):
         solve_clustered("feinbube", 10, cluster=cluster.scheduler_address, progress=None)
 
 
+@pytest.mark.slow
 def test_gpu_tasks_run_in_watchdog_processes_and_a_hang_is_retried(monkeypatch, tmp_path):
     """The GPU path without a GPU: one worker per GPU, each task counted in the worker's
     watchdog process; a count that hangs is killed after --timeout and its task retried."""

@@ -85,6 +85,7 @@ def measured_times(path: Path, source: str | None = None) -> list[str]:
     return found
 
 
+@pytest.mark.slow
 def test_no_comment_quotes_a_measured_time():
     files = [
         p

@@ -34,7 +34,7 @@ def test_serial_counts(n):
     assert _cpu.cst_serial(n) == KNOWN_COUNTS[n]
 
 
-@pytest.mark.parametrize("n", range(1, 15))
+@pytest.mark.parametrize("n", [*range(1, 14), pytest.param(14, marks=pytest.mark.slow)])
 def test_every_depth_gives_the_count(n):
     """Both per-task searches: the host's breadth-first one (nq_cst_search) and the steps the GPU
     kernel runs (nq_cst_solve, with nodes=True)."""
@@ -161,7 +161,7 @@ def test_layout_and_invariants():
     assert _cpu.cst_count(n, raw, 2) == _cpu.cst_count(n, raw)  # threads: same count and nodes
 
 
-@pytest.mark.parametrize("n", [*range(1, 14), 16])
+@pytest.mark.parametrize("n", [*range(1, 14), pytest.param(16, marks=pytest.mark.slow)])
 def test_frames_split_deeper_are_the_tasks_of_that_depth(n):
     """What the GPU's generator runs per frame (nq_cst_split, through cst_split): the frames
     (depth 0) split d deeper are exactly cst_tasks(n, d), task for task and in order, and

@@ -186,6 +186,8 @@ def test_the_checks_contributing_names_pass_in_the_copy(tree):
         "-q",
         "-p",
         "no:cacheprovider",
+        "-m",
+        "slow or not slow",  # the layers' slow checks too
         "tests/test_map.py::test_every_module_is_named_in_the_map",
         "tests/test_layers.py",
         "tests/test_cli.py::test_every_command_names_its_group",

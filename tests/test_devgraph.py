@@ -176,6 +176,7 @@ def test_plan(capsys):
     assert "two frontier buffers of 7,409,150 boards" in out
 
 
+@pytest.mark.slow
 def test_graph_layer_is_imported_lazily():
     code = (
         "import sys, nqprof.strategies.devgraph, nqprof.characterize.launch, nqprof.cuda.graphs; "

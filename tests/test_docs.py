@@ -26,6 +26,9 @@ and must pass; a line shown as `$ pytest bench/ ...` with output is compared wit
 above, and also the counts of pytest's summary (`[9]`, `27 passed`), its `===` bars and
 the reason after `needs a GPU:` (it depends on the machine) are normalised. Every
 `--nq-*` option the documents name is one the plugin has, written as it takes a value.
+
+The `pytest bench/` lines, and the examples that count boards (a local Dask cluster's too) or
+wait out a timeout, are marked slow (`pytest -m slow` runs them; CI runs every test).
 """
 
 from __future__ import annotations
@@ -176,12 +179,24 @@ def _why_skipped(block: Block) -> str | None:
     return None
 
 
+def _slow(ex: Example) -> bool:
+    """An example that counts boards (a `solve` or `sweep` that is no error, on a local Dask
+    cluster too) or waits out a timeout: seconds on a small machine."""
+    words = _strip_comment(ex.command).split()[1:]
+    is_error = len(ex.expected) == 1 and ex.expected[0].startswith("nqprof: error:")
+    counts = bool(words) and words[0] in ("solve", "sweep") and not is_error
+    return counts or (is_error and "no answer to" in ex.expected[0])
+
+
 def _examples():
     for path in DOCS:
         for block in _blocks(path):
             why = _why_skipped(block)
             for ex in block.examples:
-                marks = [pytest.mark.skip(reason=why)] if why else []
+                if why:
+                    marks = [pytest.mark.skip(reason=why)]
+                else:
+                    marks = [pytest.mark.slow] if _slow(ex) else []
                 yield pytest.param(ex, id=f"{ex.doc}:{ex.line}", marks=marks)
 
 
@@ -260,11 +275,19 @@ def test_documented_example(example: Example):
     assert problem is None, f"{example.doc}:{example.line} `{example.command}`: {problem}"
 
 
+def _names(marks) -> set[str]:
+    return {m.name for m in marks}
+
+
 def test_the_rule_finds_the_examples():
-    """The README's CPU examples are run, its H200 ones are not."""
+    """The README's CPU examples are run, its H200 ones are not; the ones that count boards
+    or wait out a timeout are slow."""
     marks = {(p.values[0].doc, p.values[0].command): p.marks for p in _examples()}
     readme = {cmd: m for (doc, cmd), m in marks.items() if doc == "README.md"}
-    run = [cmd for cmd, m in readme.items() if not m]
+    run = [cmd for cmd, m in readme.items() if "skip" not in _names(m)]
+    slow = {cmd for cmd, m in readme.items() if _names(m) == {"slow"}}
+    assert {"nqprof solve 14 --strategy serial", "nqprof solve 27 -s serial --timeout 1"} <= slow
+    assert not {"nqprof plan 16 -s dp1 -p z=3", "nqprof solve 12 --timeout inf"} & slow
     assert "nqprof solve 14 --strategy serial" in run and "nqprof plan 16 -s dp1 -p z=3" in run
     assert any(cmd.startswith("nqprof sweep") for cmd in run)
     assert (
@@ -377,12 +400,12 @@ def _why_bench_skipped(ex: BenchLine) -> str | None:
 
 
 def _bench_examples():
+    """Every `pytest bench/` line: slow, each a pytest run of its own."""
     for path in DOCS:
         for ex in _bench_lines(path):
             why = _why_bench_skipped(ex)
-            yield pytest.param(
-                ex, id=f"{ex.doc}:{ex.line}", marks=[pytest.mark.skip(reason=why)] if why else []
-            )
+            mark = pytest.mark.skip(reason=why) if why else pytest.mark.slow
+            yield pytest.param(ex, id=f"{ex.doc}:{ex.line}", marks=[mark])
 
 
 def _pytest_normalised(line: str) -> str:
@@ -426,9 +449,14 @@ def test_the_rule_finds_the_benchmark_runs():
     """The docs' CPU benchmark runs are run, their GPU, trace and remote-cluster ones are not."""
     found = {(p.values[0].doc, p.values[0].command): p.marks for p in _bench_examples()}
     assert ("README.md", "pytest bench/ -rs") in found
-    run = [cmd for (doc, cmd), marks in found.items() if not marks]
+    run = [cmd for (doc, cmd), marks in found.items() if _names(marks) == {"slow"}]
     assert "pytest bench/ --nq-strategy=serial,multicore --nq-n=8:10 -q" in run
-    skipped = {cmd: marks[0].kwargs["reason"] for (doc, cmd), marks in found.items() if marks}
+    skipped = {
+        cmd: marks[0].kwargs["reason"]
+        for (doc, cmd), marks in found.items()
+        if _names(marks) == {"skip"}
+    }
+    assert len(run) + len(skipped) == len(found)
     assert any("--nq-trace" in cmd for cmd in skipped) and any(
         cmd.startswith("pytest bench/ --nq-cluster tcp") for cmd in skipped
     )
@@ -462,3 +490,142 @@ def test_the_nq_options_the_docs_name_exist():
                 if name not in options or (value and (value == "[=" or not options[name])):
                     wrong.append(f"{path.name}:{number}: {m.group(0)}")
     assert not wrong, f"options the plugin does not take so: {wrong} (it takes {sorted(options)})"
+
+
+def test_the_readme_test_command_and_ci_agree_on_the_slow_tests():
+    """The README's `pytest` leaves the slow tests out (pyproject's addopts) and says how to
+    run them; .ci/run runs that command and then the slow tests, where exit code 5 (none
+    selected) is no failure; CONTRIBUTING's checks name both."""
+    import tomllib
+
+    ini = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]
+    assert ini["addopts"] == ["-m", "not slow"] and ini["testpaths"] == ["tests"]
+    assert any(m.startswith("slow: ") for m in ini["markers"])
+    readme = (ROOT / "README.md").read_text()
+    assert '    pip install ".[test]" && pytest\n' in readme
+    said = " ".join(readme.split())
+    assert "A plain `pytest` leaves out the slow tests" in said and "`pytest -m slow`" in said
+    ci = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()]
+    assert ci.index("pytest -rs") + 1 == ci.index("pytest -rs -m slow || [ $? -eq 5 ]")
+    assert "set -euo pipefail" in ci
+    contributing = (ROOT / "CONTRIBUTING.md").read_text()
+    assert re.search(
+        r"^    pytest +# CPU: all but the GPU tests and the slow ones$", contributing, re.M
+    )
+    assert re.search(r"^    pytest -m slow +# ", contributing, re.M)
+
+
+def test_ci_takes_no_slow_test_selected_for_a_pass(tmp_path):
+    """The guard .ci/run puts after `pytest -m slow`: exit code 5 passes, 1 fails."""
+    ci = (ROOT / ".ci" / "run").read_text().splitlines()
+    line = next(ln for ln in ci if ln.startswith("pytest ") and "-m slow" in ln)
+    for code, ok in ((0, True), (5, True), (1, False), (2, False)):
+        script = f"set -euo pipefail\npytest() {{ return {code}; }}\n{line}\necho passed\n"
+        out = subprocess.run(["bash", "-c", script], capture_output=True, text=True)
+        assert (out.returncode == 0 and out.stdout == "passed\n") == ok, (code, out)
+
+
+def _subcommand_parser(words: list[str]):
+    """The argparse parser of ``nqprof WORDS...`` (``["report", "kerbl", "fig1"]``)."""
+    import argparse
+
+    from nqprof.cli import build_parser
+
+    parser = build_parser(words[0])
+    for word in words:
+        (sub,) = (a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        parser = sub.choices[word]
+    return parser
+
+
+def test_the_readme_names_every_option_that_writes_a_file():
+    """Every output option that nqprof checks before the work (check_output and
+    check_output_dir in src/nqprof/cli/) is named in the README's sentence on outputs, and
+    each `COMMAND OPTION META` it names is an option of that command."""
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    start = readme.index("A command writes a file only where an option names it")
+    sentence = readme[start : readme.index("always prints the record on stdout", start)]
+    named = set(re.findall(r"`[^`]*?(--?[a-z][\w-]*)(?:/(--[\w-]+))? [A-Z]+`", sentence))
+    flags = {f for pair in named for f in pair if f}
+    sources = "\n".join(p.read_text() for p in (ROOT / "src" / "nqprof" / "cli").glob("*.py"))
+    checked = set(re.findall(r"check_output(?:_dir)?\(\s*[^,()]+,\s*\"(--[\w-]+)\"", sources))
+    assert checked == {"--output", "--figure", "--csv", "--chrome", "--outdir", "--out-dir"} | {
+        "--checkpoint"
+    }
+    assert checked <= flags, checked - flags
+    commands = re.findall(r"`([a-z][a-z0-9 -]*?) (--?[a-z][\w-]*) [A-Z]+`", sentence)
+    assert len(commands) == 8, commands
+    for words, flag in commands:
+        parser = _subcommand_parser(words.split())
+        assert flag in {o for a in parser._actions for o in a.option_strings}, (words, flag)
+
+
+def _benchmarking() -> str:
+    return " ".join((ROOT / "docs" / "benchmarking.md").read_text().split())
+
+
+def test_the_default_suite_is_the_one_the_docs_count():
+    """benchmarking.md's `pytest bench/ -rs` on a machine without a GPU: its CPU cases pass and
+    its GPU cases are skipped, as many as the default options select, per strategy too; and
+    the N range it gives each strategy is the one the code gives it."""
+    from nqprof import options, strategies
+
+    grid = options.case_grid(options.parse_settings({}))
+    gpu = [case for case, strategy, _ in grid if strategy.needs_gpu]
+    text = _benchmarking()
+    shown = re.search(r"=+ (\d+) passed, (\d+) skipped in [\d.]+s =+", text)
+    assert shown and (int(shown[1]), int(shown[2])) == (len(grid) - len(gpu), len(gpu))
+    assert f"; {len(grid)} cases." in text
+    results = " ".join((ROOT / "docs" / "results" / "README.md").read_text().split())
+    assert f"(`pytest bench/`, 122 cases then; {len(grid)} now:" in results
+    for count, name in re.findall(
+        r"SKIPPED \[(\d+)\] bench/test_nqueens.py:\d+: (\S+) needs", text
+    ):
+        assert int(count) == sum(case.strategy == name for case in gpu), name
+    ranges: dict[str, list[str]] = {}
+    for name in strategies.names():
+        ns = options.default_n_values(strategies.get(name))
+        ranges.setdefault(f"{ns[0]}..{ns[-1]}", []).append(name)
+    lo, hi = options.DEFAULT_N
+    whole = ranges.pop(f"{lo}..{hi}")
+    phrase = ", ".join(f"{' and '.join(names)} {r}" for r, names in ranges.items())
+    assert whole and f"over N = {lo}..{hi} cut to the" in text
+    assert f": {phrase}, the others {lo}..{hi};" in text, phrase
+
+
+def test_the_docs_list_every_verdict_fail_on_takes():
+    from nqprof.cli.history import FAILING_VERDICTS
+
+    listed = re.search(r"`--fail-on` \(a comma list of ([a-z, -]+)\) makes", _benchmarking())
+    assert listed and listed[1].split(", ") == list(FAILING_VERDICTS)
+
+
+#: What the README says a machine without a GPU skips, for each reason the documented
+#: examples are skipped with on such a machine.
+_README_SKIPS = {
+    "measured on an H200": "were measured on an H200",
+    "needs a GPU": "examples that need a GPU",
+    "selects a GPU strategy": "examples that need a GPU",
+    "measures on a GPU": "examples that need a GPU",
+    "needs a running Dask scheduler": "a running Dask scheduler",
+    "runs under nsys": "Nsight Systems",
+    "traces GPU cases under Nsight Systems": "Nsight Systems",
+    "compiles or profiles": "a build of every kernel",
+}
+
+
+def test_the_readme_says_what_a_machine_without_a_gpu_skips():
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    said = readme[readme.index("Run the tests (") : readme.index("`-rs` prints each reason")]
+    assert "the GPU tests are skipped" in said
+    assert "without a CUDA toolkit, so are the tests that compile kernels with nvcc" in said
+    reasons = {
+        mark.kwargs["reason"]
+        for param in [*_examples(), *_bench_examples()]
+        for mark in param.marks
+        if mark.name == "skip"
+    }
+    assert reasons
+    for reason in reasons:
+        phrases = [p for key, p in _README_SKIPS.items() if key in reason]
+        assert phrases and all(p in said for p in phrases), reason

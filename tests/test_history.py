@@ -486,6 +486,7 @@ def test_history_command_lists_rows_and_writes_csv(tmp_path, capsys):
     assert all(isinstance(json.loads(cell), list) for cell in table["extra.wall_times"])
 
 
+@pytest.mark.slow
 def test_plot_writes_png_figures(tmp_path, capsys):
     out_dir = tmp_path / "figures"
     assert main(["plot", "--storage", str(STORAGE), "-o", str(out_dir)]) == 0
@@ -497,6 +498,7 @@ def test_plot_writes_png_figures(tmp_path, capsys):
         assert data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) > 10_000
 
 
+@pytest.mark.slow
 def test_plot_lines_are_strategy_and_parameters(storage):
     root, first = storage
 

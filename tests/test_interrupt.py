@@ -16,7 +16,12 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux's /proc")
+#: Each test starts real nqprof or pytest processes, interrupts or kills them and waits for
+#: their workers to go: seconds each.
+pytestmark = [
+    pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux's /proc"),
+    pytest.mark.slow,
+]
 
 TESTS = Path(__file__).resolve().parent
 #: Far above the second or so an interrupted run takes, far below the searches' own time: a
@@ -220,3 +225,59 @@ def test_a_killed_parent_leaves_no_worker(args, script, workers):
     proc.kill()
     proc.communicate()
     assert _gone(pids), [p for p in pids if _alive(p)]
+
+
+# -- Ctrl-C in pytest ---------------------------------------------------------------------------
+
+#: pytest in a child that gets Ctrl-C as from a terminal.
+RUN_PYTEST = "import sys, pytest; sys.exit(pytest.main(sys.argv[1:]))"
+UNUSED = "Benchmark fixture was not used at all"
+
+
+def _interrupted_pytest(args: list[str], started) -> tuple[int, str]:
+    """A pytest run's exit code and output after Ctrl-C, once ``started()`` is true."""
+    proc = _start(["-p", "no:cacheprovider", "-p", "no:randomly", *args], RUN_PYTEST)
+    started(proc)
+    code, out, err, _ = _interrupt(proc)
+    return code, out + err
+
+
+def test_ctrl_c_in_a_benchmark_case_ends_pytest_as_in_a_plain_benchmark(tmp_path):
+    """Ctrl-C during a case of `pytest bench/` ends pytest as it ends a plain pytest-benchmark
+    test: KeyboardInterrupt, exit code 2, and no warning that the benchmark fixture was not
+    used (nqprof calls it after the rounds, a plain test at once)."""
+    marker = tmp_path / "started"
+    plain = tmp_path / "test_plain.py"
+    plain.write_text(
+        "import pathlib, time\n\n\n"
+        "def test_plain(benchmark):\n"
+        "    def work():\n"
+        f"        pathlib.Path({str(marker)!r}).touch()\n"
+        "        time.sleep(60)\n\n"
+        "    benchmark(work)\n"
+    )
+
+    def marked(proc):
+        deadline = time.monotonic() + PATIENCE
+        while not marker.exists():
+            assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+            time.sleep(0.05)
+
+    code, out = _interrupted_pytest([str(plain)], marked)
+    assert code == pytest.ExitCode.INTERRUPTED and "KeyboardInterrupt" in out, out
+    assert UNUSED not in out, out
+
+    pids: set[int] = set()
+    code, out = _interrupted_pytest(
+        [
+            str(TESTS.parent / "bench" / "test_nqueens.py"),
+            "--nq-strategy=serial",
+            "--nq-n=17",
+            "--nq-rounds=1",
+            f"--benchmark-storage={tmp_path / 'storage'}",
+        ],
+        lambda proc: pids.update(_workers(proc, 3)),
+    )
+    assert code == pytest.ExitCode.INTERRUPTED and "KeyboardInterrupt" in out, out
+    assert UNUSED not in out, out
+    assert _gone(pids)

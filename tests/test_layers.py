@@ -12,6 +12,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 SRC = Path(__file__).resolve().parents[1] / "src"
 
 #: Lowest first. A module belongs to the layer of its longest matching entry: ``"a.b"``
@@ -200,12 +202,14 @@ def test_cycle_finder_reports_a_circle():
     assert cycles({"a": {"b"}, "b": set()}) == []
 
 
+@pytest.mark.slow
 def test_no_import_cycles():
     edges = graph()
     found = cycles(edges)
     assert not found, "import cycles: " + " | ".join(_describe(c, edges) for c in found)
 
 
+@pytest.mark.slow
 def test_every_module_has_a_layer():
     for module in graph():
         layer_of(module)
@@ -245,6 +249,7 @@ def package_graph(edges: dict[str, set[str]]) -> dict[str, set[str]]:
     return out
 
 
+@pytest.mark.slow
 def test_no_package_is_left_and_reentered():
     """A subpackage is one unit: nothing in it imports a module outside it that imports back
     into it (analysis.history -> machine -> analysis.trace was one: the layers allowed each
@@ -254,6 +259,7 @@ def test_no_package_is_left_and_reentered():
     assert not found, "package circles: " + " | ".join(_describe(c, edges) for c in found)
 
 
+@pytest.mark.slow
 def test_package_graph_draws_subpackages_as_one():
     old = dict(graph())
     old["nqprof.analysis.history"] = old["nqprof.analysis.history"] | {"nqprof.machine"}

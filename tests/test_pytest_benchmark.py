@@ -78,6 +78,7 @@ def pb_warnings(run, *args) -> tuple[object, list[str]]:
 # -- --benchmark-compare, --benchmark-compare-fail: machine_info, the storage -----------------
 
 
+@pytest.mark.slow
 def test_two_runs_on_one_machine_compare_without_a_machine_warning(bench, storage):
     where = f"--benchmark-storage={storage}"
     bench(*CASES, where, "--benchmark-autosave").assert_outcomes(passed=2)
@@ -93,6 +94,7 @@ def test_two_runs_on_one_machine_compare_without_a_machine_warning(bench, storag
     )
 
 
+@pytest.mark.slow
 def test_a_run_saved_on_another_machine_is_warned_in_one_readable_line(bench, storage):
     where = f"--benchmark-storage={storage}"
     bench(*CASES, where, "--benchmark-autosave").assert_outcomes(passed=2)
@@ -116,6 +118,7 @@ def test_a_run_saved_on_another_machine_is_warned_in_one_readable_line(bench, st
     assert "node: 'another-host' -> " in line and "hz_actual" not in line
 
 
+@pytest.mark.slow
 def test_a_run_saved_without_nqprof_is_left_to_pytest_benchmark(bench, pytester):
     """A saved run that is not nqprof's keeps pytest-benchmark's own comparison."""
     bench(*CASES, "--benchmark-storage=storage", "--benchmark-autosave").assert_outcomes(passed=2)
@@ -210,6 +213,7 @@ def test_machine_info_differences():
     assert len(diffs) == 4 and diffs[3].endswith("...")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("saved_min, fails", [(1e-12, True), (10.0, False)])
 def test_benchmark_compare_fail(bench, storage, saved_min, fails, capsys):
     """The saved run's min moved far below or above any time of this run: a regression, or
@@ -240,6 +244,7 @@ def test_benchmark_compare_fail(bench, storage, saved_min, fails, capsys):
         )
 
 
+@pytest.mark.slow
 def test_the_suite_end_to_end_in_a_subprocess(pytester, tmp_path_factory):
     """The two runs of the report, as a user types them: no machine_info warning, and the
     storage outside the working folder works."""
@@ -278,6 +283,7 @@ def test_benchmark_only_runs_nqprof_cases(bench, pytester):
 # -- pytest-benchmark list and compare, nqprof compare ----------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore:No artists with labels")  # the speedup figure of serial alone
 def test_pytest_benchmark_list_and_compare_and_nqprof_compare(bench, storage, capsys):
     where = f"--benchmark-storage={storage}"
@@ -366,6 +372,7 @@ def marked(keywords: str) -> str:
     )
 
 
+@pytest.mark.slow
 def test_min_rounds_and_max_time_bound_the_round_rule(bench, pytester):
     out = pytester.path / "run.json"
     result = bench(
@@ -438,6 +445,7 @@ def test_refused_options_count_from_addopts_and_the_mark(bench, pytester, monkey
     )
 
 
+@pytest.mark.slow
 def test_bounds_beside_a_fixed_round_count_or_a_cluster_are_a_usage_error(
     bench, pytester, monkeypatch
 ):

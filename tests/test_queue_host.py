@@ -253,6 +253,7 @@ def test_speedups(result):
     )  # the CAS ring collapses under contention
 
 
+@pytest.mark.slow
 def test_figure(result, tmp_path):
     pytest.importorskip("matplotlib")
     for variant in queuebench.VARIANTS:
@@ -262,6 +263,7 @@ def test_figure(result, tmp_path):
         queuebench.figure([], tmp_path / "none.png")
 
 
+@pytest.mark.slow
 def test_kerbl_report(result, tmp_path):
     pytest.importorskip("matplotlib")
     text = papers_kerbl.report(result, tmp_path)
@@ -282,6 +284,7 @@ def test_kerbl_report(result, tmp_path):
     assert papers_kerbl.check_claims([], 16)[0].holds is None
 
 
+@pytest.mark.slow
 def test_queue_bench_command_renders_a_saved_run(tmp_path, capsys):
     from nqprof.cli import main
 
@@ -304,6 +307,7 @@ def test_queue_bench_command_errors_are_one_line(tmp_path, capsys):
     )
 
 
+@pytest.mark.slow
 def test_kerbl_report_command(tmp_path, capsys):
     from nqprof.cli import main
 

@@ -153,6 +153,7 @@ def test_hand_layouts_are_pythons_native_struct_layout():
         ) == struct.pack(fmt, *_values(params.split(", ")))
 
 
+@pytest.mark.slow
 def test_records_and_packing_match_the_kernels(tmp_path, toolkit):
     """The kernels' record struct against record_dtype(), and cdp_rec_pack (the code that packs
     a recorded launch's arguments on the device) run on the host against the hand layouts."""

@@ -8,15 +8,16 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import string
 import subprocess
 import sys
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from nqprof import files, options, problem
+from nqprof import files, options, problem, strategies
 from nqprof.cli import main
 from nqprof.errors import InputError, NqprofError
 
@@ -397,50 +398,163 @@ def test_n_list_parser_ranges(pairs):
     assert problem.parse_n_list(text) == expected
 
 
-@pytest.mark.parametrize(
-    "parse",
-    [
-        options.parse_rounds,
-        options.parse_warmup,
-        options.parse_timeout,
-        options.parse_param_axis,
-        options.parse_strategies,
-    ],
-)
+# The grammar nqprof.numeric's docstring states: an integer is [+-]digits, a real number a
+# decimal with an optional exponent; surrounding blanks are ignored; errors quote the text
+# (repr'd, cut after 60 characters).
+_INTEGER_TEXT = re.compile(r"[+-]?[0-9]+", re.ASCII)
+_REAL_TEXT = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?", re.ASCII)
+
+
+def _quoted(text: str) -> str:
+    return repr(text if len(text) <= 60 else text[:60] + "...")
+
+
+def _integer_in(text: str, lo: int, hi: int, what: str):
+    """(value, None) or (None, the error message) for an integer option."""
+    value = text.strip()
+    if _INTEGER_TEXT.fullmatch(value) and lo <= int(value) <= hi:
+        return int(value), None
+    return None, f"{what} must be an integer in {lo}..{hi}, got {_quoted(text)}"
+
+
+def _expected_rounds(text: str):
+    if text.strip() == "auto":
+        return None, None
+    return _integer_in(text, 1, 100_000, "the number of rounds (or auto)")
+
+
+def _expected_warmup(text: str):
+    return _integer_in(text, 0, 100_000, "the number of warm-up rounds")
+
+
+def _expected_timeout(text: str):
+    value = text.strip()
+    if _REAL_TEXT.fullmatch(value):
+        seconds = float(value)
+    elif value.lower() in ("inf", "+inf", "infinity", "+infinity"):
+        seconds = math.inf
+    else:
+        seconds = math.nan
+    if seconds > 604800:
+        return None, f"the timeout must be at most 604800 seconds (a week), got {_quoted(text)}"
+    if not seconds > 0:
+        return None, f"the timeout must be a positive number of seconds, got {_quoted(text)}"
+    return seconds, None
+
+
+def _list_items(text: str, what: str):
+    """The items of a comma list, or (None, the error message) if one is empty."""
+    items = [item.strip() for item in text.split(",")]
+    if all(items):
+        return items, None
+    return None, f"{what} takes a comma-separated list without empty items, got {text!r}"
+
+
+def _expected_strategies(text: str):
+    names = strategies.names()
+    items, message = _list_items(text, "the strategy list")
+    if message:
+        return None, message
+    if items == ["all"]:
+        return names, None
+    unknown = [item for item in items if item not in names]
+    if unknown:
+        return None, (
+            f"unknown strategy {', '.join(map(repr, unknown))} (known: all, {', '.join(names)})"
+        )
+    return list(dict.fromkeys(items)), None
+
+
+def _expected_param_axis(text: str):
+    names = strategies.names()
+    target, sep, values = text.partition("=")
+    strategy, dot, key = target.strip().partition(".")
+    if not (sep and dot and strategy and key):
+        return None, f"a parameter axis is written [strategy.]key=value[,value...], got {text!r}"
+    if strategy not in names:
+        return None, f"unknown strategy {strategy!r} in {text!r} (known: {', '.join(names)})"
+    items, message = _list_items(values, f"the values of {target.strip()}")
+    return (
+        (None, message) if message else ((strategy, key.strip(), list(dict.fromkeys(items))), None)
+    )
+
+
+_NAMES = st.sampled_from([*strategies.names(), "all", " serial ", "nope", ""])
+#: Per parser: the texts it is fed (numbers, and lists that are sometimes right) and what it
+#: must answer.
+PARSER_CASES = {
+    "parse_rounds": (NUMBER_TEXT | st.just(" auto "), _expected_rounds),
+    "parse_warmup": (NUMBER_TEXT, _expected_warmup),
+    "parse_timeout": (NUMBER_TEXT, _expected_timeout),
+    "parse_strategies": (
+        NUMBER_TEXT | st.lists(_NAMES, min_size=1, max_size=4).map(",".join),
+        _expected_strategies,
+    ),
+    "parse_param_axis": (
+        NUMBER_TEXT
+        | st.builds(
+            lambda name, key, values: f"{name}.{key}={values}",
+            _NAMES,
+            st.sampled_from(["depth", " block ", ""]) | TEXT,
+            st.lists(st.sampled_from(["4", " 5", "4", ""]) | TEXT, max_size=3).map(",".join),
+        ),
+        _expected_param_axis,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PARSER_CASES))
 @settings(
     max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
-@given(text=NUMBER_TEXT)
-def test_option_parsers_return_or_raise_input_error(parse, text):
-    try:
-        value = parse(text)
-    except InputError:
-        return
-    if parse is options.parse_rounds:
-        assert value is None or 1 <= value <= options.MAX_FIXED_ROUNDS
-    elif parse is options.parse_warmup:
-        assert 0 <= value <= options.MAX_FIXED_ROUNDS
-    elif parse is options.parse_timeout:
-        assert 0 < value <= options.MAX_TIMEOUT
+@given(data=st.data())
+def test_option_parsers_return_the_value_or_raise_the_message(name, data):
+    texts, expected = PARSER_CASES[name]
+    text = data.draw(texts)
+    value, message = expected(text)
+    if message is None:
+        assert getattr(options, name)(text) == value
+    else:
+        with pytest.raises(InputError) as exc:
+            getattr(options, name)(text)
+        assert str(exc.value) == message
 
 
 @settings(max_examples=60, deadline=None)
 @given(strategy=TEXT, n=TEXT, rounds=TEXT)
 def test_command_line_errors_are_one_line_whatever_the_text(strategy, n, rounds):
-    """Every InputError reaches the terminal as one line, even one quoting a newline."""
+    """Every InputError reaches the terminal as one line, even one quoting a newline: the
+    first bad option's, in the order the options are read (strategy, N, rounds). A text that
+    argparse takes for an option is argparse's usage error."""
     import contextlib
     import io
 
-    err = io.StringIO()
-    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+    expected = None
+    for flag, parse, text in (
+        ("--strategy", options.parse_strategies, strategy),
+        ("--n", options.parse_n_values, n),
+        ("--rounds", options.parse_rounds, rounds),
+    ):
+        try:
+            parse(text)
+        except InputError as exc:
+            message = str(exc).replace("\r", "\\r").replace("\n", "\\n")
+            expected = f"nqprof: error: {flag}: {message}\n"
+            break
+    assume(expected is not None)  # all three right: a real sweep, not this test's business
+    err, out = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
         try:
             code = main(
                 ["sweep", "-s", strategy, "--n", n, "--rounds", rounds, "-q", "--warmup", "0"]
             )
         except SystemExit as exc:  # argparse: a text that looks like an option
-            code = exc.code
-    if code == 2 and err.getvalue().startswith("nqprof: error: "):
-        assert err.getvalue().count("\n") == 1, err.getvalue()
+            assert exc.code == 2
+            assert any(t.startswith("-") for t in (strategy, n, rounds))
+            assert err.getvalue().startswith("usage: nqprof sweep ")
+            assert err.getvalue().splitlines()[-1].startswith("nqprof sweep: error: ")
+            return
+    assert (code, out.getvalue(), err.getvalue()) == (2, "", expected)
 
 
 @given(st.lists(TEXT, max_size=4))
@@ -455,15 +569,46 @@ def test_solve_param_parser(items):
         assert len(params) == len(items) and all("," not in v for v in params.values())
 
 
-@given(st.lists(TEXT, max_size=3))
+#: An axis as a user may write it: with or without a strategy, a key some strategy has or not.
+AXIS_TEXT = TEXT | st.builds(
+    lambda prefix, key, values: f"{prefix}{key}={values}",
+    st.sampled_from(["", "serial.", "multicore.", "feinbube.", " feinbube .", "dp3.", "nope."]),
+    st.sampled_from(["depth", " depth ", "block", "threads", "nope"]),
+    st.lists(st.sampled_from(["2", " 3", "4", "3", "x"]), min_size=1, max_size=3).map(",".join),
+)
+
+
+@settings(max_examples=150)
+@given(st.lists(AXIS_TEXT, max_size=3))
 def test_sweep_axes_parser(items):
+    """An axis without a strategy is the axis of each selected strategy that has the key;
+    the settings hold each strategy's keys and their values (blanks dropped, repeats once);
+    anything else is one line naming --param."""
     from nqprof.options import sweep_params
 
+    selected = ["serial", "multicore", "feinbube"]
     try:
-        axes = sweep_params(items, ["serial", "multicore", "feinbube"])
-        options.parse_settings({options.PARAM_AXIS.dest: axes}, prefix="--")
+        axes = sweep_params(items, selected)
+        settings_ = options.parse_settings({options.PARAM_AXIS.dest: axes}, prefix="--")
     except InputError as exc:
-        assert "\n" not in str(exc)
+        assert str(exc).startswith("--param") and "\n" not in str(exc), str(exc)
+        return
+    expected: dict[str, dict[str, tuple[str, ...]]] = {}
+    for item in items:
+        target, _, values = item.partition("=")
+        name, dot, key = target.strip().partition(".")
+        owners = (
+            [name.strip()]
+            if dot
+            else [
+                s for s in selected if any(p.name == name.strip() for p in strategies.get(s).params)
+            ]
+        )
+        for owner in owners:
+            expected.setdefault(owner, {})[(key if dot else name).strip()] = tuple(
+                dict.fromkeys(v.strip() for v in values.split(","))
+            )
+    assert settings_.axes == expected
 
 
 # --- readers fed arbitrary bytes ---------------------------------------------------------------
@@ -567,6 +712,7 @@ def test_trace_reader_fails_in_one_line(data, tmp_path, capsys):
     assert err.startswith("nqprof: error: ") and err.count("\n") == 1 and str(path) in err, err
 
 
+@pytest.mark.slow
 def test_a_bad_environment_variable_does_not_break_help():
     """cli/ reads no environment variable at import time: --help and strategies work with a bad
     NQPROF_TIMEOUT; a command that uses it names it in one line."""

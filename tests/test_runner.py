@@ -1,5 +1,6 @@
 """The watchdog worker: hangs, crashes, wrong counts and exceptions become clear errors."""
 
+import os
 import signal
 import types
 
@@ -80,6 +81,38 @@ def _series_run(tmp_path, rounds, warmup=1):
     return loop, info, log.read_text().split()
 
 
+def _scripted_cpu_watch(monkeypatch) -> list[tuple[int, ...]]:
+    """The runner's CPU watch on scripted readings: every reading of /proc/stat one second
+    and 100 busy ticks (of 200) later than the one before, every reading of the run's own
+    processes 50 ticks later, at 100 ticks a second: a span from one reading to the next is
+    1 s with one core busy, half of it the run's own. Returns the pids each reading of the
+    own processes was given."""
+    from nqprof import conditions
+
+    readings = {"system": 0, "own": 0, "clock": 0}
+    watched: list[tuple[int, ...]] = []
+
+    def system():
+        readings["system"] += 1
+        return 100 * readings["system"], 0, 200 * readings["system"]
+
+    def own(pids):
+        watched.append(pids)
+        readings["own"] += 1
+        return 50 * readings["own"]
+
+    def clock():
+        readings["clock"] += 1
+        return float(readings["clock"])
+
+    class ScriptedWatch(conditions.CpuWatch):
+        def __init__(self, own_pids=()):
+            super().__init__(own_pids, read_system=system, read_processes=own, clock=clock, hz=100)
+
+    monkeypatch.setattr(conditions, "CpuWatch", ScriptedWatch)
+    return watched
+
+
 def test_gpu_rounds_go_to_two_processes_one_after_another(tmp_path, monkeypatch):
     from fake_process_bound import STRATEGY as bound
 
@@ -89,6 +122,7 @@ def test_gpu_rounds_go_to_two_processes_one_after_another(tmp_path, monkeypatch)
     assert GPU_PROCESSES == 2
     assert isinstance(open_runner(bound, 8, {}), ProcessSeries)
     monkeypatch.setenv("NQPROF_TEST_PID_LOG", "")
+    watched = _scripted_cpu_watch(monkeypatch)
     loop, info, pids = _series_run(tmp_path, None)
     # two processes, the second opened after the first had gone (one context at a time)
     assert len(set(pids)) == 2 and info["index"] == 1 and info["previous_alive"] is False
@@ -99,7 +133,14 @@ def test_gpu_rounds_go_to_two_processes_one_after_another(tmp_path, monkeypatch)
     assert set(loop.samples[:first]) == {0.001} and set(loop.samples[first:]) == {0.001 * 1.15}
     assert len(loop.warm_seconds) == 2  # each process warms up
     assert loop.describe().endswith("; shared by 2 worker processes one after another")
-    assert loop.conditions["cpu"]["other_busy_cores"] >= 0
+    # the CPU watch, on scripted readings (each span: 1 s, 1 core busy, half of it the run's
+    # own): one span per process, its own processes read as it starts and ends: the first
+    # with both workers (the second started during the first's warm-up), the second with
+    # its own worker (the first is gone)
+    assert loop.conditions["cpu"]["other_busy_cores"] == 0.5
+    assert loop.conditions["cpu"]["steal_pct"] == 0.0
+    me, first_pid, second_pid = os.getpid(), *(int(pid) for pid in pids)
+    assert watched == [(me, first_pid, second_pid)] * 2 + [(me, second_pid)] * 2
     # compare counts the processes' spread as noise: another run whose processes fell the
     # other way round is the same case, not 15% faster
     swapped = [0.001 * 1.15] * first + [0.001] * (len(procs) - first)
@@ -180,6 +221,7 @@ def test_a_prepared_worker_that_is_not_needed_is_ended(tmp_path, monkeypatch):
     assert not spare.is_alive() and runner.runners[1].pid is None
 
 
+@pytest.mark.slow
 def test_a_closing_worker_is_waited_for_by_the_next_one_only(tmp_path, monkeypatch):
     """close() returns once the worker has answered; the worker then lets its session (its
     context) go and leaves, and the next worker's session opens only after it has gone."""
@@ -199,6 +241,7 @@ def test_a_closing_worker_is_waited_for_by_the_next_one_only(tmp_path, monkeypat
         assert second.opened["previous_alive"] is False and runner_module._EXITING == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("profiled", ["1", "0"])
 def test_under_a_profiler_close_waits_for_a_normal_exit(tmp_path, monkeypatch, profiled):
     """Under a profiler (NQPROF_PROFILED=1 here; the profilers' injection variables
@@ -317,6 +360,7 @@ def test_a_worker_to_follow_starts_after_the_running_one_s_first_round(warmup, m
     assert log.count("spares 1") == 2 and "spares 2" not in log
 
 
+@pytest.mark.slow
 def test_a_spare_worker_is_taken_by_the_next_gpu_worker_and_told_its_case(tmp_path, monkeypatch):
     """A spare starts without a case; the next GPU worker takes it (no new process) and
     opens the case it is told; a CPU worker never takes it."""
@@ -371,3 +415,22 @@ def test_a_prepared_worker_starts_the_driver_alone_unless_told_otherwise(monkeyp
         assert worker.prepared_cuda() == mode
     monkeypatch.setenv("NQPROF_PREPARED_CUDA", "sometimes")
     assert worker.prepared_cuda() == "init"
+
+
+def test_warmup_is_per_worker_process_as_its_help_says():
+    """--warmup 1 of a CPU case with one timed round: each of its three worker processes
+    warms up, three untimed rounds before the one timed (the help says so in words)."""
+    from nqprof import options
+    from nqprof.runner import CPU_PROCESSES, RoundLoop, open_runner
+    from nqprof.strategies import get
+
+    assert CPU_PROCESSES == 3
+    said = (
+        "a CPU case's three processes take the rounds in turn, so 1 is three untimed rounds "
+        "before the first timed one"
+    )
+    assert said in " ".join(options.WARMUP.help.split())
+    with open_runner(get("serial"), 8, {}, timeout=60) as runner:
+        loop = RoundLoop(runner, 1, 1)
+        loop.run()
+    assert len(loop.warm_seconds) == 3 and loop.round_process == [0]

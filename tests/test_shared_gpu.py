@@ -186,6 +186,7 @@ def run_suite(pytester, request, *args):
     )
 
 
+@pytest.mark.slow
 def test_pytest_summary_and_compare_say_the_gpu_was_shared(
     gpu_double, pytester, request, monkeypatch, capsys
 ):
@@ -246,6 +247,7 @@ def test_in_another_namespace_each_of_the_runs_workers_now_is_its_own(monkeypatc
     assert watch.finish()["other_processes"] == 2
 
 
+@pytest.mark.slow
 def test_a_gpu_case_starts_a_spare_for_the_next_gpu_case(
     gpu_double, pytester, request, monkeypatch
 ):

@@ -67,6 +67,7 @@ def test_row_type_is_one_byte():
     assert np.dtype(ROW_DTYPE).itemsize == 1  # the kernels read rows as unsigned char
 
 
+@pytest.mark.slow
 def test_sizes_match_the_kernels(tmp_path, toolkit):
     prints = "\n".join(f'    printf("%d\\n", (int)({expr}));' for expr in SIZES)
     program = tmp_path / "sizes.cu"

@@ -88,6 +88,7 @@ def test_without_nsys_the_option_is_a_usage_error_naming_the_search(
     )
 
 
+@pytest.mark.slow
 def test_traces_are_stored_beside_the_saved_run_and_summarised(
     gpu_here, fake_nsys, nqpytest, tmp_path
 ):

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import platform
 import shutil
+import statistics
 import subprocess
 import time
 from collections.abc import Callable
@@ -45,8 +46,9 @@ OTHER_CORES_TOLERANCE = 0.5
 STEAL_TOLERANCE = 2.0
 #: The CPU speed probe: nqprof._cpu.serial(PROBE_N), PROBE_REPEATS times, the median (under a
 #: millisecond a call: docs/results/defaults-h200.md), taken when a case's CPU watch starts.
-#: Two runs' probes
-#: further apart than PROBE_TOLERANCE are a warning (another host, or its CPU changed speed).
+#: Two runs whose probes (the median over their CPU cases) are further apart than
+#: PROBE_TOLERANCE, and further than the probe moved within either run, are a warning
+#: (another host, or its CPU changed speed): :func:`probe_difference`.
 PROBE_N = 11
 PROBE_REPEATS = 5
 PROBE_TOLERANCE = 0.05
@@ -473,6 +475,31 @@ def probe_change(a: dict[str, Any] | None, b: dict[str, Any] | None) -> float | 
     return pb / pa - 1
 
 
+def probe_difference(a: list[float], b: list[float]) -> str | None:
+    """The CPU speed probe between two runs, from the probe times each took (seconds, one per
+    CPU case, as the case started), as one phrase; None where either run has none, or where
+    the runs' medians are less than PROBE_TOLERANCE apart, or no further apart than the probe
+    moved within one of the runs (its own noise: the largest over the smallest of a run's
+    probes)."""
+    a, b = sorted(p for p in a if p), sorted(p for p in b if p)
+    if not a or not b:
+        return None
+    ma, mb = (float(statistics.median(p)) for p in (a, b))
+    moved = mb / ma - 1
+    noise = max(p[-1] / p[0] - 1 for p in (a, b))
+    if abs(moved) < PROBE_TOLERANCE or abs(moved) <= noise:
+        return None
+    within = f", beyond the {100 * noise:.0f}% it moved within a run" if noise else ""
+    counts = f"{len(a)} CPU case" + ("" if len(a) == 1 else "s")
+    if len(b) != len(a):
+        counts = f"{len(a)} and {len(b)} CPU cases"
+    return (
+        f"CPU speed probe (serial N={PROBE_N}): {1e3 * ma:.3f} -> {1e3 * mb:.3f} ms, the median "
+        f"over {counts} ({100 * moved:+.0f}%{within}: another host, or the host's CPU speed "
+        "moved)"
+    )
+
+
 def parse_cpu_ticks(stat: str) -> tuple[int, int, int] | None:
     """(busy, steal, total) clock ticks of all CPUs since boot from the text of /proc/stat
     (None where its first line is not the all-CPUs line)."""
@@ -586,12 +613,11 @@ class CpuWatch:
 # -- comparing two runs' conditions -----------------------------------------------------------
 
 
-def differences(
-    a: dict[str, Any] | None, b: dict[str, Any] | None, cpu_case: bool = True
-) -> list[str]:
+def differences(a: dict[str, Any] | None, b: dict[str, Any] | None) -> list[str]:
     """What differs between two records' conditions, each as one phrase; throttling in
-    either run counts too. The CPU speed probe is compared for a CPU case only (cpu_case):
-    a GPU case's CUDA-event times do not move with the host's CPU speed."""
+    either run counts too. The CPU speed probe is the host's, compared run to run over every
+    CPU case (:func:`probe_difference`), not case by case: one case's two probes differ by
+    what the probe moves within a run."""
     a, b = a or {}, b or {}
     out: list[str] = []
     ca, cb = a.get("cpu") or {}, b.get("cpu") or {}
@@ -613,13 +639,6 @@ def differences(
     sa, sb = ca.get("steal_pct"), cb.get("steal_pct")
     if sa is not None and sb is not None and abs(sb - sa) >= STEAL_TOLERANCE:
         out.append(f"CPU time stolen by the hypervisor: {sa:.1f}% -> {sb:.1f}%")
-    moved = probe_change(a, b) if cpu_case else None
-    if moved is not None and abs(moved) >= PROBE_TOLERANCE:
-        out.append(
-            f"CPU speed probe (serial N={PROBE_N}): {1e3 * ca['probe_s']:.3f} -> "
-            f"{1e3 * cb['probe_s']:.3f} ms ({100 * moved:+.0f}%: "
-            "another host, or the host's CPU speed moved)"
-        )
     ga, gb = a.get("gpu") or {}, b.get("gpu") or {}
     for side, g in (("A", ga), ("B", gb)):
         if g.get("throttled_rounds"):

@@ -62,6 +62,15 @@ def replay(benchmark, durations: list[float], name: str) -> None:
     benchmark.pedantic(lambda: None, rounds=len(durations), warmup_rounds=0, iterations=1)
 
 
+def used(benchmark) -> None:
+    """Mark a pytest-benchmark fixture used by a run that stopped before it handed its rounds
+    over (Ctrl-C, a failure): pytest-benchmark warns at teardown of a fixture that was never
+    called ("Benchmark fixture was not used at all"), and nqprof calls it only after the
+    rounds, where a plain benchmark's own call is under way from the start."""
+    if hasattr(benchmark, "_mode") and not benchmark._mode:
+        benchmark._mode = "nqbench.run(...)"
+
+
 def clock_name(timer: str, strategy: Strategy) -> str:
     if timer == "wall":
         return "nqprof.host_round_trip"
@@ -142,6 +151,17 @@ class NQBench:
 
     def run(self) -> RunRecord:
         """Prepare (untimed), warm up (untimed, verified), time the rounds, record."""
+        try:
+            return self._run()
+        except KeyboardInterrupt:  # the workers are stopped now, not asked to finish first
+            used(self.benchmark)
+            self.kill()
+            raise
+        except BaseException:
+            used(self.benchmark)
+            raise
+
+    def _run(self) -> RunRecord:
         import pytest
 
         from .runner import RoundLoop, open_runner
@@ -202,6 +222,11 @@ class NQBench:
     def close(self) -> None:
         if self._runner is not None:
             self._runner.close()
+            self._runner = None
+
+    def kill(self) -> None:
+        if self._runner is not None:
+            self._runner.kill()
             self._runner = None
 
     def __enter__(self) -> NQBench:

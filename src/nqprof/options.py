@@ -326,8 +326,8 @@ N_VALUES = Option(
     None,
     "LIST",
     "board sizes: a comma list of N and inclusive ranges low:high, e.g. 8:12,14 (default: "
-    f"{DEFAULT_N[0]}:{DEFAULT_N[1]}, from each strategy's smallest N (min_n, bench_min_n) up to "
-    "its bench_max_n)",
+    f"{DEFAULT_N[0]}:{DEFAULT_N[1]} cut to each strategy's own range, from its smallest N "
+    "(min_n, bench_min_n) to its bench_max_n)",
     numeric=True,
 )
 PARAM_AXIS = Option(
@@ -362,8 +362,11 @@ WARMUP = Option(
     parse_warmup,
     str(DEFAULT_WARMUP),
     "N",
-    "untimed (but verified) rounds before the timed ones; the first GPU launch pays for "
-    f"lazy loading (default: {DEFAULT_WARMUP})",
+    # three: nqprof.runner.CPU_PROCESSES (tests/test_cli.py checks they agree)
+    "untimed (but verified) rounds in each worker process of a case before its timed ones: a "
+    "CPU case's three processes take the rounds in turn, so 1 is three untimed rounds before "
+    "the first timed one; each GPU process warms up before its share (its first launch pays "
+    f"for lazy loading) (default: {DEFAULT_WARMUP})",
     numeric=True,
 )
 TIMER = Option(

@@ -419,8 +419,10 @@ def compare(df, run_a: str, run_b: str, metric: str = "compute"):
     """Per test, strategy, N and given parameters: both medians, the change in percent, the
     floor below which a change is never called one, the rank test's p-value, the verdict
     (same / faster / slower / too-few-rounds, see :mod:`nqprof.analysis.stats`; only-a /
-    only-b where a benchmark is in one run only) and what changed besides the time
-    (parameter values as run, kernel sources)."""
+    only-b where a benchmark is in one run only), what changed besides the time
+    (parameter values as run, kernel sources) and the conditions that differed (a case's own,
+    and on every CPU case the host's CPU speed probe where it moved between the runs: that
+    phrase, once, is also in ``attrs["run_conditions"]``)."""
     import pandas as pd
 
     metric = resolve_metric(metric)
@@ -428,7 +430,9 @@ def compare(df, run_a: str, run_b: str, metric: str = "compute"):
         cases_of_run(df, resolve_run(df, run_a), metric),
         cases_of_run(df, resolve_run(df, run_b), metric),
     )
-    rows = []
+    rows: list[dict[str, Any]] = []
+    cpu_rows: list[dict[str, Any]] = []
+    probes: dict[str, list] = {"a": [], "b": []}
     for key in list(a) + [k for k in b if k not in a]:
         row = dict(zip(CASE_COLUMNS, key, strict=True))
         ra, rb = a.get(key), b.get(key)
@@ -454,13 +458,19 @@ def compare(df, run_a: str, run_b: str, metric: str = "compute"):
                 floor_pct=None if d.floor is None else 100.0 * d.floor,
                 p=d.p,
                 changed="; ".join(changes),
-                conditions="; ".join(
-                    conditions.differences(ra["conditions"], rb["conditions"], cpu_case=cpu)
-                ),
+                conditions="; ".join(conditions.differences(ra["conditions"], rb["conditions"])),
             )
+            if cpu:
+                cpu_rows.append(row)
+                for side, r in (("a", ra), ("b", rb)):
+                    probes[side].append((r["conditions"].get("cpu") or {}).get("probe_s"))
         else:
             row["verdict"] = "only-a" if ra else "only-b"
         rows.append(row)
+    # the host's CPU speed probe, once for the runs: on every CPU case's row, named once
+    probe = conditions.probe_difference(probes["a"], probes["b"])
+    for row in cpu_rows if probe else ():
+        row["conditions"] = "; ".join(filter(None, [row["conditions"], probe]))
     columns = [
         *CASE_COLUMNS,
         "median_a",
@@ -472,7 +482,10 @@ def compare(df, run_a: str, run_b: str, metric: str = "compute"):
         "changed",
         "conditions",
     ]
-    return pd.DataFrame(rows, columns=columns)
+    result = pd.DataFrame(rows, columns=columns)
+    #: conditions of the runs rather than of a case (each also in its cases' ``conditions``)
+    result.attrs["run_conditions"] = [probe] if probe else []
+    return result
 
 
 #: The phrases of ``changed`` that name a dimension rather than a parameter, by change.

@@ -258,11 +258,16 @@ def _p(value) -> str:
 
 
 def _warn_conditions(result) -> None:
-    """One warning per different condition, naming how many cases it touches."""
+    """One warning per different condition: a condition of the runs (the host's CPU speed
+    probe) once as it is, a case's condition naming the cases it touches."""
+    runs = result.attrs.get("run_conditions") or []
+    for phrase in runs:
+        print(f"nqprof: warning: conditions differ: {phrase}", file=sys.stderr)
     seen: dict[str, list[str]] = {}
     for row in result.to_dict("records"):
         for phrase in filter(None, (row.get("conditions") or "").split("; ")):
-            seen.setdefault(phrase, []).append(f"{row['strategy']} N={row['n']}")
+            if phrase not in runs:
+                seen.setdefault(phrase, []).append(f"{row['strategy']} N={row['n']}")
     for phrase, cases in seen.items():
         more = f" and {len(cases) - 3} more" if len(cases) > 3 else ""
         print(
