@@ -13,8 +13,9 @@ does today).
 How output is compared: stdout line by line in order; lines shown starting with `nqprof:`
 are stderr messages, looked for in stderr. A line `...` stands for any number of lines, and
 `...` inside a line for any text. Durations (`75.088 ms`, `4.366 s`), speedups, scheduler
-addresses, host names after them and runs of spaces are normalised, since they differ from
-run to run. A line like `[0:04] 8/8 tasks` is progress shown only on a terminal and not checked.
+addresses, host names after them, runs of spaces and the widths of a table's rule of dashes
+are normalised, since they differ from run to run. A line like `[0:04] 8/8 tasks` is
+progress shown only on a terminal and not checked.
 
 Every `pytest bench/ ...` command line in a code block of the same documents runs too, when it
 needs no GPU: not measured on an H200, not under another program (`nsys profile ...`), no
@@ -206,6 +207,8 @@ _ADDR = re.compile(r"(tcp|http)://[\w.\-]+:\d+(/status)?")
 
 
 def normalise(line: str) -> str:
+    if line.strip() and not line.strip(" -"):  # a table's rule: its widths follow the times
+        return " ".join("--" for _ in line.split())
     line = _ADDR.sub("<addr>", line)
     line = re.sub(r"<addr> \([^,):]+", "<addr> (<host>", line)
     line = _TIME.sub("<t>", line)
