@@ -300,17 +300,21 @@ def _p(value) -> str:
 
 
 def _warn_conditions(result) -> None:
-    """One warning per different condition, naming how many cases it touches."""
+    for line in condition_lines(result):
+        print(line, file=sys.stderr)
+
+
+def condition_lines(result) -> list[str]:
+    """One warning per different condition of a comparison, naming the cases it touches."""
     seen: dict[str, list[str]] = {}
     for row in result.to_dict("records"):
         for phrase in filter(None, (row.get("conditions") or "").split("; ")):
             seen.setdefault(phrase, []).append(f"{row['strategy']} N={row['n']}")
+    lines = []
     for phrase, cases in seen.items():
         more = f" and {len(cases) - 3} more" if len(cases) > 3 else ""
-        print(
-            f"nqprof: warning: conditions differ: {phrase} ({', '.join(cases[:3])}{more})",
-            file=sys.stderr,
-        )
+        lines.append(f"nqprof: warning: conditions differ: {phrase} ({', '.join(cases[:3])}{more})")
+    return lines
 
 
 #: The verdicts and changes --fail-on accepts.
