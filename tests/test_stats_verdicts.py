@@ -226,3 +226,19 @@ def test_the_option_values():
     for bad in ("", ",", "same", "slower,worse"):
         with pytest.raises(InputError, match="takes a comma list of slower, faster, cannot-tell"):
             parse_failing(bad)
+
+
+@pytest.mark.parametrize("cpu, remedy", [(True, "a quieter host"), (False, "a GPU to itself")])
+def test_worker_processes_that_disagree_are_named_with_their_remedy(cpu, remedy):
+    """Two worker processes a run, 10% apart in one run: Student's interval on their medians
+    is the floor (60%), named with what narrows it for the case's kind."""
+    from nqprof.analysis.history import cannot_tell_why
+
+    procs = [0, 1] * 10
+    d = stats.decide(
+        [1.0, 1.1] * 10, [1.0, 1.0] * 10, processes_a=procs, processes_b=procs, min_change=0.1
+    )
+    assert d.verdict == "cannot-tell" and d.terms["processes"] == pytest.approx(0.6047, abs=1e-3)
+    why = cannot_tell_why(d, {"kind": 0.05}, cpu, "fast", None)
+    assert why.startswith("floor ±60.5% > 10%: worker processes disagree ±60.5%: more rounds, or ")
+    assert why.endswith(remedy)

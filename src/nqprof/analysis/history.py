@@ -423,7 +423,8 @@ def cannot_tell_why(
     what = {
         "drift": "drift within a run {}: more rounds, or a host whose speed holds",
         "spread": "spread of the rounds {} (half the IQR): a quieter host",
-        "processes": "worker processes disagree {}: more rounds, or a quieter host",
+        "processes": "worker processes disagree {}: more rounds, or "
+        + ("a quieter host" if cpu else "a GPU to itself"),
     }
     for name, value in terms.items():
         if decide_stats.wider_than(value, wanted):
