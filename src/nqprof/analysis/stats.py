@@ -235,10 +235,6 @@ def between_process_floor(
     return math.expm1(t_quantile(1 - alpha / 2, df) * se)
 
 
-#: The terms of the floor (:func:`floor_terms`), in the order they are named.
-FLOOR_TERMS = ("minimum", "drift", "spread", "processes")
-
-
 def floor_terms(
     a: Sequence[float],
     b: Sequence[float],
