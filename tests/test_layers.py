@@ -66,7 +66,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         ),
     ),
     ("kernel catalog", ("nqprof.catalog",)),
-    ("front", ("nqprof.plugin", "nqprof.cli", "nqprof.__main__")),
+    ("front", ("nqprof.plugin", "nqprof.benchgate", "nqprof.cli", "nqprof.__main__")),
 ]
 
 

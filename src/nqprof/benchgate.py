@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from .errors import InputError
-from .plugin import COMPARE_FAIL_DEST, COMPARE_FAIL_OPTION, MIN_CHANGE_DEST, MIN_CHANGE_OPTION
+from .options import COMPARE_FAIL_DEST, COMPARE_FAIL_OPTION, MIN_CHANGE_DEST, MIN_CHANGE_OPTION
 
 #: The names of the two runs in the comparison's history.
 SAVED, SESSION = "saved", "this session"
@@ -56,9 +56,11 @@ def gate_of(config) -> Gate | None:
     except InputError as exc:
         raise pytest.UsageError(f"{COMPARE_FAIL_OPTION} {exc}") from None
     try:
-        min_change = parse_min_change(change_text) if change_text is not None else None
+        min_change = (
+            parse_min_change(change_text, MIN_CHANGE_OPTION) if change_text is not None else None
+        )
     except InputError as exc:
-        raise pytest.UsageError(f"{MIN_CHANGE_OPTION} {exc}") from None
+        raise pytest.UsageError(str(exc)) from None
     if failing is None:
         if min_change is not None:
             raise pytest.UsageError(

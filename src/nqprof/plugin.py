@@ -40,7 +40,11 @@ from .machine import MACHINE_KEY
 from .options import (
     CLUSTER_DEST,
     CLUSTER_OPTION,
+    COMPARE_FAIL_DEST,
+    COMPARE_FAIL_OPTION,
     FIXTURE,
+    MIN_CHANGE_DEST,
+    MIN_CHANGE_OPTION,
     OPTIONS,
     Case,
     case_grid,
@@ -58,9 +62,6 @@ _SHARED = pytest.StashKey[list]()
 _NEXT = pytest.StashKey[object]()
 TRACE_OPTION, TRACE_DEST = "--nq-trace", "nq_trace"
 TRACE_DIR_OPTION, TRACE_DIR_DEST = "--nq-trace-dir", "nq_trace_dir"
-#: The gate's options (nqprof.benchgate, loaded only where one is given).
-COMPARE_FAIL_OPTION, COMPARE_FAIL_DEST = "--nq-compare-fail", "nq_compare_fail"
-MIN_CHANGE_OPTION, MIN_CHANGE_DEST = "--nq-min-change", "nq_min_change"
 #: The gate --nq-compare-fail asks for (nqprof.benchgate.Gate).
 _GATE = pytest.StashKey[object]()
 #: The saved runs --benchmark-compare picked, as pytest-benchmark handed them to its hook.

@@ -6,9 +6,8 @@ before any case runs."""
 
 from __future__ import annotations
 
-import math
-
 from ..errors import InputError
+from ..numeric import Real
 
 #: What compare may say of a benchmark's time, in the order summaries list them.
 VERDICTS = ("same", "faster", "slower", "cannot-tell", "too-few-rounds", "only-a", "only-b")
@@ -25,7 +24,7 @@ FAILING = (
     "only-b",
     *CHANGES,
 )
-#: The largest --min-change, in percent: a change of the median by more than this is no
+#: The largest --min-change, in percent: a change of the median by more than ten times is no
 #: smaller change to catch.
 MAX_MIN_CHANGE_PCT = 1000.0
 
@@ -39,17 +38,14 @@ def parse_failing(text: str) -> list[str]:
     return list(dict.fromkeys(items))
 
 
-def parse_min_change(text: str) -> float:
-    """``"10"`` or ``"10%"`` -> 0.1: the smallest relative change to catch; an
-    :class:`InputError` unless a number above 0 and at most MAX_MIN_CHANGE_PCT percent."""
-    raw = str(text).strip().removesuffix("%").strip()
-    try:
-        pct = float(raw)
-    except ValueError:
-        pct = math.nan
-    if not (0 < pct <= MAX_MIN_CHANGE_PCT):  # nan and inf fail too
-        raise InputError(
-            f"takes a percentage above 0 and at most {MAX_MIN_CHANGE_PCT:g}, such as 10 "
-            f"(10%), got {text!r}"
-        )
-    return pct / 100
+def min_change_number(what: str | None = None) -> Real:
+    """The number a --min-change takes: a percentage above 0, at most MAX_MIN_CHANGE_PCT, in
+    nqprof's number grammar (``10``, ``7.5``; no ``%``, ``inf`` or ``nan``)."""
+    return Real(0, MAX_MIN_CHANGE_PCT, what=what, why="a change of ten times the median")
+
+
+def parse_min_change(text: str, what: str = "the smallest change to catch") -> float:
+    """``"10"`` -> 0.1: the smallest relative change to catch, from a percentage; an
+    :class:`InputError` naming ``what`` for anything but a number above 0 and at most
+    MAX_MIN_CHANGE_PCT."""
+    return min_change_number(what)(text) / 100

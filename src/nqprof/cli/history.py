@@ -24,8 +24,9 @@ from ..analysis.history import (
     run_summary,
 )
 from ..analysis.stats import ALPHA, MIN_CHANGE, MIN_CHANGE_CPU, MIN_EFFECT
-from ..analysis.verdicts import CHANGES, FAILING, VERDICTS, parse_failing, parse_min_change
+from ..analysis.verdicts import CHANGES, FAILING, VERDICTS, min_change_number, parse_failing
 from ..errors import InputError
+from ..numeric import add_number
 from ..textfmt import seconds as fmt_s
 from ..textfmt import table
 
@@ -148,12 +149,13 @@ def cmd_compare(args) -> int:
             "timings may differ because of the machine",
             file=sys.stderr,
         )
-    result = compare(df, run_a, run_b, metric, args.min_change)
+    min_change = None if args.min_change is None else args.min_change / 100
+    result = compare(df, run_a, run_b, metric, min_change)
     if result.empty:
         print("no nqprof benchmarks to compare")
         return 0
     _warn_conditions(result)
-    print("\n".join(compare_lines(result, args.min_change)))
+    print("\n".join(compare_lines(result, min_change)))
     _print_traces(df, run_a, run_b, result, args.traces)
     message = failed_message(result, args.fail_on, "--fail-on")
     if message:
@@ -330,15 +332,6 @@ def _fail_on(text: str) -> list[str]:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def _min_change(text: str) -> float:
-    import argparse
-
-    try:
-        return parse_min_change(text)
-    except InputError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
 def cmd_plot(args) -> int:
     from ..files import check_output_dir
 
@@ -418,9 +411,10 @@ def add_commands(sub) -> None:
         help="exit 1 if any benchmark gets one of these verdicts (comma list of "
         f"{', '.join(FAILING_VERDICTS)}), e.g. --fail-on slower for a CI gate",
     )
-    p.add_argument(
+    add_number(
+        p.add_argument,
         "--min-change",
-        type=_min_change,
+        number=min_change_number(),
         default=None,
         metavar="PCT",
         help="the smallest change of a median, in percent, the comparison must be able to catch: "
