@@ -65,10 +65,11 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "nqprof.nqbench",
             "nqprof.benchopts",
             "nqprof.benchtrace",
+            "nqprof.interleave",
         ),
     ),
     ("kernel catalog", ("nqprof.catalog",)),
-    ("front", ("nqprof.plugin", "nqprof.cli", "nqprof.__main__")),
+    ("front", ("nqprof.plugin", "nqprof.benchgate", "nqprof.cli", "nqprof.__main__")),
 ]
 
 

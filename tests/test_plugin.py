@@ -5,6 +5,7 @@ extra_info and machine_info, the compare warning. Inner pytest sessions run in-p
 import json
 import warnings
 
+import pandas  # noqa: F401  (loaded before pytester's inner runs, which cannot load numpy twice)
 import pytest
 
 from nqprof import machine, options, rounds, strategies
@@ -508,3 +509,178 @@ def test_comparing_against_another_gpu_warns(fakes, nqpytest, monkeypatch, tmp_p
         "nqprof.cuda_toolkit: '12.8' -> '13.0' (saved -> this run): "
         "differences in time may come from the machine, not the code"
     )
+
+
+# -- the statistical gate: --nq-compare-fail ---------------------------------------------------
+#
+# A test double whose every round takes exactly its parameter scale (percent of 1 ms), and a
+# CPU speed probe that reads what the test says: the verdicts are decided by the samples the
+# test chose, never by this machine's clock.
+
+
+class _Scaled(Session):
+    def __init__(self, n, params):
+        self.n, self.seconds = n, 1e-3 * params["scale"] / 100
+
+    def run_once(self):
+        return Measurement(count=known_count(self.n), wall_s=self.seconds, gpu_s=self.seconds)
+
+    def info(self):
+        return {"source_hash": "unchanged"}
+
+
+class Scaled(Strategy):
+    name = "scaled"
+    title = "test double: every round takes its scale"
+    params = (Param("scale", "percent of 1 ms a round takes", default=100, lo=10, hi=1000),)
+
+    def open(self, n, params):
+        return _Scaled(n, params)
+
+
+@pytest.fixture
+def scaled(fakes, monkeypatch):
+    """The ``scaled`` double registered, and the CPU speed probe reading ``probe[0]``."""
+    from nqprof import conditions
+
+    strategy = Scaled()
+    monkeypatch.setitem(strategies._table(), strategy.name, "unused")
+    monkeypatch.setitem(strategies._cache, strategy.name, strategy)
+    probe = [5e-4]
+    monkeypatch.setattr(conditions, "cpu_probe_s", lambda: probe[0])
+    return probe
+
+
+def _gate_args(tmp_path, *more):
+    return (
+        "--nq-strategy=scaled",
+        "--nq-n=8:9",
+        "--nq-rounds=10",
+        f"--benchmark-storage={tmp_path / 'storage'}",
+        *more,
+    )
+
+
+def test_the_compare_gate_passes_an_a_a_session_and_fails_a_slowdown(
+    scaled, nqpytest, monkeypatch, tmp_path
+):
+    """An A/A session against the saved run: every case the same, the gate passes (exit 0)
+    and pytest's summary shows nqprof's compare table. The double's default then moves from
+    100 to 300 (three times slower): the gate fails the session (exit 1), its table naming
+    each case slower and the moved parameter, though every test passed."""
+    nqpytest(*_gate_args(tmp_path, "--benchmark-autosave")).assert_outcomes(passed=2)
+    gate = ("--benchmark-compare", "--nq-compare-fail=slower,cannot-tell")
+    same = nqpytest(*_gate_args(tmp_path, *gate))
+    same.assert_outcomes(passed=2)
+    assert same.ret == pytest.ExitCode.OK, same.outlines
+    same.stdout.fnmatch_lines(
+        [
+            "*- nqprof compare -*",
+            "nqprof: this session against the run saved *, metric compute:",
+            "strategy*N*params*A*B*change*floor*p*verdict",
+            "scaled*8*1.000 ms*1.000 ms*+0.0%*±10.0%*same",
+            "scaled*9*1.000 ms*1.000 ms*+0.0%*±10.0%*same",
+            "2 same",
+        ]
+    )
+    assert "compare failed" not in same.stdout.str()
+
+    monkeypatch.setattr(Scaled, "params", (Param("scale", "percent", default=300, lo=10, hi=1000),))
+    slower = nqpytest(*_gate_args(tmp_path, *gate))
+    slower.assert_outcomes(passed=2)
+    assert slower.ret == pytest.ExitCode.TESTS_FAILED
+    slower.stdout.fnmatch_lines(
+        [
+            "strategy*N*params*A*B*change*floor*p*verdict*changed",
+            "scaled*8*1.000 ms*3.000 ms*+200.0%*±10.0%*<1e-4*slower*scale 100 -> 300",
+            "scaled*9*1.000 ms*3.000 ms*+200.0%*±10.0%*<1e-4*slower*scale 100 -> 300",
+            "2 slower; 2 changed-params",
+            "*nqprof: compare failed: 2 slower (--nq-compare-fail slower,cannot-tell)",
+        ]
+    )
+    # a verdict the gate does not list leaves the session as its tests left it
+    faster_only = nqpytest(*_gate_args(tmp_path, "--benchmark-compare", "--nq-compare-fail=faster"))
+    assert faster_only.ret == pytest.ExitCode.OK and "2 slower" in faster_only.stdout.str()
+
+
+def test_the_compare_gate_fails_what_it_cannot_tell(scaled, nqpytest, tmp_path):
+    """The same times on a host whose CPU speed probe moved by 30%: the floor is 60%, wider
+    than the 10% a CPU case must catch, so the cases are cannot-tell, with why; with
+    --nq-min-change=60 the floor is on the change to catch: the same."""
+    nqpytest(*_gate_args(tmp_path, "--benchmark-autosave")).assert_outcomes(passed=2)
+    scaled[0] = 6.5e-4
+    gate = ("--benchmark-compare", "--nq-compare-fail=cannot-tell")
+    unsure = nqpytest(*_gate_args(tmp_path, *gate))
+    assert unsure.ret == pytest.ExitCode.TESTS_FAILED
+    unsure.stdout.fnmatch_lines(
+        [
+            "scaled*8*1.000 ms*1.000 ms*+0.0%*±60.0%*cannot-tell",
+            "2 cannot-tell",
+            "cannot-tell: the floor is wider than the smallest change to catch (--nq-min-change: "
+            "5% for GPU cases, 10% for CPU cases)*",
+            "  scaled N=8: floor ±60.0% > 10%: the host's CPU speed moved +30% between the runs*",
+            "  scaled N=9: floor ±60.0% > 10%: *",
+            "*nqprof: compare failed: 2 cannot-tell (--nq-compare-fail cannot-tell)",
+        ]
+    )
+    wide = nqpytest(*_gate_args(tmp_path, *gate, "--nq-min-change=60"))
+    assert wide.ret == pytest.ExitCode.OK
+    wide.stdout.fnmatch_lines(["scaled*8*±60.0%*same", "2 same"])
+
+
+@pytest.mark.filterwarnings("ignore:Can't compare")
+def test_the_compare_gate_without_a_saved_run_says_so(scaled, nqpytest, tmp_path):
+    result = nqpytest(*_gate_args(tmp_path, "--benchmark-compare", "--nq-compare-fail=slower"))
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(
+        [
+            "nqprof: --nq-compare-fail: --benchmark-compare found no saved run to compare with: "
+            "nothing compared"
+        ]
+    )
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (
+            ["--benchmark-compare", "--nq-compare-fail=worse"],
+            "--nq-compare-fail takes a comma list of slower, faster, cannot-tell, too-few-rounds, "
+            "only-a, only-b, changed-params, changed-source, changed-toolkit, changed-gpu, got "
+            "'worse'",
+        ),
+        (["--benchmark-compare", "--nq-compare-fail="], "--nq-compare-fail takes a comma list"),
+        (
+            ["--nq-compare-fail=slower"],
+            "--nq-compare-fail compares with the run --benchmark-compare picks: give "
+            "--benchmark-compare too",
+        ),
+        *(
+            (
+                ["--benchmark-compare", "--nq-compare-fail=slower", f"--nq-min-change={bad}"],
+                f"--nq-min-change must be a positive number, got '{bad}'",
+            )
+            for bad in ("0", "-5", "nan", "ten", "10%")
+        ),
+        *(
+            (
+                ["--benchmark-compare", "--nq-compare-fail=slower", f"--nq-min-change={bad}"],
+                "--nq-min-change must be at most 1000 (a change of ten times the median), "
+                f"got '{bad}'",
+            )
+            for bad in ("inf", "1001")
+        ),
+        (
+            ["--nq-min-change=10"],
+            "--nq-min-change sets what --nq-compare-fail's verdicts must catch: give "
+            "--nq-compare-fail too",
+        ),
+    ],
+)
+def test_the_gate_options_answer_bad_values_in_one_line(nqpytest, args, message):
+    result = nqpytest("--nq-strategy=serial", "--nq-n=8", *args)
+    out = "\n".join(result.outlines + result.errlines)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, out
+    assert "Traceback" not in out and "INTERNALERROR" not in out
+    (error,) = [line for line in result.errlines if line.startswith("ERROR:")]
+    assert error.startswith(f"ERROR: {message}"), out

@@ -142,12 +142,11 @@ def test_gpu_rounds_go_to_two_processes_one_after_another(tmp_path, monkeypatch)
     me, first_pid, second_pid = os.getpid(), *(int(pid) for pid in pids)
     assert watched == [(me, first_pid, second_pid)] * 2 + [(me, second_pid)] * 2
     # compare counts the processes' spread as noise: another run whose processes fell the
-    # other way round is the same case, not 15% faster
+    # other way round is not 15% faster; its floor is that wide, so it cannot tell
     swapped = [0.001 * 1.15] * first + [0.001] * (len(procs) - first)
     assert stats.process_spread(loop.samples, procs) == pytest.approx(0.15)
-    assert (
-        stats.decide(loop.samples, swapped, processes_a=procs, processes_b=procs).verdict == "same"
-    )
+    both = stats.decide(loop.samples, swapped, processes_a=procs, processes_b=procs)
+    assert both.verdict == "cannot-tell" and both.floor > 0.15
     whole = stats.decide(loop.samples[:first], swapped[:first])
     assert whole.verdict == "slower"  # what one process per run would have called
 

@@ -298,20 +298,25 @@ def _summary(out: str) -> str:
 @pytest.mark.parametrize("seed", range(5))
 def test_two_identical_runs_compare_as_the_same(tmp_path, capsys, seed):
     """Two runs of the same code on the same quiet host, every CPU case and the test double:
-    process offsets, outliers and a thread pool's two modes are noise, not a change."""
+    process offsets, outliers and a thread pool's two modes are noise, not a change. The
+    thread pool's cases (multicore, whose own floor is 20%) cannot tell a change of 10%, the
+    CPU cases' change to catch: cannot-tell, never faster or slower."""
     storage = tmp_path / "storage"
     _save_run(storage, 1, seed=2 * seed)
     _save_run(storage, 2, seed=2 * seed + 1)
     result = compare(load_history(storage), "0001", "0002")
     assert len(result) == len(CPU_CASES) + len(TIMED_CASES)
-    assert set(result["verdict"]) == {"same"}, result.to_string()
+    pool = result["strategy"] == "multicore"
+    assert set(result.loc[~pool, "verdict"]) == {"same"}, result.to_string()
+    assert set(result.loc[pool, "verdict"]) == {"cannot-tell"}, result.to_string()
+    assert (result.loc[pool, "floor_pct"] >= 100 * strategies.get("multicore").min_effect).all()
     assert not result["changed"].astype(bool).any() and not result["conditions"].astype(bool).any()
     assert (result["floor_pct"] >= 100 * stats.MIN_EFFECT_CPU).all()
     assert (
         main(["compare", "0001", "0002", "--storage", str(storage), "--fail-on", "slower,faster"])
         == 0
     )
-    assert _summary(capsys.readouterr().out) == f"{len(result)} same"
+    assert _summary(capsys.readouterr().out) == f"{len(result) - 3} same, 3 cannot-tell"
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -329,23 +334,30 @@ def test_a_moved_default_is_called_in_noisy_runs(tmp_path, capsys, seed):
         and list(moved["changed"]) == ["scale 100 -> 125"] * 2
     )
     assert moved["change_pct"].between(20, 30).all() and (moved["p"] < stats.ALPHA).all()
-    assert set(rest["verdict"]) == {"same"} and not rest["changed"].astype(bool).any()
+    pool = rest["strategy"] == "multicore"  # its own floor of 20%: cannot-tell, as in A/A
+    assert set(rest.loc[~pool, "verdict"]) == {"same"} and not rest["changed"].astype(bool).any()
+    assert set(rest.loc[pool, "verdict"]) == {"cannot-tell"}
     assert main(["compare", "0001", "0002", "--storage", str(storage), "--fail-on", "slower"]) == 1
-    assert _summary(capsys.readouterr().out) == f"{len(rest)} same, 2 slower; 2 changed-params"
+    assert (
+        _summary(capsys.readouterr().out)
+        == f"{len(rest) - 3} same, 2 slower, 3 cannot-tell; 2 changed-params"
+    )
 
 
 def test_a_verdict_that_the_host_explains_names_its_cause(tmp_path):
-    """A host whose CPU got 30% slower (its speed probe saw it): every CPU case is the same,
-    the probe named. Other work that took the CPU during the rounds (the load average
-    moved, the probe taken before it came): what is called slower names the load."""
+    """A host whose CPU got 30% slower (its speed probe saw it): no CPU case is called, each
+    is cannot-tell (the floor of 60% could hide a change of 10%), the probe named. Other
+    work that took the CPU during the rounds (the load average moved, the probe taken
+    before it came): what is called slower names the load."""
     storage = tmp_path / "storage"
     _save_run(storage, 1, seed=10)
     _save_run(storage, 2, seed=11, slower=1.3, cpu={"probe_s": 6.5e-4})
     _save_run(storage, 3, seed=12, slower=1.5, cpu={"load_1min": 1.9, "other_busy_cores": 1.2})
     df = load_history(storage)
     host = compare(df, "0001", "0002")
-    assert set(host["verdict"]) == {"same"} and (host["floor_pct"] >= 60 - 1e-9).all()
+    assert set(host["verdict"]) == {"cannot-tell"} and (host["floor_pct"] >= 60 - 1e-9).all()
     assert host["conditions"].str.contains("CPU speed probe").all()
+    assert host["why"].str.contains("the host's CPU speed moved +30% between", regex=False).all()
     loaded = compare(df, "0001", "0003")
     called = loaded[loaded["verdict"] != "same"]
     assert set(called["verdict"]) == {"slower"}
@@ -391,7 +403,7 @@ def test_a_real_cpu_suite_saves_runs_that_compare_cleanly(tmp_path, capsys):
         lambda c: c["probe_s"] > 0 and c["other_busy_cores"] >= 0 and 0 <= c["steal_pct"] <= 100
     ).all()
     table = compare(df, *runs)
-    assert len(table) == 9 and set(table["verdict"]) <= {"same", "faster", "slower"}
+    assert len(table) == 9 and set(table["verdict"]) <= {"same", "faster", "slower", "cannot-tell"}
     for row in table.to_dict("records"):
         floor = (
             stats.MIN_EFFECT_CPU
@@ -401,13 +413,19 @@ def test_a_real_cpu_suite_saves_runs_that_compare_cleanly(tmp_path, capsys):
         assert row["floor_pct"] >= 100 * floor - 1e-9
         assert row["change_pct"] == pytest.approx(100 * (row["median_b"] / row["median_a"] - 1))
         moved = row["p"] < stats.ALPHA and abs(row["change_pct"]) > row["floor_pct"] * (1 + 1e-9)
+        unsure = row["floor_pct"] > 100 * stats.MIN_CHANGE_CPU * (1 + 1e-9)
         assert row["verdict"] == (
-            "same" if not moved else "slower" if row["change_pct"] > 0 else "faster"
+            ("cannot-tell" if unsure else "same")
+            if not moved
+            else "slower"
+            if row["change_pct"] > 0
+            else "faster"
         ), row
+        assert row["min_change_pct"] == 100 * stats.MIN_CHANGE_CPU
     counts = table["verdict"].value_counts()
     called = int(counts.get("faster", 0) + counts.get("slower", 0))
     assert main(["compare", "--storage", str(storage)]) == 0
-    expected = ", ".join(f"{counts[v]} {v}" for v in ("same", "faster", "slower") if v in counts)
+    expected = ", ".join(f"{counts[v]} {v}" for v in VERDICTS if v in counts)
     assert _summary(capsys.readouterr().out) == expected
     assert main(["compare", "--storage", str(storage), "--fail-on", "slower,faster"]) == (
         1 if called else 0
@@ -459,7 +477,7 @@ def test_a_moved_default_is_called_with_the_parameter_named(
     (the CPU floor is 10%; a GPU case's 5% floor is tested in test_history): slower, the
     parameter named; the A/A pair before it: same. The double's rounds vary by 2% at most,
     so only the host's CPU speed probe could move these verdicts: it is given. A host whose
-    probe moved by 30% leaves the same change undecided, the probe named."""
+    probe moved by 30% leaves the same change undecided (cannot-tell), the probe named."""
     probe = [5e-4]
     monkeypatch.setattr(conditions, "cpu_probe_s", lambda: probe[0])
     pytester.makepyfile(test_suite="def test_nq(nqbench):\n    assert nqbench.run().verified\n")
@@ -497,7 +515,7 @@ def test_a_moved_default_is_called_with_the_parameter_named(
     )
     host = compare(df, runs[1], runs[3])
     assert (
-        list(host["verdict"]) == ["same", "same"]
+        list(host["verdict"]) == ["cannot-tell", "cannot-tell"]
         and list(host["changed"]) == ["scale 100 -> 125"] * 2
     )
     assert (

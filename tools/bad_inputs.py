@@ -170,6 +170,12 @@ PLUGIN_TEXT_CASES: dict[str, list[tuple[str, list[str], dict[str, str]]]] = {
         ("folder in /proc", ["--nq-trace-dir=/proc/x"], {}),
         ("a file", ["--nq-trace-dir={tmp}/binary.json"], {}),
     ],
+    "--nq-compare-fail": [
+        ("unknown verdict", ["--benchmark-compare", "--nq-compare-fail=worse"], {}),
+        ("empty list", ["--benchmark-compare", "--nq-compare-fail="], {}),
+        ("same is no failure", ["--benchmark-compare", "--nq-compare-fail=same"], {}),
+        ("without --benchmark-compare", ["--nq-compare-fail=slower"], {}),
+    ],
 }
 #: The one benchmark the plugin's cases run (if an option were accepted).
 PLUGIN_TEST = "def test_nq(nqbench):\n    assert nqbench.run().verified\n"
@@ -616,9 +622,9 @@ def plugin_options() -> list[str]:
 
 
 def _plugin_numbers() -> list[str]:
-    from nqprof.options import OPTIONS
+    from nqprof.options import OPTIONS, PLUGIN_NUMBER_FLAGS
 
-    return [opt.flag for opt in OPTIONS if opt.numeric]
+    return [opt.flag for opt in OPTIONS if opt.numeric] + list(PLUGIN_NUMBER_FLAGS)
 
 
 def plugin_cases(tmp: Path) -> list[Case]:

@@ -37,6 +37,12 @@ MAX_FIXED_ROUNDS = 100_000
 #: The pytest fixture that runs one case, and the plugin's cluster option.
 FIXTURE = "nqbench"
 CLUSTER_OPTION, CLUSTER_DEST = "--nq-cluster", "nq_cluster"
+#: The plugin's compare gate (nqprof.benchgate): the verdicts that fail a session, and the
+#: smallest change, in percent, they must catch.
+COMPARE_FAIL_OPTION, COMPARE_FAIL_DEST = "--nq-compare-fail", "nq_compare_fail"
+MIN_CHANGE_OPTION, MIN_CHANGE_DEST = "--nq-min-change", "nq_min_change"
+#: The plugin's number options besides OPTIONS' (checked as every number option is).
+PLUGIN_NUMBER_FLAGS = (MIN_CHANGE_OPTION,)
 #: A scheduler address: [PROTOCOL://]HOST:PORT, as Dask's Client takes it.
 _ADDRESS = re.compile(
     r"^(?:(?P<proto>[a-z]+)://)?(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9][A-Za-z0-9.\-_]*)"

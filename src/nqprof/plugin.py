@@ -19,6 +19,10 @@ With ``--nq-trace`` (or ``--nq-trace-dir=DIR``) each GPU case is run once more a
 timed rounds, in a child process under Nsight Systems (:mod:`nqprof.benchtrace`): the trace
 is stored beside the saved history and its per-range summary in the case's extra_info.
 
+With ``--benchmark-compare`` and ``--nq-compare-fail=VERDICTS``, nqprof's verdicts of the
+session's cases against the run compared with are printed in the summary, and the session
+fails where a case got one of them (:mod:`nqprof.benchgate`).
+
 The plugin costs nothing where it is not used: at import it loads only pytest and
 :mod:`nqprof.options`; the options are parsed (and NQPROF_TIMEOUT read) when a test uses
 the fixture or an ``--nq-*`` option is given; machine_info and the saved JSON gain nqprof's
@@ -36,7 +40,11 @@ from .machine import MACHINE_KEY
 from .options import (
     CLUSTER_DEST,
     CLUSTER_OPTION,
+    COMPARE_FAIL_DEST,
+    COMPARE_FAIL_OPTION,
     FIXTURE,
+    MIN_CHANGE_DEST,
+    MIN_CHANGE_OPTION,
     OPTIONS,
     Case,
     case_grid,
@@ -54,6 +62,14 @@ _SHARED = pytest.StashKey[list]()
 _NEXT = pytest.StashKey[object]()
 TRACE_OPTION, TRACE_DEST = "--nq-trace", "nq_trace"
 TRACE_DIR_OPTION, TRACE_DIR_DEST = "--nq-trace-dir", "nq_trace_dir"
+#: The gate --nq-compare-fail asks for (nqprof.benchgate.Gate).
+_GATE = pytest.StashKey[object]()
+#: The saved runs --benchmark-compare picked, as pytest-benchmark handed them to its hook.
+_COMPARED = pytest.StashKey[list]()
+#: pytest-benchmark's statistics (Metadata) of this session's nqprof cases, for the gate.
+_TIMED = pytest.StashKey[list]()
+#: The gate's comparisons (nqprof.benchgate.Outcome), made when the session finishes.
+_OUTCOMES = pytest.StashKey[list]()
 
 
 def _settings(config):
@@ -138,6 +154,26 @@ def pytest_addoption(parser) -> None:
         help=f"{TRACE_OPTION}, with the traces in DIR/<run>/ (default: beside the saved history; a "
         "temporary folder when the run is not saved)",
     )
+    group.addoption(
+        COMPARE_FAIL_OPTION,
+        dest=COMPARE_FAIL_DEST,
+        default=None,
+        metavar="VERDICTS",
+        help="with --benchmark-compare: nqprof compare's verdicts of this session's cases against "
+        "the saved run it picked, its table in the summary, and the session fails (exit code 1) "
+        "if a case gets one of these: a comma list of slower, faster, cannot-tell, "
+        "too-few-rounds, only-a, only-b, changed-params, changed-source, changed-toolkit, "
+        "changed-gpu (e.g. slower,cannot-tell)",
+    )
+    group.addoption(
+        MIN_CHANGE_OPTION,
+        dest=MIN_CHANGE_DEST,
+        default=None,
+        metavar="PCT",
+        help="the smallest change of a median, in percent, that the compare gate's verdicts must "
+        "be able to catch: a case whose floor is wider and that is not faster or slower is "
+        "cannot-tell (default: 5 for GPU cases, 10 for CPU cases, as nqprof compare --min-change)",
+    )
 
 
 class _Reports:
@@ -164,6 +200,15 @@ def pytest_configure(config) -> None:
     _check_options(config)
     if config.getoption(TRACE_DEST, False) or config.getoption(TRACE_DIR_DEST, None):
         config.stash[_TRACER] = _tracer(config)
+    if (
+        config.getoption(COMPARE_FAIL_DEST, None) is not None
+        or config.getoption(MIN_CHANGE_DEST, None) is not None
+    ):
+        from .benchgate import gate_of
+
+        gate = gate_of(config)
+        if gate is not None:
+            config.stash[_GATE] = gate
 
 
 def _check_options(config) -> None:
@@ -288,6 +333,8 @@ def nqbench_fixture(request, benchmark):
         bench.rule = rule_for(request.config, request.node)
         bench.next_case = _next_case(request.config)
         yield bench
+    if _GATE in request.config.stash and getattr(benchmark, "stats", None) is not None:
+        request.config.stash.setdefault(_TIMED, []).append(benchmark.stats)
     if bench.record is not None and bench.record.shared_gpu():
         others = bench.record.conditions["gpu"]["other_processes"]
         request.config.stash.setdefault(_SHARED, []).append((case.id, others))
@@ -319,7 +366,45 @@ def pytest_collection_finish(session) -> None:
         cluster_bench().start(session)
 
 
+def pytest_sessionfinish(session, exitstatus) -> None:
+    """The gate's comparisons (after pytest-benchmark's own finish, a hook wrapper around
+    this): a session whose tests passed fails (exit code 1) where a case got a verdict
+    --nq-compare-fail lists."""
+    config = session.config
+    gate = config.stash.get(_GATE, None)
+    if gate is None:
+        return
+    from . import machine
+    from .benchgate import outcomes
+
+    timed = config.stash.get(_TIMED, [])
+    done = outcomes(
+        config,
+        gate,
+        config.stash.get(_COMPARED, []),
+        timed,
+        _settings(config).timer,
+        machine.machine_facts() if timed else {},
+    )
+    config.stash[_OUTCOMES] = done
+    if any(o.failed for o in done) and session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def _write_gate(terminalreporter, config) -> None:
+    done = config.stash.get(_OUTCOMES, None)
+    if done is None:
+        return
+    terminalreporter.write_sep("-", "nqprof compare")
+    for outcome in done:
+        for line in outcome.lines:
+            terminalreporter.write_line(line)
+        if outcome.failed:
+            terminalreporter.write_line(f"nqprof: compare failed: {outcome.failed}", red=True)
+
+
 def pytest_terminal_summary(terminalreporter, config) -> None:
+    _write_gate(terminalreporter, config)
     if not used(config):
         return
     if _xdist_active(config):
@@ -396,6 +481,8 @@ def pytest_benchmark_compare_machine_info(
     duration, so that it neither repeats the difference as one line holding both whole
     machine_infos nor fails on a storage folder outside the working folder (its message
     names the folder relative to it)."""
+    if _GATE in config.stash:
+        config.stash.setdefault(_COMPARED, []).append(compared_benchmark)
     saved = compared_benchmark.get("machine_info") or {}
     if not saved.get(MACHINE_KEY):
         yield

@@ -41,6 +41,7 @@ from .. import conditions
 from ..errors import InputError
 from ..machinediff import machine_differences
 from . import stats as decide_stats
+from .verdicts import CHANGES, VERDICTS  # noqa: F401  (compare's names, kept importable here)
 
 DEFAULT_STORAGE = ".benchmarks"
 
@@ -59,11 +60,6 @@ NQPROF_CLOCKS = {
 }
 #: The columns identifying one benchmark across runs.
 CASE_COLUMNS = ["test", "strategy", "n", "params"]
-#: What compare may say of a benchmark's time, in the order summaries list them.
-VERDICTS = ("same", "faster", "slower", "too-few-rounds", "only-a", "only-b")
-#: What compare notes besides the verdict: the case was run with other parameter values,
-#: from other kernel sources / build, with another CUDA toolkit, on another GPU model.
-CHANGES = ("changed-params", "changed-source", "changed-toolkit", "changed-gpu")
 STAT_FIELDS = ("min", "max", "mean", "stddev", "median", "iqr", "q1", "q3", "rounds", "ops")
 
 
@@ -219,8 +215,6 @@ def load_history(storage: str | Path = DEFAULT_STORAGE, strict: bool = False):
     """Every saved run under ``storage`` as one DataFrame, oldest run first. A file that is
     not a pytest-benchmark run is skipped with a :class:`HistoryWarning` naming it
     (``strict``: an :class:`InputError` naming it)."""
-    import pandas as pd
-
     root = Path(storage)
     rows: list[dict[str, Any]] = []
     for path in history_files(root):
@@ -242,6 +236,14 @@ def load_history(storage: str | Path = DEFAULT_STORAGE, strict: bool = False):
             f"no saved benchmarks under {str(root)!r} (run "
             "pytest bench/ --benchmark-autosave first)"
         )
+    return history_frame(rows)
+
+
+def history_frame(rows: list[dict[str, Any]]):
+    """The rows of saved runs (:func:`saved_run_rows`) as a history DataFrame, oldest run
+    first, as :func:`load_history` gives it."""
+    import pandas as pd
+
     df = pd.DataFrame(rows)
     df["datetime"] = pd.to_datetime(df["datetime"], utc=True, format="ISO8601")
     params = [c for c in df.columns if c.startswith("param.")]
@@ -359,18 +361,77 @@ def cases_of_run(df, run: str, metric: str) -> dict[tuple, dict[str, Any]]:
 HOST_FACTOR = 2.0
 
 
-def min_effect_of(ra: dict[str, Any], rb: dict[str, Any], cpu: bool) -> float:
-    """The minimum effect of a case: its kind's (``cpu``: either run ran it on the CPU), or
-    the larger one its strategy declared when either run was saved (Strategy.min_effect).
-    A CPU case's floor is also at least HOST_FACTOR times what the CPU speed probe moved
-    between the runs (conditions.probe_change): what the host alone moved."""
+def min_effect_parts(ra: dict[str, Any], rb: dict[str, Any], cpu: bool) -> dict[str, float]:
+    """What the minimum effect of a case is the largest of: ``kind``, its kind's (``cpu``:
+    either run ran it on the CPU); ``declared``, the larger one its strategy declared when
+    either run was saved (Strategy.min_effect), where one did; ``host``, for a CPU case,
+    HOST_FACTOR times what the CPU speed probe moved between the runs
+    (conditions.probe_change): what the host alone moved."""
+    parts = {"kind": decide_stats.MIN_EFFECT_CPU if cpu else decide_stats.MIN_EFFECT}
     declared = [float(r["min_effect"]) for r in (ra, rb) if r.get("min_effect") is not None]
+    if declared:
+        parts["declared"] = max(declared)
     host = conditions.probe_change(ra["conditions"], rb["conditions"]) if cpu else None
-    return max(
-        [decide_stats.MIN_EFFECT_CPU if cpu else decide_stats.MIN_EFFECT]
-        + declared
-        + ([HOST_FACTOR * abs(host)] if host is not None else [])
-    )
+    if host is not None:
+        parts["host"] = HOST_FACTOR * abs(host)
+    return parts
+
+
+def min_effect_of(ra: dict[str, Any], rb: dict[str, Any], cpu: bool) -> float:
+    """The minimum effect of a case: the largest of :func:`min_effect_parts`."""
+    return max(min_effect_parts(ra, rb, cpu).values())
+
+
+def default_min_change(cpu: bool) -> float:
+    """The smallest change a comparison must catch where none is given: 5% for a GPU case,
+    10% for a CPU case (``cpu``: either run ran it on the CPU)."""
+    return decide_stats.MIN_CHANGE_CPU if cpu else decide_stats.MIN_CHANGE
+
+
+def _pct_text(value: float) -> str:
+    return f"{100 * value:.1f}%"
+
+
+def cannot_tell_why(
+    decision, parts: dict[str, float], cpu: bool, strategy: str, probe: float | None
+) -> str:
+    """Why a cannot-tell case's floor is wider than the smallest change to catch, and what
+    would narrow it: ``floor ±37.9% > 10%: `` and each term of the floor that is wider than
+    the change to catch, widest first (``decision``: its stats.Decision; ``parts``: its
+    min_effect_parts; ``probe``: the CPU speed probe's move between the runs)."""
+    wanted, terms = decision.min_change, dict(decision.terms or {})
+    reasons: list[tuple[float, str]] = []
+    minimum = terms.pop("minimum", 0.0)
+    if decide_stats.wider_than(minimum, wanted):
+        widest = max(parts, key=lambda k: parts[k])
+        if widest == "host" and probe is not None:
+            text = (
+                f"the host's CPU speed moved {100 * probe:+.0f}% between the runs (the CPU speed "
+                f"probe; ±{_pct_text(minimum)} is twice that): both runs on one quiet host"
+            )
+        elif widest == "declared":
+            text = (
+                f"{strategy}'s own floor ±{_pct_text(minimum)} (its times move between runs): "
+                f"min-change {100 * minimum:g}% or more"
+            )
+        else:
+            text = (
+                f"nqprof calls no change under {100 * minimum:g}% for a "
+                f"{'CPU' if cpu else 'GPU'} case: min-change {100 * minimum:g}% or more"
+            )
+        reasons.append((minimum, text))
+    what = {
+        "drift": "drift within a run {}: more rounds, or a host whose speed holds",
+        "spread": "spread of the rounds {} (half the IQR): a quieter host",
+        "processes": "worker processes disagree {}: more rounds, or "
+        + ("a quieter host" if cpu else "a GPU to itself"),
+    }
+    for name, value in terms.items():
+        if decide_stats.wider_than(value, wanted):
+            reasons.append((value, what[name].format("±" + _pct_text(value))))
+    reasons.sort(key=lambda r: -r[0])
+    head = f"floor ±{_pct_text(decision.floor)} > {100 * wanted:g}%"
+    return head + (": " + "; ".join(text for _, text in reasons) if reasons else "")
 
 
 def param_changes(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
@@ -415,14 +476,19 @@ def _list_or_none(value):
     return value if isinstance(value, list) else None
 
 
-def compare(df, run_a: str, run_b: str, metric: str = "compute"):
+def compare(df, run_a: str, run_b: str, metric: str = "compute", min_change: float | None = None):
     """Per test, strategy, N and given parameters: both medians, the change in percent, the
     floor below which a change is never called one, the rank test's p-value, the verdict
-    (same / faster / slower / too-few-rounds, see :mod:`nqprof.analysis.stats`; only-a /
-    only-b where a benchmark is in one run only), what changed besides the time
-    (parameter values as run, kernel sources) and the conditions that differed (a case's own,
-    and on every CPU case the host's CPU speed probe where it moved between the runs: that
-    phrase, once, is also in ``attrs["run_conditions"]``)."""
+    (same / faster / slower / cannot-tell / too-few-rounds, see
+    :mod:`nqprof.analysis.stats`; only-a / only-b where a benchmark is in one run only), what
+    changed besides the time (parameter values as run, kernel sources) and the conditions that
+    differed (a case's own, and on every CPU case the host's CPU speed probe where it moved
+    between the runs: that phrase, once, is also in ``attrs["run_conditions"]``).
+
+    ``min_change``: the smallest relative change the comparison must be able to catch
+    (default :func:`default_min_change`, by the case's kind): a case that is not faster or
+    slower and whose floor is wider is cannot-tell, ``why`` naming what widened its floor
+    and what would narrow it."""
     import pandas as pd
 
     metric = resolve_metric(metric)
@@ -438,15 +504,25 @@ def compare(df, run_a: str, run_b: str, metric: str = "compute"):
         ra, rb = a.get(key), b.get(key)
         row["median_a"] = _or_none(ra["median"]) if ra else None
         row["median_b"] = _or_none(rb["median"]) if rb else None
-        row.update(change_pct=None, floor_pct=None, p=None, changed="", conditions="")
+        row.update(
+            change_pct=None,
+            floor_pct=None,
+            p=None,
+            min_change_pct=None,
+            changed="",
+            conditions="",
+            why="",
+        )
         if ra and rb:
             cpu = "cpu" in (ra["kind"], rb["kind"])
+            parts = min_effect_parts(ra, rb, cpu)
             d = decide_stats.decide(
                 ra["samples"] or [],
                 rb["samples"] or [],
-                min_effect=min_effect_of(ra, rb, cpu),
+                min_effect=max(parts.values()),
                 processes_a=_list_or_none(ra["processes"]),
                 processes_b=_list_or_none(rb["processes"]),
+                min_change=default_min_change(cpu) if min_change is None else min_change,
             )
             changes = [] if cpu else dimension_changes(ra, rb)
             changes += param_changes(ra["params"], rb["params"])
@@ -457,6 +533,7 @@ def compare(df, run_a: str, run_b: str, metric: str = "compute"):
                 change_pct=None if d.change is None else 100.0 * d.change,
                 floor_pct=None if d.floor is None else 100.0 * d.floor,
                 p=d.p,
+                min_change_pct=100.0 * d.min_change,
                 changed="; ".join(changes),
                 conditions="; ".join(conditions.differences(ra["conditions"], rb["conditions"])),
             )
@@ -464,6 +541,9 @@ def compare(df, run_a: str, run_b: str, metric: str = "compute"):
                 cpu_rows.append(row)
                 for side, r in (("a", ra), ("b", rb)):
                     probes[side].append((r["conditions"].get("cpu") or {}).get("probe_s"))
+            if d.verdict == "cannot-tell":
+                probe = conditions.probe_change(ra["conditions"], rb["conditions"])
+                row["why"] = cannot_tell_why(d, parts, cpu, key[1], probe)
         else:
             row["verdict"] = "only-a" if ra else "only-b"
         rows.append(row)
@@ -481,6 +561,8 @@ def compare(df, run_a: str, run_b: str, metric: str = "compute"):
         "verdict",
         "changed",
         "conditions",
+        "min_change_pct",
+        "why",
     ]
     result = pd.DataFrame(rows, columns=columns)
     #: conditions of the runs rather than of a case (each also in its cases' ``conditions``)

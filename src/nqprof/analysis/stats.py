@@ -13,7 +13,11 @@ The way asv and NVBench's compare decide, not a threshold on one run's spread al
   in several worker processes, what the processes alone can move between runs (the
   half-width of Student's interval on the runs' per-process medians: what a process gets,
   a core and its memory, or where its CUDA context's allocations land, moves its time);
-* otherwise **faster** or **slower**.
+* otherwise **faster** or **slower**;
+* and **cannot-tell** where it would be **same** but the floor is wider than the smallest
+  change the caller wants caught (``min_change``): a change that size could hide under the
+  floor, so "same" would claim what the rounds cannot show. A change beyond a wide floor
+  is still faster or slower.
 
 Pure Python (no scipy): the exact U distribution for small samples, the normal
 approximation with tie correction above :data:`EXACT_LIMIT` combinations; Student's t
@@ -24,7 +28,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from ..rounds import median
@@ -37,6 +41,14 @@ ALPHA = 0.01
 #: back-to-back runs on an H200 host moved single-thread CPU cases by up to 6%.
 MIN_EFFECT = 0.05
 MIN_EFFECT_CPU = 0.10
+#: The smallest change a comparison must be able to catch by default, for GPU and for CPU
+#: cases: a case whose floor is wider is cannot-tell, never same. The kinds' minimum
+#: effects: a floor that nothing widened past its kind's minimum can tell.
+MIN_CHANGE = MIN_EFFECT
+MIN_CHANGE_CPU = MIN_EFFECT_CPU
+#: Relative slack of the comparisons with the floor and with the smallest change, so that a
+#: value computed to the same number in another order is on the boundary, not past it.
+SLACK = 1e-9
 #: Above this many (na * nb) the normal approximation is used.
 EXACT_LIMIT = 400
 
@@ -223,6 +235,24 @@ def between_process_floor(
     return math.expm1(t_quantile(1 - alpha / 2, df) * se)
 
 
+def floor_terms(
+    a: Sequence[float],
+    b: Sequence[float],
+    min_effect: float = MIN_EFFECT,
+    processes_a: Sequence[int] | None = None,
+    processes_b: Sequence[int] | None = None,
+) -> dict[str, float]:
+    """What the floor is the largest of, relative: ``minimum`` (the minimum effect given),
+    ``drift`` (the larger run's drift), ``spread`` (half the larger relative interquartile
+    range) and ``processes`` (what the worker processes alone can move between the runs)."""
+    return {
+        "minimum": min_effect,
+        "drift": max(drift(a), drift(b)),
+        "spread": max(relative_iqr(a), relative_iqr(b)) / 2,
+        "processes": between_process_floor(a, b, processes_a, processes_b),
+    }
+
+
 def floor_of(
     a: Sequence[float],
     b: Sequence[float],
@@ -231,22 +261,24 @@ def floor_of(
     processes_b: Sequence[int] | None = None,
 ) -> float:
     """The smallest relative change of the median called a difference between runs a and b."""
-    return max(
-        min_effect,
-        drift(a),
-        drift(b),
-        relative_iqr(a) / 2,
-        relative_iqr(b) / 2,
-        between_process_floor(a, b, processes_a, processes_b),
-    )
+    return max(floor_terms(a, b, min_effect, processes_a, processes_b).values())
+
+
+def wider_than(floor: float, min_change: float) -> bool:
+    """Whether a floor is wider than the smallest change to catch (one equal to it is not)."""
+    return floor > min_change * (1 + SLACK)
 
 
 @dataclass(frozen=True)
 class Decision:
-    verdict: str  # same | faster | slower | too-few-rounds
+    verdict: str  # same | faster | slower | cannot-tell | too-few-rounds
     change: float | None  # median_b / median_a - 1
     floor: float | None  # the smallest change called a difference, relative
     p: float | None  # the rank test's two-sided p-value
+    #: the smallest change the decision had to be able to catch, relative
+    min_change: float | None = None
+    #: the floor's terms (floor_terms), where it was computed
+    terms: dict[str, float] | None = field(default=None, compare=False)
 
 
 def decide(
@@ -256,16 +288,25 @@ def decide(
     min_effect: float = MIN_EFFECT,
     processes_a: Sequence[int] | None = None,
     processes_b: Sequence[int] | None = None,
+    min_change: float | None = None,
 ) -> Decision:
     """The verdict for the change from samples ``a`` to samples ``b`` (``processes_*``: the
-    worker process of each round, where a run used several)."""
+    worker process of each round, where a run used several). ``min_change``: the smallest
+    relative change the caller wants caught (default ``min_effect``); a case that is not
+    faster or slower and whose floor is wider than it is cannot-tell, not same."""
+    wanted = min_effect if min_change is None else min_change
     if not a or not b:
-        return Decision("too-few-rounds", None, None, None)
+        return Decision("too-few-rounds", None, None, None, wanted)
     change = median(b) / median(a) - 1 if median(a) > 0 else None
-    floor = floor_of(a, b, min_effect, processes_a, processes_b)
+    terms = floor_terms(a, b, min_effect, processes_a, processes_b)
+    floor = max(terms.values())
+
+    def verdict(name: str, p: float | None) -> Decision:
+        return Decision(name, change, floor, p, wanted, terms)
+
     if min_p_value(len(a), len(b)) >= alpha:
-        return Decision("too-few-rounds", change, floor, None)
+        return verdict("too-few-rounds", None)
     p = mann_whitney_p(a, b)
-    if change is None or p >= alpha or abs(change) <= floor * (1 + 1e-9):  # on the floor: no change
-        return Decision("same", change, floor, p)
-    return Decision("slower" if change > 0 else "faster", change, floor, p)
+    if change is not None and p < alpha and abs(change) > floor * (1 + SLACK):  # on it: none
+        return verdict("slower" if change > 0 else "faster", p)
+    return verdict("cannot-tell" if wider_than(floor, wanted) else "same", p)

@@ -8,11 +8,9 @@ import warnings
 
 from ..analysis.history import (
     CASE_COLUMNS,
-    CHANGES,
     DEFAULT_STORAGE,
     METRIC_ALIASES,
     METRICS,
-    VERDICTS,
     HistoryWarning,
     change_counts,
     compare,
@@ -25,8 +23,10 @@ from ..analysis.history import (
     run_label,
     run_summary,
 )
-from ..analysis.stats import ALPHA, MIN_EFFECT
+from ..analysis.stats import ALPHA, MIN_CHANGE, MIN_CHANGE_CPU, MIN_EFFECT
+from ..analysis.verdicts import CHANGES, FAILING, VERDICTS, min_change_number, parse_failing
 from ..errors import InputError
+from ..numeric import add_number
 from ..textfmt import seconds as fmt_s
 from ..textfmt import table
 
@@ -50,11 +50,16 @@ def _pct(value, sign: str = "+") -> str:
     return "-" if missing(value) else f"{value:{sign}.1f}%"
 
 
-def _print_table(frame, formatters: dict) -> None:
-    """``frame`` with each column in ``formatters`` turned into text by its function."""
+def _table_text(frame, formatters: dict) -> str:
+    """``frame`` as a text table, each column in ``formatters`` turned into text by its
+    function."""
     frame = frame.assign(**{c: frame[c].map(f) for c, f in formatters.items() if c in frame})
     rows = [["-" if missing(v) else v for v in row] for row in frame.itertuples(index=False)]
-    print(table(list(frame.columns), rows, right_align_numbers=True))
+    return table(list(frame.columns), rows, right_align_numbers=True)
+
+
+def _print_table(frame, formatters: dict) -> None:
+    print(_table_text(frame, formatters))
 
 
 def cmd_history(args) -> int:
@@ -144,13 +149,28 @@ def cmd_compare(args) -> int:
             "timings may differ because of the machine",
             file=sys.stderr,
         )
-    result = compare(df, run_a, run_b, metric)
+    min_change = None if args.min_change is None else args.min_change / 100
+    result = compare(df, run_a, run_b, metric, min_change)
     if result.empty:
         print("no nqprof benchmarks to compare")
         return 0
     _warn_conditions(result)
+    print("\n".join(compare_lines(result, min_change)))
+    _print_traces(df, run_a, run_b, result, args.traces)
+    message = failed_message(result, args.fail_on, "--fail-on")
+    if message:
+        print(f"nqprof: compare failed: {message}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def compare_lines(result, min_change: float | None, option: str = "--min-change") -> list[str]:
+    """The lines compare prints for a comparison (:func:`nqprof.analysis.history.compare`'s
+    table): the table, the count of each verdict and change, what faster and slower mean,
+    and, where cases are cannot-tell, why each is (``min_change``: the one given, else
+    None; ``option``: the option that sets it)."""
     columns = [c for c in CASE_COLUMNS if c != "test" or result["test"].nunique() > 1]
-    table = result[
+    shown = result[
         columns + ["median_a", "median_b", "change_pct", "floor_pct", "p", "verdict", "changed"]
     ].rename(
         columns={
@@ -161,33 +181,57 @@ def cmd_compare(args) -> int:
             "floor_pct": "floor",
         }
     )
-    if not table["changed"].astype(bool).any():
-        table = table.drop(columns="changed")
+    if not shown["changed"].astype(bool).any():
+        shown = shown.drop(columns="changed")
     floor = lambda v: "-" if missing(v) else "±" + _pct(v, "")  # noqa: E731
-    _print_table(table, {"A": _time, "B": _time, "change": _pct, "floor": floor, "p": _p})
+    lines = [_table_text(shown, {"A": _time, "B": _time, "change": _pct, "floor": floor, "p": _p})]
     counts = result["verdict"].value_counts()
     changes = change_counts(result)
     summary = ", ".join(f"{counts[v]} {v}" for v in VERDICTS if v in counts)
     extra = ", ".join(f"{changes[c]} {c}" for c in CHANGES if changes[c])
-    print("\n" + summary + (f"; {extra}" if extra else ""))
-    print(
+    lines += [
+        "",
+        summary + (f"; {extra}" if extra else ""),
         f"(faster/slower: the rank test's p < {ALPHA:g} "
-        "and the median moved by more than the floor)"
-    )
-    _print_traces(df, run_a, run_b, result, args.traces)
+        "and the median moved by more than the floor)",
+    ]
+    unsure = result[result["verdict"] == "cannot-tell"]
+    if not unsure.empty:
+        wanted = (
+            f"{option} {100 * min_change:g}%"
+            if min_change is not None
+            else f"{option}: {100 * MIN_CHANGE:g}% for GPU cases, {100 * MIN_CHANGE_CPU:g}% "
+            "for CPU cases"
+        )
+        lines.append(
+            "cannot-tell: the floor is wider than the smallest change to catch "
+            f"({wanted}), so a change that size could hide under it:"
+        )
+        several = result["test"].nunique() > 1
+        for row in unsure.to_dict("records"):
+            lines.append(f"  {_case_label(row, several)}: {row['why']}")
+    return lines
+
+
+def _case_label(row, with_test: bool = False) -> str:
+    """``fast N=14 (block=64)``: a compared case as the text names it."""
+    params = f" ({row['params']})" if row.get("params") else ""
+    test = f"{row['test']} " if with_test else ""
+    return f"{test}{row['strategy']} N={row['n']}{params}"
+
+
+def failed_message(result, failing: list[str], option: str) -> str | None:
+    """``1 slower, 2 cannot-tell (--fail-on slower,cannot-tell)``: the verdicts and changes
+    of ``failing`` that cases of a comparison got, with their counts; None where none did."""
+    counts = result["verdict"].value_counts()
     found = {
         **{v: int(counts[v]) for v in VERDICTS if v in counts},
-        **{c: n for c, n in changes.items() if n},
+        **{c: n for c, n in change_counts(result).items() if n},
     }
-    failing = [v for v in args.fail_on if v in found]
-    if failing:
-        print(
-            f"nqprof: compare failed: {', '.join(f'{found[v]} {v}' for v in failing)} "
-            f"(--fail-on {','.join(args.fail_on)})",
-            file=sys.stderr,
-        )
-        return 1
-    return 0
+    hit = [v for v in failing if v in found]
+    if not hit:
+        return None
+    return f"{', '.join(f'{found[v]} {v}' for v in hit)} ({option} {','.join(failing)})"
 
 
 def _print_traces(df, run_a: str, run_b: str, result, every: bool) -> None:
@@ -258,11 +302,15 @@ def _p(value) -> str:
 
 
 def _warn_conditions(result) -> None:
+    for line in condition_lines(result):
+        print(line, file=sys.stderr)
+
+
+def condition_lines(result) -> list[str]:
     """One warning per different condition: a condition of the runs (the host's CPU speed
     probe) once as it is, a case's condition naming the cases it touches."""
     runs = result.attrs.get("run_conditions") or []
-    for phrase in runs:
-        print(f"nqprof: warning: conditions differ: {phrase}", file=sys.stderr)
+    lines = [f"nqprof: warning: conditions differ: {phrase}" for phrase in runs]
     seen: dict[str, list[str]] = {}
     for row in result.to_dict("records"):
         for phrase in filter(None, (row.get("conditions") or "").split("; ")):
@@ -270,36 +318,21 @@ def _warn_conditions(result) -> None:
                 seen.setdefault(phrase, []).append(f"{row['strategy']} N={row['n']}")
     for phrase, cases in seen.items():
         more = f" and {len(cases) - 3} more" if len(cases) > 3 else ""
-        print(
-            f"nqprof: warning: conditions differ: {phrase} ({', '.join(cases[:3])}{more})",
-            file=sys.stderr,
-        )
+        lines.append(f"nqprof: warning: conditions differ: {phrase} ({', '.join(cases[:3])}{more})")
+    return lines
 
 
 #: The verdicts and changes --fail-on accepts.
-FAILING_VERDICTS = (
-    "slower",
-    "faster",
-    "too-few-rounds",
-    "only-a",
-    "only-b",
-    "changed-params",
-    "changed-source",
-    "changed-toolkit",
-    "changed-gpu",
-)
+FAILING_VERDICTS = FAILING
 
 
 def _fail_on(text: str) -> list[str]:
     import argparse
 
-    items = [v.strip() for v in text.split(",") if v.strip()]
-    bad = [v for v in items if v not in FAILING_VERDICTS]
-    if bad or not items:
-        raise argparse.ArgumentTypeError(
-            f"takes a comma list of {', '.join(FAILING_VERDICTS)}, got {text!r}"
-        )
-    return items
+    try:
+        return parse_failing(text)
+    except InputError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def cmd_plot(args) -> int:
@@ -380,6 +413,16 @@ def add_commands(sub) -> None:
         metavar="VERDICTS",
         help="exit 1 if any benchmark gets one of these verdicts (comma list of "
         f"{', '.join(FAILING_VERDICTS)}), e.g. --fail-on slower for a CI gate",
+    )
+    add_number(
+        p.add_argument,
+        "--min-change",
+        number=min_change_number(),
+        default=None,
+        metavar="PCT",
+        help="the smallest change of a median, in percent, the comparison must be able to catch: "
+        "a case whose floor is wider and that is not faster or slower is cannot-tell, not same "
+        f"(default: {100 * MIN_CHANGE:g} for GPU cases, {100 * MIN_CHANGE_CPU:g} for CPU cases)",
     )
     p.add_argument(
         "--traces",

@@ -1,0 +1,246 @@
+"""Verdicts a user can act on: a case whose floor is wider than the smallest change to catch
+is cannot-tell, never same; a change beyond a wide floor is still called; the boundary, a
+floor equal to the change to catch, is the same. On synthetic samples only: no clock."""
+
+import json
+import math
+import re
+
+import pytest
+
+from nqprof.analysis import stats
+from nqprof.analysis.history import compare, load_history
+from nqprof.analysis.verdicts import FAILING, VERDICTS, parse_failing, parse_min_change
+from nqprof.cli import main
+from nqprof.errors import InputError
+from nqprof.problem import known_count
+
+
+def spread_rounds(low: float, high: float, copies: int = 10, scale: float = 1.0) -> list[float]:
+    """Rounds that cycle low, 1, high (times ``scale``): a median of ``scale``, a relative
+    interquartile range of high - low and no drift (each quarter holds the same rounds)."""
+    return [scale * v for v in (low, 1.0, high)] * copies
+
+
+def test_a_tight_a_a_pair_is_the_same():
+    a = spread_rounds(0.999, 1.001)
+    b = spread_rounds(0.999, 1.001, scale=1.001)
+    d = stats.decide(a, b, min_effect=0.10, min_change=0.10)
+    assert d.verdict == "same" and d.floor == 0.10 and d.min_change == 0.10
+
+
+def test_wide_rounds_and_a_small_change_cannot_tell():
+    """Rounds whose IQR is 60% of their median and a true change of 2%: a floor of 30%
+    could hide any change of 10%."""
+    a = spread_rounds(0.7, 1.3)
+    b = spread_rounds(0.7, 1.3, scale=1.02)
+    assert stats.relative_iqr(a) == pytest.approx(0.6)
+    d = stats.decide(a, b, min_effect=0.10, min_change=0.10)
+    assert d.verdict == "cannot-tell" and d.floor == pytest.approx(0.3)
+    assert d.change == pytest.approx(0.02) and d.terms["spread"] == pytest.approx(0.3)
+    # the same pair where the user wants only changes of 30% or more caught: the same
+    assert stats.decide(a, b, min_effect=0.10, min_change=0.30).verdict == "same"
+
+
+@pytest.mark.parametrize("factor, verdict", [(3.0, "slower"), (1 / 3, "faster")])
+def test_a_change_beyond_a_wide_floor_is_still_called(factor, verdict):
+    """A real 3x change behind a floor of 40% (rounds that spread by 80%) is slower (or
+    faster), not cannot-tell: the rounds show it whatever change was to be caught."""
+    a = spread_rounds(0.6, 1.4)
+    b = spread_rounds(0.6, 1.4, scale=factor)
+    d = stats.decide(a, b, min_effect=0.10, min_change=0.10)
+    assert d.floor == pytest.approx(0.4) and d.p < stats.ALPHA
+    assert d.verdict == verdict
+
+
+def test_a_floor_equal_to_the_change_to_catch_is_the_same():
+    """The boundary: a floor equal to the smallest change to catch can tell (same); one the
+    least bit wider cannot. Rounds of 0.875, 1 and 1.125 make a floor of exactly 0.125
+    (half an IQR of 0.25, all three binary fractions)."""
+    a = spread_rounds(0.875, 1.125, copies=8)
+    assert stats.floor_of(a, a, 0.05) == 0.125  # exactly
+    assert stats.decide(a, a, min_change=0.125).verdict == "same"
+    assert stats.decide(a, a, min_change=0.125 * (1 - 1e-6)).verdict == "cannot-tell"
+    assert stats.decide(a, a, min_change=0.125 * (1 + 1e-6)).verdict == "same"
+    # a floor from the minimum effect, on the change to catch and past it by float rounding
+    tight = [1.0] * 20
+    assert stats.decide(tight, tight, min_effect=0.1, min_change=0.1).verdict == "same"
+    above = math.nextafter(0.1, 1.0)  # the next float: rounding, not a wider floor
+    assert stats.decide(tight, tight, min_effect=above, min_change=0.1).verdict == "same"
+    assert stats.decide(tight, tight, min_effect=0.1001, min_change=0.1).verdict == "cannot-tell"
+    assert stats.wider_than(0.1001, 0.1) and not stats.wider_than(0.1, 0.1)
+
+
+def test_too_few_rounds_comes_before_cannot_tell():
+    wide = spread_rounds(0.5, 1.5, copies=1)  # three rounds a side: the test cannot reach p
+    assert stats.decide(wide, wide, min_change=0.05).verdict == "too-few-rounds"
+
+
+def test_without_a_change_to_catch_the_minimum_effect_is_it():
+    """decide() called as before (no min_change): a floor wider than the minimum effect
+    given is cannot-tell."""
+    a = spread_rounds(0.7, 1.3)
+    assert stats.decide(a, a).verdict == "cannot-tell" and stats.decide(a, a).min_change == 0.05
+    assert stats.decide([1.0] * 10, [1.0] * 10).verdict == "same"
+
+
+# -- compare: the change to catch by kind, --min-change, --fail-on cannot-tell --------------------
+
+
+def _save(storage, index, cases):
+    """Saves run ``index`` of ``cases``: {(strategy, n): (device kind, samples)}."""
+    benches = []
+    for (strategy, n), (kind, times) in cases.items():
+        benches.append(
+            {
+                "name": f"test_nq[{strategy}-N{n}]",
+                "params": None,
+                "options": {"timer": "nqprof.worker_clock"},
+                "extra_info": {
+                    "strategy": strategy,
+                    "n": n,
+                    "params": {},
+                    "count": known_count(n),
+                    "verified": True,
+                    "device_kind": kind,
+                    "samples_compute": times,
+                    "samples_wall": times,
+                },
+                "stats": {"median": sorted(times)[len(times) // 2], "rounds": len(times)},
+            }
+        )
+    run = {
+        "datetime": f"2026-01-01T12:{index:02d}:00+00:00",
+        "benchmarks": benches,
+        "machine_info": {},
+        "commit_info": {},
+    }
+    path = storage / "machine" / f"{index:04d}_run.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(run))
+
+
+@pytest.fixture
+def runs(tmp_path):
+    """Two runs of a GPU case and a CPU case whose rounds spread by 14% (a floor of 7%, 10%
+    for the CPU case, its kind's minimum), moved by 1%; and a CPU case whose rounds spread by
+    60% that got three times slower."""
+    storage = tmp_path / "storage"
+    spread = spread_rounds(0.93, 1.07)
+    moved = spread_rounds(0.93, 1.07, scale=1.01)
+    _save(
+        storage,
+        1,
+        {
+            ("fast", 12): ("gpu", spread),
+            ("serial", 12): ("cpu", spread),
+            ("multicore", 12): ("cpu", spread_rounds(0.7, 1.3)),
+        },
+    )
+    _save(
+        storage,
+        2,
+        {
+            ("fast", 12): ("gpu", moved),
+            ("serial", 12): ("cpu", moved),
+            ("multicore", 12): ("cpu", spread_rounds(0.7, 1.3, scale=3.0)),
+        },
+    )
+    return storage
+
+
+def test_the_change_to_catch_is_by_kind_unless_given(runs):
+    """By default a GPU case must catch 5% and a CPU case 10%: the GPU case's floor of 7%
+    cannot tell, the CPU case's floor of 10% (its kind's minimum) can. --min-change 7
+    applies to both: the GPU case is the same. The 3x slowdown is slower either way."""
+    df = load_history(runs)
+    result = compare(df, "0001", "0002").set_index(["strategy", "n"])
+    assert result.loc[("fast", 12), "verdict"] == "cannot-tell"
+    assert result.loc[("fast", 12), "floor_pct"] == pytest.approx(7.0)
+    assert result.loc[("fast", 12), "min_change_pct"] == pytest.approx(5.0)
+    assert result.loc[("fast", 12), "why"] == (
+        "floor ±7.0% > 5%: spread of the rounds ±7.0% (half the IQR): a quieter host"
+    )
+    assert result.loc[("serial", 12), "verdict"] == "same"
+    assert result.loc[("serial", 12), "floor_pct"] == pytest.approx(10.0)
+    assert result.loc[("serial", 12), "min_change_pct"] == pytest.approx(10.0)
+    assert result.loc[("serial", 12), "why"] == ""
+    assert result.loc[("multicore", 12), "verdict"] == "slower"
+    assert result.loc[("multicore", 12), "floor_pct"] == pytest.approx(30.0)
+
+    given = compare(df, "0001", "0002", min_change=0.07).set_index(["strategy", "n"])
+    assert given.loc[("fast", 12), "verdict"] == "same"
+    assert set(given["min_change_pct"].round(9)) == {7.0}
+    tighter = compare(df, "0001", "0002", min_change=0.02).set_index(["strategy", "n"])
+    assert list(tighter["verdict"]) == ["cannot-tell", "cannot-tell", "slower"]
+    assert tighter.loc[("serial", 12), "why"] == (
+        "floor ±10.0% > 2%: nqprof calls no change under 10% for a CPU case: "
+        "min-change 10% or more; spread of the rounds ±7.0% (half the IQR): a quieter host"
+    )
+
+
+def test_compare_counts_and_explains_cannot_tell_and_gates_on_it(runs, capsys):
+    assert main(["compare", "--storage", str(runs)]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"fast\s+12\s.*±7\.0%\s+\S+\s+cannot-tell", out)
+    assert "\n1 same, 1 slower, 1 cannot-tell\n" in out
+    assert (
+        "cannot-tell: the floor is wider than the smallest change to catch (--min-change: 5% "
+        "for GPU cases, 10% for CPU cases), so a change that size could hide under it:\n"
+        "  fast N=12: floor ±7.0% > 5%: spread of the rounds ±7.0% (half the IQR): a quieter host\n"
+    ) in out
+
+    assert main(["compare", "--storage", str(runs), "--fail-on", "cannot-tell"]) == 1
+    err = capsys.readouterr().err
+    assert "nqprof: compare failed: 1 cannot-tell (--fail-on cannot-tell)" in err
+    assert (
+        main(["compare", "--storage", str(runs), "--min-change", "10", "--fail-on", "cannot-tell"])
+        == 0
+    )
+    out = capsys.readouterr().out
+    assert "\n2 same, 1 slower\n" in out and "cannot-tell" not in out
+    assert main(["compare", "--storage", str(runs), "--min-change", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "\n1 slower, 2 cannot-tell\n" in out and "(--min-change 2%)" in out
+
+
+@pytest.mark.parametrize(
+    "bad, why",
+    [
+        *((bad, "must be a positive number") for bad in ("0", "-1", "nan", "ten", "", "5%")),
+        *((bad, "must be at most 1000") for bad in ("inf", "1001", "1e308")),
+    ],
+)
+def test_a_bad_min_change_is_one_line(runs, capsys, bad, why):
+    assert main(["compare", "--storage", str(runs), "--min-change", bad]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"nqprof: error: --min-change {why}") and line.endswith(f"got {bad!r}")
+
+
+def test_the_option_values():
+    assert parse_min_change("10") == 0.1 and parse_min_change(" 7.5 ") == 0.075
+    assert parse_min_change("1000") == 10.0
+    for bad in ("0", "-3", "nan", "inf", "x", "", "1000.5", "7.5%", "0x10", "1_000"):
+        with pytest.raises(InputError, match=r"^--x must be (a positive number|at most 1000)"):
+            parse_min_change(bad, "--x")
+    assert parse_failing("slower, cannot-tell,slower") == ["slower", "cannot-tell"]
+    assert "cannot-tell" in FAILING and "cannot-tell" in VERDICTS and "same" not in FAILING
+    for bad in ("", ",", "same", "slower,worse"):
+        with pytest.raises(InputError, match="takes a comma list of slower, faster, cannot-tell"):
+            parse_failing(bad)
+
+
+@pytest.mark.parametrize("cpu, remedy", [(True, "a quieter host"), (False, "a GPU to itself")])
+def test_worker_processes_that_disagree_are_named_with_their_remedy(cpu, remedy):
+    """Two worker processes a run, 10% apart in one run: Student's interval on their medians
+    is the floor (60%), named with what narrows it for the case's kind."""
+    from nqprof.analysis.history import cannot_tell_why
+
+    procs = [0, 1] * 10
+    d = stats.decide(
+        [1.0, 1.1] * 10, [1.0, 1.0] * 10, processes_a=procs, processes_b=procs, min_change=0.1
+    )
+    assert d.verdict == "cannot-tell" and d.terms["processes"] == pytest.approx(0.6047, abs=1e-3)
+    why = cannot_tell_why(d, {"kind": 0.05}, cpu, "fast", None)
+    assert why.startswith("floor ±60.5% > 10%: worker processes disagree ±60.5%: more rounds, or ")
+    assert why.endswith(remedy)
