@@ -106,7 +106,7 @@ def check_cluster_options(args) -> None:
     if args.checkpoint is not None:
         from ..files import check_output
 
-        check_output(args.checkpoint, "--checkpoint")
+        check_output(args.checkpoint, "--checkpoint", resumed=True)
 
 
 @contextlib.contextmanager

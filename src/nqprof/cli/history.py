@@ -6,6 +6,7 @@ import json
 import sys
 import warnings
 
+from ..analysis.figures import HISTORY_FIGURES
 from ..analysis.history import (
     CASE_COLUMNS,
     CHANGES,
@@ -29,6 +30,7 @@ from ..analysis.stats import ALPHA, MIN_EFFECT
 from ..errors import InputError
 from ..textfmt import seconds as fmt_s
 from ..textfmt import table
+from .output import add_output
 
 
 def _load(args):
@@ -300,7 +302,7 @@ def _fail_on(text: str) -> list[str]:
 def cmd_plot(args) -> int:
     from ..files import check_output_dir
 
-    check_output_dir(args.output, "--output")
+    check_output_dir(args.output, "--output", HISTORY_FIGURES)
     df = _load(args)
     from ..analysis.figures import history_figures
 
@@ -351,8 +353,11 @@ def add_commands(sub) -> None:
         "history", help="list every saved benchmark run, one row per benchmark per run"
     )
     _storage_options(p, positional=True)
-    p.add_argument(
-        "--csv", metavar="FILE", help="write the whole table (every column) as CSV instead"
+    add_output(
+        p.add_argument,
+        "--csv",
+        metavar="FILE",
+        help="write the whole table (every column) as CSV instead",
     )
     p.set_defaults(func=cmd_history)
 
@@ -387,8 +392,13 @@ def add_commands(sub) -> None:
     p = sub.add_parser("plot", help="write PNG figures: time vs N, speedup over serial")
     _storage_options(p)
     _metric_option(p)
-    p.add_argument(
-        "-o", "--output", default=".", metavar="DIR", help="folder for the figures (default: .)"
+    add_output(
+        p.add_argument,
+        "-o",
+        "--output",
+        default=".",
+        metavar="DIR",
+        help=f"folder for the figures ({' and '.join(HISTORY_FIGURES)}; default: .)",
     )
     p.add_argument(
         "--run",

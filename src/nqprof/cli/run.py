@@ -14,6 +14,7 @@ from ..options import ROUNDS, TIMEOUT, TIMER, WARMUP
 from ..problem import validate_n
 from ..textfmt import table
 from .cluster import add_cluster_arguments
+from .output import add_output
 
 
 def parse_ns(text: str) -> list[int]:
@@ -256,8 +257,12 @@ def add_json_output(p, what: str) -> None:
     """``--json`` (print it as JSON on stdout) and ``-o/--output FILE.json`` (write it), the
     same in every command."""
     p.add_argument("--json", action="store_true", help=f"print {what} as JSON instead of the text")
-    p.add_argument(
-        "--output", "-o", metavar="FILE.json", help=f"also write {what} as JSON to FILE.json"
+    add_output(
+        p.add_argument,
+        "--output",
+        "-o",
+        metavar="FILE.json",
+        help=f"also write {what} as JSON to FILE.json",
     )
 
 
