@@ -78,6 +78,34 @@ def test_bad_input_is_one_line_and_exit_2(args, message):
     assert len(lines) == 1 and message in lines[0], out.stderr
 
 
+@pytest.mark.parametrize(
+    "args,message,command",
+    [
+        ([], "the following arguments are required: COMMAND", "nqprof"),
+        (["bogus"], "argument COMMAND: invalid choice: 'bogus' (choose from 'solve', ", "nqprof"),
+        (["solve"], "the following arguments are required: N", "nqprof solve"),
+        (["solve", "12", "--bogus"], "unrecognized arguments: --bogus", "nqprof solve"),
+        (
+            ["compare", "--metric", "bad"],
+            "argument --metric: invalid choice: 'bad'",
+            "nqprof compare",
+        ),
+        (
+            ["report", "plauth", "table2", "--bogus"],
+            "unrecognized arguments: --bogus",
+            "nqprof report plauth table2",
+        ),
+    ],
+)
+def test_a_usage_error_is_one_line_and_a_pointer_to_help(args, message, command):
+    out = nqprof(*args, timeout=60)
+    assert out.returncode == 2 and out.stdout == ""
+    assert "Traceback" not in out.stderr
+    first, *rest = out.stderr.splitlines()
+    assert first.startswith(f"nqprof: error: {message}"), out.stderr
+    assert rest == [f"Try '{command} --help'."], out.stderr
+
+
 def test_feinbube_shared_memory_overflow_names_the_fix():
     with pytest.raises(InputError, match=r"over the 48896 B limit: use block <= "):
         get("feinbube").resolve(19, {"opt": "shared-all", "block": 512})

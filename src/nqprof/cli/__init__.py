@@ -15,6 +15,7 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from .. import __version__
 from ..errors import InputError, NqprofError
@@ -78,12 +79,23 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+class Parser(argparse.ArgumentParser):
+    """nqprof's argument parser: a usage error (no command, an unknown one, a missing or
+    unknown argument, a bad choice) is one line and a pointer to the command's help, exit
+    code 2, not the usage block. Every (sub)command's parser is one: :func:`_top_parser`
+    builds the top level with it, and argparse makes each subparser of the parent's class."""
+
+    def error(self, message: str) -> NoReturn:
+        message = message.replace("\r", " ").replace("\n", " ")
+        self.exit(2, f"nqprof: error: {message}\nTry '{self.prog} --help'.\n")
+
+
 def _top_parser() -> tuple[argparse.ArgumentParser, argparse._SubParsersAction]:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="nqprof", description="Benchmark and profile GPU work distribution on N-Queens."
     )
     parser.add_argument("--version", action="version", version=f"nqprof {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     sub.required = True
     return parser, sub
 
