@@ -44,6 +44,7 @@ from .options import (
     parse_cluster_address,
     settings_of,
 )
+from .textfmt import plural
 
 _USED = pytest.StashKey[bool]()
 _BAD_SETTINGS = pytest.StashKey[str]()
@@ -342,8 +343,8 @@ def pytest_terminal_summary(terminalreporter, config) -> None:
     if shared:
         cases = ", ".join(f"{case} ({count})" for case, count in shared)
         terminalreporter.write_line(
-            f"nqprof: warning: other processes used the GPU during the rounds of {len(shared)} "
-            f"case(s): {cases} (other processes in parentheses): "
+            "nqprof: warning: other processes used the GPU during the rounds of "
+            f"{plural(len(shared), 'case')}: {cases} (other processes in parentheses): "
             "their times may be slower than on a GPU of their own",
             yellow=True,
         )

@@ -17,6 +17,7 @@ from ..errors import InputError
 from ..numeric import Integer, add_number
 from ..options import parse_cluster_address
 from ..problem import MAX_N
+from ..textfmt import plural
 
 #: The most workers --workers starts (local) or waits for (an address).
 MAX_WORKERS = 1024
@@ -169,7 +170,7 @@ def run_clustered(args) -> int:
     except KeyboardInterrupt:
         if args.checkpoint and os.path.exists(args.checkpoint) and done[1]:
             print(
-                f"nqprof: {done[0]} of {done[1]} tasks are saved in {args.checkpoint}; "
+                f"nqprof: {done[0]} of {plural(done[1], 'task')} are saved in {args.checkpoint}; "
                 "the same command resumes the run",
                 file=sys.stderr,
             )

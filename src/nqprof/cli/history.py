@@ -28,8 +28,8 @@ from ..analysis.history import (
 )
 from ..analysis.stats import ALPHA, MIN_EFFECT
 from ..errors import InputError
+from ..textfmt import plural, table
 from ..textfmt import seconds as fmt_s
-from ..textfmt import table
 from .output import add_output
 
 
@@ -71,20 +71,20 @@ def cmd_history(args) -> int:
             if out[column].map(lambda v: isinstance(v, (list, dict))).any():
                 out[column] = out[column].map(json.dumps)
         write_text(args.csv, out.to_csv(index=False), "--csv")
-        print(f"wrote {len(df)} rows x {len(df.columns)} columns to {args.csv}")
+        print(f"wrote {plural(len(df), 'row')} x {plural(len(df.columns), 'column')} to {args.csv}")
         return 0
     summary = run_summary(df)
     from ..analysis.trace_history import run_traces
 
     traces = run_traces(df)
-    print(f"{len(summary)} runs, {len(df)} benchmarks in {args.storage}")
+    print(f"{plural(len(summary), 'run')}, {plural(len(df), 'benchmark')} in {args.storage}")
     for run in summary.to_dict("records"):
         gpu = run.get("machine.gpu")
         gpu = "CPU only" if missing(gpu) else f"{gpu}, CUDA {run.get('machine.cuda_toolkit')}"
         print(
             f"  {run_label(run['run']):<6} {run['run']}  {run['datetime']:%Y-%m-%d %H:%M}  commit "
-            f"{run['commit']}  {gpu}  {run['benchmarks']} "
-            f"benchmarks{_traces_note(traces.get(run['run']))}"
+            f"{run['commit']}  {gpu}  "
+            f"{plural(run['benchmarks'], 'benchmark')}{_traces_note(traces.get(run['run']))}"
         )
     print()
     table = df.assign(run=df["run"].map(run_label))

@@ -12,7 +12,7 @@ from ..files import check_json_output, write_json, write_text
 from ..numeric import add_number
 from ..options import ROUNDS, TIMEOUT, TIMER, WARMUP
 from ..problem import validate_n
-from ..textfmt import table
+from ..textfmt import plural, table
 from .cluster import add_cluster_arguments
 from .output import add_output
 
@@ -130,7 +130,8 @@ def cmd_sweep(args) -> int:
     if output:
         write_json(output, records + ([{"partial": interrupted}] if interrupted else []))
         print(
-            f"{len(records)} records written to {output}" + (" (partial)" if interrupted else ""),
+            f"{plural(len(records), 'record')} written to {output}"
+            + (" (partial)" if interrupted else ""),
             file=sys.stderr,
         )
     if interrupted:

@@ -17,6 +17,7 @@ from pathlib import Path
 from nqprof.analysis import trace as nsys_trace
 from nqprof.errors import InputError
 
+from ..textfmt import plural
 from .output import add_output
 
 SLUG_LENGTH = 60
@@ -117,7 +118,7 @@ def cmd_trace_load(args) -> int:
             print(path)
         return 0
     for name, frame in tables.items():
-        print(f"== {name} ({len(frame)} rows)")
+        print(f"== {name} ({plural(len(frame), 'row')})")
         print(frame.to_string(index=False) if len(frame) else "(none)")
         print()
     return 0

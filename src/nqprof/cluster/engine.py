@@ -32,6 +32,7 @@ from ..options import DEFAULT_TIMEOUT, describe
 from ..problem import known_count
 from ..progress import Progress
 from ..strategies import Strategy, get
+from ..textfmt import plural
 from . import require_dask
 from .checkpoint import open_checkpoint
 from .record import ClusterRecord
@@ -81,7 +82,8 @@ def local_cluster(strategy: Strategy, workers: int | None):
         )
     if workers and workers > len(gpus):
         raise InputError(
-            f"--workers {workers}: only {len(gpus)} GPUs are visible here (one worker per GPU)"
+            f"--workers {workers}: only {plural(len(gpus), 'GPU')} "
+            f"{'is' if len(gpus) == 1 else 'are'} visible here (one worker per GPU)"
         )
     return local_gpu_cluster(gpus[: workers or len(gpus)])
 
@@ -168,7 +170,8 @@ def connect(address: str, strategy: Strategy, workers: int | None) -> Iterator[A
         except TimeoutError:
             have = len(client.scheduler_info().get("workers", {}))
             raise UnavailableError(
-                f"the Dask cluster at {address} has {have} workers after {WORKER_WAIT_S:g} s, "
+                f"the Dask cluster at {address} has {plural(have, 'worker')} "
+                f"after {WORKER_WAIT_S:g} s, "
                 f"{workers or 1} wanted"
             ) from None
         yield client
@@ -344,7 +347,7 @@ class _Run:
                 self.bar.message(f"nqprof: Dask dashboard at {dashboard}")
             self.bar.message(
                 f"nqprof: {self.label} on {address}: "
-                f"{len(self.task_list)} tasks over {nworkers} workers"
+                f"{plural(len(self.task_list), 'task')} over {plural(nworkers, 'worker')}"
                 + (
                     f", {len(self.results)} done before (checkpoint {checkpoint})"
                     if self.results
@@ -422,7 +425,8 @@ class _Run:
             raise
         except NqprofError as exc:
             raise type(exc)(
-                f"{label}: task {task.index} failed after {self.retries} retries: {exc}"
+                f"{label}: task {task.index} failed after "
+                f"{plural(self.retries, 'retry', 'retries')}: {exc}"
             ) from None
         except Exception as exc:  # KilledWorker and the like: no worker could finish it
             raise WatchdogError(
