@@ -221,10 +221,13 @@ def _given(case) -> str:
 
 
 def cmd_strategies(args) -> int:
+    """Each strategy on a line (name, [CPU|GPU], title), and under its tag its parameters as
+    columns (name, range, default, help), each column as wide as its widest cell."""
     from ..strategies import all_strategies
 
     strategies = all_strategies()
     params = [p for s in strategies for p in s.params]
+    name = max((len(p.name) for p in params), default=0)
     rng = max((len(p.describe_range()) for p in params), default=0)
     dflt = max((len(p.describe_default()) for p in params), default=0)
     width = max(len(s.name) for s in strategies) + 1
@@ -232,10 +235,10 @@ def cmd_strategies(args) -> int:
         tag = ("GPU, CDP" if s.cdp else "GPU") if s.needs_gpu else "CPU"
         print(f"{s.name:<{width}} [{tag}] {s.title}")
         if s.min_n > 1:
-            print(f"{'':<{width + 2}}N >= {s.min_n}")
+            print(f"{'':<{width + 1}}N >= {s.min_n}")
         for p in s.params:
             print(
-                f"{'':<{width + 2}}{p.name:<12} {p.describe_range():<{rng}}  default "
+                f"{'':<{width + 1}}{p.name:<{name}} {p.describe_range():<{rng}}  default "
                 f"{p.describe_default():<{dflt}}  {p.help}"
             )
     return 0
