@@ -35,7 +35,8 @@ def add_cluster_arguments(parser) -> None:
         metavar="local|ADDRESS",
         default=None,
         help="spread the count over a Dask cluster: local (started here: one worker per GPU, or "
-        "per core for CPU strategies) or a scheduler address such as tcp://host:8786",
+        "per core for CPU strategies) or a scheduler address such as tcp://host:8786 (waited "
+        "for up to $NQPROF_CLUSTER_CONNECT_TIMEOUT seconds, default 5)",
     )
     add_number(
         g.add_argument,
@@ -104,6 +105,10 @@ def check_cluster_options(args) -> None:
     """The cluster options' values, before anything starts (the counts are checked as the
     command line reads them: a count of 0 is not "the default")."""
     args.cluster = check_address(args.cluster)
+    if args.cluster != "local":
+        from ..cluster import connect_timeout
+
+        connect_timeout()  # a bad NQPROF_CLUSTER_CONNECT_TIMEOUT: one line before the work
     if args.checkpoint is not None:
         from ..files import check_output
 
