@@ -314,6 +314,20 @@ def test_registry_order_does_not_depend_on_entry_point_order(monkeypatch):
     assert expected[:3] == ["serial", "multicore", "serial-d4"]
 
 
+def test_the_strategy_table_is_in_listing_order():
+    """pyproject.toml says its strategy entry points are in the order `nqprof strategies`
+    lists them: they are."""
+    import tomllib
+
+    from nqprof import strategies
+
+    text = (ROOT / "pyproject.toml").read_text()
+    assert "# The strategies, in the order `nqprof strategies` lists them" in text
+    table = list(tomllib.loads(text)["project"]["entry-points"][strategies.GROUP])
+    listed = [name for name in strategies.names() if name in table]
+    assert table == listed
+
+
 def test_another_package_registers_a_strategy(monkeypatch, tmp_path):
     from nqprof import strategies
 
