@@ -106,6 +106,18 @@ def test_a_usage_error_is_one_line_and_a_pointer_to_help(args, message, command)
     assert rest == [f"Try '{command} --help'."], out.stderr
 
 
+def test_solve_help_names_the_default_strategy(capsys):
+    with pytest.raises(SystemExit):
+        main(["solve", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert (
+        "--strategy STRATEGY, -s STRATEGY strategy name (see `nqprof strategies`; default: "
+        "serial)" in text
+    )
+    assert main(["solve", "8", "-q", "--rounds", "1"]) == 0
+    assert capsys.readouterr().out.startswith("strategy   serial\n")  # the default it names
+
+
 def test_feinbube_shared_memory_overflow_names_the_fix():
     with pytest.raises(InputError, match=r"over the 48896 B limit: use block <= "):
         get("feinbube").resolve(19, {"opt": "shared-all", "block": 512})

@@ -276,7 +276,10 @@ def add_commands(sub) -> None:
     )
     add_number(p.add_argument, "n", number=validate_n, metavar="N", help="board size N")
     p.add_argument(
-        "--strategy", "-s", default="serial", help="strategy name (see `nqprof strategies`)"
+        "--strategy",
+        "-s",
+        default="serial",
+        help="strategy name (see `nqprof strategies`; default: %(default)s)",
     )
     p.add_argument(
         "--param",
