@@ -409,8 +409,8 @@ def shared_gpu(cond: dict[str, Any] | None) -> str | None:
     if not count:
         return None
     return (
-        f"the GPU was shared with {count} other "
-        f"process{'es' if count > 1 else ''} during the rounds"
+        f"the GPU was shared with {plural(count, 'other process', 'other processes')} "
+        "during the rounds"
     )
 
 

@@ -202,7 +202,7 @@ def _throttled(rec) -> str:
 
 def _shared(rec) -> str:
     count = (rec.conditions.get("gpu") or {}).get("other_processes")
-    return f", GPU shared with {count} other process{'es' if count > 1 else ''}" if count else ""
+    return f", GPU shared with {plural(count, 'other process', 'other processes')}" if count else ""
 
 
 def _warn_shared(rec) -> None:
