@@ -231,7 +231,7 @@ def test_matrix_command_errors(tmp_path, capsys):
 def test_build_without_toolkit(tmp_path, capsys):
     stale = tmp_path / "resources-cudaX.json"
     stale.write_text("{}")
-    args = ["build", "--cuda-home", str(tmp_path / "nowhere"), "-o", str(stale)]
+    args = ["build", "--cuda-home", str(tmp_path / "nowhere"), "-o", str(stale), "--force"]
     assert nqprof_main(args) == 2
     err = capsys.readouterr().err
     assert err.startswith("nqprof: error: NQPROF_CUDA_HOME=") and err.count("\n") == 1

@@ -761,7 +761,7 @@ def test_timeline_table_overhead_and_check():
     d["launches"], d["timeline"]["dropped"] = 9, 1
     problems = timeline.check(d, timeline.frame(d))
     assert problems == [
-        "1 grids not recorded: the buffer held 1,034",
+        "1 grid not recorded: the buffer held 1,034",
         "8 device grids recorded, the accounting counted 9 launches",
     ]
 

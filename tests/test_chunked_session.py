@@ -265,7 +265,7 @@ def test_solve_output_and_record_carry_the_plan(fake_gpu):
     assert record.plan["chunks"] == session.plan.chunks and record.to_dict()["plan"]["chunk"] == 40
     text = record.summary()
     assert (
-        f"plan       config=carneiro, {session.plan.chunks} chunk(s) of " in text
+        f"plan       config=carneiro, {session.plan.chunks} chunks of " in text
         and "(forced)" in text
     )
     assert "plan gen   1: row " in text

@@ -79,6 +79,46 @@ def test_bad_input_is_one_line_and_exit_2(args, message):
     assert len(lines) == 1 and message in lines[0], out.stderr
 
 
+@pytest.mark.parametrize(
+    "args,message,command",
+    [
+        ([], "the following arguments are required: COMMAND", "nqprof"),
+        (["bogus"], "argument COMMAND: invalid choice: 'bogus' (choose from 'solve', ", "nqprof"),
+        (["solve"], "the following arguments are required: N", "nqprof solve"),
+        (["solve", "12", "--bogus"], "unrecognized arguments: --bogus", "nqprof solve"),
+        (
+            ["compare", "--metric", "bad"],
+            "argument --metric: invalid choice: 'bad'",
+            "nqprof compare",
+        ),
+        (
+            ["report", "plauth", "table2", "--bogus"],
+            "unrecognized arguments: --bogus",
+            "nqprof report plauth table2",
+        ),
+    ],
+)
+def test_a_usage_error_is_one_line_and_a_pointer_to_help(args, message, command):
+    out = nqprof(*args, timeout=60)
+    assert out.returncode == 2 and out.stdout == ""
+    assert "Traceback" not in out.stderr
+    first, *rest = out.stderr.splitlines()
+    assert first.startswith(f"nqprof: error: {message}"), out.stderr
+    assert rest == [f"Try '{command} --help'."], out.stderr
+
+
+def test_solve_help_names_the_default_strategy(capsys):
+    with pytest.raises(SystemExit):
+        main(["solve", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert (
+        "--strategy STRATEGY, -s STRATEGY strategy name (see `nqprof strategies`; default: "
+        "serial)" in text
+    )
+    assert main(["solve", "8", "-q", "--rounds", "1"]) == 0
+    assert capsys.readouterr().out.startswith("strategy   serial\n")  # the default it names
+
+
 def test_feinbube_shared_memory_overflow_names_the_fix():
     with pytest.raises(InputError, match=r"over the 48896 B limit: use block <= "):
         get("feinbube").resolve(19, {"opt": "shared-all", "block": 512})
@@ -286,6 +326,20 @@ def test_registry_order_does_not_depend_on_entry_point_order(monkeypatch):
     monkeypatch.setattr(strategies, "_table", lambda: dict(reversed(list(table.items()))))
     assert strategies.names() == expected
     assert expected[:3] == ["serial", "multicore", "serial-d4"]
+
+
+def test_the_strategy_table_is_in_listing_order():
+    """pyproject.toml says its strategy entry points are in the order `nqprof strategies`
+    lists them: they are."""
+    import tomllib
+
+    from nqprof import strategies
+
+    text = (ROOT / "pyproject.toml").read_text()
+    assert "# The strategies, in the order `nqprof strategies` lists them" in text
+    table = list(tomllib.loads(text)["project"]["entry-points"][strategies.GROUP])
+    listed = [name for name in strategies.names() if name in table]
+    assert table == listed
 
 
 def test_another_package_registers_a_strategy(monkeypatch, tmp_path):

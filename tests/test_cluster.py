@@ -149,6 +149,15 @@ def test_cluster_without_dask_names_the_extra(monkeypatch, capsys):
     assert "pip install 'nqprof[cluster]'" in err
 
 
+@pytest.mark.parametrize("value", ["inf", "0", "1e9", "soon"])
+def test_a_bad_connect_timeout_is_one_line_before_connecting(value, monkeypatch, capsys):
+    monkeypatch.setenv("NQPROF_CLUSTER_CONNECT_TIMEOUT", value)
+    assert main(["solve", "12", "-s", "serial", "--cluster", "tcp://127.0.0.1:1"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("nqprof: error: NQPROF_CLUSTER_CONNECT_TIMEOUT must be ")
+    assert err.count("\n") == 1 and "connecting" not in err, err
+
+
 def test_cluster_options_need_cluster(capsys):
     assert main(["solve", "8", "--checkpoint", "x.json"]) == 2
     assert "--checkpoint need --cluster" in capsys.readouterr().err
@@ -605,6 +614,65 @@ def test_checkpoint_last_task_index_is_accepted(tmp_path):
     data["done"] = {"0": {"count": 0}, "7": {"count": 5}}
     path.write_text(json.dumps(data))
     assert set(ckpt.load(str(path)).done) == {0, 7}
+
+
+def _closed_port() -> int:
+    """A loopback port nothing listens on (bound, then closed)."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _solve_on(address: str, env: dict[str, str]):
+    """(stderr lines, exit code, seconds to the first line, seconds to the end, whether it was
+    still running at its first line) of ``nqprof solve 12 -s serial --cluster ADDRESS -q``."""
+    import time
+
+    env = {k: v for k, v in os.environ.items() if k != "NQPROF_CLUSTER_CONNECT_TIMEOUT"} | env
+    t0 = time.monotonic()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "nqprof.cli", "solve", "12", "-s", "serial", "--cluster", address],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        first = proc.stderr.readline()
+        t_first, running = time.monotonic() - t0, proc.poll() is None
+        rest = proc.communicate(timeout=60)[1]
+        t_end = time.monotonic() - t0
+    finally:
+        proc.kill()
+    lines = [first.rstrip("\n"), *rest.splitlines()]
+    return lines, proc.returncode, t_first, t_end, running
+
+
+def test_an_unreachable_scheduler_is_said_at_once_and_given_up_in_seconds():
+    """The wait is said as it starts, even under -q, and ends after the default 5 s (Dask's
+    own wait was 30 s, in silence) in one line, exit code 2."""
+    address = f"tcp://127.0.0.1:{_closed_port()}"
+    lines, code, t_first, t_end, running = _solve_on(address, {})
+    assert code == 2 and running, lines
+    assert lines == [
+        f"nqprof: connecting to the Dask scheduler at {address}: up to 5 s "
+        "($NQPROF_CLUSTER_CONNECT_TIMEOUT)",
+        f"nqprof: error: cannot reach the Dask scheduler at {address} (Timed out trying to "
+        f"connect to {address} after 5 s)",
+    ]
+    assert t_end < 10 and t_end - t_first >= 4.5, (t_first, t_end)
+
+
+def test_the_connect_timeout_is_the_variable_s():
+    address = f"tcp://127.0.0.1:{_closed_port()}"
+    lines, code, _, _, _ = _solve_on(address, {"NQPROF_CLUSTER_CONNECT_TIMEOUT": "1.5"})
+    assert code == 2 and lines[0].endswith(": up to 1.5 s ($NQPROF_CLUSTER_CONNECT_TIMEOUT)")
+    assert lines[1:] == [
+        f"nqprof: error: cannot reach the Dask scheduler at {address} (Timed out trying to "
+        f"connect to {address} after 1.5 s)"
+    ]
 
 
 def test_cluster_bad_address_is_one_line(capsys):

@@ -109,7 +109,7 @@ def tree(tmp_path_factory) -> Path:
     (pkg / "strategies" / "throwaway.py").write_text(STRATEGY_MODULE)
     _edit(
         root / "pyproject.toml",
-        r'^(\[project\.entry-points\."nqprof\.strategies"\]\n)',
+        r'^(serial = "nqprof\.strategies\.serial:STRATEGY"\n)',  # order 15: after serial
         r'\1throwaway = "nqprof.strategies.throwaway:STRATEGY"\n',
     )
     # Add a command: a module of cli/ with add_commands, its command in COMMANDS.
@@ -192,6 +192,7 @@ def test_the_checks_contributing_names_pass_in_the_copy(tree):
         "tests/test_layers.py",
         "tests/test_cli.py::test_every_command_names_its_group",
         "tests/test_cli.py::test_help_lists_the_commands_without_building_them",
+        "tests/test_cli.py::test_the_strategy_table_is_in_listing_order",
         "tests/test_listing.py",
     )
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]

@@ -172,7 +172,8 @@ def test_state_words_match_the_kernel():
 def test_plan(capsys):
     assert nqprof_main(["plan", "18", "-s", "devgraph"]) == 0
     out = capsys.readouterr().out
-    assert "7,409,150" in out and "DFS to the last row" in out and "1 chunk(s)" in out
+    assert "7,409,150" in out and "DFS to the last row" in out
+    assert "host boards per launch, 1 chunk\n" in out
     assert "two frontier buffers of 7,409,150 boards" in out
 
 
@@ -218,7 +219,7 @@ def test_h200_graph_launch_recording():
     assert points[("graph-tail", 1)].ok
     assert "no answer" in points[("graph-tail", 2)].error
     header, rows, notes = launch.table(list(points.values()))
-    assert any("120 graph(s) uploaded: 12.0 MiB" in r[-1] for r in rows)
+    assert any("120 graphs uploaded: 12.0 MiB" in r[-1] for r in rows)
     assert set(launch.series(points.values())) >= {"graph-ff", "graph-tail", "fire-and-forget"}
 
 

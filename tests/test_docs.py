@@ -11,7 +11,8 @@ for `history` a folder). `<!-- docs-test: skip -->` before a block skips it by h
 does today).
 
 How output is compared: stdout line by line in order; lines shown starting with `nqprof:`
-are stderr messages, looked for in stderr. A line `...` stands for any number of lines, and
+(and the `Try 'nqprof ... --help'.` line after a usage error) are stderr messages, looked
+for in stderr. A line `...` stands for any number of lines, and
 `...` inside a line for any text. Durations (`75.088 ms`, `4.366 s`), speedups, scheduler
 addresses, host names after them, runs of spaces and the widths of a table's rule of dashes
 are normalised, since they differ from run to run. A line like `[0:04] 8/8 tasks` is
@@ -247,6 +248,13 @@ def match(expected: list[str], actual: list[str]) -> str | None:
     return f"expected {len(want)} lines, got {len(got)}:\n" + "\n".join(actual)
 
 
+def _on_stderr(line: str) -> bool:
+    """A documented line nqprof writes to stderr: a message, or a usage error's pointer."""
+    return line.startswith("nqprof:") or bool(
+        re.fullmatch(r"Try 'nqprof( [\w-]+)* --help'\.", line)
+    )
+
+
 @pytest.mark.parametrize("example", list(_examples()))
 def test_documented_example(example: Example):
     import shlex
@@ -263,7 +271,7 @@ def test_documented_example(example: Example):
     )
     stdout = [ln for ln in out.stdout.splitlines()]
     stderr = [normalise(ln) for ln in out.stderr.splitlines()]
-    messages = [ln for ln in example.expected if ln.startswith("nqprof:")]
+    messages = [ln for ln in example.expected if _on_stderr(ln)]
     for line in messages:
         assert any(_pattern(line).match(e) for e in stderr), (
             f"{line!r} not in stderr:\n{out.stderr}"
@@ -274,7 +282,7 @@ def test_documented_example(example: Example):
         assert out.returncode == 2, out.stderr
     else:
         assert out.returncode == 0, out.stderr
-    problem = match([ln for ln in example.expected if not ln.startswith("nqprof:")], stdout)
+    problem = match([ln for ln in example.expected if not _on_stderr(ln)], stdout)
     assert problem is None, f"{example.doc}:{example.line} `{example.command}`: {problem}"
 
 

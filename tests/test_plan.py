@@ -225,7 +225,7 @@ def test_plan_record_and_text():
     text = render(plan)
     assert (
         "maxnodes(d) = (N-1)!/(N-d)!" in text
-        and f"{plan.chunks:,} chunk(s)" in text
+        and f"host boards per launch, {plan.chunks:,} chunks" in text
         and "(forced with chunk=)" in text
     )
 

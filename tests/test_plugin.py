@@ -3,6 +3,8 @@ extra_info and machine_info, the compare warning. Inner pytest sessions run in-p
 (pytester), with test-double strategies registered for their duration."""
 
 import json
+import sys
+import types
 import warnings
 
 import pandas  # noqa: F401  (loaded before pytester's inner runs, which cannot load numpy twice)
@@ -346,6 +348,23 @@ def test_invalid_combination_and_missing_gpu_are_skips_with_reasons(fakes, nqpyt
             "SKIPPED*fakegpu needs a GPU: test: no GPU here",
         ]
     )
+
+
+def test_histogram_without_pygal_is_a_usage_error_at_the_start(fakes, nqpytest, monkeypatch):
+    monkeypatch.setitem(sys.modules, "pygal", None)  # import pygal fails, as where it is missing
+    result = nqpytest("--benchmark-histogram", "--nq-strategy=fakecpu", "--nq-n=6")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert result.stderr.lines[:1] == [
+        "ERROR: --benchmark-histogram needs pygal, which is not installed: "
+        "pip install 'pytest-benchmark[histogram]'"
+    ]
+    assert "Traceback" not in result.stderr.str() and "passed" not in result.stdout.str()
+
+
+def test_histogram_with_pygal_starts(fakes, nqpytest, monkeypatch):
+    monkeypatch.setitem(sys.modules, "pygal", types.ModuleType("pygal"))
+    result = nqpytest("--benchmark-histogram", "--nq-strategy=fakecpu", "--nq-n=6", "--co")
+    assert result.ret == pytest.ExitCode.OK, result.stderr.str()
 
 
 def test_an_axis_value_no_case_accepts_is_a_usage_error(fakes, nqpytest):

@@ -5,6 +5,7 @@ work, the plan's chunk sizing, and the known counts pinned independently of nqpr
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import os
@@ -17,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from nqprof import files, options, problem, strategies
+from nqprof import files, options, problem, runner, strategies
 from nqprof.cli import main
 from nqprof.errors import InputError, NqprofError
 
@@ -172,6 +173,7 @@ def test_outputs_are_written_atomically_and_whole(tmp_path, capsys):
                 "1",
                 "--warmup",
                 "0",
+                "--force",
             ]
         )
         == 0
@@ -197,11 +199,133 @@ def test_trace_chrome_never_overwrites_an_unnamed_file(tmp_path, capsys):
     trace.write_bytes(b"SQLite format 3\0")
     twin.write_text("mine")
     assert main(["trace", "chrome", str(trace)]) == 2
-    assert (
-        "run.json exists: name the output with -o FILE, or overwrite it with --force"
-        in capsys.readouterr().err
-    )
+    assert "run.json exists: pass --force to replace it" in capsys.readouterr().err
     assert twin.read_text() == "mine"
+
+
+def test_an_existing_output_is_replaced_only_with_force(tmp_path, capsys, monkeypatch):
+    keep = tmp_path / "keep.json"
+    keep.write_text('{"keep":"me"}')
+    monkeypatch.chdir(tmp_path)
+    ran = []
+    real_solve = runner.solve
+    monkeypatch.setattr(runner, "solve", lambda *a, **k: ran.append(a) or real_solve(*a, **k))
+    assert main(["solve", "10", "-s", "serial", "-q", "-o", "keep.json"]) == 2
+    err = capsys.readouterr().err
+    assert err == "nqprof: error: --output keep.json exists: pass --force to replace it\n"
+    assert keep.read_text() == '{"keep":"me"}' and not ran  # refused before the work
+    assert main(["solve", "10", "-s", "serial", "-q", "-o", "keep.json", "--force"]) == 0
+    assert json.loads(keep.read_text())["count"] == 724 and len(ran) == 1
+
+
+#: A command writing ``{tmp}/FILE`` (a file that exists when it runs): each must refuse it in
+#: one line before its work (no GPU, nsys, ncu or toolkit is looked for before the check).
+WRITERS = [
+    (["solve", "8", "-q", "-o", "{tmp}/FILE"], "s.json"),
+    (["sweep", "-s", "serial", "--n", "8", "-q", "-o", "{tmp}/FILE"], "s.json"),
+    (["history", "tests/data/benchmarks", "--csv", "{tmp}/FILE"], "h.csv"),
+    (["plot", "--storage", "tests/data/benchmarks", "-o", "{tmp}"], "time_vs_n.png"),
+    (["plot", "--storage", "tests/data/benchmarks", "-o", "{tmp}"], "speedup_over_serial.png"),
+    (["build", "-o", "{tmp}/FILE"], "r.json"),
+    (["matrix", "{tmp}", "-o", "{tmp}/FILE"], "m.txt"),
+    (["matrix", "--history", "{tmp}", "--figure", "{tmp}/FILE"], "m.png"),
+    (["trace", "load", "tests/data/nsys/cdp-sample.sqlite", "--csv", "{tmp}"], "kernels.csv"),
+    (["trace", "chrome", "tests/data/nsys/cdp-sample.sqlite", "-o", "{tmp}/FILE"], "c.json"),
+    (["profile", "--output", "{tmp}/p", "solve", "8"], "p.nsys-rep"),
+    (["profile", "--output", "{tmp}/p", "solve", "8"], "p.sqlite"),
+    (
+        ["characterize", "launch", "--from", "{data}/synthetic-launch.json", "-o", "{tmp}/FILE"],
+        "l.md",
+    ),
+    (["characterize", "launch", "-o", "{tmp}/FILE"], "l.json"),
+    (["characterize", "launch", "--figure", "{tmp}/FILE"], "l.png"),
+    (["characterize", "timeline", "12", "--chrome", "{tmp}/FILE"], "t.json"),
+    (
+        [
+            "characterize",
+            "efficiency",
+            "--n",
+            "8",
+            "--strategies",
+            "feinbube",
+            "--out-dir",
+            "{tmp}",
+        ],
+        "ncu-feinbube-8.csv",
+    ),
+    (
+        ["characterize", "efficiency", "--n", "8", "--strategies", "dp3", "--out-dir", "{tmp}"],
+        "ncu-dp3-8-record.ncu-rep",
+    ),
+    (["report", "table3", "--model-only", "-o", "{tmp}/FILE"], "t.md"),
+    (["report", "plauth", "figure", "-o", "{tmp}/FILE"], "f.png"),
+    (["report", "wang", "fig5", "-o", "{tmp}/FILE"], "w.md"),
+    (["report", "kerbl", "fig1", "--outdir", "{tmp}"], "kerbl_fig1_unbalanced.png"),
+    (["report", "carneiro", "table2", "--figure", "{tmp}/FILE"], "c.png"),
+    (["queue-bench", "-o", "{tmp}/FILE"], "q.json"),
+    (["queue-bench", "--figure", "{tmp}/FILE"], "q.png"),
+]
+
+
+@pytest.mark.parametrize(
+    "argv,name", WRITERS, ids=lambda v: " ".join(v) if isinstance(v, list) else v
+)
+def test_every_command_refuses_an_existing_output_before_the_work(argv, name, tmp_path, capsys):
+    data = os.path.join(os.path.dirname(__file__), "data", "characterize")
+    existing = tmp_path / name
+    existing.write_text("mine")
+    argv = [a.format(tmp=tmp_path, data=data).replace("FILE", name) for a in argv]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("nqprof: error: ") and err.count("\n") == 1, err
+    assert err.endswith(f" {existing} exists: pass --force to replace it\n"), err
+    assert existing.read_text() == "mine"
+
+
+def _parsers(parser, words=()):
+    """(command words, parser) of every command: a walk of its own, not nqprof.cli's."""
+    yield words, parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, child in action.choices.items():
+                yield from _parsers(child, (*words, name))
+
+
+#: The option names that write a file (or files into a folder) wherever they appear.
+OUTPUT_FLAGS = {"-o", "--output", "--csv", "--figure", "--outdir", "--out-dir", "--chrome"}
+
+
+def test_every_output_option_comes_with_force():
+    from nqprof.cli import build_parser
+
+    writers, forced = set(), set()
+    for words, parser in _parsers(build_parser()):
+        for action in parser._actions:
+            if set(action.option_strings) & OUTPUT_FLAGS or getattr(action, "writes", False):
+                assert getattr(action, "writes", False), (words, action.option_strings)
+                writers.add(" ".join(words))
+        if "--force" in parser._option_string_actions:
+            forced.add(" ".join(words))
+    assert {
+        "solve",
+        "sweep",
+        "history",
+        "plot",
+        "build",
+        "matrix",
+        "trace load",
+        "trace chrome",
+        "profile",
+        "characterize launch",
+        "characterize efficiency",
+        "characterize timeline",
+        "report table3",
+        "report carneiro table2",
+        "report plauth figure",
+        "report kerbl fig1",
+        "queue-bench",
+    } <= writers
+    assert forced == writers
 
 
 @pytest.mark.parametrize(
@@ -335,7 +459,7 @@ def test_solve_param_with_its_strategy_prefix(capsys):
     assert json.loads(capsys.readouterr().out)["params"]["depth"] == 2
 
 
-def test_an_unknown_option_shows_the_commands_usage():
+def test_an_unknown_option_points_to_the_commands_help():
     out = subprocess.run(
         [sys.executable, "-m", "nqprof.cli", "solve", "12", "--bogus"],
         capture_output=True,
@@ -343,9 +467,8 @@ def test_an_unknown_option_shows_the_commands_usage():
         timeout=60,
     )
     assert out.returncode == 2
-    assert (
-        out.stderr.startswith("usage: nqprof solve ")
-        and "nqprof solve: error: unrecognized arguments: --bogus" in out.stderr
+    assert out.stderr == (
+        "nqprof: error: unrecognized arguments: --bogus\nTry 'nqprof solve --help'.\n"
     )
 
 
@@ -525,7 +648,8 @@ def test_option_parsers_return_the_value_or_raise_the_message(name, data):
 def test_command_line_errors_are_one_line_whatever_the_text(strategy, n, rounds):
     """Every InputError reaches the terminal as one line, even one quoting a newline: the
     first bad option's, in the order the options are read (strategy, N, rounds). A text that
-    argparse takes for an option is argparse's usage error."""
+    argparse takes for an option is argparse's usage error: one line and the pointer to the
+    command's help."""
     import contextlib
     import io
 
@@ -551,8 +675,11 @@ def test_command_line_errors_are_one_line_whatever_the_text(strategy, n, rounds)
         except SystemExit as exc:  # argparse: a text that looks like an option
             assert exc.code == 2
             assert any(t.startswith("-") for t in (strategy, n, rounds))
-            assert err.getvalue().startswith("usage: nqprof sweep ")
-            assert err.getvalue().splitlines()[-1].startswith("nqprof sweep: error: ")
+            lines = err.getvalue().split("\n")
+            assert lines[0].startswith("nqprof: error: ") and lines[1:] == [
+                "Try 'nqprof sweep --help'.",
+                "",
+            ], err.getvalue()
             return
     assert (code, out.getvalue(), err.getvalue()) == (2, "", expected)
 

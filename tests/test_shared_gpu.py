@@ -204,7 +204,7 @@ def test_pytest_summary_and_compare_say_the_gpu_was_shared(
         return result.stdout.str()
 
     summary = (
-        "nqprof: warning: other processes used the GPU during the rounds of 1 case(s): "
+        "nqprof: warning: other processes used the GPU during the rounds of 1 case: "
         f"{STRATEGY}-N8 (1) (other processes in parentheses): "
         "their times may be slower than on a GPU of their own"
     )

@@ -104,8 +104,8 @@ def test_traces_are_stored_beside_the_saved_run_and_summarised(
     result.assert_outcomes(passed=2)
     result.stdout.fnmatch_lines(
         [
-            "*nqprof: Nsight Systems traces of 1 case(s) in *traces*",
-            f"*1 CPU case(s) without a trace ({CPU_NOTE})*",
+            "*nqprof: Nsight Systems traces of 1 case in *traces*",
+            f"*1 CPU case without a trace ({CPU_NOTE})*",
         ]
     )
     (path,) = _saved(storage)

@@ -853,7 +853,7 @@ def test_condition_differences_name_what_moved():
     assert conditions.differences(a, b) == [
         "usable_cores: 16 -> 8",
         "governor: 'performance' -> 'powersave'",
-        "run B throttled in 1 round(s) (hw_slowdown)",
+        "run B throttled in 1 round (hw_slowdown)",
         "SM clock during the rounds: 1980 -> 1755 MHz",
         "power_limit_w: 700.0 -> 500.0",
     ]
@@ -1007,7 +1007,7 @@ def test_the_record_shows_the_conditions():
     text = rec.summary()
     assert (
         "clocks     SM 1980 MHz over the rounds (max 1980), memory 3201 MHz, 40 -> 44 C, 350 W of "
-        "700 W, persistence on; THROTTLED in 1 round(s): hw_slowdown"
+        "700 W, persistence on; THROTTLED in 1 round: hw_slowdown"
     ) in text
     assert "cpu        EPYC, 16 of 16 cores, governor performance, 2400 MHz" in text
 

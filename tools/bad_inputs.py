@@ -92,6 +92,7 @@ TEXT_OPTIONS = frozenset(
         "--trace",
         "profiled_command",
         "--model-only",
+        "--beyond-limits",
         "--strategies",
         "--history",
         "--figure",

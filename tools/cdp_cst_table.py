@@ -78,7 +78,7 @@ def run_one(case: str, n: int, rep: int | None, args) -> dict:
     tag = case.replace(":", "_").replace(",", "_").replace("=", "")
     path = f"{args.out}/{tag}-{n}{'' if rep is None else f'-{rep}'}.json"
     cmd = ["nqprof", "solve", str(n), "-s", name, "-r", "1", "-w", "0"]
-    cmd += ["--timeout", str(int(args.timeout)), "-q", "-o", path]
+    cmd += ["--timeout", str(int(args.timeout)), "-q", "-o", path, "--force"]
     for p in (p for p in given.split(",") if p):
         cmd += ["-p", p]
     t0 = time.monotonic()

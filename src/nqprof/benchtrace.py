@@ -36,6 +36,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from .textfmt import plural
+
 #: The key of a case's trace record in extra_info.
 TRACE_KEY = "trace"
 #: What a CPU case's record says instead of a trace.
@@ -211,8 +213,8 @@ class Tracer:
         lines = []
         if self.traced:
             lines.append(
-                f"nqprof: Nsight Systems traces of {len(self.traced)} case(s) in {self.folder} "
-                f"(one profiled round each, outside the timed rounds)"
+                f"nqprof: Nsight Systems traces of {plural(len(self.traced), 'case')} in "
+                f"{self.folder} (one profiled round each, outside the timed rounds)"
             )
         for name in self.suspect:
             from .analysis.trace import NO_CUDA_WARNING
@@ -223,7 +225,7 @@ class Tracer:
             lines.append(f"nqprof: no trace for {name}: {why}")
         cpu = len(self.missing) - len(gpu_missing)
         if cpu:
-            lines.append(f"nqprof: {cpu} CPU case(s) without a trace ({CPU_NOTE})")
+            lines.append(f"nqprof: {plural(cpu, 'CPU case')} without a trace ({CPU_NOTE})")
         return lines
 
     def json_info(self) -> dict[str, Any]:

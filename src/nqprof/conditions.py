@@ -21,6 +21,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from .textfmt import plural
+
 #: NVML's clock event reasons that mean the GPU ran slower than asked (nvmlClocksEventReason*).
 SLOWDOWN_REASONS = {
     0x4: "sw_power_cap",
@@ -409,8 +411,8 @@ def shared_gpu(cond: dict[str, Any] | None) -> str | None:
     if not count:
         return None
     return (
-        f"the GPU was shared with {count} other "
-        f"process{'es' if count > 1 else ''} during the rounds"
+        f"the GPU was shared with {plural(count, 'other process', 'other processes')} "
+        "during the rounds"
     )
 
 
@@ -631,7 +633,8 @@ def differences(a: dict[str, Any] | None, b: dict[str, Any] | None) -> list[str]
     )
     if la is not None and lb is not None and cores and abs(lb - la) >= LOAD_TOLERANCE * cores:
         out.append(
-            f"load average: {la:.2f} -> {lb:.2f} on {cores} cores (other work took CPU time)"
+            f"load average: {la:.2f} -> {lb:.2f} on {plural(cores, 'core')} "
+            "(other work took CPU time)"
         )
     oa, ob = ca.get("other_busy_cores"), cb.get("other_busy_cores")
     if oa is not None and ob is not None and abs(ob - oa) >= OTHER_CORES_TOLERANCE:
@@ -643,7 +646,7 @@ def differences(a: dict[str, Any] | None, b: dict[str, Any] | None) -> list[str]
     for side, g in (("A", ga), ("B", gb)):
         if g.get("throttled_rounds"):
             out.append(
-                f"run {side} throttled in {len(g['throttled_rounds'])} round(s) "
+                f"run {side} throttled in {plural(len(g['throttled_rounds']), 'round')} "
                 f"({', '.join(g.get('reasons_seen') or [])})"
             )
     sa, sb = ga.get("sm_clock_mhz_median"), gb.get("sm_clock_mhz_median")

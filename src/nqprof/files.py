@@ -1,7 +1,8 @@
 """Files nqprof writes and reads, checked the same way by every command.
 
 Outputs: :func:`check_output` before the work (the folder exists, is a folder and takes a
-new file; the name is not a folder; the suffix is one the command writes), then
+new file; the name is not a folder; the suffix is one the command writes; no file of that
+name exists, unless inside :func:`replacing`, the command line's ``--force``), then
 :func:`write_text` / :func:`write_json`, which write atomically (a temporary file in the
 same folder, then ``os.replace``), so that a failed write never leaves half a file and an
 hour's measurement is never lost to a typo in a path found after it.
@@ -16,6 +17,7 @@ Everything here raises :class:`InputError` (exit code 2 on the command line), no
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import json
 import os
 import tempfile
@@ -30,12 +32,40 @@ def _reason(exc: OSError) -> str:
     return exc.strerror or type(exc).__name__
 
 
+#: Whether an output file that exists may be replaced: off unless the user asked for it
+#: (the command line's ``--force``; :func:`replacing`).
+_REPLACE: contextvars.ContextVar[bool] = contextvars.ContextVar("nqprof_replace", default=False)
+
+
+@contextlib.contextmanager
+def replacing(allowed: bool = True) -> Iterator[None]:
+    """Inside this block, :func:`check_output` lets an existing file be replaced if
+    ``allowed`` (``nqprof.cli.main`` runs a command inside it with its ``--force``)."""
+    token = _REPLACE.set(bool(allowed))
+    try:
+        yield
+    finally:
+        _REPLACE.reset(token)
+
+
+def _not_replaced(path: Path, what: str) -> None:
+    """The one rule: an existing file is replaced only when the user asked for it."""
+    if path.exists() and not _REPLACE.get():
+        raise InputError(f"{what} {path} exists: pass --force to replace it")
+
+
 def check_output(
-    path: str | os.PathLike, what: str = "output", suffixes: Sequence[str] = ()
+    path: str | os.PathLike,
+    what: str = "output",
+    suffixes: Sequence[str] = (),
+    *,
+    resumed: bool = False,
 ) -> Path:
     """``path`` as a :class:`Path` once it is known that a file of that name can be written:
-    its folder exists and takes a new file, it is not a folder, and (if ``suffixes`` is given)
-    it ends with one of them. Creates nothing that stays."""
+    its folder exists and takes a new file, it is not a folder, (if ``suffixes`` is given)
+    it ends with one of them, and no such file exists unless replacing is allowed
+    (:func:`replacing`) or the command carries on from it (``resumed``: a checkpoint).
+    Creates nothing that stays."""
     text = os.fspath(path)
     if not text.strip():
         raise InputError(f"{what}: an empty file name")
@@ -49,6 +79,8 @@ def check_output(
         raise InputError(f"{what} {text}: the folder {folder} does not exist")
     if not folder.is_dir():
         raise InputError(f"{what} {text}: {folder} is not a folder")
+    if not resumed:
+        _not_replaced(path, what)
     if path.exists() and not os.access(path, os.W_OK):
         raise InputError(f"{what} {text}: the file is not writable")
     _can_create_in(folder, what, text)
@@ -65,9 +97,12 @@ def _can_create_in(folder: Path, what: str, text: str) -> None:
     os.unlink(probe)
 
 
-def check_output_dir(path: str | os.PathLike, what: str = "output folder") -> Path:
+def check_output_dir(
+    path: str | os.PathLike, what: str = "output folder", names: Sequence[str] = ()
+) -> Path:
     """A folder files will be written into: it exists (or its parent does, and it is created
-    when written to) and takes new files."""
+    when written to) and takes new files, and none of ``names`` (the files the command may
+    write there) exists in it unless replacing is allowed (:func:`replacing`)."""
     text = os.fspath(path)
     if not text.strip():
         raise InputError(f"{what}: an empty folder name")
@@ -77,6 +112,8 @@ def check_output_dir(path: str | os.PathLike, what: str = "output folder") -> Pa
     probe_in = path if path.exists() else path.parent
     if not probe_in.is_dir():
         raise InputError(f"{what} {text}: the folder {probe_in} does not exist")
+    for name in names:
+        _not_replaced(path / name, what)
     _can_create_in(probe_in, what, text)
     return path
 

@@ -52,6 +52,7 @@ from .options import (
     parse_cluster_address,
     settings_of,
 )
+from .textfmt import plural
 
 _USED = pytest.StashKey[bool]()
 _BAD_SETTINGS = pytest.StashKey[str]()
@@ -211,9 +212,24 @@ def pytest_configure(config) -> None:
             config.stash[_GATE] = gate
 
 
+#: pytest-benchmark's --benchmark-histogram without pygal: said at the start, in one line,
+#: not after the whole run in chained tracebacks (pygaljs only adds tooltips; its extra
+#: installs both).
+HISTOGRAM_MISSING = (
+    "--benchmark-histogram needs pygal, which is not installed: "
+    "pip install 'pytest-benchmark[histogram]'"
+)
+
+
 def _check_options(config) -> None:
     """--nq-cluster and --nq-trace-dir as the command line checks them: a usage error before
-    anything connects or is written (an empty value is no value left out)."""
+    anything connects or is written (an empty value is no value left out); and what
+    --benchmark-histogram needs, before anything runs."""
+    if config.getoption("benchmark_histogram", None):
+        try:
+            import pygal  # noqa: F401
+        except ImportError:
+            raise pytest.UsageError(HISTOGRAM_MISSING) from None
     address, folder = config.getoption(CLUSTER_DEST, None), config.getoption(TRACE_DIR_DEST, None)
     try:
         if address is not None:
@@ -427,8 +443,8 @@ def pytest_terminal_summary(terminalreporter, config) -> None:
     if shared:
         cases = ", ".join(f"{case} ({count})" for case, count in shared)
         terminalreporter.write_line(
-            f"nqprof: warning: other processes used the GPU during the rounds of {len(shared)} "
-            f"case(s): {cases} (other processes in parentheses): "
+            "nqprof: warning: other processes used the GPU during the rounds of "
+            f"{plural(len(shared), 'case')}: {cases} (other processes in parentheses): "
             "their times may be slower than on a GPU of their own",
             yellow=True,
         )

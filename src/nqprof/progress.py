@@ -10,6 +10,8 @@ import sys
 import time
 from typing import TextIO
 
+from .textfmt import plural
+
 
 class Progress:
     """``[3/12 0:42] dp3 N=14: round 2/5 0.021 s``."""
@@ -64,7 +66,7 @@ class Progress:
         """Status of a run of ``total`` tasks: ``done`` of them finished, ``already`` of those
         before this run started (a resumed checkpoint), with the time left at this pace."""
         elapsed = time.monotonic() - self.t0
-        text = f"{done}/{self.total} tasks"
+        text = f"{done}/{plural(self.total, 'task')}"
         ran = done - already
         if 0 < ran and self.total and done < self.total:
             text += f", ETA {elapsed / ran * (self.total - done):.0f} s"

@@ -24,6 +24,7 @@ from typing import Any
 from .cuda.sources import KernelSource
 from .errors import InputError
 from .rounds import median
+from .textfmt import plural
 
 QUEUES = ("bq", "bwd", "gottlieb", "ring")
 QUEUE_TITLES = {
@@ -374,8 +375,9 @@ class QueueBench:
                 from .errors import DeviceFailureError
 
                 raise DeviceFailureError(
-                    f"queue-bench {variant} {queue} {bytes} B at {threads} threads: {s[STUCK]} "
-                    f"operations stuck, {s[GAVE_UP]} threads gave up; the timing is discarded"
+                    f"queue-bench {variant} {queue} {bytes} B at {plural(threads, 'thread')}: "
+                    f"{plural(s[STUCK], 'operation')} stuck, {plural(s[GAVE_UP], 'thread')} gave "
+                    "up; the timing is discarded"
                 )
         return BenchRow(variant, queue, bytes, threads, capacity, median(times), s[FULL], s[EMPTY])
 

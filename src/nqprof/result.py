@@ -8,6 +8,7 @@ from typing import Any
 
 from . import conditions
 from .rounds import median
+from .textfmt import plural
 from .textfmt import seconds as seconds_text
 
 
@@ -236,7 +237,7 @@ def _condition_lines(cond: dict[str, Any]) -> list[str]:
             f"{_watts(after.get('power_w'))} of {_watts(before.get('power_limit_w'))}, "
             f"persistence {before.get('persistence_mode')}; "
             + (
-                f"THROTTLED in {len(throttled)} round(s): "
+                f"THROTTLED in {plural(len(throttled), 'round')}: "
                 f"{', '.join(gpu.get('reasons_seen') or [])}"
                 if throttled
                 else "no throttling"
@@ -248,7 +249,8 @@ def _condition_lines(cond: dict[str, Any]) -> list[str]:
     if cpu:
         freq = f", {cpu['frequency_mhz']} MHz" if cpu.get("frequency_mhz") else ""
         lines.append(
-            f"cpu        {cpu.get('cpu')}, {cpu.get('usable_cores')} of {cpu.get('cores')} cores, "
+            f"cpu        {cpu.get('cpu')}, {cpu.get('usable_cores')} of "
+            f"{plural(cpu.get('cores'), 'core')}, "
             f"governor {cpu.get('governor')}{freq}"
         )
     return lines
@@ -262,7 +264,7 @@ def _plan_lines(plan: dict[str, Any]) -> list[str]:
     """A CDP run's plan as ``nqprof solve`` prints it (``nqprof plan`` prints it in full)."""
     per = plan.get("boards_per_chunk") or {}
     lines = [
-        f"plan       config={plan.get('config')}, {plan.get('chunks')} chunk(s) of "
+        f"plan       config={plan.get('config')}, {plural(plan.get('chunks'), 'chunk')} of "
         f"{per.get('min')}..{per.get('max')} of "
         f"{plan.get('host_boards')} host boards" + (" (forced)" if plan.get("chunk_forced") else "")
     ]

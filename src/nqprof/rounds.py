@@ -18,6 +18,8 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from .textfmt import plural
+
 #: Rounds timed at the least (auto): with five a side, compare's rank test can decide.
 MIN_ROUNDS = 5
 #: Seconds of timed rounds at the least (auto), NVBench's default min-time.
@@ -84,11 +86,12 @@ class RoundRule:
 
     def describe(self) -> str:
         if self.fixed is not None:
-            return f"{self.fixed} rounds"
+            return plural(self.fixed, "round")
         return (
-            f"auto: at least {self.min_rounds} rounds and {self.min_time:g} s, then until the "
+            f"auto: at least {plural(self.min_rounds, 'round')} and {self.min_time:g} s, "
+            "then until the "
             f"median's relative standard error is under {self.target_noise:.1%}; at most "
-            f"{self.max_time:g} s or {self.max_rounds:,} rounds"
+            f"{self.max_time:g} s or {plural(self.max_rounds, 'round', fmt=',')}"
         )
 
     def split(self, processes: int) -> list[RoundRule]:

@@ -35,6 +35,7 @@ from .result import Measurement, RunRecord
 from .rounds import RoundRule
 from .spare import SPARE, start_worker, warm
 from .strategies import Strategy, get
+from .textfmt import plural
 from .worker import Target, under_profiler
 
 
@@ -648,7 +649,8 @@ class RoundLoop:
         throttled = (self.conditions.get("gpu") or {}).get("throttled_rounds")
         if throttled:
             rec.notes.append(
-                f"the GPU reported a slowdown after {len(throttled)} of {len(self.samples)} rounds "
+                f"the GPU reported a slowdown after {len(throttled)} of "
+                f"{plural(len(self.samples), 'round')} "
                 f"({', '.join(self.conditions['gpu'].get('reasons_seen') or [])})"
             )
         return rec

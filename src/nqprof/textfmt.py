@@ -1,7 +1,8 @@
-"""Text output written once: aligned or Markdown tables, and human-readable times and sizes.
+"""Text output written once: aligned or Markdown tables, human-readable times and sizes, and
+counts with the word that agrees with them.
 
-Every command and report formats through these, so a time or a size reads the same
-everywhere (``12.345 ms``, ``1.5 GiB``)."""
+Every command and report formats through these, so a time, a size or a count reads the same
+everywhere (``12.345 ms``, ``1.5 GiB``, ``1 round``)."""
 
 from __future__ import annotations
 
@@ -78,3 +79,10 @@ def nbytes(value: float, smallest: str = "B") -> str:
         if value >= scale or unit == smallest:
             return f"{value:.0f} B" if unit == "B" else f"{value / scale:.1f} {unit}"
     raise AssertionError("unreachable")
+
+
+def plural(count: float | None, word: str, words: str | None = None, fmt: str = "") -> str:
+    """``1 round``, ``2 rounds``, ``1,632 D4 classes``: ``count`` (formatted with ``fmt``, e.g.
+    ``","``) and the word that agrees with it: ``word`` for 1, else ``words`` (default
+    ``word`` + "s"). In "k of n rounds" the word agrees with n: ``f"{k} of {plural(n, ...)}"``."""
+    return f"{count:{fmt}} {word if count == 1 else words or word + 's'}"

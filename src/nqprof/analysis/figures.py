@@ -10,6 +10,9 @@ from ..errors import UnavailableError
 from . import history
 from .history import latest_cases, run_label
 
+#: The files :func:`history_figures` writes (the second where serial was measured).
+HISTORY_FIGURES = ("time_vs_n.png", "speedup_over_serial.png")
+
 
 #: Strategies drawn first, in this order (the rest follow as they come).
 def legend_order() -> list[str]:
@@ -91,7 +94,7 @@ def history_figures(
     for label, g in lines.items():
         ax.plot(g["n"], g["time"], marker="o", label=label)
     ax.legend(fontsize="small")
-    written = [out / "time_vs_n.png"]
+    written = [out / HISTORY_FIGURES[0]]
     fig.savefig(written[0], dpi=120)
 
     serial = part[part["strategy"] == "serial"].groupby("n")["time"].min()
@@ -108,7 +111,7 @@ def history_figures(
                     label=label,
                 )
         ax.legend(fontsize="small")
-        written.append(out / "speedup_over_serial.png")
+        written.append(out / HISTORY_FIGURES[1])
         fig.savefig(written[-1], dpi=120)
     return written
 

@@ -172,6 +172,31 @@ def kernel_regex(kernels: Sequence[str]) -> str | None:
     return "^(" + "|".join(kernels) + ")" if kernels else None
 
 
+#: The tag of a CDP strategy's second profile: its children, replayed (launch=record).
+RECORD_TAG = "record"
+
+
+def _report_name(strategy: str, n: int, tag: str = "") -> str:
+    return f"ncu-{strategy}-{n}" + (f"-{tag}" if tag else "")
+
+
+def _profiles_children(strategy: str) -> bool:
+    from ..strategies import get
+
+    strat = get(strategy)
+    return bool(strat.cdp and strat.child_kernel)
+
+
+def written(strategies: Sequence[str], n: int) -> list[str]:
+    """The files :func:`measure` writes into its folder: each profile's report and CSV."""
+    return [
+        f"{_report_name(s, n, tag)}{suffix}"
+        for s in strategies
+        for tag in (("", RECORD_TAG) if _profiles_children(s) else ("",))
+        for suffix in (".ncu-rep", ".csv")
+    ]
+
+
 def profile(
     strategy: str,
     n: int,
@@ -191,7 +216,7 @@ def profile(
     ncu = find_ncu(ncu)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    name = f"ncu-{strategy}-{n}" + (f"-{tag}" if tag else "")
+    name = _report_name(strategy, n, tag)
     report = out / name
     if kernels is None:
         kernels = [k for src in get(strategy).sources for k in src.kernels]
@@ -536,7 +561,7 @@ def measure(
         except NqprofError as exc:
             entries.append({"strategy": s, "n": n, "error": str(exc)})
             continue
-        if not strat.cdp or not strat.child_kernel:
+        if not _profiles_children(s):
             entries.append(summarize(s, n, parents, strat.cdp))
             continue
         if progress is not None:
@@ -551,7 +576,7 @@ def measure(
                 timeout=timeout,
                 launch_count=child_launches or None,
                 kernels=[strat.child_kernel],
-                tag="record",
+                tag=RECORD_TAG,
             )
             replay = check_replay(record_from_output(printed))
             df = parse_csv(csv)

@@ -26,7 +26,7 @@ from ..numeric import integer_text, shown
 from ..strategies.cdp.accounting import WORDS, decode_accounting, error_name
 from ..strategies.cdp.limits import HEADROOM, PENDING_SLOT_BYTES
 from ..strategies.gpu_common import GpuSession
-from ..textfmt import nbytes
+from ..textfmt import nbytes, plural
 from . import SOURCES, load_points
 from .probe import Probe, paired_rounds, run_probe
 
@@ -354,8 +354,9 @@ def table(points: Sequence[LaunchPoint]) -> tuple[list[str], list[list], list[st
             notes.append(f"[{len(notes) + 1}] {p.mode} x{p.count:,}: {p.error}")
             note = f"no measurement [{len(notes)}]"
         elif p.launch_failures or p.stream_failures:
-            note = f"{p.launch_failures:,} of {p.launches:,} launches failed" + (
-                f" over {p.rounds} rounds" if p.rounds else ""
+            note = (
+                f"{p.launch_failures:,} of {plural(p.launches, 'launch', 'launches', ',')} failed"
+                + (f" over {plural(p.rounds, 'round')}" if p.rounds else "")
             )
             if p.first_error:
                 note += f" (first: {error_name(p.first_error)})"
@@ -364,7 +365,7 @@ def table(points: Sequence[LaunchPoint]) -> tuple[list[str], list[list], list[st
         if p.upload_bytes is not None:
             note += (
                 "; " if note else ""
-            ) + f"{p.copies} graph(s) uploaded: {nbytes(p.upload_bytes)}"
+            ) + f"{plural(p.copies, 'graph')} uploaded: {nbytes(p.upload_bytes)}"
         rows.append(
             [
                 p.mode,

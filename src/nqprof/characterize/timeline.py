@@ -20,6 +20,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..files import write_text
+from ..textfmt import plural
 from . import check_kind
 
 KIND = "nqprof-characterize-timeline"
@@ -119,10 +120,14 @@ def check(doc: dict[str, Any], df) -> list[str]:
     t = doc["timeline"]
     problems = []
     if t.get("dropped"):
-        problems.append(f"{t['dropped']:,} grids not recorded: the buffer held {t['capacity']:,}")
+        problems.append(
+            f"{plural(t['dropped'], 'grid', fmt=',')} not recorded: "
+            f"the buffer held {t['capacity']:,}"
+        )
     if t.get("not_started"):
         problems.append(
-            f"{t['not_started']:,} records of grids that never started (failed launches)"
+            f"{plural(t['not_started'], 'record', fmt=',')} of grids that never started "
+            "(failed launches)"
         )
     launches = doc.get("launches")
     device_grids = int((df["generation"] > 0).sum())

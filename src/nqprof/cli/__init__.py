@@ -15,9 +15,11 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from .. import __version__
 from ..errors import InputError, NqprofError
+from ..files import replacing
 
 #: Every command: the group (a module of this package) that registers it and its one-line
 #: help, in the order `nqprof --help` lists them. A command's parser is built from its group
@@ -81,22 +83,40 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+class Parser(argparse.ArgumentParser):
+    """nqprof's argument parser: a usage error (no command, an unknown one, a missing or
+    unknown argument, a bad choice) is one line and a pointer to the command's help, exit
+    code 2, not the usage block. Every (sub)command's parser is one: :func:`_top_parser`
+    builds the top level with it, and argparse makes each subparser of the parent's class."""
+
+    def error(self, message: str) -> NoReturn:
+        message = message.replace("\r", " ").replace("\n", " ")
+        self.exit(2, f"nqprof: error: {message}\nTry '{self.prog} --help'.\n")
+
+
 def _top_parser() -> tuple[argparse.ArgumentParser, argparse._SubParsersAction]:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="nqprof", description="Benchmark and profile GPU work distribution on N-Queens."
     )
     parser.add_argument("--version", action="version", version=f"nqprof {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     sub.required = True
     return parser, sub
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The parser of every command, or only of ``command``'s group."""
+    """The parser of every command, or only of ``command``'s group. Each command that writes
+    a file gets ``--force`` (:func:`nqprof.cli.output.add_force`), and each (sub)command's
+    parser records itself in the namespace (``_parser``), so that an unknown argument is
+    reported with that command's usage, not the top level's."""
+    from .output import add_force
+
     parser, sub = _top_parser()
     for name in [COMMANDS[command][0]] if command in COMMANDS else GROUPS:
         importlib.import_module(f"{__name__}.{name}").add_commands(sub)
-    _mark_leaves(parser)
+    for each in _parsers(parser):
+        add_force(each)
+        each.set_defaults(_parser=each)
     return parser
 
 
@@ -109,14 +129,15 @@ def listing_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _mark_leaves(parser: argparse.ArgumentParser) -> None:
-    """Each (sub)command's parser records itself in the namespace, so that an unknown
-    argument is reported with that command's usage, not the top level's."""
-    parser.set_defaults(_parser=parser)
+def _parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    """``parser`` and every (sub)command's parser under it, once each (an alias is the same
+    parser)."""
+    found = [parser]
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
-            for child in set(action.choices.values()):
-                _mark_leaves(child)
+            for child in dict.fromkeys(action.choices.values()):
+                found += _parsers(child)
+    return found
 
 
 def _numbers(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
@@ -157,7 +178,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         getattr(args, "_parser", parser).error(f"unrecognized arguments: {' '.join(extras)}")
     try:
         _numbers(args, getattr(args, "_parser", parser))
-        return args.func(args)
+        with replacing(getattr(args, "force", False)):
+            return args.func(args)
     except NqprofError as exc:
         message = (
             str(exc).replace("\r", "\\r").replace("\n", "\\n")

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from ..errors import InputError, UnavailableError
+from .output import add_output
 
 #: File names the tox CUDA environments write: resources-<tag>.json, e.g. resources-cuda13.0.json
 MATRIX_GLOB = "resources-*.json"
@@ -144,7 +145,8 @@ def add_commands(subparsers) -> None:
     p.add_argument(
         "--json", action="store_true", help="print the resource table as JSON instead of the text"
     )
-    p.add_argument(
+    add_output(
+        p.add_argument,
         "--output",
         "-o",
         metavar="FILE.json",
@@ -185,10 +187,17 @@ def add_commands(subparsers) -> None:
         default="compute",
         help="with --history: compute (CUDA events; default) or wall (host round trip)",
     )
-    p.add_argument(
+    add_output(
+        p.add_argument,
         "--figure",
         metavar="FILE.png",
         help="with --history: also draw the times, a panel per strategy",
     )
-    p.add_argument("-o", "--output", metavar="FILE", help="also write the combined table to FILE")
+    add_output(
+        p.add_argument,
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="also write the combined table to FILE",
+    )
     p.set_defaults(func=cmd_matrix)

@@ -25,7 +25,7 @@ from pathlib import Path
 from ..errors import InputError
 from ..numeric import Integer, add_number, integer_text, shown
 from ..problem import validate_n
-from .output import emit, outputs
+from .output import add_output, emit, outputs
 from .run import loop_settings, parse_ns, run_options
 
 #: Threads per block a CUDA grid can have (--block).
@@ -356,7 +356,7 @@ def cmd_efficiency(args) -> int:
     if not args.from_file:
         from ..files import check_output_dir
 
-        check_output_dir(args.out_dir, "--out-dir")
+        check_output_dir(args.out_dir, "--out-dir", efficiency.written(strategies, n))
     doc, loaded = _measure_or_load(
         args,
         lambda progress: efficiency.measure(
@@ -390,7 +390,8 @@ def add_efficiency(q) -> None:
         "device)",
     )
     add_number(q.add_argument, "--n", number=validate_n, default="14", help="N (default 14)")
-    q.add_argument(
+    add_output(
+        q.add_argument,
         "--out-dir",
         default="nqprof-ncu",
         help="where the ncu reports and CSVs go (default nqprof-ncu)",
@@ -480,8 +481,11 @@ def add_timeline(q) -> None:
         metavar="KEY=VALUE",
         help="strategy parameter (repeatable)",
     )
-    q.add_argument(
-        "--chrome", metavar="JSON", help="write the grids as Chrome/Perfetto trace events"
+    add_output(
+        q.add_argument,
+        "--chrome",
+        metavar="JSON",
+        help="write the grids as Chrome/Perfetto trace events",
     )
     q.add_argument(
         "--nsys",
@@ -668,9 +672,15 @@ def add_common(q, with_figure: bool = True, with_output: bool = True) -> None:
         "--from", dest="from_file", metavar="FILE", help="render a kept measurement (no GPU needed)"
     )
     if with_figure:
-        q.add_argument("--figure", metavar="PNG", help="also draw the figure (.png, .pdf or .svg)")
+        add_output(
+            q.add_argument,
+            "--figure",
+            metavar="PNG",
+            help="also draw the figure (.png, .pdf or .svg)",
+        )
     if with_output:
-        q.add_argument(
+        add_output(
+            q.add_argument,
             "--output",
             "-o",
             metavar="FILE.json|FILE.md",

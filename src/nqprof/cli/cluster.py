@@ -17,6 +17,7 @@ from ..errors import InputError
 from ..numeric import Integer, add_number
 from ..options import parse_cluster_address
 from ..problem import MAX_N
+from ..textfmt import plural
 
 #: The most workers --workers starts (local) or waits for (an address).
 MAX_WORKERS = 1024
@@ -34,7 +35,8 @@ def add_cluster_arguments(parser) -> None:
         metavar="local|ADDRESS",
         default=None,
         help="spread the count over a Dask cluster: local (started here: one worker per GPU, or "
-        "per core for CPU strategies) or a scheduler address such as tcp://host:8786",
+        "per core for CPU strategies) or a scheduler address such as tcp://host:8786 (waited "
+        "for up to $NQPROF_CLUSTER_CONNECT_TIMEOUT seconds, default 5)",
     )
     add_number(
         g.add_argument,
@@ -103,10 +105,14 @@ def check_cluster_options(args) -> None:
     """The cluster options' values, before anything starts (the counts are checked as the
     command line reads them: a count of 0 is not "the default")."""
     args.cluster = check_address(args.cluster)
+    if args.cluster != "local":
+        from ..cluster import connect_timeout
+
+        connect_timeout()  # a bad NQPROF_CLUSTER_CONNECT_TIMEOUT: one line before the work
     if args.checkpoint is not None:
         from ..files import check_output
 
-        check_output(args.checkpoint, "--checkpoint")
+        check_output(args.checkpoint, "--checkpoint", resumed=True)
 
 
 @contextlib.contextmanager
@@ -169,7 +175,7 @@ def run_clustered(args) -> int:
     except KeyboardInterrupt:
         if args.checkpoint and os.path.exists(args.checkpoint) and done[1]:
             print(
-                f"nqprof: {done[0]} of {done[1]} tasks are saved in {args.checkpoint}; "
+                f"nqprof: {done[0]} of {plural(done[1], 'task')} are saved in {args.checkpoint}; "
                 "the same command resumes the run",
                 file=sys.stderr,
             )

@@ -6,6 +6,7 @@ import json
 import sys
 import warnings
 
+from ..analysis.figures import HISTORY_FIGURES
 from ..analysis.history import (
     CASE_COLUMNS,
     DEFAULT_STORAGE,
@@ -27,8 +28,9 @@ from ..analysis.stats import ALPHA, MIN_CHANGE, MIN_CHANGE_CPU, MIN_EFFECT
 from ..analysis.verdicts import CHANGES, FAILING, VERDICTS, min_change_number, parse_failing
 from ..errors import InputError
 from ..numeric import add_number
+from ..textfmt import plural, table
 from ..textfmt import seconds as fmt_s
-from ..textfmt import table
+from .output import add_output
 
 
 def _load(args):
@@ -74,20 +76,20 @@ def cmd_history(args) -> int:
             if out[column].map(lambda v: isinstance(v, (list, dict))).any():
                 out[column] = out[column].map(json.dumps)
         write_text(args.csv, out.to_csv(index=False), "--csv")
-        print(f"wrote {len(df)} rows x {len(df.columns)} columns to {args.csv}")
+        print(f"wrote {plural(len(df), 'row')} x {plural(len(df.columns), 'column')} to {args.csv}")
         return 0
     summary = run_summary(df)
     from ..analysis.trace_history import run_traces
 
     traces = run_traces(df)
-    print(f"{len(summary)} runs, {len(df)} benchmarks in {args.storage}")
+    print(f"{plural(len(summary), 'run')}, {plural(len(df), 'benchmark')} in {args.storage}")
     for run in summary.to_dict("records"):
         gpu = run.get("machine.gpu")
         gpu = "CPU only" if missing(gpu) else f"{gpu}, CUDA {run.get('machine.cuda_toolkit')}"
         print(
             f"  {run_label(run['run']):<6} {run['run']}  {run['datetime']:%Y-%m-%d %H:%M}  commit "
-            f"{run['commit']}  {gpu}  {run['benchmarks']} "
-            f"benchmarks{_traces_note(traces.get(run['run']))}"
+            f"{run['commit']}  {gpu}  "
+            f"{plural(run['benchmarks'], 'benchmark')}{_traces_note(traces.get(run['run']))}"
         )
     print()
     table = df.assign(run=df["run"].map(run_label))
@@ -338,7 +340,7 @@ def _fail_on(text: str) -> list[str]:
 def cmd_plot(args) -> int:
     from ..files import check_output_dir
 
-    check_output_dir(args.output, "--output")
+    check_output_dir(args.output, "--output", HISTORY_FIGURES)
     df = _load(args)
     from ..analysis.figures import history_figures
 
@@ -389,8 +391,11 @@ def add_commands(sub) -> None:
         "history", help="list every saved benchmark run, one row per benchmark per run"
     )
     _storage_options(p, positional=True)
-    p.add_argument(
-        "--csv", metavar="FILE", help="write the whole table (every column) as CSV instead"
+    add_output(
+        p.add_argument,
+        "--csv",
+        metavar="FILE",
+        help="write the whole table (every column) as CSV instead",
     )
     p.set_defaults(func=cmd_history)
 
@@ -435,8 +440,13 @@ def add_commands(sub) -> None:
     p = sub.add_parser("plot", help="write PNG figures: time vs N, speedup over serial")
     _storage_options(p)
     _metric_option(p)
-    p.add_argument(
-        "-o", "--output", default=".", metavar="DIR", help="folder for the figures (default: .)"
+    add_output(
+        p.add_argument,
+        "-o",
+        "--output",
+        default=".",
+        metavar="DIR",
+        help=f"folder for the figures ({' and '.join(HISTORY_FIGURES)}; default: .)",
     )
     p.add_argument(
         "--run",

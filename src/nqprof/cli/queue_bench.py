@@ -16,6 +16,7 @@ from .. import queuebench
 from ..errors import InputError
 from ..numeric import Integer, add_number, integer_text
 from ..problem import split_list
+from .output import add_output
 
 #: The largest --fill: thread counts up to this many times what the GPU holds at once.
 MAX_FILL = 64
@@ -47,7 +48,9 @@ def check_args(args) -> None:
     if getattr(args, "figure", None):
         check_output(args.figure, "--figure", (".png", ".pdf", ".svg"))
     if getattr(args, "outdir", None):
-        check_output_dir(args.outdir, "--outdir")
+        from ..papers.kerbl import FIGURES
+
+        check_output_dir(args.outdir, "--outdir", tuple(FIGURES.values()))
 
 
 def obtain(args) -> queuebench.BenchResult:
@@ -153,7 +156,8 @@ def add_run_options(p) -> None:
     p.add_argument(
         "--json", action="store_true", help="print the run as JSON instead of the tables"
     )
-    p.add_argument(
+    add_output(
+        p.add_argument,
         "--output",
         "-o",
         metavar="FILE.json",
@@ -178,8 +182,10 @@ def add_commands(sub) -> None:
         "queue-bench", help="GPU queue microbenchmark (Kerbl et al., Fig. 1): table and figure"
     )
     add_run_options(p)
-    p.add_argument(
-        "--figure", help="write the figure (time vs threads, a line per queue) to this PNG"
+    add_output(
+        p.add_argument,
+        "--figure",
+        help="write the figure (time vs threads, a line per queue) to this PNG",
     )
     p.add_argument("--figure-variant", default="balanced", choices=queuebench.VARIANTS)
     p.set_defaults(func=cmd_queue_bench)
@@ -188,4 +194,6 @@ def add_commands(sub) -> None:
 def add_kerbl_fig1(q) -> None:
     """The options of ``nqprof report kerbl fig1``."""
     add_run_options(q)
-    q.add_argument("--outdir", help="write the figures (balanced, unbalanced) into this folder")
+    add_output(
+        q.add_argument, "--outdir", help="write the figures (balanced, unbalanced) into this folder"
+    )

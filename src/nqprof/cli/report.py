@@ -18,7 +18,7 @@ from collections.abc import Callable
 from ..numeric import Integer, add_number
 from ..options import parse_params
 from ..problem import MAX_N
-from .output import emit
+from .output import add_output, emit
 from .run import loop_settings, parse_ns, run_options
 
 
@@ -268,7 +268,8 @@ def add_carneiro_table2(q) -> None:
         help="take serial times from this benchmark history (a saved JSON "
         "file or a storage folder) instead of measuring them; the table says which came from where",
     )
-    q.add_argument(
+    add_output(
+        q.add_argument,
         "--figure",
         metavar="PNG",
         help="also draw the figure of speedup over serial vs N per strategy into PNG",
@@ -288,7 +289,8 @@ def _measured(add: Callable, figure: bool = False, rounds: str = "1") -> Callabl
 
     def add_all(q) -> None:
         add(q)
-        q.add_argument(
+        add_output(
+            q.add_argument,
             "--output",
             "-o",
             required=figure,

@@ -12,8 +12,9 @@ from ..files import check_json_output, write_json, write_text
 from ..numeric import add_number
 from ..options import ROUNDS, TIMEOUT, TIMER, WARMUP
 from ..problem import validate_n
-from ..textfmt import table
+from ..textfmt import plural, table
 from .cluster import add_cluster_arguments
+from .output import add_output
 
 
 def parse_ns(text: str) -> list[int]:
@@ -129,7 +130,8 @@ def cmd_sweep(args) -> int:
     if output:
         write_json(output, records + ([{"partial": interrupted}] if interrupted else []))
         print(
-            f"{len(records)} records written to {output}" + (" (partial)" if interrupted else ""),
+            f"{plural(len(records), 'record')} written to {output}"
+            + (" (partial)" if interrupted else ""),
             file=sys.stderr,
         )
     if interrupted:
@@ -200,7 +202,7 @@ def _throttled(rec) -> str:
 
 def _shared(rec) -> str:
     count = (rec.conditions.get("gpu") or {}).get("other_processes")
-    return f", GPU shared with {count} other process{'es' if count > 1 else ''}" if count else ""
+    return f", GPU shared with {plural(count, 'other process', 'other processes')}" if count else ""
 
 
 def _warn_shared(rec) -> None:
@@ -219,10 +221,13 @@ def _given(case) -> str:
 
 
 def cmd_strategies(args) -> int:
+    """Each strategy on a line (name, [CPU|GPU], title), and under its tag its parameters as
+    columns (name, range, default, help), each column as wide as its widest cell."""
     from ..strategies import all_strategies
 
     strategies = all_strategies()
     params = [p for s in strategies for p in s.params]
+    name = max((len(p.name) for p in params), default=0)
     rng = max((len(p.describe_range()) for p in params), default=0)
     dflt = max((len(p.describe_default()) for p in params), default=0)
     width = max(len(s.name) for s in strategies) + 1
@@ -230,10 +235,10 @@ def cmd_strategies(args) -> int:
         tag = ("GPU, CDP" if s.cdp else "GPU") if s.needs_gpu else "CPU"
         print(f"{s.name:<{width}} [{tag}] {s.title}")
         if s.min_n > 1:
-            print(f"{'':<{width + 2}}N >= {s.min_n}")
+            print(f"{'':<{width + 1}}N >= {s.min_n}")
         for p in s.params:
             print(
-                f"{'':<{width + 2}}{p.name:<12} {p.describe_range():<{rng}}  default "
+                f"{'':<{width + 1}}{p.name:<{name}} {p.describe_range():<{rng}}  default "
                 f"{p.describe_default():<{dflt}}  {p.help}"
             )
     return 0
@@ -256,8 +261,12 @@ def add_json_output(p, what: str) -> None:
     """``--json`` (print it as JSON on stdout) and ``-o/--output FILE.json`` (write it), the
     same in every command."""
     p.add_argument("--json", action="store_true", help=f"print {what} as JSON instead of the text")
-    p.add_argument(
-        "--output", "-o", metavar="FILE.json", help=f"also write {what} as JSON to FILE.json"
+    add_output(
+        p.add_argument,
+        "--output",
+        "-o",
+        metavar="FILE.json",
+        help=f"also write {what} as JSON to FILE.json",
     )
 
 
@@ -267,7 +276,10 @@ def add_commands(sub) -> None:
     )
     add_number(p.add_argument, "n", number=validate_n, metavar="N", help="board size N")
     p.add_argument(
-        "--strategy", "-s", default="serial", help="strategy name (see `nqprof strategies`)"
+        "--strategy",
+        "-s",
+        default="serial",
+        help="strategy name (see `nqprof strategies`; default: %(default)s)",
     )
     p.add_argument(
         "--param",

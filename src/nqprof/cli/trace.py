@@ -17,6 +17,9 @@ from pathlib import Path
 from nqprof.analysis import trace as nsys_trace
 from nqprof.errors import InputError
 
+from ..textfmt import plural
+from .output import add_output
+
 SLUG_LENGTH = 60
 
 
@@ -34,7 +37,13 @@ def _add_trace(subparsers) -> None:
 
     load = actions.add_parser("load", help="print the trace's tables, or write them as CSV")
     load.add_argument("file", type=Path, metavar="FILE")
-    load.add_argument("--csv", type=Path, metavar="DIR", help="write one CSV per table into DIR")
+    add_output(
+        load.add_argument,
+        "--csv",
+        type=Path,
+        metavar="DIR",
+        help="write one CSV per table into DIR",
+    )
     from nqprof.analysis.trace.schema import TABLES
 
     load.add_argument("--table", choices=TABLES, help="only this table")
@@ -42,15 +51,13 @@ def _add_trace(subparsers) -> None:
 
     chrome = actions.add_parser("chrome", help="write Chrome trace-event JSON (opens in Perfetto)")
     chrome.add_argument("file", type=Path, metavar="FILE")
-    chrome.add_argument(
+    add_output(
+        chrome.add_argument,
         "-o",
         "--output",
         type=Path,
         metavar="JSON",
-        help="output file (default: FILE with suffix .json, beside it, if no such file exists)",
-    )
-    chrome.add_argument(
-        "--force", action="store_true", help="without -o: overwrite FILE's .json twin if it exists"
+        help="output file (default: FILE with suffix .json, beside it)",
     )
     chrome.set_defaults(func=cmd_trace_chrome)
 
@@ -67,7 +74,8 @@ def _add_profile(subparsers) -> None:
         "starts with an nqprof subcommand (e.g. 'solve 16 --strategy feinbube') runs "
         "as 'python -m nqprof.cli ...'.",
     )
-    parser.add_argument(
+    add_output(
+        parser.add_argument,
         "--output",
         type=Path,
         metavar="PREFIX",
@@ -95,9 +103,11 @@ def command_argv(command: Sequence[str], nqprof_commands: Collection[str]) -> li
 
 def cmd_trace_load(args) -> int:
     if args.csv:
+        from nqprof.analysis.trace.schema import TABLES
         from nqprof.files import check_output_dir
 
-        check_output_dir(args.csv, "--csv")
+        names = [f"{name}.csv" for name in TABLES if args.table in (None, name)]
+        check_output_dir(args.csv, "--csv", names)
     loaded = nsys_trace.load(args.file)
     tables = {name: frame for name, frame in loaded.tables().items() if args.table in (None, name)}
     if args.csv:
@@ -108,7 +118,7 @@ def cmd_trace_load(args) -> int:
             print(path)
         return 0
     for name, frame in tables.items():
-        print(f"== {name} ({len(frame)} rows)")
+        print(f"== {name} ({plural(len(frame), 'row')})")
         print(frame.to_string(index=False) if len(frame) else "(none)")
         print()
     return 0
@@ -120,11 +130,6 @@ def cmd_trace_chrome(args) -> int:
     output = args.output or args.file.with_suffix(".json")
     if output.resolve() == args.file.resolve():
         raise InputError(f"trace chrome: the output {output} is the input trace itself")
-    if args.output is None and output.exists() and not args.force:
-        raise InputError(
-            f"trace chrome: {output} exists: name the output "
-            "with -o FILE, or overwrite it with --force"
-        )
     check_output(output, "trace chrome output", (".json",))
     print(nsys_trace.to_chrome(nsys_trace.load(args.file), output))
     return 0
@@ -136,10 +141,14 @@ def cmd_trace_breakdown(args) -> int:
 
 
 def cmd_profile(args) -> int:
+    from nqprof.files import check_output
+
     from . import COMMANDS  # every command: only this group's parser was built
 
     argv = command_argv(args.profiled_command, COMMANDS)
     output = args.output or Path(f"nqprof-profile-{time.strftime('%Y%m%d-%H%M%S')}")
+    for path in nsys_trace.report_files(output):
+        check_output(path, "--output")
     sqlite = nsys_trace.profile(argv, output, trace=args.trace, nsys=args.nsys)
     print(f"trace: {sqlite}")
     print(nsys_trace.breakdown(nsys_trace.load(sqlite)), end="")

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import InputError
+from ..textfmt import plural
 
 FORMAT = "nqprof-cluster-checkpoint"
 VERSION = 1
@@ -137,7 +138,7 @@ def _describe(ident: dict[str, Any]) -> str:
     return (
         f"{ident['strategy']} N={ident['n']}"
         + (f" ({params})" if params else "")
-        + f", depth {ident['depth']}, {ident['tasks']} tasks, plan {ident['plan']}"
+        + f", depth {ident['depth']}, {plural(ident['tasks'], 'task')}, plan {ident['plan']}"
     )
 
 

@@ -21,6 +21,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -32,7 +33,8 @@ from ..options import DEFAULT_TIMEOUT, describe
 from ..problem import known_count
 from ..progress import Progress
 from ..strategies import Strategy, get
-from . import require_dask
+from ..textfmt import plural
+from . import CONNECT_TIMEOUT_VARIABLE, connect_timeout, require_dask
 from .checkpoint import open_checkpoint
 from .record import ClusterRecord
 from .tasks import TASKS_PER_WORKER, expansion, multiplier, plan, plan_hash, split_depth
@@ -81,7 +83,8 @@ def local_cluster(strategy: Strategy, workers: int | None):
         )
     if workers and workers > len(gpus):
         raise InputError(
-            f"--workers {workers}: only {len(gpus)} GPUs are visible here (one worker per GPU)"
+            f"--workers {workers}: only {plural(len(gpus), 'GPU')} "
+            f"{'is' if len(gpus) == 1 else 'are'} visible here (one worker per GPU)"
         )
     return local_gpu_cluster(gpus[: workers or len(gpus)])
 
@@ -148,27 +151,46 @@ def local_gpu_cluster(gpus: list[str]):
         )
 
 
-@contextlib.contextmanager
-def connect(address: str, strategy: Strategy, workers: int | None) -> Iterator[Any]:
-    """A Dask client on ``address`` ("local": a cluster started here, closed afterwards)."""
+def client_at(address: str):
+    """A Dask client on the scheduler at ``address``. The wait is said on stderr before it
+    starts (Dask is imported after that line), and bounded: a scheduler that does not answer
+    within :func:`~nqprof.cluster.connect_timeout` seconds is an :class:`UnavailableError`."""
+    seconds = connect_timeout()
+    print(
+        f"nqprof: connecting to the Dask scheduler at {address}: up to {seconds:g} s "
+        f"(${CONNECT_TIMEOUT_VARIABLE})",
+        file=sys.stderr,
+        flush=True,
+    )
     require_dask()
     from distributed import Client
 
+    try:
+        return Client(address, timeout=seconds)
+    except (OSError, TimeoutError) as exc:
+        raise UnavailableError(f"cannot reach the Dask scheduler at {address} ({exc})") from None
+
+
+@contextlib.contextmanager
+def connect(address: str, strategy: Strategy, workers: int | None) -> Iterator[Any]:
+    """A Dask client on ``address`` ("local": a cluster started here, closed afterwards;
+    else :func:`client_at`)."""
     if address == "local":
+        require_dask()
+        from distributed import Client
+
         with local_cluster(strategy, workers) as cluster, Client(cluster) as client:
             yield client
         return
-    try:
-        client = Client(address, timeout="30s")
-    except (OSError, TimeoutError) as exc:
-        raise UnavailableError(f"cannot reach the Dask scheduler at {address} ({exc})") from None
+    client = client_at(address)
     with client:
         try:
             client.wait_for_workers(workers or 1, timeout=WORKER_WAIT_S)
         except TimeoutError:
             have = len(client.scheduler_info().get("workers", {}))
             raise UnavailableError(
-                f"the Dask cluster at {address} has {have} workers after {WORKER_WAIT_S:g} s, "
+                f"the Dask cluster at {address} has {plural(have, 'worker')} "
+                f"after {WORKER_WAIT_S:g} s, "
                 f"{workers or 1} wanted"
             ) from None
         yield client
@@ -177,18 +199,14 @@ def connect(address: str, strategy: Strategy, workers: int | None) -> Iterator[A
 def connect_bench(address: str):
     """(client, the local cluster or None) for the benchmark suite: ``local`` starts one
     worker per visible GPU, or one CPU worker where there is none."""
-    require_dask()
-    from distributed import Client
-
-    cluster = None
     if address == "local":
+        require_dask()
+        from distributed import Client
+
         gpus = visible_gpus()
         cluster = local_gpu_cluster(gpus) if gpus else local_cpu_cluster(1)
         return Client(cluster), cluster
-    try:
-        return Client(address, timeout="30s"), None
-    except (OSError, TimeoutError) as exc:
-        raise UnavailableError(f"cannot reach the Dask scheduler at {address} ({exc})") from None
+    return client_at(address), None
 
 
 def dashboard_of(client) -> str | None:
@@ -226,7 +244,6 @@ def solve_clustered(
     depth = split_depth(strat, n, values, depth)
     boards = expansion(n, depth, strat.name)
     label = describe(strat.name, n, values)
-    require_dask()
     with connect(cluster, strat, workers) as client:
         address, dashboard, nworkers = _workers_of(client, strat)
         run = _Run(label, strat, n, values, depth, retries, timeout, on_task)
@@ -344,7 +361,7 @@ class _Run:
                 self.bar.message(f"nqprof: Dask dashboard at {dashboard}")
             self.bar.message(
                 f"nqprof: {self.label} on {address}: "
-                f"{len(self.task_list)} tasks over {nworkers} workers"
+                f"{plural(len(self.task_list), 'task')} over {plural(nworkers, 'worker')}"
                 + (
                     f", {len(self.results)} done before (checkpoint {checkpoint})"
                     if self.results
@@ -422,7 +439,8 @@ class _Run:
             raise
         except NqprofError as exc:
             raise type(exc)(
-                f"{label}: task {task.index} failed after {self.retries} retries: {exc}"
+                f"{label}: task {task.index} failed after "
+                f"{plural(self.retries, 'retry', 'retries')}: {exc}"
             ) from None
         except Exception as exc:  # KilledWorker and the like: no worker could finish it
             raise WatchdogError(

@@ -20,6 +20,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ..textfmt import plural
 from ..textfmt import seconds as _fmt_s
 
 
@@ -105,8 +106,8 @@ class ClusterRecord:
             f"N          {self.n}",
             f"params     {params}",
             f"count      {self.count}  {ok}",
-            f"cluster    {self.cluster}, {len(self.workers)} workers ran tasks",
-            f"tasks      {len(self.tasks)} interleaved slices "
+            f"cluster    {self.cluster}, {plural(len(self.workers), 'worker')} ran tasks",
+            f"tasks      {plural(len(self.tasks), 'interleaved slice')} "
             f"of {self.boards} {self.unit} at depth {self.depth}"
             + (f", {self.resumed} resumed from {self.checkpoint}" if self.resumed else ""),
             f"wall time  {_fmt_s(self.wall_s)}"
@@ -135,10 +136,14 @@ class ClusterRecord:
                 if w.get("counting_share") is not None
                 else ""
             )
-            made = f", {w['made']:,} tasks made on its GPU" if w.get("made") is not None else ""
+            made = (
+                f", {plural(w['made'], 'task', fmt=',')} made on its GPU"
+                if w.get("made") is not None
+                else ""
+            )
             lines.append(
-                f"worker     {w['worker']} ({where}): {w['tasks']} "
-                f"tasks, busy {_fmt_s(w['busy_s'])}{counting}{made}"
+                f"worker     {w['worker']} ({where}): {plural(w['tasks'], 'task')}, "
+                f"busy {_fmt_s(w['busy_s'])}{counting}{made}"
             )
         if self.dashboard:
             lines.append(f"dashboard  {self.dashboard}")

@@ -112,6 +112,10 @@ def check_claims(
     ]
 
 
+#: The figures :func:`report` writes into its folder, per variant.
+FIGURES = {variant: f"kerbl_fig1_{variant}.png" for variant in ("balanced", "unbalanced")}
+
+
 def report(result: BenchResult, outdir: str | Path | None = None, bytes: int = 16) -> str:
     """The text of `nqprof report kerbl`: our Fig. 1 tables, the paper's claims checked, and
     (with ``outdir``) the figures for both variants."""
@@ -135,8 +139,8 @@ def report(result: BenchResult, outdir: str | Path | None = None, bytes: int = 1
     if outdir is not None:
         out = Path(outdir)
         out.mkdir(parents=True, exist_ok=True)
-        for variant in ("balanced", "unbalanced"):
+        for variant, name in FIGURES.items():
             if select(rows, variant):
-                path = figure(rows, out / f"kerbl_fig1_{variant}.png", variant)
+                path = figure(rows, out / name, variant)
                 parts.append(f"figure: {path}")
     return "\n".join(parts)

@@ -40,6 +40,7 @@ from ..cuda.sources import KernelSource
 from ..errors import DeviceFailureError, InputError, UnavailableError
 from ..result import Measurement
 from ..subproblems import expand
+from ..textfmt import plural
 from .base import Param, Strategy, block_param
 from .counters import CounterLayout
 from .gpu_common import COUNTER_BYTES, GpuSession
@@ -240,7 +241,9 @@ class DevGraph(Strategy):
                     1,
                     boards_at(n, row) if row > depth else host_boards,
                     1,
-                    "DFS to the last row" if dfs else f"expand {k} row(s) into the other buffer",
+                    "DFS to the last row"
+                    if dfs
+                    else f"expand {plural(k, 'row')} into the other buffer",
                 )
             )
         cap = capacity(n, depth, step, final)
@@ -381,7 +384,8 @@ class DevGraphSession(GpuSession):
         if self.driver != "host":
             self._make_graphs()
         self.notes.append(
-            f"{self.host_count:,} host boards at depth {self.depth}; {len(self.sched)} generations "
+            f"{self.host_count:,} host boards at depth {self.depth}; "
+            f"{plural(len(self.sched), 'generation')} "
             f"(rows {', '.join(str(r) for r, _ in self.sched)}); frontier buffers of {cap:,} "
             f"boards; grid <= {self.max_grid} x {self.block}"
         )
@@ -556,7 +560,8 @@ class DevGraphSession(GpuSession):
             )
         if not v[DONE] or v[GEN] != len(self.sched):
             raise DeviceFailureError(
-                f"{self.label}: the run stopped after {v[GEN]} of {len(self.sched)} generations "
+                f"{self.label}: the run stopped after {v[GEN]} of "
+                f"{plural(len(self.sched), 'generation')} "
                 f"(done={v[DONE]}); the count is discarded"
             )
         for gen in gens[1:]:

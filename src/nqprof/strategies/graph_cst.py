@@ -27,6 +27,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..cuda.nvtx import nvtx_range
+from ..textfmt import plural
 from .base import Param
 from .cdp.strategy import CdpStrategy
 from .cdp_cst import (
@@ -125,8 +126,8 @@ class GraphCstSession(CstSession):
         self.notes.append(
             f"graphs: make [split-count, scan] from the host; work [split-write, count 0 "
             f"({self.count0_name})] and "
-            f"{gens - 1} count graph(s) launched from the device; instantiating and uploading "
-            "them took "
+            f"{plural(gens - 1, 'count graph')} launched from the device; instantiating and "
+            "uploading them took "
             f"{self.graph_bytes / 2**20:.1f} MiB of free memory"
         )
 

@@ -11,6 +11,7 @@ work space each thread allocates once.
 
 from __future__ import annotations
 
+from ..textfmt import plural
 from .base import Param, Strategy
 from .cpu_common import TasksCall, constellation_call, constellation_tasks, cpu_module
 
@@ -55,7 +56,7 @@ class Multicore(Strategy):
             n,
             params["depth"],
             threads,
-            lambda count: f"{count} constellation tasks on {threads} threads",
+            lambda count: f"{plural(count, 'constellation task')} on {plural(threads, 'thread')}",
         )
 
     part_unit = "constellation tasks"
@@ -66,7 +67,7 @@ class Multicore(Strategy):
 
     def open_part(self, n, params):
         threads = params["threads"] or cpu_module().cpu_count()
-        return TasksCall(n, threads, {"notes": [f"{threads} threads"]})
+        return TasksCall(n, threads, {"notes": [plural(threads, "thread")]})
 
 
 STRATEGY = Multicore()

@@ -13,6 +13,7 @@ notes); a round is the search.
 
 from __future__ import annotations
 
+from ..textfmt import plural
 from .base import Strategy
 from .cpu_common import constellation_call
 
@@ -26,7 +27,10 @@ class SerialD4(Strategy):
 
     def open(self, n, params):
         return constellation_call(
-            n, 0, 1, lambda count: f"one CPU thread, {count} D4 classes of frames"
+            n,
+            0,
+            1,
+            lambda count: f"one CPU thread, {plural(count, 'D4 class', 'D4 classes')} of frames",
         )
 
 

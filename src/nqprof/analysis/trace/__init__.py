@@ -26,6 +26,7 @@ _WHERE = {
     "export_sqlite": "nsys",
     "find_nsys": "nsys",
     "profile": "nsys",
+    "report_files": "nsys",
     "load": "reader",
     "DEFAULT_DOMAIN": "schema",
     "OUTSIDE": "schema",

@@ -125,6 +125,12 @@ def _sibling(prefix: Path, suffix: str) -> Path:
     return prefix.with_name(prefix.name + suffix)
 
 
+def report_files(output: str | os.PathLike) -> tuple[Path, Path]:
+    """The files :func:`profile` writes for ``output``: the report and its SQLite export."""
+    prefix = _prefix(output)
+    return _sibling(prefix, ".nsys-rep"), _sibling(prefix, ".sqlite")
+
+
 def profile(
     argv: Sequence[str],
     output: str | os.PathLike,
@@ -157,9 +163,8 @@ def profile(
     status, tail = _run(command, echo)
     if status != 0:
         raise _failure(f"nsys profile of {' '.join(argv)}", status, tail)
-    sqlite = _sibling(prefix, ".sqlite")
+    report, sqlite = report_files(prefix)
     if not sqlite.is_file():
-        report = _sibling(prefix, ".nsys-rep")
         if not report.is_file():
             raise _failure(f"nsys profile of {' '.join(argv)} wrote no report", status, tail)
         export_sqlite(report, sqlite, executable)

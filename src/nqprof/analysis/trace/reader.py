@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from nqprof.errors import InputError, UnavailableError
+from nqprof.textfmt import plural
 
 from .attribution import _nesting_levels, attribute
 from .nsys import export_sqlite
@@ -79,7 +80,10 @@ class _Export:
         types = self.column_types(table) if table in self.tables else {}
         missing = [spec[out] for out in required if types and spec[out] not in types]
         if missing:
-            raise InputError(f"{self.shown}: table {table} lacks column(s) {', '.join(missing)}")
+            raise InputError(
+                f"{self.shown}: table {table} lacks {plural(len(missing), 'column')}: "
+                f"{', '.join(missing)}"
+            )
         present = [out for out in spec if spec[out] in types]
         rows = []
         if present:

@@ -26,7 +26,7 @@ from functools import lru_cache
 from typing import Any
 
 from ...errors import InputError
-from ...textfmt import nbytes, table
+from ...textfmt import nbytes, plural, table
 from .limits import (
     DEFAULT_HEAP,
     DEFAULT_PENDING,
@@ -357,8 +357,9 @@ class Plan:
             else ("to fit" if self.chunked else "the whole run fits")
         )
         return (
-            f"plan: config={self.config}, {self.chunks} chunk(s) of up to {self.chunk:,} of "
-            f"{self.host_boards:,} host boards ({how}); {len(self.generations)} generations"
+            f"plan: config={self.config}, {plural(self.chunks, 'chunk')} of up to "
+            f"{self.chunk:,} of {self.host_boards:,} host boards ({how}); "
+            f"{plural(len(self.generations), 'generation')}"
         )
 
 
@@ -412,7 +413,8 @@ def render(plan: Plan) -> str:
         "chunk (boards, accounting, preallocated child boards)",
         f"memory       needs ~{nbytes(lim.need_bytes, 'MiB')} of "
         f"{nbytes(plan.free_bytes, 'MiB')} free ({plan.free_source})",
-        f"chunks       c = {plan.chunk:,} host boards per launch, {plan.chunks:,} chunk(s)"
+        f"chunks       c = {plan.chunk:,} host boards per launch, "
+        f"{plural(plan.chunks, 'chunk', fmt=',')}"
         + (" (forced with chunk=)" if plan.chunk_forced else ""),
     ]
     lines += [f"note         {note}" for note in plan.notes]
