@@ -190,9 +190,20 @@ def _slow(ex: Example) -> bool:
     return counts or (is_error and "no answer to" in ex.expected[0])
 
 
+LOOP_MARK = "docs-test: loop"
+
+
+def _marked_loop(path: Path, start: int) -> bool:
+    """Whether the code block starting at line index ``start`` is a marked loop (its commands
+    run in order in one folder by :func:`test_the_readme_loop_runs_as_shown`)."""
+    return any(LOOP_MARK in ln for ln in path.read_text().splitlines()[max(0, start - 2) : start])
+
+
 def _examples():
     for path in DOCS:
         for block in _blocks(path):
+            if LOOP_MARK in block.context:  # run by test_the_readme_loop_runs_as_shown
+                continue
             why = _why_skipped(block)
             for ex in block.examples:
                 if why:
@@ -353,6 +364,8 @@ def _bench_lines(path: Path) -> list[BenchLine]:
     lines = path.read_text().splitlines()
     found: list[BenchLine] = []
     for start, body in _code_blocks(path):
+        if _marked_loop(path, start):
+            continue
         context = "\n".join(lines[max(0, start - 6) : start])
         current = None
         for number, text in body:
@@ -640,3 +653,39 @@ def test_the_readme_says_what_a_machine_without_a_gpu_skips():
     for reason in reasons:
         phrases = [p for key, p in _README_SKIPS.items() if key in reason]
         assert phrases and all(p in said for p in phrases), reason
+
+
+def test_the_readme_loop_runs_as_shown(tmp_path):
+    """The README's save, change, compare loop (its block marked docs-test: loop), run as a
+    new user runs it: each `$` line in order in one folder (a copy of bench/, so the history
+    lands there), each exit code 0, its output matching what the README shows."""
+    path = ROOT / "README.md"
+    (block,) = [b for start, b in _code_blocks(path) if _marked_loop(path, start)]
+    steps: list[tuple[str, list[str]]] = []
+    for _, text in block:
+        if text.startswith("$ "):
+            steps.append((text[2:], []))
+        elif steps:
+            steps[-1][1].append(text.rstrip())
+    assert [c.split()[0] for c, _ in steps] == ["pytest", "pytest", "nqprof"], steps
+    shutil.copytree(ROOT / "bench", tmp_path / "bench", ignore=shutil.ignore_patterns("__pyc*"))
+    env = {**os.environ, "COLUMNS": "200"}
+    for command, expected in steps:
+        argv = shlex.split(command)
+        argv = [sys.executable, "-m", *(argv if argv[0] == "pytest" else ["nqprof.cli", *argv[1:]])]
+        if argv[2] == "pytest":
+            argv += ["-p", "no:cacheprovider"]
+        done = subprocess.run(
+            argv, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
+        )
+        gated = "--nq-compare-fail=slower" in argv and done.returncode == 1
+        if gated:  # an A/A on a busy machine can read slower: the gate then does its job
+            assert re.search(r"^serial-d4 .* slower$", done.stdout, re.M), done.stdout
+        else:
+            assert done.returncode == 0, f"{command}: exit {done.returncode}\n{done.stderr}"
+        shown = [_pytest_normalised(ln) for ln in expected]
+        lines = done.stdout.splitlines()
+        got = [_pytest_normalised(ln) for ln in lines]
+        problem = match(shown, got)
+        assert problem is None, f"README.md `{command}`: {problem}"
+    assert len(list((tmp_path / ".benchmarks").glob("*/*.json"))) == 2

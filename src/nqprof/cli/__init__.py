@@ -31,12 +31,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "run",
         "run a grid of cases (strategies x N x parameter axes), one verified row each",
     ),
+    "strategies": ("run", "list strategies and their parameters"),
+    "env": ("run", "report GPU, driver, toolkit and profiler availability"),
     "ab": (
         "ab",
         "interleave two variants of one case round by round and decide on the pairs",
     ),
-    "strategies": ("run", "list strategies and their parameters"),
-    "env": ("run", "report GPU, driver, toolkit and profiler availability"),
     "plan": (
         "plan",
         "print the plan of a CDP run (generations, "
