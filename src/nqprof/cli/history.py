@@ -212,6 +212,10 @@ def compare_lines(result, min_change: float | None, option: str = "--min-change"
         several = result["test"].nunique() > 1
         for row in unsure.to_dict("records"):
             lines.append(f"  {_case_label(row, several)}: {row['why']}")
+        lines.append(
+            "  (two variants of a case: `nqprof ab` takes their rounds in turn in one session, "
+            "where the host's drift between runs cancels)"
+        )
     return lines
 
 
