@@ -51,7 +51,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ),
     ("strategies", ("nqprof.strategies",)),
     ("strategy registry", ("=nqprof.strategies",)),
-    ("run", ("nqprof.runner", "nqprof.options", "nqprof.machine")),
+    ("run", ("nqprof.runner", "nqprof.options", "nqprof.machine", "nqprof.instructions")),
     ("history", ("nqprof.analysis",)),
     (
         "measurements",
