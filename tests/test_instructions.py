@@ -1,16 +1,18 @@
 """Instruction counts of CPU cases (nqprof.instructions): callgrind's output parsed (two
 files of real runs, committed, and made-up ones), the errors (no Valgrind, a GPU strategy, a
-timeout, a process that dies), and real counts that two measurements agree on to the
-instruction. Nothing here reads a clock."""
+timeout, a process that dies), real counts that two measurements agree on to the
+instruction, and ``nqprof solve --instructions``. Nothing here reads a clock."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import sys
 from pathlib import Path
 
 import pytest
 
+from nqprof.cli import main as nqprof_main
 from nqprof.errors import InputError, UnavailableError, WatchdogError
 from nqprof.instructions import (
     Counter,
@@ -19,6 +21,7 @@ from nqprof.instructions import (
     is_interpreter,
     parse_callgrind,
 )
+from nqprof.result import RunRecord, instructions_text
 from nqprof.strategies import get
 
 DATA = Path(__file__).resolve().parent / "data" / "callgrind"
@@ -130,6 +133,31 @@ def test_what_is_not_callgrind_output_is_refused(text, message):
         parse_callgrind(text)
 
 
+def test_the_record_line():
+    record = {
+        "count": 11504156,
+        "tool": "callgrind",
+        "version": "valgrind-3.19.0",
+        "functions": ["nq_cst_count"],
+        "threads": [5966551, 5537605],
+        "python_api": 0,
+        "seconds": 0.5,
+        "start_s": 7.25,
+    }
+    assert instructions_text(record) == (
+        "11,504,156 in nq_cst_count over 2 threads (5,966,551 + 5,537,605); callgrind of "
+        "valgrind-3.19.0, 0.50 s under it after a start of 7.25 s"
+    )
+    serial = {**record, "functions": ["nq_py_serial"], "threads": [36173], "python_api": 709}
+    assert "36,173 in nq_py_serial (and 709 in Python's C API, not counted);" in (
+        instructions_text({**serial, "count": 36173})
+    )
+    rec = RunRecord("serial", 8, {}, 92, 92, True, 1.0, None, 1, [1.0], [])
+    assert "instructions" not in rec.summary()
+    rec.instructions = {**serial, "count": 36173}
+    assert "\ninstructions 36,173 in nq_py_serial" in rec.summary()
+
+
 # -- the errors --------------------------------------------------------------------------
 
 
@@ -155,6 +183,22 @@ def test_gpu_strategies_and_unknown_cpu_ones_are_refused():
         counting_functions(Other())
     Other.instruction_functions = ("my_count",)
     assert counting_functions(Other()) == ("my_count",)
+
+
+def test_solve_refuses_before_it_runs(monkeypatch, capsys):
+    assert nqprof_main(["solve", "8", "-s", "dp3", "--instructions"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "nqprof: error: instructions are for CPU cases: dp3 runs on the GPU (its times are "
+        "CUDA-event times, which a host's clock speed does not move)"
+    )
+    assert nqprof_main(["solve", "8", "--instructions", "--cluster", "local"]) == 2
+    assert "--instructions does not apply with --cluster" in capsys.readouterr().err
+    monkeypatch.setenv("NQPROF_VALGRIND", "/nonexistent/valgrind")
+    assert nqprof_main(["solve", "8", "--instructions", "-q"]) == 2
+    err = capsys.readouterr().err
+    assert (
+        err.startswith("nqprof: error: instruction counts need Valgrind") and err.count("\n") == 1
+    )
 
 
 @pytest.fixture
@@ -252,3 +296,19 @@ def test_two_measurements_agree_to_the_instruction():
     assert first["python_api"] > 0 and len(first["extension"]) == 16
     assert one["count"] == two[0]["count"] == two[1]["count"] > 0
     assert one["python_api"] == 0 and sum(two[0]["threads"]) == two[0]["count"]
+
+
+@needs_valgrind
+@pytest.mark.slow
+def test_solve_records_the_instructions(capsys):
+    assert (
+        nqprof_main(["solve", "7", "-s", "serial-d4", "--instructions", "-r", "1", "--json"]) == 0
+    )
+    record = json.loads(capsys.readouterr().out)
+    counted = record["instructions"]
+    assert record["verified"] and counted["count"] > 0 and counted["functions"] == ["nq_cst_count"]
+    assert counted["tool"] == "callgrind" and counted["python_api"] == 0
+    assert nqprof_main(["solve", "7", "-s", "serial-d4", "--instructions", "-r", "1"]) == 0
+    assert f"instructions {counted['count']:,} in nq_cst_count; callgrind of" in (
+        capsys.readouterr().out
+    )

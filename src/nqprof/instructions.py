@@ -27,6 +27,7 @@ count is measured by the extension this nqprof imports, and the record names tha
 (``extension``: a hash of its file).
 
 A count is worth one nanosecond where it stands for a time (:data:`SECONDS_PER_INSTRUCTION`).
+``nqprof solve --instructions`` puts a case's into its record's ``instructions``.
 """
 
 from __future__ import annotations
@@ -313,7 +314,7 @@ class Counter:
 
     def measure(self, strategy, n: int, params: Mapping[str, Any]) -> dict[str, Any]:
         """The instructions of one verified round of ``strategy`` at ``n`` (``params``
-        resolved), with how they were counted."""
+        resolved): the record :attr:`RunRecord.instructions` keeps."""
         from .options import describe
 
         functions = counting_functions(strategy)
