@@ -1,7 +1,9 @@
-"""Instruction counts of CPU cases (nqprof.instructions): callgrind's output parsed (two
-files of real runs, committed, and made-up ones), the errors (no Valgrind, a GPU strategy, a
-timeout, a process that dies), real counts that two measurements agree on to the
-instruction, and ``nqprof solve --instructions``. Nothing here reads a clock."""
+"""Instruction counts of CPU cases (nqprof.instructions, nqprof.benchinstr): callgrind's
+output parsed (two files of real runs, committed, and made-up ones), the errors (no
+Valgrind, a GPU strategy, a timeout, a process that dies), real counts that two
+measurements agree on to the instruction, ``nqprof solve --instructions``, and
+``pytest --nq-cpu-metric=instructions`` (a stand-in count, and real ones: a saved run whose
+CPU cases' stats are their counts, the same in two sessions). Nothing here reads a clock."""
 
 from __future__ import annotations
 
@@ -12,9 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from nqprof import instructions
 from nqprof.cli import main as nqprof_main
 from nqprof.errors import InputError, UnavailableError, WatchdogError
 from nqprof.instructions import (
+    SECONDS_PER_INSTRUCTION,
     Counter,
     counting_functions,
     find_valgrind,
@@ -24,7 +28,10 @@ from nqprof.instructions import (
 from nqprof.result import RunRecord, instructions_text
 from nqprof.strategies import get
 
+pytest_plugins = ["pytester"]
+
 DATA = Path(__file__).resolve().parent / "data" / "callgrind"
+ROOT = Path(__file__).resolve().parents[1]
 needs_valgrind = pytest.mark.skipif(
     shutil.which("valgrind") is None, reason="Valgrind is not installed (apt install valgrind)"
 )
@@ -312,3 +319,118 @@ def test_solve_records_the_instructions(capsys):
     assert f"instructions {counted['count']:,} in nq_cst_count; callgrind of" in (
         capsys.readouterr().out
     )
+
+
+# -- pytest --nq-cpu-metric=instructions --------------------------------------------------
+
+SUITE = (ROOT / "bench" / "test_nqueens.py").read_text()
+
+
+@pytest.fixture
+def inner(pytester, request):
+    """An inner pytest over a copy of bench/test_nqueens.py."""
+    pytester.makepyfile(test_nqueens=SUITE)
+    load = [] if request.config.pluginmanager.has_plugin("nqprof") else ["-p", "nqprof.plugin"]
+
+    def run(*args):
+        return pytester.runpytest(
+            *load, "-p", "no:cacheprovider", "-p", "no:hypothesispytest", *args
+        )
+
+    return run
+
+
+def _saved(path: Path) -> dict[str, dict]:
+    return {b["name"]: b for b in json.loads(path.read_text())["benchmarks"]}
+
+
+def test_cpu_cases_hand_pytest_benchmark_their_count(inner, pytester, fake_valgrind, monkeypatch):
+    """A stand-in count (12,345): every round of a CPU case is 12.345 us, its group says
+    instructions, its clock nqprof.instructions, the terminal says what CPU cases report;
+    without the option nothing is counted."""
+    fake_valgrind()
+    asked = []
+
+    def measure(self, strategy, n, params):
+        asked.append((strategy.name, n))
+        return {"count": 12345 + n, "tool": "callgrind", "version": "valgrind-3.19.0"}
+
+    monkeypatch.setattr(instructions.Counter, "measure", measure)
+    case = ("--nq-strategy=serial,multicore", "--nq-n=6", "--nq-rounds=3")
+    result = inner(*case, "--nq-cpu-metric=instructions", "--benchmark-json=out.json")
+    result.assert_outcomes(passed=2)
+    assert asked == [("serial", 6), ("multicore", 6)]
+    result.stdout.fnmatch_lines(
+        [
+            "nqprof: CPU cases report instructions (--nq-cpu-metric=instructions): one round's, "
+            "counted under Valgrind's callgrind, as every round's time at 1 ns per instruction *",
+            "*benchmark 'N=06, instructions': 2 tests*",
+        ]
+    )
+    saved = json.loads((pytester.path / "out.json").read_text())
+    for bench in saved["benchmarks"]:
+        assert bench["group"] == "N=06, instructions"
+        assert bench["options"]["timer"] == "nqprof.instructions"
+        assert bench["stats"]["rounds"] == 3
+        expected = 12351 * SECONDS_PER_INSTRUCTION
+        assert (
+            bench["stats"]["min"] == bench["stats"]["max"] == bench["stats"]["median"] == expected
+        )
+        info = bench["extra_info"]
+        assert info["metric"] == "instructions" and info["instructions"]["count"] == 12351
+        assert len(info["samples_compute"]) == 3  # the times stay beside it
+
+    asked.clear()
+    result = inner(*case, "--benchmark-json=time.json")
+    result.assert_outcomes(passed=2)
+    assert asked == []
+    result.stdout.fnmatch_lines(["nqprof: benchmark times are compute time*"])
+    for bench in json.loads((pytester.path / "time.json").read_text())["benchmarks"]:
+        assert bench["group"] == "N=06, compute time" and "metric" not in bench["extra_info"]
+
+
+def test_a_failed_count_fails_the_case_in_one_line(inner, fake_valgrind, monkeypatch):
+    fake_valgrind()
+
+    def measure(self, strategy, n, params):
+        raise WatchdogError(f"{strategy.name} N={n} took more than 1 s under Valgrind")
+
+    monkeypatch.setattr(instructions.Counter, "measure", measure)
+    result = inner(
+        "--nq-strategy=serial", "--nq-n=6", "--nq-rounds=1", "--nq-cpu-metric=instructions"
+    )
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        ["*serial N=6: instructions: serial N=6 took more than 1 s under Valgrind*"]
+    )
+
+
+@needs_valgrind
+@pytest.mark.slow  # two sessions, each with Valgrind's start
+def test_an_aa_comparison_of_instructions_is_exactly_nothing(inner, pytester):
+    """Two sessions of serial and multicore at N=7 saved: each CPU case's stats are its
+    count * 1 ns in both, the same, and --benchmark-compare-fail=median:0 (fail on any
+    increase) passes."""
+    case = ("--nq-strategy=serial,multicore", "--nq-n=7", "--nq-rounds=2")
+    storage = "--benchmark-storage=file://./storage"
+    first = inner(*case, "--nq-cpu-metric=instructions", "--benchmark-autosave", storage)
+    first.assert_outcomes(passed=2)
+    second = inner(
+        *case,
+        "--nq-cpu-metric=instructions",
+        "--benchmark-autosave",
+        storage,
+        "--benchmark-compare",
+        "--benchmark-compare-fail=median:0",
+    )
+    second.assert_outcomes(passed=2)
+    runs = sorted((pytester.path / "storage").glob("*/*.json"))
+    assert len(runs) == 2
+    a, b = (_saved(run) for run in runs)
+    assert set(a) == set(b) == {"test_nqueens[serial-N7]", "test_nqueens[multicore-N7]"}
+    for name in a:
+        count = a[name]["extra_info"]["instructions"]["count"]
+        assert count == b[name]["extra_info"]["instructions"]["count"] > 0
+        for run in (a, b):
+            stats = run[name]["stats"]
+            assert stats["min"] == stats["max"] == stats["median"] == count * 1e-9

@@ -63,6 +63,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "nqprof.nqbench",
             "nqprof.benchopts",
             "nqprof.benchtrace",
+            "nqprof.benchinstr",
         ),
     ),
     ("kernel catalog", ("nqprof.catalog",)),

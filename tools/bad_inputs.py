@@ -165,6 +165,15 @@ PLUGIN_TEXT_CASES: dict[str, list[tuple[str, list[str], dict[str, str]]]] = {
         ("port out of range", ["--nq-cluster=host:99999"], {}),
         ("unknown protocol", ["--nq-cluster=http://h:1"], {}),
     ],
+    "--nq-cpu-metric": [
+        ("unknown metric", ["--nq-cpu-metric=cycles"], {}),
+        ("empty metric", ["--nq-cpu-metric="], {}),
+        (
+            "valgrind missing",
+            ["--nq-cpu-metric=instructions"],
+            {"NQPROF_VALGRIND": "/nonexistent/valgrind"},
+        ),
+    ],
     "--nq-trace": [("nsys missing", ["--nq-trace"], {"NQPROF_NSYS": "/nonexistent/nsys"})],
     "--nq-trace-dir": [
         ("empty folder", ["--nq-trace-dir="], {}),

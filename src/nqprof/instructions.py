@@ -26,8 +26,10 @@ forks, and multicore's pthreads run inside the forked process. Nothing is cached
 count is measured by the extension this nqprof imports, and the record names that build
 (``extension``: a hash of its file).
 
-A count is worth one nanosecond where it stands for a time (:data:`SECONDS_PER_INSTRUCTION`).
-``nqprof solve --instructions`` puts a case's into its record's ``instructions``.
+A count becomes pytest-benchmark's "time" at one nanosecond per instruction
+(:data:`SECONDS_PER_INSTRUCTION`) with ``pytest --nq-cpu-metric=instructions``
+(:mod:`nqprof.benchinstr`), and a record's ``instructions`` with ``nqprof solve
+--instructions``.
 """
 
 from __future__ import annotations
