@@ -17,7 +17,8 @@ from nqprof.rounds import median
 def test_nqueens(nqbench):
     """One strategy, one N, one parameter combination (see the test id): verified, and the
     time pytest-benchmark keeps is the round statistic nqprof measured (CUDA events for a
-    GPU case, the worker's compute time for a CPU case), round for round."""
+    GPU case, the worker's compute time for a CPU case), round for round; with
+    --nq-cpu-metric=instructions a CPU case's is its instructions, 1 ns each."""
     record = nqbench.run()
     assert record.verified
     stats = nqbench.benchmark.stats
@@ -25,6 +26,11 @@ def test_nqueens(nqbench):
         return
     kept = stats.stats
     assert kept.rounds == len(record.samples) >= 1
+    if record.instructions:  # --nq-cpu-metric=instructions: one round's count, 1 ns each
+        from nqprof.instructions import SECONDS_PER_INSTRUCTION
+
+        assert kept.min == kept.max == record.instructions["count"] * SECONDS_PER_INSTRUCTION
+        return
     assert math.isclose(kept.median, median(record.samples), rel_tol=1e-9)
     if record.timer == "compute":
         own = record.gpu_times if nqbench.strategy.needs_gpu else record.wall_times

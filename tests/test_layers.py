@@ -53,7 +53,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ),
     ("strategies", ("nqprof.strategies",)),
     ("strategy registry", ("=nqprof.strategies",)),
-    ("run", ("nqprof.runner", "nqprof.options", "nqprof.machine")),
+    ("run", ("nqprof.runner", "nqprof.options", "nqprof.machine", "nqprof.instructions")),
     ("history", ("nqprof.analysis",)),
     (
         "measurements",
@@ -66,6 +66,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "nqprof.benchopts",
             "nqprof.benchtrace",
             "nqprof.interleave",
+            "nqprof.benchinstr",
         ),
     ),
     ("kernel catalog", ("nqprof.catalog",)),

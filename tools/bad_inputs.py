@@ -67,6 +67,7 @@ TEXT_OPTIONS = frozenset(
         "--strategy",
         "--param",
         "--timer",
+        "--instructions",
         "--quiet",
         "--json",
         "--output",
@@ -168,6 +169,15 @@ PLUGIN_TEXT_CASES: dict[str, list[tuple[str, list[str], dict[str, str]]]] = {
         ("port out of range", ["--nq-cluster=host:99999"], {}),
         ("unknown protocol", ["--nq-cluster=http://h:1"], {}),
     ],
+    "--nq-cpu-metric": [
+        ("unknown metric", ["--nq-cpu-metric=cycles"], {}),
+        ("empty metric", ["--nq-cpu-metric="], {}),
+        (
+            "valgrind missing",
+            ["--nq-cpu-metric=instructions"],
+            {"NQPROF_VALGRIND": "/nonexistent/valgrind"},
+        ),
+    ],
     "--nq-trace": [("nsys missing", ["--nq-trace"], {"NQPROF_NSYS": "/nonexistent/nsys"})],
     "--nq-trace-dir": [
         ("empty folder", ["--nq-trace-dir="], {}),
@@ -267,6 +277,13 @@ def cases(tmp: Path) -> list[tuple[str, list[str], dict[str, str]]]:
         ("output is a folder", ["solve", "8", "-o", f"{t}/adir"], e),
         ("GPU strategy without a GPU", ["solve", "12", "-s", "feinbube"], e),
         ("strategy below its smallest N", ["solve", "1", "-s", "dp2"], e),
+        ("instructions of a GPU strategy", ["solve", "8", "-s", "dp3", "--instructions"], e),
+        (
+            "instructions without valgrind",
+            ["solve", "8", "--instructions"],
+            {**e, "NQPROF_VALGRIND": "/nonexistent/valgrind"},
+        ),
+        ("instructions with a cluster", ["solve", "8", "--instructions", "--cluster", "local"], e),
         # cluster
         ("cluster address without port", ["solve", "8", "--cluster", "tcp://host"], e),
         ("cluster address garbage", ["solve", "8", "--cluster", "foo"], e),

@@ -7,7 +7,9 @@ times. So what pytest-benchmark records, prints, saves, compares and draws is th
 nqprof measured: by default the CUDA-event time of a GPU case and the worker's own clock
 around the computation of a CPU case (``--nq-timer=wall``: the host round trip), never the
 harness around it. The run record, both sample lists, the case's identity and the run's
-conditions go into ``extra_info``.
+conditions go into ``extra_info``. With ``--nq-cpu-metric=instructions``
+(:mod:`nqprof.benchinstr`) a CPU case's rounds are handed its instructions instead, one
+nanosecond each, the same in every round.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from typing import Any
 
 from . import __version__
 from .errors import CountMismatchError, UnavailableError
+from .instructions import CLOCK_NAME as INSTRUCTIONS_CLOCK
+from .instructions import samples as instruction_samples
 from .options import Case, Settings, describe
 from .result import RunRecord
 from .strategies import Strategy, get
@@ -144,6 +148,9 @@ class NQBench:
         #: The case pytest runs next: a GPU case followed by a GPU case starts a spare worker
         #: for it while it counts (:mod:`nqprof.spare`).
         self.next_case: Case | None = None
+        #: The session's :class:`~nqprof.instructions.Counter` (--nq-cpu-metric=instructions,
+        #: :mod:`nqprof.benchinstr`): a CPU case then reports one round's instructions.
+        self.instructions = None
 
     @property
     def label(self) -> str:
@@ -210,14 +217,46 @@ class NQBench:
         """Record a measured run: its statistic into pytest-benchmark, the rest into
         extra_info (the round rule's description ``rule``, and ``more``)."""
         benchmark = self.benchmark
+        samples, clock, group = (
+            record.samples,
+            clock_name(record.timer, self.strategy),
+            group_name(self.case.n, record.timer),
+        )
+        if self.counts_instructions():
+            if not record.instructions:
+                record.instructions = self.count_instructions(record)
+            samples = instruction_samples(record.instructions, len(record.samples))
+            clock, group = INSTRUCTIONS_CLOCK, f"N={self.case.n:02d}, instructions"
+            more = {"metric": "instructions", **more}
         if benchmark.group is None:
-            benchmark.group = group_name(self.case.n, record.timer)
-        replay(benchmark, record.samples, clock_name(record.timer, self.strategy))
+            benchmark.group = group
+        replay(benchmark, samples, clock)
         self.record = record
         benchmark.extra_info.update(
             extra_info(record, self.strategy, self.settings.warmup, self.case, rule), **more
         )
         return record
+
+    def counts_instructions(self) -> bool:
+        """Whether this case reports instructions: a CPU case, benchmarked, with
+        --nq-cpu-metric=instructions."""
+        return (
+            self.instructions is not None
+            and not self.strategy.needs_gpu
+            and not getattr(self.benchmark, "disabled", False)
+        )
+
+    def count_instructions(self, record: RunRecord) -> dict[str, Any]:
+        """One round's instructions under Valgrind (nqprof.instructions); a failure fails
+        the test with its one line."""
+        import pytest
+
+        from .errors import NqprofError
+
+        try:
+            return self.instructions.measure(self.strategy, self.case.n, record.params)
+        except NqprofError as exc:
+            pytest.fail(f"{self.label}: instructions: {exc}", pytrace=False)
 
     def close(self) -> None:
         if self._runner is not None:

@@ -53,6 +53,9 @@ PROTOCOLS = ("tcp", "tls", "ucx", "ws", "wss")
 #: What a round's statistic can be (nqprof.runner): compute (CUDA events for GPU runs, the
 #: worker's clock around the computation for CPU runs) or wall (the host round trip).
 TIMERS = ("compute", "wall")
+#: What pytest-benchmark compares for CPU cases (the plugin's --nq-cpu-metric): their time
+#: (the timer's), or the instructions of one round under Valgrind (nqprof.instructions).
+CPU_METRICS = ("time", "instructions")
 
 
 def default_timeout() -> float:
@@ -170,6 +173,13 @@ def parse_timer(text: str) -> str:
     value = str(text).strip()
     if value not in TIMERS:
         raise InputError(f"the timer is one of {', '.join(TIMERS)}, got {text!r}")
+    return value
+
+
+def parse_cpu_metric(text: str) -> str:
+    value = str(text).strip()
+    if value not in CPU_METRICS:
+        raise InputError(f"the CPU metric is one of {', '.join(CPU_METRICS)}, got {text!r}")
     return value
 
 
@@ -383,6 +393,19 @@ TIMER = Option(
     "what a round's time is: compute = CUDA-event time for GPU cases, the worker's own clock "
     "around the computation for CPU cases; wall = the host round trip around the round, "
     "worker pipe included (default: compute)",
+)
+
+#: The plugin's alone (not in OPTIONS: `nqprof solve --instructions` counts one case's).
+CPU_METRIC = Option(
+    "cpu-metric",
+    parse_cpu_metric,
+    "time",
+    "time|instructions",
+    "what pytest-benchmark records and compares for CPU cases: time (the timer's), or "
+    "instructions: the instructions one round executes, counted once under Valgrind's "
+    "callgrind, as every round's time at 1 ns per instruction (a host's clock speed does not "
+    "move it; needs valgrind, about 50x slower than a round); GPU cases keep their times "
+    "(default: time)",
 )
 
 #: The options that select and run cases: the plugin's --nq-* options, and `nqprof sweep`'s.

@@ -42,6 +42,7 @@ from .options import (
     CLUSTER_OPTION,
     COMPARE_FAIL_DEST,
     COMPARE_FAIL_OPTION,
+    CPU_METRIC,
     FIXTURE,
     MIN_CHANGE_DEST,
     MIN_CHANGE_OPTION,
@@ -127,7 +128,7 @@ def _xdist_active(config) -> bool:
 
 def pytest_addoption(parser) -> None:
     group = parser.getgroup("nqprof", "nqprof: N-Queens strategies as benchmarks")
-    for opt in OPTIONS:
+    for opt in (*OPTIONS, CPU_METRIC):
         opt.add_to(group.addoption)
     group.addoption(
         CLUSTER_OPTION,
@@ -199,6 +200,10 @@ def pytest_configure(config) -> None:
         if settings.axes:  # and so is an axis value no case accepts
             build_cases(settings)
     _check_options(config)
+    if config.getoption(CPU_METRIC.dest, None) is not None:  # nqprof.benchinstr
+        from .benchinstr import configure
+
+        configure(config)
     if config.getoption(TRACE_DEST, False) or config.getoption(TRACE_DIR_DEST, None):
         config.stash[_TRACER] = _tracer(config)
     if (
@@ -321,6 +326,7 @@ def nqbench_fixture(request, benchmark):
     It asks for pytest-benchmark's ``benchmark`` fixture by name, so that pytest-benchmark
     counts its tests as benchmarks (``--benchmark-only`` runs them, ``--benchmark-skip``
     skips them)."""
+    from .benchinstr import counter_of
     from .benchopts import rule_for
     from .nqbench import NQBench, skip_unless_runnable
     from .strategies import get
@@ -348,6 +354,7 @@ def nqbench_fixture(request, benchmark):
         bench.tracer = request.config.stash.get(_TRACER, None)
         bench.rule = rule_for(request.config, request.node)
         bench.next_case = _next_case(request.config)
+        bench.instructions = counter_of(request.config)  # --nq-cpu-metric=instructions
         yield bench
     if _GATE in request.config.stash and getattr(benchmark, "stats", None) is not None:
         request.config.stash.setdefault(_TIMED, []).append(benchmark.stats)
@@ -438,7 +445,11 @@ def pytest_terminal_summary(terminalreporter, config) -> None:
         if timer == "compute"
         else "host round trip around each round (--nq-timer=wall)"
     )
-    terminalreporter.write_line(f"nqprof: benchmark times are {what}")
+    from .benchinstr import summary_line
+
+    terminalreporter.write_line(
+        summary_line(config, timer) or f"nqprof: benchmark times are {what}"
+    )
     shared = config.stash.get(_SHARED, [])
     if shared:
         cases = ", ".join(f"{case} ({count})" for case, count in shared)

@@ -79,6 +79,10 @@ class RunRecord:
     #: The run's processes: how many worker processes took its rounds, and what the first
     #: one's start took (nqprof.worker: start_s, open_s, cuda_start_s).
     process: dict[str, Any] = field(default_factory=dict)
+    #: CPU runs measured so (solve --instructions, pytest --nq-cpu-metric=instructions): the
+    #: instructions one round executes under Valgrind (nqprof.instructions: count, tool,
+    #: version, seconds, ...), which a host's clock speed does not move.
+    instructions: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def from_measurements(
@@ -146,6 +150,8 @@ class RunRecord:
                 f"GPU time   {seconds_text(self.gpu_s)} (CUDA "
                 f"events, median of {len(self.gpu_times)})"
             )
+        if self.instructions:
+            lines.append(f"instructions {instructions_text(self.instructions)}")
         if self.holds:
             lines.append(f"holds      {hold_text(self.holds)}")
         lines += _condition_lines(self.conditions)
@@ -208,6 +214,20 @@ class RunRecord:
         for note in self.notes:
             lines.append(f"note       {note}")
         return "\n".join(lines)
+
+
+def instructions_text(record: dict[str, Any]) -> str:
+    """A record's instructions (:attr:`RunRecord.instructions`) in one line."""
+    threads = record.get("threads") or []
+    split = f" over {len(threads)} threads ({' + '.join(f'{t:,}' for t in threads)})"
+    api = record.get("python_api")
+    return (
+        f"{record['count']:,} in {', '.join(record['functions'])}"
+        + (split if len(threads) > 1 else "")
+        + (f" (and {api:,} in Python's C API, not counted)" if api else "")
+        + f"; {record['tool']} of {record['version']}, {record['seconds']:.2f} s under it "
+        f"after a start of {record['start_s']:.2f} s"
+    )
 
 
 def hold_text(holds: dict[str, int]) -> str:

@@ -57,12 +57,15 @@ def cmd_solve(args) -> int:
     from .cluster import cluster_options_without_cluster, run_clustered
 
     if args.cluster:
+        if args.instructions:
+            raise InputError("--instructions does not apply with --cluster (it counts here)")
         return run_clustered(args)
     if cluster_options_without_cluster(args):
         raise InputError(f"{', '.join(cluster_options_without_cluster(args))} need --cluster")
     rounds, warmup, timeout = loop_settings(args)
     params = options.solve_params(args.param, args.strategy)
     get(args.strategy).resolve(args.n, params)  # a bad value is one line before anything starts
+    counter = _instruction_counter(args, timeout)
     output = check_json_output(args.output)
     with Progress.for_command(args.quiet or args.json) as progress:
         progress.case(describe(args.strategy, args.n, params))
@@ -76,12 +79,28 @@ def cmd_solve(args) -> int:
             progress=progress,
             timer=TIMER.value(getattr(args, TIMER.dest), "--"),
         )
+        if counter is not None:
+            progress.update("instructions of one round under Valgrind")
+            with counter:
+                record.instructions = counter.measure(get(args.strategy), args.n, record.params)
     print(record.to_json() if args.json else record.summary())
     _warn_shared(record)
     if output:
         write_text(output, record.to_json() + "\n")
         print(f"run record written to {output}", file=sys.stderr)
     return 0
+
+
+def _instruction_counter(args, timeout):
+    """solve --instructions: a Counter (nqprof.instructions), its errors (a GPU strategy, no
+    Valgrind) said before the run starts; None without the flag."""
+    if not args.instructions:
+        return None
+    from ..instructions import Counter, counting_functions
+    from ..strategies import get
+
+    counting_functions(get(args.strategy))
+    return Counter(timeout)
 
 
 def cmd_sweep(args) -> int:
@@ -289,6 +308,13 @@ def add_commands(sub) -> None:
         help="strategy parameter (repeatable; a STRATEGY prefix must name the -s strategy)",
     )
     run_options(p, timer=True)
+    p.add_argument(
+        "--instructions",
+        action="store_true",
+        help="CPU strategies: also count the instructions one round executes, under Valgrind's "
+        "callgrind (a metric the host's clock speed does not move; about 50x slower than a "
+        "round, after a start of seconds), into the record's instructions",
+    )
     add_json_output(p, "the run record")
     add_cluster_arguments(p)
     p.set_defaults(func=cmd_solve)
