@@ -60,7 +60,9 @@ def main() -> int:
     ap.add_argument("--n", type=int, default=11)
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--trials", type=int, default=10)
-    ap.add_argument("--pairs", type=int, default=20)
+    ap.add_argument(
+        "--pairs", type=int, default=None, help="pairs a trial (default: auto, as nqprof ab)"
+    )
     ap.add_argument("--busy", type=int, default=1, help="cores kept busy meanwhile")
     ap.add_argument("--min-change", type=float, default=5.0, help="percent")
     args = ap.parse_args()
@@ -71,7 +73,8 @@ def main() -> int:
         s.start()
     print(
         f"serial N={args.n} x{args.reps} (A) against x{slower} (B, +{slower / args.reps - 1:.1%}), "
-        f"{args.pairs} pairs a trial, {args.busy} core(s) kept busy, {os.cpu_count()} cores"
+        f"{args.pairs or 'auto'} pairs a trial, {args.busy} core(s) kept busy, "
+        f"{os.cpu_count()} cores"
     )
     tally = {}
     try:
@@ -87,7 +90,7 @@ def main() -> int:
                     min_change=args.min_change / 100,
                 )
                 verdicts.append(r.decision.verdict)
-                print(f"{kind} trial {trial + 1}: {r.decision.text()}", flush=True)
+                print(f"{kind} trial {trial + 1}: {r.decision.text()} [{r.stopped}]", flush=True)
             tally[kind] = verdicts
     finally:
         for s in spinners:
