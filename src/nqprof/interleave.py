@@ -24,8 +24,9 @@ from .strategies import get
 #: Pairs by default (``pairs=None``): 20 first, then 10 more at a time while the verdict is
 #: cannot-tell, up to AUTO_MAX_PAIRS pairs or AUTO_MAX_SECONDS of rounds.
 AUTO_FIRST, AUTO_STEP, AUTO_MAX_PAIRS, AUTO_MAX_SECONDS = 20, 10, 200, 120.0
-#: The smallest change to catch by default, by kind of case (as nqprof compare's floors).
-DEFAULT_MIN_CHANGE = {"gpu": 0.05, "cpu": 0.05}
+#: The smallest change to catch by default, GPU and CPU cases alike: pairs taken in turn in
+#: one process cancel the host's drift that sets nqprof compare's wider CPU default (10%).
+DEFAULT_MIN_CHANGE = 0.05
 
 
 @dataclass(frozen=True)
@@ -70,10 +71,11 @@ class Interleaved:
         }
 
     def summary(self) -> str:
+        from .rounds import median
         from .textfmt import seconds
 
         def med(values):
-            return seconds(sorted(values)[len(values) // 2]) if values else "-"
+            return seconds(median(values)) if values else "-"
 
         return "\n".join(
             [
@@ -155,7 +157,7 @@ def interleave(
     arms = (a, b)
     gpu = any(s.needs_gpu for s in strategies)
     if min_change is None:
-        min_change = DEFAULT_MIN_CHANGE["gpu" if gpu else "cpu"]
+        min_change = DEFAULT_MIN_CHANGE
     result = Interleaved(n, a, b)
     pair = PAIR_GPU if gpu else PAIR_CPU
     spawned = pair.needs_gpu  # a spawned worker gets the arms by name
