@@ -10,6 +10,8 @@ import pytest
 
 from nqprof.analysis.paired import decide_pairs, rank_depth
 
+pytest_plugins = ["pytester"]
+
 
 @pytest.mark.parametrize("n, k", [(7, 0), (8, 1), (10, 1), (20, 4), (40, 12)])
 def test_rank_depth_is_the_sign_tests_at_one_percent(n, k):
@@ -139,3 +141,58 @@ def test_ab_runs_an_a_a_of_serial():
     assert lines[0].startswith("A          serial N=8: median ")
     assert lines[1].startswith("B          serial N=8: median ")
     assert lines[3].startswith("verdict    ") and "8 pairs" in lines[3]
+
+
+@pytest.fixture
+def scripted_pytest(pytester, request, monkeypatch):
+    """An inner pytest over a one-test nqbench suite, the scripted double registered."""
+    from fake_strategies import SCRIPTED
+
+    from nqprof import strategies
+
+    monkeypatch.setitem(strategies._table(), SCRIPTED.name, "unused")
+    monkeypatch.setitem(strategies._cache, SCRIPTED.name, SCRIPTED)
+    pytester.makepyfile(test_suite="def test_nq(nqbench):\n    assert nqbench.run().verified\n")
+    load = [] if request.config.pluginmanager.has_plugin("nqprof") else ["-p", "nqprof.plugin"]
+
+    def run(*args):
+        return pytester.runpytest(
+            *load, "-p", "no:cacheprovider", "-p", "no:hypothesispytest", "--nq-n=8", *args
+        )
+
+    return run
+
+
+def test_pytest_nq_vs_runs_each_case_as_an_a_b_and_fails_on_a_listed_verdict(scripted_pytest):
+    """--nq-vs=factor=1050: B reports 1.05 times A's scripted times (drifting 1% a round):
+    the summary says slower by 5%, and --nq-vs-fail=slower fails the session though its test
+    passed; the same with factor=1000 (an A/A) says same and passes."""
+    args = ("--nq-strategy=scripted", "--nq-param=drift=1010", "--nq-vs-fail=slower")
+    slower = scripted_pytest(*args, "--nq-vs=factor=1050")
+    slower.assert_outcomes(passed=1)
+    assert slower.ret == pytest.ExitCode.TESTS_FAILED
+    slower.stdout.fnmatch_lines(
+        [
+            "nqprof ab: scripted N=8 (*) vs factor=1050: slower: +5.0% (99% interval +5.0% .. "
+            "+5.0%, 20 pairs; change to catch 5%)",
+            "nqprof ab: failed: scripted N=8 (*) (slower) (--nq-vs-fail)",
+        ]
+    )
+    same = scripted_pytest(*args, "--nq-vs=scripted.factor=1000")
+    assert same.ret == pytest.ExitCode.OK
+    same.stdout.fnmatch_lines(["nqprof ab: scripted N=8 (*) vs factor=1000: same: +0.0% *"])
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--nq-strategy=scripted", "--nq-vs=bogus=1"], "no selected strategy takes bogus"),
+        (["--nq-strategy=scripted", "--nq-vs=factor"], "--nq-vs takes ?STRATEGY.?KEY=VALUE, got"),
+        (["--nq-strategy=scripted", "--nq-vs-fail=slower"], "--nq-vs-fail needs --nq-vs"),
+        (["--nq-strategy=scripted", "--nq-vs=factor=2", "--nq-vs-fail=worse"], "got 'worse'"),
+    ],
+)
+def test_pytest_nq_vs_bad_input_is_a_usage_error(scripted_pytest, args, message):
+    result = scripted_pytest(*args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"ERROR: *{message}*"])

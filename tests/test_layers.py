@@ -67,10 +67,14 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "nqprof.benchtrace",
             "nqprof.interleave",
             "nqprof.benchinstr",
+            "nqprof.benchab",
         ),
     ),
     ("kernel catalog", ("nqprof.catalog",)),
-    ("front", ("nqprof.plugin", "nqprof.benchgate", "nqprof.cli", "nqprof.__main__")),
+    (
+        "front",
+        ("nqprof.plugin", "nqprof.benchgate", "nqprof.benchab", "nqprof.cli", "nqprof.__main__"),
+    ),
 ]
 
 

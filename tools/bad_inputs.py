@@ -136,6 +136,19 @@ PARAM_CASES = [
 ]
 #: The plugin's options whose values are not numbers: (what is bad, arguments, environment).
 PLUGIN_TEXT_CASES: dict[str, list[tuple[str, list[str], dict[str, str]]]] = {
+    "--nq-vs": [
+        ("key no selected strategy has", ["--nq-strategy=serial", "--nq-vs=depth=2"], {}),
+        ("no value", ["--nq-strategy=multicore", "--nq-vs=depth"], {}),
+        ("empty value", ["--nq-strategy=multicore", "--nq-vs=depth="], {}),
+    ],
+    "--nq-vs-fail": [
+        ("without --nq-vs", ["--nq-vs-fail=slower"], {}),
+        (
+            "unknown verdict",
+            ["--nq-strategy=multicore", "--nq-vs=depth=2", "--nq-vs-fail=worse"],
+            {},
+        ),
+    ],
     "--nq-strategy": [
         ("unknown strategy", ["--nq-strategy=nope"], {}),
         ("empty strategy", ["--nq-strategy="], {}),

@@ -51,6 +51,8 @@ class Interleaved:
     b: Arm
     samples_a: list[float] = field(default_factory=list)
     samples_b: list[float] = field(default_factory=list)
+    #: host seconds around each of A's rounds (the worker's round trip)
+    trips_a: list[float] = field(default_factory=list)
     #: which arm ran first in each pair ("ab" or "ba")
     order: list[str] = field(default_factory=list)
     decision: PairedDecision | None = None
@@ -166,10 +168,12 @@ def interleave(
     try:
         runner.start()
 
-        def one(i: int) -> float:
+        def one(i: int) -> tuple[float, float]:
+            t0 = time.perf_counter()
             m = runner.call("run_arm", i)
+            trip = time.perf_counter() - t0
             verify(arms[i].name, n, arms[i].params, m)
-            return _statistic(m)
+            return _statistic(m), trip
 
         for i in range(warmup):
             for k in (0, 1) if i % 2 == 0 else (1, 0):
@@ -180,8 +184,9 @@ def interleave(
             i = len(result.order)
             order = "ab" if i % 2 == 0 else "ba"
             times = {k: one(k) for k in ((0, 1) if order == "ab" else (1, 0))}
-            result.samples_a.append(times[0])
-            result.samples_b.append(times[1])
+            result.samples_a.append(times[0][0])
+            result.samples_b.append(times[1][0])
+            result.trips_a.append(times[0][1])
             result.order.append(order)
             if progress is not None:
                 progress.update(f"pair {i + 1}/{target}")

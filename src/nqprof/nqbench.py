@@ -151,6 +151,9 @@ class NQBench:
         #: The session's :class:`~nqprof.instructions.Counter` (--nq-cpu-metric=instructions,
         #: :mod:`nqprof.benchinstr`): a CPU case then reports one round's instructions.
         self.instructions = None
+        #: --nq-vs (:mod:`nqprof.benchab`): the parameters variant B changes; empty: the
+        #: case runs as usual.
+        self.vs: dict[str, str] = {}
 
     @property
     def label(self) -> str:
@@ -176,6 +179,13 @@ class NQBench:
         if self.remote is not None:
             return self.remote.run(self)
         skip_unless_runnable(self.strategy)
+        if self.vs:
+            from .benchab import run as run_ab
+
+            try:
+                return run_ab(self)
+            except CountMismatchError as exc:
+                pytest.fail(str(exc), pytrace=False)
         disabled = getattr(self.benchmark, "disabled", False)
         rounds, warmup = (1, 0) if disabled else (self.settings.rounds, self.settings.warmup)
         try:

@@ -167,6 +167,9 @@ def pytest_addoption(parser) -> None:
         "too-few-rounds, only-a, only-b, changed-params, changed-source, changed-toolkit, "
         "changed-gpu (e.g. slower,cannot-tell)",
     )
+    from .benchab import add_options as add_ab_options
+
+    add_ab_options(group)
     group.addoption(
         MIN_CHANGE_OPTION,
         dest=MIN_CHANGE_DEST,
@@ -200,6 +203,11 @@ def pytest_configure(config) -> None:
         if settings.axes:  # and so is an axis value no case accepts
             build_cases(settings)
     _check_options(config)
+    if config.getoption("nq_vs", None) or config.getoption("nq_vs_fail", None):
+        from .benchab import check
+        from .strategies import get
+
+        check(config, [get(name) for name in _settings(config).strategies])
     if config.getoption(CPU_METRIC.dest, None) is not None:  # nqprof.benchinstr
         from .benchinstr import configure
 
@@ -355,6 +363,10 @@ def nqbench_fixture(request, benchmark):
         bench.rule = rule_for(request.config, request.node)
         bench.next_case = _next_case(request.config)
         bench.instructions = counter_of(request.config)  # --nq-cpu-metric=instructions
+        if request.config.getoption("nq_vs", None):  # --nq-vs: an interleaved A/B
+            from .benchab import overrides_for
+
+            bench.vs, bench.config = overrides_for(request.config, bench.strategy), request.config
         yield bench
     if _GATE in request.config.stash and getattr(benchmark, "stats", None) is not None:
         request.config.stash.setdefault(_TIMED, []).append(benchmark.stats)
@@ -394,6 +406,11 @@ def pytest_sessionfinish(session, exitstatus) -> None:
     this): a session whose tests passed fails (exit code 1) where a case got a verdict
     --nq-compare-fail lists."""
     config = session.config
+    if config.getoption("nq_vs_fail", None):
+        from .benchab import failed
+
+        if failed(config) and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
     gate = config.stash.get(_GATE, None)
     if gate is None:
         return
@@ -462,6 +479,12 @@ def pytest_terminal_summary(terminalreporter, config) -> None:
     tracer = config.stash.get(_TRACER, None)
     for line in tracer.summary_lines() if tracer is not None else ():
         terminalreporter.write_line(line)
+    from .benchab import failed, summary_lines
+
+    for line in summary_lines(config):
+        terminalreporter.write_line(line)
+    for case in failed(config):
+        terminalreporter.write_line(f"nqprof ab: failed: {case} (--nq-vs-fail)", red=True)
 
 
 def pytest_unconfigure(config) -> None:

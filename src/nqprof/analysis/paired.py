@@ -26,6 +26,8 @@ from ..rounds import median
 
 #: Two-sided level of the interval.
 ALPHA = 0.01
+#: Every verdict :func:`decide_pairs` gives.
+VERDICTS = ("slower", "faster", "same", "cannot-tell", "too-few-pairs")
 
 
 def _binom_cdf_half(k: int, n: int) -> float:

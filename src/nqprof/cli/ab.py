@@ -59,7 +59,8 @@ def _pairs(text: str) -> int | None:
     return Integer(8, MAX_PAIRS, what="--pairs")(text)
 
 
-VERDICTS = ("slower", "faster", "cannot-tell", "too-few-pairs")
+#: The verdicts --fail-on takes (every verdict but same).
+VERDICTS = ("slower", "faster", "cannot-tell", "too-few-pairs")  # analysis.paired.VERDICTS
 
 
 def _verdicts(text: str) -> list[str]:
