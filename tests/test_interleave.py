@@ -196,3 +196,11 @@ def test_pytest_nq_vs_bad_input_is_a_usage_error(scripted_pytest, args, message)
     result = scripted_pytest(*args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"ERROR: *{message}*"])
+
+
+def test_the_verdicts_ab_and_nq_vs_fail_take_are_the_paired_verdicts_but_same():
+    from nqprof.analysis.paired import VERDICTS
+    from nqprof.benchab import FAILING
+    from nqprof.cli.ab import VERDICTS as AB
+
+    assert FAILING == AB == tuple(v for v in VERDICTS if v != "same")
