@@ -200,7 +200,11 @@ def test_pytest_nq_vs_bad_input_is_a_usage_error(scripted_pytest, args, message)
 
 def test_the_verdicts_ab_and_nq_vs_fail_take_are_the_paired_verdicts_but_same():
     from nqprof.analysis.paired import VERDICTS
-    from nqprof.benchab import FAILING
-    from nqprof.cli.ab import VERDICTS as AB
+    from nqprof.options import AB_FAILING
 
-    assert FAILING == AB == tuple(v for v in VERDICTS if v != "same")
+    assert AB_FAILING == tuple(v for v in VERDICTS if v != "same")
+
+
+def test_ab_takes_pairs_not_rounds():
+    done = _ab("8", "-s", "serial", "--vs-strategy", "serial", "--rounds", "3")
+    assert done.returncode == 2 and "--rounds" in done.stderr.splitlines()[0], done.stderr

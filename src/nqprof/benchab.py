@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
+from .errors import InputError
+from .options import AB_FAILING, parse_ab_failing
+
 VS_OPTION, VS_DEST = "--nq-vs", "nq_vs"
 VS_FAIL_OPTION, VS_FAIL_DEST = "--nq-vs-fail", "nq_vs_fail"
-#: The verdicts --nq-vs-fail takes: every verdict of nqprof.analysis.paired but same (not
-#: imported here: loading the plugin imports none of the analysis).
-FAILING = ("slower", "faster", "cannot-tell", "too-few-pairs")
 _RESULTS = pytest.StashKey[list]()
 
 
@@ -38,7 +38,7 @@ def add_options(group) -> None:
         default=None,
         metavar="VERDICTS",
         help=f"with {VS_OPTION}: fail the session (exit code 1) if a case's A/B verdict is one "
-        f"of these (a comma list of {', '.join(FAILING)})",
+        f"of these (a comma list of {', '.join(AB_FAILING)})",
     )
 
 
@@ -61,11 +61,10 @@ def check(config, strategies) -> None:
     if failing is not None:
         if not pairs:
             raise pytest.UsageError(f"{VS_FAIL_OPTION} needs {VS_OPTION}")
-        bad = [v for v in failing.split(",") if v.strip() not in FAILING]
-        if bad or not failing.strip():
-            raise pytest.UsageError(
-                f"{VS_FAIL_OPTION} takes a comma list of {', '.join(FAILING)}, got {failing!r}"
-            )
+        try:
+            parse_ab_failing(failing, VS_FAIL_OPTION)
+        except InputError as exc:
+            raise pytest.UsageError(str(exc)) from None
     for strategy, name, value in pairs:
         takers = [
             s
@@ -135,7 +134,8 @@ def summary_lines(config) -> list[str]:
 
 def failed(config) -> list[str]:
     """The cases whose verdict --nq-vs-fail lists."""
-    failing = {v.strip() for v in (config.getoption(VS_FAIL_DEST) or "").split(",") if v}
+    given = config.getoption(VS_FAIL_DEST)
+    failing = set(parse_ab_failing(given, VS_FAIL_OPTION)) if given else set()
     return [
         f"{label} ({decision.verdict})"
         for label, _, decision in config.stash.get(_RESULTS, [])

@@ -18,7 +18,7 @@ from typing import Any
 
 from .analysis.paired import ALPHA, PairedDecision, decide_pairs
 from .options import describe
-from .runner import WorkerRunner, verify
+from .runner import WorkerRunner, compute_statistic, verify
 from .strategies import get
 
 #: Pairs by default (``pairs=None``): 20 first, then 10 more at a time while the verdict is
@@ -90,10 +90,6 @@ class Interleaved:
         )
 
 
-def _statistic(m) -> float:
-    return m.gpu_s if m.gpu_s is not None else m.wall_s
-
-
 class _PairSession:
     """Both arms' sessions, opened in one worker: ``run_arm(k)`` is arm k's round."""
 
@@ -162,8 +158,8 @@ def interleave(
         min_change = DEFAULT_MIN_CHANGE
     result = Interleaved(n, a, b)
     pair = PAIR_GPU if gpu else PAIR_CPU
-    spawned = pair.needs_gpu  # a spawned worker gets the arms by name
-    given = [(arm.name if spawned else arm.strategy, dict(arm.params)) for arm in arms]
+    # a GPU worker is spawned and gets the arms by name; a forked CPU worker the objects
+    given = [(arm.name if gpu else arm.strategy, dict(arm.params)) for arm in arms]
     runner = WorkerRunner(pair, n, {"arms": given}, timeout)
     try:
         runner.start()
@@ -173,7 +169,7 @@ def interleave(
             m = runner.call("run_arm", i)
             trip = time.perf_counter() - t0
             verify(arms[i].name, n, arms[i].params, m)
-            return _statistic(m), trip
+            return compute_statistic(m), trip
 
         for i in range(warmup):
             for k in (0, 1) if i % 2 == 0 else (1, 0):

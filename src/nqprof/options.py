@@ -41,6 +41,19 @@ CLUSTER_OPTION, CLUSTER_DEST = "--nq-cluster", "nq_cluster"
 #: smallest change, in percent, they must catch.
 COMPARE_FAIL_OPTION, COMPARE_FAIL_DEST = "--nq-compare-fail", "nq_compare_fail"
 MIN_CHANGE_OPTION, MIN_CHANGE_DEST = "--nq-min-change", "nq_min_change"
+#: The verdicts of an interleaved A/B (nqprof.analysis.paired) that `nqprof ab --fail-on`
+#: and the plugin's --nq-vs-fail take: every one but same (a test keeps them alike).
+AB_FAILING = ("slower", "faster", "cannot-tell", "too-few-pairs")
+
+
+def parse_ab_failing(text: str, flag: str) -> list[str]:
+    """``flag``'s comma list of :data:`AB_FAILING` verdicts; InputError naming it otherwise."""
+    out = [v.strip() for v in str(text).split(",") if v.strip()]
+    if not out or any(v not in AB_FAILING for v in out):
+        raise InputError(f"{flag} takes a comma list of {', '.join(AB_FAILING)}, got {text!r}")
+    return out
+
+
 #: The plugin's number options besides OPTIONS' (checked as every number option is).
 PLUGIN_NUMBER_FLAGS = (MIN_CHANGE_OPTION,)
 #: A scheduler address: [PROTOCOL://]HOST:PORT, as Dask's Client takes it.

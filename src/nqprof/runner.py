@@ -39,6 +39,12 @@ from .textfmt import plural
 from .worker import Target, under_profiler
 
 
+def compute_statistic(m: Measurement) -> float:
+    """A round's statistic under the compute timer: the CUDA-event time of a GPU round, the
+    worker's clock around the computation of a CPU round."""
+    return m.gpu_s if m.gpu_s is not None else m.wall_s
+
+
 def verify(
     strategy: str,
     n: int,
@@ -563,7 +569,7 @@ class RoundLoop:
     def statistic(self, m: Measurement, round_trip: float) -> float:
         if self.timer == "wall":
             return round_trip
-        return m.gpu_s if m.gpu_s is not None else m.wall_s
+        return compute_statistic(m)
 
     def one_round(self) -> Measurement:
         t0 = time.perf_counter()

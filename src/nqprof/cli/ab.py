@@ -11,6 +11,7 @@ import json
 import sys
 
 from ..numeric import Integer, Real, add_number
+from ..options import AB_FAILING, parse_ab_failing
 from ..problem import validate_n
 
 #: The most pairs --pairs takes.
@@ -59,18 +60,8 @@ def _pairs(text: str) -> int | None:
     return Integer(8, MAX_PAIRS, what="--pairs")(text)
 
 
-#: The verdicts --fail-on takes: every verdict of nqprof.analysis.paired but same (a test
-#: keeps the three lists alike).
-VERDICTS = ("slower", "faster", "cannot-tell", "too-few-pairs")
-
-
 def _verdicts(text: str) -> list[str]:
-    from ..errors import InputError
-
-    out = [v.strip() for v in text.split(",") if v.strip()]
-    if not out or any(v not in VERDICTS for v in out):
-        raise InputError(f"--fail-on takes a comma list of {', '.join(VERDICTS)}, got {text!r}")
-    return out
+    return parse_ab_failing(text, "--fail-on")
 
 
 def add_commands(sub) -> None:
@@ -80,8 +71,8 @@ def add_commands(sub) -> None:
         "ab",
         help="interleave two variants of one case round by round and decide on the pairs",
         description="Run variant A (-s, -p) and variant B (A with --vs parameters, or "
-        "--vs-strategy) in two worker processes, their rounds in turn (A B, B A, ...) in one "
-        "session so the host's drift moves both alike; every count verified. The verdict "
+        "--vs-strategy) in one worker process, their rounds in turn (A B, B A, ...), so the "
+        "host's drift moves both alike; every count verified. The verdict "
         "(slower, faster, same, cannot-tell) weighs the median pair's ratio and its 99% "
         "interval against the smallest change to catch.",
     )
@@ -121,8 +112,8 @@ def add_commands(sub) -> None:
         number=_verdicts,
         default=[],
         metavar="VERDICTS",
-        help=f"exit 1 on these verdicts (a comma list of {', '.join(VERDICTS)})",
+        help=f"exit 1 on these verdicts (a comma list of {', '.join(AB_FAILING)})",
     )
     p.add_argument("--json", action="store_true", help="print the pairs and verdict as JSON")
-    run_options(p, warmup_default="1")
+    run_options(p, rounds=False, warmup_default="1")  # --pairs counts its rounds
     p.set_defaults(func=cmd_ab)

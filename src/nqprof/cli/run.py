@@ -31,12 +31,15 @@ def run_options(
     rounds_default: str | None = None,
     warmup_default: str | None = None,
     timeout_default: str | None = None,
+    rounds: bool = True,
 ) -> None:
     """--rounds/--warmup/--timeout(/--timer) and -q, defined once in nqprof.options with the
     plugin's --nq-* twins and the same defaults (solve and sweep keep them; a paper's
     measurement may set its own, and its help then says so); read them back with
-    :func:`loop_settings`."""
-    ROUNDS.add_to(p.add_argument, "--", "--repeats", "-r", default=rounds_default)
+    :func:`loop_settings`. ``rounds=False``: a command that counts its rounds otherwise
+    (`nqprof ab --pairs`) takes no --rounds."""
+    if rounds:
+        ROUNDS.add_to(p.add_argument, "--", "--repeats", "-r", default=rounds_default)
     WARMUP.add_to(p.add_argument, "--", "-w", default=warmup_default)
     TIMEOUT.add_to(p.add_argument, "--", default=timeout_default)
     if timer:
@@ -45,8 +48,12 @@ def run_options(
 
 
 def loop_settings(args) -> tuple[int | None, int, float]:
-    """(rounds or None for auto, warm-up rounds, timeout) from :func:`run_options`' flags."""
-    return tuple(opt.value(getattr(args, opt.dest), "--") for opt in (ROUNDS, WARMUP, TIMEOUT))
+    """(rounds or None for auto, warm-up rounds, timeout) from :func:`run_options`' flags
+    (rounds None where the command has no --rounds)."""
+    return tuple(
+        opt.value(getattr(args, opt.dest), "--") if hasattr(args, opt.dest) else None
+        for opt in (ROUNDS, WARMUP, TIMEOUT)
+    )
 
 
 def cmd_solve(args) -> int:
