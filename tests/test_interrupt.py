@@ -109,13 +109,21 @@ def _start(args: list[str], script: str | None = None) -> subprocess.Popen:
 
 def _workers(proc: subprocess.Popen, count: int) -> set[int]:
     """The run's worker processes, once ``count`` of them run (the resource tracker of a
-    spawning parent is no worker)."""
+    spawning parent is no worker; CPU workers are the fork server's children, and the
+    server is returned with them: it too must be gone)."""
     deadline = time.monotonic() + PATIENCE
     while time.monotonic() < deadline:
-        kids = {pid for pid in _children(proc.pid) if "resource_tracker" not in _cmdline(pid)}
+        kids, servers = set(), set()
+        for pid in _children(proc.pid):
+            cmd = _cmdline(pid)
+            if "forkserver" in cmd:
+                servers.add(pid)
+                kids |= _children(pid)
+            elif "resource_tracker" not in cmd:
+                kids.add(pid)
         if len(kids) >= count:
             time.sleep(0.5)  # inside its round
-            return kids
+            return kids | servers
         assert proc.poll() is None, proc.communicate()
         time.sleep(0.05)
     raise AssertionError(f"no {count} workers within {PATIENCE} s")

@@ -433,3 +433,23 @@ def test_warmup_is_per_worker_process_as_its_help_says():
         loop = RoundLoop(runner, 1, 1)
         loop.run()
     assert len(loop.warm_seconds) == 3 and loop.round_process == [0]
+
+
+def test_a_cpu_worker_is_forked_from_the_fork_server_with_the_environment_of_now(monkeypatch):
+    """A CPU worker is never forked from this process (which may run threads: numpy's BLAS
+    pool, NVML; Python 3.12 warns that such a fork may deadlock), but from the fork server,
+    and it sees this process's environment as it is when the worker starts, not as it was
+    when the server started."""
+    from fake_cpu_environ import STRATEGY as environ
+
+    from nqprof.runner import WorkerRunner
+
+    monkeypatch.setenv("NQPROF_TEST_SEEN", "before")
+    with WorkerRunner(environ, 8, {}, timeout=60) as first:
+        assert first.run_once().count == 92
+        assert first.info()["seen"] == "before"
+    monkeypatch.setenv("NQPROF_TEST_SEEN", "after")  # the server runs on, started before this
+    with WorkerRunner(environ, 9, {}, timeout=60) as worker:
+        info = worker.info()
+    assert info["pid"] != os.getpid() and info["ppid"] != os.getpid()
+    assert info["seen"] == "after"

@@ -7,8 +7,9 @@ for its timeout costs only that process: the parent waits for each reply at most
 ``timeout`` seconds, then kills the worker and raises :class:`WatchdogError` naming
 strategy, N and parameters. A GPU worker is spawned (a fresh CUDA context, so its memory
 ledger shows what this strategy alone reserves; what it does as it starts is
-:mod:`nqprof.worker`'s); a CPU worker is forked where the platform can (fast to start, and
-it sees the strategies registered in this process). Ctrl-C, or any error, in the parent
+:mod:`nqprof.worker`'s); a CPU worker is forked where the platform can (fast to start), from
+a fork server (:func:`nqprof.spare.forkserver_context`: never from this process, which may
+run threads) that is handed the strategy itself. Ctrl-C, or any error, in the parent
 kills its workers at once rather than waiting for a round to end, and a worker dies with
 its parent.
 
@@ -164,7 +165,7 @@ class WorkerRunner:
 
     def _spawn(self, prepared: bool) -> None:
         gpu = self.strategy.needs_gpu
-        fork = not gpu and "fork" in mp.get_all_start_methods()
+        fork = not gpu and "forkserver" in mp.get_all_start_methods()
         target = (
             self.strategy
             if fork
@@ -182,7 +183,7 @@ class WorkerRunner:
         if not prepared:
             _await_exits()
         self._proc, self._conn = start_worker(
-            "fork" if fork else "spawn",
+            "forkserver" if fork else "spawn",
             *(target, self.opener, self.n, self.params, os.getpid(), gpu, time.time(), prepared),
         )
         self._go = "go"

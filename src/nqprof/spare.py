@@ -38,14 +38,35 @@ def spawn_context():
             sys.modules["__main__"] = main
 
 
+#: What the fork server of CPU workers imports once, before it forks any: every CPU
+#: worker's needs (the worker, numpy, the C extension and the CPU strategies' modules).
+FORKSERVER_PRELOAD = ("nqprof.worker", "nqprof.strategies")
+
+
+def forkserver_context():
+    """multiprocessing's fork server, which CPU workers are forked from: a process of its
+    own, started once (with :data:`FORKSERVER_PRELOAD` imported) and single-threaded, so a
+    fork never copies a parent that runs threads (numpy's BLAS pool, NVML, pytest's own),
+    which Python 3.12 warns of and which can deadlock the child. None where the platform
+    has none."""
+    if "forkserver" not in mp.get_all_start_methods():
+        return None
+    ctx = mp.get_context("forkserver")
+    ctx.set_forkserver_preload(list(FORKSERVER_PRELOAD))
+    return ctx
+
+
 def start_worker(method: str, *args, **kwargs) -> tuple:
     """A worker process (:func:`nqprof.worker.serve` with ``args`` after its end of the pipe),
-    started by multiprocessing's ``method`` ("spawn" hides the parent's ``__main__``):
-    the process and the parent's end of the pipe."""
-    ctx = mp.get_context(method)
+    started by multiprocessing's ``method`` ("spawn" hides the parent's ``__main__``;
+    "forkserver" forks it from :func:`forkserver_context`'s server, handing it this process's
+    environment as it is now): the process and the parent's end of the pipe."""
+    ctx = forkserver_context() if method == "forkserver" else mp.get_context(method)
+    if method == "forkserver":
+        kwargs = {**kwargs, "environ": dict(os.environ)}
     parent, child = ctx.Pipe()
     proc = ctx.Process(target=serve, daemon=True, args=(child, *args), kwargs=kwargs)
-    with spawn_context() if method == "spawn" else contextlib.nullcontext():
+    with spawn_context() if method in ("spawn", "forkserver") else contextlib.nullcontext():
         proc.start()
     child.close()
     return proc, parent

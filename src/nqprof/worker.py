@@ -79,16 +79,18 @@ class Target:
         return getattr(importlib.import_module(self.module), self.attribute)
 
 
-def die_with_parent(parent: int) -> None:
+def die_with_parent(parent: int | None) -> None:
     """Ask the kernel for SIGKILL when the parent dies (Linux), and die now if it has died
-    already (the request came too late to see it)."""
+    already (the request came too late to see it). ``parent`` None: the process that
+    started this one is not the one that asked for it (a fork server's child: the server
+    leaves when its own parent does, and this process with it)."""
     if sys.platform.startswith("linux"):
         try:
             libc = ctypes.CDLL(None, use_errno=True)
             libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         except (OSError, AttributeError):
             return
-    if os.getppid() != parent:
+    if parent is not None and os.getppid() != parent:
         os._exit(1)
 
 
@@ -169,6 +171,7 @@ def serve(
     started: float,
     prepared: bool = False,
     cuda: str | None = None,
+    environ: dict[str, str] | None = None,
 ) -> None:
     """The worker process: set itself up (above), open the session ``opener(n, params)`` of
     ``target`` (a :class:`Target`, or in a forked worker the object itself), then answer
@@ -192,9 +195,13 @@ def serve(
     ``cuda``: what it starts of CUDA while it waits, where not :func:`prepared_cuda`. Told
     "ctx" while it waits (the worker before it has timed its last round), it makes its
     context then: that overlaps the record and the close of the worker before, and no
-    round is timed meanwhile."""
+    round is timed meanwhile. ``environ``: the parent's environment, for a worker forked
+    from a fork server (which holds the environment of its own start)."""
     serving = time.time()
-    die_with_parent(parent)
+    if environ is not None:  # forked from a fork server: the parent's environment as it is now
+        os.environ.clear()
+        os.environ.update(environ)
+    die_with_parent(None if environ is not None else parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     mode = cuda or (prepared_cuda() if prepared else "context")
     if gpu and mode != "late":
