@@ -34,8 +34,13 @@ def pytest_collection_modifyitems(config, items):
         from nqprof.runner import keep_spares
 
         # the GPU tests' workers start one after another: each starts the next (its context
-        # too, at once: no test compares times across workers)
-        keep_spares(True, context=True)
+        # too, at once: no test compares times across workers); NQPROF_TEST_SPARES=init:K
+        # keeps K spares importing ahead instead, each making its context when its turn nears
+        policy = os.environ.get("NQPROF_TEST_SPARES", "context")
+        if policy.startswith("init:"):
+            keep_spares(True, depth=int(policy.split(":", 1)[1]))
+        else:
+            keep_spares(True, context=True)
         return
     if require_gpu(config):
         config._nqprof_no_gpu = reason  # each GPU test fails in its set-up (pytest_runtest_setup)

@@ -17,6 +17,13 @@
 #                  compare --traces of the two and a breakdown; the saved JSON in $OUT/trace-all.tar.gz
 #   solve20        whole-process nqprof solve 20 -s fast -r 1 -w 0, this tree and .stage/main38 interleaved, 3 each
 #   launch-default `nqprof characterize launch` with its defaults, timed (issue 49: within 10 minutes)
+#   tests-spares   tests/test_cdp_gpu.py and test_queue_gpu.py under each spare policy (NQPROF_TEST_SPARES: context,
+#                  init:2, init:3, or $SPARE_POLICIES), timed: the fastest is kept for tests-best
+#   tests-best     the GPU tests under the policy tests-spares found fastest, slowest 45 listed
+#   devgraph-nsys  devgraph and graph-cst at N=12 under nsys with each --cuda-graph-trace (default, graph, node):
+#                  the export's kernel, graph, copy and NVTX tables' rows, and nqprof trace breakdown
+#   instr-check    Valgrind (from a deb in .gpuhost/deb) counts serial N=12's instructions
+#   fork-warn      the CPU cases of pytest bench/ at small N with DeprecationWarnings shown: how many fork ones
 #   tests          the GPU-marked tests (pytest -m gpu --require-gpu: a missing GPU fails them), slowest 15 listed
 #   cst-variants   fast's constellation kernel at N=16..20, then block x unroll at N=19
 #   cst-mix        the constellation kernel's SASS opcodes per step (tools/sass_mix.py; CST_MIX: more builds)
@@ -209,6 +216,35 @@ for stage in "${stages[@]}"; do
         echo '--- nsys'; \$NSYS profile -t cuda,nvtx -o /tmp/envprobe -f true python3 -c \"\$PY\" 2>&1 | grep -v '^Collecting\|^Generating\|^Processing';
         echo '--- ncu'; ncu python3 -c \"\$PY\" 2>&1 | grep -v '^==PROF==';
         echo '--- compute-sanitizer'; compute-sanitizer python3 -c \"\$PY\" 2>&1 | grep -v '^========= ERROR SUMMARY'" ;;
+    tests-spares) echo "=== tests-spares: tests/test_cdp_gpu.py and test_queue_gpu.py under each spare policy of the GPU tests"
+      for policy in ${SPARE_POLICIES:-context init:2 init:3}; do
+        t0=$(date +%s%3N)
+        NQPROF_TEST_SPARES=$policy timeout 300 tools/gpuhost.sh python3 -m pytest tests/test_cdp_gpu.py tests/test_queue_gpu.py \
+          -m gpu --require-gpu -q -p no:cacheprovider 2>&1 | tail -1
+        echo "policy $policy ms $(( $(date +%s%3N) - t0 ))"
+      done 2>&1 | tee "$OUT/tests-spares.log"
+      best=$(grep '^policy' "$OUT/tests-spares.log" | sort -k4 -n | awk '{print $2}' | head -1)
+      echo "fastest: $best" | tee -a "$OUT/tests-spares.log"; echo "$best" > /tmp/nqprof-best-spares ;;
+    tests-best) pol=$(cat /tmp/nqprof-best-spares 2>/dev/null || echo context)
+      run tests-best 500 env NQPROF_TEST_SPARES=$pol python3 -m pytest tests -m gpu --require-gpu --durations=45 -q -rs \
+        -p no:cacheprovider ;;
+    devgraph-nsys) run devgraph-nsys 300 bash -c 'NSYS=$(python3 -c "from nqprof.analysis.trace import find_nsys; print(find_nsys())");
+        for mode in default graph node; do
+          extra=; [ $mode != default ] && extra="--cuda-graph-trace=$mode";
+          echo "--- nsys $extra: devgraph N=12, graph-cst N=12";
+          for s in devgraph graph-cst; do
+            timeout 120 $NSYS profile -t cuda,nvtx $extra -o /tmp/dg-$mode-$s -f true --export sqlite \
+              nqprof solve 12 -s $s -r 1 -w 0 2>&1 | grep -E "count|error|Error|WARN" | head -5;
+            python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); t=[r[0] for r in c.execute(\"select name from sqlite_master where type=\x27table\x27\")];
+print(sys.argv[2], {n: c.execute(f\"select count(*) from {n}\").fetchone()[0] for n in t if any(w in n for w in (\"KERNEL\",\"GRAPH\",\"MEMCPY\",\"NVTX\"))})" /tmp/dg-$mode-$s.sqlite $s;
+            timeout 60 nqprof trace breakdown /tmp/dg-$mode-$s.sqlite 2>&1 | head -12;
+          done; done' ;;
+    fork-warn) run fork-warn 200 bash -c 'python3 -W always::DeprecationWarning -m pytest bench/ \
+        --nq-strategy=serial,serial-d4,multicore --nq-n=8:10 -q -p no:cacheprovider \
+        --benchmark-storage=/tmp/nqprof-forkwarn > /tmp/fork-warn.txt 2>&1; tail -3 /tmp/fork-warn.txt;
+        echo "fork DeprecationWarnings: $(grep -c "use of fork" /tmp/fork-warn.txt)"' ;;
+    instr-check) run instr-check 200 bash -c 'command -v valgrind; valgrind --version;
+        nqprof solve 12 -s serial --instructions -r 3 -w 1 | grep -E "count|instructions"' ;;
     graph-limits) run graph-limits 300 nqprof characterize launch --modes graph-ff,graph-tail --counts 64,120,121,128,255,256 \
         --beyond-limits --timeout 30 -r 3 -w 1 -q ;;
     graph-tail-probe) run graph-tail-probe 200 nqprof characterize launch --modes graph-tail --counts 1,2,4,32 \

@@ -6,7 +6,7 @@
 #
 # Reads wheels (pycuda, nvtx and their dependencies) from $NQPROF_WHEELHOUSE
 # (default .gpuhost/wheelhouse) and, if present, the libdw/libelf debs that Nsight
-# Systems' importer needs from $NQPROF_DEBS (default .gpuhost/deb). Installs into
+# Systems' importer needs (and a Valgrind deb) from $NQPROF_DEBS (default .gpuhost/deb). Installs into
 # $NQPROF_SITE (default /tmp/nqprof-site), which goes first on PYTHONPATH and PATH.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -38,5 +38,9 @@ if [ -d "$debs" ] && [ ! -d /tmp/nqprof-dw ]; then
 fi
 if [ -d /tmp/nqprof-dw ]; then
   export LD_LIBRARY_PATH="/tmp/nqprof-dw/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fi
+# A Valgrind deb among them (for --nq-cpu-metric=instructions): unpacked, it runs from there.
+if [ -x /tmp/nqprof-dw/usr/bin/valgrind ] && ! command -v valgrind >/dev/null; then
+  export PATH="$PATH:/tmp/nqprof-dw/usr/bin" VALGRIND_LIB=/tmp/nqprof-dw/usr/libexec/valgrind
 fi
 exec "$@"

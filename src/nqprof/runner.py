@@ -307,13 +307,16 @@ class WorkerRunner:
 KEEP_SPARES = False
 
 
-def keep_spares(on: bool, context: bool = False) -> None:
+def keep_spares(on: bool, context: bool = False, depth: int | None = None) -> None:
     """From now on, start a spare GPU worker during each case for the next (``on``), or stop
     doing so and end the spare that waits. ``context``: the spares make their CUDA context
-    at once, while the case before counts (where no time is compared: tests)."""
+    at once, while the case before counts (where no time is compared: tests), one at a time;
+    else ``depth`` of them (default: a case's GPU_PROCESSES) import and start the driver
+    ahead, and the oldest makes its context once the case before has timed its rounds."""
     global KEEP_SPARES
     KEEP_SPARES = bool(on)
     SPARE.context = bool(on and context)
+    SPARE.depth = depth or GPU_PROCESSES
     if not on:
         SPARE.kill()
 
@@ -541,7 +544,7 @@ class RoundLoop:
             # both workers of the next case, started a whole phase ahead (their imports
             # take longer than a phase's rounds); spares that make their context at once
             # (tests) are kept to one
-            SPARE.start(depth=1 if SPARE.context else GPU_PROCESSES)
+            SPARE.start(depth=1 if SPARE.context else SPARE.depth)
         for watch in self._watches:
             watch.also_own(self.pids)
 

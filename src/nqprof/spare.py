@@ -107,6 +107,8 @@ class Spare:
     #: Spares make their context at once (where no round of ours is timed meanwhile: the
     #: GPU tests, :func:`nqprof.runner.keep_spares`).
     context = False
+    #: How many spares wait at once where they do not make their context at once.
+    depth = 2
 
     def start(self, context: bool = False, depth: int = 1) -> None:
         """Start spares until ``depth`` wait (a case of two worker processes takes two).
