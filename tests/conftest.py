@@ -33,14 +33,17 @@ def pytest_collection_modifyitems(config, items):
     if ok:
         from nqprof.runner import keep_spares
 
-        # the GPU tests' workers start one after another: each starts the next (its context
-        # too, at once: no test compares times across workers); NQPROF_TEST_SPARES=init:K
-        # keeps K spares importing ahead instead, each making its context when its turn nears
-        policy = os.environ.get("NQPROF_TEST_SPARES", "context")
-        if policy.startswith("init:"):
-            keep_spares(True, depth=int(policy.split(":", 1)[1]))
-        else:
+        # the GPU tests' workers start one after another, each case starting spares for the
+        # next: two import and start the driver ahead, the oldest making its context once
+        # the case before has timed its rounds (NQPROF_TEST_SPARES=init:K: K of them;
+        # "context": one at a time, its context made at once). On an H200 host,
+        # tests/test_cdp_gpu.py and test_queue_gpu.py took 47.8 s with init:2 (init:3 the
+        # same) against 67.6 s with "context" (tools/gpu_check.sh tests-spares).
+        policy = os.environ.get("NQPROF_TEST_SPARES", "init:2")
+        if policy == "context":
             keep_spares(True, context=True)
+        else:
+            keep_spares(True, depth=int(policy.removeprefix("init:")))
         return
     if require_gpu(config):
         config._nqprof_no_gpu = reason  # each GPU test fails in its set-up (pytest_runtest_setup)

@@ -131,9 +131,15 @@ def ncu_path() -> str | None:
     return os.environ.get("NQPROF_NCU") or shutil.which("ncu")
 
 
-#: A host-launched strategy, a CDP strategy (its parent grid has a row; its children do not)
-#: and graph-cst (host launches of device-launchable graphs), with a kernel each must show.
-TRACED = {"feinbube": "feinbube", "dp3": "dp3_root", "graph-cst": "cst_"}
+#: A host-launched strategy, a CDP strategy (its parent grid has a row; its children do not),
+#: graph-cst (host launches of device-launchable graphs) and devgraph (graphs the device
+#: launches, seen as graph executions), with a kernel or graph row each must show.
+TRACED = {
+    "feinbube": "feinbube",
+    "dp3": "dp3_root",
+    "graph-cst": "cst_",
+    "devgraph": "(device launch)",
+}
 
 #: What ``characterize launch`` is asked for: every mode at 32 and 256 launches.
 LAUNCH_COUNTS = (32, 256)
@@ -323,7 +329,8 @@ def test_pytest_nq_trace_stores_traces_with_kernels(jobs):
         strategy = bench["extra_info"]["case"]["strategy"]
         names = [k["name"] for r in trace.get("ranges", ()) for k in r["kernels"]]
         assert any(TRACED[strategy] in n for n in names), (bench["name"], names, trace)
-        assert trace["kernels"] > 0 and trace["memcpys"] > 0 and trace["nvtx_ranges"] > 0, trace
+        launched = trace["kernels"] + trace.get("graphs", 0)
+        assert launched > 0 and trace["memcpys"] > 0 and trace["nvtx_ranges"] > 0, trace
         assert "warning" not in trace, trace
 
 

@@ -333,7 +333,7 @@ def test_a_worker_to_follow_starts_after_the_running_one_s_first_round(warmup, m
 
     monkeypatch.setattr(conditions.GpuWatch, "start", lambda self: None)
     log = []
-    spare = types.SimpleNamespace(pids=(), context=False)
+    spare = types.SimpleNamespace(pids=(), context=False, depth=2)
 
     def start(context=False, depth=1):
         log.append(f"spares {depth}")
@@ -357,6 +357,12 @@ def test_a_worker_to_follow_starts_after_the_running_one_s_first_round(warmup, m
     loop2.keep_spare = True
     loop2.run()
     assert log.count("spares 1") == 2 and "spares 2" not in log
+    spare.context, spare.depth = False, 3  # keep_spares(True, depth=3): three ahead
+    log.clear()
+    loop3 = RoundLoop(_Series(log), rounds=4, warmup=warmup)
+    loop3.keep_spare = True
+    loop3.run()
+    assert log.count("spares 3") == 2 and "spares 2" not in log
 
 
 @pytest.mark.slow

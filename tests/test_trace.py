@@ -232,7 +232,7 @@ def test_breakdown_mentions_each_range(sample):
 
 def test_breakdown_flags_a_trace_with_ranges_and_no_cuda_activity(sample, db_copy):
     held = nsys_trace.contents(sample)
-    assert held == {"kernels": 3, "memcpys": 0, "nvtx_ranges": 3, "warning": None}
+    assert held == {"kernels": 3, "graphs": 0, "memcpys": 0, "nvtx_ranges": 3, "warning": None}
     assert "WARNING" not in nsys_trace.breakdown(sample)
     path, execute = db_copy
     execute("DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL")
@@ -241,8 +241,47 @@ def test_breakdown_flags_a_trace_with_ranges_and_no_cuda_activity(sample, db_cop
     assert held["kernels"] == 0 and held["nvtx_ranges"] == 3
     assert held["warning"] == nsys_trace.NO_CUDA_WARNING
     text = nsys_trace.breakdown(emptied)
-    assert "0 kernels, 3 NVTX ranges" in text
+    assert "0 kernels, 0 graph executions, 3 NVTX ranges" in text
     assert f"WARNING: copy.sqlite: {nsys_trace.NO_CUDA_WARNING}" in text
+
+
+def test_graph_executions_are_rows_host_launched_by_their_call_device_launched_by_time(
+    sample, db_copy
+):
+    """nsys's graph-level trace (its default) gives each graph execution a row and its kernels
+    none; a graph the device launched has no host call. Both become rows among the kernels:
+    a host-launched one in the range of the call that launched it, a device-launched one
+    (marked so) in the innermost range open in its process when it started."""
+    path, execute = db_copy
+    pid_of = sample.kernels.iloc[1]  # the parent kernel: its process and its launch call
+    global_pid = execute("SELECT globalPid FROM CUPTI_ACTIVITY_KIND_KERNEL LIMIT 1")[0][0]
+    by_name = sample.ranges.set_index("name")
+    cdp, after = by_name.loc["cdp-generation-1"], by_name.loc["plain-after-cdp"]
+    execute(
+        "CREATE TABLE CUPTI_ACTIVITY_KIND_GRAPH_TRACE (start INT, end INT, deviceId INT, "
+        "contextId INT, streamId INT, correlationId INT, globalPid INT, graphId INT)"
+    )
+    host_start = int(pid_of.end) + 10  # after the parent, launched by the parent's call
+    device_start = int(after.start) + (int(after.end) - int(after.start)) // 2
+    execute(
+        "INSERT INTO CUPTI_ACTIVITY_KIND_GRAPH_TRACE VALUES (?, ?, 0, 1, 7, ?, ?, 3), "
+        "(?, ?, 0, 1, 7, 0, ?, 4)",
+        (host_start, host_start + 50, int(pid_of.correlation_id), global_pid)
+        + (device_start, device_start + 20, global_pid),
+    )
+    trace = nsys_trace.load(path)
+    held = nsys_trace.contents(trace)
+    assert (held["kernels"], held["graphs"], held["warning"]) == (3, 2, None)
+    rows = trace.kernel_ranges.set_index("name")
+    assert rows.loc["graph 3", "range_name"] == "cdp-generation-1" == cdp.name
+    assert rows.loc["graph 4 (device launch)", "range_name"] == "plain-after-cdp"
+    assert rows.loc["graph 4 (device launch)", "duration_ns"] == 20
+    text = nsys_trace.breakdown(trace)
+    assert "3 kernels, 2 graph executions, 3 NVTX ranges" in text
+    assert "graph 4 (device launch)" in text
+    execute("DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL")
+    held = nsys_trace.contents(nsys_trace.load(path))
+    assert (held["kernels"], held["graphs"], held["warning"]) == (0, 2, None)
 
 
 def test_chrome_export(sample, tmp_path):

@@ -8,7 +8,10 @@ import itertools
 from nqprof.textfmt import nanoseconds, nbytes
 
 from .attribution import attribute
-from .schema import OUTSIDE, SUMMARY_FIELDS, Trace, pd
+from .schema import GRAPH_ROW, OUTSIDE, SUMMARY_FIELDS, Trace, pd
+
+#: How a graph execution's row is named (:data:`.schema.GRAPH_ROW` without its id).
+GRAPH_PREFIX = GRAPH_ROW.format(graph_id="")
 
 # --------------------------------------------------------------------------- summary
 
@@ -188,12 +191,15 @@ NO_CUDA_WARNING = (
 def contents(trace: Trace) -> dict:
     """How many kernels, copies and NVTX ranges ``trace`` holds, and ``warning`` where that
     looks broken (ranges, so something ran, but no CUDA activity at all)."""
+    graphs = int(trace.kernels["name"].astype(str).str.startswith(GRAPH_PREFIX).sum())
     counts = {
-        "kernels": len(trace.kernels),
+        "kernels": len(trace.kernels) - graphs,
+        "graphs": graphs,
         "memcpys": len(trace.memcpy),
         "nvtx_ranges": len(trace.ranges),
     }
-    broken = counts["nvtx_ranges"] and not (counts["kernels"] or counts["memcpys"])
+    cuda = counts["kernels"] or counts["graphs"] or counts["memcpys"]
+    broken = counts["nvtx_ranges"] and not cuda
     return {**counts, "warning": NO_CUDA_WARNING if broken else None}
 
 
@@ -203,9 +209,10 @@ def breakdown(trace: Trace) -> str:
     width = max([len(str(k["name"])) for r in records for k in r["kernels"]] + [6])
     held = contents(trace)
     lines = [
-        f"{trace.path.name}: {held['kernels']} kernels, {held['nvtx_ranges']} NVTX ranges, "
-        f"{held['memcpys']} memcpys (device-launched child grids are not traced: a parent "
-        "kernel's row ends before its children do; the generation's range holds the whole tree)"
+        f"{trace.path.name}: {held['kernels']} kernels, {held['graphs']} graph executions, "
+        f"{held['nvtx_ranges']} NVTX ranges, {held['memcpys']} memcpys (device-launched child "
+        "grids are not traced: a parent kernel's row ends before its children do; the "
+        "generation's range holds the whole tree; a graph's kernels are its row)"
     ]
     if held["warning"]:
         lines.append(f"WARNING: {trace.path.name}: {held['warning']}")

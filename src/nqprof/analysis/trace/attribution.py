@@ -1,9 +1,11 @@
 """Attributing GPU activity to NVTX ranges: each kernel or memcpy goes to the innermost
-push/pop range open on the thread that launched it, at the moment of the launch call."""
+push/pop range open on the thread that launched it, at the moment of the launch call; GPU
+work that no host call launched (a graph the device launched) goes to the innermost range
+open in its process when it started, and its name says it was launched from the device."""
 
 from __future__ import annotations
 
-from .schema import ATTRIBUTION_FIELDS, PUSH_POP, pd
+from .schema import ATTRIBUTION_FIELDS, DEVICE_LAUNCHED, GRAPH_ROW, PUSH_POP, pd
 
 # --------------------------------------------------------------------------- attribution
 
@@ -69,12 +71,43 @@ def _launch_calls(activity: pd.DataFrame, runtime: pd.DataFrame) -> pd.DataFrame
     return pd.concat([located, activity[activity["correlation_id"].isna()]], ignore_index=True)
 
 
+def _ranges_open_at(calls: pd.DataFrame, ranges: pd.DataFrame) -> pd.Series:
+    """For each row of ``calls`` without a launch call but with a process: the innermost
+    push/pop range of that process open when the row started (the deepest, then the
+    latest to open), or NA."""
+    found = pd.Series(pd.NA, index=calls.index, dtype="Int64")
+    push_pop = ranges[ranges["kind"] == PUSH_POP]
+    if not len(push_pop) or "pid" not in push_pop:
+        return found
+    orphans = calls[calls["launch_global_tid"].isna() & calls["pid"].notna()]
+    for key, row in orphans.iterrows():
+        t = row["start"]
+        stop = push_pop["end"].fillna(float("inf"))
+        open_then = push_pop[
+            (push_pop["pid"] == row["pid"]) & (push_pop["start"] <= t) & (stop >= t)
+        ]
+        if len(open_then):
+            best = open_then.sort_values(["level", "start"], kind="stable").iloc[-1]
+            found[key] = best["range_id"]
+    return found
+
+
+def _device_launched_names(calls: pd.DataFrame) -> pd.Series:
+    """A graph execution's name, marked where no host call launched it."""
+    graph = calls["name"].astype(str).str.startswith(GRAPH_ROW.format(graph_id=""))
+    device = graph & calls["launch_global_tid"].isna()
+    return calls["name"].where(~device, calls["name"].astype(str) + DEVICE_LAUNCHED)
+
+
 def attribute(activity: pd.DataFrame, runtime: pd.DataFrame, ranges: pd.DataFrame) -> pd.DataFrame:
     """Rows of ``activity`` (kernels or memcpys) joined, through the correlation id of the API
     call that launched them, to the innermost NVTX push/pop range on that call's thread
     enclosing the call's start. Adds :data:`ATTRIBUTION_FIELDS` (NA outside any range)."""
     calls = _launch_calls(activity, runtime)
     calls["range_id"] = _innermost_ranges(calls, ranges)
+    if "name" in calls and len(calls):
+        calls["range_id"] = calls["range_id"].fillna(_ranges_open_at(calls, ranges))
+        calls["name"] = _device_launched_names(calls)
     info = ranges[["range_id", "name", "domain", "payload", "level"]].rename(
         columns={
             "name": "range_name",

@@ -21,6 +21,9 @@ from .schema import (
     DEFAULT_DOMAIN,
     DOMAIN_CREATE_EVENTS,
     EVENT_TYPE_ENUM,
+    GRAPH_COLUMNS,
+    GRAPH_ROW,
+    GRAPH_TABLE,
     KERNEL_COLUMNS,
     KERNEL_FIELDS,
     KERNEL_TABLE,
@@ -169,6 +172,18 @@ def _read_kernels(db: _Export) -> pd.DataFrame:
     return _by_start(_with_duration(frame), KERNEL_FIELDS)
 
 
+def _read_graphs(db: _Export) -> pd.DataFrame:
+    """Each CUDA graph execution as a row in the kernels' shape (``name`` "graph <id>", no
+    grid or block): what a graph ran, its kernels having no rows of their own."""
+    raw = db.select(GRAPH_TABLE, GRAPH_COLUMNS, required=("start", "end"))
+    names = raw["graph_id"].map(lambda g: GRAPH_ROW.format(graph_id=g))
+    frame = raw.assign(name=names, demangled_name=names, pid=_pid(raw["global_pid"]))
+    for field in KERNEL_FIELDS:
+        if field not in frame:
+            frame[field] = pd.Series(pd.NA, index=frame.index, dtype=object)
+    return _by_start(_with_duration(frame), KERNEL_FIELDS)
+
+
 def _read_runtime(db: _Export) -> pd.DataFrame:
     raw = db.select(RUNTIME_TABLE, RUNTIME_COLUMNS, required=("start", "end", "correlation_id"))
     frame = raw.assign(
@@ -263,6 +278,10 @@ def _read_sqlite(sqlite: Path, shown: Path) -> Trace:
             db = _Export(con, shown)
             db.check()
             kernels, runtime = _read_kernels(db), _read_runtime(db)
+            graphs = _read_graphs(db)
+            if len(graphs):
+                both = [f for f in (kernels, graphs) if len(f)]
+                kernels = _by_start(pd.concat(both, ignore_index=True), KERNEL_FIELDS)
             ranges, memcpy = _read_ranges(db), _read_memcpy(db)
     except sqlite3.Error as exc:
         raise InputError(f"{shown}: not a readable Nsight Systems SQLite export ({exc})") from exc

@@ -33,6 +33,10 @@ STRINGS_TABLE = "StringIds"
 KERNEL_TABLE = "CUPTI_ACTIVITY_KIND_KERNEL"
 RUNTIME_TABLE = "CUPTI_ACTIVITY_KIND_RUNTIME"
 MEMCPY_TABLE = "CUPTI_ACTIVITY_KIND_MEMCPY"
+#: A CUDA graph's executions, each a row (nsys's default --cuda-graph-trace=graph): the
+#: graph's kernels have no rows of their own, and a graph launched from the device (CDP2
+#: device graph launch) is seen only here (an H200 host, Nsight Systems 2025.3.1).
+GRAPH_TABLE = "CUPTI_ACTIVITY_KIND_GRAPH_TRACE"
 NVTX_TABLE = "NVTX_EVENTS"
 EVENT_TYPE_ENUM = "ENUM_NSYS_EVENT_TYPE"
 MEMCPY_KIND_ENUM = "ENUM_CUDA_MEMCPY_OPER"
@@ -81,6 +85,20 @@ KERNEL_COLUMNS = {
     "static_shared_bytes": "staticSharedMemory",
     "dynamic_shared_bytes": "dynamicSharedMemory",
 }
+GRAPH_COLUMNS = {
+    "start": "start",
+    "end": "end",
+    "graph_id": "graphId",
+    "stream": "streamId",
+    "device": "deviceId",
+    "context": "contextId",
+    "correlation_id": "correlationId",
+    "global_pid": "globalPid",
+}
+#: The name of a graph execution's row among the kernels (``{graph_id}``), and what is added
+#: where no host call launched it.
+GRAPH_ROW = "graph {graph_id}"
+DEVICE_LAUNCHED = " (device launch)"
 RUNTIME_COLUMNS = {
     "name_id": "nameId",
     "start": "start",
