@@ -23,6 +23,13 @@
 #   devgraph-nsys  devgraph and graph-cst at N=12 under nsys with each --cuda-graph-trace (default, graph, node):
 #                  the export's kernel, graph, copy and NVTX tables' rows, and nqprof trace breakdown
 #   instr-check    Valgrind (from a deb in .gpuhost/deb) counts serial N=12's instructions
+#   suite-seq      the default pytest bench/ of this tree (new) and .stage/main38 (old) in the order $SUITE_SEQ
+#                  (default: old new old), each timed; a new run after an earlier one saved is gated against it
+#                  (--benchmark-compare-fail=median:5%, --nq-compare-fail=slower,faster); histories in $OUT/seq.tar.gz,
+#                  continued from .stage/seq (unpack it there) on a fresh host
+#   instr-aa       the CPU cases of the suite with --nq-cpu-metric=instructions twice, the second gated against the
+#                  first, then nqprof compare of the two
+#   trace-dg       devgraph, graph-cst and fast at N=12 with --nq-trace twice, compare --traces, a devgraph breakdown
 #   fork-warn      the CPU cases of pytest bench/ at small N with DeprecationWarnings shown: how many fork ones
 #   tests          the GPU-marked tests (pytest -m gpu --require-gpu: a missing GPU fails them), slowest 15 listed
 #   cst-variants   fast's constellation kernel at N=16..20, then block x unroll at N=19
@@ -245,6 +252,43 @@ print(sys.argv[2], {n: c.execute(f\"select count(*) from {n}\").fetchone()[0] fo
         echo "fork DeprecationWarnings: $(grep -c "use of fork" /tmp/fork-warn.txt)"' ;;
     instr-check) run instr-check 200 bash -c 'command -v valgrind; valgrind --version;
         nqprof solve 12 -s serial --instructions -r 3 -w 1 | grep -E "count|instructions"' ;;
+    suite-seq) echo "=== suite-seq: the default pytest bench/ of each tree in \$SUITE_SEQ (${SUITE_SEQ:-old new old}), timed"
+      # new: this tree, old: .stage/main38; the histories kept between calls (carried back in .stage/seq);
+      # a new run after one saved compares with it: pytest-benchmark's 5% gate and nqprof's verdicts
+      mkdir -p /tmp/nqprof-seq-new /tmp/nqprof-seq-old
+      [ -d .stage/seq ] && [ -z "$(ls -A /tmp/nqprof-seq-new)" ] && cp -r .stage/seq/. /tmp/ 2>/dev/null
+      root=$PWD
+      for t in ${SUITE_SEQ:-old new old}; do
+        if [ $t = old ]; then
+          t0=$(date +%s%3N)
+          (cd .stage/main38 && NQPROF_WHEELHOUSE=$root/.gpuhost/wheelhouse NQPROF_DEBS=$root/.gpuhost/deb \
+            NQPROF_SITE=/tmp/nqprof-old-site timeout 400 tools/gpuhost.sh python3 -m pytest bench/ -q -p no:cacheprovider \
+            --benchmark-autosave --benchmark-storage=/tmp/nqprof-seq-old 2>&1 | tail -1)
+          echo "old (38dd55d) suite: exit ${PIPESTATUS[0]}, $(( $(date +%s%3N) - t0 )) ms"
+        else
+          gate=; [ -n "$(ls -A /tmp/nqprof-seq-new 2>/dev/null)" ] && \
+            gate="--benchmark-compare --benchmark-compare-fail=median:5% --nq-compare-fail=slower,faster"
+          t0=$(date +%s%3N)
+          timeout 400 tools/gpuhost.sh python3 -m pytest bench/ -q -p no:cacheprovider --benchmark-autosave \
+            --benchmark-storage=/tmp/nqprof-seq-new $gate > /tmp/seq-new.txt 2>&1; code=$?
+          ms=$(( $(date +%s%3N) - t0 ))
+          n=$(ls /tmp/nqprof-seq-new/*/ | wc -l); cp /tmp/seq-new.txt "$OUT/suite-new-$n.txt"
+          grep -E "^FAILED|Performance has regressed|^Regressed|benchmark-compare-fail|verdicts?:|nqprof: gate" /tmp/seq-new.txt | head -20
+          tail -1 /tmp/seq-new.txt
+          echo "new suite (run $n${gate:+, gated against run $((n-1))}): exit $code, $ms ms"
+        fi
+        (cd /tmp && tar czf "$OUT/seq.tar.gz" nqprof-seq-new nqprof-seq-old)
+      done 2>&1 | tee -a "$OUT/suite-seq.log" ;;
+    instr-aa) run instr-aa 300 bash -c 'for r in 1 2; do gate=; [ $r = 2 ] && gate="--benchmark-compare --benchmark-compare-fail=median:5% --nq-compare-fail=slower,faster";
+        t0=$(date +%s%3N); python3 -m pytest bench/ --nq-strategy=serial,serial-d4,multicore --nq-cpu-metric=instructions -q \
+          -p no:cacheprovider --benchmark-autosave --benchmark-storage=/tmp/nqprof-instr-aa $gate > /tmp/instr-aa-$r.txt 2>&1;
+        echo "run $r: exit $?, $(( $(date +%s%3N) - t0 )) ms"; grep -E "^FAILED|regressed|nqprof: gate|nqprof: CPU" /tmp/instr-aa-$r.txt | head; tail -1 /tmp/instr-aa-$r.txt; done;
+        cp /tmp/instr-aa-2.txt $OUT/instr-aa-2.txt; nqprof compare 0001 0002 --storage /tmp/nqprof-instr-aa | tail -40' ;;
+    trace-dg) rm -rf /tmp/nqprof-trace-dg
+      run trace-dg 300 bash -c 'for r in 1 2; do python3 -m pytest bench/ --nq-strategy=devgraph,graph-cst,fast --nq-n=12 --nq-trace \
+          --benchmark-autosave --benchmark-storage=/tmp/nqprof-trace-dg -q -p no:cacheprovider 2>&1 | tail -2; done;
+        nqprof compare 0001 0002 --storage /tmp/nqprof-trace-dg --traces | tail -60;
+        for f in $(ls /tmp/nqprof-trace-dg/*/traces/*/*devgraph*.sqlite | head -1); do nqprof trace breakdown $f | head -30; done' ;;
     graph-limits) run graph-limits 300 nqprof characterize launch --modes graph-ff,graph-tail --counts 64,120,121,128,255,256 \
         --beyond-limits --timeout 30 -r 3 -w 1 -q ;;
     graph-tail-probe) run graph-tail-probe 200 nqprof characterize launch --modes graph-tail --counts 1,2,4,32 \
