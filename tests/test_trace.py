@@ -269,6 +269,13 @@ def test_graph_executions_are_rows_host_launched_by_their_call_device_launched_b
         (host_start, host_start + 50, int(pid_of.correlation_id), global_pid)
         + (device_start, device_start + 20, global_pid),
     )
+    # an API call that carries no correlation (0, as a device-launched graph) launched nothing
+    execute(
+        "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME (nameId, start, end, correlationId, globalTid, "
+        "eventClass, returnValue) SELECT nameId, ?, ?, 0, globalTid, eventClass, 0 "
+        "FROM CUPTI_ACTIVITY_KIND_RUNTIME LIMIT 1",
+        (int(cdp.start) + 1, int(cdp.start) + 2),
+    )
     trace = nsys_trace.load(path)
     held = nsys_trace.contents(trace)
     assert (held["kernels"], held["graphs"], held["warning"]) == (3, 2, None)

@@ -167,7 +167,8 @@ def _kernel_lines(kernels: list[dict], width: int) -> list[str]:
         return ["    (no kernels)"]
     return [
         f"    {k['name']:<{width}} {k['launches']:>7}x  total {nanoseconds(k['total_ns']):>10}"
-        f"  mean {nanoseconds(k['mean_ns']):>10}  grid {k['grid']}  block {k['block']}"
+        f"  mean {nanoseconds(k['mean_ns']):>10}"
+        + ("" if "<NA>" in str(k["grid"]) else f"  grid {k['grid']}  block {k['block']}")
         for k in kernels
     ]
 

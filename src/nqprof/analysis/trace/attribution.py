@@ -61,7 +61,12 @@ def _launch_calls(activity: pd.DataFrame, runtime: pd.DataFrame) -> pd.DataFrame
     keys = ["correlation_id"]
     if activity["pid"].notna().all() and runtime["pid"].notna().all():
         keys.append("pid")
-    calls = runtime.dropna(subset=["correlation_id"]).drop_duplicates(keys)
+    # correlation id 0 is CUPTI's "none" (a graph the device launched): it matches no call
+    activity = activity.assign(
+        correlation_id=activity["correlation_id"].where(activity["correlation_id"].fillna(0) != 0)
+    )
+    calls = runtime[runtime["correlation_id"].fillna(0) != 0].dropna(subset=["correlation_id"])
+    calls = calls.drop_duplicates(keys)
     calls = calls[keys + ["global_tid", "start"]].rename(
         columns={"global_tid": "launch_global_tid", "start": "launch_start"}
     )
