@@ -581,7 +581,7 @@ def _gate_args(tmp_path, *more):
 
 
 def test_the_compare_gate_passes_an_a_a_session_and_fails_a_slowdown(
-    scaled, nqpytest, monkeypatch, tmp_path
+    scaled, nqpytest, monkeypatch, tmp_path, pytester
 ):
     """An A/A session against the saved run: every case the same, the gate passes (exit 0)
     and pytest's summary shows nqprof's compare table. The double's default then moves from
@@ -620,6 +620,27 @@ def test_the_compare_gate_passes_an_a_a_session_and_fails_a_slowdown(
     # a verdict the gate does not list leaves the session as its tests left it
     faster_only = nqpytest(*_gate_args(tmp_path, "--benchmark-compare", "--nq-compare-fail=faster"))
     assert faster_only.ret == pytest.ExitCode.OK and "2 slower" in faster_only.stdout.str()
+    # pytest-benchmark's own gate failing too (it raises from its summary): nqprof's table
+    # is still printed, and the session still fails
+    both = nqpytest(*_gate_args(tmp_path, *gate, "--benchmark-compare-fail=median:5%"))
+    assert both.ret != pytest.ExitCode.OK
+    assert "Performance has regressed" in both.stdout.str() + both.stderr.str()
+    table = [
+        "*- nqprof compare -*",
+        "scaled*8*1.000 ms*3.000 ms*+200.0%*±10.0%*<1e-4*slower*scale 100 -> 300",
+        "*nqprof: compare failed: 2 slower (--nq-compare-fail slower,cannot-tell)",
+    ]
+    both.stdout.fnmatch_lines(table)
+    # whichever plugin's summary runs first (pluggy's order differs between versions: on an
+    # H200 host pytest-benchmark's ran first and its raise left no table), and raises
+    pytester.makeconftest(
+        "import pytest\n\n\n@pytest.hookimpl(tryfirst=True)\n"
+        "def pytest_terminal_summary(terminalreporter):\n"
+        "    raise RuntimeError('a summary that raises')\n"
+    )
+    first = nqpytest(*_gate_args(tmp_path, *gate))
+    assert first.ret != pytest.ExitCode.OK and "a summary that raises" in first.stderr.str()
+    first.stdout.fnmatch_lines(table)
 
 
 def test_the_compare_gate_fails_what_it_cannot_tell(scaled, nqpytest, tmp_path):

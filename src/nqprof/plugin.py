@@ -223,6 +223,7 @@ def pytest_configure(config) -> None:
         gate = gate_of(config)
         if gate is not None:
             config.stash[_GATE] = gate
+            config.pluginmanager.register(_GateSummary(), "nqprof-gate-summary")
 
 
 #: pytest-benchmark's --benchmark-histogram without pygal: said at the start, in one line,
@@ -443,8 +444,20 @@ def _write_gate(terminalreporter, config) -> None:
             terminalreporter.write_line(f"nqprof: compare failed: {outcome.failed}", red=True)
 
 
+class _GateSummary:
+    """nqprof's gate table after every other summary, and also where one of them raised:
+    pytest-benchmark's --benchmark-compare-fail raises PerformanceRegression from its
+    summary, which would otherwise end the session before the table."""
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_terminal_summary(self, terminalreporter, config):
+        try:
+            yield
+        finally:
+            _write_gate(terminalreporter, config)
+
+
 def pytest_terminal_summary(terminalreporter, config) -> None:
-    _write_gate(terminalreporter, config)
     if not used(config):
         return
     if _xdist_active(config):
