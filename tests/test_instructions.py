@@ -389,6 +389,56 @@ def test_cpu_cases_hand_pytest_benchmark_their_count(inner, pytester, fake_valgr
         assert bench["group"] == "N=06, compute time" and "metric" not in bench["extra_info"]
 
 
+def test_the_gate_compares_instructions_exactly(inner, pytester, fake_valgrind, monkeypatch):
+    """With --nq-cpu-metric=instructions, nqprof's gate compares what pytest-benchmark does:
+    each CPU case's count, exactly (no floor): the same count is same at ±0.0%, whatever the
+    times did; 3% more is same (below the 10% a CPU case must catch), 12% more slower; and
+    nqprof compare --metric instructions says so of the saved runs."""
+    pytest.importorskip("pandas")  # imported here first: the inner sessions cannot again
+    fake_valgrind()
+    count = {"serial": 100_000, "multicore": 200_000}
+    scale = [1.0]
+
+    def measure(self, strategy, n, params):
+        return {"count": int(count[strategy.name] * scale[0]), "tool": "callgrind"}
+
+    monkeypatch.setattr(instructions.Counter, "measure", measure)
+    case = ("--nq-strategy=serial,multicore", "--nq-n=6", "--nq-rounds=3")
+    storage = f"--benchmark-storage={pytester.path / 'storage'}"
+    metric = "--nq-cpu-metric=instructions"
+    inner(*case, metric, "--benchmark-autosave", storage).assert_outcomes(passed=2)
+    gate = (storage, "--benchmark-compare", "--nq-compare-fail=slower,faster,cannot-tell")
+
+    same = inner(*case, metric, *gate)
+    assert same.ret == pytest.ExitCode.OK, same.outlines
+    same.stdout.fnmatch_lines(
+        [
+            "nqprof: this session against the run saved *, metric instructions:",
+            "serial*6*100.0 us*100.0 us*+0.0%*±0.0%*same",
+            "multicore*6*200.0 us*200.0 us*+0.0%*±0.0%*same",
+            "2 same",
+        ]
+    )
+    scale[0] = 1.03
+    inner(*case, metric, *gate).stdout.fnmatch_lines(
+        ["serial*6*100.0 us*103.0 us*+3.0%*±0.0%*same"]
+    )
+    scale[0] = 1.12
+    slower = inner(*case, metric, *gate, "--benchmark-autosave")
+    assert slower.ret == pytest.ExitCode.TESTS_FAILED
+    slower.stdout.fnmatch_lines(
+        ["serial*6*100.0 us*112.0 us*+12.0%*±0.0%*slower", "*compare failed: 2 slower*"]
+    )
+    from nqprof.analysis.history import compare, load_history
+
+    df = load_history(pytester.path / "storage")
+    runs = sorted(df["run"].unique())
+    verdicts = compare(df, runs[0], runs[1], "instructions")
+    assert list(verdicts["verdict"]) == ["slower", "slower"]
+    assert list(verdicts["floor_pct"]) == [0.0, 0.0]
+    assert [round(c, 6) for c in verdicts["change_pct"]] == [12.0, 12.0]
+
+
 def test_a_failed_count_fails_the_case_in_one_line(inner, fake_valgrind, monkeypatch):
     fake_valgrind()
 

@@ -244,3 +244,17 @@ def test_worker_processes_that_disagree_are_named_with_their_remedy(cpu, remedy)
     why = cannot_tell_why(d, {"kind": 0.05}, cpu, "fast", None)
     assert why.startswith("floor ±60.5% > 10%: worker processes disagree ±60.5%: more rounds, or ")
     assert why.endswith(remedy)
+
+
+def test_exact_counts_are_decided_without_a_floor():
+    """Counts that do not move between runs of the same code (instructions under Valgrind):
+    no floor, no test; the change against the smallest change to catch decides."""
+    from nqprof.analysis.stats import decide_exact
+
+    assert decide_exact(1000, 1000, 0.10).verdict == "same"
+    assert decide_exact(1000, 1099, 0.10).verdict == "same"
+    assert decide_exact(1000, 1101, 0.10).verdict == "slower"
+    assert decide_exact(1000, 899, 0.10).verdict == "faster"
+    d = decide_exact(1000, 1020, 0.01)
+    assert (d.verdict, round(d.change, 6), d.floor, d.p) == ("slower", 0.02, 0.0, None)
+    assert decide_exact(0, 5, 0.1).verdict == "too-few-rounds"

@@ -417,14 +417,18 @@ def pytest_sessionfinish(session, exitstatus) -> None:
         return
     from . import machine
     from .benchgate import outcomes
+    from .benchinstr import counter_of
 
     timed = config.stash.get(_TIMED, [])
+    # what pytest-benchmark compares is what the gate compares: CPU cases' instructions
+    # where they report them
+    metric = "instructions" if counter_of(config) is not None else _settings(config).timer
     done = outcomes(
         config,
         gate,
         config.stash.get(_COMPARED, []),
         timed,
-        _settings(config).timer,
+        metric,
         machine.machine_facts() if timed else {},
     )
     config.stash[_OUTCOMES] = done

@@ -127,6 +127,20 @@ def _await_exits(timeout: float = 10.0) -> None:
             proc.join(5)
 
 
+def _named_by(target: Target, strategy) -> bool:
+    """Whether ``target`` names ``strategy`` (its module holds a strategy of that name under
+    that attribute): a worker can then import it rather than be handed the object (which a
+    module imported again, as an in-process pytest does, makes unpicklable)."""
+    import importlib
+
+    try:
+        held = getattr(importlib.import_module(target.module), target.attribute, None)
+    except Exception:  # a module that is no module (__main__ of a script, a test's own)
+        held = None
+    name = getattr(strategy, "name", None)
+    return held is not None and name is not None and getattr(held, "name", None) == name
+
+
 class WorkerRunner:
     """A session run in a child process, each request guarded by a timeout."""
 
@@ -166,14 +180,12 @@ class WorkerRunner:
     def _spawn(self, prepared: bool) -> None:
         gpu = self.strategy.needs_gpu
         fork = not gpu and "forkserver" in mp.get_all_start_methods()
-        target = (
-            self.strategy
-            if fork
-            else Target(
-                type(self.strategy).__module__,
-                getattr(self.strategy, "worker_attribute", "STRATEGY"),
-            )
+        named = Target(
+            type(self.strategy).__module__,
+            getattr(self.strategy, "worker_attribute", "STRATEGY"),
         )
+        # a forked worker gets the strategy itself (pickled) unless its module names it
+        target = self.strategy if fork and not _named_by(named, self.strategy) else named
         held = SPARE.take() if gpu else None
         if held is not None:  # a spare started ahead: it learns its case with "go"
             self._proc, self._conn = held

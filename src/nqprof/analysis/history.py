@@ -39,6 +39,7 @@ from typing import Any
 
 from .. import conditions
 from ..errors import InputError
+from ..instructions import SECONDS_PER_INSTRUCTION
 from ..machinediff import machine_differences
 from . import stats as decide_stats
 from .verdicts import CHANGES, VERDICTS  # noqa: F401  (compare's names, kept importable here)
@@ -49,6 +50,8 @@ DEFAULT_STORAGE = ".benchmarks"
 METRICS = {
     "compute": "CUDA events for GPU cases, the worker's compute time for CPU cases",
     "wall": "host round trip around each round",
+    "instructions": "one round's instructions for CPU cases that counted them "
+    "(--nq-cpu-metric=instructions: compared exactly, no floor), compute for the others",
 }
 #: Metric names of older nqprof versions.
 METRIC_ALIASES = {"gpu": "compute", "median": "wall"}
@@ -139,7 +142,9 @@ def samples(bench: dict[str, Any]) -> dict[str, list[float] | None]:
     wall = extra.get("samples_wall") or None
     if wall is None and kept and NQPROF_CLOCKS.get(clock, "wall") == "wall":
         wall = list(kept)
-    return {"compute": compute, "wall": wall}
+    counted = (extra.get("instructions") or {}).get("count")
+    instructions = [counted * SECONDS_PER_INSTRUCTION] if counted else compute
+    return {"compute": compute, "wall": wall, "instructions": instructions}
 
 
 def saved_run_rows(data: dict[str, Any], run: str) -> list[dict[str, Any]]:
@@ -345,6 +350,9 @@ def cases_of_run(df, run: str, metric: str) -> dict[tuple, dict[str, Any]]:
             "median": row.get(f"{metric}.median"),
             "params": row.get("extra.params") or {},
             "source_hash": _or_none(row.get("extra.source_hash")),
+            "instructions": _or_none(row.get("extra.instructions.count"))
+            if metric == "instructions"
+            else None,
             "toolkit": _or_none(row.get("machine.cuda_toolkit")),
             "gpu": _or_none(row.get("machine.gpu")),
             "conditions": row.get("extra.conditions")
@@ -516,14 +524,19 @@ def compare(df, run_a: str, run_b: str, metric: str = "compute", min_change: flo
         if ra and rb:
             cpu = "cpu" in (ra["kind"], rb["kind"])
             parts = min_effect_parts(ra, rb, cpu)
-            d = decide_stats.decide(
-                ra["samples"] or [],
-                rb["samples"] or [],
-                min_effect=max(parts.values()),
-                processes_a=_list_or_none(ra["processes"]),
-                processes_b=_list_or_none(rb["processes"]),
-                min_change=default_min_change(cpu) if min_change is None else min_change,
-            )
+            wanted = default_min_change(cpu) if min_change is None else min_change
+            if ra["instructions"] and rb["instructions"]:  # counts: exact
+                parts = {"exact": 0.0}
+                d = decide_stats.decide_exact(ra["instructions"], rb["instructions"], wanted)
+            else:
+                d = decide_stats.decide(
+                    ra["samples"] or [],
+                    rb["samples"] or [],
+                    min_effect=max(parts.values()),
+                    processes_a=_list_or_none(ra["processes"]),
+                    processes_b=_list_or_none(rb["processes"]),
+                    min_change=wanted,
+                )
             changes = [] if cpu else dimension_changes(ra, rb)
             changes += param_changes(ra["params"], rb["params"])
             if ra["source_hash"] != rb["source_hash"]:

@@ -281,6 +281,17 @@ class Decision:
     terms: dict[str, float] | None = field(default=None, compare=False)
 
 
+def decide_exact(a: float, b: float, min_change: float) -> Decision:
+    """The verdict for counts that do not move between runs of the same code (a CPU case's
+    instructions under Valgrind): no floor, no test; a change of ``min_change`` or more is
+    faster or slower, a smaller one same (its size shown)."""
+    change = b / a - 1 if a > 0 else None
+    if change is None:
+        return Decision("too-few-rounds", None, None, None, min_change)
+    verdict = "same" if abs(change) < min_change else ("slower" if change > 0 else "faster")
+    return Decision(verdict, change, 0.0, None, min_change, {"exact": 0.0})
+
+
 def decide(
     a: Sequence[float],
     b: Sequence[float],

@@ -386,6 +386,8 @@ def _metric_option(p) -> None:
         + METRICS["compute"]
         + " (default); wall: "
         + METRICS["wall"]
+        + "; instructions: "
+        + METRICS["instructions"]
         + "; gpu and median are the older names of compute and wall",
     )
 
