@@ -184,7 +184,8 @@ def _memcpy_line(memcpy: dict) -> list[str]:
 
 #: What a trace with NVTX ranges and no CUDA activity says of itself.
 NO_CUDA_WARNING = (
-    "likely broken: NVTX ranges but no CUDA kernels or copies (the profiler did not write out "
+    "likely broken: NVTX ranges but no CUDA kernels, graph executions or copies (the profiler "
+    "did not write out "
     "the CUDA activity of the process that ran them)"
 )
 
