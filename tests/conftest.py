@@ -31,7 +31,7 @@ def pytest_collection_modifyitems(config, items):
 
     ok, reason = gpu_available()
     if ok:
-        from nqprof.runner import keep_spares
+        from nqprof.runners import keep_spares
 
         # the GPU tests' workers start one after another, each case starting spares for the
         # next: two import and start the driver ahead, the oldest making its context once
@@ -80,6 +80,6 @@ def pytest_runtest_setup(item):
 def pytest_unconfigure(config):
     import sys
 
-    runner = sys.modules.get("nqprof.runner")
-    if runner is not None:
-        runner.keep_spares(False)  # and the spare that waits is ended
+    runners = sys.modules.get("nqprof.runners")
+    if runners is not None:
+        runners.keep_spares(False)  # and the spare that waits is ended

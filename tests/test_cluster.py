@@ -18,7 +18,7 @@ from nqprof.cluster import checkpoint as ckpt
 from nqprof.cluster.tasks import expansion, plan, plan_hash, split_depth, take
 from nqprof.errors import CountMismatchError, InputError, UnavailableError
 from nqprof.problem import KNOWN_COUNTS
-from nqprof.runner import WorkerRunner
+from nqprof.runners import WorkerRunner
 from nqprof.strategies import get
 
 # -- without Dask ----------------------------------------------------------------------------

@@ -23,7 +23,7 @@ def test_the_gpu_makes_the_host_s_tasks():
     checked against the generator at every N and depth on the CPU), and a part session's
     slice of frames is counted with its own tasks only."""
     from nqprof import _cpu
-    from nqprof.runner import WorkerRunner
+    from nqprof.runners import WorkerRunner
     from nqprof.strategies import get
 
     fast = get("fast")

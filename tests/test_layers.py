@@ -53,7 +53,16 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ),
     ("strategies", ("nqprof.strategies",)),
     ("strategy registry", ("=nqprof.strategies",)),
-    ("run", ("nqprof.runner", "nqprof.options", "nqprof.machine", "nqprof.instructions")),
+    (
+        "run",
+        (
+            "nqprof.runners",
+            "nqprof.runner",
+            "nqprof.options",
+            "nqprof.machine",
+            "nqprof.instructions",
+        ),
+    ),
     ("history", ("nqprof.analysis",)),
     (
         "measurements",

@@ -15,7 +15,7 @@ from test_chunked_session import run
 
 from nqprof.errors import InputError
 from nqprof.result import Measurement, RunRecord
-from nqprof.runner import verify
+from nqprof.runners import verify
 from nqprof.strategies import all_strategies, get
 from nqprof.strategies.cdp import device_records as dr
 from nqprof.strategies.cdp import replay as rp

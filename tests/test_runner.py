@@ -9,7 +9,7 @@ from fake_strategies import STRATEGY as misbehaving
 
 from nqprof.errors import CountMismatchError, NqprofError, WatchdogError
 from nqprof.options import describe
-from nqprof.runner import WorkerRunner
+from nqprof.runners import WorkerRunner
 
 
 def _run(how, timeout=20.0):
@@ -70,7 +70,8 @@ def _series_run(tmp_path, rounds, warmup=1):
 
     from fake_process_bound import STRATEGY as bound
 
-    from nqprof.runner import RoundLoop, open_runner
+    from nqprof.runner import RoundLoop
+    from nqprof.runners import open_runner
 
     log = tmp_path / "pids"
     os.environ["NQPROF_TEST_PID_LOG"] = str(log)  # the workers inherit it
@@ -117,7 +118,7 @@ def test_gpu_rounds_go_to_two_processes_one_after_another(tmp_path, monkeypatch)
     from fake_process_bound import STRATEGY as bound
 
     from nqprof.analysis import stats
-    from nqprof.runner import GPU_PROCESSES, ProcessSeries, open_runner
+    from nqprof.runners import GPU_PROCESSES, ProcessSeries, open_runner
 
     assert GPU_PROCESSES == 2
     assert isinstance(open_runner(bound, 8, {}), ProcessSeries)
@@ -189,7 +190,7 @@ def test_the_next_worker_of_a_series_starts_while_the_first_counts(tmp_path, mon
     session (a GPU context, in a real GPU worker) only once the first has closed."""
     from fake_process_bound import STRATEGY as bound
 
-    from nqprof.runner import open_runner
+    from nqprof.runners import open_runner
 
     log = tmp_path / "pids"
     monkeypatch.setenv("NQPROF_TEST_PID_LOG", str(log))
@@ -210,7 +211,7 @@ def test_the_next_worker_of_a_series_starts_while_the_first_counts(tmp_path, mon
 def test_a_prepared_worker_that_is_not_needed_is_ended(tmp_path, monkeypatch):
     from fake_process_bound import STRATEGY as bound
 
-    from nqprof.runner import open_runner
+    from nqprof.runners import open_runner
 
     monkeypatch.setenv("NQPROF_TEST_PID_LOG", str(tmp_path / "pids"))
     with open_runner(bound, 8, {}, timeout=60) as runner:
@@ -226,8 +227,8 @@ def test_a_closing_worker_is_waited_for_by_the_next_one_only(tmp_path, monkeypat
     context) go and leaves, and the next worker's session opens only after it has gone."""
     from fake_slow_close import STRATEGY as slow
 
-    from nqprof import runner as runner_module
-    from nqprof.runner import WorkerRunner
+    from nqprof import runners as runner_module
+    from nqprof.runners import WorkerRunner
 
     monkeypatch.setenv("NQPROF_TEST_PID_LOG", str(tmp_path / "pids"))
     first = WorkerRunner(slow, 8, {}, timeout=60).start()
@@ -249,8 +250,8 @@ def test_under_a_profiler_close_waits_for_a_normal_exit(tmp_path, monkeypatch, p
     process at that exit. Otherwise the worker answers first and leaves by os._exit."""
     from fake_slow_close import STRATEGY as slow
 
-    from nqprof import runner as runner_module
-    from nqprof.runner import WorkerRunner
+    from nqprof import runners as runner_module
+    from nqprof.runners import WorkerRunner
 
     mark = tmp_path / "exit-mark"
     monkeypatch.setenv("NQPROF_TEST_PID_LOG", str(tmp_path / "pids"))
@@ -291,7 +292,7 @@ def test_under_profiler_reads_the_injection_variables(monkeypatch, env, expected
 
 class _Series:
     """A two-phase runner that logs, in order, its rounds and the workers it is asked to
-    start (a :class:`~nqprof.runner.ProcessSeries` without processes)."""
+    start (a :class:`~nqprof.runners.ProcessSeries` without processes)."""
 
     size, phases, last = 1, 2, 0
 
@@ -333,7 +334,7 @@ def test_a_worker_to_follow_starts_after_the_running_one_s_first_round(warmup, m
 
     monkeypatch.setattr(conditions.GpuWatch, "start", lambda self: None)
     log = []
-    spare = types.SimpleNamespace(pids=(), context=False, depth=2)
+    spare = types.SimpleNamespace(pids=(), context=False, depth=2, keep=False)
 
     def start(context=False, depth=1):
         log.append(f"spares {depth}")
@@ -371,7 +372,7 @@ def test_a_spare_worker_is_taken_by_the_next_gpu_worker_and_told_its_case(tmp_pa
     opens the case it is told; a CPU worker never takes it."""
     from fake_process_bound import STRATEGY as bound
 
-    from nqprof.runner import WorkerRunner
+    from nqprof.runners import WorkerRunner
     from nqprof.spare import SPARE
     from nqprof.strategies import get
 
@@ -426,7 +427,8 @@ def test_warmup_is_per_worker_process_as_its_help_says():
     """--warmup 1 of a CPU case with one timed round: each of its three worker processes
     warms up, three untimed rounds before the one timed (the help says so in words)."""
     from nqprof import options
-    from nqprof.runner import CPU_PROCESSES, RoundLoop, open_runner
+    from nqprof.runner import RoundLoop
+    from nqprof.runners import CPU_PROCESSES, open_runner
     from nqprof.strategies import get
 
     assert CPU_PROCESSES == 3
@@ -448,7 +450,7 @@ def test_a_cpu_worker_is_forked_from_the_fork_server_with_the_environment_of_now
     when the server started."""
     from fake_cpu_environ import STRATEGY as environ
 
-    from nqprof.runner import WorkerRunner
+    from nqprof.runners import WorkerRunner
 
     monkeypatch.setenv("NQPROF_TEST_SEEN", "before")
     with WorkerRunner(environ, 8, {}, timeout=60) as first:

@@ -15,7 +15,7 @@ import test_plugin
 
 import nqprof.analysis.trace.aggregate  # noqa: F401
 import nqprof.analysis.trace.reader  # noqa: F401
-from nqprof import machine, runner
+from nqprof import machine, runners
 from nqprof.analysis import history, trace_history
 from nqprof.benchtrace import CPU_NOTE, solve_argv, storage_folder
 from nqprof.cli import main
@@ -60,9 +60,9 @@ def gpu_here(fakes, monkeypatch):
         machine, "machine_facts", lambda: {"gpu": "test GPU", "cuda_toolkit": "13.0"}
     )
     monkeypatch.setattr(
-        runner, "open_runner", lambda s, n, p, timeout=None: runner.LocalRunner(s, n, p)
+        runners, "open_runner", lambda s, n, p, timeout=None: runners.LocalRunner(s, n, p)
     )
-    monkeypatch.setattr(runner.SPARE, "start", lambda *args, **kw: None)  # no worker either
+    monkeypatch.setattr(runners.SPARE, "start", lambda *args, **kw: None)  # no worker either
 
 
 def _saved(storage: Path) -> list[Path]:

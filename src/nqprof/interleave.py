@@ -18,7 +18,8 @@ from typing import Any
 
 from .analysis.paired import ALPHA, PairedDecision, decide_pairs
 from .options import describe
-from .runner import WorkerRunner, compute_statistic, verify
+from .runner import compute_statistic
+from .runners import WorkerRunner, verify
 from .strategies import get
 
 #: Pairs by default (``pairs=None``): 20 first, then 10 more at a time while the verdict is

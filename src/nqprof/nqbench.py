@@ -174,7 +174,8 @@ class NQBench:
     def _run(self) -> RunRecord:
         import pytest
 
-        from .runner import RoundLoop, open_runner
+        from .runner import RoundLoop
+        from .runners import open_runner
 
         if self.remote is not None:
             return self.remote.run(self)

@@ -391,7 +391,7 @@ WARMUP = Option(
     parse_warmup,
     str(DEFAULT_WARMUP),
     "N",
-    # three: nqprof.runner.CPU_PROCESSES (tests/test_cli.py checks they agree)
+    # three: nqprof.runners.CPU_PROCESSES (tests/test_cli.py checks they agree)
     "untimed (but verified) rounds in each worker process of a case before its timed ones: a "
     "CPU case's three processes take the rounds in turn, so 1 is three untimed rounds before "
     "the first timed one; each GPU process warms up before its share (its first launch pays "

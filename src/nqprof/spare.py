@@ -104,8 +104,12 @@ class Spare:
         """Every waiting spare's process id."""
         return tuple(proc.pid for proc, _ in self._held)
 
+    #: Whether every round loop keeps a spare for the GPU worker request that follows
+    #: (:func:`nqprof.runners.keep_spares`): for a run of many GPU cases one after another,
+    #: such as the GPU tests.
+    keep = False
     #: Spares make their context at once (where no round of ours is timed meanwhile: the
-    #: GPU tests, :func:`nqprof.runner.keep_spares`).
+    #: GPU tests, :func:`nqprof.runners.keep_spares`).
     context = False
     #: How many spares wait at once where they do not make their context at once.
     depth = 2

@@ -1,7 +1,7 @@
 """Measurements that are not strategy runs (a launch-cost grid, a memory reading, an
 unverified build variant of a strategy), run in nqprof's watchdog worker processes.
 
-The runner's worker (nqprof.runner.WorkerRunner, nqprof.worker) opens ``PROBE.open(n,
+The runner's worker (nqprof.runners.WorkerRunner, nqprof.worker) opens ``PROBE.open(n,
 params)`` of a module in a fresh process and answers "run" with ``session.run_once()``; a
 hung kernel costs only that process. A :class:`Probe` is the object such a module exposes
 as ``PROBE`` (a strategy's module exposes ``STRATEGY``); :class:`ProbeRunner` returns what
@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..options import DEFAULT_TIMEOUT
-from ..runner import WorkerRunner
+from ..runners import WorkerRunner
 
 
 class Probe:

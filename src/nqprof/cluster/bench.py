@@ -85,7 +85,8 @@ def run_case(
     timer: str = "compute",
 ) -> dict[str, Any]:
     """One whole case on this worker, by the one round loop: its record, and where it ran."""
-    from ..runner import RoundLoop, open_runner
+    from ..runner import RoundLoop
+    from ..runners import open_runner
     from ..strategies import get
 
     strat = get(strategy)

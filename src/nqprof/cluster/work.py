@@ -2,7 +2,7 @@
 
 A worker prepares its part session once per run (strategy, N, parameters) and reuses it
 for every task it gets: CPU strategies in the worker process, GPU strategies in nqprof's
-watchdog process (:class:`~nqprof.runner.WorkerRunner`: build, module load and every
+watchdog process (:class:`~nqprof.runners.WorkerRunner`: build, module load and every
 count there, each step under the timeout; a hang kills that process, not the worker, and
 the task fails and is retried). The GPU is the one the worker was given
 (``CUDA_VISIBLE_DEVICES`` in its environment): device 0 of the watchdog process.
@@ -18,7 +18,7 @@ import time
 from typing import Any
 
 from ..errors import UnavailableError
-from ..runner import WorkerRunner
+from ..runners import WorkerRunner
 from ..strategies import get
 from .tasks import Task, expansion, take
 

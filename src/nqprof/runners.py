@@ -1,0 +1,477 @@
+"""Where a case's sessions run, and every count verified: in this process
+(:class:`LocalRunner`), in a watchdog worker process (:class:`WorkerRunner`), in several in
+turn (:class:`RunnerPool`, a CPU case) or one after another (:class:`ProcessSeries`, a GPU
+case); :func:`open_runner` picks.
+
+Every session lives in a child process for its whole life (build, module load, limits,
+every round), so that a hung CDP kernel, a crashed context or a CPU search far too large
+for its timeout costs only that process: the parent waits for each reply at most
+``timeout`` seconds, then kills the worker and raises :class:`WatchdogError` naming
+strategy, N and parameters. A GPU worker is spawned (a fresh CUDA context, so its memory
+ledger shows what this strategy alone reserves; what it does as it starts is
+:mod:`nqprof.worker`'s); a CPU worker is forked where the platform can (fast to start), from
+a fork server (:func:`nqprof.spare.forkserver_context`: never from this process, which may
+run threads) that imports the strategy by name, or is handed it where no module names it.
+Ctrl-C, or any error, in the parent kills its workers at once rather than waiting for a
+round to end, and a worker dies with its parent.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import time
+from typing import Any
+
+from . import errors
+from .cuda.nvtx import nvtx_range
+from .errors import CountMismatchError, NqprofError, WatchdogError
+from .options import default_timeout, describe
+from .problem import known_count
+from .result import Measurement
+from .spare import SPARE, start_worker, warm
+from .strategies import Strategy
+from .worker import Target, under_profiler
+
+
+def verify(
+    strategy: str,
+    n: int,
+    params: dict[str, Any],
+    m: Measurement,
+    measurement_build: str | None = None,
+) -> Measurement:
+    """Raise :class:`CountMismatchError` unless the count is the known one. A measurement
+    build (``measurement_build``: why its count is not N's, Strategy.measurement_build) is
+    not checked: its record says so and is never verified (RunRecord.measurement_build)."""
+    if measurement_build:
+        return m
+    expected = known_count(n)
+    with nvtx_range(f"{strategy} N={n} verify"):
+        ok = m.count == expected
+    if not ok:
+        raise CountMismatchError(
+            f"{describe(strategy, n, params)} counted {m.count}, expected {expected}"
+        )
+    return m
+
+
+class LocalRunner:
+    """A session run in this process (CPU strategies). Like every runner it says how many
+    processes take its rounds at once (``size``), which ran the latest (``last``), their
+    process ids beside this one (``pids``: none), what the session said when it opened
+    (``opened``) and how many processes take the rounds one after another (``phases``; a
+    :class:`ProcessSeries` moves to the next with ``advance()``)."""
+
+    size, last, pids, phases = 1, 0, (), 1
+
+    def __init__(self, strategy: Strategy, n: int, params: dict[str, Any]):
+        self.strategy, self.n, self.params = strategy, n, params
+        self._session = None
+        self.opened: dict[str, Any] = {}
+
+    def start(self) -> LocalRunner:
+        self._session = self.strategy.open(self.n, self.params)
+        return self
+
+    def run_once(self) -> Measurement:
+        return verify(
+            self.strategy.name,
+            self.n,
+            self.params,
+            self._session.run_once(),
+            self.strategy.measurement_build(self.params),
+        )
+
+    def info(self) -> dict[str, Any]:
+        return self._session.info()
+
+    def close(self) -> None:
+        if self._session is not None:
+            self._session.close()
+            self._session = None
+
+    kill = close
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+#: Workers whose session closed, still letting their context go as they leave.
+_EXITING: list = []
+
+
+def _await_exits(timeout: float = 10.0) -> None:
+    """Wait for closed workers to be gone (killed past ``timeout``): before a worker opens a
+    session, no other context of ours is on the GPU."""
+    while _EXITING:
+        proc = _EXITING.pop()
+        proc.join(timeout)
+        if proc.is_alive():
+            proc.kill()
+            proc.join(5)
+
+
+def _named_by(target: Target, strategy) -> bool:
+    """Whether ``target`` names ``strategy`` (its module holds a strategy of that name under
+    that attribute): a worker can then import it rather than be handed the object (which a
+    module imported again, as an in-process pytest does, makes unpicklable)."""
+    import importlib
+
+    try:
+        held = getattr(importlib.import_module(target.module), target.attribute, None)
+    except Exception:  # a module that is no module (__main__ of a script, a test's own)
+        held = None
+    name = getattr(strategy, "name", None)
+    return held is not None and name is not None and getattr(held, "name", None) == name
+
+
+class WorkerRunner:
+    """A session run in a child process, each request guarded by a timeout."""
+
+    size, last, phases = 1, 0, 1
+
+    def __init__(
+        self,
+        strategy: Strategy,
+        n: int,
+        params: dict[str, Any],
+        timeout: float | None = None,
+        opener: str = "open",
+    ):
+        self.strategy, self.n, self.params = strategy, n, params
+        self.timeout = default_timeout() if timeout is None else timeout
+        self.opener = opener
+        self._proc = None
+        self._conn = None
+        self._prepared = False  # started by prepare(), its session not yet opened
+        self._go = "go"  # what opens it: a spare is told its case too
+        #: What the session said of itself when it opened (device facts ...).
+        self.opened: dict[str, Any] = {}
+
+    @property
+    def label(self) -> str:
+        return describe(self.strategy.name, self.n, self.params)
+
+    @property
+    def pid(self) -> int | None:
+        """The worker's process id while it runs."""
+        return self._proc.pid if self._proc is not None else None
+
+    @property
+    def pids(self) -> tuple[int, ...]:
+        return (self.pid,) if self.pid else ()
+
+    def _spawn(self, prepared: bool) -> None:
+        gpu = self.strategy.needs_gpu
+        fork = not gpu and "forkserver" in mp.get_all_start_methods()
+        named = Target(
+            type(self.strategy).__module__,
+            getattr(self.strategy, "worker_attribute", "STRATEGY"),
+        )
+        # a forked worker gets the strategy itself (pickled) unless its module names it
+        target = self.strategy if fork and not _named_by(named, self.strategy) else named
+        held = SPARE.take() if gpu else None
+        if held is not None:  # a spare started ahead: it learns its case with "go"
+            self._proc, self._conn = held
+            self._go = ("go", target, self.opener, self.n, self.params)
+            self._prepared = True
+            return
+        if not prepared:
+            _await_exits()
+        self._proc, self._conn = start_worker(
+            "forkserver" if fork else "spawn",
+            *(target, self.opener, self.n, self.params, os.getpid(), gpu, time.time(), prepared),
+        )
+        self._go = "go"
+        self._prepared = prepared
+
+    def prepare(self) -> WorkerRunner:
+        """Start the worker process now, to open its session later (:meth:`start`): it
+        imports what it needs and starts CUDA meanwhile, and opens nothing until then. A
+        spare (:mod:`nqprof.spare`), where one waits, is taken instead."""
+        self._spawn(prepared=True)
+        return self
+
+    def start(self) -> WorkerRunner:
+        if self._proc is None:
+            self._spawn(prepared=False)
+        if self._prepared:
+            self._prepared = False
+            _await_exits()
+            self._conn.send(self._go)
+        try:
+            self.opened = self._receive("open") or {}
+        except BaseException:
+            self.kill()
+            raise
+        return self
+
+    def _receive(self, step: str) -> Any:
+        if not self._conn.poll(self.timeout):
+            self.kill()
+            hint = (
+                "a CDP kernel may hang when device launches fail; "
+                if self.strategy.needs_gpu
+                else ""
+            )
+            raise WatchdogError(
+                f"{self.label}: no answer to '{step}' within {self.timeout:g} s; worker killed "
+                f"({hint}raise the timeout, --timeout or NQPROF_TIMEOUT, if the run is just long)"
+            )
+        try:
+            answer = self._conn.recv()
+        except (EOFError, ConnectionError):
+            self._proc.join(5)
+            code = self._proc.exitcode
+            self.kill()
+            raise WatchdogError(
+                f"{self.label}: worker process died during '{step}' (exit code {code})"
+            ) from None
+        if answer[0] == "error":
+            _, kind, text = answer
+            self.close()
+            raise getattr(errors, kind, NqprofError)(text)
+        return answer[1]
+
+    def ask(self, request: str) -> Any:
+        """The session's answer to ``request`` ("run", "info"), under the timeout."""
+        self._conn.send(request)
+        return self._receive(request)
+
+    def run_once(self) -> Measurement:
+        return verify(
+            self.strategy.name,
+            self.n,
+            self.params,
+            self.ask("run"),
+            self.strategy.measurement_build(self.params),
+        )
+
+    def warm(self) -> None:
+        """A prepared worker makes its CUDA context now (the one before has timed its rounds)."""
+        if self._proc is not None and self._prepared:
+            warm(self._conn)
+
+    def call(self, method: str, *args) -> Any:
+        """``session.method(*args)`` in the worker, under the same timeout."""
+        self._conn.send(("call", method, *args))
+        return self._receive(method)
+
+    def info(self) -> dict[str, Any]:
+        return self.ask("info")
+
+    def close(self) -> None:
+        """Close the session. The worker answers before it lets its context go and leaves:
+        the parent goes on meanwhile, and the next worker waits for it to be gone
+        (:func:`_await_exits`), so only one context at a time is on the GPU."""
+        if self._proc is None:
+            return
+        try:
+            if self._proc.is_alive():
+                self._conn.send("close")
+                if self._conn.poll(min(self.timeout, 30)):
+                    self._conn.recv()
+                    if under_profiler():  # its profiler writes out what it saw as it exits
+                        self._proc.join(min(self.timeout, 60))
+                    else:
+                        _EXITING.append(self._proc)
+                        self._proc = None
+        except (OSError, EOFError):
+            pass
+        self.kill()
+
+    def kill(self) -> None:
+        """End the worker now, whatever it is doing (Ctrl-C, an error in the parent)."""
+        if self._proc is not None:
+            if self._proc.is_alive():
+                self._proc.kill()
+                self._proc.join(5)
+            self._proc = None
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, exc_type, *exc):
+        self.kill() if exc_type is not None else self.close()
+
+
+def keep_spares(on: bool, context: bool = False, depth: int | None = None) -> None:
+    """From now on, start a spare GPU worker during each case for the next (``on``), or stop
+    doing so and end the spare that waits. ``context``: the spares make their CUDA context
+    at once, while the case before counts (where no time is compared: tests), one at a time;
+    else ``depth`` of them (default: a case's GPU_PROCESSES) import and start the driver
+    ahead, and the oldest makes its context once the case before has timed its rounds."""
+    SPARE.keep = bool(on)
+    SPARE.context = bool(on and context)
+    SPARE.depth = depth or GPU_PROCESSES
+    if not on:
+        SPARE.kill()
+
+
+#: Worker processes a CPU case's rounds go to in turn. A CPU time depends on the process
+#: (the core it lands on, where its memory is), so compare counts the spread between the
+#: processes' medians as noise, as asv does; forked workers cost milliseconds.
+CPU_PROCESSES = 3
+#: Worker processes a GPU case's rounds go to one after another (:class:`ProcessSeries`).
+#: A GPU time can depend on the process too (where its context's allocations land: one
+#: device-graph case, docs/results/defaults-h200.md), so compare counts their spread as
+#: noise; one at a time, so the memory ledger sees one context.
+GPU_PROCESSES = 2
+
+
+class RunnerPool:
+    """Several worker runners of one case that take the rounds in turn; ``last`` is the
+    index of the one that ran the latest round."""
+
+    phases = 1
+
+    def __init__(self, runners: list[WorkerRunner]):
+        self.runners = runners
+        first = runners[0]
+        self.strategy, self.n, self.params = first.strategy, first.n, first.params
+        self.last, self._next = 0, 0
+
+    @property
+    def size(self) -> int:
+        return len(self.runners)
+
+    @property
+    def pids(self) -> tuple[int, ...]:
+        return tuple(pid for r in self.runners for pid in r.pids)
+
+    @property
+    def opened(self) -> dict[str, Any]:
+        return self.runners[0].opened
+
+    def start(self) -> RunnerPool:
+        try:
+            for r in self.runners:
+                r.start()
+        except BaseException:
+            self.kill()
+            raise
+        return self
+
+    def run_once(self) -> Measurement:
+        self.last, self._next = self._next, (self._next + 1) % len(self.runners)
+        return self.runners[self.last].run_once()
+
+    def info(self) -> dict[str, Any]:
+        return self.runners[0].info()
+
+    def close(self) -> None:
+        for r in self.runners:
+            r.close()
+
+    def kill(self) -> None:
+        for r in self.runners:
+            r.kill()
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, exc_type, *exc):
+        self.kill() if exc_type is not None else self.close()
+
+
+class ProcessSeries:
+    """Worker runners of one case that take its rounds one after another: the first opens,
+    runs its share and closes when :meth:`advance` opens the next. ``last`` is the index of
+    the one running now; ``opened`` is what the first said when it opened."""
+
+    size = 1
+
+    def __init__(self, runners: list[WorkerRunner]):
+        self.runners = runners
+        first = runners[0]
+        self.strategy, self.n, self.params = first.strategy, first.n, first.params
+        self.last = 0
+        self.opened: dict[str, Any] = {}
+
+    @property
+    def phases(self) -> int:
+        return len(self.runners)
+
+    @property
+    def current(self) -> WorkerRunner:
+        return self.runners[self.last]
+
+    @property
+    def pids(self) -> tuple[int, ...]:
+        """The running worker's, and the next one's where it is prepared (its start is the
+        run's own work, not other work on the machine)."""
+        following = self.runners[self.last + 1].pids if self.last + 1 < len(self.runners) else ()
+        return self.current.pids + following
+
+    def start(self) -> ProcessSeries:
+        self.current.start()
+        self.opened = self.current.opened
+        return self
+
+    def prepare_next(self) -> None:
+        """Start the next worker's process while this one counts (:meth:`WorkerRunner.prepare`)."""
+        if self.last + 1 < len(self.runners) and self.runners[self.last + 1].pid is None:
+            self.runners[self.last + 1].prepare()
+
+    def warm_next(self) -> None:
+        """The next worker makes its context now (this one has timed its rounds)."""
+        if self.last + 1 < len(self.runners):
+            self.runners[self.last + 1].warm()
+
+    def advance(self) -> None:
+        """Close the running process and open the next."""
+        if self.last + 1 >= len(self.runners):
+            raise errors.NqprofError("no further worker process in this series")
+        self.current.close()
+        self.last += 1
+        self.current.start()
+
+    def run_once(self) -> Measurement:
+        return self.current.run_once()
+
+    def info(self) -> dict[str, Any]:
+        return self.current.info()
+
+    def close(self) -> None:
+        self.current.close()
+        for r in self.runners[self.last + 1 :]:  # a prepared worker that was not needed
+            r.kill()
+
+    def kill(self) -> None:
+        for r in self.runners[self.last :]:
+            r.kill()
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, exc_type, *exc):
+        self.kill() if exc_type is not None else self.close()
+
+
+def open_runner(
+    strategy: Strategy,
+    n: int,
+    params: dict[str, Any],
+    timeout: float | None = None,
+    isolate: bool = True,
+    processes: int | None = None,
+):
+    """The runner for a strategy: watchdog worker processes (``processes``, default
+    GPU_PROCESSES one after another for a GPU strategy and CPU_PROCESSES in turn for a CPU
+    one), or (``isolate=False``) this process, without a timeout. A daemonic process (a
+    Dask worker's) may start no child, so a CPU session runs there in-process; the cluster
+    bounds its time."""
+    if isolate and (strategy.needs_gpu or not mp.current_process().daemon):
+        count = processes or (GPU_PROCESSES if strategy.needs_gpu else CPU_PROCESSES)
+        if count == 1:
+            return WorkerRunner(strategy, n, params, timeout)
+        runners = [WorkerRunner(strategy, n, params, timeout) for _ in range(count)]
+        return ProcessSeries(runners) if strategy.needs_gpu else RunnerPool(runners)
+    return LocalRunner(strategy, n, params)
