@@ -41,6 +41,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "nqprof.subproblems",
             "nqprof.result",
             "nqprof.rounds",
+            "nqprof.gpuconditions",
             "nqprof.conditions",
             "nqprof.analysis.trace",
         ),

@@ -329,10 +329,10 @@ def test_a_worker_to_follow_starts_after_the_running_one_s_first_round(warmup, m
     taken after its first round, warm-up or timed: the next of the series starts after the
     first round of the first worker, a spare for the next case after the first round of the
     last."""
-    from nqprof import conditions, runner
+    from nqprof import gpuconditions, runner
     from nqprof.runner import RoundLoop
 
-    monkeypatch.setattr(conditions.GpuWatch, "start", lambda self: None)
+    monkeypatch.setattr(gpuconditions.GpuWatch, "start", lambda self: None)
     log = []
     spare = types.SimpleNamespace(pids=(), context=False, depth=2, keep=False)
 

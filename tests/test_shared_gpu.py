@@ -15,7 +15,7 @@ import pandas  # noqa: F401 - loaded before the in-process inner sessions (numpy
 import pytest
 from test_trust import _FakeNvml
 
-from nqprof import conditions, machine, strategies
+from nqprof import gpuconditions, machine, strategies
 from nqprof.cli import main
 from nqprof.result import RunRecord
 
@@ -68,7 +68,7 @@ def test_the_watch_counts_other_processes_and_utilization_during_the_rounds(monk
     moves): other processes that came and went are seen; rounds in between are not looked at."""
     nvml = fake_nvml(monkeypatch)
     now = [0.0]
-    watch = conditions.GpuWatch("0000:19:00.0", own_pids=(777,), clock=lambda: now[0])
+    watch = gpuconditions.GpuWatch("0000:19:00.0", own_pids=(777,), clock=lambda: now[0])
     watch.start()
     watch.round_done(0)
     nvml.others = [4242]  # came and went during the rounds: before and after alone miss it
@@ -86,7 +86,7 @@ def test_the_watch_counts_other_processes_and_utilization_during_the_rounds(monk
 
 def test_a_watch_without_utilization_records_none(monkeypatch):
     monkeypatch.setitem(sys.modules, "pynvml", _FakeNvml([]))
-    watch = conditions.GpuWatch(own_pids=(777,))
+    watch = gpuconditions.GpuWatch(own_pids=(777,))
     watch.start()
     watch.round_done(0)
     assert watch.finish()["utilization_pct"] == []
@@ -98,7 +98,7 @@ def test_pids_of_another_namespace_count_all_but_the_runs_worker(monkeypatch):
     nvml.nvmlDeviceGetComputeRunningProcesses = lambda h: [
         types.SimpleNamespace(pid=p) for p in (91, 92, 93)
     ]
-    watch = conditions.GpuWatch(own_pids=(777,))
+    watch = gpuconditions.GpuWatch(own_pids=(777,))
     watch.start()
     watch.round_done(0)
     assert watch.finish()["other_processes"] == 2
@@ -130,7 +130,7 @@ def test_the_record_says_its_gpu_was_shared():
     assert f"\nwarning    {record(2).shared_gpu()}" in record(2).summary()
     assert record(0).shared_gpu() is None and "warning" not in record(0).summary()
     assert (
-        conditions.shared_gpu(record(1).conditions)
+        gpuconditions.shared_gpu(record(1).conditions)
         == "the GPU was shared with 1 other process during the rounds"
     )
 
@@ -238,7 +238,7 @@ def test_in_another_namespace_each_of_the_runs_workers_now_is_its_own(monkeypatc
     nvml.nvmlDeviceGetComputeRunningProcesses = lambda h: [
         types.SimpleNamespace(pid=p) for p in (91, 92, 93)
     ]
-    watch = conditions.GpuWatch(own_pids=(777, 778))
+    watch = gpuconditions.GpuWatch(own_pids=(777, 778))
     watch.start()
     watch.round_done(0)
     assert watch.unmatched == 1

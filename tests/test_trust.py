@@ -21,7 +21,7 @@ from pathlib import Path
 import pandas  # noqa: F401  (loaded before pytester's inner runs, which cannot load numpy twice)
 import pytest
 
-from nqprof import conditions, machine, strategies
+from nqprof import conditions, gpuconditions, machine, strategies
 from nqprof.analysis import stats
 from nqprof.analysis.history import VERDICTS, compare, load_history
 from nqprof.cli import main
@@ -593,7 +593,7 @@ class _FakeNvml(types.ModuleType):
 def test_a_throttled_round_is_flagged(monkeypatch):
     nvml = _FakeNvml([0x0, 0x4 | 0x1, 0x20, 0x1, 0x0])  # before, then after each of four rounds
     monkeypatch.setitem(sys.modules, "pynvml", nvml)
-    watch = conditions.GpuWatch("0000:19:00.0", own_pids=(777,))
+    watch = gpuconditions.GpuWatch("0000:19:00.0", own_pids=(777,))
     watch.start()
     for i in range(4):
         watch.round_done(i)
@@ -619,7 +619,7 @@ def test_a_throttled_round_is_flagged(monkeypatch):
 def test_conditions_without_nvml_or_nvidia_smi_say_why(monkeypatch):
     monkeypatch.setitem(sys.modules, "pynvml", None)
     monkeypatch.setenv("PATH", "/nonexistent")
-    watch = conditions.GpuWatch()
+    watch = gpuconditions.GpuWatch()
     watch.start()
     watch.round_done(0)
     result = watch.finish()
@@ -639,7 +639,7 @@ def test_nvidia_smi_is_the_fallback(monkeypatch, tmp_path):
     smi.chmod(0o755)
     monkeypatch.setitem(sys.modules, "pynvml", None)
     monkeypatch.setenv("PATH", str(tmp_path))
-    probe, why = conditions.gpu_probe()
+    probe, why = gpuconditions.gpu_probe()
     assert why is None and probe.source == "nvidia-smi"
     snap = probe.snapshot()
     assert (snap["sm_clock_mhz"], snap["power_w"], snap["persistence_mode"], snap["uuid"]) == (
@@ -648,7 +648,7 @@ def test_nvidia_smi_is_the_fallback(monkeypatch, tmp_path):
         "on",
         "GPU-77ab",
     )
-    assert snap["clock_event_reasons"] == ["sw_thermal_slowdown"] and conditions.slowed(
+    assert snap["clock_event_reasons"] == ["sw_thermal_slowdown"] and gpuconditions.slowed(
         probe.reasons()
     )
 
@@ -664,7 +664,7 @@ def test_nvidia_smi_is_asked_once_per_round(monkeypatch, tmp_path):
     smi.chmod(0o755)
     monkeypatch.setitem(sys.modules, "pynvml", None)
     monkeypatch.setenv("PATH", str(tmp_path))
-    watch = conditions.GpuWatch()
+    watch = gpuconditions.GpuWatch()
     before = len(calls.read_text().split())
     watch.round_done(0)
     assert len(calls.read_text().split()) == before + 1

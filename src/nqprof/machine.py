@@ -66,7 +66,7 @@ def compare_facts() -> dict[str, Any]:
     facts: dict[str, Any] = {"gpu": None, "cuda_toolkit": _toolkit_version()}
     if importlib.util.find_spec("pycuda") is None:  # as gpu_available says: no GPU run here
         return facts
-    from .conditions import NvmlProbe
+    from .gpuconditions import NvmlProbe
 
     try:
         probe = NvmlProbe()

@@ -6,7 +6,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from . import conditions
+from . import gpuconditions
 from .rounds import median
 from .textfmt import plural
 from .textfmt import seconds as seconds_text
@@ -129,7 +129,7 @@ class RunRecord:
     def shared_gpu(self) -> str | None:
         """A warning where other processes used the run's GPU during its rounds (its times
         may then be slower than on a GPU of its own); None otherwise."""
-        shared = conditions.shared_gpu(self.conditions)
+        shared = gpuconditions.shared_gpu(self.conditions)
         return f"{shared}: its times may be slower than on a GPU of its own" if shared else None
 
     def summary(self) -> str:

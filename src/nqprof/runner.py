@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from . import conditions, errors
+from . import conditions, errors, gpuconditions
 from .options import TIMERS
 from .problem import known_count
 from .progress import Progress
@@ -135,7 +135,7 @@ class RoundLoop:
         self.progress.update(f"round {len(self.measurements)}{total} {trip:.3f} s")
         return m
 
-    def timed_rounds(self, rule: RoundRule, gpu: conditions.GpuWatch | None) -> None:
+    def timed_rounds(self, rule: RoundRule, gpu: gpuconditions.GpuWatch | None) -> None:
         """Timed rounds in the running process until ``rule`` is met."""
         first, t0 = len(self.samples), time.perf_counter()
         while not rule.done(self.samples[first:], time.perf_counter() - t0):
@@ -160,7 +160,7 @@ class RoundLoop:
             self.warm_up()
             if cpu is None:
                 bus = r.opened.get("device", {}).get("pci_bus_id")
-                gpu = conditions.GpuWatch(bus, self.pids) if r.strategy.needs_gpu else None
+                gpu = gpuconditions.GpuWatch(bus, self.pids) if r.strategy.needs_gpu else None
                 cpu = conditions.CpuWatch(self.pids)
                 self._watches = tuple(w for w in (gpu, cpu) if w is not None)
                 if gpu:
@@ -236,7 +236,8 @@ def solve(
     n = int(n)
     check_rounds(repeats, warmup)  # before a worker starts
     if strat.needs_gpu:
-        conditions.start_nvml()  # beside the worker's start: the watch needs it after the warm-up
+        # beside the worker's start: the watch needs it after the warm-up
+        gpuconditions.start_nvml()
     marks = [("start", time.perf_counter())]
     with open_runner(strat, n, values, timeout, isolate) as runner:
         marks.append(("open", time.perf_counter()))
