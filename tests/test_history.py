@@ -15,7 +15,8 @@ from nqprof.analysis import (  # noqa: E402
     history,
     stats,  # noqa: E402
 )
-from nqprof.analysis.history import HistoryWarning, compare, load_history  # noqa: E402
+from nqprof.analysis.comparing import compare
+from nqprof.analysis.history import HistoryWarning, load_history  # noqa: E402
 from nqprof.cli import main  # noqa: E402
 from nqprof.errors import InputError  # noqa: E402
 from nqprof.problem import known_count  # noqa: E402

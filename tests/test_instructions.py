@@ -429,7 +429,8 @@ def test_the_gate_compares_instructions_exactly(inner, pytester, fake_valgrind, 
     slower.stdout.fnmatch_lines(
         ["serial*6*100.0 us*112.0 us*+12.0%*±0.0%*slower", "*compare failed: 2 slower*"]
     )
-    from nqprof.analysis.history import compare, load_history
+    from nqprof.analysis.comparing import compare
+    from nqprof.analysis.history import load_history
 
     df = load_history(pytester.path / "storage")
     runs = sorted(df["run"].unique())

@@ -11,13 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from nqprof.analysis.history import (
-    change_counts,
-    compare,
-    dimension_changes,
-    gpu_model,
-    load_history,
-)
+from nqprof.analysis.comparing import change_counts, compare, dimension_changes
+from nqprof.analysis.history import gpu_model, load_history
 from nqprof.analysis.matrix import matrix_times
 from nqprof.cli import main
 

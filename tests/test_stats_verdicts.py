@@ -9,7 +9,8 @@ import re
 import pytest
 
 from nqprof.analysis import stats
-from nqprof.analysis.history import compare, load_history
+from nqprof.analysis.comparing import compare
+from nqprof.analysis.history import load_history
 from nqprof.analysis.verdicts import FAILING, VERDICTS, parse_failing, parse_min_change
 from nqprof.cli import main
 from nqprof.errors import InputError
@@ -234,7 +235,7 @@ def test_the_option_values():
 def test_worker_processes_that_disagree_are_named_with_their_remedy(cpu, remedy):
     """Two worker processes a run, 10% apart in one run: Student's interval on their medians
     is the floor (60%), named with what narrows it for the case's kind."""
-    from nqprof.analysis.history import cannot_tell_why
+    from nqprof.analysis.comparing import cannot_tell_why
 
     procs = [0, 1] * 10
     d = stats.decide(

@@ -23,7 +23,8 @@ import pytest
 
 from nqprof import conditions, gpuconditions, machine, strategies
 from nqprof.analysis import stats
-from nqprof.analysis.history import VERDICTS, compare, load_history
+from nqprof.analysis.comparing import compare
+from nqprof.analysis.history import VERDICTS, load_history
 from nqprof.cli import main
 from nqprof.problem import known_count
 from nqprof.result import Measurement, RunRecord

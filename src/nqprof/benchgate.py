@@ -1,7 +1,7 @@
 """pytest's statistical gate: ``--nq-compare-fail=VERDICT[,VERDICT...]``.
 
 With ``--benchmark-compare``, pytest-benchmark picks saved runs to compare this session
-with; the gate decides nqprof's verdicts (:func:`nqprof.analysis.history.compare`, the
+with; the gate decides nqprof's verdicts (:func:`nqprof.analysis.comparing.compare`, the
 verdicts of ``nqprof compare``) of this session's cases against each, prints the table
 ``nqprof compare`` prints in pytest's summary, and fails the session (exit code 1) where a
 case got one of the verdicts listed. ``--nq-min-change=PCT``: the smallest change the
@@ -106,7 +106,8 @@ def compare_with(
 ) -> Outcome:
     """This session (``current``, a run's JSON) against one saved run, as nqprof compare
     decides: the lines it prints, and what failed the gate."""
-    from .analysis.history import compare, history_frame, saved_run_rows
+    from .analysis.comparing import compare
+    from .analysis.history import history_frame, saved_run_rows
     from .cli.history import compare_lines, condition_lines, failed_message
 
     head = f"nqprof: this session against {saved_label(saved)}, metric {metric}:"

@@ -1,4 +1,4 @@
-"""Saved pytest-benchmark runs as a pandas DataFrame, and run-to-run comparison.
+"""Saved pytest-benchmark runs as a pandas DataFrame (compared by :mod:`.comparing`).
 
 A run is one JSON file that ``pytest bench/ --benchmark-autosave`` (or ``--benchmark-save``,
 ``--benchmark-json``) wrote under the storage folder (default ``.benchmarks``, one subfolder
@@ -37,11 +37,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from .. import conditions
 from ..errors import InputError
 from ..instructions import SECONDS_PER_INSTRUCTION
-from ..machinediff import machine_differences
-from . import stats as decide_stats
 from .verdicts import CHANGES, VERDICTS  # noqa: F401  (compare's names, kept importable here)
 
 DEFAULT_STORAGE = ".benchmarks"
@@ -332,142 +329,12 @@ def last_runs(df, count: int = 2) -> list[str]:
     return names[-count:]
 
 
-# -- comparing -----------------------------------------------------------------------------
-
-
-def cases_of_run(df, run: str, metric: str) -> dict[tuple, dict[str, Any]]:
-    """The nqprof benchmarks of one run by case: samples, median, resolved parameters,
-    source hash."""
-    part = df[(df["run"] == run) & df["strategy"].notna()]
-    out: dict[tuple, dict[str, Any]] = {}
-    for row in part.to_dict("records"):
-        key = tuple(row[c] for c in CASE_COLUMNS)
-        out[key] = {
-            "samples": row.get(f"{metric}.samples"),
-            "processes": row.get("processes"),
-            "kind": _or_none(row.get("extra.device_kind")),
-            "min_effect": _or_none(row.get("extra.min_effect")),
-            "median": row.get(f"{metric}.median"),
-            "params": row.get("extra.params") or {},
-            "source_hash": _or_none(row.get("extra.source_hash")),
-            "instructions": _or_none(row.get("extra.instructions.count"))
-            if metric == "instructions"
-            else None,
-            "toolkit": _or_none(row.get("machine.cuda_toolkit")),
-            "gpu": _or_none(row.get("machine.gpu")),
-            "conditions": row.get("extra.conditions")
-            if isinstance(row.get("extra.conditions"), dict)
-            else {},
-        }
-    return out
-
-
-#: A CPU case's floor is at least this many times the CPU speed probe's move between two
-#: runs: on two H200 hosts where serial N=11 (the probe's search) differed by 62%,
-#: serial's times moved by 15% (N=16) to 66% (N=12), and serial-d4's and multicore's by -8%
-#: to +48%: the host moves different work by different amounts.
-HOST_FACTOR = 2.0
-
-
-def min_effect_parts(ra: dict[str, Any], rb: dict[str, Any], cpu: bool) -> dict[str, float]:
-    """What the minimum effect of a case is the largest of: ``kind``, its kind's (``cpu``:
-    either run ran it on the CPU); ``declared``, the larger one its strategy declared when
-    either run was saved (Strategy.min_effect), where one did; ``host``, for a CPU case,
-    HOST_FACTOR times what the CPU speed probe moved between the runs
-    (conditions.probe_change): what the host alone moved."""
-    parts = {"kind": decide_stats.MIN_EFFECT_CPU if cpu else decide_stats.MIN_EFFECT}
-    declared = [float(r["min_effect"]) for r in (ra, rb) if r.get("min_effect") is not None]
-    if declared:
-        parts["declared"] = max(declared)
-    host = conditions.probe_change(ra["conditions"], rb["conditions"]) if cpu else None
-    if host is not None:
-        parts["host"] = HOST_FACTOR * abs(host)
-    return parts
-
-
-def min_effect_of(ra: dict[str, Any], rb: dict[str, Any], cpu: bool) -> float:
-    """The minimum effect of a case: the largest of :func:`min_effect_parts`."""
-    return max(min_effect_parts(ra, rb, cpu).values())
-
-
-def default_min_change(cpu: bool) -> float:
-    """The smallest change a comparison must catch where none is given: 5% for a GPU case,
-    10% for a CPU case (``cpu``: either run ran it on the CPU)."""
-    return decide_stats.MIN_CHANGE_CPU if cpu else decide_stats.MIN_CHANGE
-
-
-def _pct_text(value: float) -> str:
-    return f"{100 * value:.1f}%"
-
-
-def cannot_tell_why(
-    decision, parts: dict[str, float], cpu: bool, strategy: str, probe: float | None
-) -> str:
-    """Why a cannot-tell case's floor is wider than the smallest change to catch, and what
-    would narrow it: ``floor ±37.9% > 10%: `` and each term of the floor that is wider than
-    the change to catch, widest first (``decision``: its stats.Decision; ``parts``: its
-    min_effect_parts; ``probe``: the CPU speed probe's move between the runs)."""
-    wanted, terms = decision.min_change, dict(decision.terms or {})
-    reasons: list[tuple[float, str]] = []
-    minimum = terms.pop("minimum", 0.0)
-    if decide_stats.wider_than(minimum, wanted):
-        widest = max(parts, key=lambda k: parts[k])
-        if widest == "host" and probe is not None:
-            text = (
-                f"the host's CPU speed moved {100 * probe:+.0f}% between the runs (the CPU speed "
-                f"probe; ±{_pct_text(minimum)} is twice that): both runs on one quiet host"
-            )
-        elif widest == "declared":
-            text = (
-                f"{strategy}'s own floor ±{_pct_text(minimum)} (its times move between runs): "
-                f"min-change {100 * minimum:g}% or more"
-            )
-        else:
-            text = (
-                f"nqprof calls no change under {100 * minimum:g}% for a "
-                f"{'CPU' if cpu else 'GPU'} case: min-change {100 * minimum:g}% or more"
-            )
-        reasons.append((minimum, text))
-    what = {
-        "drift": "drift within a run {}: more rounds, or a host whose speed holds",
-        "spread": "spread of the rounds {} (half the IQR): a quieter host",
-        "processes": "worker processes disagree {}: more rounds, or "
-        + ("a quieter host" if cpu else "a GPU to itself"),
-    }
-    for name, value in terms.items():
-        if decide_stats.wider_than(value, wanted):
-            reasons.append((value, what[name].format("±" + _pct_text(value))))
-    reasons.sort(key=lambda r: -r[0])
-    head = f"floor ±{_pct_text(decision.floor)} > {100 * wanted:g}%"
-    return head + (": " + "; ".join(text for _, text in reasons) if reasons else "")
-
-
-def param_changes(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
-    """``["depth 5 -> 6"]``: parameters both runs had, with other values. Parameters only
-    one run has (nqprof gained or lost a parameter) are not a change of the case."""
-    return [f"{k} {a[k]} -> {b[k]}" for k in a if k in b and str(a[k]) != str(b[k])]
-
-
 def gpu_model(name: str) -> str:
     """``"NVIDIA H100 80GB HBM3"`` -> ``"H100"``: the GPU's name without the vendor and the
     memory size and kind, as a comparison names it (``"H100 PCIe"`` stays itself)."""
     words = str(name).removeprefix("NVIDIA ").split()
     kept = [w for w in words if not re.fullmatch(r"\d+GB|HBM\w*", w)]
     return " ".join(kept or words)
-
-
-def dimension_changes(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
-    """``["toolkit 12.6 -> 13.0", "GPU H100 -> H200"]``: the CUDA toolkit and GPU model of two
-    runs of a GPU case where both runs recorded them and they differ, named as a changed
-    parameter is (the model's full names where the short ones are the same)."""
-    out = []
-    if a.get("toolkit") and b.get("toolkit") and str(a["toolkit"]) != str(b["toolkit"]):
-        out.append(f"toolkit {a['toolkit']} -> {b['toolkit']}")
-    if a.get("gpu") and b.get("gpu") and a["gpu"] != b["gpu"]:
-        short = gpu_model(a["gpu"]), gpu_model(b["gpu"])
-        ga, gb = short if short[0] != short[1] else (a["gpu"], b["gpu"])
-        out.append(f"GPU {ga} -> {gb}")
-    return out
 
 
 def missing(value) -> bool:
@@ -482,147 +349,6 @@ def _or_none(value):
 
 def _list_or_none(value):
     return value if isinstance(value, list) else None
-
-
-def compare(df, run_a: str, run_b: str, metric: str = "compute", min_change: float | None = None):
-    """Per test, strategy, N and given parameters: both medians, the change in percent, the
-    floor below which a change is never called one, the rank test's p-value, the verdict
-    (same / faster / slower / cannot-tell / too-few-rounds, see
-    :mod:`nqprof.analysis.stats`; only-a / only-b where a benchmark is in one run only), what
-    changed besides the time (parameter values as run, kernel sources) and the conditions that
-    differed (a case's own, and on every CPU case the host's CPU speed probe where it moved
-    between the runs: that phrase, once, is also in ``attrs["run_conditions"]``).
-
-    ``min_change``: the smallest relative change the comparison must be able to catch
-    (default :func:`default_min_change`, by the case's kind): a case that is not faster or
-    slower and whose floor is wider is cannot-tell, ``why`` naming what widened its floor
-    and what would narrow it."""
-    import pandas as pd
-
-    metric = resolve_metric(metric)
-    a, b = (
-        cases_of_run(df, resolve_run(df, run_a), metric),
-        cases_of_run(df, resolve_run(df, run_b), metric),
-    )
-    rows: list[dict[str, Any]] = []
-    cpu_rows: list[dict[str, Any]] = []
-    probes: dict[str, list] = {"a": [], "b": []}
-    for key in list(a) + [k for k in b if k not in a]:
-        row = dict(zip(CASE_COLUMNS, key, strict=True))
-        ra, rb = a.get(key), b.get(key)
-        row["median_a"] = _or_none(ra["median"]) if ra else None
-        row["median_b"] = _or_none(rb["median"]) if rb else None
-        row.update(
-            change_pct=None,
-            floor_pct=None,
-            p=None,
-            min_change_pct=None,
-            changed="",
-            conditions="",
-            why="",
-        )
-        if ra and rb:
-            cpu = "cpu" in (ra["kind"], rb["kind"])
-            parts = min_effect_parts(ra, rb, cpu)
-            wanted = default_min_change(cpu) if min_change is None else min_change
-            if ra["instructions"] and rb["instructions"]:  # counts: exact
-                parts = {"exact": 0.0}
-                d = decide_stats.decide_exact(ra["instructions"], rb["instructions"], wanted)
-            else:
-                d = decide_stats.decide(
-                    ra["samples"] or [],
-                    rb["samples"] or [],
-                    min_effect=max(parts.values()),
-                    processes_a=_list_or_none(ra["processes"]),
-                    processes_b=_list_or_none(rb["processes"]),
-                    min_change=wanted,
-                )
-            changes = [] if cpu else dimension_changes(ra, rb)
-            changes += param_changes(ra["params"], rb["params"])
-            if ra["source_hash"] != rb["source_hash"]:
-                changes.append("source")
-            row.update(
-                verdict=d.verdict,
-                change_pct=None if d.change is None else 100.0 * d.change,
-                floor_pct=None if d.floor is None else 100.0 * d.floor,
-                p=d.p,
-                min_change_pct=100.0 * d.min_change,
-                changed="; ".join(changes),
-                conditions="; ".join(conditions.differences(ra["conditions"], rb["conditions"])),
-            )
-            if cpu:
-                cpu_rows.append(row)
-                for side, r in (("a", ra), ("b", rb)):
-                    probes[side].append((r["conditions"].get("cpu") or {}).get("probe_s"))
-            if d.verdict == "cannot-tell":
-                probe = conditions.probe_change(ra["conditions"], rb["conditions"])
-                row["why"] = cannot_tell_why(d, parts, cpu, key[1], probe)
-        else:
-            row["verdict"] = "only-a" if ra else "only-b"
-        rows.append(row)
-    # the host's CPU speed probe, once for the runs: on every CPU case's row, named once
-    probe = conditions.probe_difference(probes["a"], probes["b"])
-    for row in cpu_rows if probe else ():
-        row["conditions"] = "; ".join(filter(None, [row["conditions"], probe]))
-    columns = [
-        *CASE_COLUMNS,
-        "median_a",
-        "median_b",
-        "change_pct",
-        "floor_pct",
-        "p",
-        "verdict",
-        "changed",
-        "conditions",
-        "min_change_pct",
-        "why",
-    ]
-    result = pd.DataFrame(rows, columns=columns)
-    #: conditions of the runs rather than of a case (each also in its cases' ``conditions``)
-    result.attrs["run_conditions"] = [probe] if probe else []
-    return result
-
-
-#: The phrases of ``changed`` that name a dimension rather than a parameter, by change.
-_DIMENSIONS = {"changed-toolkit": "toolkit ", "changed-gpu": "GPU "}
-
-
-def change_counts(result) -> dict[str, int]:
-    """How many benchmarks of a comparison changed parameters, sources, toolkit, GPU model."""
-    phrases = result["changed"].fillna("").map(lambda t: [p for p in t.split("; ") if p])
-
-    def param(p: str) -> bool:
-        return p != "source" and not p.startswith(tuple(_DIMENSIONS.values()))
-
-    return {
-        "changed-params": int(phrases.map(lambda ps: any(param(p) for p in ps)).sum()),
-        "changed-source": int(phrases.map(lambda ps: "source" in ps).sum()),
-        **{
-            change: int(phrases.map(lambda ps, s=start: any(p.startswith(s) for p in ps)).sum())
-            for change, start in _DIMENSIONS.items()
-        },
-    }
-
-
-def machine_warnings(df, run_a: str, run_b: str) -> list[str]:
-    """The GPU / toolkit / driver / CPU differences between two runs (empty if none)."""
-
-    def first(run: str):
-        return df[df["run"] == resolve_run(df, run)].iloc[0]
-
-    def machine(row) -> dict[str, Any]:
-        return {
-            "nqprof": {
-                k.split(".", 1)[1]: _or_none(v) for k, v in row.items() if k.startswith("machine.")
-            }
-        }
-
-    ra, rb = first(run_a), first(run_b)
-    out = machine_differences(machine(ra), machine(rb))
-    cpu_a, cpu_b = _or_none(ra.get("machine.cpu")), _or_none(rb.get("machine.cpu"))
-    if cpu_a and cpu_b and cpu_a != cpu_b and not any(d.startswith("cpu:") for d in out):
-        out.append(f"cpu: {cpu_a!r} -> {cpu_b!r}")
-    return out
 
 
 # -- figures -------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ import json
 import sys
 import warnings
 
+from ..analysis.comparing import change_counts, compare, machine_warnings
 from ..analysis.figures import HISTORY_FIGURES
 from ..analysis.history import (
     CASE_COLUMNS,
@@ -13,11 +14,8 @@ from ..analysis.history import (
     METRIC_ALIASES,
     METRICS,
     HistoryWarning,
-    change_counts,
-    compare,
     last_runs,
     load_history,
-    machine_warnings,
     missing,
     resolve_metric,
     resolve_run,
@@ -167,7 +165,7 @@ def cmd_compare(args) -> int:
 
 
 def compare_lines(result, min_change: float | None, option: str = "--min-change") -> list[str]:
-    """The lines compare prints for a comparison (:func:`nqprof.analysis.history.compare`'s
+    """The lines compare prints for a comparison (:func:`nqprof.analysis.comparing.compare`'s
     table): the table, the count of each verdict and change, what faster and slower mean,
     and, where cases are cannot-tell, why each is (``min_change``: the one given, else
     None; ``option``: the option that sets it)."""
