@@ -566,13 +566,13 @@ def test_report_and_characterize_write_their_tables_alike(tmp_path, capsys, monk
 def test_one_gpu_check_for_every_command(monkeypatch, capsys):
     """report, characterize and queue-bench ask nqprof.cuda.device.require_gpu, which asks
     gpu_available: one check, one message shape (a command prints it as one line)."""
-    from nqprof.cli import characterize, report
+    from nqprof.cli import characterize_common, report
     from nqprof.cuda import device
     from nqprof.errors import UnavailableError
 
     monkeypatch.setattr(device, "gpu_available", lambda: (False, "no driver"))
     for call, hint in (
-        (characterize.require_gpu, "`nqprof characterize` measures on a CUDA GPU"),
+        (characterize_common.require_gpu, "`nqprof characterize` measures on a CUDA GPU"),
         (lambda: report.require_gpu(["fast"]), "`nqprof report` measures on a CUDA GPU"),
     ):
         with pytest.raises(UnavailableError) as err:
@@ -582,4 +582,4 @@ def test_one_gpu_check_for_every_command(monkeypatch, capsys):
     assert main(["queue-bench", "--sizes", "4"]) != 0
     assert "no GPU on this machine (no driver); render a saved run" in capsys.readouterr().err
     monkeypatch.setattr(device, "gpu_available", lambda: (True, "GPU 0"))
-    assert characterize.require_gpu() == "GPU 0" == device.require_gpu("unused")
+    assert characterize_common.require_gpu() == "GPU 0" == device.require_gpu("unused")
