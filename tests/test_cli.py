@@ -583,3 +583,17 @@ def test_one_gpu_check_for_every_command(monkeypatch, capsys):
     assert "no GPU on this machine (no driver); render a saved run" in capsys.readouterr().err
     monkeypatch.setattr(device, "gpu_available", lambda: (True, "GPU 0"))
     assert characterize_common.require_gpu() == "GPU 0" == device.require_gpu("unused")
+
+
+@pytest.mark.parametrize("name", ["launch", "reserve", "ideal"])
+def test_characterize_rounds_help_says_what_auto_is_there(name, capsys):
+    """`nqprof characterize ... --rounds auto` is the measurement's own fixed count, not the
+    relative-standard-error rule of solve: its help says which, with the count."""
+    from nqprof.cli.characterize_common import DEFAULT_ROUNDS
+
+    with pytest.raises(SystemExit):
+        main(["characterize", name, "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    count = DEFAULT_ROUNDS[name]
+    assert f"auto: {count} round{'s' if count != 1 else ''} for this measurement (a fixed" in text
+    assert "relative standard error is under" not in text

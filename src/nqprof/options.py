@@ -320,12 +320,14 @@ class Option:
         *aliases: str,
         default: str | None = None,
         dest: str | None = None,
+        help: str | None = None,
     ) -> Any:
         """Register with an ``add_argument``/``addoption`` callable; the value stays text
         (parse it with :meth:`value`), so that a bad value is nqprof's one-line error. A
-        ``default`` other than the option's own is stated in the help instead of it. An
+        ``default`` other than the option's own is stated in the help instead of it; ``help``
+        replaces the option's help where a command gives its values another meaning. An
         argparse action carries the option (``action.option``)."""
-        text = self.help
+        text = help or self.help
         if default is not None:
             text = re.sub(r"\(default: [^()]*(\([^()]*\)[^()]*)*\)$", f"(default: {default})", text)
         action = add(

@@ -11,6 +11,8 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..numeric import Integer, add_number, integer_text, shown
+from ..options import MAX_FIXED_ROUNDS
+from ..textfmt import plural
 from .output import add_output, outputs
 from .run import loop_settings, run_options
 
@@ -157,8 +159,17 @@ TIMEOUTS = {
 
 
 def add_loop(q, name: str) -> None:
-    """--rounds/--warmup/--timeout/-q, the options every nqprof run shares (nqprof.options)."""
-    run_options(q, rounds_default="auto", warmup_default="1", timeout_default=str(TIMEOUTS[name]))
+    """--rounds/--warmup/--timeout/-q, the options every nqprof run shares (nqprof.options);
+    --rounds auto here is the measurement's own fixed count, and its help says so."""
+    run_options(
+        q,
+        rounds_default="auto",
+        warmup_default="1",
+        timeout_default=str(TIMEOUTS[name]),
+        rounds_help=f"timed rounds per point, a number up to {MAX_FIXED_ROUNDS} or auto: "
+        f"{plural(DEFAULT_ROUNDS[name], 'round')} for this measurement (a fixed count, not the "
+        "relative-standard-error rule of solve and sweep) (default: auto)",
+    )
 
 
 def _reading(args):

@@ -32,14 +32,18 @@ def run_options(
     warmup_default: str | None = None,
     timeout_default: str | None = None,
     rounds: bool = True,
+    rounds_help: str | None = None,
 ) -> None:
     """--rounds/--warmup/--timeout(/--timer) and -q, defined once in nqprof.options with the
     plugin's --nq-* twins and the same defaults (solve and sweep keep them; a paper's
     measurement may set its own, and its help then says so); read them back with
     :func:`loop_settings`. ``rounds=False``: a command that counts its rounds otherwise
-    (`nqprof ab --pairs`) takes no --rounds."""
+    (`nqprof ab --pairs`) takes no --rounds; ``rounds_help``: what --rounds means where it
+    is not the round rule of solve and sweep."""
     if rounds:
-        ROUNDS.add_to(p.add_argument, "--", "--repeats", "-r", default=rounds_default)
+        ROUNDS.add_to(
+            p.add_argument, "--", "--repeats", "-r", default=rounds_default, help=rounds_help
+        )
     WARMUP.add_to(p.add_argument, "--", "-w", default=warmup_default)
     TIMEOUT.add_to(p.add_argument, "--", default=timeout_default)
     if timer:
