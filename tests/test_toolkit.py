@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from nqprof.cuda import toolkit as tk
-from nqprof.cuda.wheel_toolkit import make_root, parse_version, wheel_specs
+from nqprof.cuda.toolkit_root import make_root
+from nqprof.cuda.wheel_toolkit import parse_version, wheel_specs
 from nqprof.errors import InputError, UnavailableError
 
 
@@ -285,7 +286,7 @@ def _deb(path: Path, members: dict[str, bytes], compression: str = "xz") -> Path
 
 
 def test_files_taken_from_a_debian_package(tmp_path):
-    from nqprof.cuda.wheel_toolkit import extract_deb
+    from nqprof.cuda.deb_toolkit import extract_deb
 
     deb = _deb(
         tmp_path / "nvidia-cuda-toolkit_12.4_amd64.deb",
@@ -319,7 +320,7 @@ def test_files_taken_from_a_debian_package(tmp_path):
 )
 def test_files_taken_from_a_zstd_package(tmp_path):
     """Ubuntu's packages hold data.tar.zst, which Python's tarfile cannot read: dpkg-deb does."""
-    from nqprof.cuda.wheel_toolkit import extract_deb
+    from nqprof.cuda.deb_toolkit import extract_deb
 
     deb = _deb(
         tmp_path / "libcu++-dev_1.9.0-3_all.deb",
@@ -378,7 +379,7 @@ UBUNTU_KEYRING_DEB = "ubuntu-keyring=2023.11.28.1-0.2"
 
 def test_the_cuda12_releases():
     """The table of CUDA 12 releases, their archives and keyrings, character for character."""
-    from nqprof.cuda.wheel_toolkit import DEB_RELEASES, DEBIAN, UBUNTU
+    from nqprof.cuda.deb_toolkit import DEB_RELEASES, DEBIAN, UBUNTU
 
     assert list(DEB_RELEASES) == list(PACKAGED)
     for version, (line, specs, cccl, flags) in PACKAGED.items():
@@ -441,6 +442,7 @@ def test_a_cuda12_root_from_packages(version, tmp_path, monkeypatch, capsys):
     import shutil as sh
     import zipfile
 
+    from nqprof.cuda import deb_toolkit as dt
     from nqprof.cuda import wheel_toolkit as wt
 
     monkeypatch.delenv(wt.ARCHIVE_VARIABLE, raising=False)
@@ -451,13 +453,13 @@ def test_a_cuda12_root_from_packages(version, tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(platform, "machine", lambda: "x86_64")
     debian_keyring = tmp_path / "debian-archive-keyring.gpg"
     debian_keyring.write_bytes(b"DEBIAN KEYS")
-    monkeypatch.setattr(wt, "DEBIAN", dataclasses.replace(wt.DEBIAN, keyring=str(debian_keyring)))
-    release = wt.DEB_RELEASES[version]
+    monkeypatch.setattr(dt, "DEBIAN", dataclasses.replace(dt.DEBIAN, keyring=str(debian_keyring)))
+    release = dt.DEB_RELEASES[version]
     if release.archive.name == "Ubuntu":  # a system without Ubuntu's keyring
         archive = dataclasses.replace(release.archive, keyring=str(tmp_path / "absent.gpg"))
     else:
         archive = dataclasses.replace(release.archive, keyring=str(debian_keyring))
-    monkeypatch.setitem(wt.DEB_RELEASES, version, dataclasses.replace(release, archive=archive))
+    monkeypatch.setitem(dt.DEB_RELEASES, version, dataclasses.replace(release, archive=archive))
     members = _fake_packages(version)
     calls = []
 
@@ -480,7 +482,7 @@ def test_a_cuda12_root_from_packages(version, tmp_path, monkeypatch, capsys):
                 whl.writestr("nvidia/cuda_cccl/include/nv/target", "cccl")
                 whl.writestr("nvidia/cuda_cccl/__init__.py", "")
 
-    monkeypatch.setattr(wt, "_run_quiet", fake_run)
+    monkeypatch.setattr(dt, "run_quiet", fake_run)
     dest = tmp_path / "env" / "cuda"
     assert wt.install(version, dest) == 0
     line, specs, cccl, flags = PACKAGED[version]
@@ -523,7 +525,7 @@ def test_every_cuda12_release_has_its_tox_environment_and_docs_row():
     docs/toolkits.md's table names its suite and toolkit version."""
     import configparser
 
-    from nqprof.cuda.wheel_toolkit import DEB_RELEASES
+    from nqprof.cuda.deb_toolkit import DEB_RELEASES
 
     root = Path(__file__).resolve().parents[1]
     tox = configparser.ConfigParser(interpolation=None)
