@@ -432,7 +432,7 @@ def test_bench_cluster_without_dask_is_a_usage_error(pytester, request, monkeypa
 
 
 def test_replay_clock():
-    from nqprof.nqbench import ReplayClock
+    from nqprof.benchadapter import ReplayClock
 
     clock = ReplayClock([0.5, 0.25, 1e-7], "w")
     readings = [clock() for _ in range(6)]

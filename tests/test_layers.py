@@ -72,6 +72,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "nqprof.characterize",
             "nqprof.papers",
             "nqprof.cluster",
+            "nqprof.benchadapter",
             "nqprof.nqbench",
             "nqprof.benchopts",
             "nqprof.benchtrace",

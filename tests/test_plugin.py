@@ -724,3 +724,39 @@ def test_the_gate_options_answer_bad_values_in_one_line(nqpytest, args, message)
     assert "Traceback" not in out and "INTERNALERROR" not in out
     (error,) = [line for line in result.errlines if line.startswith("ERROR:")]
     assert error.startswith(f"ERROR: {message}"), out
+
+
+# -- the one adapter to pytest-benchmark's private parts ------------------------------------
+
+
+def test_only_the_adapter_touches_pytest_benchmark_s_private_parts():
+    """The fixture's timer and mode and the session object are reached in one module,
+    nqprof.benchadapter, and nowhere else in the package."""
+    import re
+    from pathlib import Path
+
+    import nqprof
+
+    root = Path(nqprof.__file__).parent
+    private = re.compile(r"\._timer\b|\._mode\b|_benchmarksession")
+    found = sorted(
+        str(path.relative_to(root))
+        for path in root.rglob("*.py")
+        if private.search(path.read_text(encoding="utf-8"))
+    )
+    assert found == ["benchadapter.py"]
+
+
+@pytest.mark.parametrize(
+    "installed, untested", [("5.2.3", False), ("4.0.0", False), ("6.0.0", True), ("3.4.1", True)]
+)
+def test_an_untested_pytest_benchmark_is_named(monkeypatch, installed, untested):
+    import importlib.metadata
+
+    from nqprof.benchadapter import check_version
+
+    monkeypatch.setattr(importlib.metadata, "version", lambda name: installed)
+    line = check_version()
+    assert (line is not None) == untested
+    if untested:
+        assert f"not {installed}" in line and "tested with pytest-benchmark 4 and 5.x" in line

@@ -18,6 +18,7 @@ import shlex
 
 import pytest
 
+from .benchadapter import benchmarking
 from .errors import InputError
 from .options import CLUSTER_DEST, CLUSTER_OPTION, FIXTURE, ROUNDS, settings_of
 from .rounds import RoundRule
@@ -70,12 +71,6 @@ def given_flags(config) -> set[str]:
     return {flag for flag in flags for arg in args if arg == flag or arg.startswith(flag + "=")}
 
 
-def _benchmarking(config) -> bool:
-    """Whether pytest-benchmark times this session's benchmarks (not disabled, nor skipped)."""
-    session = getattr(config, "_benchmarksession", None)
-    return session is not None and not session.disabled and not session.skip
-
-
 def _mark_keywords(item) -> dict:
     marker = item.get_closest_marker("benchmark")
     return dict(marker.kwargs) if marker else {}
@@ -86,7 +81,7 @@ def check(config, items) -> None:
     timing option that does not apply to them, or bounds beside a fixed ``--nq-rounds`` or
     with ``--nq-cluster``."""
     cases = [item for item in items if FIXTURE in getattr(item, "fixturenames", ())]
-    if not cases or not _benchmarking(config):
+    if not cases or not benchmarking(config):
         return
     given = given_flags(config)
     refused = [f"{flag}: {why}" for flag, (_, why) in REFUSED.items() if flag in given]

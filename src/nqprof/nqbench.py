@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import __version__
+from .benchadapter import replay, used
 from .errors import CountMismatchError, UnavailableError
 from .instructions import CLOCK_NAME as INSTRUCTIONS_CLOCK
 from .instructions import samples as instruction_samples
@@ -28,51 +29,6 @@ from .strategies import Strategy, get
 TIMER_LABELS = {"compute": "compute time", "wall": "host round trip"}
 #: Record fields left out of extra_info: the samples below carry the same numbers.
 _LEFT_OUT = ("wall_times", "gpu_times", "samples", "round_trips", "round_process")
-
-
-class ReplayClock:
-    """A clock for pytest-benchmark whose consecutive (start, end) readings differ by the
-    given durations, one pair per round: the fixture then records exactly those times."""
-
-    def __init__(self, durations: list[float], name: str):
-        self._durations = list(durations)
-        self.__name__ = name
-        self._end = 0.0
-        self._started = False
-
-    def __call__(self) -> float:
-        if self._started:
-            self._started = False
-            return self._end
-        self._started = True
-        self._end = self._durations.pop(0)
-        return 0.0
-
-    def __repr__(self) -> str:
-        return self.__name__
-
-
-def replay(benchmark, durations: list[float], name: str) -> None:
-    """Hand ``durations`` (seconds, one per round) to a pytest-benchmark fixture as its
-    rounds; with benchmarks disabled (``--benchmark-disable``, xdist) nothing is recorded."""
-    if getattr(benchmark, "disabled", False):
-        benchmark.pedantic(lambda: None)
-        return
-    if not hasattr(benchmark, "_timer"):
-        raise UnavailableError(
-            "nqprof needs pytest-benchmark's fixture timer (pytest-benchmark >= 4)"
-        )
-    benchmark._timer = ReplayClock(durations, name)
-    benchmark.pedantic(lambda: None, rounds=len(durations), warmup_rounds=0, iterations=1)
-
-
-def used(benchmark) -> None:
-    """Mark a pytest-benchmark fixture used by a run that stopped before it handed its rounds
-    over (Ctrl-C, a failure): pytest-benchmark warns at teardown of a fixture that was never
-    called ("Benchmark fixture was not used at all"), and nqprof calls it only after the
-    rounds, where a plain benchmark's own call is under way from the start."""
-    if hasattr(benchmark, "_mode") and not benchmark._mode:
-        benchmark._mode = "nqbench.run(...)"
 
 
 def clock_name(timer: str, strategy: Strategy) -> str:

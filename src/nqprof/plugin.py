@@ -198,6 +198,11 @@ def pytest_configure(config) -> None:
         "markers", "gpu: needs a CUDA GPU and PyCUDA (skipped with the reason otherwise)"
     )
     config.pluginmanager.register(_Reports(config), "nqprof-reports")
+    from .benchadapter import check_version
+
+    untested = check_version()
+    if untested:
+        config.issue_config_time_warning(pytest.PytestConfigWarning(untested), stacklevel=2)
     if given_explicitly(config):  # a bad --nq-* option is a usage error at once
         settings = _settings(config)
         if settings.axes:  # and so is an axis value no case accepts
