@@ -751,11 +751,11 @@ def test_only_the_adapter_touches_pytest_benchmark_s_private_parts():
     "installed, untested", [("5.2.3", False), ("4.0.0", False), ("6.0.0", True), ("3.4.1", True)]
 )
 def test_an_untested_pytest_benchmark_is_named(monkeypatch, installed, untested):
-    import importlib.metadata
+    import pytest_benchmark
 
     from nqprof.benchadapter import check_version
 
-    monkeypatch.setattr(importlib.metadata, "version", lambda name: installed)
+    monkeypatch.setattr(pytest_benchmark, "__version__", installed)
     line = check_version()
     assert (line is not None) == untested
     if untested:

@@ -16,11 +16,11 @@ TESTED = (4, 5)
 def check_version() -> str | None:
     """A line to warn with where the installed pytest-benchmark's major version is not one
     of :data:`TESTED` (None where it is, or where none is installed)."""
-    try:
-        from importlib.metadata import version
+    try:  # its own attribute: importlib.metadata would cost every pytest start its imports
+        import pytest_benchmark
 
-        found = version("pytest-benchmark")
-    except Exception:  # not installed: the plugin says so where it matters
+        found = str(pytest_benchmark.__version__)
+    except (ImportError, AttributeError):  # not installed: the plugin says so where it matters
         return None
     major = int(found.split(".", 1)[0]) if found.split(".", 1)[0].isdigit() else None
     if major in TESTED:
