@@ -19,7 +19,7 @@ from .problem import known_count
 from .progress import Progress
 from .result import Measurement, RunRecord
 from .rounds import RoundRule
-from .runners import open_runner
+from .runners import GPU_PROCESSES, open_runner
 from .spare import SPARE
 from .strategies import get
 from .textfmt import plural
@@ -92,7 +92,7 @@ class RoundLoop:
             # both workers of the next case, started a whole phase ahead (their imports
             # take longer than a phase's rounds); spares that make their context at once
             # (tests) are kept to one
-            SPARE.start(depth=1 if SPARE.context else SPARE.depth)
+            SPARE.start(depth=1 if SPARE.context else SPARE.depth or GPU_PROCESSES)
         for watch in self._watches:
             watch.also_own(self.pids)
 

@@ -310,7 +310,7 @@ def keep_spares(on: bool, context: bool = False, depth: int | None = None) -> No
     ahead, and the oldest makes its context once the case before has timed its rounds."""
     SPARE.keep = bool(on)
     SPARE.context = bool(on and context)
-    SPARE.depth = depth or GPU_PROCESSES
+    SPARE.depth = depth
     if not on:
         SPARE.kill()
 

@@ -38,8 +38,9 @@ def spawn_context():
             sys.modules["__main__"] = main
 
 
-#: What the fork server of CPU workers imports once, before it forks any: every CPU
-#: worker's needs (the worker, numpy, the C extension and the CPU strategies' modules).
+#: What the fork server of CPU workers imports once, before it forks any: the worker and the
+#: strategy registry with its base (most of a CPU worker's imports); each worker imports its
+#: strategy's own module, a light one, and the C extension on first use.
 FORKSERVER_PRELOAD = ("nqprof.worker", "nqprof.strategies")
 
 
@@ -47,10 +48,8 @@ def forkserver_context():
     """multiprocessing's fork server, which CPU workers are forked from: a process of its
     own, started once (with :data:`FORKSERVER_PRELOAD` imported) and single-threaded, so a
     fork never copies a parent that runs threads (numpy's BLAS pool, NVML, pytest's own),
-    which Python 3.12 warns of and which can deadlock the child. None where the platform
-    has none."""
-    if "forkserver" not in mp.get_all_start_methods():
-        return None
+    which Python 3.12 warns of and which can deadlock the child (where the platform has
+    one: :mod:`nqprof.runners` asks)."""
     ctx = mp.get_context("forkserver")
     ctx.set_forkserver_preload(list(FORKSERVER_PRELOAD))
     return ctx
@@ -111,8 +110,9 @@ class Spare:
     #: Spares make their context at once (where no round of ours is timed meanwhile: the
     #: GPU tests, :func:`nqprof.runners.keep_spares`).
     context = False
-    #: How many spares wait at once where they do not make their context at once.
-    depth = 2
+    #: How many spares wait at once where they do not make their context at once (None: as
+    #: many as a GPU case has worker processes, nqprof.runners.GPU_PROCESSES).
+    depth: int | None = None
 
     def start(self, context: bool = False, depth: int = 1) -> None:
         """Start spares until ``depth`` wait (a case of two worker processes takes two).
