@@ -8,10 +8,7 @@ import itertools
 from nqprof.textfmt import nanoseconds, nbytes
 
 from .attribution import attribute
-from .schema import GRAPH_ROW, OUTSIDE, SUMMARY_FIELDS, Trace, pd
-
-#: How a graph execution's row is named (:data:`.schema.GRAPH_ROW` without its id).
-GRAPH_PREFIX = GRAPH_ROW.format(graph_id="")
+from .schema import GRAPH_PREFIX, OUTSIDE, SUMMARY_FIELDS, Trace, pd
 
 # --------------------------------------------------------------------------- summary
 

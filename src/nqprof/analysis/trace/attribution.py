@@ -5,7 +5,7 @@ open in its process when it started, and its name says it was launched from the 
 
 from __future__ import annotations
 
-from .schema import ATTRIBUTION_FIELDS, DEVICE_LAUNCHED, GRAPH_ROW, PUSH_POP, pd
+from .schema import ATTRIBUTION_FIELDS, DEVICE_LAUNCHED, GRAPH_PREFIX, PUSH_POP, pd
 
 # --------------------------------------------------------------------------- attribution
 
@@ -82,12 +82,12 @@ def _ranges_open_at(calls: pd.DataFrame, ranges: pd.DataFrame) -> pd.Series:
     latest to open), or NA."""
     found = pd.Series(pd.NA, index=calls.index, dtype="Int64")
     push_pop = ranges[ranges["kind"] == PUSH_POP]
-    if not len(push_pop) or "pid" not in push_pop:
+    if not len(push_pop):
         return found
+    stop = push_pop["end"].fillna(float("inf"))
     orphans = calls[calls["launch_global_tid"].isna() & calls["pid"].notna()]
     for key, row in orphans.iterrows():
         t = row["start"]
-        stop = push_pop["end"].fillna(float("inf"))
         open_then = push_pop[
             (push_pop["pid"] == row["pid"]) & (push_pop["start"] <= t) & (stop >= t)
         ]
@@ -99,7 +99,7 @@ def _ranges_open_at(calls: pd.DataFrame, ranges: pd.DataFrame) -> pd.Series:
 
 def _device_launched_names(calls: pd.DataFrame) -> pd.Series:
     """A graph execution's name, marked where no host call launched it."""
-    graph = calls["name"].astype(str).str.startswith(GRAPH_ROW.format(graph_id=""))
+    graph = calls["name"].astype(str).str.startswith(GRAPH_PREFIX)
     device = graph & calls["launch_global_tid"].isna()
     return calls["name"].where(~device, calls["name"].astype(str) + DEVICE_LAUNCHED)
 

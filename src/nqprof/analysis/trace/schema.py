@@ -98,6 +98,7 @@ GRAPH_COLUMNS = {
 #: The name of a graph execution's row among the kernels (``{graph_id}``), and what is added
 #: where no host call launched it.
 GRAPH_ROW = "graph {graph_id}"
+GRAPH_PREFIX = GRAPH_ROW.format(graph_id="")
 DEVICE_LAUNCHED = " (device launch)"
 RUNTIME_COLUMNS = {
     "name_id": "nameId",
