@@ -60,9 +60,10 @@ def replay(benchmark, durations: list[float], name: str) -> None:
         benchmark.pedantic(lambda: None)
         return
     if not hasattr(benchmark, "_timer"):
+        untested = check_version()
         raise UnavailableError(
             "nqprof needs pytest-benchmark's fixture timer (pytest-benchmark >= 4)"
-            + (f"; {check_version()}" if check_version() else "")
+            + (f"; {untested}" if untested else "")
         )
     benchmark._timer = ReplayClock(durations, name)
     benchmark.pedantic(lambda: None, rounds=len(durations), warmup_rounds=0, iterations=1)

@@ -138,6 +138,4 @@ def rule_for(config, item) -> RoundRule | None:
         return None
     if confidence is None:  # pytest-benchmark 4 has no --benchmark-confidence
         confidence = config.getoption("benchmark_confidence", None)
-    if confidence is None:
-        return RoundRule().bounded(**bounds)
     return RoundRule().bounded(confidence=confidence, **bounds)

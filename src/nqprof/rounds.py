@@ -38,6 +38,9 @@ TARGET_NOISE = 0.005
 #: Warm-up rounds by default, everywhere (untimed, verified): the first launch pays for
 #: lazy loading.
 DEFAULT_WARMUP = 1
+#: The confidence of a --benchmark-precision bound where none is given (pytest-benchmark's
+#: --benchmark-confidence default).
+DEFAULT_CONFIDENCE = 0.99
 
 
 def median(values: Iterable[float]) -> float:
@@ -120,12 +123,13 @@ class RoundRule:
         min_rounds: int | None = None,
         max_time: float | None = None,
         precision: float | None = None,
-        confidence: float = 0.99,
+        confidence: float | None = None,
     ) -> RoundRule:
         """This auto rule with pytest-benchmark's bounds where given: at least ``min_rounds``
         rounds; at most ``max_time`` seconds of timed rounds (and no more than that at the
-        least); rounds until the median's relative margin of error at ``confidence`` is
-        under ``precision`` (a noise target of precision / z, z the normal quantile)."""
+        least); rounds until the median's relative margin of error at ``confidence`` (None:
+        DEFAULT_CONFIDENCE) is under ``precision`` (a noise target of
+        precision / z, z the normal quantile)."""
         from dataclasses import replace
 
         rule = self
@@ -138,7 +142,8 @@ class RoundRule:
         if precision is not None:
             from statistics import NormalDist
 
-            z = NormalDist().inv_cdf(0.5 + float(confidence) / 2)
+            level = DEFAULT_CONFIDENCE if confidence is None else float(confidence)
+            z = NormalDist().inv_cdf(0.5 + level / 2)
             rule = replace(rule, target_noise=float(precision) / z)
         return rule
 

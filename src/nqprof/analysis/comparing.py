@@ -12,9 +12,9 @@ from ..machinediff import machine_differences
 from . import stats as decide_stats
 from .history import (
     CASE_COLUMNS,
-    _list_or_none,
-    _or_none,
     gpu_model,
+    list_or_none,
+    or_none,
     resolve_metric,
     resolve_run,
 )
@@ -30,16 +30,16 @@ def cases_of_run(df, run: str, metric: str) -> dict[tuple, dict[str, Any]]:
         out[key] = {
             "samples": row.get(f"{metric}.samples"),
             "processes": row.get("processes"),
-            "kind": _or_none(row.get("extra.device_kind")),
-            "min_effect": _or_none(row.get("extra.min_effect")),
+            "kind": or_none(row.get("extra.device_kind")),
+            "min_effect": or_none(row.get("extra.min_effect")),
             "median": row.get(f"{metric}.median"),
             "params": row.get("extra.params") or {},
-            "source_hash": _or_none(row.get("extra.source_hash")),
-            "instructions": _or_none(row.get("extra.instructions.count"))
+            "source_hash": or_none(row.get("extra.source_hash")),
+            "instructions": or_none(row.get("extra.instructions.count"))
             if metric == "instructions"
             else None,
-            "toolkit": _or_none(row.get("machine.cuda_toolkit")),
-            "gpu": _or_none(row.get("machine.gpu")),
+            "toolkit": or_none(row.get("machine.cuda_toolkit")),
+            "gpu": or_none(row.get("machine.gpu")),
             "conditions": row.get("extra.conditions")
             if isinstance(row.get("extra.conditions"), dict)
             else {},
@@ -173,8 +173,8 @@ def compare(df, run_a: str, run_b: str, metric: str = "compute", min_change: flo
     for key in list(a) + [k for k in b if k not in a]:
         row = dict(zip(CASE_COLUMNS, key, strict=True))
         ra, rb = a.get(key), b.get(key)
-        row["median_a"] = _or_none(ra["median"]) if ra else None
-        row["median_b"] = _or_none(rb["median"]) if rb else None
+        row["median_a"] = or_none(ra["median"]) if ra else None
+        row["median_b"] = or_none(rb["median"]) if rb else None
         row.update(
             change_pct=None,
             floor_pct=None,
@@ -188,16 +188,15 @@ def compare(df, run_a: str, run_b: str, metric: str = "compute", min_change: flo
             cpu = "cpu" in (ra["kind"], rb["kind"])
             parts = min_effect_parts(ra, rb, cpu)
             wanted = default_min_change(cpu) if min_change is None else min_change
-            if ra["instructions"] and rb["instructions"]:  # counts: exact
-                parts = {"exact": 0.0}
+            if ra["instructions"] and rb["instructions"]:  # counts: exact, never cannot-tell
                 d = decide_stats.decide_exact(ra["instructions"], rb["instructions"], wanted)
             else:
                 d = decide_stats.decide(
                     ra["samples"] or [],
                     rb["samples"] or [],
                     min_effect=max(parts.values()),
-                    processes_a=_list_or_none(ra["processes"]),
-                    processes_b=_list_or_none(rb["processes"]),
+                    processes_a=list_or_none(ra["processes"]),
+                    processes_b=list_or_none(rb["processes"]),
                     min_change=wanted,
                 )
             changes = [] if cpu else dimension_changes(ra, rb)
@@ -276,13 +275,13 @@ def machine_warnings(df, run_a: str, run_b: str) -> list[str]:
     def machine(row) -> dict[str, Any]:
         return {
             "nqprof": {
-                k.split(".", 1)[1]: _or_none(v) for k, v in row.items() if k.startswith("machine.")
+                k.split(".", 1)[1]: or_none(v) for k, v in row.items() if k.startswith("machine.")
             }
         }
 
     ra, rb = first(run_a), first(run_b)
     out = machine_differences(machine(ra), machine(rb))
-    cpu_a, cpu_b = _or_none(ra.get("machine.cpu")), _or_none(rb.get("machine.cpu"))
+    cpu_a, cpu_b = or_none(ra.get("machine.cpu")), or_none(rb.get("machine.cpu"))
     if cpu_a and cpu_b and cpu_a != cpu_b and not any(d.startswith("cpu:") for d in out):
         out.append(f"cpu: {cpu_a!r} -> {cpu_b!r}")
     return out

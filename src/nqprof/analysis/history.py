@@ -343,11 +343,11 @@ def missing(value) -> bool:
     return not isinstance(value, (list, dict)) and (value is None or value != value)
 
 
-def _or_none(value):
+def or_none(value):
     return None if missing(value) else value
 
 
-def _list_or_none(value):
+def list_or_none(value):
     return value if isinstance(value, list) else None
 
 

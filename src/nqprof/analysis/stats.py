@@ -289,7 +289,7 @@ def decide_exact(a: float, b: float, min_change: float) -> Decision:
     if change is None:
         return Decision("too-few-rounds", None, None, None, min_change)
     verdict = "same" if abs(change) < min_change else ("slower" if change > 0 else "faster")
-    return Decision(verdict, change, 0.0, None, min_change, {"exact": 0.0})
+    return Decision(verdict, change, 0.0, None, min_change)
 
 
 def decide(

@@ -26,17 +26,17 @@ from .characterize_common import (
     MAX_CHILD_LAUNCHES,
     MAX_HEAP_MIB,
     MAX_PENDING,
-    _add_block,
-    _add_int_list,
-    _cdp_names,
-    _figure_written,
-    _measure_or_load,
-    _names,
-    _reading,
+    add_block,
     add_common,
+    add_int_list,
     add_loop,
+    cdp_names,
+    figure_written,
     machine_text,
+    measure_or_load,
     read_loop,
+    reading_kept,
+    strategy_names,
 )
 from .output import add_output, emit
 from .run import parse_ns
@@ -51,7 +51,7 @@ def cmd_launch(args) -> int:
 
     counts = args.counts or list(launch.DEFAULT_COUNTS)
     modes = launch.parse_modes(args.modes) if args.modes else list(launch.MODES)
-    doc, points = _measure_or_load(
+    doc, points = measure_or_load(
         args,
         lambda progress: launch.measure(
             counts,
@@ -77,7 +77,7 @@ def cmd_launch(args) -> int:
         from ..analysis.figures import launch_figure
         from ..papers import wang
 
-        _figure_written(
+        figure_written(
             launch_figure(
                 launch.series(points),
                 args.figure,
@@ -113,7 +113,7 @@ def add_launch(q) -> None:
         "see where they bite; past the tail limit a run may never end (the watchdog's "
         "--timeout ends it)",
     )
-    _add_block(q, "threads per block of the parent grid")
+    add_block(q, "threads per block of the parent grid")
 
 
 def _counts(text: str) -> list[int]:
@@ -132,7 +132,7 @@ def cmd_reserve(args) -> int:
 
     pending = args.pending or list(reserve.DEFAULT_PENDING)
     heap = args.heap_mib or list(reserve.DEFAULT_HEAP_MIB)
-    doc, points = _measure_or_load(
+    doc, points = measure_or_load(
         args,
         lambda progress: reserve.measure(pending, heap, timeout=args.timeout, progress=progress),
         reserve.load,
@@ -151,7 +151,7 @@ def cmd_reserve(args) -> int:
         from ..papers import wang
 
         fit = reserve.fit_slot_bytes(points)
-        _figure_written(
+        figure_written(
             reserve_figure(
                 reserve.series(points, "pending"),
                 args.figure,
@@ -165,14 +165,14 @@ def cmd_reserve(args) -> int:
 
 
 def add_reserve(q) -> None:
-    _add_int_list(
+    add_int_list(
         q,
         "--pending",
         MAX_PENDING,
         "pending-launch limits, a comma list (default: 0 and powers of 4 up to 16M); the "
         "largest that fits the free memory is added",
     )
-    _add_int_list(
+    add_int_list(
         q,
         "--heap-mib",
         MAX_HEAP_MIB,
@@ -191,20 +191,20 @@ def cmd_ideal(args) -> int:
     from ..strategies import get
 
     strategies = (
-        _names(args.strategies, "--strategies")
+        strategy_names(args.strategies, "--strategies")
         if args.strategies is not None
         else ideal.default_strategies()
     )
-    baselines = _names(args.baselines, "--baselines")
+    baselines = strategy_names(args.baselines, "--baselines")
     for s in strategies:
         if not get(s).cdp:
             raise InputError(
                 f"--strategies: {s} launches nothing from the device (CDP strategies: "
-                f"{', '.join(_cdp_names())})"
+                f"{', '.join(cdp_names())})"
             )
     ns = args.n
     params = parse_params(args.param)
-    doc, results = _measure_or_load(
+    doc, results = measure_or_load(
         args,
         lambda progress: ideal.measure(
             strategies,
@@ -232,7 +232,7 @@ def cmd_ideal(args) -> int:
         from ..papers import wang
 
         names = sorted({r.baseline[0] for r in results if r.baseline})
-        _figure_written(
+        figure_written(
             speedup_figure(
                 ideal.series(results),
                 args.figure,
@@ -281,7 +281,7 @@ def cmd_efficiency(args) -> int:
     from ..strategies import get
 
     strategies = (
-        _names(args.strategies, "--strategies")
+        strategy_names(args.strategies, "--strategies")
         if args.strategies is not None
         else efficiency.default_strategies()
     )
@@ -292,7 +292,7 @@ def cmd_efficiency(args) -> int:
         from ..files import check_output_dir
 
         check_output_dir(args.out_dir, "--out-dir", efficiency.written(strategies, n))
-    doc, loaded = _measure_or_load(
+    doc, loaded = measure_or_load(
         args,
         lambda progress: efficiency.measure(
             strategies,
@@ -305,7 +305,7 @@ def cmd_efficiency(args) -> int:
         ),
         efficiency.load,
     )
-    with _reading(args):
+    with reading_kept(args):
         header, rows, notes = efficiency.table(loaded)
     emit(
         args,
@@ -358,14 +358,14 @@ def cmd_timeline(args) -> int:
 
     params = parse_params(args.param)
     if args.from_file:
-        doc, _ = _measure_or_load(args, None, timeline.load)
+        doc, _ = measure_or_load(args, None, timeline.load)
         doc = timeline.load(doc)
     else:
         if args.n is None:
             raise InputError("characterize timeline: give N (or --from FILE)")
         n = args.n
-        _names(args.strategy, "--strategy")
-        doc, _ = _measure_or_load(
+        strategy_names(args.strategy, "--strategy")
+        doc, _ = measure_or_load(
             args,
             lambda progress: timeline.measure(
                 args.strategy,
@@ -377,7 +377,7 @@ def cmd_timeline(args) -> int:
                 progress=progress,
             ),
         )
-    with _reading(args):
+    with reading_kept(args):
         header, rows, notes = timeline.table(doc)
     emit(
         args,
@@ -393,7 +393,7 @@ def cmd_timeline(args) -> int:
             from ..analysis import trace as nsys_trace
 
             trace = nsys_trace.load(args.nsys)
-        with _reading(args):
+        with reading_kept(args):
             written = timeline.to_chrome(doc, args.chrome, trace)
         print(f"trace events written to {written}", file=sys.stderr)
     return 0
@@ -442,7 +442,7 @@ def cmd_residency(args) -> int:
 
     shared = args.shared or list(residency.DEFAULT_SHARED)
     paths = residency.check_paths(args.paths.split(",")) if args.paths else list(residency.PATHS)
-    doc, points = _measure_or_load(
+    doc, points = measure_or_load(
         args,
         lambda progress: residency.measure(
             shared, paths, args.block, timeout=args.timeout, progress=progress
@@ -462,7 +462,7 @@ def cmd_residency(args) -> int:
 
 
 def add_residency(q) -> None:
-    _add_int_list(
+    add_int_list(
         q,
         "--shared",
         MAX_SHARED,
@@ -472,7 +472,7 @@ def add_residency(q) -> None:
     q.add_argument(
         "--paths", help="launch paths, a comma list of host, tail, fire-and-forget (default: all)"
     )
-    _add_block(q, "threads per block")
+    add_block(q, "threads per block")
 
 
 #: `nqprof characterize`'s subcommands: name -> (add its options, run it, one-line help).

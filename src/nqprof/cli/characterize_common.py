@@ -65,7 +65,7 @@ def machine_text(doc: dict) -> str:
     return f"{m['device']}, CUDA {m.get('toolkit', '?')}, driver {m.get('driver', '?')}"
 
 
-def _measure_or_load(args, measure, load=None):
+def measure_or_load(args, measure, load=None):
     """(the document, ``load(document)``): read from --from, or measured on this GPU (then
     kept in every -o FILE.json, printed with --json)."""
     from ..files import reading, write_json
@@ -90,11 +90,11 @@ def _measure_or_load(args, measure, load=None):
     return doc, loaded
 
 
-def _figure_written(path) -> None:
+def figure_written(path) -> None:
     print(f"figure written to {path}", file=sys.stderr)
 
 
-def _names(text: str, flag: str) -> list[str]:
+def strategy_names(text: str, flag: str) -> list[str]:
     from ..strategies import get
 
     names = [s.strip() for s in text.split(",") if s.strip()]
@@ -105,13 +105,13 @@ def _names(text: str, flag: str) -> list[str]:
     return names
 
 
-def _cdp_names() -> list[str]:
+def cdp_names() -> list[str]:
     from ..strategies import all_strategies
 
     return [s.name for s in all_strategies() if s.cdp]
 
 
-def _add_block(q, what: str) -> None:
+def add_block(q, what: str) -> None:
     """--block, threads per block (default 128)."""
     add_number(
         q.add_argument,
@@ -122,7 +122,7 @@ def _add_block(q, what: str) -> None:
     )
 
 
-def _add_int_list(q, flag: str, hi: int, help_text: str) -> None:
+def add_int_list(q, flag: str, hi: int, help_text: str) -> None:
     """``flag``, a comma list of integers in 0..``hi`` (:func:`_int_list`)."""
     add_number(q.add_argument, flag, number=lambda text: _int_list(text, flag, hi), help=help_text)
 
@@ -172,7 +172,7 @@ def add_loop(q, name: str) -> None:
     )
 
 
-def _reading(args):
+def reading_kept(args):
     """Rendering a kept measurement: malformed content is one line naming the file."""
     from ..files import reading
 
