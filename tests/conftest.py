@@ -83,3 +83,17 @@ def pytest_unconfigure(config):
     runners = sys.modules.get("nqprof.runners")
     if runners is not None:
         runners.keep_spares(False)  # and the spare that waits is ended
+
+
+@pytest.fixture
+def register_strategy(monkeypatch):
+    """A function that registers test doubles as the strategy registry's own for this test
+    (by name, as the registry's entry points and its cache hold them)."""
+    from nqprof import strategies
+
+    def register(*doubles) -> None:
+        for double in doubles:
+            monkeypatch.setitem(strategies._table(), double.name, "unused")
+            monkeypatch.setitem(strategies._cache, double.name, double)
+
+    return register

@@ -144,14 +144,11 @@ def test_ab_runs_an_a_a_of_serial():
 
 
 @pytest.fixture
-def scripted_pytest(pytester, request, monkeypatch):
+def scripted_pytest(pytester, request, register_strategy):
     """An inner pytest over a one-test nqbench suite, the scripted double registered."""
     from fake_strategies import SCRIPTED
 
-    from nqprof import strategies
-
-    monkeypatch.setitem(strategies._table(), SCRIPTED.name, "unused")
-    monkeypatch.setitem(strategies._cache, SCRIPTED.name, SCRIPTED)
+    register_strategy(SCRIPTED)
     pytester.makepyfile(test_suite="def test_nq(nqbench):\n    assert nqbench.run().verified\n")
     load = [] if request.config.pluginmanager.has_plugin("nqprof") else ["-p", "nqprof.plugin"]
 

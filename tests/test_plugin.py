@@ -67,11 +67,9 @@ class FakeGpu(FakeCpu):
 
 
 @pytest.fixture
-def fakes(monkeypatch):
+def fakes(monkeypatch, register_strategy):
     """fakecpu and fakegpu registered; this machine has no GPU as far as the plugin knows."""
-    for strategy in (FakeCpu(), FakeGpu()):
-        monkeypatch.setitem(strategies._table(), strategy.name, "unused")
-        monkeypatch.setitem(strategies._cache, strategy.name, strategy)
+    register_strategy(FakeCpu(), FakeGpu())
     monkeypatch.setattr(device, "gpu_available", lambda: (False, "test: no GPU here"))
 
 
@@ -558,13 +556,11 @@ class Scaled(Strategy):
 
 
 @pytest.fixture
-def scaled(fakes, monkeypatch):
+def scaled(fakes, monkeypatch, register_strategy):
     """The ``scaled`` double registered, and the CPU speed probe reading ``probe[0]``."""
     from nqprof import conditions
 
-    strategy = Scaled()
-    monkeypatch.setitem(strategies._table(), strategy.name, "unused")
-    monkeypatch.setitem(strategies._cache, strategy.name, strategy)
+    register_strategy(Scaled())
     probe = [5e-4]
     monkeypatch.setattr(conditions, "cpu_probe_s", lambda: probe[0])
     return probe

@@ -15,7 +15,7 @@ import pandas  # noqa: F401 - loaded before the in-process inner sessions (numpy
 import pytest
 from test_trust import _FakeNvml
 
-from nqprof import gpuconditions, machine, strategies
+from nqprof import gpuconditions, machine
 from nqprof.cli import main
 from nqprof.result import RunRecord
 
@@ -45,15 +45,13 @@ def fake_nvml(monkeypatch, others=(), busy=87) -> _SharedNvml:
 
 
 @pytest.fixture
-def gpu_double(monkeypatch):
+def gpu_double(monkeypatch, register_strategy):
     """The GPU test double registered, and GPU runs possible here as far as nqprof asks."""
     device = importlib.import_module(
         "nqprof.cuda.device"
     )  # as the commands import it (pytester may drop it)
 
-    strategy = fake_shared_gpu.STRATEGY
-    monkeypatch.setitem(strategies._table(), strategy.name, "unused")
-    monkeypatch.setitem(strategies._cache, strategy.name, strategy)
+    register_strategy(fake_shared_gpu.STRATEGY)
     monkeypatch.setattr(device, "gpu_available", lambda: (True, "a test double"))
     monkeypatch.setattr(
         machine, "machine_facts", lambda: {"gpu": "a test double", "cuda_toolkit": None}

@@ -463,10 +463,9 @@ class Timed(Strategy):
 
 
 @pytest.fixture
-def timed(monkeypatch):
+def timed(register_strategy):
     strategy = Timed()
-    monkeypatch.setitem(strategies._table(), strategy.name, "unused")
-    monkeypatch.setitem(strategies._cache, strategy.name, strategy)
+    register_strategy(strategy)
     return strategy
 
 
