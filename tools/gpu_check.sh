@@ -31,6 +31,14 @@
 #                  first, then nqprof compare of the two
 #   trace-dg       devgraph, graph-cst and fast at N=12 with --nq-trace twice, compare --traces, a devgraph breakdown
 #   fork-warn      the CPU cases of pytest bench/ at small N with DeprecationWarnings shown: how many fork ones
+#   offsets        where a small GPU case's time depends on its worker process: fresh `nqprof solve`s of fast and
+#                  devgraph (tools/offset_probe.py), then pytest bench/ of them at N=8..11 twice under each
+#                  \$OFFSET_VARIANTS (tools/offset_variants.py: default nospare nowatch four), per-process medians
+#   offsets-reopen K sessions of small fast and devgraph cases opened one after another in one process, beside K
+#                  fresh processes: does a new session (its own context) draw a new offset as a process does?
+#   build          nqprof build (every kernel of the catalog into the kernel cache, as a first run leaves it)
+#   dg-aa          devgraph and fast at N=8..13 twice (pytest bench/), then nqprof compare of the two and the
+#                  per-process medians of both (tools/offset_probe.py): does a case's time still move with its process?
 #   tests          the GPU-marked tests (pytest -m gpu --require-gpu: a missing GPU fails them), slowest 15 listed
 #   cst-variants   fast's constellation kernel at N=16..20, then block x unroll at N=19
 #   cst-mix        the constellation kernel's SASS opcodes per step (tools/sass_mix.py; CST_MIX: more builds)
@@ -310,6 +318,29 @@ print(sys.argv[2], {n: c.execute(f\"select count(*) from {n}\").fetchone()[0] fo
         echo "$t run $i: whole $s s, $(grep -E 'count|GPU time' /tmp/solve20-$t-$i.txt | tr -s ' ' | tr '\n' ' ')"
       done; done 2>&1 | tee "$OUT/solve20.log" ;;
     launch-default) run launch-default 600 bash -c "TIMEFORMAT='whole %R s'; time nqprof characterize launch -q -o \$OUT/launch-default.json -o \$OUT/launch-default.md" ;;
+    offsets) run offsets-solo 200 python3 tools/offset_probe.py --solve fast:9 --solve fast:8 --solve devgraph:11 \
+        --solve devgraph:10 -k 4 -r 100
+      for v in ${OFFSET_VARIANTS:-default nospare nowatch four}; do
+        rm -rf /tmp/nqprof-off-$v
+        for i in 1 2; do
+          OFFSET_VARIANT=$v PYTHONPATH=$PWD/tools timeout 200 tools/gpuhost.sh python3 -m pytest bench/ -p offset_variants \
+            --nq-strategy=fast,devgraph --nq-n=8:11 --benchmark-autosave --benchmark-storage=/tmp/nqprof-off-$v \
+            -q -p no:cacheprovider 2>&1 | tail -1
+        done
+        echo "--- variant $v"
+        tools/gpuhost.sh python3 tools/offset_probe.py /tmp/nqprof-off-$v/*/*.json
+      done 2>&1 | tee "$OUT/offsets.log" ;;
+    offsets-reopen) run offsets-reopen 300 python3 tools/offset_probe.py --reopen fast:9 --reopen fast:10 \
+        --reopen devgraph:11 --reopen devgraph:10 --solve fast:9 --solve devgraph:11 -k 6 -r 100 ;;
+    build) run build 300 nqprof build ;;
+    dg-aa) echo "=== dg-aa"; rm -rf /tmp/nqprof-dgaa
+      for i in 1 2; do
+        timeout 200 tools/gpuhost.sh python3 -m pytest bench/ --nq-strategy=devgraph,fast --nq-n=8:13 \
+          --benchmark-autosave --benchmark-storage=/tmp/nqprof-dgaa -q -p no:cacheprovider 2>&1 | tail -1
+      done 2>&1 | tee "$OUT/dg-aa.log"
+      timeout 100 tools/gpuhost.sh nqprof compare 0001 0002 --storage /tmp/nqprof-dgaa 2>&1 | tee -a "$OUT/dg-aa.log"
+      tools/gpuhost.sh python3 tools/offset_probe.py /tmp/nqprof-dgaa/*/*.json 2>&1 | tee -a "$OUT/dg-aa.log"
+      (cd /tmp && tar czf "$OUT/dg-aa.tar.gz" nqprof-dgaa) ;;
     tests) run tests 500 python3 -m pytest tests -m gpu --require-gpu --durations=45 -q -rs -p no:cacheprovider ;;
     feinbube-steps) run feinbube-steps 500 nqprof sweep -s feinbube --n 16:19 \
         --param opt=local,shared-stack,shared-all,extern,rows-left --repeats 3 --warmup 1 -o "$OUT/feinbube-steps.json" ;;
