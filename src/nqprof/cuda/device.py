@@ -204,7 +204,8 @@ class StreamHold:
         self._kernel = build(HOLD_SOURCE).function(HOLD_KERNEL)
         self._drv = drv
 
-    def hold(self) -> None:
+    def hold(self, stream=None) -> None:
+        """Hold ``stream`` (default: the default stream) until :meth:`release`."""
         self.flag[0] = 0
         self._kernel(
             self._flag_ptr,
@@ -212,6 +213,7 @@ class StreamHold:
             self.timed_out,
             block=(1, 1, 1),
             grid=(1, 1),
+            stream=stream,
         )
 
     def release(self) -> None:
@@ -240,10 +242,13 @@ class EventTimer:
     ``timer.wall_seconds`` is the host clock over the same region, synchronisation included.
     With ``hold`` (the default) a :class:`StreamHold` keeps the stream waiting until the whole
     region is queued: ``seconds`` is the GPU's time from the first launch to the last
-    kernel's end, without the host's launch latency before or between the launches."""
+    kernel's end, without the host's launch latency before or between the launches.
+    ``stream``: the stream the region's work goes to (held, and its events recorded there;
+    default: the default stream)."""
 
-    def __init__(self, drv, hold: bool = True):
+    def __init__(self, drv, hold: bool = True, stream=None):
         self.start, self.stop = drv.Event(), drv.Event()
+        self._stream = stream
         self.seconds = 0.0
         self.wall_seconds = 0.0
         self._hold = stream_hold(drv) if hold else None
@@ -255,12 +260,12 @@ class EventTimer:
         self._t0 = time.perf_counter()
         if self._hold is not None:
             self._before = self._hold.timeouts()
-            self._hold.hold()
-        self.start.record()
+            self._hold.hold(self._stream)
+        self.start.record(self._stream)
         return self
 
     def __exit__(self, *exc):
-        self.stop.record()
+        self.stop.record(self._stream)
         if self._hold is not None:
             self._hold.release()
         self.stop.synchronize()

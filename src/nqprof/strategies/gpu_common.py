@@ -81,7 +81,7 @@ class GpuSession(Session):
         self._ran = False
         #: the timed regions' stream holds: run with one, gave up (their region waited for
         #: the GPU inside itself, or the host paused longer than the hold waits), run without
-        self.holds = {"held": 0, "gave_up": 0, "none": 0}
+        self.holds = {"held": 0, "gave_up": 0, "none": 0, "retimed": 0}
 
     # -- preparation (outside the timed region) ---------------------------------------
     def build(
@@ -145,13 +145,17 @@ class GpuSession(Session):
 
     # -- timed work --------------------------------------------------------------------
     @contextlib.contextmanager
-    def generation(self, index: int, label: str = "generation", hold: bool = True) -> Iterator[Any]:
+    def generation(
+        self, index: int, label: str = "generation", hold: bool = True, stream=None
+    ) -> Iterator[Any]:
         """One host-launched generation: an NVTX range (payload: the index) around
         CUDA events; a failed launch becomes a :class:`DeviceFailureError`. ``hold=False``
-        for a region that synchronises inside itself (the stream hold would wait for it)."""
+        for a region that synchronises inside itself (the stream hold would wait for it);
+        ``stream``: where the region's work goes (held and timed there; default: the
+        default stream)."""
         from ..cuda.device import EventTimer
 
-        timer = EventTimer(self.drv, hold=hold)
+        timer = EventTimer(self.drv, hold=hold, stream=stream)
         try:
             with nvtx_range(f"{self.name} N={self.n} {label} {index}", payload=index), timer:
                 yield timer
