@@ -73,8 +73,9 @@ class RunRecord:
     #: tasks: where, how many, the seconds and the bytes uploaded and kept on the device).
     tasks: dict[str, Any] = field(default_factory=dict)
     #: GPU runs: the timed regions' stream holds over every round, warm-up included (held,
-    #: gave_up, none: a region timed without one); a hold that gave up let host latency
-    #: into its round's GPU time (nqprof.cuda.device.StreamHold).
+    #: gave_up, none: a region timed without one; retimed: rounds run again because a hold
+    #: gave up, Session.run_round); a hold that gave up let host latency into its round's
+    #: GPU time (nqprof.cuda.device.StreamHold).
     holds: dict[str, int] = field(default_factory=dict)
     #: The run's processes: how many worker processes took its rounds, and what the first
     #: one's start took (nqprof.worker: start_s, open_s, cuda_start_s).
@@ -232,12 +233,16 @@ def instructions_text(record: dict[str, Any]) -> str:
 
 def hold_text(holds: dict[str, int]) -> str:
     """What a GPU record's stream holds did, in words (:attr:`RunRecord.holds`)."""
-    held, gave_up, none = (holds.get(k, 0) for k in ("held", "gave_up", "none"))
+    held, gave_up, none, retimed = (holds.get(k, 0) for k in ("held", "gave_up", "none", "retimed"))
     parts = []
     if held or gave_up:
         parts.append(f"{gave_up} of {held + gave_up} gave up")
-        if gave_up:
-            parts[-1] += " (those rounds' GPU time includes the host's launch latency)"
+        if retimed:
+            parts[-1] += f" ({retimed} of those rounds run again)"
+        if gave_up > retimed:
+            parts[-1] += (
+                f" ({gave_up - retimed} kept: their GPU time includes the host's launch latency)"
+            )
     if none:
         parts.append(f"{none} region(s) timed without one (they wait for the GPU inside)")
     return "; ".join(parts) or "-"

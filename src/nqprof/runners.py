@@ -79,7 +79,7 @@ class LocalRunner:
             self.strategy.name,
             self.n,
             self.params,
-            self._session.run_once(),
+            getattr(self._session, "run_round", self._session.run_once)(),
             self.strategy.measurement_build(self.params),
         )
 

@@ -263,8 +263,8 @@ def serve(
                 cmd = conn.recv()
             except EOFError:
                 break
-            if cmd == "run":
-                reply(session.run_once)
+            if cmd == "run":  # a strategy's session re-runs a round whose hold gave up
+                reply(getattr(session, "run_round", session.run_once))
             elif cmd == "info":
                 reply(session.info)
             elif cmd == "close" and under_profiler():  # closed first, then a normal exit

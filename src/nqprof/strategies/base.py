@@ -87,11 +87,33 @@ class Param:
         return value
 
 
+#: How many times a round whose stream hold gave up is run again before its time is kept
+#: (flagged: the record's holds say how many gave up and how many rounds were re-run).
+RETIME_TRIES = 3
+
+
 class Session:
     """A prepared strategy: run it as many times as wanted, then close it."""
 
+    #: GPU sessions: their timed regions' stream holds (nqprof.strategies.gpu_common)
+    holds: dict[str, int] | None = None
+
     def run_once(self) -> Measurement:
         raise NotImplementedError
+
+    def run_round(self) -> Measurement:
+        """One round, as runners ask for it: a round in which a stream hold gave up (its GPU
+        time then holds the host's latency: a pause of the host while it queued the region)
+        is run again, up to RETIME_TRIES times, each re-run counted in ``holds["retimed"]``;
+        a round that gave up every time is kept, its hold counted as given up."""
+        holds = self.holds
+        for attempt in range(RETIME_TRIES + 1):
+            before = holds["gave_up"] if holds is not None else 0
+            m = self.run_once()
+            if holds is None or holds["gave_up"] == before or attempt == RETIME_TRIES:
+                return m
+            holds["retimed"] = holds.get("retimed", 0) + 1
+        raise AssertionError("unreachable")
 
     def info(self) -> dict[str, Any]:
         """Static facts about the prepared run: kernels, memory ledger, device, toolkit."""
