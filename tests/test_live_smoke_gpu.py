@@ -246,7 +246,10 @@ def test_every_gpu_strategy_counts_verified(jobs):
     for name, r in seen.items():
         assert r.get("verified") is True, (name, r.get("count"), r.get("error"))
         holds = r["holds"]  # every timed region: behind a hold that held, or without one
-        assert holds["gave_up"] == 0 and holds["held"] + holds["none"] >= 1, (name, holds)
+        # a hold that gave up (the host paused while queuing: the smoke runs many commands
+        # at once) had its round run again; none was kept
+        kept = holds["gave_up"] - holds["retimed"]
+        assert kept == 0 and holds["held"] + holds["none"] >= 1, (name, holds)
     assert seconds < 20 * len(names)
 
 
@@ -298,7 +301,8 @@ def kernel_names(sqlite: Path) -> list[str]:
         f"{sqlite}: {len(loaded.kernels)} kernels, {len(loaded.memcpy)} copies, "
         f"{len(loaded.ranges)} NVTX ranges"
     )
-    return [str(k) for k in loaded.kernels["name"]]
+    # attributed rows: a graph the device launched is named so only once attributed
+    return [str(k) for k in loaded.kernel_ranges["name"]]
 
 
 @pytest.mark.parametrize("strategy", sorted(TRACED))
