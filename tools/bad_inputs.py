@@ -27,6 +27,7 @@ folder; nothing is written in the working tree but the table.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shlex
 import subprocess
@@ -81,6 +82,7 @@ TEXT_OPTIONS = frozenset(
         "--strict",
         "--csv",
         "runs",
+        "run",
         "--storage",
         "--metric",
         "--fail-on",
@@ -236,6 +238,9 @@ def cases(tmp: Path) -> list[tuple[str, list[str], dict[str, str]]]:
     (tmp / "truncated.json").write_text('{"kind": "launch", "points": [{"count": 32')
     (tmp / "foreign.json").write_text('{"name": "not nqprof", "rows": 3}')
     (tmp / "list.json").write_text("[1, 2, 3]")
+    (tmp / "empty").mkdir(exist_ok=True)
+    nobin = json.loads(Path("tests/data/nvbench/suite-1.json").read_text())  # samples elsewhere
+    (tmp / "nvbench-nobin.json").write_text(json.dumps(nobin))
     (tmp / "ck-neg.json").write_text(
         '{"format": "nqprof-cluster-checkpoint", "version": 1, "n": 12, "strategy": '
         '"serial", "params": {}, "depth": 4, "tasks": -1, "plan": "x", "done": {}}'
@@ -434,6 +439,33 @@ def cases(tmp: Path) -> list[tuple[str, list[str], dict[str, str]]]:
             ["compare", "--storage", "tests/data/benchmarks", "--metric", "bogus"],
             e,
         ),
+        (
+            "compare an NVBench file and a run",
+            ["compare", "tests/data/nvbench/suite-1.json", "0001"],
+            e,
+        ),
+        (
+            "compare NVBench samples missing",
+            ["compare", f"{t}/nvbench-nobin.json", "tests/data/nvbench/suite-2.json"],
+            e,
+        ),
+        ("export no run", ["export", "--storage", f"{t}/empty", "-o", f"{t}/x.json"], e),
+        (
+            "export unknown run",
+            ["export", "9999", "--storage", "tests/data/benchmarks", "-o", f"{t}/x.json"],
+            e,
+        ),
+        (
+            "export wrong suffix",
+            ["export", "--storage", "tests/data/benchmarks", "-o", f"{t}/x.txt"],
+            e,
+        ),
+        (
+            "export output in /proc",
+            ["export", "--storage", "tests/data/benchmarks", "-o", "/proc/x.json"],
+            e,
+        ),
+        ("export without -o", ["export", "--storage", "tests/data/benchmarks"], e),
         (
             "plot output in /proc",
             ["plot", "--storage", "tests/data/benchmarks", "-o", "/proc/figs"],

@@ -56,6 +56,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "history",
         "compare two saved runs: change and a noise-aware verdict per benchmark",
     ),
+    "export": (
+        "history",
+        "write a saved run as an NVBench JSON result (NVBench's scripts read it)",
+    ),
     "plot": ("history", "write PNG figures: time vs N, speedup over serial"),
     "trace": ("trace", "read Nsight Systems traces (.sqlite or .nsys-rep)"),
     "profile": ("trace", "run a command under nsys profile and print the per-range breakdown"),

@@ -14,6 +14,7 @@ from ..analysis.history import (
     METRIC_ALIASES,
     METRICS,
     HistoryWarning,
+    history_frame,
     last_runs,
     load_history,
     missing,
@@ -134,16 +135,67 @@ def _traces_note(counts) -> str:
     return f"  {counts['traced']} traced{lacking}"
 
 
-def cmd_compare(args) -> int:
+def cmd_export(args) -> int:
+    from pathlib import Path
+
+    from ..analysis import nvbench
+    from ..files import check_output, check_output_dir
+
+    out = check_output(args.output, "--output", (".json",))
+    folder = out.with_name(f"{out.stem}-samples")
+    old = [p.name for p in folder.glob("*.bin")] if folder.is_dir() else []
+    check_output_dir(folder, "--output's samples folder", old)
     df = _load(args)
+    run = resolve_run(df, args.run, args.storage) if args.run else last_runs(df, 1)[0]
+    saved = json.loads((Path(args.storage) / f"{run}.json").read_text(encoding="utf-8"))
+    doc = nvbench.export(saved, out)
+    states = sum(len(b["states"]) for b in doc["benchmarks"])
+    print(f"wrote {run} as an NVBench result: {plural(states, 'case')} to {out}")
+    return 0
+
+
+def _nvbench_runs(refs: list[str]):
+    """Where both runs given are NVBench result files: their rows as a history and the two
+    runs' names; else None. One NVBench file beside a saved run is an error."""
+    from pathlib import Path
+
+    from ..analysis import nvbench
+
+    def nvbench_file(ref: str) -> bool:
+        path = Path(ref)
+        if path.suffix != ".json" or not path.is_file():
+            return False
+        try:
+            return nvbench.is_nvbench(json.loads(path.read_text(encoding="utf-8")))
+        except (OSError, ValueError):
+            return False
+
+    found = [nvbench_file(r) for r in refs]
+    if not any(found):
+        return None
+    if len(refs) != 2 or not all(found):
+        raise InputError(
+            "compare takes two NVBench result files (or two saved runs), not one beside a run"
+        )
+    names = tuple(refs) if refs[0] != refs[1] else (f"{refs[0]} (A)", f"{refs[1]} (B)")
+    rows = [r for ref, name in zip(refs, names, strict=True) for r in nvbench.read_rows(ref, name)]
+    return history_frame(rows), names
+
+
+def cmd_compare(args) -> int:
     if len(args.runs) not in (0, 2):
         raise InputError(f"compare takes two runs or none (the last two), got {len(args.runs)}")
+    nvbench = _nvbench_runs(args.runs)
+    df = nvbench[0] if nvbench else _load(args)
     metric = resolve_metric(args.metric)
-    run_a, run_b = (
-        (resolve_run(df, r, args.storage) for r in args.runs) if args.runs else last_runs(df, 2)
-    )
+    if nvbench:
+        run_a, run_b = nvbench[1]
+    else:
+        run_a, run_b = (
+            (resolve_run(df, r, args.storage) for r in args.runs) if args.runs else last_runs(df, 2)
+        )
     print(f"A: {run_a}\nB: {run_b}\nmetric: {metric} ({METRICS[metric]})")
-    for line in machine_warnings(df, run_a, run_b):
+    for line in [] if nvbench else machine_warnings(df, run_a, run_b):
         print(
             f"nqprof: warning: the runs differ in {line}: "
             "timings may differ because of the machine",
@@ -156,7 +208,8 @@ def cmd_compare(args) -> int:
         return 0
     _warn_conditions(result)
     print("\n".join(compare_lines(result, min_change)))
-    _print_traces(df, run_a, run_b, result, args.traces)
+    if not nvbench:
+        _print_traces(df, run_a, run_b, result, args.traces)
     message = failed_message(result, args.fail_on, "--fail-on")
     if message:
         print(f"nqprof: compare failed: {message}", file=sys.stderr)
@@ -440,6 +493,27 @@ def add_commands(sub) -> None:
         "every case (default: of the cases that got faster or slower or changed parameters)",
     )
     p.set_defaults(func=cmd_compare)
+
+    p = sub.add_parser(
+        "export", help="write a saved run as an NVBench JSON result (NVBench's scripts read it)"
+    )
+    p.add_argument(
+        "run",
+        nargs="?",
+        metavar="RUN",
+        help="the run, as compare takes it (default: the last run)",
+    )
+    _storage_options(p)
+    add_output(
+        p.add_argument,
+        "-o",
+        "--output",
+        required=True,
+        metavar="FILE.json",
+        help="the NVBench JSON file; each case's rounds go to float32 files in the folder "
+        "FILE-samples beside it",
+    )
+    p.set_defaults(func=cmd_export)
 
     p = sub.add_parser("plot", help="write PNG figures: time vs N, speedup over serial")
     _storage_options(p)
