@@ -29,31 +29,41 @@ PAIRS = {
 }
 #: The published histories kept compressed: two files (a run each, gzipped JSON or a tar.gz
 #: of a storage folder holding one run), compared as runs ``a`` and ``b``.
+RESULTS = "docs/results"
 PACKED = {
-    "trust-first": ("docs/results/trust-h200/aa-run-a.json.gz", "docs/results/trust-h200/aa-run-b.json.gz"),
-    "trust-final": (
-        "docs/results/trust-h200/final/aa-run-0001.json.gz",
-        "docs/results/trust-h200/final/aa-run-0002.json.gz",
+    "trust-first": (
+        f"{RESULTS}/trust-h200/aa-run-a.json.gz",
+        f"{RESULTS}/trust-h200/aa-run-b.json.gz",
     ),
-    "trace-1-2": ("docs/results/trace-h200/run-0001.json.gz", "docs/results/trace-h200/run-0002.json.gz"),
-    "trace-2-3": ("docs/results/trace-h200/run-0002.json.gz", "docs/results/trace-h200/run-0003.json.gz"),
+    "trust-final": (
+        f"{RESULTS}/trust-h200/final/aa-run-0001.json.gz",
+        f"{RESULTS}/trust-h200/final/aa-run-0002.json.gz",
+    ),
+    "trace-1-2": (
+        f"{RESULTS}/trace-h200/run-0001.json.gz",
+        f"{RESULTS}/trace-h200/run-0002.json.gz",
+    ),
+    "trace-2-3": (
+        f"{RESULTS}/trace-h200/run-0002.json.gz",
+        f"{RESULTS}/trace-h200/run-0003.json.gz",
+    ),
     "fast-vs-24-25": (
-        "docs/results/fast24/fast-vs-run-0001.json.gz",
-        "docs/results/fast25/fast-vs-run-0001.json.gz",
+        f"{RESULTS}/fast24/fast-vs-run-0001.json.gz",
+        f"{RESULTS}/fast25/fast-vs-run-0001.json.gz",
     ),
     "matrix-h200-12.4-13.0": (
-        "docs/results/matrix/history-h200-cuda12.4.tar.gz",
-        "docs/results/matrix/history-h200-cuda13.0.tar.gz",
+        f"{RESULTS}/matrix/history-h200-cuda12.4.tar.gz",
+        f"{RESULTS}/matrix/history-h200-cuda13.0.tar.gz",
     ),
     "matrix-h200-12.2-12.5": (
-        "docs/results/matrix/history-h200-cuda12.2.tar.gz",
-        "docs/results/matrix/history-h200-cuda12.5.tar.gz",
+        f"{RESULTS}/matrix/history-h200-cuda12.2.tar.gz",
+        f"{RESULTS}/matrix/history-h200-cuda12.5.tar.gz",
     ),
     "matrix-h100-12.0-13.0": (
-        "docs/results/matrix/history-h100-80gb-hbm3-cuda12.0.tar.gz",
-        "docs/results/matrix/history-h100-80gb-hbm3-cuda13.0.tar.gz",
+        f"{RESULTS}/matrix/history-h100-80gb-hbm3-cuda12.0.tar.gz",
+        f"{RESULTS}/matrix/history-h100-80gb-hbm3-cuda13.0.tar.gz",
     ),
-}  # fmt: skip
+}
 
 
 def unpacked(files: tuple[str, str], folder: Path) -> Path:
