@@ -1,6 +1,6 @@
 """CONTRIBUTING.md's steps, followed once: in a copy of the tree (src, kernels, pyproject.toml,
-setup.py), a throwaway CPU strategy in pure Python, a throwaway command and a throwaway
-subpackage are added as CONTRIBUTING says, then run.
+setup.py), a throwaway CPU strategy in pure Python, a throwaway command, a throwaway
+subpackage and a field of the result are added as CONTRIBUTING says, then run.
 
 The copy runs from its source folder (PYTHONPATH), as a checkout does: the strategy registry
 reads the copy's pyproject.toml, `nqprof --help` reads the copy's COMMANDS. The C extension
@@ -133,6 +133,14 @@ def tree(tmp_path_factory) -> Path:
         r'^(\s+)("nqprof\.errors",\n)',
         r'\1\2\1"nqprof.throwaway_pkg",\n',
     )
+    # Add a field to the result: the field in RunRecord, filled in from_measurements.
+    _edit(
+        pkg / "result.py",
+        r"^(    #: The record's schema version \(SCHEMA_VERSION\)\.\n)",
+        r"    #: How many rounds the record saw (tests/test_contributing.py).\n"
+        r"    rounds_seen: int = 0\n\1",
+    )
+    _edit(pkg / "result.py", r"^(        return cls\(\n)", r"\1            rounds_seen=len(ms),\n")
     return root
 
 
@@ -212,3 +220,28 @@ def test_an_install_would_carry_the_strategy_and_the_subpackage(tree):
     assert "src/nqprof/strategies/cdp/__init__.py" in sources and "kernels/dp2.cu" in sources
     entry_points = (info / "entry_points.txt").read_text()
     assert "throwaway = nqprof.strategies.throwaway:STRATEGY" in entry_points
+
+
+def test_the_new_field_reaches_the_record_the_benchmark_and_the_history(tree):
+    """result.py alone changed: the field is in `solve --json`, in pytest-benchmark's
+    extra_info of a case, and a column of the history."""
+    import json
+
+    solved = _run(tree, "-m", "nqprof.cli", "solve", "6", "-s", "serial", "-r", "3", "--json")
+    assert solved.returncode == 0, solved.stderr
+    assert json.loads(solved.stdout)["rounds_seen"] == 3
+    shutil.copytree(ROOT / "bench", tree / "bench", dirs_exist_ok=True)
+    storage = tree / "storage"
+    ran = _run(
+        tree, "-m", "pytest", "bench/", "-q", "-p", "no:cacheprovider", "--nq-strategy=serial",
+        "--nq-n=6", "--benchmark-autosave", f"--benchmark-storage={storage}",
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stdout[-2000:] + ran.stderr[-2000:]
+    (saved,) = storage.glob("*/*.json")
+    (bench,) = json.loads(saved.read_text())["benchmarks"]
+    assert bench["extra_info"]["rounds_seen"] == bench["extra_info"]["rounds"] >= 5
+    table = tree / "history.csv"
+    listed = _run(tree, "-m", "nqprof.cli", "history", str(storage), "--csv", str(table))
+    assert listed.returncode == 0, listed.stderr
+    header = table.read_text().splitlines()[0].split(",")
+    assert "extra.rounds_seen" in header

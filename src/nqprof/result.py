@@ -11,6 +11,13 @@ from .rounds import median
 from .textfmt import plural
 from .textfmt import seconds as seconds_text
 
+#: The version of the record's schema (:class:`RunRecord` as JSON, and as pytest-benchmark's
+#: ``extra_info``). 1: records before the version was written (nqprof 0.1: the rounds only as
+#: ``gpu_times``/``wall_times``; later ones added ``samples_compute``, ``case`` and the
+#: rest without a version). 2: the version written. A reader takes an older record through
+#: :func:`nqprof.analysis.history.upgraded`, one step a version (asv's api_version idiom).
+SCHEMA_VERSION = 2
+
 
 @dataclass
 class Measurement:
@@ -84,6 +91,8 @@ class RunRecord:
     #: instructions one round executes under Valgrind (nqprof.instructions: count, tool,
     #: version, seconds, ...), which a host's clock speed does not move.
     instructions: dict[str, Any] = field(default_factory=dict)
+    #: The record's schema version (SCHEMA_VERSION).
+    schema: int = SCHEMA_VERSION
 
     @classmethod
     def from_measurements(

@@ -39,6 +39,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..instructions import SECONDS_PER_INSTRUCTION
+from ..result import SCHEMA_VERSION
 from .verdicts import CHANGES, VERDICTS  # noqa: F401  (compare's names, kept importable here)
 
 DEFAULT_STORAGE = ".benchmarks"
@@ -114,34 +115,59 @@ def resolve_metric(metric: str) -> str:
     return metric
 
 
-def given_params(bench: dict[str, Any]) -> dict[str, Any]:
-    """The parameters the user gave for a saved benchmark: nqprof's ``case`` record, else
-    the fixture's parametrization (runs saved before the case was recorded), else every
-    parameter (a test that built its case itself)."""
-    extra = bench.get("extra_info") or {}
+def upgraded(bench: dict[str, Any]) -> dict[str, Any]:
+    """A saved benchmark's record (its ``extra_info``) in the current schema
+    (nqprof.result.SCHEMA_VERSION), each older version taken one step up; an
+    :class:`InputError` for a record newer than this nqprof reads. Every reader of saved
+    records goes through here, so an old history reads as a new one does."""
+    extra = dict(bench.get("extra_info") or {})
+    version = extra.get("schema", 1)
+    if not isinstance(version, int) or version > SCHEMA_VERSION:
+        raise InputError(
+            f"record schema {version!r} of {bench.get('name')!r}: this nqprof reads up to "
+            f"{SCHEMA_VERSION} (a newer nqprof wrote it)"
+        )
+    if version < 2:
+        extra = _schema_1_to_2(bench, extra)
+    return extra
+
+
+def _schema_1_to_2(bench: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    """Schema 1 (no version written): the rounds may be only ``gpu_times`` (GPU) or
+    ``wall_times``; the host round trip only pytest-benchmark's kept data, where its clock
+    was the host's; the parameters given only the pytest fixture's or the resolved ones."""
+    if not extra:
+        return extra
+    clock = str((bench.get("options") or {}).get("timer", ""))
+    kept = bench.get("data") or bench.get("stats", {}).get("data")  # --benchmark-save-data
+    extra["samples_compute"] = (
+        extra.get("samples_compute") or extra.get("gpu_times") or extra.get("wall_times") or None
+    )
+    if not extra.get("samples_wall") and kept and NQPROF_CLOCKS.get(clock, "wall") == "wall":
+        extra["samples_wall"] = list(kept)
     case = extra.get("case")
-    if isinstance(case, dict) and isinstance(case.get("given"), dict):
-        return case["given"]
-    fixture = (bench.get("params") or {}).get("nqbench")
-    if isinstance(fixture, dict) and isinstance(fixture.get("params"), dict):
-        return fixture["params"]
-    return extra.get("params") or {}
+    if not (isinstance(case, dict) and isinstance(case.get("given"), dict)):
+        fixture = (bench.get("params") or {}).get("nqbench")
+        given = fixture.get("params") if isinstance(fixture, dict) else None
+        given = given if isinstance(given, dict) else extra.get("params") or {}
+        extra["case"] = {**(case if isinstance(case, dict) else {}), "given": given}
+    extra["schema"] = 2
+    return extra
+
+
+def given_params(bench: dict[str, Any]) -> dict[str, Any]:
+    """The parameters the user gave a saved benchmark (the case's identity)."""
+    return upgraded(bench).get("case", {}).get("given", {})
 
 
 def samples(bench: dict[str, Any]) -> dict[str, list[float] | None]:
     """Each metric's per-round times of a saved benchmark (None where the run kept none)."""
-    extra = bench.get("extra_info") or {}
-    clock = str((bench.get("options") or {}).get("timer", ""))
-    kept = bench.get("data") or bench.get("stats", {}).get("data")  # --benchmark-save-data
-    compute = (
-        extra.get("samples_compute") or extra.get("gpu_times") or extra.get("wall_times") or None
-    )
-    wall = extra.get("samples_wall") or None
-    if wall is None and kept and NQPROF_CLOCKS.get(clock, "wall") == "wall":
-        wall = list(kept)
+    extra = upgraded(bench)
     counted = (extra.get("instructions") or {}).get("count")
+    compute = extra.get("samples_compute") or None
     instructions = [counted * SECONDS_PER_INSTRUCTION] if counted else compute
-    return {"compute": compute, "wall": wall, "instructions": instructions}
+    return {"compute": compute, "wall": extra.get("samples_wall") or None,
+            "instructions": instructions}  # fmt: skip
 
 
 def saved_run_rows(data: dict[str, Any], run: str) -> list[dict[str, Any]]:
@@ -160,7 +186,7 @@ def saved_run_rows(data: dict[str, Any], run: str) -> list[dict[str, Any]]:
     common.update(flatten(machine.get("nqprof") or {}, "machine"))
     rows = []
     for bench in data["benchmarks"]:
-        extra = bench.get("extra_info") or {}
+        extra = upgraded(bench)
         stats = bench["stats"]
         row = dict(common)
         row.update(
