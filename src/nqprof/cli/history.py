@@ -464,7 +464,8 @@ def add_commands(sub) -> None:
         nargs="*",
         metavar="RUN",
         help="two runs: a number such as 0003, a file name, a path under the storage folder or "
-        "the file's path as pytest-benchmark list prints it (default: the last two runs)",
+        "the file's path as pytest-benchmark list prints it (default: the last two runs); or two "
+        "NVBench JSON result files (nqprof export writes them)",
     )
     _storage_options(p)
     _metric_option(p)
