@@ -1022,24 +1022,17 @@ def test_launch_past_the_runtime_cap_on_the_h200():
 
 
 def test_paired_rounds_alternate_and_count_the_launching_runs():
-    """Wang and Yalamanchili's t1/t2 pair: alternating first, warm-up rounds left out of the
-    times, launches counted on the launching runs only, stream failures on both."""
-    from nqprof.characterize.probe import paired_rounds
+    """Wang and Yalamanchili's t1/t2 pair, one round a call: which goes first alternates,
+    launches are counted on the launching runs only, stream failures on both, over every
+    round the session ran."""
+    from nqprof.characterize.probe import paired_round
 
     class Session:
-        params = {"warmup": 1, "repeats": 2}
-        mode, count, block = "default", 32, 64
+        mode = "default"
         ran_calls = 0
 
         def ran(self):
             self.ran_calls += 1
-
-        def info(self):
-            return {
-                "memory": {"limits": {"pending_launches": 2048}},
-                "device": {"name": "NVIDIA H200", "driver": "13.0"},
-                "toolkit": {"version": "13.0"},
-            }
 
     order, times = [], iter([1.0, 0.5, 0.6, 1.1, 1.2, 0.7])
 
@@ -1054,17 +1047,13 @@ def test_paired_rounds_alternate_and_count_the_launching_runs():
         )
 
     s = Session()
-    point = paired_rounds(s, "with", "without", timed, copies=3)
+    rounds = [paired_round(s, "with", "without", timed, copies=3) for _ in range(3)]
     assert order == ["t1", "t2", "t2", "t1", "t1", "t2"]
-    assert point["t1_s"] == [1.1, 1.2] and point["t2_s"] == [0.6, 0.7]
-    assert (point["launches"], point["launch_failures"], point["first_error"]) == (96, 3, 7)
-    assert point["stream_failures"] == 6 and point["copies"] == 3 and point["rounds"] == 3
-    assert (point["mode"], point["pending"], point["device"], s.ran_calls) == (
-        "default",
-        2048,
-        "NVIDIA H200",
-        1,
-    )
+    assert [(r["t1_s"], r["t2_s"]) for r in rounds] == [(1.0, 0.5), (1.1, 0.6), (1.2, 0.7)]
+    last = rounds[-1]
+    assert (last["launches"], last["launch_failures"], last["first_error"]) == (96, 3, 7)
+    assert last["stream_failures"] == 6 and last["copies"] == 3 and last["rounds"] == 3
+    assert rounds[0]["launches"] == 32 and s.ran_calls == 3
 
 
 def test_default_strategies_come_from_the_registry(monkeypatch):
@@ -1162,3 +1151,65 @@ def test_launch_defaults_on_the_h200_give_every_row_a_time_or_a_limit():
     assert ("graph-ff", 120) not in limits and ("graph-ff", 128) in limits
     assert ("graph-tail", 1) not in limits and ("graph-tail", 32) in limits
     assert {("default", 1 << 20), ("own", 1 << 20), ("tail", 1 << 20)} <= limits
+
+
+# -- the round loop of paired measurements (characterize launch) ----------------------------
+
+
+def _paired(repeats, warmup=1, noise=0.0, monkeypatch=None):
+    from fake_pair_probe import PROBE
+
+    from nqprof.characterize.probe import run_paired
+
+    monkeypatch.setenv("NQPROF_TEST_PAIR_NOISE", str(noise))
+    params = {"mode": "default", "count": 32, "block": 128, "repeats": repeats, "warmup": warmup}
+    return run_paired(PROBE, params, timeout=60)
+
+
+def test_paired_rounds_go_through_the_round_loop_with_a_fixed_count(monkeypatch):
+    r = _paired(4, warmup=2, monkeypatch=monkeypatch)
+    assert len(r["t1_s"]) == len(r["t2_s"]) == 4 and r["criterion"] == "4 rounds"
+    assert r["rounds"] == 6  # the warm-up's two too: launches are counted over every round
+    assert r["launches"] == 6 * 32 and r["launch_failures"] == 1  # round 3 failed one
+    assert r["t1_s"][0] - r["t2_s"][0] == pytest.approx(0.001)
+    assert r["pending"] == 64 and r["device"] == "fake GPU"
+    assert "cpu" in r["conditions"]  # the loop's conditions of the rounds
+
+
+def test_auto_paired_rounds_follow_the_relative_standard_error_rule(monkeypatch):
+    """t1 - t2 steady: auto stops at its least (5 rounds and 0.5 s: about 10 ms a round, so
+    the time decides, about 50 rounds); t1 - t2 moving by +-30%: the median's noise stays
+    above 0.5% and the rounds go on to auto's most (200 rounds, or 3 s)."""
+    from nqprof.rounds import MAX_ROUNDS, MIN_ROUNDS
+
+    steady = _paired(None, monkeypatch=monkeypatch)
+    assert steady["criterion"].startswith("auto: at least 5 rounds")
+    assert MIN_ROUNDS <= len(steady["t1_s"]) < MAX_ROUNDS
+    noisy = _paired(None, noise=0.3, monkeypatch=monkeypatch)
+    assert len(noisy["t1_s"]) > len(steady["t1_s"])
+    costs = [a - b for a, b in zip(noisy["t1_s"], noisy["t2_s"], strict=True)]
+    assert max(costs) / min(costs) == pytest.approx(1.3 / 0.7, rel=1e-6)
+
+
+def test_characterize_launch_takes_auto_and_keeps_the_criterion(monkeypatch, capsys, tmp_path):
+    """`--rounds auto` reaches the measurement as None (the rule), a count as that count; each
+    point of the kept JSON carries its criterion."""
+    from nqprof.characterize import launch
+    from nqprof.cli import characterize_common, main
+
+    seen = []
+
+    def fake(counts, modes, repeats, **kw):
+        seen.append(repeats)
+        point = launch.LaunchPoint("default", 32, t1_s=[2e-3], t2_s=[1e-3], criterion="x")
+        return launch.document([point], {"device": "fake"}, repeats=repeats)
+
+    monkeypatch.setattr(launch, "measure", fake)
+    monkeypatch.setattr(characterize_common, "require_gpu", lambda: "fake GPU")
+    out = tmp_path / "l.json"
+    assert main(["characterize", "launch", "--rounds", "auto", "-q", "-o", str(out)]) == 0
+    assert main(["characterize", "launch", "-q"]) == 0
+    assert seen == [None, 5]
+    import json
+
+    assert json.loads(out.read_text())["points"][0]["criterion"] == "x"

@@ -587,13 +587,17 @@ def test_one_gpu_check_for_every_command(monkeypatch, capsys):
 
 @pytest.mark.parametrize("name", ["launch", "reserve", "ideal"])
 def test_characterize_rounds_help_says_what_auto_is_there(name, capsys):
-    """`nqprof characterize ... --rounds auto` is the measurement's own fixed count, not the
-    relative-standard-error rule of solve: its help says which, with the count."""
-    from nqprof.cli.characterize_common import DEFAULT_ROUNDS
+    """`nqprof characterize ... --rounds auto` is the relative-standard-error rule of solve
+    where the measurement runs through the round loop (launch; its default a count), else
+    the measurement's own fixed count: its help says which, with the count."""
+    from nqprof.cli.characterize_common import DEFAULT_ROUNDS, ROUND_LOOP
 
     with pytest.raises(SystemExit):
         main(["characterize", name, "--help"])
     text = " ".join(capsys.readouterr().out.split())
     count = DEFAULT_ROUNDS[name]
+    if name in ROUND_LOOP:
+        assert "relative standard error is under" in text and f"(default: {count})" in text
+        return
     assert f"auto: {count} round{'s' if count != 1 else ''} for this measurement (a fixed" in text
     assert "relative standard error is under" not in text

@@ -153,6 +153,12 @@ COMMANDS = {
         240,
         True,
     ),
+    "characterize-launch-auto": (
+        ["characterize", "launch", "--modes", "default,graph-ff", "--counts", "32"]
+        + ["--rounds", "auto", "-w", "1", "-q", "--json"],
+        120,
+        True,
+    ),
     "characterize-reserve": (
         ["characterize", "reserve", "--pending", "0,4096", "--heap-mib", "8", "-q"],
         180,
@@ -277,7 +283,23 @@ def test_characterize_launch_ends_with_every_row_a_time_or_a_limit(jobs):
     assert seconds < 180
 
 
-@pytest.mark.parametrize("name", [n for n in COMMANDS if n not in ("env", "characterize-launch")])
+def test_characterize_launch_auto_follows_the_relative_standard_error_rule(jobs):
+    """`--rounds auto`: each point's rounds went through the round loop's rule (at least 5
+    and 0.5 s), the point names that rule and carries the conditions of its rounds."""
+    out, _ = jobs.result("characterize-launch-auto")
+    doc = json.loads(out[out.index("{") :])
+    assert {p["mode"] for p in doc["points"]} == {"default", "graph-ff"}
+    for p in doc["points"]:
+        assert p["error"] is None and not p["launch_failures"], p
+        assert p["criterion"].startswith("auto: at least 5 rounds"), p["criterion"]
+        assert 5 <= len(p["t1_s"]) == len(p["t2_s"]) <= 200, p
+        assert p["conditions"]["gpu"]["source"], p["conditions"]
+
+
+@pytest.mark.parametrize(
+    "name",
+    [n for n in COMMANDS if n not in ("env", "characterize-launch", "characterize-launch-auto")],
+)
 def test_command_runs_live(jobs, name):
     out, seconds = jobs.result(name)
     assert "nqprof: error" not in out and "Traceback" not in out, out[-2000:]

@@ -50,11 +50,15 @@ class RoundLoop:
         warmup: int,
         progress: Progress | None = None,
         timer: str = "compute",
+        statistic=None,
     ):
         check_rounds(rounds, warmup)
         if timer not in TIMERS:
             raise errors.InputError(f"unknown timer {timer!r} (known: {', '.join(TIMERS)})")
         self.runner, self.warmup, self.timer = runner, warmup, timer
+        #: A round's statistic from what the runner answered, where it is not a strategy's
+        #: Measurement (a probe's reading: characterize launch's t1 - t2); None: the timer's.
+        self._statistic = statistic
         self.rule = RoundRule.of(rounds)
         self.progress = progress or Progress(enabled=False)
         self.warm_seconds: list[float] = []
@@ -119,6 +123,8 @@ class RoundLoop:
             self.progress.update(f"warm-up {i + 1}/{total} {self.warm_seconds[-1]:.3f} s")
 
     def statistic(self, m: Measurement, round_trip: float) -> float:
+        if self._statistic is not None:
+            return self._statistic(m)
         if self.timer == "wall":
             return round_trip
         return compute_statistic(m)

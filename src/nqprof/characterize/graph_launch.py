@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..strategies.gpu_common import GpuSession
-from .probe import Probe, paired_rounds
+from .probe import Probe, paired_round
 
 #: mode -> the kernel's `mode` argument (DG_CHAR_* of kernels/devgraph.cu)
 GRAPH_MODES = {"graph-ff": 1, "graph-tail": 2}
@@ -121,7 +121,7 @@ class GraphLaunchSession(GpuSession):
                 0,
             )
 
-        return paired_rounds(
+        return paired_round(
             self,
             self.with_launch,
             self.without,

@@ -3,8 +3,12 @@
 A parent grid in which each of ``count`` threads launches one empty child (time t1), and
 the same parent built with the launch removed (t2, ``-DCDP_LAUNCH_MODE=2``); t1 - t2 is
 the time the launches cost. Both are CUDA-event times of the host launch (on CDP2 the
-parent's work in the stream completes when its children have), medians of ``repeats``
-rounds after ``warmup`` ones, t1 and t2 alternating. Kernels: kernels/characterize.cu.
+parent's work in the stream completes when its children have), medians over the timed
+rounds after ``warmup`` ones, t1 and t2 alternating. The rounds go through nqprof's round
+loop (nqprof.runner.RoundLoop, :func:`nqprof.characterize.probe.run_paired`): ``repeats``
+of them, or (None: ``--rounds auto``) the relative-standard-error rule on each round's
+t1 - t2; each point records the rule that stopped it and the conditions of its rounds.
+Kernels: kernels/characterize.cu.
 
 Every point runs in a fresh worker process (a fresh context) whose pending-launch limit
 is sized to its launch count before the module is loaded; the kernel accounts for every
@@ -28,7 +32,7 @@ from ..strategies.cdp.limits import HEADROOM, PENDING_SLOT_BYTES
 from ..strategies.gpu_common import GpuSession
 from ..textfmt import nbytes, plural
 from . import SOURCES, load_points
-from .probe import Probe, paired_rounds, run_probe
+from .probe import Probe, paired_round, run_paired
 
 #: The launch modes nqprof's strategies use, as the kernel's `stream` argument
 #: (CDP_STREAM_* of kernels/cdp.cuh, and CHAR_STREAM_TAIL of kernels/characterize.cu).
@@ -166,7 +170,7 @@ class LaunchSession(GpuSession):
                 acct.stream_failures,
             )
 
-        return paired_rounds(self, self.with_launch, self.without, timed)
+        return paired_round(self, self.with_launch, self.without, timed)
 
 
 # --- results ------------------------------------------------------------------------------
@@ -194,6 +198,10 @@ class LaunchPoint:
     #: set where the mode cannot make ``count`` launches at all (a graph mode past its limit):
     #: what it cannot do, stated instead of a measurement
     limit: str | None = None
+    #: the rule that stopped the timed rounds (nqprof.rounds.RoundRule.describe), and the
+    #: conditions of the rounds (nqprof.conditions: CPU, and the GPU's clocks and throttling)
+    criterion: str | None = None
+    conditions: dict[str, Any] = field(default_factory=dict)
 
     @property
     def t1(self) -> float | None:
@@ -246,11 +254,11 @@ def measure(
     counts: Sequence[int],
     modes: Sequence[str],
     block: int = 128,
-    repeats: int = 5,
+    repeats: int | None = 5,
     warmup: int = 1,
     timeout: float = 120,
     progress=None,
-    probe: Callable[..., dict] = run_probe,
+    probe: Callable[..., dict] = run_paired,
     beyond_limits: bool = False,
 ) -> dict[str, Any]:
     """Every (mode, count) in its own worker; after a point that does not fit or times out,
@@ -377,6 +385,14 @@ def table(points: Sequence[LaunchPoint]) -> tuple[list[str], list[list], list[st
                 "-" if p.per_launch is None else f"{p.per_launch * 1e6:.3f}",
                 note,
             ]
+        )
+    for criterion in dict.fromkeys(p.criterion for p in points if p.criterion):
+        used = [p for p in points if p.criterion == criterion]
+        rounds = sorted(len(p.t1_s) for p in used)
+        notes.append(
+            f"rounds: {criterion} ({rounds[0]} to {rounds[-1]} timed per point)"
+            if rounds[0] != rounds[-1]
+            else f"rounds: {criterion}"
         )
     return header, rows, notes
 

@@ -49,39 +49,64 @@ def run_probe(probe, params: dict[str, Any], timeout: float = DEFAULT_TIMEOUT, n
         return runner.run_once()
 
 
-def paired_rounds(session, with_launch, without, timed, **extra: Any) -> dict[str, Any]:
-    """Wang and Yalamanchili's measurement on one session: warm-up plus repeated rounds of the
-    parent with its launches (t1) and without them (t2), alternating which goes first; the
-    launches made and failed are counted on t1's runs. ``timed(func, label)`` runs one and
-    returns (seconds, launches, launch failures, first error, stream failures)."""
-    p = session.params
-    t1, t2 = [], []
-    counts = {"launches": 0, "launch_failures": 0, "first_error": 0, "stream_failures": 0}
-    for r in range(p["warmup"] + p["repeats"]):
-        pair = [("t1", with_launch), ("t2", without)]
-        for label, func in pair if r % 2 == 0 else pair[::-1]:
-            seconds, launches, failures, first_error, stream_failures = timed(
-                func, f"launch {session.mode} {label}"
-            )
-            counts["stream_failures"] += stream_failures
-            if label == "t1":
-                counts["launches"] += launches
-                counts["launch_failures"] += failures
-                counts["first_error"] = counts["first_error"] or first_error
-            if r >= p["warmup"]:
-                (t1 if label == "t1" else t2).append(seconds)
+#: What a paired round counts over every round its session ran (warm-up included).
+PAIR_COUNTS = ("launches", "launch_failures", "first_error", "stream_failures")
+
+
+def paired_round(session, with_launch, without, timed, **extra: Any) -> dict[str, Any]:
+    """One round of Wang and Yalamanchili's measurement on one session: the parent with its
+    launches (t1) and without them (t2), which goes first alternating round by round; the
+    launches made and failed are counted on t1's runs, over every round the session ran
+    (warm-up included: ``rounds``). ``timed(func, label)`` runs one and returns (seconds,
+    launches, launch failures, first error, stream failures)."""
+    if not hasattr(session, "pair_counts"):
+        session.pair_counts, session.pair_rounds = dict.fromkeys(PAIR_COUNTS, 0), 0
+    session.pair_rounds += 1
+    counts, index = session.pair_counts, session.pair_rounds
+    times = {}
+    pair = [("t1", with_launch), ("t2", without)]
+    for label, func in pair if index % 2 else pair[::-1]:
+        seconds, launches, failures, first_error, stream_failures = timed(
+            func, f"launch {session.mode} {label}"
+        )
+        counts["stream_failures"] += stream_failures
+        if label == "t1":
+            counts["launches"] += launches
+            counts["launch_failures"] += failures
+            counts["first_error"] = counts["first_error"] or first_error
+        times[label] = seconds
     session.ran()
-    info = session.info()
+    return {"t1_s": times["t1"], "t2_s": times["t2"], "rounds": index, **counts, **extra}
+
+
+def run_paired(probe, params: dict[str, Any], timeout: float = DEFAULT_TIMEOUT) -> dict[str, Any]:
+    """A paired measurement (:func:`paired_round`) through nqprof's round loop in a fresh
+    worker: ``params["warmup"]`` untimed rounds, then rounds by the rule of
+    ``params["repeats"]`` (a count, or None: auto, the relative-standard-error rule) on each
+    round's t1 - t2. Returns every timed round's t1 and t2, the counts over all rounds, the
+    criterion that stopped the rounds and the run's conditions."""
+    from ..runner import RoundLoop
+
+    with ProbeRunner(probe, 0, params, timeout) as runner:
+        loop = RoundLoop(
+            runner,
+            params.get("repeats"),
+            params.get("warmup", 1),
+            statistic=lambda reading: reading["t1_s"] - reading["t2_s"],
+        )
+        readings = loop.run()
+        info = runner.info()
+    last = readings[-1]
     return {
-        "mode": session.mode,
-        "count": session.count,
-        "block": session.block,
+        **{k: v for k, v in last.items() if k not in ("t1_s", "t2_s")},
+        "mode": params["mode"],
+        "count": params["count"],
+        "block": params["block"],
         "pending": info["memory"]["limits"]["pending_launches"],
-        "t1_s": t1,
-        "t2_s": t2,
-        "rounds": p["warmup"] + p["repeats"],
-        **counts,
-        **extra,
+        "t1_s": [r["t1_s"] for r in readings],
+        "t2_s": [r["t2_s"] for r in readings],
+        "criterion": loop.describe(),
+        "conditions": loop.conditions,
         "device": info["device"]["name"],
         "toolkit": info["toolkit"]["version"],
         "driver": info["device"]["driver"],

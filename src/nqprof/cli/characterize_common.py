@@ -158,17 +158,34 @@ TIMEOUTS = {
 }
 
 
+#: The measurements whose rounds go through nqprof's round loop: their --rounds auto is the
+#: relative-standard-error rule of solve and sweep, and their default is DEFAULT_ROUNDS.
+ROUND_LOOP = frozenset({"launch"})
+
+
 def add_loop(q, name: str) -> None:
     """--rounds/--warmup/--timeout/-q, the options every nqprof run shares (nqprof.options);
-    --rounds auto here is the measurement's own fixed count, and its help says so."""
+    --rounds auto is the relative-standard-error rule where the measurement runs through
+    the round loop (ROUND_LOOP), else the measurement's own fixed count, and its help says
+    which."""
+    from ..rounds import AUTO_TEXT
+
+    if name in ROUND_LOOP:
+        default = str(DEFAULT_ROUNDS[name])
+        auto = f"{AUTO_TEXT}, on each round's t1 - t2"
+    else:
+        default = "auto"
+        auto = (
+            f"auto: {plural(DEFAULT_ROUNDS[name], 'round')} for this measurement (a fixed "
+            "count, not the relative-standard-error rule of solve and sweep)"
+        )
     run_options(
         q,
-        rounds_default="auto",
+        rounds_default=default,
         warmup_default="1",
         timeout_default=str(TIMEOUTS[name]),
-        rounds_help=f"timed rounds per point, a number up to {MAX_FIXED_ROUNDS} or auto: "
-        f"{plural(DEFAULT_ROUNDS[name], 'round')} for this measurement (a fixed count, not the "
-        "relative-standard-error rule of solve and sweep) (default: auto)",
+        rounds_help=f"timed rounds per point, a number up to {MAX_FIXED_ROUNDS} or {auto} "
+        f"(default: {default})",
     )
 
 
@@ -184,7 +201,7 @@ def read_loop(args, name: str) -> None:
     output file checked before the work."""
     check_outputs(args)
     rounds, warmup, timeout = loop_settings(args)
-    args.repeats = rounds or DEFAULT_ROUNDS[name]
+    args.repeats = rounds if name in ROUND_LOOP else rounds or DEFAULT_ROUNDS[name]
     args.warmup, args.timeout = warmup, timeout
 
 
