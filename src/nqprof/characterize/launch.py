@@ -27,6 +27,7 @@ import numpy as np
 
 from ..errors import InputError, LimitError
 from ..numeric import integer_text, shown
+from ..rounds import RoundRule
 from ..strategies.cdp.accounting import WORDS, decode_accounting, error_name
 from ..strategies.cdp.limits import HEADROOM, PENDING_SLOT_BYTES
 from ..strategies.gpu_common import GpuSession
@@ -312,7 +313,8 @@ def measure(
             if progress is not None:
                 pt = points[-1]
                 progress.finish_case(f"{pt.cost * 1e3:.3f} ms" if pt.ok else "failed launches")
-    return document(points, machine, block=block, repeats=repeats, warmup=warmup)
+    rule = RoundRule.of(repeats).describe()
+    return document(points, machine, block=block, repeats=repeats, warmup=warmup, rounds=rule)
 
 
 def _probe_for(mode: str):
