@@ -896,26 +896,7 @@ def test_a_number_is_finite_and_in_range_or_one_line(text):
             assert check(value), (parse, text, value)
 
 
-@pytest.mark.parametrize(
-    "text",
-    [
-        "inf",
-        "-inf",
-        "nan",
-        "1e10",
-        "1e308",
-        str(10**30),
-        "1.5.2",
-        "",
-        " ",
-        "0x10",
-        "1_000",
-        "0",
-        "-1",
-        "١",
-        "٣",
-    ],
-)
+@pytest.mark.parametrize("text", [*_bad_inputs().BAD_NUMBERS, "١", "٣"])  # and other digits
 def test_bad_numbers_are_refused(text):
     from nqprof.numeric import Integer, Real
 
