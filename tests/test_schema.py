@@ -48,3 +48,12 @@ def test_a_schema_1_record_is_taken_up():
 def test_a_newer_record_is_refused_with_one_line():
     with pytest.raises(InputError, match="record schema 3 .* reads up to 2"):
         upgraded(_bench({"schema": SCHEMA_VERSION + 1}))
+
+
+def test_a_benchmark_of_another_plugin_keeps_pytest_benchmark_s_own_rounds():
+    """A benchmark without nqprof's record: its wall times are pytest-benchmark's kept data
+    where its clock was the host's, and it gains no record fields."""
+    plain = _bench({}, options={"timer": "time.perf_counter"}, stats={"data": [1.0, 2.0]})
+    assert upgraded(plain) == {"samples_wall": [1.0, 2.0]}
+    assert samples(plain) == {"compute": None, "wall": [1.0, 2.0], "instructions": None}
+    assert upgraded(_bench({}, stats={})) == {}

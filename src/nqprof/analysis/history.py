@@ -135,16 +135,17 @@ def upgraded(bench: dict[str, Any]) -> dict[str, Any]:
 def _schema_1_to_2(bench: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
     """Schema 1 (no version written): the rounds may be only ``gpu_times`` (GPU) or
     ``wall_times``; the host round trip only pytest-benchmark's kept data, where its clock
-    was the host's; the parameters given only the pytest fixture's or the resolved ones."""
-    if not extra:
-        return extra
+    was the host's (a benchmark that is not nqprof's gets only that); the parameters given
+    only the pytest fixture's or the resolved ones."""
     clock = str((bench.get("options") or {}).get("timer", ""))
     kept = bench.get("data") or bench.get("stats", {}).get("data")  # --benchmark-save-data
+    if not extra.get("samples_wall") and kept and NQPROF_CLOCKS.get(clock, "wall") == "wall":
+        extra["samples_wall"] = list(kept)
+    if not extra or set(extra) == {"samples_wall"}:  # no record of nqprof's
+        return extra
     extra["samples_compute"] = (
         extra.get("samples_compute") or extra.get("gpu_times") or extra.get("wall_times") or None
     )
-    if not extra.get("samples_wall") and kept and NQPROF_CLOCKS.get(clock, "wall") == "wall":
-        extra["samples_wall"] = list(kept)
     case = extra.get("case")
     if not (isinstance(case, dict) and isinstance(case.get("given"), dict)):
         fixture = (bench.get("params") or {}).get("nqbench")
@@ -155,19 +156,24 @@ def _schema_1_to_2(bench: dict[str, Any], extra: dict[str, Any]) -> dict[str, An
     return extra
 
 
-def given_params(bench: dict[str, Any]) -> dict[str, Any]:
-    """The parameters the user gave a saved benchmark (the case's identity)."""
-    return upgraded(bench).get("case", {}).get("given", {})
+def given_params(extra: dict[str, Any]) -> dict[str, Any]:
+    """The parameters the user gave, of an :func:`upgraded` record (the case's identity)."""
+    return (extra.get("case") or {}).get("given") or {}
 
 
-def samples(bench: dict[str, Any]) -> dict[str, list[float] | None]:
-    """Each metric's per-round times of a saved benchmark (None where the run kept none)."""
-    extra = upgraded(bench)
+def record_samples(extra: dict[str, Any]) -> dict[str, list[float] | None]:
+    """Each metric's per-round times of an :func:`upgraded` record (None where the run kept
+    none)."""
     counted = (extra.get("instructions") or {}).get("count")
     compute = extra.get("samples_compute") or None
     instructions = [counted * SECONDS_PER_INSTRUCTION] if counted else compute
     return {"compute": compute, "wall": extra.get("samples_wall") or None,
             "instructions": instructions}  # fmt: skip
+
+
+def samples(bench: dict[str, Any]) -> dict[str, list[float] | None]:
+    """Each metric's per-round times of a saved benchmark (:func:`record_samples`)."""
+    return record_samples(upgraded(bench))
 
 
 def saved_run_rows(data: dict[str, Any], run: str) -> list[dict[str, Any]]:
@@ -196,7 +202,7 @@ def saved_run_rows(data: dict[str, Any], run: str) -> list[dict[str, Any]]:
             group=bench.get("group"),
             strategy=extra.get("strategy"),
             n=extra.get("n"),
-            params=params_text(given_params(bench)),
+            params=params_text(given_params(extra)),
             resolved=params_text(extra.get("params")),
         )
         row.update({f"param.{k}": v for k, v in (extra.get("params") or {}).items()})
@@ -207,7 +213,7 @@ def saved_run_rows(data: dict[str, Any], run: str) -> list[dict[str, Any]]:
         row["extra.conditions"] = extra.get("conditions") or {}
         row["processes"] = extra.get("samples_process") or None
         clock = str((bench.get("options") or {}).get("timer", ""))
-        for metric, times in samples(bench).items():
+        for metric, times in record_samples(extra).items():
             row[f"{metric}.samples"] = times
             row.update({f"{metric}.{k}": v for k, v in spread(times or []).items()})
             if not times and metric == "wall" and extra and clock not in NQPROF_CLOCKS:

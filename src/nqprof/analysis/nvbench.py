@@ -32,7 +32,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..files import write_bytes, write_text
-from .history import given_params, params_text, samples, spread
+from .history import given_params, params_text, record_samples, spread, upgraded
 
 #: Where the samples are, per kind of case: (the binary file's summary tag, the statistics'
 #: tag prefix, its time's name).
@@ -109,12 +109,12 @@ def export(run: dict[str, Any], json_path: str | Path) -> dict[str, Any]:
     with none is an :class:`InputError`."""
     json_path = Path(json_path)
     folder = json_path.with_name(f"{json_path.stem}-samples")
-    gpu_name = ((run.get("machine_info") or {}).get("nqprof") or {}).get("gpu") or "unknown GPU"
+    machine = (run.get("machine_info") or {}).get("nqprof") or {}
     benches: dict[str, dict[str, Any]] = {}
     files: dict[str, array.array] = {}
     for bench in run.get("benchmarks") or []:
-        extra = bench.get("extra_info") or {}
-        times = samples(bench)["compute"]
+        extra = upgraded(bench)
+        times = record_samples(extra)["compute"]
         if not extra.get("strategy") or not times:
             continue
         kind = "gpu" if extra.get("device_kind") == "gpu" else "cpu"
@@ -123,7 +123,7 @@ def export(run: dict[str, Any], json_path: str | Path) -> dict[str, Any]:
         point = {
             "strategy": str(extra["strategy"]),
             "N": int(extra["n"]),
-            "params": params_text(given_params(bench)) or "-",
+            "params": params_text(given_params(extra)) or "-",
         }
         out["points"].append(point)
         index = len(files)
@@ -139,9 +139,7 @@ def export(run: dict[str, Any], json_path: str | Path) -> dict[str, Any]:
                      _value("value", "int64", extra.get("count", 0))),
         ]  # fmt: skip
         record = {k: extra[k] for k in RECORD_FIELDS if extra.get(k) is not None}
-        record["toolkit"] = ((run.get("machine_info") or {}).get("nqprof") or {}).get(
-            "cuda_toolkit"
-        )
+        record["toolkit"] = machine.get("cuda_toolkit")
         summaries.append(
             _summary(
                 RECORD_TAG, "nqprof record", "", "What nqprof's compare reads of the run record",
@@ -175,7 +173,7 @@ def export(run: dict[str, Any], json_path: str | Path) -> dict[str, Any]:
         raise InputError("the run holds no nqprof benchmark with rounds to export")
     doc = {
         "meta": {"nqprof": {"datetime": run.get("datetime"), "commit": run.get("commit_info")}},
-        "devices": [{"id": 0, "name": gpu_name}],
+        "devices": [{"id": 0, "name": machine.get("gpu") or "unknown GPU"}],
         "benchmarks": [_benchmark(i, b) for i, b in enumerate(benches.values())],
     }
     folder.mkdir(parents=True, exist_ok=True)
@@ -233,14 +231,31 @@ def _read_samples(folder: Path, entry: dict[str, str]) -> list[float]:
     return [float(v) for v in values]
 
 
-def read_rows(path: str | Path, run: str) -> list[dict[str, Any]]:
-    """An NVBench result file as history rows (the shape of
-    :func:`nqprof.analysis.history.saved_run_rows`), its run named ``run``."""
+def result_at(path: str | Path) -> dict[str, Any] | None:
+    """The NVBench result in the ``.json`` file ``path``; None where ``path`` is no such file
+    (another name, unreadable, not JSON, another kind of document)."""
     path = Path(path)
+    if path.suffix != ".json" or not path.is_file():
+        return None
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise InputError(f"{path}: not a readable JSON file ({exc})") from None
+    except (OSError, ValueError):
+        return None
+    return doc if is_nvbench(doc) else None
+
+
+def read_rows(
+    path: str | Path, run: str, doc: dict[str, Any] | None = None
+) -> list[dict[str, Any]]:
+    """An NVBench result file as history rows (the shape of
+    :func:`nqprof.analysis.history.saved_run_rows`), its run named ``run``; ``doc``: the
+    file's document where it was read already (:func:`result_at`)."""
+    path = Path(path)
+    if doc is None:
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise InputError(f"{path}: not a readable JSON file ({exc})") from None
     if not is_nvbench(doc):
         raise InputError(f"{path}: not an NVBench result (no benchmarks with states)")
     devices = {d.get("id"): d.get("name") for d in doc.get("devices") or []}

@@ -157,28 +157,21 @@ def cmd_export(args) -> int:
 def _nvbench_runs(refs: list[str]):
     """Where both runs given are NVBench result files: their rows as a history and the two
     runs' names; else None. One NVBench file beside a saved run is an error."""
-    from pathlib import Path
-
     from ..analysis import nvbench
 
-    def nvbench_file(ref: str) -> bool:
-        path = Path(ref)
-        if path.suffix != ".json" or not path.is_file():
-            return False
-        try:
-            return nvbench.is_nvbench(json.loads(path.read_text(encoding="utf-8")))
-        except (OSError, ValueError):
-            return False
-
-    found = [nvbench_file(r) for r in refs]
-    if not any(found):
+    found = [nvbench.result_at(r) for r in refs]
+    if all(doc is None for doc in found):
         return None
-    if len(refs) != 2 or not all(found):
+    if len(refs) != 2 or any(doc is None for doc in found):
         raise InputError(
             "compare takes two NVBench result files (or two saved runs), not one beside a run"
         )
     names = tuple(refs) if refs[0] != refs[1] else (f"{refs[0]} (A)", f"{refs[1]} (B)")
-    rows = [r for ref, name in zip(refs, names, strict=True) for r in nvbench.read_rows(ref, name)]
+    rows = [
+        row
+        for ref, name, doc in zip(refs, names, found, strict=True)
+        for row in nvbench.read_rows(ref, name, doc)
+    ]
     return history_frame(rows), names
 
 
