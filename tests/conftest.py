@@ -33,6 +33,8 @@ def pytest_collection_modifyitems(config, items):
     if ok:
         from nqprof.runners import keep_spares
 
+        prebuild_gpu_tests(config)
+
         # the GPU tests' workers start one after another, each case starting spares for the
         # next: two import and start the driver ahead, the oldest making its context once
         # the case before has timed its rounds (NQPROF_TEST_SPARES=init:K: K of them;
@@ -51,6 +53,52 @@ def pytest_collection_modifyitems(config, items):
     skip = pytest.mark.skip(reason=f"no GPU run possible here: {reason}")
     for item in gpu_items:
         item.add_marker(skip)
+
+
+def prebuild_gpu_tests(config) -> None:
+    """Compile the kernel variants the GPU tests ask for (tests/gpu_builds.py) in parallel
+    before the first of them, and log what they ask for, to name at the end what the list
+    misses."""
+    import tempfile
+    import time
+
+    from gpu_builds import read_list, sources_of
+
+    from nqprof.cuda.build import BUILD_LOG_VARIABLE, prebuild
+    from nqprof.cuda.device import driver
+
+    if not os.environ.get(BUILD_LOG_VARIABLE):
+        fd, log = tempfile.mkstemp(prefix="nqprof-builds-", suffix=".jsonl")
+        os.close(fd)
+        os.environ[BUILD_LOG_VARIABLE] = log  # the workers started from here inherit it
+    major, minor = driver().Device(0).compute_capability()
+    t0 = time.perf_counter()
+    built, cached = prebuild(sources_of(read_list()), f"sm_{major}{minor}")
+    config._nqprof_prebuilt = (built, cached, time.perf_counter() - t0)
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    prebuilt = getattr(config, "_nqprof_prebuilt", None)
+    if prebuilt is None:
+        return
+    from pathlib import Path
+
+    from gpu_builds import LIST, missing, read_list, read_log
+
+    from nqprof.cuda.build import BUILD_LOG_VARIABLE
+
+    built, cached, seconds = prebuilt
+    log = os.environ[BUILD_LOG_VARIABLE]
+    terminalreporter.write_line(
+        f"nqprof: kernel variants of the GPU tests: {built} built in parallel, {cached} "
+        f"cached, before the tests ({seconds:.1f} s); requests logged to {log}"
+    )
+    absent = missing(read_list(), read_log(Path(log)))
+    if absent:
+        terminalreporter.write_line(
+            f"nqprof: {len(absent)} kernel builds the GPU tests asked for are not in {LIST.name}"
+            f" (compiled one by one instead): python tests/gpu_builds.py {log}"
+        )
 
 
 @pytest.fixture(scope="session")

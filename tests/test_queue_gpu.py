@@ -48,18 +48,24 @@ def test_balanced_exactly_once(bench, queue, size):
 
 @pytest.mark.parametrize("queue,size", CASES)
 def test_unbalanced_small_queue_exactly_once(bench, queue, size):
+    """Exactly once through a 32-slot queue, where producers find it full and consumers find
+    it empty. Whether one run meets both depends on how the blocks are scheduled (an H200
+    host once gave a ring-8 run with no full queue at all), so up to five runs each count
+    exactly once and the test asks for both over them."""
     threads = min(bench.resident("unbalanced", queue, size), 65536) // 64 * 64
-    bench.run(
-        "unbalanced", queue, size, threads, 32, check=True
-    )  # 32 slots: producers must find it full
-    s = bench.read_stats()
-    seen = bench.read_seen(threads * qb.ITERATIONS)
     produced = threads // 2 * qb.ITERATIONS
-    assert (
-        s[qb.ENQ_OK] == s[qb.DEQ_OK] == produced and int(seen.sum()) == produced and seen.max() == 1
-    )
-    assert s[qb.STUCK] == s[qb.GAVE_UP] == s[qb.CORRUPT] == 0
-    assert s[qb.FULL] > 0 and s[qb.EMPTY] > 0  # both really happened
+    full = empty = 0
+    for _ in range(5):
+        bench.run("unbalanced", queue, size, threads, 32, check=True)
+        s = bench.read_stats()
+        seen = bench.read_seen(threads * qb.ITERATIONS)
+        assert s[qb.ENQ_OK] == s[qb.DEQ_OK] == produced
+        assert int(seen.sum()) == produced and seen.max() == 1
+        assert s[qb.STUCK] == s[qb.GAVE_UP] == s[qb.CORRUPT] == 0
+        full, empty = full + s[qb.FULL], empty + s[qb.EMPTY]
+        if full and empty:
+            break
+    assert full > 0 and empty > 0, (full, empty)  # both really happened
 
 
 @pytest.mark.parametrize("queue", ["bq", "bwd"])

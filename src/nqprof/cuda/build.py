@@ -17,9 +17,12 @@ one is built with a note in :attr:`BuiltModule.notes`.
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 import time
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,6 +30,27 @@ from typing import Any
 from ..errors import BuildError, UnavailableError
 from .cache import CACHE_VARIABLE, cache_dir
 from .sources import COMMON_OPTIONS, KernelSource, define_options, source_hash
+
+#: A file to which every build request of every process is appended, one JSON line each
+#: (``{"file": ..., "defines": {...}}``): what a run asked nvcc for, so that a later run on
+#: a fresh host can build it all at once beforehand (:func:`prebuild`; the GPU tests do).
+BUILD_LOG_VARIABLE = "NQPROF_BUILD_LOG"
+
+
+def build_request(src: KernelSource, defines: dict[str, int] | None) -> dict[str, Any]:
+    """One build as :data:`BUILD_LOG_VARIABLE`'s lines and :func:`prebuild` name it."""
+    return {"file": src.file, "defines": dict(sorted((defines or {}).items()))}
+
+
+def _log_request(src: KernelSource, defines: dict[str, int] | None) -> None:
+    path = os.environ.get(BUILD_LOG_VARIABLE, "").strip()
+    if not path:
+        return
+    try:  # one short append: lines of processes writing at once stay whole
+        with open(path, "a") as f:
+            f.write(json.dumps(build_request(src, defines), sort_keys=True) + "\n")
+    except OSError:
+        pass
 
 
 @dataclass
@@ -86,6 +110,25 @@ def cubin(
     return path, digest, False
 
 
+def prebuild(
+    builds: Iterable[tuple[KernelSource, dict[str, int]]], arch: str, toolkit=None
+) -> tuple[int, int]:
+    """Compile the cubins of ``builds`` (source, defines) for ``arch`` into the cache, in
+    parallel, as a later :func:`build` of each would; (compiled now, cached already)."""
+    from .toolkit import find_toolkit
+
+    toolkit = toolkit or find_toolkit()
+    jobs = list(builds)
+    if not jobs:
+        return 0, 0
+    with ThreadPoolExecutor(max_workers=min(len(jobs), os.cpu_count() or 1)) as pool:
+        hits = [
+            cached
+            for _, _, cached in pool.map(lambda job: cubin(job[0], job[1], arch, toolkit), jobs)
+        ]
+    return hits.count(False), hits.count(True)
+
+
 def build(
     src: KernelSource, defines: dict[str, int] | None = None, arch: str | None = None
 ) -> BuiltModule:
@@ -106,6 +149,7 @@ def build(
         major, minor = drv.Context.get_device().compute_capability()
         arch = f"sm_{major}{minor}"
     t0 = time.perf_counter()
+    _log_request(src, defines)
     path, digest, cached = cubin(src, defines, arch, toolkit)
     try:
         module = drv.module_from_file(str(path))
