@@ -7,19 +7,20 @@ from nqprof.strategies.base import Session, Strategy
 
 
 class _ProcessBound(Session):
-    """A GPU-like session whose time depends on the process: the k-th process opened (its
-    pid appended to the file named by $NQPROF_TEST_PID_LOG) times 1 ms * (1 + 0.15 k), so
-    rounds of two processes differ by 15%; it notes whether the process before it was still
-    alive."""
+    """A GPU-like session whose time depends on its context, as a real one's can: the k-th
+    session opened (a line "pid previous-alive" appended to the file named by
+    $NQPROF_TEST_PID_LOG) times 1 ms * (1 + 0.15 k), so rounds of two sessions differ by
+    15%; it notes whether the process of the session before it was still alive (the same
+    process: yes)."""
 
     def __init__(self, log, n):
         self.n = n
         with open(log, "a+", encoding="utf-8") as fh:
             fh.seek(0)
-            before = [int(p) for p in fh.read().split()]
-            fh.write(f"{os.getpid()}\n")
-        self.index = len(before)
-        self.previous_alive = bool(before) and _alive(before[-1])
+            before = [int(line.split()[0]) for line in fh.read().splitlines() if line]
+            self.index = len(before)
+            self.previous_alive = bool(before) and _alive(before[-1])
+            fh.write(f"{os.getpid()} {int(self.previous_alive)}\n")
 
     def run_once(self):
         from nqprof.problem import known_count

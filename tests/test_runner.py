@@ -79,7 +79,14 @@ def _series_run(tmp_path, rounds, warmup=1):
         loop = RoundLoop(runner, rounds, warmup)
         loop.run()
         info = runner.info()
-    return loop, info, log.read_text().split()
+    return loop, info, _opens(log)
+
+
+def _opens(log) -> list[tuple[int, bool]]:
+    """The sessions fake_process_bound opened, in order: (pid, whether the process of the
+    session before was alive)."""
+    lines = log.read_text().splitlines() if log.exists() else []
+    return [(int(pid), alive == "1") for pid, alive in (line.split() for line in lines)]
 
 
 def _scripted_cpu_watch(monkeypatch) -> list[tuple[int, ...]]:
@@ -114,51 +121,88 @@ def _scripted_cpu_watch(monkeypatch) -> list[tuple[int, ...]]:
     return watched
 
 
-def test_gpu_rounds_go_to_two_processes_one_after_another(tmp_path, monkeypatch):
+def test_gpu_rounds_go_to_two_sessions_in_each_of_two_processes_one_after_another(
+    tmp_path, monkeypatch
+):
     from fake_process_bound import STRATEGY as bound
 
     from nqprof.analysis import stats
-    from nqprof.runners import GPU_PROCESSES, ProcessSeries, open_runner
+    from nqprof.runners import GPU_PROCESSES, GPU_SESSIONS, ProcessSeries, open_runner
 
-    assert GPU_PROCESSES == 2
-    assert isinstance(open_runner(bound, 8, {}), ProcessSeries)
+    assert (GPU_PROCESSES, GPU_SESSIONS) == (2, 2)
+    runner = open_runner(bound, 8, {})
+    assert isinstance(runner, ProcessSeries) and runner.phases == 4
     monkeypatch.setenv("NQPROF_TEST_PID_LOG", "")
     watched = _scripted_cpu_watch(monkeypatch)
-    loop, info, pids = _series_run(tmp_path, None)
-    # two processes, the second opened after the first had gone (one context at a time)
-    assert len(set(pids)) == 2 and info["index"] == 1 and info["previous_alive"] is False
-    procs = loop.round_process
-    first = procs.count(0)
-    assert procs == [0] * first + [1] * (len(procs) - first)  # one after the other
-    assert first >= 3 and len(procs) - first >= 3  # ceil(5 / 2) rounds each at the least
-    assert set(loop.samples[:first]) == {0.001} and set(loop.samples[first:]) == {0.001 * 1.15}
-    assert len(loop.warm_seconds) == 2  # each process warms up
-    assert loop.describe().endswith("; shared by 2 worker processes one after another")
+    loop, info, opens = _series_run(tmp_path, None)
+    # two sessions in each of two processes; the second process opened after the first had
+    # gone (one context at a time); a session reopened in its own process
+    (p1, a1), (p1b, a2), (p2, a3), (p2b, a4) = opens
+    assert p1 == p1b != p2 == p2b and (a1, a2, a3, a4) == (False, True, False, True)
+    assert info["index"] == 3
+    units = loop.round_process
+    counts = [units.count(k) for k in range(4)]
+    assert units == [k for k in range(4) for _ in range(counts[k])]  # one after the other
+    assert min(counts) >= 2  # ceil(5 / 4) rounds each at the least
+    for k in range(4):  # each unit's own time: its own context
+        mine = [s for s, u in zip(loop.samples, units, strict=True) if u == k]
+        assert mine == pytest.approx([0.001 * (1 + 0.15 * k)] * len(mine))
+    assert len(loop.warm_seconds) == 4  # each session warms up
+    assert loop.describe().endswith(
+        "; shared by 4 sessions in 2 worker processes one after another"
+    )
+    record = loop.record(info)
+    assert record.process["workers"] == 2 and record.process["sessions"] == 4
     # the CPU watch, on scripted readings (each span: 1 s, 1 core busy, half of it the run's
-    # own): one span per process, its own processes read as it starts and ends: the first
-    # with both workers (the second started during the first's warm-up), the second with
-    # its own worker (the first is gone)
+    # own): one span per session, its own processes read as it starts and ends: those of
+    # the first process with both workers (the second started during the first's first
+    # session), those of the second with its own worker (the first is gone)
     assert loop.conditions["cpu"]["other_busy_cores"] == 0.5
     assert loop.conditions["cpu"]["steal_pct"] == 0.0
-    me, first_pid, second_pid = os.getpid(), *(int(pid) for pid in pids)
-    assert watched == [(me, first_pid, second_pid)] * 2 + [(me, second_pid)] * 2
-    # compare counts the processes' spread as noise: another run whose processes fell the
-    # other way round is not 15% faster; its floor is that wide, so it cannot tell
-    swapped = [0.001 * 1.15] * first + [0.001] * (len(procs) - first)
-    assert stats.process_spread(loop.samples, procs) == pytest.approx(0.15)
-    both = stats.decide(loop.samples, swapped, processes_a=procs, processes_b=procs)
-    assert both.verdict == "cannot-tell" and both.floor > 0.15
+    me = os.getpid()
+    assert watched == [(me, p1, p2)] * 4 + [(me, p2)] * 4
+    # compare counts the units' spread as noise: another run whose units fell the other way
+    # round is not faster; its floor is that wide, so it cannot tell
+    swapped = [0.001 * (1 + 0.15 * (3 - u)) for u in units]
+    assert stats.process_spread(loop.samples, units) == pytest.approx(0.45)
+    both = stats.decide(loop.samples, swapped, processes_a=units, processes_b=units)
+    assert both.verdict == "cannot-tell" and both.floor > 0.45
+    first = counts[0]
     whole = stats.decide(loop.samples[:first], swapped[:first])
-    assert whole.verdict == "slower"  # what one process per run would have called
+    assert whole.verdict == "slower"  # what one session per run would have called
 
 
-def test_fixed_rounds_are_divided_and_one_round_opens_one_process(tmp_path, monkeypatch):
+def test_fixed_rounds_are_divided_and_one_round_opens_one_session(tmp_path, monkeypatch):
     monkeypatch.setenv("NQPROF_TEST_PID_LOG", "")
-    loop, info, pids = _series_run(_dir(tmp_path, "a"), 3, warmup=0)
-    assert loop.round_process == [0, 0, 1] and len(pids) == 2
-    loop, info, pids = _series_run(_dir(tmp_path, "b"), 1, warmup=0)
-    assert loop.round_process == [0] and len(pids) == 1 and info["index"] == 0
+    loop, info, opens = _series_run(_dir(tmp_path, "a"), 3, warmup=0)
+    assert loop.round_process == [0, 1, 2] and len(opens) == 3
+    assert len({pid for pid, _ in opens}) == 2 and info["index"] == 2
+    assert loop.describe().endswith(
+        "; shared by 3 sessions in 2 worker processes one after another"
+    )
+    loop, info, opens = _series_run(_dir(tmp_path, "c"), 2, warmup=0)
+    assert loop.round_process == [0, 1] and len({pid for pid, _ in opens}) == 1
+    assert loop.record(info).process == {"workers": 1, "sessions": 2, **_worker(loop, info)}
+    loop, info, opens = _series_run(_dir(tmp_path, "b"), 1, warmup=0)
+    assert loop.round_process == [0] and len(opens) == 1 and info["index"] == 0
     assert "shared" not in loop.describe()
+
+
+def _worker(loop, info) -> dict:
+    return {"worker": loop.runner.opened["worker"]} if "worker" in loop.runner.opened else {}
+
+
+def test_a_series_of_one_session_per_process_is_a_series_of_processes():
+    from fake_process_bound import STRATEGY as bound
+
+    from nqprof.errors import InputError
+    from nqprof.runners import ProcessSeries, WorkerRunner
+
+    runners = [WorkerRunner(bound, 8, {}) for _ in range(3)]
+    assert ProcessSeries(runners, sessions=1).phases == 3
+    assert ProcessSeries(runners, sessions=3).phases == 9
+    with pytest.raises(InputError, match="at least one session"):
+        ProcessSeries(runners, sessions=0)
 
 
 def test_round_rule_split():
@@ -198,12 +242,12 @@ def test_the_next_worker_of_a_series_starts_while_the_first_counts(tmp_path, mon
     with runner:
         runner.prepare_next()
         prepared = runner.runners[1].pid
-        assert (
-            prepared is not None and prepared in runner.pids and len(log.read_text().split()) == 1
-        )
+        assert prepared is not None and prepared in runner.pids and len(_opens(log)) == 1
         runner.run_once()
+        runner.advance()  # the first process's second session
+        assert runner.current.pid != prepared and len(_opens(log)) == 2
         runner.advance()
-        assert runner.current.pid == prepared and log.read_text().split()[1] == str(prepared)
+        assert runner.current.pid == prepared and _opens(log)[2] == (prepared, False)
         assert runner.info()["previous_alive"] is False
     assert runner.runners[1].pid is None  # closed
 

@@ -150,7 +150,8 @@ def test_solve_warns_of_a_shared_gpu(gpu_double, monkeypatch, capsys, tmp_path):
     assert f"\nwarning    {SHARED}\n" in printed.out
     assert f"nqprof: warning: {STRATEGY} N=8: {SHARED}" in printed.err.splitlines()
     gpu = json.loads(out.read_text())["conditions"]["gpu"]
-    assert gpu["other_processes"] == 1 and gpu["utilization_pct"] == [87, 87]
+    # NVML looked at least once (its looks are LOOK_EVERY seconds apart at the most often)
+    assert gpu["other_processes"] == 1 and set(gpu["utilization_pct"]) == {87}
     fake_nvml(monkeypatch)
     assert main(["solve", "8", "-s", STRATEGY, "--rounds", "2", "-q"]) == 0
     printed = capsys.readouterr()

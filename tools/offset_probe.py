@@ -85,7 +85,6 @@ def from_reopens(specs: list[str], k: int, rounds: int) -> dict[str, list[dict[i
     took are printed."""
     import time
 
-    from nqprof.cuda import device
     from nqprof.problem import known_count
     from nqprof.strategies import get
 
@@ -107,7 +106,6 @@ def from_reopens(specs: list[str], k: int, rounds: int) -> dict[str, list[dict[i
                 if i >= 3:
                     times.append(m.gpu_s)
             session.close()
-            device._HOLDS.clear()  # the next session's context may reuse this one's handle
             medians[j] = statistics.median(times)
         print(f"reopen {spec}: opens took " + " ".join(f"{t:.3f}" for t in opens) + " s")
         cases[f"reopen {spec}"].append(medians)

@@ -65,7 +65,8 @@ class RoundLoop:
         self.measurements: list[Measurement] = []
         #: Host seconds around each timed round (the worker round trip included).
         self.round_trips: list[float] = []
-        #: Each timed round's statistic, in seconds, and the worker process that ran it.
+        #: Each timed round's statistic, in seconds, and the unit that ran it (the worker
+        #: process; of a GPU case, the session of a worker process, each its own context).
         self.samples: list[float] = []
         self.round_process: list[int] = []
         self.conditions: dict[str, Any] = {}
@@ -188,11 +189,26 @@ class RoundLoop:
         runner's phases that the rule uses: ``--rounds 1`` opens one)."""
         return self.rule.split(self.runner.phases)
 
+    def units(self) -> tuple[int, int]:
+        """(worker processes, sessions) that take the rounds one after another: the
+        runner's phases that the rule uses (a :class:`~nqprof.runners.ProcessSeries` opens
+        ``sessions`` in each process)."""
+        used = len(self.phase_rules())
+        per = max(1, getattr(self.runner, "sessions", 1))
+        return -(-used // per), used
+
     def describe(self) -> str:
         """The round rule this loop followed."""
         text = self.rule.describe()
-        used = len(self.phase_rules())
-        return text if used == 1 else f"{text}; shared by {used} worker processes one after another"
+        processes, sessions = self.units()
+        if sessions == 1:
+            return text
+        if sessions == processes:
+            return f"{text}; shared by {processes} worker processes one after another"
+        return (
+            f"{text}; shared by {sessions} sessions in {processes} worker processes "
+            "one after another"
+        )
 
     def record(self, info: dict[str, Any]) -> RunRecord:
         r = self.runner
@@ -206,8 +222,10 @@ class RoundLoop:
         )
         rec.round_process = list(self.round_process)
         rec.conditions = dict(self.conditions)
+        processes, sessions = self.units()
         rec.process = {
-            "workers": len(self.phase_rules()) * r.size,
+            "workers": processes * r.size,
+            **({"sessions": sessions} if sessions != processes else {}),
             **({"worker": r.opened["worker"]} if "worker" in r.opened else {}),
         }
         throttled = (self.conditions.get("gpu") or {}).get("throttled_rounds")

@@ -251,6 +251,12 @@ class WorkerRunner:
             self.strategy.measurement_build(self.params),
         )
 
+    def reopen(self) -> None:
+        """Close the worker's session and open the case's session anew in the same process
+        (a context of its own): the next unit of a :class:`ProcessSeries`."""
+        self._conn.send("reopen")
+        self.opened = self._receive("reopen") or {}
+
     def warm(self) -> None:
         """A prepared worker makes its CUDA context now (the one before has timed its rounds)."""
         if self._proc is not None and self._prepared:
@@ -324,6 +330,12 @@ CPU_PROCESSES = 3
 #: device-graph case, docs/results/defaults-h200.md), so compare counts their spread as
 #: noise; one at a time, so the memory ledger sees one context.
 GPU_PROCESSES = 2
+#: Sessions each GPU worker process opens one after another, each with a context of its
+#: own: a session reopened in its process draws the case's offset anew as a new process
+#: does, at about a third of a process's cost
+#: (docs/results/process-offsets-h200/README.md), so a run has GPU_PROCESSES x
+#: GPU_SESSIONS units whose medians compare counts as noise.
+GPU_SESSIONS = 2
 
 
 class RunnerPool:
@@ -382,14 +394,19 @@ class RunnerPool:
 
 
 class ProcessSeries:
-    """Worker runners of one case that take its rounds one after another: the first opens,
-    runs its share and closes when :meth:`advance` opens the next. ``last`` is the index of
-    the one running now; ``opened`` is what the first said when it opened."""
+    """Worker runners of one case that take its rounds one after another, each in
+    ``sessions`` sessions one after another: the first opens, runs its share, reopens its
+    session (:meth:`WorkerRunner.reopen`) and runs the next share, and so on, and closes
+    when :meth:`advance` opens the next process. ``last`` is the index of the unit (a
+    session of a process) running now, ``phases`` how many there are; ``opened`` is what
+    the first said when it opened."""
 
     size = 1
 
-    def __init__(self, runners: list[WorkerRunner]):
-        self.runners = runners
+    def __init__(self, runners: list[WorkerRunner], sessions: int = 1):
+        if sessions < 1:
+            raise errors.InputError(f"a worker process opens at least one session, not {sessions}")
+        self.runners, self.sessions = runners, sessions
         first = runners[0]
         self.strategy, self.n, self.params = first.strategy, first.n, first.params
         self.last = 0
@@ -397,18 +414,33 @@ class ProcessSeries:
 
     @property
     def phases(self) -> int:
-        return len(self.runners)
+        return len(self.runners) * self.sessions
+
+    @property
+    def _process(self) -> int:
+        return self.last // self.sessions
+
+    @property
+    def _last_session(self) -> bool:
+        """Whether the running unit is the last session of its process (the next unit, if
+        any, is the next process)."""
+        return self.last % self.sessions == self.sessions - 1
 
     @property
     def current(self) -> WorkerRunner:
-        return self.runners[self.last]
+        return self.runners[self._process]
+
+    @property
+    def _following(self) -> WorkerRunner | None:
+        nxt = self._process + 1
+        return self.runners[nxt] if nxt < len(self.runners) else None
 
     @property
     def pids(self) -> tuple[int, ...]:
         """The running worker's, and the next one's where it is prepared (its start is the
         run's own work, not other work on the machine)."""
-        following = self.runners[self.last + 1].pids if self.last + 1 < len(self.runners) else ()
-        return self.current.pids + following
+        following = self._following
+        return self.current.pids + (following.pids if following else ())
 
     def start(self) -> ProcessSeries:
         self.current.start()
@@ -417,18 +449,26 @@ class ProcessSeries:
 
     def prepare_next(self) -> None:
         """Start the next worker's process while this one counts (:meth:`WorkerRunner.prepare`)."""
-        if self.last + 1 < len(self.runners) and self.runners[self.last + 1].pid is None:
-            self.runners[self.last + 1].prepare()
+        following = self._following
+        if following is not None and following.pid is None:
+            following.prepare()
 
     def warm_next(self) -> None:
-        """The next worker makes its context now (this one has timed its rounds)."""
-        if self.last + 1 < len(self.runners):
-            self.runners[self.last + 1].warm()
+        """The next worker makes its context now (this one has timed the rounds of its last
+        session; before that, its next session's context must be the only new one)."""
+        following = self._following
+        if following is not None and self._last_session:
+            following.warm()
 
     def advance(self) -> None:
-        """Close the running process and open the next."""
-        if self.last + 1 >= len(self.runners):
+        """Open the next unit: the running process's next session, or (after its last) the
+        next process, the running one closed first."""
+        if self.last + 1 >= self.phases:
             raise errors.NqprofError("no further worker process in this series")
+        if not self._last_session:
+            self.last += 1
+            self.current.reopen()
+            return
         self.current.close()
         self.last += 1
         self.current.start()
@@ -462,16 +502,20 @@ def open_runner(
     timeout: float | None = None,
     isolate: bool = True,
     processes: int | None = None,
+    sessions: int | None = None,
 ):
     """The runner for a strategy: watchdog worker processes (``processes``, default
-    GPU_PROCESSES one after another for a GPU strategy and CPU_PROCESSES in turn for a CPU
-    one), or (``isolate=False``) this process, without a timeout. A daemonic process (a
-    Dask worker's) may start no child, so a CPU session runs there in-process; the cluster
+    GPU_PROCESSES one after another for a GPU strategy, each opening ``sessions``, default
+    GPU_SESSIONS, one after another; CPU_PROCESSES in turn for a CPU one), or
+    (``isolate=False``) this process, without a timeout. A daemonic process (a Dask
+    worker's) may start no child, so a CPU session runs there in-process; the cluster
     bounds its time."""
     if isolate and (strategy.needs_gpu or not mp.current_process().daemon):
         count = processes or (GPU_PROCESSES if strategy.needs_gpu else CPU_PROCESSES)
         if count == 1:
             return WorkerRunner(strategy, n, params, timeout)
         runners = [WorkerRunner(strategy, n, params, timeout) for _ in range(count)]
-        return ProcessSeries(runners) if strategy.needs_gpu else RunnerPool(runners)
+        if strategy.needs_gpu:
+            return ProcessSeries(runners, GPU_SESSIONS if sessions is None else sessions)
+        return RunnerPool(runners)
     return LocalRunner(strategy, n, params)

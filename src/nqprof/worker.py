@@ -1,7 +1,7 @@
 """What runs in a watchdog worker process: its start, and the requests it answers.
 
 A worker opens one session (``target.opener(n, params)`` of a strategy, a probe, any object
-a module exposes) and answers "run", "info", "close" and ("call", method, *args) until its
+a module exposes) and answers "run", "info", "reopen", "close" and ("call", method, *args) until its
 parent closes it. The parent side (timeouts, killing, verification) is :mod:`nqprof.runner`.
 
 Its start is kept short, because every GPU case pays it:
@@ -243,19 +243,27 @@ def serve(
 
     session = None
 
-    def open_session():
+    def open_session(reopened: bool = False):
         nonlocal session
         t0 = time.perf_counter()
         owner = target.resolve() if isinstance(target, Target) else target
         session = getattr(owner, opener)(n, params)
         info = session.info()
         timings = {
-            "start_s": round(serving - started, 4),
+            "start_s": 0.0 if reopened else round(serving - started, 4),
             "open_s": round(time.perf_counter() - t0, 4),
         }
-        if "seconds" in _EARLY:
+        if "seconds" in _EARLY and not reopened:
             timings["cuda_start_s"] = round(_EARLY["seconds"], 4)
         return {**info, "worker": timings}
+
+    def reopen():
+        """The next session of this process: the one open is closed (its context let go)
+        and the case's session opened anew (a context of its own, its buffers drawn anew)."""
+        nonlocal session
+        done, session = session, None
+        done.close()
+        return open_session(reopened=True)
 
     if reply(open_session):
         while True:
@@ -267,6 +275,9 @@ def serve(
                 reply(getattr(session, "run_round", session.run_once))
             elif cmd == "info":
                 reply(session.info)
+            elif cmd == "reopen":
+                if not reply(reopen):
+                    break
             elif cmd == "close" and under_profiler():  # closed first, then a normal exit
                 reply(session.close)
                 break

@@ -165,6 +165,9 @@ class GpuContext:
 
     def close(self) -> None:
         if self.context is not None:
+            # its stream hold goes with it (freed while the context is current): a context
+            # made later in this process may get the same handle
+            _HOLDS.pop(_context_key(self.context), None)
             self.context.pop()
             self.context.detach()
             self.context = None
@@ -228,10 +231,14 @@ class StreamHold:
 _HOLDS: dict[int, StreamHold] = {}
 
 
+def _context_key(ctx) -> int:
+    return int(getattr(ctx, "handle", 0) or 0)
+
+
 def stream_hold(drv) -> StreamHold:
-    """The current context's :class:`StreamHold` (built on first use)."""
-    ctx = drv.Context.get_current()
-    key = int(getattr(ctx, "handle", 0) or 0)  # one context per worker process in nqprof
+    """The current context's :class:`StreamHold` (built on first use; dropped as its
+    :class:`GpuContext` closes)."""
+    key = _context_key(drv.Context.get_current())
     if key not in _HOLDS:
         _HOLDS[key] = StreamHold(drv)
     return _HOLDS[key]
