@@ -121,7 +121,7 @@ def _scripted_cpu_watch(monkeypatch) -> list[tuple[int, ...]]:
     return watched
 
 
-def test_gpu_rounds_go_to_two_sessions_in_each_of_two_processes_one_after_another(
+def test_gpu_rounds_go_to_four_sessions_in_each_of_two_processes_one_after_another(
     tmp_path, monkeypatch
 ):
     from fake_process_bound import STRATEGY as bound
@@ -129,30 +129,32 @@ def test_gpu_rounds_go_to_two_sessions_in_each_of_two_processes_one_after_anothe
     from nqprof.analysis import stats
     from nqprof.runners import GPU_PROCESSES, GPU_SESSIONS, ProcessSeries, open_runner
 
-    assert (GPU_PROCESSES, GPU_SESSIONS) == (2, 2)
+    assert (GPU_PROCESSES, GPU_SESSIONS) == (2, 4)
     runner = open_runner(bound, 8, {})
-    assert isinstance(runner, ProcessSeries) and runner.phases == 4
+    assert isinstance(runner, ProcessSeries) and runner.phases == 8
     monkeypatch.setenv("NQPROF_TEST_PID_LOG", "")
     watched = _scripted_cpu_watch(monkeypatch)
     loop, info, opens = _series_run(tmp_path, None)
-    # two sessions in each of two processes; the second process opened after the first had
+    # four sessions in each of two processes; the second process opened after the first had
     # gone (one context at a time); a session reopened in its own process
-    (p1, a1), (p1b, a2), (p2, a3), (p2b, a4) = opens
-    assert p1 == p1b != p2 == p2b and (a1, a2, a3, a4) == (False, True, False, True)
-    assert info["index"] == 3
+    pids = [pid for pid, _ in opens]
+    p1, p2 = pids[0], pids[4]
+    assert pids == [p1] * 4 + [p2] * 4 and p1 != p2
+    assert [alive for _, alive in opens] == [False, True, True, True] * 2
+    assert info["index"] == 7
     units = loop.round_process
-    counts = [units.count(k) for k in range(4)]
-    assert units == [k for k in range(4) for _ in range(counts[k])]  # one after the other
-    assert min(counts) >= 2  # ceil(5 / 4) rounds each at the least
-    for k in range(4):  # each unit's own time: its own context
+    counts = [units.count(k) for k in range(8)]
+    assert units == [k for k in range(8) for _ in range(counts[k])]  # one after the other
+    assert min(counts) >= 2  # two rounds each at the least: a median of its own
+    for k in range(8):  # each unit's own time (a real session's: its buffers' placement)
         mine = [s for s, u in zip(loop.samples, units, strict=True) if u == k]
         assert mine == pytest.approx([0.001 * (1 + 0.15 * k)] * len(mine))
-    assert len(loop.warm_seconds) == 4  # each session warms up
+    assert len(loop.warm_seconds) == 8  # each session warms up
     assert loop.describe().endswith(
-        "; shared by 4 sessions in 2 worker processes one after another"
+        "; shared by 8 sessions in 2 worker processes one after another"
     )
     record = loop.record(info)
-    assert record.process["workers"] == 2 and record.process["sessions"] == 4
+    assert record.process["workers"] == 2 and record.process["sessions"] == 8
     # the CPU watch, on scripted readings (each span: 1 s, 1 core busy, half of it the run's
     # own): one span per session, its own processes read as it starts and ends: those of
     # the first process with both workers (the second started during the first's first
@@ -160,28 +162,29 @@ def test_gpu_rounds_go_to_two_sessions_in_each_of_two_processes_one_after_anothe
     assert loop.conditions["cpu"]["other_busy_cores"] == 0.5
     assert loop.conditions["cpu"]["steal_pct"] == 0.0
     me = os.getpid()
-    assert watched == [(me, p1, p2)] * 4 + [(me, p2)] * 4
+    assert watched == [(me, p1, p2)] * 8 + [(me, p2)] * 8
     # compare counts the units' spread as noise: another run whose units fell the other way
     # round is not faster; its floor is that wide, so it cannot tell
-    swapped = [0.001 * (1 + 0.15 * (3 - u)) for u in units]
-    assert stats.process_spread(loop.samples, units) == pytest.approx(0.45)
+    swapped = [0.001 * (1 + 0.15 * (7 - u)) for u in units]
+    assert stats.process_spread(loop.samples, units) == pytest.approx(1.05)
     both = stats.decide(loop.samples, swapped, processes_a=units, processes_b=units)
-    assert both.verdict == "cannot-tell" and both.floor > 0.45
+    assert both.verdict == "cannot-tell" and both.floor > 0.15
     first = counts[0]
-    whole = stats.decide(loop.samples[:first], swapped[:first])
+    whole = stats.decide(loop.samples[:first] * 3, swapped[:first] * 3)
     assert whole.verdict == "slower"  # what one session per run would have called
 
 
 def test_fixed_rounds_are_divided_and_one_round_opens_one_session(tmp_path, monkeypatch):
     monkeypatch.setenv("NQPROF_TEST_PID_LOG", "")
-    loop, info, opens = _series_run(_dir(tmp_path, "a"), 3, warmup=0)
-    assert loop.round_process == [0, 1, 2] and len(opens) == 3
-    assert len({pid for pid, _ in opens}) == 2 and info["index"] == 2
+    loop, info, opens = _series_run(_dir(tmp_path, "a"), 6, warmup=0)
+    assert loop.round_process == [0, 1, 2, 3, 4, 5] and len(opens) == 6
+    assert len({pid for pid, _ in opens}) == 2 and info["index"] == 5
     assert loop.describe().endswith(
-        "; shared by 3 sessions in 2 worker processes one after another"
+        "; shared by 6 sessions in 2 worker processes one after another"
     )
     loop, info, opens = _series_run(_dir(tmp_path, "c"), 2, warmup=0)
     assert loop.round_process == [0, 1] and len({pid for pid, _ in opens}) == 1
+    assert loop.describe().endswith("; shared by 2 sessions in 1 worker process one after another")
     assert loop.record(info).process == {"workers": 1, "sessions": 2, **_worker(loop, info)}
     loop, info, opens = _series_run(_dir(tmp_path, "b"), 1, warmup=0)
     assert loop.round_process == [0] and len(opens) == 1 and info["index"] == 0
@@ -219,6 +222,9 @@ def test_round_rule_split():
         100,
     )
     assert share[0].target_noise == auto.target_noise
+    eight = auto.split(8)  # two rounds each at the least: a median of its own
+    assert len(eight) == 8 and (eight[0].min_rounds, eight[0].max_rounds) == (2, 25)
+    assert RoundRule(min_rounds=1, max_rounds=3).split(4)[0].min_rounds == 2
     assert [r.fixed for r in RoundRule(fixed=7).split(3)] == [3, 2, 2]
     assert [r.fixed for r in RoundRule(fixed=2).split(3)] == [1, 1]
 
@@ -244,10 +250,11 @@ def test_the_next_worker_of_a_series_starts_while_the_first_counts(tmp_path, mon
         prepared = runner.runners[1].pid
         assert prepared is not None and prepared in runner.pids and len(_opens(log)) == 1
         runner.run_once()
-        runner.advance()  # the first process's second session
-        assert runner.current.pid != prepared and len(_opens(log)) == 2
+        for k in range(1, 4):  # the first process's further sessions
+            runner.advance()
+            assert runner.current.pid != prepared and len(_opens(log)) == k + 1
         runner.advance()
-        assert runner.current.pid == prepared and _opens(log)[2] == (prepared, False)
+        assert runner.current.pid == prepared and _opens(log)[4] == (prepared, False)
         assert runner.info()["previous_alive"] is False
     assert runner.runners[1].pid is None  # closed
 
@@ -505,3 +512,46 @@ def test_a_cpu_worker_is_forked_from_the_fork_server_with_the_environment_of_now
         info = worker.info()
     assert info["pid"] != os.getpid() and info["ppid"] != os.getpid()
     assert info["seen"] == "after"
+
+
+def test_a_reopen_holds_the_context_from_before_the_close_to_after_the_open(monkeypatch):
+    """The worker's reopen keeps the device's primary context alive across the session
+    that closes and the one that opens (a retain before, its release after, an error too);
+    a CPU worker, or one without a driver, holds nothing."""
+    from nqprof import worker
+
+    calls = []
+
+    class Lib:
+        def cuDeviceGet(self, dev, ordinal):
+            calls.append("get")
+            return 0
+
+        def cuDevicePrimaryCtxRetain(self, ctx, dev):
+            calls.append("retain")
+            return 0
+
+        def cuDevicePrimaryCtxRelease(self, dev):
+            calls.append("release")
+            return 0
+
+    monkeypatch.setattr(worker.ctypes, "CDLL", lambda name: Lib())
+    with worker.context_kept(True):
+        calls.append("close, open")
+    assert calls == ["get", "retain", "close, open", "release"]
+    calls.clear()
+    with pytest.raises(RuntimeError), worker.context_kept(True):
+        raise RuntimeError("the open failed")
+    assert calls == ["get", "retain", "release"]
+    calls.clear()
+    with worker.context_kept(False):
+        pass
+    assert calls == []
+
+    def no_driver(name):
+        raise OSError("libcuda.so.1: cannot open shared object file")
+
+    monkeypatch.setattr(worker.ctypes, "CDLL", no_driver)
+    with worker.context_kept(True):
+        calls.append("body")
+    assert calls == ["body"]

@@ -65,6 +65,11 @@
 #                  fast's session opened at N=21 under cProfile (tools/startup_probe.py --open)
 #   bench-aa       the default `pytest bench/` twice, each timed, then `nqprof compare` of the two (A/A: no
 #                  faster or slower verdict expected)
+#   offsets-keep   offset_probe --reopen of five small cases, 6 sessions each, their contexts made anew and then
+#                  kept between the sessions (--keep-context): does a session redraw its offset without a context?
+#   bench-aa-gate  the default `pytest bench/` twice, the second gated against the first by pytest-benchmark
+#                  (--benchmark-compare-fail=median:5%), each timed; nqprof compare of the two; histories in
+#                  $OUT/bench-aa-gate.tar.gz
 #   bench-prepost  the default `pytest bench/` of an earlier tree (.stage/pre, e.g. `git archive COMMIT`), then
 #                  twice of this one; nqprof compare of the earlier run against the first (what the change did)
 #                  and of the two (A/A)
@@ -332,6 +337,8 @@ print(sys.argv[2], {n: c.execute(f\"select count(*) from {n}\").fetchone()[0] fo
       done 2>&1 | tee "$OUT/offsets.log" ;;
     offsets-reopen) run offsets-reopen 300 python3 tools/offset_probe.py --reopen fast:9 --reopen fast:10 \
         --reopen devgraph:11 --reopen devgraph:10 --solve fast:9 --solve devgraph:11 -k 6 -r 100 ;;
+    offsets-keep) for mode in "" --keep-context; do run "offsets-keep$mode" 200 python3 tools/offset_probe.py $mode \
+        --reopen fast:8 --reopen fast:9 --reopen cdp-bp:9 --reopen devgraph:10 --reopen bp-dfs:8 -k 6 -r 100; done ;;
     build) run build 300 nqprof build ;;
     dg-aa) echo "=== dg-aa"; rm -rf /tmp/nqprof-dgaa
       for i in 1 2; do
@@ -651,6 +658,13 @@ print('GPU compute processes left:', repr(subprocess.run(smi, capture_output=Tru
       run bench-aa 590 bash -c "for run in A B; do TIMEFORMAT=\"pytest bench/ (\$run) took %R s\";
           time python3 -m pytest bench/ -q -p no:cacheprovider --benchmark-save=\$run --benchmark-storage=/tmp/nqprof-bench-aa | tail -2; done;
           nqprof compare 0001 0002 --storage /tmp/nqprof-bench-aa | tail -140" ;;
+    bench-aa-gate) rm -rf /tmp/nqprof-aa-gate
+      run bench-aa-gate 590 bash -c "for run in A B; do gate=; [ \$run = B ] && gate='--benchmark-compare --benchmark-compare-fail=median:5%';
+          TIMEFORMAT=\"pytest bench/ (\$run) took %R s\";
+          time python3 -m pytest bench/ -q -p no:cacheprovider --benchmark-autosave --benchmark-storage=/tmp/nqprof-aa-gate \$gate > /tmp/aa-gate-\$run.txt 2>&1;
+          echo \"run \$run: exit \$?\"; grep -E '^FAILED|Performance has regressed|^nqprof: ' /tmp/aa-gate-\$run.txt | head -20; tail -1 /tmp/aa-gate-\$run.txt; done;
+          cp /tmp/aa-gate-B.txt \$OUT/; tar -C /tmp -czf \$OUT/bench-aa-gate.tar.gz nqprof-aa-gate;
+          nqprof compare 0001 0002 --storage /tmp/nqprof-aa-gate | tail -160" ;;
     bench-prepost) rm -rf /tmp/nqprof-prepost; run bench-prepost 595 bash -c "TIMEFORMAT='pytest bench/ took %R s';
           time NQPROF_SITE=/tmp/nqprof-site-pre NQPROF_WHEELHOUSE=\$PWD/\${NQPROF_WHEELHOUSE:-.gpuhost/wheelhouse} \
             .stage/pre/tools/gpuhost.sh python3 -m pytest bench/ -q -p no:cacheprovider --benchmark-save=pre \

@@ -3,6 +3,7 @@
     python3 tools/offset_probe.py RUN.json [RUN.json ...]      # pytest-benchmark runs
     python3 tools/offset_probe.py --solve S:N [-k 4] [-r 100]  # K fresh `nqprof solve`s
     python3 tools/offset_probe.py --reopen S:N [-k 4] [-r 100] # K sessions in one process
+    ... --reopen S:N --keep-context     # the same, the CUDA context kept between sessions
 
 For each case: each run's process medians (us), each process's offset from the run's first
 process (%), and the spread of all process medians (standard deviation of their logs, %)."""
@@ -79,21 +80,29 @@ def from_solves(specs: list[str], k: int, rounds: int) -> dict[str, list[dict[in
     return cases
 
 
-def from_reopens(specs: list[str], k: int, rounds: int) -> dict[str, list[dict[int, float]]]:
+def from_reopens(
+    specs: list[str], k: int, rounds: int, keep_context: bool = False
+) -> dict[str, list[dict[int, float]]]:
     """K sessions of each case opened and closed one after another in this process (each its
-    own CUDA context), their rounds' CUDA-event times, counts verified; the seconds each open
-    took are printed."""
+    own CUDA context; with ``keep_context`` one context for all, held between them: only
+    the sessions' modules and buffers are made anew), their rounds' CUDA-event times, counts
+    verified; the seconds each open and close took are printed."""
     import time
 
     from nqprof.problem import known_count
     from nqprof.strategies import get
 
+    held = None
+    if keep_context:
+        from nqprof.cuda.device import driver
+
+        held = driver().Device(0).retain_primary_context()
     cases = collections.defaultdict(list)
     for spec in specs:
         strategy, n = spec.split(":")
         s, n = get(strategy), int(n)
         params = s.resolve(n, {})
-        medians, opens = {}, []
+        medians, opens, closes = {}, [], []
         for j in range(k):
             t0 = time.perf_counter()
             session = s.open(n, params)
@@ -105,10 +114,21 @@ def from_reopens(specs: list[str], k: int, rounds: int) -> dict[str, list[dict[i
                     raise SystemExit(f"{spec}: counted {m.count}")
                 if i >= 3:
                     times.append(m.gpu_s)
+            t0 = time.perf_counter()
             session.close()
+            closes.append(time.perf_counter() - t0)
             medians[j] = statistics.median(times)
-        print(f"reopen {spec}: opens took " + " ".join(f"{t:.3f}" for t in opens) + " s")
-        cases[f"reopen {spec}"].append(medians)
+        label = f"{'keep' if keep_context else 'reopen'} {spec}"
+        print(
+            f"{label}: opens took "
+            + " ".join(f"{t:.3f}" for t in opens)
+            + " s, closes "
+            + " ".join(f"{t:.3f}" for t in closes)
+            + " s"
+        )
+        cases[label].append(medians)
+    if held is not None:
+        held.detach()
     return cases
 
 
@@ -117,6 +137,7 @@ def main() -> None:
     ap.add_argument("runs", nargs="*")
     ap.add_argument("--solve", action="append", default=[])
     ap.add_argument("--reopen", action="append", default=[])
+    ap.add_argument("--keep-context", action="store_true")
     ap.add_argument("-k", type=int, default=4)
     ap.add_argument("-r", type=int, default=100)
     args = ap.parse_args()
@@ -125,7 +146,7 @@ def main() -> None:
     if args.solve:
         report(from_solves(args.solve, args.k, args.r))
     if args.reopen:
-        report(from_reopens(args.reopen, args.k, args.r))
+        report(from_reopens(args.reopen, args.k, args.r, args.keep_context))
     sys.stdout.flush()
 
 

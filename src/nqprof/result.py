@@ -70,8 +70,8 @@ class RunRecord:
     #: Host seconds around each timed round, the worker round trip included.
     round_trips: list[float] = field(default_factory=list)
     #: The unit (0, 1, ...) that ran each timed round: its worker process (CPU cases use
-    #: several), or for a GPU case the session of its worker processes (each its own
-    #: context: nqprof.runners.GPU_SESSIONS per process).
+    #: several), or for a GPU case the session of its worker processes
+    #: (nqprof.runners.GPU_SESSIONS per process, each with its own modules and buffers).
     round_process: list[int] = field(default_factory=list)
     #: The run's conditions (nqprof.conditions): CPU, and for GPU runs clocks, power,
     #: temperature, throttling before, during and after the rounds.

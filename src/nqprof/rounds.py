@@ -101,8 +101,9 @@ class RoundRule:
         """The rules of ``processes`` worker processes that take a case's rounds one after
         another: a fixed count divided among them (no process gets none: ``--rounds 1``
         opens one); auto's times and rounds divided, each process timing at least
-        ceil(MIN_ROUNDS / processes) rounds (so each has a median of its own) to the same
-        noise target."""
+        ceil(MIN_ROUNDS / processes) rounds and at least two (so each has a median of its
+        own, which compare counts: :func:`nqprof.analysis.stats.process_medians`) to the
+        same noise target."""
         k = max(1, processes)
         if self.fixed is not None:
             counts = [self.fixed // k + (1 if i < self.fixed % k else 0) for i in range(k)]
@@ -110,10 +111,10 @@ class RoundRule:
         if k == 1:
             return [self]
         share = RoundRule(
-            min_rounds=-(-self.min_rounds // k),
+            min_rounds=max(2, -(-self.min_rounds // k)),
             min_time=self.min_time / k,
             max_time=self.max_time / k,
-            max_rounds=max(1, self.max_rounds // k),
+            max_rounds=max(2, self.max_rounds // k),
             target_noise=self.target_noise,
         )
         return [share] * k

@@ -66,7 +66,7 @@ class RoundLoop:
         #: Host seconds around each timed round (the worker round trip included).
         self.round_trips: list[float] = []
         #: Each timed round's statistic, in seconds, and the unit that ran it (the worker
-        #: process; of a GPU case, the session of a worker process, each its own context).
+        #: process; of a GPU case, the session of a worker process).
         self.samples: list[float] = []
         self.round_process: list[int] = []
         self.conditions: dict[str, Any] = {}
@@ -205,10 +205,8 @@ class RoundLoop:
             return text
         if sessions == processes:
             return f"{text}; shared by {processes} worker processes one after another"
-        return (
-            f"{text}; shared by {sessions} sessions in {processes} worker processes "
-            "one after another"
-        )
+        workers = plural(processes, "worker process", "worker processes")
+        return f"{text}; shared by {sessions} sessions in {workers} one after another"
 
     def record(self, info: dict[str, Any]) -> RunRecord:
         r = self.runner

@@ -253,7 +253,7 @@ class WorkerRunner:
 
     def reopen(self) -> None:
         """Close the worker's session and open the case's session anew in the same process
-        (a context of its own): the next unit of a :class:`ProcessSeries`."""
+        and context: the next unit of a :class:`ProcessSeries`."""
         self._conn.send("reopen")
         self.opened = self._receive("reopen") or {}
 
@@ -330,12 +330,12 @@ CPU_PROCESSES = 3
 #: device-graph case, docs/results/defaults-h200.md), so compare counts their spread as
 #: noise; one at a time, so the memory ledger sees one context.
 GPU_PROCESSES = 2
-#: Sessions each GPU worker process opens one after another, each with a context of its
-#: own: a session reopened in its process draws the case's offset anew as a new process
-#: does, at about a third of a process's cost
-#: (docs/results/process-offsets-h200/README.md), so a run has GPU_PROCESSES x
-#: GPU_SESSIONS units whose medians compare counts as noise.
-GPU_SESSIONS = 2
+#: Sessions each GPU worker process opens one after another, in the process's one context
+#: (its modules and buffers made anew each time): a session draws the case's time offset
+#: anew as a new process does, at a small part of its cost
+#: (docs/results/sessions-h200/README.md), so a run has GPU_PROCESSES x GPU_SESSIONS units
+#: whose medians compare counts as noise.
+GPU_SESSIONS = 4
 
 
 class RunnerPool:
