@@ -59,6 +59,10 @@ PACKED = {
         f"{RESULTS}/matrix/history-h200-cuda12.2.tar.gz",
         f"{RESULTS}/matrix/history-h200-cuda12.5.tar.gz",
     ),
+    "sessions-2x2": (
+        f"{RESULTS}/sessions-h200/run-2x2-0001.json.gz",
+        f"{RESULTS}/sessions-h200/run-2x2-0002.json.gz",
+    ),
     "matrix-h100-12.0-13.0": (
         f"{RESULTS}/matrix/history-h100-80gb-hbm3-cuda12.0.tar.gz",
         f"{RESULTS}/matrix/history-h100-80gb-hbm3-cuda13.0.tar.gz",

@@ -127,9 +127,9 @@ def test_gpu_rounds_go_to_four_sessions_in_each_of_two_processes_one_after_anoth
     from fake_process_bound import STRATEGY as bound
 
     from nqprof.analysis import stats
-    from nqprof.runners import GPU_PROCESSES, GPU_SESSIONS, ProcessSeries, open_runner
+    from nqprof.runners import ProcessSeries, open_runner
 
-    assert (GPU_PROCESSES, GPU_SESSIONS) == (2, 4)
+    monkeypatch.setenv("NQPROF_GPU_SESSIONS", "4")
     runner = open_runner(bound, 8, {})
     assert isinstance(runner, ProcessSeries) and runner.phases == 8
     monkeypatch.setenv("NQPROF_TEST_PID_LOG", "")
@@ -176,6 +176,7 @@ def test_gpu_rounds_go_to_four_sessions_in_each_of_two_processes_one_after_anoth
 
 def test_fixed_rounds_are_divided_and_one_round_opens_one_session(tmp_path, monkeypatch):
     monkeypatch.setenv("NQPROF_TEST_PID_LOG", "")
+    monkeypatch.setenv("NQPROF_GPU_SESSIONS", "4")
     loop, info, opens = _series_run(_dir(tmp_path, "a"), 6, warmup=0)
     assert loop.round_process == [0, 1, 2, 3, 4, 5] and len(opens) == 6
     assert len({pid for pid, _ in opens}) == 2 and info["index"] == 5
@@ -206,6 +207,39 @@ def test_a_series_of_one_session_per_process_is_a_series_of_processes():
     assert ProcessSeries(runners, sessions=3).phases == 9
     with pytest.raises(InputError, match="at least one session"):
         ProcessSeries(runners, sessions=0)
+
+
+def test_by_default_gpu_rounds_go_to_two_processes_of_one_session_each(tmp_path, monkeypatch):
+    from fake_process_bound import STRATEGY as bound
+
+    from nqprof.runners import GPU_PROCESSES, GPU_SESSIONS, ProcessSeries, open_runner
+
+    monkeypatch.delenv("NQPROF_GPU_SESSIONS", raising=False)
+    assert (GPU_PROCESSES, GPU_SESSIONS) == (2, 1)
+    runner = open_runner(bound, 8, {})
+    assert isinstance(runner, ProcessSeries) and runner.phases == 2
+    monkeypatch.setenv("NQPROF_TEST_PID_LOG", "")
+    loop, info, opens = _series_run(tmp_path, None)
+    assert [alive for _, alive in opens] == [False, False] and len({p for p, _ in opens}) == 2
+    units = loop.round_process
+    first = units.count(0)
+    assert units == [0] * first + [1] * (len(units) - first) and min(first, len(units) - first) >= 3
+    assert loop.describe().endswith("; shared by 2 worker processes one after another")
+    assert loop.record(info).process["workers"] == 2 and "sessions" not in loop.record(info).process
+
+
+@pytest.mark.parametrize("text", ["0", "17", "two", "-1", "1.5"])
+def test_a_bad_sessions_variable_is_an_input_error(monkeypatch, text):
+    from fake_process_bound import STRATEGY as bound
+
+    from nqprof.errors import InputError
+    from nqprof.runners import gpu_sessions, open_runner
+
+    monkeypatch.setenv("NQPROF_GPU_SESSIONS", text)
+    with pytest.raises(InputError, match=f"bad NQPROF_GPU_SESSIONS='{text}'"):
+        open_runner(bound, 8, {})
+    monkeypatch.setenv("NQPROF_GPU_SESSIONS", " 16 ")
+    assert gpu_sessions() == 16
 
 
 def test_round_rule_split():
@@ -250,11 +284,8 @@ def test_the_next_worker_of_a_series_starts_while_the_first_counts(tmp_path, mon
         prepared = runner.runners[1].pid
         assert prepared is not None and prepared in runner.pids and len(_opens(log)) == 1
         runner.run_once()
-        for k in range(1, 4):  # the first process's further sessions
-            runner.advance()
-            assert runner.current.pid != prepared and len(_opens(log)) == k + 1
         runner.advance()
-        assert runner.current.pid == prepared and _opens(log)[4] == (prepared, False)
+        assert runner.current.pid == prepared and _opens(log)[1] == (prepared, False)
         assert runner.info()["previous_alive"] is False
     assert runner.runners[1].pid is None  # closed
 
@@ -512,46 +543,3 @@ def test_a_cpu_worker_is_forked_from_the_fork_server_with_the_environment_of_now
         info = worker.info()
     assert info["pid"] != os.getpid() and info["ppid"] != os.getpid()
     assert info["seen"] == "after"
-
-
-def test_a_reopen_holds_the_context_from_before_the_close_to_after_the_open(monkeypatch):
-    """The worker's reopen keeps the device's primary context alive across the session
-    that closes and the one that opens (a retain before, its release after, an error too);
-    a CPU worker, or one without a driver, holds nothing."""
-    from nqprof import worker
-
-    calls = []
-
-    class Lib:
-        def cuDeviceGet(self, dev, ordinal):
-            calls.append("get")
-            return 0
-
-        def cuDevicePrimaryCtxRetain(self, ctx, dev):
-            calls.append("retain")
-            return 0
-
-        def cuDevicePrimaryCtxRelease(self, dev):
-            calls.append("release")
-            return 0
-
-    monkeypatch.setattr(worker.ctypes, "CDLL", lambda name: Lib())
-    with worker.context_kept(True):
-        calls.append("close, open")
-    assert calls == ["get", "retain", "close, open", "release"]
-    calls.clear()
-    with pytest.raises(RuntimeError), worker.context_kept(True):
-        raise RuntimeError("the open failed")
-    assert calls == ["get", "retain", "release"]
-    calls.clear()
-    with worker.context_kept(False):
-        pass
-    assert calls == []
-
-    def no_driver(name):
-        raise OSError("libcuda.so.1: cannot open shared object file")
-
-    monkeypatch.setattr(worker.ctypes, "CDLL", no_driver)
-    with worker.context_kept(True):
-        calls.append("body")
-    assert calls == ["body"]

@@ -253,7 +253,7 @@ class WorkerRunner:
 
     def reopen(self) -> None:
         """Close the worker's session and open the case's session anew in the same process
-        and context: the next unit of a :class:`ProcessSeries`."""
+        (a context of its own): the next unit of a :class:`ProcessSeries`."""
         self._conn.send("reopen")
         self.opened = self._receive("reopen") or {}
 
@@ -330,12 +330,34 @@ CPU_PROCESSES = 3
 #: device-graph case, docs/results/defaults-h200.md), so compare counts their spread as
 #: noise; one at a time, so the memory ledger sees one context.
 GPU_PROCESSES = 2
-#: Sessions each GPU worker process opens one after another, in the process's one context
-#: (its modules and buffers made anew each time): a session draws the case's time offset
-#: anew as a new process does, at a small part of its cost
-#: (docs/results/sessions-h200/README.md), so a run has GPU_PROCESSES x GPU_SESSIONS units
-#: whose medians compare counts as noise.
-GPU_SESSIONS = 4
+#: Sessions each GPU worker process opens one after another, each with a context of its
+#: own, where $NQPROF_GPU_SESSIONS does not say otherwise (:func:`gpu_sessions`). A session
+#: reopened in its process draws the case's time offset anew as a new process does, so a
+#: run of K sessions a process has GPU_PROCESSES x K units whose medians compare counts as
+#: noise: more units, narrower floors for the small cases whose offsets dominate, at
+#: about 0.2 s a reopen (docs/results/sessions-h200/README.md). One keeps the default
+#: suite's time.
+GPU_SESSIONS = 1
+#: The variable that sets the sessions of each GPU worker process.
+SESSIONS_VARIABLE = "NQPROF_GPU_SESSIONS"
+
+
+def gpu_sessions() -> int:
+    """The sessions each GPU worker process opens: $NQPROF_GPU_SESSIONS, else GPU_SESSIONS;
+    InputError for anything but a whole number from 1 to 16."""
+    text = os.environ.get(SESSIONS_VARIABLE, "").strip()
+    if not text:
+        return GPU_SESSIONS
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= 16:
+        raise errors.InputError(
+            f"bad {SESSIONS_VARIABLE}={text!r}: the sessions of each GPU worker process, "
+            "a whole number from 1 to 16"
+        )
+    return value
 
 
 class RunnerPool:
@@ -506,7 +528,7 @@ def open_runner(
 ):
     """The runner for a strategy: watchdog worker processes (``processes``, default
     GPU_PROCESSES one after another for a GPU strategy, each opening ``sessions``, default
-    GPU_SESSIONS, one after another; CPU_PROCESSES in turn for a CPU one), or
+    :func:`gpu_sessions`, one after another; CPU_PROCESSES in turn for a CPU one), or
     (``isolate=False``) this process, without a timeout. A daemonic process (a Dask
     worker's) may start no child, so a CPU session runs there in-process; the cluster
     bounds its time."""
@@ -516,6 +538,6 @@ def open_runner(
             return WorkerRunner(strategy, n, params, timeout)
         runners = [WorkerRunner(strategy, n, params, timeout) for _ in range(count)]
         if strategy.needs_gpu:
-            return ProcessSeries(runners, GPU_SESSIONS if sessions is None else sessions)
+            return ProcessSeries(runners, gpu_sessions() if sessions is None else sessions)
         return RunnerPool(runners)
     return LocalRunner(strategy, n, params)

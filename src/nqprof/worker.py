@@ -22,7 +22,6 @@ no worker counting on the GPU.
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import os
 import signal
@@ -161,31 +160,6 @@ def preload(target: Target | Any, gpu: bool) -> None:
             pass
 
 
-@contextlib.contextmanager
-def context_kept(gpu: bool):
-    """Hold the device's primary context (through the driver library, as the early start
-    does) while a session closes and the next opens, so the context outlives the first: a
-    new context costs about 0.16 s a session on an H200, the modules and buffers of a
-    session about 10 ms, and the session's time offset is drawn anew either way
-    (docs/results/sessions-h200/README.md). Without a driver (a test double's GPU session)
-    nothing is held."""
-    held = None
-    if gpu:
-        try:
-            lib = ctypes.CDLL("libcuda.so.1")
-            dev, ctx = ctypes.c_int(), ctypes.c_void_p()
-            if lib.cuDeviceGet(ctypes.byref(dev), 0) == 0:
-                if lib.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev) == 0:
-                    held = (lib, dev)
-        except OSError:
-            pass
-    try:
-        yield
-    finally:
-        if held is not None:
-            held[0].cuDevicePrimaryCtxRelease(held[1])
-
-
 def serve(
     conn,
     target: Target | Any,
@@ -284,14 +258,13 @@ def serve(
         return {**info, "worker": timings}
 
     def reopen():
-        """The next session of this process: the one open is closed and the case's session
-        opened anew, its modules loaded and its buffers allocated anew in the process's
-        context, which is held meanwhile (:func:`context_kept`)."""
+        """The next session of this process: the one open is closed (its context let go)
+        and the case's session opened anew (a context of its own: its memory ledger is its
+        own too)."""
         nonlocal session
         done, session = session, None
-        with context_kept(gpu):
-            done.close()
-            return open_session(reopened=True)
+        done.close()
+        return open_session(reopened=True)
 
     if reply(open_session):
         while True:
