@@ -35,6 +35,26 @@ def checked(record):
     return record
 
 
+def no_device_failures(record) -> None:
+    """No launch, device malloc or stream failure and no buffer overflow on the device."""
+    f = record.device_failures
+    assert (
+        f["launch_failures"]
+        == f["malloc_failures"]
+        == f["stream_failures"]
+        == f["buffer_overflows"]
+        == 0
+    ), f
+
+
+def clean(record):
+    """``record`` after :func:`no_device_failures` and :func:`assert_timing_sane` (a CDP
+    run's count is checked by the run itself)."""
+    no_device_failures(record)
+    assert_timing_sane(record)
+    return record
+
+
 def ns_up_to(top: int) -> tuple[int, ...]:
     """4, 5, 6, 7 (the clamped depths and first odd middle columns), one N between, and ``top``."""
     return tuple(sorted({4, 5, 6, 7, (7 + top) // 2 + 1, top}))

@@ -4,7 +4,7 @@ right with the chunks in the record, config=default failing loudly, and BP-DFS. 
 the reason where no GPU run can happen (tests/conftest.py)."""
 
 import pytest
-from gpu_checks import assert_timing_sane, ns_up_to
+from gpu_checks import clean, ns_up_to
 
 from nqprof.errors import DeviceFailureError
 from nqprof.runner import solve
@@ -13,20 +13,6 @@ from nqprof.strategies.dp3 import depth_max
 
 pytestmark = pytest.mark.gpu
 TIMEOUT = 120
-
-
-def clean(record):
-    f = record.device_failures
-    assert (
-        f["launch_failures"]
-        == f["malloc_failures"]
-        == f["stream_failures"]
-        == f["buffer_overflows"]
-        == 0
-    ), f
-    assert record.verified
-    assert_timing_sane(record)
-    return record
 
 
 @pytest.mark.parametrize("name", ["cdp-bp", "cdp-dp3"])

@@ -5,7 +5,7 @@ error that names the limit, never a count. Skipped with the reason where no GPU 
 happen (tests/conftest.py)."""
 
 import pytest
-from gpu_checks import assert_timing_sane, ns_up_to
+from gpu_checks import clean, ns_up_to
 
 from nqprof.errors import DeviceFailureError, InputError
 from nqprof.papers.plauth import PAPER_TABLE3, TABLE3_PARAMS, TABLE3_SMEM_KIB, table3_params
@@ -19,19 +19,6 @@ pytestmark = pytest.mark.gpu
 #: Every registered CDP strategy.
 CDP = tuple(s.name for s in all_strategies() if s.cdp)
 TIMEOUT = 120
-
-
-def clean(record):
-    f = record.device_failures
-    assert (
-        f["launch_failures"]
-        == f["malloc_failures"]
-        == f["stream_failures"]
-        == f["buffer_overflows"]
-        == 0
-    ), f
-    assert_timing_sane(record)
-    return record
 
 
 @pytest.mark.parametrize(

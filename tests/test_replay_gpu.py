@@ -6,6 +6,7 @@ rest of every board: the total is N's count, which checks the recorded arguments
 byte for byte. Skipped with the reason where no GPU run can happen (tests/conftest.py)."""
 
 import pytest
+from gpu_checks import no_device_failures
 
 from nqprof.problem import known_count
 from nqprof.runner import solve
@@ -35,14 +36,7 @@ def replayed(name, n=N, params=None):
     record = solve(
         name, n, {**(params or {}), "launch": "record"}, repeats=1, warmup=0, timeout=TIMEOUT
     )
-    f = record.device_failures
-    assert (
-        f["launch_failures"]
-        == f["malloc_failures"]
-        == f["stream_failures"]
-        == f["buffer_overflows"]
-        == 0
-    ), f
+    no_device_failures(record)
     assert (
         record.measurement_build
         and "launch=record" in record.measurement_build
