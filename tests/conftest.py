@@ -66,14 +66,20 @@ def prebuild_gpu_tests(config) -> None:
 
     from nqprof.cuda.build import BUILD_LOG_VARIABLE, prebuild
     from nqprof.cuda.device import driver
+    from nqprof.errors import NqprofError
 
     if not os.environ.get(BUILD_LOG_VARIABLE):
         fd, log = tempfile.mkstemp(prefix="nqprof-builds-", suffix=".jsonl")
         os.close(fd)
         os.environ[BUILD_LOG_VARIABLE] = log  # the workers started from here inherit it
+
     major, minor = driver().Device(0).compute_capability()
     t0 = time.perf_counter()
-    built, cached = prebuild(sources_of(read_list()), f"sm_{major}{minor}")
+    try:
+        built, cached = prebuild(sources_of(read_list()), f"sm_{major}{minor}")
+    except NqprofError as exc:  # no toolkit, a source that fails: the tests that need it say so
+        config._nqprof_prebuilt = str(exc)
+        return
     config._nqprof_prebuilt = (built, cached, time.perf_counter() - t0)
 
 
@@ -87,6 +93,9 @@ def pytest_terminal_summary(terminalreporter, config):
 
     from nqprof.cuda.build import BUILD_LOG_VARIABLE
 
+    if isinstance(prebuilt, str):
+        terminalreporter.write_line(f"nqprof: kernel variants not built beforehand: {prebuilt}")
+        return
     built, cached, seconds = prebuilt
     log = os.environ[BUILD_LOG_VARIABLE]
     terminalreporter.write_line(
