@@ -352,6 +352,7 @@ def test_ideal_measure_with_fake_runs():
             toolkit={"version": "13.0"},
             generations=gens,
             device_failures={"launches": 7},
+            conditions={"cpu": {"steal_pct": 0.5}, "gpu": {"sm_clock_mhz_median": 1980}},
         )
 
     calls = []
@@ -369,6 +370,9 @@ def test_ideal_measure_with_fake_runs():
     finally:
         runner.solve = original
     assert calls == [("dp2", 8, "real"), ("dp2", 8, "empty"), ("dp2", 8, "none")]
+    # every measurement carries the conditions of its rounds
+    for entry in [*out["runs"][0]["variants"].values(), *out["baselines"]]:
+        assert entry["conditions"]["gpu"]["sm_clock_mhz_median"] == 1980 and entry["rounds"] == 1
     (r,) = ideal.load(json.loads(json.dumps(out)))
     assert (
         r.overhead == pytest.approx(0.002)

@@ -302,3 +302,58 @@ def test_kerbl_report_command(tmp_path, capsys):
 
     assert main(["report", "kerbl", "fig1", "--from", str(FIXTURE), "--outdir", str(tmp_path)]) == 0
     assert "The paper's claims" in capsys.readouterr().out
+
+
+def _scripted_bench(times_ms, stats):
+    """A QueueBench whose launches take the scripted times and leave the scripted stats
+    (no GPU: run, read_stats and the device facts stand in)."""
+    from nqprof import queuebench as qb
+
+    bench = qb.QueueBench.__new__(qb.QueueBench)
+    runs = iter(zip(times_ms, stats, strict=True))
+    last = {}
+
+    def run(*args):
+        ms, last["stats"] = next(runs)
+        return ms
+
+    bench.run, bench.read_stats = run, lambda: last["stats"]
+    bench.gpu = type("Gpu", (), {"facts": {"name": "fake", "pci_bus_id": None}})()
+    return bench
+
+
+def _stats(full=0, empty=0, stuck=0, gave_up=0):
+    from nqprof import queuebench as qb
+
+    s = [0] * qb.WORDS
+    s[qb.FULL], s[qb.EMPTY], s[qb.STUCK], s[qb.GAVE_UP] = full, empty, stuck, gave_up
+    return s
+
+
+def test_a_row_is_measured_through_the_round_loop_with_its_conditions():
+    """One warm-up launch, then ``repeats`` timed ones: the row's time is their median (the
+    warm-up's left out), its full and empty counts the last launch's, and it carries the
+    conditions of its rounds and the rule that stopped them."""
+    bench = _scripted_bench([9.0, 2.0, 4.0, 3.0], [_stats(), _stats(1), _stats(2), _stats(5, 6)])
+    row = bench.measure("balanced", "bq", 4, 1024, 64, repeats=3)
+    assert row.ms == 3.0 and (row.full, row.empty) == (5, 6)
+    assert row.criterion == "3 rounds"
+    assert set(row.conditions) >= {"cpu", "gpu"} and "steal_pct" in row.conditions["cpu"]
+
+
+@pytest.mark.parametrize("stuck,gave_up", [(1, 0), (0, 2)])
+def test_a_launch_with_a_stuck_operation_fails_its_row(stuck, gave_up):
+    from nqprof.errors import DeviceFailureError
+
+    bench = _scripted_bench(
+        [1.0, 1.0, 1.0], [_stats(), _stats(stuck=stuck, gave_up=gave_up), _stats()]
+    )
+    with pytest.raises(DeviceFailureError, match="the timing is discarded"):
+        bench.measure("unbalanced", "ring", 8, 2048, 32, repeats=2)
+
+
+def test_a_result_saved_before_rows_had_conditions_still_loads():
+    from nqprof import queuebench as qb
+
+    old = qb.load(FIXTURE)
+    assert old.rows and all(r.conditions == {} and r.criterion == "" for r in old.rows)

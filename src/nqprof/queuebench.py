@@ -71,6 +71,10 @@ class BenchRow:
     full: int = 0  # FULL reports of the last timed run
     empty: int = 0
     iters: int = ITERATIONS
+    #: The conditions of its rounds (nqprof.conditions: CPU, and the GPU's clocks and
+    #: throttling) and the rule that stopped them; empty in results saved before.
+    conditions: dict[str, Any] = field(default_factory=dict)
+    criterion: str = ""
 
     @property
     def operations(self) -> int:
@@ -366,20 +370,40 @@ class QueueBench:
         return self.read_stats(), self.read_seen(limit)
 
     def measure(self, variant, queue, bytes, threads, capacity, repeats=3) -> BenchRow:
-        self.run(variant, queue, bytes, threads, capacity)  # warm-up
-        times = []
-        for _ in range(repeats):
-            times.append(self.run(variant, queue, bytes, threads, capacity))
+        """The median of ``repeats`` launches after one warm-up, through nqprof's round loop
+        (its conditions and criterion in the row); a launch with an operation stuck or a
+        thread that gave up fails the row (DeviceFailureError)."""
+        from .errors import DeviceFailureError
+        from .runner import RoundLoop
+        from .runners import InProcessRunner
+
+        def one_round():
+            ms = self.run(variant, queue, bytes, threads, capacity)
             s = self.read_stats()
             if s[STUCK] or s[GAVE_UP]:
-                from .errors import DeviceFailureError
-
                 raise DeviceFailureError(
                     f"queue-bench {variant} {queue} {bytes} B at {plural(threads, 'thread')}: "
                     f"{plural(s[STUCK], 'operation')} stuck, {plural(s[GAVE_UP], 'thread')} gave "
                     "up; the timing is discarded"
                 )
-        return BenchRow(variant, queue, bytes, threads, capacity, median(times), s[FULL], s[EMPTY])
+            return ms, s
+
+        runner = InProcessRunner("queue-bench", one_round, self.gpu.facts)
+        loop = RoundLoop(runner, repeats, 1, statistic=lambda reading: reading[0] / 1e3)
+        readings = loop.run()
+        s = readings[-1][1]
+        return BenchRow(
+            variant,
+            queue,
+            bytes,
+            threads,
+            capacity,
+            median([ms for ms, _ in readings]),
+            s[FULL],
+            s[EMPTY],
+            conditions=loop.conditions,
+            criterion=loop.describe(),
+        )
 
 
 def run_benchmark(

@@ -100,6 +100,33 @@ class LocalRunner:
         self.close()
 
 
+class InProcessRunner:
+    """nqprof's round loop (:class:`nqprof.runner.RoundLoop`) over a callable of this
+    process: a microbenchmark whose kernels run in this process's own context (queue-bench).
+    ``run_once`` returns what the callable returns, unverified (the loop's ``statistic``
+    reads it); ``device``: the device facts, for the GPU watch (its PCI bus id)."""
+
+    size, last, phases = 1, 0, 1
+
+    def __init__(self, name: str, call, device: dict[str, Any] | None = None, gpu: bool = True):
+        from types import SimpleNamespace
+
+        self.strategy = SimpleNamespace(name=name, needs_gpu=gpu)
+        self.n, self.params = 0, {}
+        self.opened: dict[str, Any] = {"device": dict(device or {})}
+        self._call = call
+
+    @property
+    def pids(self) -> tuple[int, ...]:
+        return (os.getpid(),)  # its GPU work is this process's own, not other work
+
+    def run_once(self) -> Any:
+        return self._call()
+
+    def info(self) -> dict[str, Any]:
+        return dict(self.opened)
+
+
 #: Workers whose session closed, still letting their context go as they leave.
 _EXITING: list = []
 

@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import InputError, NqprofError
-from ..problem import known_count
 from ..result import RunRecord
 from . import check_kind
 
@@ -52,7 +51,7 @@ def measure_variant(
     """One build variant in a watchdog worker. ``real`` is verified against the known
     count; the others cannot be (their children do not run): their device failures still
     fail the run (the session checks its accounting)."""
-    from ..runner import solve
+    from ..runner import RoundLoop, solve
     from ..strategies import get
     from .probe import ProbeRunner
 
@@ -67,10 +66,10 @@ def measure_variant(
         )
     strat = get(strategy)
     values = strat.resolve(n, {**params, "launch": launch})
-    with ProbeRunner(strat, n, values, timeout) as runner:
-        ms = [runner.run_once() for _ in range(warmup + repeats)][warmup:]
-        info = runner.info()
-    return RunRecord.from_measurements(strategy, n, values, known_count(n), ms, info)
+    with ProbeRunner(strat, n, values, timeout) as runner:  # nqprof's round loop, unverified
+        loop = RoundLoop(runner, repeats, warmup)
+        loop.run()
+        return loop.record(runner.info())
 
 
 def _variant_entry(record: RunRecord | None, error: str | None = None) -> dict[str, Any]:
@@ -86,6 +85,8 @@ def _variant_entry(record: RunRecord | None, error: str | None = None) -> dict[s
         "gen1": gen1,
         "generations": record.generations,
         "params": record.params,
+        "rounds": record.rounds,
+        "conditions": record.conditions,
         "error": None,
     }
 
@@ -117,6 +118,8 @@ def measure(
                         "strategy": b,
                         "n": n,
                         "seconds": rec.gpu_s if rec.gpu_s is not None else rec.wall_s,
+                        "rounds": rec.rounds,
+                        "conditions": rec.conditions,
                         "error": None,
                     }
                 )
