@@ -99,7 +99,10 @@ def test_interleave_alternates_the_order_and_verifies(monkeypatch):
     a = Arm(SCRIPTED, {"drift": 1020})
     b = Arm(SCRIPTED, {"drift": 1020, "factor": 1050})
     result = interleave(8, a, b, pairs=12, warmup=1, timeout=60)
-    assert result.order == ["ab", "ba"] * 6
+    # the order alternates from the first pair on: the warm-up pair was A B
+    assert result.order == ["ba", "ab"] * 6
+    assert result.stopped == "12 pairs, as asked" and len(result.trips_a) == 12
+    assert "cpu" in result.conditions  # nqprof's round loop: the pairs' conditions
     assert len(result.samples_a) == len(result.samples_b) == 12
     for x, y in zip(result.samples_a, result.samples_b, strict=True):
         assert y / x == pytest.approx(1.05)
@@ -108,6 +111,30 @@ def test_interleave_alternates_the_order_and_verifies(monkeypatch):
     assert result.decision.change == pytest.approx(0.05)
     doc = result.to_dict()
     assert doc["a"]["params"]["factor"] == 1000 and doc["b"]["params"]["factor"] == 1050
+    assert doc["conditions"] == result.conditions
+
+
+def test_the_pair_rule_stops_at_a_settled_verdict_or_its_cap():
+    """Auto pairs: none before AUTO_FIRST, then a look every AUTO_STEP; a settled verdict
+    stops them, cannot-tell goes on to the cap of pairs or seconds; a count stops at itself."""
+    from nqprof.interleave import AUTO_FIRST, AUTO_MAX_PAIRS, AUTO_STEP, PairRule
+
+    slower = [(1.0 + 0.001 * (i % 3), 1.2 + 0.001 * (i % 3)) for i in range(AUTO_MAX_PAIRS)]
+    same = [(1.0 + 0.01 * (i % 7), 1.0 + 0.01 * ((i * 3) % 7)) for i in range(AUTO_MAX_PAIRS)]
+    rule = PairRule(None, 0.05)
+    assert not rule.done(slower[: AUTO_FIRST - 1], 1.0)
+    assert rule.done(slower[:AUTO_FIRST], 1.0) and rule.stopped.startswith(f"{AUTO_FIRST} pairs")
+    rule = PairRule(None, 0.05)
+    assert not rule.done(slower[: AUTO_FIRST + 1], 1.0)  # between two looks
+    noisy = PairRule(None, 0.001)  # a change this small cannot be told from these pairs
+    assert not noisy.done(same[:AUTO_FIRST], 1.0)
+    assert not noisy.done(same[: AUTO_FIRST + AUTO_STEP], 1.0)
+    assert noisy.done(same[: AUTO_FIRST + AUTO_STEP], 1e9) and "still cannot tell" in noisy.stopped
+    capped = PairRule(None, 0.001)
+    assert capped.done(same, 1.0) and capped.stopped.startswith(f"{AUTO_MAX_PAIRS} pairs")
+    fixed = PairRule(7, 0.05)
+    assert not fixed.done(slower[:6], 0.0) and fixed.done(slower[:7], 0.0)
+    assert fixed.describe() == "7 pairs, as asked" and fixed.split(2) == [fixed]
 
 
 def _ab(*args):

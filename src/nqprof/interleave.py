@@ -18,8 +18,8 @@ from typing import Any
 
 from .analysis.paired import ALPHA, PairedDecision, decide_pairs
 from .options import describe
-from .runner import compute_statistic
-from .runners import WorkerRunner, verify
+from .runner import RoundLoop, compute_statistic
+from .runners import UnverifiedRunner, verify
 from .strategies import get
 
 #: Pairs by default (``pairs=None``): 20 first, then 10 more at a time while the verdict is
@@ -52,13 +52,15 @@ class Interleaved:
     b: Arm
     samples_a: list[float] = field(default_factory=list)
     samples_b: list[float] = field(default_factory=list)
-    #: host seconds around each of A's rounds (the worker's round trip)
+    #: seconds around each of A's rounds in the worker
     trips_a: list[float] = field(default_factory=list)
     #: which arm ran first in each pair ("ab" or "ba")
     order: list[str] = field(default_factory=list)
     decision: PairedDecision | None = None
     #: why the pairs stopped where they did
     stopped: str = ""
+    #: the conditions of the pairs' rounds (nqprof.conditions)
+    conditions: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -71,6 +73,7 @@ class Interleaved:
             "order": self.order,
             "decision": self.decision.to_dict() if self.decision else None,
             "stopped": self.stopped,
+            "conditions": self.conditions,
         }
 
     def summary(self) -> str:
@@ -92,10 +95,13 @@ class Interleaved:
 
 
 class _PairSession:
-    """Both arms' sessions, opened in one worker: ``run_arm(k)`` is arm k's round."""
+    """Both arms' sessions, opened in one worker. A round (``run_once``) is a pair: both
+    arms' rounds, A B then B A in turn from the first pair on (warm-up included); it
+    answers the pair's order, each arm's measurement and the seconds around each here."""
 
     def __init__(self, n: int, params: dict[str, Any]):
         self.sessions = []
+        self.pairs = 0
         try:
             for strategy, arm_params in params["arms"]:
                 owner = get(strategy) if isinstance(strategy, str) else strategy
@@ -104,11 +110,20 @@ class _PairSession:
             self.close()
             raise
 
-    def run_arm(self, k: int):
-        return self.sessions[k].run_once()
+    def run_once(self) -> dict[str, Any]:
+        order = "ab" if self.pairs % 2 == 0 else "ba"
+        self.pairs += 1
+        out: dict[str, Any] = {"order": order}
+        for arm in order:
+            session = self.sessions["ab".index(arm)]
+            t0 = time.perf_counter()
+            out[arm] = getattr(session, "run_round", session.run_once)()
+            out[f"{arm}_s"] = time.perf_counter() - t0
+        return out
 
     def info(self) -> dict[str, Any]:
-        return {"arms": [s.info() for s in self.sessions]}
+        arms = [s.info() for s in self.sessions]
+        return {"arms": arms, "device": arms[0].get("device", {}) if arms else {}}
 
     def close(self) -> None:
         for session in self.sessions:
@@ -129,6 +144,60 @@ class _Pair:
 
 
 PAIR_CPU, PAIR_GPU = _Pair(False), _Pair(True)
+
+
+class _PairRunner(UnverifiedRunner):
+    """The worker of both arms; every pair's two counts verified, warm-up included."""
+
+    def __init__(self, *args, arms: tuple[Arm, Arm], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.arms = arms
+
+    def run_once(self) -> dict[str, Any]:
+        reading = super().run_once()
+        for arm, name in zip(self.arms, "ab", strict=True):
+            verify(arm.name, self.n, arm.params, reading[name])
+        return reading
+
+
+class PairRule:
+    """When the pairs stop, as nqprof's round loop asks its rule (``done``, ``describe``,
+    ``split``, ``fixed``): ``pairs`` pairs, or (None) AUTO_FIRST and then AUTO_STEP more at a
+    time while the paired verdict is cannot-tell, up to AUTO_MAX_PAIRS pairs or
+    AUTO_MAX_SECONDS. Its samples are the pairs' (A, B) statistics; ``stopped`` says why
+    it stopped."""
+
+    def __init__(self, pairs: int | None, min_change: float, alpha: float = ALPHA):
+        self.fixed, self.min_change, self.alpha = pairs, min_change, alpha
+        self.stopped = ""
+
+    def done(self, samples: list[tuple[float, float]], elapsed: float) -> bool:
+        count = len(samples)
+        if self.fixed is not None:
+            if count >= self.fixed:
+                self.stopped = f"{self.fixed} pairs, as asked"
+            return count >= self.fixed
+        if count < AUTO_FIRST or (count - AUTO_FIRST) % AUTO_STEP:
+            return False
+        a, b = [x for x, _ in samples], [y for _, y in samples]
+        if decide_pairs(a, b, self.min_change, self.alpha).verdict != "cannot-tell":
+            self.stopped = f"{count} pairs (auto: the verdict settled)"
+            return True
+        if count >= AUTO_MAX_PAIRS or elapsed > AUTO_MAX_SECONDS:
+            self.stopped = (
+                f"{count} pairs (auto: still cannot tell at the cap of "
+                f"{AUTO_MAX_PAIRS} pairs or {AUTO_MAX_SECONDS:g} s)"
+            )
+            return True
+        return False
+
+    def describe(self) -> str:
+        return self.stopped or (
+            f"{self.fixed} pairs" if self.fixed is not None else "auto pairs (nqprof ab)"
+        )
+
+    def split(self, processes: int) -> list[PairRule]:
+        return [self]  # both arms in one worker: one phase
 
 
 def interleave(
@@ -161,51 +230,21 @@ def interleave(
     pair = PAIR_GPU if gpu else PAIR_CPU
     # a GPU worker is spawned and gets the arms by name; a forked CPU worker the objects
     given = [(arm.name if gpu else arm.strategy, dict(arm.params)) for arm in arms]
-    runner = WorkerRunner(pair, n, {"arms": given}, timeout)
-    try:
-        runner.start()
+    rule = PairRule(pairs, min_change, alpha)
 
-        def one(i: int) -> tuple[float, float]:
-            t0 = time.perf_counter()
-            m = runner.call("run_arm", i)
-            trip = time.perf_counter() - t0
-            verify(arms[i].name, n, arms[i].params, m)
-            return compute_statistic(m), trip
+    def statistic(reading: dict[str, Any]) -> tuple[float, float]:
+        return compute_statistic(reading["a"]), compute_statistic(reading["b"])
 
-        for i in range(warmup):
-            for k in (0, 1) if i % 2 == 0 else (1, 0):
-                one(k)
-        t0 = time.perf_counter()
-        target = pairs or AUTO_FIRST
-        while True:
-            i = len(result.order)
-            order = "ab" if i % 2 == 0 else "ba"
-            times = {k: one(k) for k in ((0, 1) if order == "ab" else (1, 0))}
-            result.samples_a.append(times[0][0])
-            result.samples_b.append(times[1][0])
-            result.trips_a.append(times[0][1])
-            result.order.append(order)
-            if progress is not None:
-                progress.update(f"pair {i + 1}/{target}")
-            if i + 1 < target:
-                continue
-            decision = decide_pairs(result.samples_a, result.samples_b, min_change, alpha)
-            if pairs is not None:
-                result.stopped = f"{pairs} pairs, as asked"
-                break
-            if decision.verdict != "cannot-tell":
-                result.stopped = f"{target} pairs (auto: the verdict settled)"
-                break
-            if target >= AUTO_MAX_PAIRS or time.perf_counter() - t0 > AUTO_MAX_SECONDS:
-                result.stopped = (
-                    f"{target} pairs (auto: still cannot tell at the cap of "
-                    f"{AUTO_MAX_PAIRS} pairs or {AUTO_MAX_SECONDS:g} s)"
-                )
-                break
-            target += AUTO_STEP
-    except BaseException:
-        runner.kill()
-        raise
-    runner.close()
+    with _PairRunner(pair, n, {"arms": given}, timeout, arms=arms) as runner:
+        loop = RoundLoop(runner, None, warmup, progress=progress, statistic=statistic)
+        loop.rule = rule
+        readings = loop.run()
+    result.samples_a = [a for a, _ in loop.samples]
+    result.samples_b = [b for _, b in loop.samples]
+    result.trips_a = [r["a_s"] for r in readings]
+    result.order = [r["order"] for r in readings]
+    result.stopped = rule.stopped
+    result.conditions = loop.conditions
+    decision = decide_pairs(result.samples_a, result.samples_b, min_change, alpha)
     result.decision = decision
     return result

@@ -335,6 +335,15 @@ class WorkerRunner:
         self.kill() if exc_type is not None else self.close()
 
 
+class UnverifiedRunner(WorkerRunner):
+    """A watchdog worker whose rounds return the session's answer as it is (a probe's
+    readings, an unverified build variant's measurement, an A/B pair), where
+    :class:`WorkerRunner` verifies a strategy's count."""
+
+    def run_once(self) -> Any:
+        return self.ask("run")
+
+
 def keep_spares(on: bool, context: bool = False, depth: int | None = None) -> None:
     """From now on, start a spare GPU worker during each case for the next (``on``), or stop
     doing so and end the spare that waits. ``context``: the spares make their CUDA context

@@ -52,8 +52,8 @@ def measure_variant(
     count; the others cannot be (their children do not run): their device failures still
     fail the run (the session checks its accounting)."""
     from ..runner import RoundLoop, solve
+    from ..runners import UnverifiedRunner
     from ..strategies import get
-    from .probe import ProbeRunner
 
     if launch == "real":
         return solve(
@@ -66,7 +66,7 @@ def measure_variant(
         )
     strat = get(strategy)
     values = strat.resolve(n, {**params, "launch": launch})
-    with ProbeRunner(strat, n, values, timeout) as runner:  # nqprof's round loop, unverified
+    with UnverifiedRunner(strat, n, values, timeout) as runner:  # the round loop, unverified
         loop = RoundLoop(runner, repeats, warmup)
         loop.run()
         return loop.record(runner.info())

@@ -4,9 +4,10 @@ unverified build variant of a strategy), run in nqprof's watchdog worker process
 The runner's worker (nqprof.runners.WorkerRunner, nqprof.worker) opens ``PROBE.open(n,
 params)`` of a module in a fresh process and answers "run" with ``session.run_once()``; a
 hung kernel costs only that process. A :class:`Probe` is the object such a module exposes
-as ``PROBE`` (a strategy's module exposes ``STRATEGY``); :class:`ProbeRunner` returns what
-the session answers as it is (a dict of readings, its ``measurement`` naming the probe),
-where the runner would verify a count.
+as ``PROBE`` (a strategy's module exposes ``STRATEGY``); its runner
+(:class:`nqprof.runners.UnverifiedRunner`) returns what the session answers as it is (a dict
+of readings, its ``measurement`` naming the probe), where a strategy's runner would verify
+a count.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..options import DEFAULT_TIMEOUT
-from ..runners import WorkerRunner
+from ..runners import UnverifiedRunner as ProbeRunner
 
 
 class Probe:
@@ -33,13 +34,6 @@ class Probe:
 
     def open(self, n: int, params: dict[str, Any]):
         raise NotImplementedError
-
-
-class ProbeRunner(WorkerRunner):
-    """A watchdog worker whose rounds return the session's answer unverified."""
-
-    def run_once(self) -> Any:
-        return self.ask("run")
 
 
 def run_probe(probe, params: dict[str, Any], timeout: float = DEFAULT_TIMEOUT, n: int = 0) -> Any:
