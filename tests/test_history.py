@@ -550,3 +550,30 @@ def test_plot_lines_are_strategy_and_parameters(storage):
         part[part["strategy"] == "multicore"]["n"]
     )
     assert figures.history_figures(df, root / "figures", ["0003"])[0].stat().st_size > 10_000
+
+
+def test_history_shows_a_rate_column_where_runs_recorded_their_work(storage, capsys):
+    """--rate nodes adds nodes a second beside the times, as each run recorded it; runs
+    saved before records stated their work show '-'."""
+    root, first = storage
+
+    def work(by):
+        by[("multicore", 9)]["extra_info"]["work"] = {
+            "solutions_per_s": 3.5e6,
+            "nodes": 2_000_000,
+            "nodes_per_s": 2.5e9,
+        }
+
+    _edit_run(first, first, work)
+    assert main(["history", str(root), "--rate", "nodes"]) == 0
+    out = capsys.readouterr().out
+    header = next(line.split() for line in out.splitlines() if line.split()[:1] == ["run"])
+    assert header.index("nodes/s") == header.index("wall") + 1
+    rows = [line for line in out.splitlines() if " multicore " in f" {line} "]
+    assert len(rows) == 6 and sum("2.5 G" in row for row in rows) == 1
+    assert sum(row.split()[-4] == "-" for row in rows) == 5  # recorded before: no rate
+    assert "nodes/s: over the compute median" in out
+    assert main(["history", str(root), "--rate", "solutions"]) == 0
+    assert "3.5 M" in capsys.readouterr().out
+    assert main(["history", str(root)]) == 0
+    assert "/s" not in capsys.readouterr().out.split("\n\n")[1]

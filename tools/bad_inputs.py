@@ -85,6 +85,7 @@ TEXT_OPTIONS = frozenset(
         "run",
         "--storage",
         "--metric",
+        "--rate",
         "--fail-on",
         "--traces",
         "--run",

@@ -93,6 +93,10 @@ class RunRecord:
     #: instructions one round executes under Valgrind (nqprof.instructions: count, tool,
     #: version, seconds, ...), which a host's clock speed does not move.
     instructions: dict[str, Any] = field(default_factory=dict)
+    #: How much work a second the run did: ``solutions_per_s`` (the count over the median
+    #: round's statistic, every verified run), and where the session states the nodes its
+    #: search visits (queens placed: ``nodes``, with ``nodes_source``) ``nodes_per_s``.
+    work: dict[str, Any] = field(default_factory=dict)
     #: The record's schema version (SCHEMA_VERSION).
     schema: int = SCHEMA_VERSION
 
@@ -130,6 +134,11 @@ class RunRecord:
             replay=dict(stats.get("replay", {})),
             tasks=dict(info.get("tasks", {})),
             holds=dict(info.get("holds", {})),
+            work=work_rates(
+                last.count if build is None else None,
+                median(gpu_times) if gpu_times else median(m.wall_s for m in ms),
+                info.get("work") or {},
+            ),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -162,6 +171,8 @@ class RunRecord:
                 f"GPU time   {seconds_text(self.gpu_s)} (CUDA "
                 f"events, median of {len(self.gpu_times)})"
             )
+        if self.work:
+            lines.append(f"work       {work_text(self.work)}")
         if self.instructions:
             lines.append(f"instructions {instructions_text(self.instructions)}")
         if self.holds:
@@ -240,6 +251,44 @@ def instructions_text(record: dict[str, Any]) -> str:
         + f"; {record['tool']} of {record['version']}, {record['seconds']:.2f} s under it "
         f"after a start of {record['start_s']:.2f} s"
     )
+
+
+def work_rates(count: int | None, seconds: float | None, stated: dict[str, Any]) -> dict[str, Any]:
+    """A run's work a second: solutions (``count``, None for an unverified build) and, where
+    the session ``stated`` its nodes, nodes, over ``seconds`` (the median round's statistic:
+    CUDA events on the GPU, the worker's clock on the CPU); {} without a time."""
+    if not seconds or seconds <= 0:
+        return {}
+    out: dict[str, Any] = {}
+    if count is not None:
+        out["solutions_per_s"] = count / seconds
+    nodes = stated.get("nodes")
+    if nodes is not None:
+        out.update(stated)
+        out["nodes_per_s"] = nodes / seconds
+    return out
+
+
+def rate_text(value: float) -> str:
+    """A rate with an SI prefix: ``11.8 M``, ``920 k``, ``92``."""
+    for scale, unit in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if value >= scale:
+            return f"{value / scale:.3g} {unit}"
+    return f"{value:.3g}"
+
+
+def work_text(work: dict[str, Any]) -> str:
+    """The work line of ``nqprof solve``: solutions and nodes a second, the nodes and where
+    their count comes from."""
+    parts = []
+    if "solutions_per_s" in work:
+        parts.append(f"{rate_text(work['solutions_per_s'])} solutions/s")
+    if "nodes" in work:
+        parts.append(
+            f"{rate_text(work['nodes_per_s'])} nodes/s ({work['nodes']:,} nodes: queens placed, "
+            f"{work.get('nodes_source', 'as the session states')})"
+        )
+    return ", ".join(parts)
 
 
 def hold_text(holds: dict[str, int]) -> str:

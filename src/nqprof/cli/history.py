@@ -47,6 +47,19 @@ def _time(value) -> str:
     return "-" if missing(value) else fmt_s(float(value))
 
 
+#: ``--rate``: the saved record's column of each rate and its heading.
+RATES = {
+    "solutions": ("extra.work.solutions_per_s", "solutions/s"),
+    "nodes": ("extra.work.nodes_per_s", "nodes/s"),
+}
+
+
+def _rate(value) -> str:
+    from ..result import rate_text
+
+    return "-" if missing(value) else rate_text(float(value))
+
+
 def _pct(value, sign: str = "+") -> str:
     return "-" if missing(value) else f"{value:{sign}.1f}%"
 
@@ -105,6 +118,11 @@ def cmd_history(args) -> int:
         "extra.count",
         "extra.verified",
     ]
+    rate_column, rate_heading = RATES[args.rate] if args.rate else (None, None)
+    if rate_column:
+        if rate_column not in table:
+            table[rate_column] = None  # runs saved before records stated their work
+        columns.insert(columns.index("compute.rounds"), rate_column)
     table = table[[c for c in columns if c in table]].rename(
         columns={
             "n": "N",
@@ -114,16 +132,24 @@ def cmd_history(args) -> int:
             "compute.rounds": "rounds",
             "extra.count": "count",
             "extra.verified": "verified",
+            **({rate_column: rate_heading} if rate_column else {}),
         }
     )
     if table["test"].nunique() == 1:
         table = table.drop(columns="test")
-    _print_table(table, {"kept": _time, "compute": _time, "wall": _time})
+    formatters = {"kept": _time, "compute": _time, "wall": _time}
+    _print_table(table, {**formatters, **({rate_heading: _rate} if rate_heading else {})})
     print(
         "\nmedians. kept: what pytest-benchmark saved; compute: "
         + METRICS["compute"]
         + "; wall: "
         + METRICS["wall"]
+        + (
+            f"; {rate_heading}: over the compute median, as the run recorded it "
+            "(nodes: the queens its search places, where the strategy states them)"
+            if rate_heading
+            else ""
+        )
     )
     return 0
 
@@ -446,6 +472,13 @@ def add_commands(sub) -> None:
         "--csv",
         metavar="FILE",
         help="write the whole table (every column) as CSV instead",
+    )
+    p.add_argument(
+        "--rate",
+        choices=sorted(RATES),
+        default=None,
+        help="add a column of solutions or nodes (queens placed) a second beside the times, "
+        "as each run recorded it ('-' where it did not)",
     )
     p.set_defaults(func=cmd_history)
 

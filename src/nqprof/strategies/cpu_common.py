@@ -29,11 +29,19 @@ def cpu_module():
 
 
 class TimedCall(Session):
-    """A session whose round is one call returning the count, timed on the host clock."""
+    """A session whose round is one call returning the count, timed on the host clock.
+    ``work``: what states the nodes its search visits (:func:`constellation_nodes`), asked
+    once, when the record asks the session's ``info``."""
 
-    def __init__(self, count: Callable[[], int], info: dict[str, Any]):
+    def __init__(
+        self,
+        count: Callable[[], int],
+        info: dict[str, Any],
+        work: Callable[[], dict[str, Any]] | None = None,
+    ):
         self._count = count
         self._info = info
+        self._work = work
 
     def run_once(self) -> Measurement:
         t0 = time.perf_counter()
@@ -43,7 +51,10 @@ class TimedCall(Session):
     def info(self) -> dict[str, Any]:
         from ..cuda.sources import source_hash
 
-        return {"source_hash": source_hash(CPU_SOURCE), **self._info}
+        info = {"source_hash": source_hash(CPU_SOURCE), **self._info}
+        if self._work is not None:
+            info["work"] = self._work()
+        return info
 
 
 def constellation_tasks(n: int, depth: int):
@@ -53,6 +64,27 @@ def constellation_tasks(n: int, depth: int):
 
     raw = cpu_module().cst_tasks(n, depth)
     return np.frombuffer(raw, dtype=np.uint32).reshape(-1, CST_TASK_WORDS)
+
+
+#: Where a constellation search's node count comes from.
+CST_NODES_SOURCE = "counted by the CPU twin's step search (nq_cst_solve), fast's tree"
+
+
+def constellation_nodes(n: int, depth: int, tasks: bytes, threads: int) -> dict[str, Any]:
+    """The nodes (queens placed) a search of the start constellations of (n, depth) visits
+    below its tasks: the CPU twin's step search counts them (``nqprof._cpu.cst_count(...,
+    nodes=True)``: the tree every constellation strategy walks, whatever its order), once
+    per machine and C source (kept in nqprof's cache folder)."""
+    from ..cuda.cache import read_memo, write_memo
+    from ..cuda.sources import source_hash
+
+    name = f"nodes-cst-{n}-{depth}-{source_hash(CPU_SOURCE)}.json"
+    memo = read_memo(name)
+    if memo is None or not isinstance(memo.get("nodes"), int):
+        count, nodes = cpu_module().cst_count(n, tasks, threads, True)
+        memo = {"nodes": int(nodes), "count": int(count)}
+        write_memo(name, memo)
+    return {"nodes": memo["nodes"], "nodes_source": CST_NODES_SOURCE}
 
 
 def constellation_call(n: int, depth: int, threads: int, head: Callable[[int], str]) -> TimedCall:
@@ -68,6 +100,7 @@ def constellation_call(n: int, depth: int, threads: int, head: Callable[[int], s
     return TimedCall(
         lambda: cpu.cst_count(n, tasks, threads)[0],
         {"notes": [note], "tasks": {"where": "host", "tasks": count, "make_s": made}},
+        work=lambda: constellation_nodes(n, depth, tasks, threads),
     )
 
 
