@@ -74,3 +74,24 @@ def test_a_run_without_stated_nodes_has_solutions_a_second_only():
 
     record = solve("serial", 9, repeats=3, warmup=0)
     assert set(record.work) == {"solutions_per_s"}
+
+
+def test_nodes_that_would_take_too_long_are_not_counted_and_the_record_says_why(
+    tmp_path, monkeypatch
+):
+    from nqprof import _cpu
+    from nqprof.result import work_rates
+    from nqprof.strategies import cpu_common
+
+    monkeypatch.setenv("NQPROF_CACHE_DIR", str(tmp_path))
+    tasks = _cpu.cst_tasks(9, 0)
+    slow = cpu_common.NODES_BUDGET_S / 2 + 0.1  # a round this long: the twin over the budget
+    skipped = cpu_common.constellation_nodes(9, 0, tasks, 1, round_s=slow)
+    assert "nodes" not in skipped and "nodes not counted" in skipped["nodes_note"]
+    assert not list(tmp_path.glob("nodes-*"))
+    work = work_rates(352, slow, skipped)
+    assert "nodes_per_s" not in work and work_text(work).endswith(skipped["nodes_note"])
+    fast = cpu_common.constellation_nodes(9, 0, tasks, 1, round_s=0.001)
+    assert fast["nodes"] == _cpu.cst_count(9, tasks, 1, True)[1]
+    # once counted, a slow round reads the count back
+    assert cpu_common.constellation_nodes(9, 0, tasks, 1, round_s=slow) == fast

@@ -262,9 +262,9 @@ def work_rates(count: int | None, seconds: float | None, stated: dict[str, Any])
     out: dict[str, Any] = {}
     if count is not None:
         out["solutions_per_s"] = count / seconds
+    out.update(stated)
     nodes = stated.get("nodes")
     if nodes is not None:
-        out.update(stated)
         out["nodes_per_s"] = nodes / seconds
     return out
 
@@ -288,6 +288,8 @@ def work_text(work: dict[str, Any]) -> str:
             f"{rate_text(work['nodes_per_s'])} nodes/s ({work['nodes']:,} nodes: queens placed, "
             f"{work.get('nodes_source', 'as the session states')})"
         )
+    if "nodes_note" in work:
+        parts.append(work["nodes_note"])
     return ", ".join(parts)
 
 

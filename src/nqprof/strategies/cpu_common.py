@@ -30,14 +30,15 @@ def cpu_module():
 
 class TimedCall(Session):
     """A session whose round is one call returning the count, timed on the host clock.
-    ``work``: what states the nodes its search visits (:func:`constellation_nodes`), asked
-    once, when the record asks the session's ``info``."""
+    ``work(round_s)``: what states the nodes its search visits (:func:`constellation_nodes`;
+    ``round_s``, the last round's seconds), asked when the record asks the session's
+    ``info``."""
 
     def __init__(
         self,
         count: Callable[[], int],
         info: dict[str, Any],
-        work: Callable[[], dict[str, Any]] | None = None,
+        work: Callable[[float | None], dict[str, Any]] | None = None,
     ):
         self._count = count
         self._info = info
@@ -46,14 +47,15 @@ class TimedCall(Session):
     def run_once(self) -> Measurement:
         t0 = time.perf_counter()
         count = self._count()
-        return Measurement(count=int(count), wall_s=time.perf_counter() - t0)
+        self.round_s = time.perf_counter() - t0
+        return Measurement(count=int(count), wall_s=self.round_s)
 
     def info(self) -> dict[str, Any]:
         from ..cuda.sources import source_hash
 
         info = {"source_hash": source_hash(CPU_SOURCE), **self._info}
         if self._work is not None:
-            info["work"] = self._work()
+            info["work"] = self._work(getattr(self, "round_s", None))
         return info
 
 
@@ -70,17 +72,31 @@ def constellation_tasks(n: int, depth: int):
 CST_NODES_SOURCE = "counted by the CPU twin's step search (nq_cst_solve), fast's tree"
 
 
-def constellation_nodes(n: int, depth: int, tasks: bytes, threads: int) -> dict[str, Any]:
+#: The longest the node count may take where no earlier run counted it: the step search
+#: takes about twice a round's time, so a run whose round takes longer than half of this
+#: states no nodes, and says why, rather than run that long after its rounds.
+NODES_BUDGET_S = 20.0
+
+
+def constellation_nodes(
+    n: int, depth: int, tasks: bytes, threads: int, round_s: float | None = None
+) -> dict[str, Any]:
     """The nodes (queens placed) a search of the start constellations of (n, depth) visits
     below its tasks: the CPU twin's step search counts them (``nqprof._cpu.cst_count(...,
     nodes=True)``: the tree every constellation strategy walks, whatever its order), once
-    per machine and C source (kept in nqprof's cache folder)."""
+    per machine and C source (kept in nqprof's cache folder); not where that would take
+    over NODES_BUDGET_S (about twice a round of ``round_s`` seconds): a note says so."""
     from ..cuda.cache import read_memo, write_memo
     from ..cuda.sources import source_hash
 
     name = f"nodes-cst-{n}-{depth}-{source_hash(CPU_SOURCE)}.json"
     memo = read_memo(name)
     if memo is None or not isinstance(memo.get("nodes"), int):
+        if round_s is not None and 2 * round_s > NODES_BUDGET_S:
+            return {
+                "nodes_note": f"nodes not counted: the CPU twin would take about "
+                f"{2 * round_s:.0f} s (over {NODES_BUDGET_S:g} s)"
+            }
         count, nodes = cpu_module().cst_count(n, tasks, threads, True)
         memo = {"nodes": int(nodes), "count": int(count)}
         write_memo(name, memo)
@@ -100,7 +116,7 @@ def constellation_call(n: int, depth: int, threads: int, head: Callable[[int], s
     return TimedCall(
         lambda: cpu.cst_count(n, tasks, threads)[0],
         {"notes": [note], "tasks": {"where": "host", "tasks": count, "make_s": made}},
-        work=lambda: constellation_nodes(n, depth, tasks, threads),
+        work=lambda round_s: constellation_nodes(n, depth, tasks, threads, round_s),
     )
 
 
