@@ -95,3 +95,20 @@ def test_nodes_that_would_take_too_long_are_not_counted_and_the_record_says_why(
     assert fast["nodes"] == _cpu.cst_count(9, tasks, 1, True)[1]
     # once counted, a slow round reads the count back
     assert cpu_common.constellation_nodes(9, 0, tasks, 1, round_s=slow) == fast
+
+
+def test_fast_states_the_nodes_of_its_tasks_as_the_twin_counts_them(tmp_path, monkeypatch):
+    """fast's record: the nodes below its tasks at its depth (the tree its kernel walks),
+    counted by the CPU twin up to FAST_TWIN_MAX_N, a note past it (no GPU needed: the
+    session's work() reads only n and depth)."""
+    from types import SimpleNamespace
+
+    from nqprof import _cpu
+    from nqprof.strategies.fast import FAST_TWIN_MAX_N, FastSession
+
+    monkeypatch.setenv("NQPROF_CACHE_DIR", str(tmp_path))
+    work = FastSession.work(SimpleNamespace(n=11, depth=2))
+    assert work["nodes"] == _cpu.cst_count(11, _cpu.cst_tasks(11, 2), 1, True)[1]
+    assert work["nodes"] != FastSession.work(SimpleNamespace(n=11, depth=0))["nodes"]
+    past = FastSession.work(SimpleNamespace(n=FAST_TWIN_MAX_N + 1, depth=2))
+    assert "nodes" not in past and f"past N={FAST_TWIN_MAX_N}" in past["nodes_note"]

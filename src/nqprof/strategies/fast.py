@@ -30,7 +30,7 @@ from ..cuda.sources import KernelSource
 from ..errors import InputError
 from ..result import Measurement
 from .base import Param, Strategy, block_param
-from .cpu_common import CST_TASK_WORDS, constellation_tasks, cpu_module
+from .cpu_common import CST_TASK_WORDS, constellation_nodes, constellation_tasks, cpu_module
 from .gpu_common import DYNAMIC_SHARED_LIMIT_SM90, GpuSession
 
 #: opt -> kernel
@@ -121,6 +121,11 @@ def shared_bytes(n: int, params: dict) -> int:
     else:
         words = cpu_module().cst_stack_words(n, params["depth"])
     return words * params["block"] * 4
+
+
+#: The largest N whose nodes fast's record states: the CPU twin counts them on the host,
+#: whose time grows about sixfold an N.
+FAST_TWIN_MAX_N = 17
 
 
 class Fast(Strategy):
@@ -377,7 +382,25 @@ class FastSession(GpuSession):
         return Measurement(count=count, wall_s=timer.wall_seconds, gpu_s=timer.seconds)
 
     def info(self):
-        return {**super().info(), "tasks": dict(self.making)}
+        info = {**super().info(), "tasks": dict(self.making)}
+        if self._ran and self.whole and not self.d4:
+            info["work"] = self.work()
+        return info
+
+    def work(self) -> dict:
+        """The nodes (queens placed) the kernel's search visits below its tasks, as the CPU
+        twin's step search counts them (it walks the same tree: tests/test_constellations.py),
+        once per machine; past FAST_TWIN_MAX_N the twin would take minutes on the host, so a
+        note says so instead."""
+        if self.n > FAST_TWIN_MAX_N:
+            return {
+                "nodes_note": f"nodes not counted: the CPU twin takes minutes past "
+                f"N={FAST_TWIN_MAX_N}"
+            }
+        cpu = cpu_module()
+        return constellation_nodes(
+            self.n, self.depth, cpu.cst_tasks(self.n, self.depth), cpu.cpu_count()
+        )
 
 
 class FastPart(FastSession):
