@@ -577,3 +577,39 @@ def test_history_shows_a_rate_column_where_runs_recorded_their_work(storage, cap
     assert "3.5 M" in capsys.readouterr().out
     assert main(["history", str(root)]) == 0
     assert "/s" not in capsys.readouterr().out.split("\n\n")[1]
+
+
+def test_compare_shows_both_runs_rates_where_they_recorded_their_work(storage, capsys):
+    """compare --rate nodes: A's and B's nodes a second, each the nodes the run recorded over
+    its own median; '-' where a run recorded none; the instruction metric has no rate."""
+    from nqprof.analysis.comparing import compare
+    from nqprof.analysis.history import load_history
+
+    root, first = storage
+    second = root / RUNS[1].relative_to(STORAGE)
+
+    def work(nodes):
+        def edit(by):
+            by[("multicore", 9)]["extra_info"]["work"] = {"nodes": nodes}
+
+        return edit
+
+    _edit_run(first, first, work(1_000_000))
+    _edit_run(second, second, work(1_000_000))
+    result = compare(load_history(root), "0001", "0002")
+    row = result[(result["strategy"] == "multicore") & (result["n"] == 9)].iloc[0]
+    assert row["rate_nodes_a"] == pytest.approx(1_000_000 / row["median_a"])
+    assert row["rate_nodes_b"] == pytest.approx(1_000_000 / row["median_b"])
+    assert row["rate_solutions_a"] == pytest.approx(352 / row["median_a"])
+    other = result[(result["strategy"] == "serial") & (result["n"] == 9)].iloc[0]
+    assert pd.isna(other["rate_nodes_a"]) and other["rate_solutions_b"] > 0
+    assert main(["compare", "--storage", str(root), "--rate", "nodes"]) == 0
+    out = capsys.readouterr().out
+    header = next(line.split() for line in out.splitlines() if line.split()[:1] == ["strategy"])
+    assert header[header.index("B") + 1 : header.index("B") + 5] == ["A", "nodes/s", "B", "nodes/s"]
+    from nqprof.result import rate_text
+
+    (line,) = [x for x in out.splitlines() if x.split()[:2] == ["multicore", "9"]]
+    assert rate_text(row["rate_nodes_a"]) in line and rate_text(row["rate_nodes_b"]) in line
+    (plain,) = [x for x in out.splitlines() if x.split()[:2] == ["serial", "9"]]
+    assert plain.count(" - ") >= 2  # no nodes recorded

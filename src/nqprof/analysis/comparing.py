@@ -43,8 +43,31 @@ def cases_of_run(df, run: str, metric: str) -> dict[tuple, dict[str, Any]]:
             "conditions": row.get("extra.conditions")
             if isinstance(row.get("extra.conditions"), dict)
             else {},
+            "work": {
+                "solutions": or_none(row.get("extra.count")),
+                "nodes": or_none(row.get("extra.work.nodes")),
+            }
+            if metric in TIME_METRICS
+            else {},
         }
     return out
+
+
+#: The metrics whose medians are seconds (a rate is work over them).
+TIME_METRICS = ("compute", "wall")
+#: What a rate counts (``nqprof compare --rate``): the columns rate_<what>_a and _b.
+RATES = ("solutions", "nodes")
+
+
+def rates(case: dict[str, Any] | None) -> dict[str, float | None]:
+    """Solutions and nodes a second of a case of :func:`cases_of_run` (None where the run
+    recorded no such work, or the metric is no time)."""
+    median = case and or_none(case["median"])
+    work = case["work"] if case else {}
+    return {
+        what: work[what] / median if median and work.get(what) is not None else None
+        for what in RATES
+    }
 
 
 #: A CPU case's floor is at least this many times the CPU speed probe's move between two
@@ -175,6 +198,8 @@ def compare(df, run_a: str, run_b: str, metric: str = "compute", min_change: flo
         ra, rb = a.get(key), b.get(key)
         row["median_a"] = or_none(ra["median"]) if ra else None
         row["median_b"] = or_none(rb["median"]) if rb else None
+        for side, case in (("a", ra), ("b", rb)):
+            row.update({f"rate_{what}_{side}": v for what, v in rates(case).items()})
         row.update(
             change_pct=None,
             floor_pct=None,
@@ -238,6 +263,7 @@ def compare(df, run_a: str, run_b: str, metric: str = "compute", min_change: flo
         "conditions",
         "min_change_pct",
         "why",
+        *(f"rate_{what}_{side}" for what in RATES for side in "ab"),
     ]
     result = pd.DataFrame(rows, columns=columns)
     #: conditions of the runs rather than of a case (each also in its cases' ``conditions``)

@@ -226,7 +226,7 @@ def cmd_compare(args) -> int:
         print("no nqprof benchmarks to compare")
         return 0
     _warn_conditions(result)
-    print("\n".join(compare_lines(result, min_change)))
+    print("\n".join(compare_lines(result, min_change, rate=args.rate)))
     if not nvbench:
         _print_traces(df, run_a, run_b, result, args.traces)
     message = failed_message(result, args.fail_on, "--fail-on")
@@ -236,14 +236,20 @@ def cmd_compare(args) -> int:
     return 0
 
 
-def compare_lines(result, min_change: float | None, option: str = "--min-change") -> list[str]:
+def compare_lines(
+    result, min_change: float | None, option: str = "--min-change", rate: str | None = None
+) -> list[str]:
     """The lines compare prints for a comparison (:func:`nqprof.analysis.comparing.compare`'s
     table): the table, the count of each verdict and change, what faster and slower mean,
     and, where cases are cannot-tell, why each is (``min_change``: the one given, else
-    None; ``option``: the option that sets it)."""
+    None; ``option``: the option that sets it). ``rate``: "solutions" or "nodes" adds both
+    runs' work a second beside their medians."""
     columns = [c for c in CASE_COLUMNS if c != "test" or result["test"].nunique() > 1]
+    rated = [f"rate_{rate}_a", f"rate_{rate}_b"] if rate else []
+    heading = RATES[rate][1] if rate else ""
     shown = result[
-        columns + ["median_a", "median_b", "change_pct", "floor_pct", "p", "verdict", "changed"]
+        columns
+        + ["median_a", "median_b", *rated, "change_pct", "floor_pct", "p", "verdict", "changed"]
     ].rename(
         columns={
             "n": "N",
@@ -251,12 +257,16 @@ def compare_lines(result, min_change: float | None, option: str = "--min-change"
             "median_b": "B",
             "change_pct": "change",
             "floor_pct": "floor",
+            **({rated[0]: f"A {heading}", rated[1]: f"B {heading}"} if rate else {}),
         }
     )
     if not shown["changed"].astype(bool).any():
         shown = shown.drop(columns="changed")
     floor = lambda v: "-" if missing(v) else "±" + _pct(v, "")  # noqa: E731
-    lines = [_table_text(shown, {"A": _time, "B": _time, "change": _pct, "floor": floor, "p": _p})]
+    formats = {"A": _time, "B": _time, "change": _pct, "floor": floor, "p": _p}
+    if rate:
+        formats.update({f"A {heading}": _rate, f"B {heading}": _rate})
+    lines = [_table_text(shown, formats)]
     counts = result["verdict"].value_counts()
     changes = change_counts(result)
     summary = ", ".join(f"{counts[v]} {v}" for v in VERDICTS if v in counts)
@@ -512,6 +522,13 @@ def add_commands(sub) -> None:
         help="the smallest change of a median, in percent, the comparison must be able to catch: "
         "a case whose floor is wider and that is not faster or slower is cannot-tell, not same "
         f"(default: {100 * MIN_CHANGE:g} for GPU cases, {100 * MIN_CHANGE_CPU:g} for CPU cases)",
+    )
+    p.add_argument(
+        "--rate",
+        choices=sorted(RATES),
+        default=None,
+        help="add both runs' solutions or nodes (queens placed) a second beside their medians "
+        "(the work each run recorded over its median; '-' where it recorded none)",
     )
     p.add_argument(
         "--traces",
