@@ -44,6 +44,23 @@ def test_the_gpu_makes_the_host_s_tasks():
     ]
 
 
+@pytest.mark.parametrize("n,depth", [(8, 0), (11, 2), (13, 3)])
+def test_the_kernel_places_as_many_queens_as_the_cpu_twin(n, depth):
+    """The counting build of fast's kernel adds up on the GPU the queens it places: as many
+    as the CPU twin's step search places below the same tasks, which is what fast's record
+    states as its nodes (FastSession.work)."""
+    from nqprof import _cpu
+    from nqprof.problem import known_count
+    from nqprof.runners import WorkerRunner
+    from nqprof.strategies import get
+
+    fast = get("fast")
+    with WorkerRunner(fast, n, fast.resolve(n, {"depth": depth}), 120) as runner:
+        count, nodes = runner.call("count_nodes")
+    assert count == known_count(n)
+    assert nodes == _cpu.cst_count(n, _cpu.cst_tasks(n, depth), 1, True)[1] > 0
+
+
 @pytest.mark.parametrize("opt", list(KERNELS))
 def test_every_kernel_counts_n4_to_n13(opt):
     for n in range(4, 14):

@@ -381,6 +381,35 @@ class FastSession(GpuSession):
         self.ran()
         return Measurement(count=count, wall_s=timer.wall_seconds, gpu_s=timer.seconds)
 
+    def count_nodes(self) -> tuple[int, int]:
+        """(count, nodes): one untimed round of the counting build of the kernel
+        (NQ_COUNT_NODES=1), which also adds up on the GPU the queens its lanes place below
+        the tasks (out[1]); the check of the CPU twin's node count
+        (tests/test_gpu_fast.py)."""
+        import numpy as np
+
+        if self.d4 or not self.whole:
+            raise InputError("fast: only the constellation kernel of a whole run counts nodes")
+        module = self.build(STRATEGY.sources[0], {"NQ_BLOCK": self.block, "NQ_COUNT_NODES": 1})
+        func = module.function(KERNELS[self.opt])
+        self.allow_shared(func, self.dynamic)
+        self.drv.memset_d32(self.out, 0, 4)
+        self.drv.memset_d32(self.next, 0, 1)
+        tasks = self.tasks if self.tasks is not None else self.drv.mem_alloc(TASK_WORDS * 4)
+        func(
+            tasks,
+            np.uint32(self.ntasks),
+            np.int32(self.n),
+            self.next,
+            self.out,
+            block=(self.block, 1, 1),
+            grid=self.grid,
+            shared=self.dynamic,
+        )
+        self.drv.Context.synchronize()
+        count, nodes = (int(v) for v in self.read_u64(self.out, 2))
+        return count, nodes
+
     def info(self):
         info = {**super().info(), "tasks": dict(self.making)}
         if self._ran and self.whole and not self.d4:
