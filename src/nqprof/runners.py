@@ -370,9 +370,9 @@ GPU_PROCESSES = 2
 #: own, where $NQPROF_GPU_SESSIONS does not say otherwise (:func:`gpu_sessions`). A session
 #: reopened in its process draws the case's time offset anew as a new process does, so a
 #: run of K sessions a process has GPU_PROCESSES x K units whose medians compare counts as
-#: noise: more units, narrower floors for the small cases whose offsets dominate, at
-#: about 0.2 s a reopen (docs/results/sessions-h200/README.md). One keeps the default
-#: suite's time.
+#: noise: more units, narrower floors for the small cases whose offsets dominate, at the
+#: cost of a context a reopen (docs/results/sessions-h200/README.md). One keeps the
+#: default suite's time.
 GPU_SESSIONS = 1
 #: The variable that sets the sessions of each GPU worker process.
 SESSIONS_VARIABLE = "NQPROF_GPU_SESSIONS"
