@@ -330,12 +330,19 @@ def _stats(full=0, empty=0, stuck=0, gave_up=0):
     return s
 
 
-def test_a_row_is_measured_through_the_round_loop_with_its_conditions():
+def test_a_row_is_measured_through_the_round_loop_with_its_conditions(monkeypatch):
     """One warm-up launch, then ``repeats`` timed ones: the row's time is their median (the
     warm-up's left out), its full and empty counts the last launch's, and it carries the
-    conditions of its rounds and the rule that stopped them."""
+    conditions of its rounds and the rule that stopped them. No spare GPU worker starts
+    beside its kernels, even where spares are kept (the GPU tests)."""
+    from nqprof import runner
+
+    started = []
+    monkeypatch.setattr(runner.SPARE, "keep", True)
+    monkeypatch.setattr(runner.SPARE, "start", lambda **kw: started.append(kw))
     bench = _scripted_bench([9.0, 2.0, 4.0, 3.0], [_stats(), _stats(1), _stats(2), _stats(5, 6)])
     row = bench.measure("balanced", "bq", 4, 1024, 64, repeats=3)
+    assert started == []
     assert row.ms == 3.0 and (row.full, row.empty) == (5, 6)
     assert row.criterion == "3 rounds"
     assert set(row.conditions) >= {"cpu", "gpu"} and "steal_pct" in row.conditions["cpu"]

@@ -390,6 +390,7 @@ class QueueBench:
 
         runner = InProcessRunner("queue-bench", one_round, self.gpu.facts)
         loop = RoundLoop(runner, repeats, 1, statistic=lambda reading: reading[0] / 1e3)
+        loop.keep_spare = False  # no spare worker's context beside this process's kernels
         readings = loop.run()
         s = readings[-1][1]
         return BenchRow(
