@@ -6,6 +6,7 @@ import json
 import sys
 import warnings
 
+from ..analysis.comparing import RATES as COMPARED_RATES
 from ..analysis.comparing import change_counts, compare, machine_warnings
 from ..analysis.figures import HISTORY_FIGURES
 from ..analysis.history import (
@@ -47,11 +48,9 @@ def _time(value) -> str:
     return "-" if missing(value) else fmt_s(float(value))
 
 
-#: ``--rate``: the saved record's column of each rate and its heading.
-RATES = {
-    "solutions": ("extra.work.solutions_per_s", "solutions/s"),
-    "nodes": ("extra.work.nodes_per_s", "nodes/s"),
-}
+#: ``--rate``: the saved record's column of each rate (analysis.comparing.RATES) and its
+#: heading.
+RATES = {what: (f"extra.work.{what}_per_s", f"{what}/s") for what in COMPARED_RATES}
 
 
 def _rate(value) -> str:
@@ -457,6 +456,10 @@ def _storage_options(p, positional: bool = False) -> None:
     )
 
 
+def _rate_option(p, help: str) -> None:
+    p.add_argument("--rate", choices=sorted(RATES), default=None, help=help)
+
+
 def _metric_option(p) -> None:
     p.add_argument(
         "--metric",
@@ -483,11 +486,9 @@ def add_commands(sub) -> None:
         metavar="FILE",
         help="write the whole table (every column) as CSV instead",
     )
-    p.add_argument(
-        "--rate",
-        choices=sorted(RATES),
-        default=None,
-        help="add a column of solutions or nodes (queens placed) a second beside the times, "
+    _rate_option(
+        p,
+        "add a column of solutions or nodes (queens placed) a second beside the times, "
         "as each run recorded it ('-' where it did not)",
     )
     p.set_defaults(func=cmd_history)
@@ -523,11 +524,9 @@ def add_commands(sub) -> None:
         "a case whose floor is wider and that is not faster or slower is cannot-tell, not same "
         f"(default: {100 * MIN_CHANGE:g} for GPU cases, {100 * MIN_CHANGE_CPU:g} for CPU cases)",
     )
-    p.add_argument(
-        "--rate",
-        choices=sorted(RATES),
-        default=None,
-        help="add both runs' solutions or nodes (queens placed) a second beside their medians "
+    _rate_option(
+        p,
+        "add both runs' solutions or nodes (queens placed) a second beside their medians "
         "(the work each run recorded over its median; '-' where it recorded none)",
     )
     p.add_argument(
