@@ -1,8 +1,9 @@
 """What runs in a watchdog worker process: its start, and the requests it answers.
 
 A worker opens one session (``target.opener(n, params)`` of a strategy, a probe, any object
-a module exposes) and answers "run", "info", "reopen", "close" and ("call", method, *args) until its
-parent closes it. The parent side (timeouts, killing, verification) is :mod:`nqprof.runner`.
+a module exposes) and answers "run", "info", "reopen", "close" and ("call", method, *args)
+until its parent closes it. The parent side (timeouts, killing, verification) is
+:mod:`nqprof.runner`.
 
 Its start is kept short, because every GPU case pays it:
 
