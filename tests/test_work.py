@@ -58,14 +58,15 @@ def test_the_node_count_is_read_back_from_the_cache(tmp_path, monkeypatch):
 
     monkeypatch.setenv("NQPROF_CACHE_DIR", str(tmp_path))
     tasks = _cpu.cst_tasks(9, 0)
-    first = cpu_common.constellation_nodes(9, 0, tasks, 1)
+    first = cpu_common.constellation_nodes(9, 0, 1, tasks=tasks)
 
     class NoTwin:
         def cst_count(self, *args):
             raise AssertionError("counted again")
 
     monkeypatch.setattr(cpu_common, "cpu_module", lambda: NoTwin())
-    assert cpu_common.constellation_nodes(9, 0, tasks, 1) == first
+    assert cpu_common.constellation_nodes(9, 0, 1, tasks=tasks) == first
+    assert cpu_common.constellation_nodes(9, 0, 1) == first  # kept: no tasks made either
     assert first["nodes"] == _cpu.cst_count(9, tasks, 1, True)[1]
 
 
@@ -86,15 +87,15 @@ def test_nodes_that_would_take_too_long_are_not_counted_and_the_record_says_why(
     monkeypatch.setenv("NQPROF_CACHE_DIR", str(tmp_path))
     tasks = _cpu.cst_tasks(9, 0)
     slow = cpu_common.NODES_BUDGET_S / 2 + 0.1  # a round this long: the twin over the budget
-    skipped = cpu_common.constellation_nodes(9, 0, tasks, 1, round_s=slow)
+    skipped = cpu_common.constellation_nodes(9, 0, 1, round_s=slow, tasks=tasks)
     assert "nodes" not in skipped and "nodes not counted" in skipped["nodes_note"]
     assert not list(tmp_path.glob("nodes-*"))
     work = work_rates(352, slow, skipped)
     assert "nodes_per_s" not in work and work_text(work).endswith(skipped["nodes_note"])
-    fast = cpu_common.constellation_nodes(9, 0, tasks, 1, round_s=0.001)
+    fast = cpu_common.constellation_nodes(9, 0, 1, round_s=0.001, tasks=tasks)
     assert fast["nodes"] == _cpu.cst_count(9, tasks, 1, True)[1]
     # once counted, a slow round reads the count back
-    assert cpu_common.constellation_nodes(9, 0, tasks, 1, round_s=slow) == fast
+    assert cpu_common.constellation_nodes(9, 0, 1, round_s=slow, tasks=tasks) == fast
 
 
 def test_fast_states_the_nodes_of_its_tasks_as_the_twin_counts_them(tmp_path, monkeypatch):

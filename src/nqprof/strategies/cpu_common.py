@@ -43,6 +43,7 @@ class TimedCall(Session):
         self._count = count
         self._info = info
         self._work = work
+        self.round_s: float | None = None  # the last round's seconds
 
     def run_once(self) -> Measurement:
         t0 = time.perf_counter()
@@ -55,7 +56,7 @@ class TimedCall(Session):
 
         info = {"source_hash": source_hash(CPU_SOURCE), **self._info}
         if self._work is not None:
-            info["work"] = self._work(getattr(self, "round_s", None))
+            info["work"] = self._work(self.round_s)
         return info
 
 
@@ -79,13 +80,19 @@ NODES_BUDGET_S = 20.0
 
 
 def constellation_nodes(
-    n: int, depth: int, tasks: bytes, threads: int, round_s: float | None = None
+    n: int,
+    depth: int,
+    threads: int,
+    round_s: float | None = None,
+    tasks: bytes | None = None,
 ) -> dict[str, Any]:
     """The nodes (queens placed) a search of the start constellations of (n, depth) visits
     below its tasks: the CPU twin's step search counts them (``nqprof._cpu.cst_count(...,
     nodes=True)``: the tree every constellation strategy walks, whatever its order), once
     per machine and C source (kept in nqprof's cache folder); not where that would take
-    over NODES_BUDGET_S (about twice a round of ``round_s`` seconds): a note says so."""
+    over NODES_BUDGET_S (about twice a round of ``round_s`` seconds): a note says so.
+    ``tasks``: the tasks of (n, depth) where the caller has them (else made here, and only
+    where the count is not kept already)."""
     from ..cuda.cache import read_memo, write_memo
     from ..cuda.sources import source_hash
 
@@ -97,7 +104,10 @@ def constellation_nodes(
                 "nodes_note": f"nodes not counted: the CPU twin would take about "
                 f"{2 * round_s:.0f} s (over {NODES_BUDGET_S:g} s)"
             }
-        count, nodes = cpu_module().cst_count(n, tasks, threads, True)
+        cpu = cpu_module()
+        if tasks is None:
+            tasks = cpu.cst_tasks(n, depth)
+        count, nodes = cpu.cst_count(n, tasks, threads, True)
         memo = {"nodes": int(nodes), "count": int(count)}
         write_memo(name, memo)
     return {"nodes": memo["nodes"], "nodes_source": CST_NODES_SOURCE}
@@ -116,7 +126,7 @@ def constellation_call(n: int, depth: int, threads: int, head: Callable[[int], s
     return TimedCall(
         lambda: cpu.cst_count(n, tasks, threads)[0],
         {"notes": [note], "tasks": {"where": "host", "tasks": count, "make_s": made}},
-        work=lambda round_s: constellation_nodes(n, depth, tasks, threads, round_s),
+        work=lambda round_s: constellation_nodes(n, depth, threads, round_s, tasks),
     )
 
 

@@ -358,14 +358,16 @@ class FastSession(GpuSession):
             f"on the device, {m['upload_bytes'] / 1024:.1f} KiB uploaded, outside the rounds)"
         )
 
-    def run_once(self) -> Measurement:
+    def _round_args(self) -> tuple:
+        """A round's kernel arguments, its counters (out, next) zeroed first: outside the
+        timed region, whose stream hold a synchronous memset would wait behind."""
         import numpy as np
 
         self.drv.memset_d32(self.out, 0, 4)
         self.drv.memset_d32(self.next, 0, 1)
         tasks = self.tasks if self.tasks is not None else self.drv.mem_alloc(TASK_WORDS * 4)
         if self.d4:
-            args = (
+            return (
                 tasks,
                 np.uint32(self.ntasks),
                 np.int32(self.n),
@@ -373,10 +375,15 @@ class FastSession(GpuSession):
                 self.next,
                 self.out,
             )
-        else:
-            args = (tasks, np.uint32(self.ntasks), np.int32(self.n), self.next, self.out)
+        return (tasks, np.uint32(self.ntasks), np.int32(self.n), self.next, self.out)
+
+    def _launch(self, func, args: tuple) -> None:
+        func(*args, block=(self.block, 1, 1), grid=self.grid, shared=self.dynamic)
+
+    def run_once(self) -> Measurement:
+        args = self._round_args()
         with self.generation(0) as timer:
-            self.func(*args, block=(self.block, 1, 1), grid=self.grid, shared=self.dynamic)
+            self._launch(self.func, args)
         count = int(self.read_u64(self.out, 2)[0])
         self.ran()
         return Measurement(count=count, wall_s=timer.wall_seconds, gpu_s=timer.seconds)
@@ -386,26 +393,12 @@ class FastSession(GpuSession):
         (NQ_COUNT_NODES=1), which also adds up on the GPU the queens its lanes place below
         the tasks (out[1]); the check of the CPU twin's node count
         (tests/test_gpu_fast.py)."""
-        import numpy as np
-
         if self.d4 or not self.whole:
             raise InputError("fast: only the constellation kernel of a whole run counts nodes")
         module = self.build(STRATEGY.sources[0], {"NQ_BLOCK": self.block, "NQ_COUNT_NODES": 1})
         func = module.function(KERNELS[self.opt])
         self.allow_shared(func, self.dynamic)
-        self.drv.memset_d32(self.out, 0, 4)
-        self.drv.memset_d32(self.next, 0, 1)
-        tasks = self.tasks if self.tasks is not None else self.drv.mem_alloc(TASK_WORDS * 4)
-        func(
-            tasks,
-            np.uint32(self.ntasks),
-            np.int32(self.n),
-            self.next,
-            self.out,
-            block=(self.block, 1, 1),
-            grid=self.grid,
-            shared=self.dynamic,
-        )
+        self._launch(func, self._round_args())
         self.drv.Context.synchronize()
         count, nodes = (int(v) for v in self.read_u64(self.out, 2))
         return count, nodes
@@ -426,10 +419,7 @@ class FastSession(GpuSession):
                 "nodes_note": f"nodes not counted: the CPU twin takes minutes past "
                 f"N={FAST_TWIN_MAX_N}"
             }
-        cpu = cpu_module()
-        return constellation_nodes(
-            self.n, self.depth, cpu.cst_tasks(self.n, self.depth), cpu.cpu_count()
-        )
+        return constellation_nodes(self.n, self.depth, cpu_module().cpu_count())
 
 
 class FastPart(FastSession):
