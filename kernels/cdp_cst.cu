@@ -57,6 +57,12 @@ extern "C" __global__ void cc_split_write(const cc_params* P, int gen) {
     if (cc_last_block(&P->ctl[CC_WRITE_TICKET])) {
         const unsigned ntasks = *(volatile unsigned*)&P->ctl[CC_TASKS + 0];
         if (!ntasks) return;
+        if (P->mode == CC_MODE_HOST) {
+            // the measurement of the launch path (mode=host, no refinement): the host launches
+            // cc_count0 itself, on its stream after this chain, over the same tasks
+            P->ctl[CC_GENS] = 1;
+            return;
+        }
         if (P->gens > 1) {
             cc_launch(P, CC_FIRST_COUNT, ntasks, cc_count, cc_count_grid(P, ntasks), NQ_BLOCK, P->count_shared, P,
                       0);

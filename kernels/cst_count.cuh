@@ -15,8 +15,15 @@
 // subtree to the next generation (cst_launch.cuh). A lane whose rest was handed over
 // counts as finished and takes its next task at the same vote.
 //
-// NQ_BLOCK, NQ_MIN_BLOCKS, NQ_UNROLL and NQ_COUNT_NODES may be defined before it is
-// included; these are their defaults.
+// NQ_BLOCK, NQ_MIN_BLOCKS, NQ_UNROLL, NQ_COUNT_NODES and NQ_BLOCK_RECORDS may be defined
+// before it is included; these are their defaults.
+//
+// NQ_BLOCK_RECORDS=1 (a measurement build: nqprof characterize blocks) has every block of a
+// counting grid write one record (nq_block_record below) to the buffer the host puts in the
+// module's `nq_blocks`: its SM, when it ran by the global timer and by its SM's clock, the
+// tasks its lanes took, its warps' votes and the clocks they spent taking tasks (the index
+// atomic, up to its result's shuffle). The same records for a grid launched from the host,
+// by a device graph and by CDP2 tell where a slower grid loses its time.
 #pragma once
 
 #ifndef NQ_BLOCK
@@ -31,10 +38,74 @@
 #ifndef NQ_COUNT_NODES
 #define NQ_COUNT_NODES 0
 #endif
+#ifndef NQ_BLOCK_RECORDS
+#define NQ_BLOCK_RECORDS 0
+#endif
 
 #include "cpu/constellations.h"
 
 #define CST_FULL 0xffffffffu
+
+#if NQ_BLOCK_RECORDS
+// One block's record (64 bytes; nqprof.strategies.block_records.RECORD_FIELDS). Record i is
+// block i's; a block past the buffer's capacity counts as dropped.
+struct nq_block_record {
+    unsigned block, sm;            // blockIdx.x, %smid
+    unsigned tasks, warps;         // tasks its lanes took, warps that finished
+    unsigned long long start, end;    // %globaltimer ns: thread 0 on entry, the last warp's exit
+    unsigned long long clock0, clock1;  // clock64 of its SM: thread 0 on entry, the last warp's exit
+    unsigned long long fetch;      // clocks its warps spent taking tasks (summed over warps)
+    unsigned long long votes;      // turns of the loop (votes), summed over its warps
+};
+struct nq_block_buffer {  // the header of cdp.cuh's record buffers: next, capacity, dropped
+    unsigned next, capacity, dropped, unused;
+    nq_block_record blocks[1];  // `capacity` records
+};
+__device__ nq_block_buffer* nq_blocks;  // set by the host before the round
+
+__device__ __forceinline__ unsigned long long nq_globaltimer() {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+// The block's record, or null where the buffer has no room for it.
+__device__ __forceinline__ nq_block_record* nq_block_rec() {
+    return blockIdx.x < nq_blocks->capacity ? &nq_blocks->blocks[blockIdx.x] : nullptr;
+}
+
+__device__ __forceinline__ void nq_block_begin() {
+    if (threadIdx.x) return;
+    nq_block_record* r = nq_block_rec();
+    if (!r) {
+        atomicAdd(&nq_blocks->dropped, 1u);
+        return;
+    }
+    unsigned sm;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+    r->block = blockIdx.x;
+    r->sm = sm;
+    r->start = nq_globaltimer();
+    r->clock0 = (unsigned long long)clock64();
+    atomicMax(&nq_blocks->next, blockIdx.x + 1);
+}
+
+// Lane 0 of each warp at its exit (every lane passes its own counts; the warp's are summed).
+__device__ __forceinline__ void nq_block_end(unsigned took, unsigned long long fetch, unsigned long long votes) {
+    unsigned tasks = took;
+    for (int d = 16; d; d >>= 1) tasks += __shfl_xor_sync(CST_FULL, tasks, d);
+    if ((threadIdx.x & 31u) == 0) {
+        nq_block_record* r = nq_block_rec();
+        if (!r) return;
+        atomicMax(&r->end, nq_globaltimer());
+        atomicMax(&r->clock1, (unsigned long long)clock64());
+        atomicAdd(&r->tasks, tasks);
+        atomicAdd(&r->warps, 1u);
+        atomicAdd(&r->fetch, fetch);
+        atomicAdd(&r->votes, votes);
+    }
+}
+#endif
 
 // No budget: every task is searched to its end by the lane that took it.
 struct cst_no_spill {
@@ -60,6 +131,11 @@ __device__ __forceinline__ void cst_count_tasks(const uint4* __restrict__ tasks,
     bool done = false;
     uint32_t info = 0;   // the task's info word (only with a budget: a spill's tasks keep its frame)
     unsigned steps = 0;  // steps since the task began (only with a budget)
+#if NQ_BLOCK_RECORDS
+    nq_block_begin();
+    unsigned took = 0;
+    unsigned long long fetch = 0, votes = 0;
+#endif
 
     for (;;) {
         // Refill the lanes whose task is finished (warp-uniform branch).
@@ -81,11 +157,20 @@ __device__ __forceinline__ void cst_count_tasks(const uint4* __restrict__ tasks,
             }
         }
         const unsigned want = __ballot_sync(CST_FULL, need);
+#if NQ_BLOCK_RECORDS
+        votes++;
+#endif
         if (want) {
             const int leader = __ffs(want) - 1;
             unsigned base = 0;
+#if NQ_BLOCK_RECORDS
+            const long long fetch0 = clock64();
+#endif
             if (lane == (unsigned)leader) base = atomicAdd(next, (unsigned)__popc(want));
             base = __shfl_sync(CST_FULL, base, leader);
+#if NQ_BLOCK_RECORDS
+            fetch += (unsigned long long)(clock64() - fetch0);
+#endif
             if (need) {
                 const unsigned idx = base + __popc(want & ((1u << lane) - 1u));
                 total += (unsigned long long)s.weight * s.cnt;  // the task just finished
@@ -96,6 +181,9 @@ __device__ __forceinline__ void cst_count_tasks(const uint4* __restrict__ tasks,
                     const uint4 t = tasks[idx];
                     const uint32_t w[4] = {t.x, t.y, t.z, t.w};
                     nq_cst_begin(&s, w, n, stack, NQ_BLOCK);
+#if NQ_BLOCK_RECORDS
+                    took++;
+#endif
                     if (Spill::enabled) {
                         info = t.w;
                         steps = 0;
@@ -116,4 +204,7 @@ __device__ __forceinline__ void cst_count_tasks(const uint4* __restrict__ tasks,
     nodes += s.nodes;
     if (total) atomicAdd(&out[0], total);
     if (NQ_COUNT_NODES && nodes) atomicAdd(&out[1], nodes);
+#if NQ_BLOCK_RECORDS
+    nq_block_end(took, fetch, votes);
+#endif
 }

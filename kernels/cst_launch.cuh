@@ -64,6 +64,7 @@
 
 #define CC_MODE_FIRE_AND_FORGET 0
 #define CC_MODE_TAIL 1
+#define CC_MODE_HOST 2  // cdp-cst: the host launches counting generation 0 after the chain
 
 // The parameter block (src/nqprof/strategies/cdp_cst.py: PARAMS_DTYPE, same offsets).
 struct cc_params {

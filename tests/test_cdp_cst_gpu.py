@@ -101,3 +101,29 @@ def test_the_timeline_records_every_grid(budget):
     # every grid recorded its blocks (cc_count0's record is the timeline build's only work)
     spans = zip(grids["start"], grids["end"], strict=True)
     assert all(end >= start > 0 for start, end in spans), grids
+
+
+@pytest.mark.parametrize("path", ["host", "graph", "graph-own", "cdp-tail", "cdp-ff", "cdp-host"])
+def test_the_block_records_account_for_every_task(path):
+    # the records build of each launch path counts right, every block of its grid records
+    # once, and the blocks' tasks add up to the grid's
+    from nqprof.characterize.blocks import PATHS, summarize
+
+    strategy, params = PATHS[path]
+    for n in (11, 14):
+        record = checked(
+            solve(strategy, n, {**params, "blocks": 1}, repeats=1, warmup=0, timeout=TIMEOUT)
+        )
+        blocks = record.blocks["blocks"]
+        assert blocks["block"] == list(range(len(blocks["block"]))), blocks["block"]
+        assert record.blocks["dropped"] == 0
+        s = summarize(record.blocks, record.tasks["tasks"])
+        assert s["tasks"] == record.tasks["tasks"] > 0
+        assert 0 < s["sm_mhz_median"] < 5000 and s["clocks_per_vote"] > 0
+        assert 0 < s["fetch_share"] < 1
+
+
+def test_mode_host_counts_with_the_host_launching_generation_0():
+    for n in (8, 13, 16):
+        record = clean(solve("cdp-cst", n, {"mode": "host"}, repeats=2, warmup=1, timeout=TIMEOUT))
+        assert record.tasks["generations"] == 1

@@ -227,7 +227,7 @@ def test_serial_d4_strategy_counts_through_constellations():
 
 def test_fast_parameters():
     fast = get("fast")
-    assert fast.resolve(20) == {"opt": "cst", "depth": 4, "block": 128}
+    assert fast.resolve(20) == {"opt": "cst", "depth": 4, "block": 128, "blocks": 0}
     assert [fast.resolve(n)["depth"] for n in (3, 5, 6, 10, 15, 16, 18, 19, 20, 22)] == [
         0,
         2,

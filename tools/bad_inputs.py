@@ -105,6 +105,7 @@ TEXT_OPTIONS = frozenset(
         "--baselines",
         "--modes",
         "--paths",
+        "--n",
         "--from",
         "--out-dir",
         "--ncu",
@@ -523,6 +524,8 @@ def cases(tmp: Path) -> list[tuple[str, list[str], dict[str, str]]]:
             e,
         ),
         ("characterize counts garbage", ["characterize", "launch", "--counts", "12,abc"], e),
+        ("characterize blocks N garbage", ["characterize", "blocks", "--n", "17:x"], e),
+        ("characterize blocks paths unknown", ["characterize", "blocks", "--paths", "host,cdp"], e),
         ("characterize without GPU", ["characterize", "launch"], e),
         # queue-bench
         ("queue-bench from binary", ["queue-bench", "--from", f"{t}/binary.json"], e),

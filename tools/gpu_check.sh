@@ -36,6 +36,8 @@
 #                  \$OFFSET_VARIANTS (tools/offset_variants.py: default nospare nowatch four), per-process medians
 #   offsets-reopen K sessions of small fast and devgraph cases opened one after another in one process, beside K
 #                  fresh processes: does a new session (its own context) draw a new offset as a process does?
+#   blocks         nqprof characterize blocks at N=17..19 (the counting grid's per-block records, launched from the
+#                  host, by a device graph and by CDP2): JSON, Markdown table and the N=19 figure in $OUT
 #   build          nqprof build (every kernel of the catalog into the kernel cache, as a first run leaves it)
 #   dg-aa          devgraph and fast at N=8..13 twice (pytest bench/), then nqprof compare of the two and the
 #                  per-process medians of both (tools/offset_probe.py): does a case's time still move with its process?
@@ -340,6 +342,8 @@ print(sys.argv[2], {n: c.execute(f\"select count(*) from {n}\").fetchone()[0] fo
     offsets-keep) for mode in "" --keep-context; do run "offsets-keep$mode" 200 python3 tools/offset_probe.py $mode \
         --reopen fast:8 --reopen fast:9 --reopen cdp-bp:9 --reopen devgraph:10 --reopen bp-dfs:8 -k 6 -r 100; done ;;
     build) run build 300 nqprof build ;;
+    blocks) run blocks 400 nqprof characterize blocks --n ${BLOCKS_N:-17:19} ${BLOCKS_PATHS:+--paths $BLOCKS_PATHS} \
+        -o "$OUT/blocks.json" -o "$OUT/blocks.md" --figure "$OUT/blocks.png" ;;
     dg-aa) echo "=== dg-aa"; rm -rf /tmp/nqprof-dgaa
       for i in 1 2; do
         timeout 200 tools/gpuhost.sh python3 -m pytest bench/ --nq-strategy=devgraph,fast --nq-n=8:13 \

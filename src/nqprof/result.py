@@ -53,6 +53,9 @@ class RunRecord:
     device_failures: dict[str, int] = field(default_factory=dict)
     #: The device-side timeline of the last round's grids (CDP strategies with timeline=1).
     timeline: dict[str, Any] = field(default_factory=dict)
+    #: The last round's per-block records of its counting grid (fast, graph-cst and cdp-cst
+    #: with blocks=1; nqprof.strategies.block_records).
+    blocks: dict[str, Any] = field(default_factory=dict)
     source_hash: str | None = None
     notes: list[str] = field(default_factory=list)
     #: A CDP run's plan (nqprof.strategies.cdp.plan: generations, limits, reserve, chunks).
@@ -127,6 +130,7 @@ class RunRecord:
             generations=stats.get("generations", []),
             device_failures=stats.get("failures", {}),
             timeline=stats.get("timeline", {}),
+            blocks=stats.get("blocks", {}),
             source_hash=info.get("source_hash"),
             notes=list(info.get("notes", [])),
             plan=dict(info.get("plan", {})),

@@ -50,17 +50,23 @@ def _machine_text(part) -> str:
     return f"CPU: {first.get('machine.cpu') or first.get('machine.node')}"
 
 
-def _figure(title: str, ylabel: str):
-    """A figure with one log-y axes over N (matplotlib's object API: no pyplot, no backend)."""
+def new_figure(figsize: tuple[float, float]):
+    """A matplotlib figure, laid out by matplotlib (the object API: no pyplot, no backend);
+    an UnavailableError where matplotlib is missing."""
     try:
         from matplotlib.figure import Figure
     except ImportError as exc:
         raise UnavailableError(
             f"figures need matplotlib ({exc}); install nqprof[analysis]"
         ) from None
+    return Figure(figsize=figsize, layout="constrained")
+
+
+def _figure(title: str, ylabel: str):
+    """A figure with one log-y axes over N (matplotlib's object API: no pyplot, no backend)."""
     from matplotlib.ticker import MaxNLocator
 
-    fig = Figure(figsize=(8, 5), layout="constrained")
+    fig = new_figure(figsize=(8, 5))
     ax = fig.add_subplot()
     ax.set_title(title, fontsize="medium")
     ax.set_xlabel("N")
@@ -166,13 +172,7 @@ def log_panels(
 ) -> Path:
     """Side-by-side log-y panels sharing y (``panel title -> line label -> [(x, y)]``), x on a
     log scale of base ``logx`` if given; written to ``path`` (PNG)."""
-    try:
-        from matplotlib.figure import Figure
-    except ImportError as exc:
-        raise UnavailableError(
-            f"figures need matplotlib ({exc}); install nqprof[analysis]"
-        ) from None
-    fig = Figure(figsize=(4.2 * len(panels), 3.6), layout="constrained")
+    fig = new_figure(figsize=(4.2 * len(panels), 3.6))
     axes = fig.subplots(1, len(panels), sharey=True, squeeze=False)[0]
     for ax, (panel, lines) in zip(axes, panels.items(), strict=True):
         for label, pts in lines.items():
@@ -196,14 +196,8 @@ def log_panels(
 
 def _loglog(title: str, xlabel: str, ylabel: str, ax=None, fig=None):
     """Log-log axes (a new figure unless ``ax`` is given)."""
-    try:
-        from matplotlib.figure import Figure
-    except ImportError as exc:
-        raise UnavailableError(
-            f"figures need matplotlib ({exc}); install nqprof[analysis]"
-        ) from None
     if ax is None:
-        fig = Figure(figsize=(8, 5), layout="constrained")
+        fig = new_figure(figsize=(8, 5))
         ax = fig.add_subplot()
     ax.set_title(title, fontsize="medium")
     ax.set_xlabel(xlabel)
@@ -226,13 +220,7 @@ def launch_figure(
     """Their Fig. 5: launch time (t1 - t2) vs launch count, log-log, a line per launch mode
     (``mode -> [(count, seconds, seconds per launch)]``), with the paper's Kepler points;
     beside it, the cost of one launch vs the count."""
-    try:
-        from matplotlib.figure import Figure
-    except ImportError as exc:
-        raise UnavailableError(
-            f"figures need matplotlib ({exc}); install nqprof[analysis]"
-        ) from None
-    fig = Figure(figsize=(12, 5), layout="constrained")
+    fig = new_figure(figsize=(12, 5))
     left, right = fig.subplots(1, 2)
     if where:
         fig.suptitle(where, fontsize="medium")
@@ -345,13 +333,7 @@ def speedup_figure(
 ) -> Path:
     """Their Fig. 4: per run, the speedup over ``baseline`` measured and ideal (without
     launch overhead), with the paper's range of ideal speedups and its mean slowdown."""
-    try:
-        from matplotlib.figure import Figure
-    except ImportError as exc:
-        raise UnavailableError(
-            f"figures need matplotlib ({exc}); install nqprof[analysis]"
-        ) from None
-    fig = Figure(figsize=(max(6, 1.2 * len(bars) + 2), 5), layout="constrained")
+    fig = new_figure(figsize=(max(6, 1.2 * len(bars) + 2), 5))
     ax = fig.add_subplot()
     ax.set_title(f"speedup over {baseline}{f' ({where})' if where else ''}", fontsize="medium")
     ax.set_ylabel(f"{baseline} time / time")
@@ -382,5 +364,28 @@ def speedup_figure(
             label=f"paper measured: {paper_measured}x slower on average",
         )
     ax.legend(fontsize="small")
+    fig.savefig(path, dpi=120)
+    return Path(path)
+
+
+def block_timelines(
+    panels: Mapping[str, Sequence[tuple[int, float, float]]], path, title: str
+) -> Path:
+    """Blocks by SM against time, a panel per launch (``panel title -> [(SM, start ms, end
+    ms)]``, sharing the time axis): a block is a line at its SM's row, the blocks an SM held
+    one above another; written to ``path``."""
+    fig = new_figure(figsize=(9, 2.4 * len(panels) + 0.6))
+    axes = fig.subplots(len(panels), 1, sharex=True, squeeze=False)[:, 0]
+    for ax, (panel, blocks) in zip(axes, panels.items(), strict=True):
+        stacked: dict[int, int] = {}
+        for sm, start, end in blocks:
+            k = stacked.get(sm, 0)
+            stacked[sm] = k + 1
+            ax.plot([start, end], [sm + 0.12 * k] * 2, linewidth=0.6)
+        ax.set_ylabel("SM")
+        ax.set_title(panel, fontsize="medium")
+        ax.grid(True, alpha=0.3)
+    axes[-1].set_xlabel("ms after the first block's start")
+    fig.suptitle(title)
     fig.savefig(path, dpi=120)
     return Path(path)

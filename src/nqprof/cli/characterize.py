@@ -9,6 +9,7 @@ measured the way Wang and Yalamanchili (2014) measured it (nqprof.characterize).
         [--child-launches 200]
     nqprof characterize timeline 13 [--strategy dp3] [--chrome grids.json [--nsys trace.sqlite]]
     nqprof characterize residency [--shared 0,36352,65536] [--paths host,tail]
+    nqprof characterize blocks [--n 17:19] [--paths host,graph,cdp-tail,cdp-host]
 
 Each prints its table beside the paper's numbers (``--json``: the measurement as JSON
 instead); ``-o FILE.json`` keeps the measurement, ``-o FILE.md`` writes the table as Markdown,
@@ -475,6 +476,50 @@ def add_residency(q) -> None:
     add_block(q, "threads per block")
 
 
+# -- blocks -----------------------------------------------------------------------------------
+
+
+def cmd_blocks(args) -> int:
+    read_loop(args, "blocks")
+    from ..characterize import blocks
+
+    ns = parse_ns(args.n) if args.n else list(blocks.DEFAULT_NS)
+    paths = blocks.check_paths(args.paths.split(",")) if args.paths else list(blocks.PATHS)
+    doc, points = measure_or_load(
+        args,
+        lambda progress: blocks.measure(
+            ns,
+            paths,
+            repeats=args.repeats,
+            warmup=args.warmup,
+            timeout=args.timeout,
+            progress=progress,
+        ),
+        blocks.load,
+    )
+    header, rows, notes = blocks.table(points)
+    emit(
+        args,
+        f"The counting grid's blocks, launched from the host, a device graph and CDP2 "
+        f"({machine_text(doc)})",
+        header,
+        rows,
+        notes,
+    )
+    if args.figure:
+        figure_written(blocks.figure(points, args.figure))
+    return 0
+
+
+def add_blocks(q) -> None:
+    q.add_argument("--n", help="N values, a comma list or a range A:B (default 17:19)")
+    q.add_argument(
+        "--paths",
+        help="launch paths, a comma list of host, graph, graph-own, cdp-tail, cdp-ff, cdp-host "
+        "(default: all)",
+    )
+
+
 #: `nqprof characterize`'s subcommands: name -> (add its options, run it, one-line help).
 #: (`nqprof`'s own commands are cli.COMMANDS.)
 MEASUREMENTS = {
@@ -507,6 +552,11 @@ MEASUREMENTS = {
         add_residency,
         cmd_residency,
         "blocks an SM holds at once, host- and device-launched, by shared memory",
+    ),
+    "blocks": (
+        add_blocks,
+        cmd_blocks,
+        "the counting grid's blocks (SM, run, clocks, task fetch), launched three ways",
     ),
 }
 

@@ -147,6 +147,7 @@ DEFAULT_ROUNDS = {
     "efficiency": 1,
     "timeline": 3,
     "residency": 1,
+    "blocks": 3,
 }
 TIMEOUTS = {
     "launch": 120,
@@ -155,6 +156,7 @@ TIMEOUTS = {
     "efficiency": 600,
     "timeline": 300,
     "residency": 120,
+    "blocks": 300,
 }
 
 

@@ -28,6 +28,7 @@ from typing import Any
 from ..cuda.nvtx import nvtx_range
 from ..errors import DeviceFailureError, InputError
 from ..result import Measurement
+from . import block_records
 from .base import Param, block_param
 from .cdp.accounting import WORDS as ACCT_WORDS
 from .cdp.accounting import decode_accounting
@@ -52,7 +53,10 @@ SPLIT_BLOCK = 128
 NO_BUDGET = 0xFFFF_FFFF
 TL_NONE = 0xFFFF_FFFF
 TASK_BYTES = 4 * CST_TASK_WORDS
-MODES = {"fire-and-forget": 0, "tail": 1}
+#: cc_params.mode: the stream of the device launches; host (cdp-cst without refinement, a
+#: measurement of the launch path): counting generation 0 launched by the host after the
+#: chain (whose own launches go fire-and-forget), the same kernel over the same tasks
+MODES = {"fire-and-forget": 0, "tail": 1, "host": 2}
 #: Spill buffer (tasks, each of its two) when ``spill=0``: a quarter of the tasks, at least
 #: 1M and at most 64M (1 GiB).
 SPILL_MIN, SPILL_MAX = 1 << 20, 1 << 26
@@ -219,8 +223,11 @@ class CstSession(CdpSession):
         constellation kernel)."""
         import numpy as np
 
+        records = block_records.defines(params) if self.records_in_fast(params) else {}
         self.fast_module = self.build(
-            FAST.sources[0], {"NQ_BLOCK": params["block"]}, mark="module (fast's, counts tasks)"
+            FAST.sources[0],
+            {"NQ_BLOCK": params["block"], **records},
+            mark="module (fast's, counts tasks)",
         )
         with nvtx_range(f"{self.label} count the tasks of {self.nframes:,} frames"):
             self.frames = self.drv.to_device(np.ascontiguousarray(self.host))
@@ -240,6 +247,11 @@ class CstSession(CdpSession):
             )
         return tasks
 
+    def records_in_fast(self, params: dict[str, Any]) -> bool:
+        """Whether counting generation 0 is fast's module's kernel (blocks=1 then builds
+        fast's module with the records)."""
+        return False
+
     def recursion(self, n: int, params: dict[str, Any]):
         return cst_recursion(
             self.strategy.name, n, params, self.nframes, self.uses_graphs, tasks=self.ntasks
@@ -248,8 +260,9 @@ class CstSession(CdpSession):
     def _load(self, params: dict[str, Any]) -> None:
 
         p = params
+        records = {} if self.records_in_fast(p) else block_records.defines(p)
         module = self.build(
-            self.strategy.sources[0], {"NQ_BLOCK": p["block"], **timeline_defines(p)}
+            self.strategy.sources[0], {"NQ_BLOCK": p["block"], **timeline_defines(p), **records}
         )
         self.reserve_measured = self._measure_reserve()
         self.module = module
@@ -283,7 +296,13 @@ class CstSession(CdpSession):
             capacity = capacity_for(FIRST_COUNT + p["gens"] + 1, self.limits.pending)
             self.timeline = DeviceTimeline(drv, module.module, capacity, self.nframes)
             self.notes.append(f"device timeline: room for {capacity:,} grid records")
-        self.records = None
+        self.records = None  # launch=record's
+        self.blocks = None
+        if p["blocks"]:
+            # room for every block the device could hold at once (at most 32 an SM)
+            where = self.fast_module if self.records_in_fast(p) else module
+            capacity = 32 * self.gpu.facts["sm_count"]
+            self.blocks = block_records.BlockRecords(drv, where.module, capacity)
         self.execs = 0
         self.prepare()
         self.write_params()
@@ -347,16 +366,38 @@ class CstSession(CdpSession):
             grid=self.grid_for(self.nframes, SPLIT_BLOCK),
         )
 
+    def launch_count0(self) -> None:
+        """mode=host: counting generation 0 (cc_count0, the grid the chain's split-write would
+        launch) launched by the host on the chain's stream, after it."""
+        import numpy as np
+
+        block = self.params["block"]
+        self.count0_func(
+            self.tasks,
+            np.uint32(self.ntasks),
+            np.int32(self.n),
+            np.uint64(int(self.ctl) + 4 * NEXT),
+            np.uint64(int(self.acct)),  # acct[CDP_SOLUTIONS], word 0
+            self.param_block,
+            block=(block, 1, 1),
+            grid=(max(1, min(self.resident0, -(-self.ntasks // block))), 1),
+            shared=self.shared,
+        )
+
     def run_once(self) -> Measurement:
         import numpy as np
 
         if self.timeline:
             self.timeline.reset()
+        if self.blocks:
+            self.blocks.reset()
         self.drv.memset_d32(self.acct, 0, 2 * ACCT_WORDS)
         self.drv.memcpy_htod(self.ctl, self.control_start())
         with self.generation(0, "device-made tasks, generation") as timer:
             if self.nframes:
                 self.launch_root()
+                if self.params["mode"] == "host" and self.ntasks:
+                    self.launch_count0()
         words = self.read_u64(self.acct, ACCT_WORDS)
         ctl = np.empty(WORDS, dtype=np.uint32)
         self.drv.memcpy_dtoh(ctl, self.ctl)
@@ -371,6 +412,8 @@ class CstSession(CdpSession):
         self.refinement = refinement
         if self.timeline:
             stats["timeline"] = self.timeline.read()
+        if self.blocks:
+            stats["blocks"] = self.blocks.read()
         return Measurement(
             count=acct.solutions, wall_s=timer.wall_seconds, gpu_s=timer.seconds, stats=stats
         )
@@ -432,6 +475,11 @@ def _check_common(name: str, n: int, params: dict[str, Any]) -> None:
     from .fast import check_counting
 
     check_counting(name, n, params, count_shared)
+    for what, on in (("blocks=1", params["blocks"]), ("mode=host", params["mode"] == "host")):
+        if on and params["budget"]:
+            raise InputError(
+                f"{name}: {what} measures counting generation 0 without refinement: use budget=0"
+            )
     check_nesting(
         f"{name} with gens={params['gens']}",
         FIRST_COUNT + params["gens"] - 1,
@@ -457,7 +505,7 @@ def cst_params() -> tuple[Param, ...]:
             "device launches: stream",
             default="tail",
             choices=tuple(MODES),
-            range_text="2 modes",
+            range_text=f"{len(MODES)} modes",
         ),
         Param("spill", "tasks per spill buffer (0: plan)", default=0, lo=0, hi=1 << 28),
         # the task buffer, in tasks: 0 is the exact count; a smaller one (a test) makes
@@ -470,6 +518,7 @@ def cst_params() -> tuple[Param, ...]:
             lo=-1,
             hi=100,
         ),
+        block_records.records_param(),
     )
 
 

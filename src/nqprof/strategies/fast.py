@@ -29,6 +29,7 @@ from ..cuda.nvtx import nvtx_range
 from ..cuda.sources import KernelSource
 from ..errors import InputError
 from ..result import Measurement
+from . import block_records
 from .base import Param, Strategy, block_param
 from .cpu_common import CST_TASK_WORDS, constellation_nodes, constellation_tasks, cpu_module
 from .gpu_common import DYNAMIC_SHARED_LIMIT_SM90, GpuSession
@@ -163,11 +164,14 @@ class Fast(Strategy):
             range_text="0..N-3",
         ),
         block_param(128, hi=1024),
+        block_records.records_param(),
     )
 
     def check(self, n, params):
         depth = params["depth"]
         if params["opt"] == "tight-u4":
+            if params["blocks"]:
+                raise InputError("fast: blocks=1 needs the constellation kernel (opt=cst)")
             if n < D4_MIN_N:
                 raise InputError(f"fast N={n}: tight-u4 needs N >= {D4_MIN_N} (Takaken's classes)")
             if not 2 <= depth <= min(D4_MAX_DEPTH, n - 2):
@@ -219,7 +223,7 @@ class FastSession(GpuSession):
         self.depth = params["depth"]
         self.d4 = self.opt == "tight-u4"
         source = STRATEGY.sources[1 if self.d4 else 0]
-        module = self.build(source, {"NQ_BLOCK": self.block})
+        module = self.build(source, {"NQ_BLOCK": self.block, **block_records.defines(params)})
         kernel = KERNELS[self.opt]
         self.func = module.function(kernel)
         if not self.d4:
@@ -245,6 +249,11 @@ class FastSession(GpuSession):
                 "fit on a multiprocessor (use a smaller block)"
             )
         self.resident = sms * per_sm  # blocks the device holds at once
+        self.records = (
+            block_records.BlockRecords(self.drv, module.module, self.resident)
+            if params.get("blocks")
+            else None
+        )
         self.next = self.drv.mem_alloc(4)
         self.out = self.counter(2)
         blocks = self.grid[0] if self.whole else f"up to {self.resident}"
@@ -382,11 +391,14 @@ class FastSession(GpuSession):
 
     def run_once(self) -> Measurement:
         args = self._round_args()
+        if self.records:
+            self.records.reset()
         with self.generation(0) as timer:
             self._launch(self.func, args)
         count = int(self.read_u64(self.out, 2)[0])
         self.ran()
-        return Measurement(count=count, wall_s=timer.wall_seconds, gpu_s=timer.seconds)
+        stats = {"blocks": self.records.read()} if self.records else {}
+        return Measurement(count=count, wall_s=timer.wall_seconds, gpu_s=timer.seconds, stats=stats)
 
     def count_nodes(self) -> tuple[int, int]:
         """(count, nodes): one untimed round of the counting build of the kernel

@@ -27,6 +27,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..cuda.nvtx import nvtx_range
+from ..errors import InputError
 from ..textfmt import plural
 from .base import Param
 from .cdp.strategy import CdpStrategy
@@ -131,6 +132,9 @@ class GraphCstSession(CstSession):
             f"{self.graph_bytes / 2**20:.1f} MiB of free memory"
         )
 
+    def records_in_fast(self, params: dict[str, Any]) -> bool:
+        return params["count0"] == "fast" and not params.get("timeline")
+
     def count0_kernel_of(self, p: dict[str, Any]):
         """Generation 0's counting kernel without refinement (``count0``), its resident
         blocks and the arguments it takes after fast's."""
@@ -188,6 +192,11 @@ class GraphCst(CdpStrategy):
 
     def check(self, n, params):
         _check_common(self.name, n, params)
+        if params["mode"] == "host":
+            raise InputError(
+                f"{self.name}: mode=host is cdp-cst's (its counting grid launched by the host); "
+                "a graph's launches go tail or fire-and-forget"
+            )
 
     def host_boards(self, n: int, params: dict[str, Any]) -> int:
         """The host grid's items: the frames (`nqprof plan`)."""
