@@ -83,7 +83,7 @@ __device__ __noinline__ void cc_count_next(const cc_params* P, int g, unsigned s
               P, g + 1);
 }
 
-extern "C" __global__ void __launch_bounds__(NQ_BLOCK, NQ_MIN_BLOCKS) cc_count(const cc_params* P, int g) {
+extern "C" __global__ void NQ_COUNT_BOUNDS cc_count(const cc_params* P, int g) {
     extern __shared__ uint32_t cc_levels[];  // [levels][NQ_CST_LEVEL_WORDS][NQ_BLOCK]
     const unsigned spilled = cc_count_body(P, g, cc_levels);
     if (spilled && g + 1 < CC_MAX_GEN) cc_count_next(P, g, spilled);
@@ -91,7 +91,7 @@ extern "C" __global__ void __launch_bounds__(NQ_BLOCK, NQ_MIN_BLOCKS) cc_count(c
 
 // Counting generation 0 without refinement: fast's constellation kernel (constellation.cu),
 // its code and arguments; P is read only by the timeline build.
-extern "C" __global__ void __launch_bounds__(NQ_BLOCK, NQ_MIN_BLOCKS)
+extern "C" __global__ void NQ_COUNT_BOUNDS
     cc_count0(const uint4* __restrict__ tasks, unsigned ntasks, int n, unsigned* next, unsigned long long* out,
               const cc_params* P) {
     extern __shared__ uint32_t cc_levels[];  // [levels][NQ_CST_LEVEL_WORDS][NQ_BLOCK]

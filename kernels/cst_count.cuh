@@ -32,6 +32,13 @@
 #ifndef NQ_MIN_BLOCKS
 #define NQ_MIN_BLOCKS 1
 #endif
+// The counting kernels' launch bounds: NQ_BLOCK threads, at least NQ_MIN_BLOCKS blocks an SM
+// (0: no launch bounds at all).
+#if NQ_MIN_BLOCKS
+#define NQ_COUNT_BOUNDS __launch_bounds__(NQ_BLOCK, NQ_MIN_BLOCKS)
+#else
+#define NQ_COUNT_BOUNDS
+#endif
 #ifndef NQ_UNROLL
 #define NQ_UNROLL 4
 #endif

@@ -62,7 +62,7 @@ extern "C" __global__ void cg_split_write(const cc_params* P, int gen) {
     cdp_tl_block_end(cc_tl_self(P, 2));
 }
 
-extern "C" __global__ void __launch_bounds__(NQ_BLOCK, NQ_MIN_BLOCKS) cg_count(const cc_params* P, int g) {
+extern "C" __global__ void NQ_COUNT_BOUNDS cg_count(const cc_params* P, int g) {
     extern __shared__ uint32_t cc_levels[];  // [levels][NQ_CST_LEVEL_WORDS][NQ_BLOCK]
     const unsigned spilled = cc_count_body(P, g, cc_levels);
     if (spilled && g + 1 < P->gens) cg_launch(P, g + 1, CC_FIRST_COUNT + g + 1, 1, spilled);
@@ -71,7 +71,7 @@ extern "C" __global__ void __launch_bounds__(NQ_BLOCK, NQ_MIN_BLOCKS) cg_count(c
 // Counting generation 0 without refinement: fast's constellation kernel (constellation.cu),
 // its code and arguments (the graph's node has the host's task count); P is read only by the
 // timeline build.
-extern "C" __global__ void __launch_bounds__(NQ_BLOCK, NQ_MIN_BLOCKS)
+extern "C" __global__ void NQ_COUNT_BOUNDS
     cg_count0(const uint4* __restrict__ tasks, unsigned ntasks, int n, unsigned* next, unsigned long long* out,
               const cc_params* P) {
     extern __shared__ uint32_t cc_levels[];  // [levels][NQ_CST_LEVEL_WORDS][NQ_BLOCK]

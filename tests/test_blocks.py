@@ -15,6 +15,7 @@ from nqprof.errors import InputError
 from nqprof.strategies import block_records as br
 from nqprof.strategies import get
 from nqprof.strategies.cdp import device_records as dr
+from nqprof.strategies.cdp_cst import bounds_defines as cdp_bounds
 
 
 def records(rows, dropped=0):
@@ -169,3 +170,17 @@ def test_both_builds_compile(file, toolkit):
         defines = {**src.check_defines, **br.defines({"blocks": on})}
         rows = nvcc.compile_source(src, "sm_90", defines=defines, toolkit=toolkit)
         assert set(src.kernels) <= {r.kernel for r in rows}
+
+
+def test_extra_parameters_go_to_the_paths_whose_strategy_has_them():
+    calls = []
+    blocks.measure([9], ["host", "cdp-tail"], solve=fake_solve(calls), extra={"min_blocks": "6"})
+    assert [c[2] for c in calls] == [
+        {"blocks": 0},
+        {"blocks": 1},
+        {"mode": "tail", "min_blocks": "6", "blocks": 0},
+        {"mode": "tail", "min_blocks": "6", "blocks": 1},
+    ]
+    with pytest.raises(InputError, match="--param count0: no strategy of the paths host"):
+        blocks.path_params(["host", "cdp-tail"], {"count0": "own"})
+    assert cdp_bounds({"min_blocks": 6}) == {"NQ_MIN_BLOCKS": 6} and cdp_bounds({}) == {}

@@ -38,6 +38,9 @@
 #                  fresh processes: does a new session (its own context) draw a new offset as a process does?
 #   blocks         nqprof characterize blocks at N=17..19 (the counting grid's per-block records, launched from the
 #                  host, by a device graph and by CDP2): JSON, Markdown table and the N=19 figure in $OUT
+#   blocks-bounds  cdp-cst's counting grid launched by CDP2 and by the host at N=19 with each min_blocks (the counting
+#                  kernels' __launch_bounds__ minimum blocks an SM: $BOUNDS, default 0 2 4 6 8), then block=768
+#                  (host, cdp-tail, cdp-host): does a device-launched grid's blocks per SM follow the declared bound?
 #   build          nqprof build (every kernel of the catalog into the kernel cache, as a first run leaves it)
 #   dg-aa          devgraph and fast at N=8..13 twice (pytest bench/), then nqprof compare of the two and the
 #                  per-process medians of both (tools/offset_probe.py): does a case's time still move with its process?
@@ -342,6 +345,11 @@ print(sys.argv[2], {n: c.execute(f\"select count(*) from {n}\").fetchone()[0] fo
     offsets-keep) for mode in "" --keep-context; do run "offsets-keep$mode" 200 python3 tools/offset_probe.py $mode \
         --reopen fast:8 --reopen fast:9 --reopen cdp-bp:9 --reopen devgraph:10 --reopen bp-dfs:8 -k 6 -r 100; done ;;
     build) run build 300 nqprof build ;;
+    blocks-bounds) run blocks-prebuild 120 python3 tools/blocks_prebuild.py ${BOUNDS:-0 2 4 6 8}
+        for k in ${BOUNDS:-0 2 4 6 8}; do run "blocks-mb$k" 120 nqprof characterize blocks --n 19 \
+            --paths cdp-tail,cdp-host -p min_blocks=$k -r 2 -w 1 -o "$OUT/blocks-mb$k.json" -o "$OUT/blocks-mb$k.md"; done
+        run blocks-b768 200 nqprof characterize blocks --n 19 --paths host,cdp-tail,cdp-host -p block=768 -r 2 -w 1 \
+            -o "$OUT/blocks-b768.json" -o "$OUT/blocks-b768.md" ;;
     blocks) run blocks 400 nqprof characterize blocks --n ${BLOCKS_N:-17:19} ${BLOCKS_PATHS:+--paths $BLOCKS_PATHS} \
         -o "$OUT/blocks.json" -o "$OUT/blocks.md" --figure "$OUT/blocks.png" ;;
     dg-aa) echo "=== dg-aa"; rm -rf /tmp/nqprof-dgaa

@@ -91,6 +91,26 @@ def summarize(blocks: dict[str, Any], ntasks: int | None = None) -> dict[str, An
     return out
 
 
+def path_params(paths: Sequence[str], extra: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Each path's parameters: its own, and those of ``extra`` its strategy has (a key no
+    path's strategy has is an InputError)."""
+    from ..strategies import get
+
+    out, used = {}, set()
+    for path in check_paths(paths):
+        strategy, own = PATHS[path]
+        names = {p.name for p in get(strategy).params}
+        given = {k: v for k, v in extra.items() if k in names}
+        used |= set(given)
+        out[path] = {**own, **given}
+    unused = sorted(set(extra) - used)
+    if unused:
+        raise InputError(
+            f"--param {', '.join(unused)}: no strategy of the paths {', '.join(paths)} has it"
+        )
+    return out
+
+
 def measure(
     ns: Sequence[int] = DEFAULT_NS,
     paths: Sequence[str] = tuple(PATHS),
@@ -99,16 +119,18 @@ def measure(
     timeout: float = 300,
     progress=None,
     solve: Callable | None = None,
+    extra: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Every (N, path): the suite's build and the records build, each ``repeats`` rounds
-    after ``warmup`` (counts verified); the document."""
+    after ``warmup`` (counts verified), with ``extra`` parameters where a path's strategy
+    has them; the document."""
     if solve is None:
         from ..runner import solve
-    check_paths(paths)
+    chosen = path_params(paths, extra or {})
     points, machine = [], {}
     for n in ns:
         for path in paths:
-            strategy, params = PATHS[path]
+            strategy, params = PATHS[path][0], chosen[path]
             point: dict[str, Any] = {"path": path, "strategy": strategy, "n": int(n)}
             for on in (0, 1):
                 if progress is not None:

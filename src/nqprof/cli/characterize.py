@@ -482,9 +482,12 @@ def add_residency(q) -> None:
 def cmd_blocks(args) -> int:
     read_loop(args, "blocks")
     from ..characterize import blocks
+    from ..options import parse_params
 
     ns = parse_ns(args.n) if args.n else list(blocks.DEFAULT_NS)
     paths = blocks.check_paths(args.paths.split(",")) if args.paths else list(blocks.PATHS)
+    extra = parse_params(args.param)
+    blocks.path_params(paths, extra)  # a parameter no path has: before any work
     doc, points = measure_or_load(
         args,
         lambda progress: blocks.measure(
@@ -494,6 +497,7 @@ def cmd_blocks(args) -> int:
             warmup=args.warmup,
             timeout=args.timeout,
             progress=progress,
+            extra=extra,
         ),
         blocks.load,
     )
@@ -517,6 +521,13 @@ def add_blocks(q) -> None:
         "--paths",
         help="launch paths, a comma list of host, graph, graph-own, cdp-tail, cdp-ff, cdp-host "
         "(default: all)",
+    )
+    q.add_argument(
+        "--param",
+        "-p",
+        action="append",
+        metavar="KEY=VALUE",
+        help="a strategy parameter for the paths whose strategy has it (repeatable)",
     )
 
 

@@ -262,7 +262,8 @@ class CstSession(CdpSession):
         p = params
         records = {} if self.records_in_fast(p) else block_records.defines(p)
         module = self.build(
-            self.strategy.sources[0], {"NQ_BLOCK": p["block"], **timeline_defines(p), **records}
+            self.strategy.sources[0],
+            {"NQ_BLOCK": p["block"], **bounds_defines(p), **timeline_defines(p), **records},
         )
         self.reserve_measured = self._measure_reserve()
         self.module = module
@@ -518,8 +519,22 @@ def cst_params() -> tuple[Param, ...]:
             lo=-1,
             hi=100,
         ),
+        Param(
+            "min_blocks",
+            "counting: min blocks/SM (0: none)",
+            default=1,
+            lo=0,
+            hi=32,
+        ),
         block_records.records_param(),
     )
+
+
+def bounds_defines(params: dict[str, Any]) -> dict[str, int]:
+    """The counting kernels' launch bounds (min_blocks: NQ_MIN_BLOCKS; the default 1 adds
+    no define, so the default build is the one it always was)."""
+    m = params.get("min_blocks", 1)
+    return {} if m == 1 else {"NQ_MIN_BLOCKS": m}
 
 
 def set_carveout(func, percent: int) -> None:
