@@ -32,10 +32,17 @@
 #ifndef NQ_MIN_BLOCKS
 #define NQ_MIN_BLOCKS 1
 #endif
-// The counting kernels' launch bounds: NQ_BLOCK threads, at least NQ_MIN_BLOCKS blocks an SM
-// (0: no launch bounds at all).
-#if NQ_MIN_BLOCKS
+// The launch bounds of cdp-cst's and graph-cst's counting kernels (NQ_COUNT_BOUNDS): 2, fast's,
+// NQ_BLOCK threads and at least NQ_MIN_BLOCKS blocks an SM; 1, NQ_BLOCK threads only; 0,
+// none. A grid that CDP2 launches from the device, of a kernel with both bounds, is held one
+// block an SM at a time on Hopper (docs/cdp-on-hopper.md): cdp-cst builds with 1.
+#ifndef NQ_BOUNDS
+#define NQ_BOUNDS 2
+#endif
+#if NQ_BOUNDS == 2
 #define NQ_COUNT_BOUNDS __launch_bounds__(NQ_BLOCK, NQ_MIN_BLOCKS)
+#elif NQ_BOUNDS == 1
+#define NQ_COUNT_BOUNDS __launch_bounds__(NQ_BLOCK)
 #else
 #define NQ_COUNT_BOUNDS
 #endif

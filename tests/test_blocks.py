@@ -184,3 +184,5 @@ def test_extra_parameters_go_to_the_paths_whose_strategy_has_them():
     with pytest.raises(InputError, match="--param count0: no strategy of the paths host"):
         blocks.path_params(["host", "cdp-tail"], {"count0": "own"})
     assert cdp_bounds({"min_blocks": 6}) == {"NQ_MIN_BLOCKS": 6} and cdp_bounds({}) == {}
+    assert cdp_bounds({"bounds": "threads"}) == {"NQ_BOUNDS": 1}
+    assert cdp_bounds({"bounds": "none", "min_blocks": 2}) == {"NQ_BOUNDS": 0, "NQ_MIN_BLOCKS": 2}

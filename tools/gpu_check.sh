@@ -41,6 +41,9 @@
 #   blocks-bounds  cdp-cst's counting grid launched by CDP2 and by the host at N=19 with each min_blocks (the counting
 #                  kernels' __launch_bounds__ minimum blocks an SM: $BOUNDS, default 0 2 4 6 8), then block=768
 #                  (host, cdp-tail, cdp-host): does a device-launched grid's blocks per SM follow the declared bound?
+#   cdp-bounds     the fix: characterize blocks at N=19 with cdp-cst's counting kernels bounded by threads only and
+#                  with none; cdp-cst against fast at N=19..21 (tools/cdp_cst_table.py, 3 interleaved runs each); the
+#                  GPU tests of cdp-cst and graph-cst
 #   build          nqprof build (every kernel of the catalog into the kernel cache, as a first run leaves it)
 #   dg-aa          devgraph and fast at N=8..13 twice (pytest bench/), then nqprof compare of the two and the
 #                  per-process medians of both (tools/offset_probe.py): does a case's time still move with its process?
@@ -345,6 +348,10 @@ print(sys.argv[2], {n: c.execute(f\"select count(*) from {n}\").fetchone()[0] fo
     offsets-keep) for mode in "" --keep-context; do run "offsets-keep$mode" 200 python3 tools/offset_probe.py $mode \
         --reopen fast:8 --reopen fast:9 --reopen cdp-bp:9 --reopen devgraph:10 --reopen bp-dfs:8 -k 6 -r 100; done ;;
     build) run build 300 nqprof build ;;
+    cdp-bounds) for b in threads none; do run "blocks-$b" 200 nqprof characterize blocks --n 19 \
+            --paths host,cdp-tail,cdp-ff,cdp-host -p bounds=$b -o "$OUT/blocks-$b.json" -o "$OUT/blocks-$b.md"; done
+        run cst-fixed 300 python3 tools/cdp_cst_table.py --n 19:21 --case fast --case cdp-cst --repeats 3 --out "$OUT/cst-fixed"
+        run cdp-cst-tests 150 python3 -m pytest tests/test_cdp_cst_gpu.py --require-gpu -q -rs -p no:cacheprovider ;;
     blocks-bounds) run blocks-prebuild 120 python3 tools/blocks_prebuild.py ${BOUNDS:-0 2 4 6 8}
         for k in ${BOUNDS:-0 2 4 6 8}; do run "blocks-mb$k" 120 nqprof characterize blocks --n 19 \
             --paths cdp-tail,cdp-host -p min_blocks=$k -r 2 -w 1 -o "$OUT/blocks-mb$k.json" -o "$OUT/blocks-mb$k.md"; done

@@ -488,7 +488,13 @@ def _check_common(name: str, n: int, params: dict[str, Any]) -> None:
     )
 
 
-def cst_params() -> tuple[Param, ...]:
+#: bounds: the counting kernels' __launch_bounds__ (kernels/cst_count.cuh's NQ_BOUNDS): fast's
+#: (threads and min_blocks blocks an SM), threads only, none
+BOUNDS = {"min": 2, "threads": 1, "none": 0}
+
+
+def cst_params(bounds: str) -> tuple[Param, ...]:
+    """The parameters cdp-cst and graph-cst share; ``bounds``: the default launch bounds."""
     return (
         Param(
             "depth",
@@ -520,21 +526,26 @@ def cst_params() -> tuple[Param, ...]:
             hi=100,
         ),
         Param(
-            "min_blocks",
-            "counting: min blocks/SM (0: none)",
-            default=1,
-            lo=0,
-            hi=32,
+            "bounds",
+            "counting kernels' launch bounds",
+            default=bounds,
+            choices=tuple(BOUNDS),
+            range_text=f"{len(BOUNDS)} kinds",
         ),
+        Param("min_blocks", "bounds=min: blocks/SM at least", default=1, lo=1, hi=32),
         block_records.records_param(),
     )
 
 
 def bounds_defines(params: dict[str, Any]) -> dict[str, int]:
-    """The counting kernels' launch bounds (min_blocks: NQ_MIN_BLOCKS; the default 1 adds
-    no define, so the default build is the one it always was)."""
-    m = params.get("min_blocks", 1)
-    return {} if m == 1 else {"NQ_MIN_BLOCKS": m}
+    """The counting kernels' launch bounds as defines (none for bounds=min with min_blocks=1,
+    the kernels' own default)."""
+    out = {}
+    if params.get("bounds", "min") != "min":
+        out["NQ_BOUNDS"] = BOUNDS[params["bounds"]]
+    if params.get("min_blocks", 1) != 1:
+        out["NQ_MIN_BLOCKS"] = params["min_blocks"]
+    return out
 
 
 def set_carveout(func, percent: int) -> None:
@@ -629,7 +640,7 @@ class CdpCst(CdpStrategy):
     # the suite's cases: N=12..16 (below, every N measures the launch chain's fixed cost)
     bench_min_n = 12
     bench_max_n = 16
-    paper_params = cst_params()
+    paper_params = cst_params(bounds="threads")
     # no device malloc, no chunks (one host launch)
     runtime = ("pending", "launch", "timeline", "config")
 

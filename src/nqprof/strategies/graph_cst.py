@@ -178,7 +178,7 @@ class GraphCst(CdpStrategy):
     bench_min_n = 12
     bench_max_n = 16
     paper_params = (
-        *cst_params(),
+        *cst_params(bounds="min"),
         Param(
             "count0",
             "gen 0 kernel: fast's cubin, own",
