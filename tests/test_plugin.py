@@ -9,6 +9,7 @@ import warnings
 
 import pandas  # noqa: F401  (loaded before pytester's inner runs, which cannot load numpy twice)
 import pytest
+from inner_pytest import inner_pytest
 
 from nqprof import machine, options, rounds, strategies
 from nqprof.cuda import device
@@ -76,15 +77,7 @@ def fakes(monkeypatch, register_strategy):
 @pytest.fixture
 def nqpytest(pytester, request):
     """Run an inner pytest over a one-test suite that uses the nqbench fixture."""
-    pytester.makepyfile(test_suite="def test_nq(nqbench):\n    assert nqbench.run().verified\n")
-    load = [] if request.config.pluginmanager.has_plugin("nqprof") else ["-p", "nqprof.plugin"]
-
-    def run(*args):
-        return pytester.runpytest(
-            *load, "-p", "no:cacheprovider", "-p", "no:hypothesispytest", *args
-        )
-
-    return run
+    return inner_pytest(pytester, request)
 
 
 # -- option parsing -----------------------------------------------------------------------

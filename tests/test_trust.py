@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pandas  # noqa: F401  (loaded before pytester's inner runs, which cannot load numpy twice)
 import pytest
+from inner_pytest import inner_pytest
 
 from nqprof import conditions, gpuconditions, machine, strategies
 from nqprof.analysis import stats
@@ -480,25 +481,22 @@ def test_a_moved_default_is_called_with_the_parameter_named(
     probe moved by 30% leaves the same change undecided (cannot-tell), the probe named."""
     probe = [5e-4]
     monkeypatch.setattr(conditions, "cpu_probe_s", lambda: probe[0])
-    pytester.makepyfile(test_suite="def test_nq(nqbench):\n    assert nqbench.run().verified\n")
-    load = [] if request.config.pluginmanager.has_plugin("nqprof") else ["-p", "nqprof.plugin"]
     storage = tmp_path / "storage"
-    args = [
-        *load,
-        "-p",
-        "no:cacheprovider",
+    run = inner_pytest(
+        pytester,
+        request,
         "--nq-strategy=timed",
         "--nq-n=8:9",
         "--nq-rounds=30",
         "--benchmark-autosave",
         f"--benchmark-storage={storage}",
-    ]
-    pytester.runpytest(*args).assert_outcomes(passed=2)
-    pytester.runpytest(*args).assert_outcomes(passed=2)  # A/A
+    )
+    run().assert_outcomes(passed=2)
+    run().assert_outcomes(passed=2)  # A/A
     monkeypatch.setattr(Timed, "params", (Param("scale", "percent", default=125, lo=10, hi=1000),))
-    pytester.runpytest(*args).assert_outcomes(passed=2)  # the default moved by 25%
+    run().assert_outcomes(passed=2)  # the default moved by 25%
     probe[0] = 6.5e-4
-    pytester.runpytest(*args).assert_outcomes(passed=2)  # the same, on a host 30% slower
+    run().assert_outcomes(passed=2)  # the same, on a host 30% slower
     df = load_history(storage)
     runs = list(dict.fromkeys(df["run"]))
     assert (
