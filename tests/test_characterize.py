@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from command_imports import HEAVY, command_imports
+from host_programs import host_program_output
 
 from nqprof.characterize import efficiency, ideal, launch, reserve, residency
 from nqprof.cli import main
@@ -673,19 +673,8 @@ def test_measuring_without_a_gpu_says_so(capsys, monkeypatch):
 
 
 def test_characterize_help_imports_nothing_heavy():
-    code = (
-        "from nqprof.cli import main\ntry:\n    main(['characterize', 'launch', "
-        "'--help'])\nexcept SystemExit:\n    pass"
-    )
-    result = subprocess.run(
-        [sys.executable, "-X", "importtime", "-c", code], capture_output=True, text=True
-    )
-    imported = {
-        line.split("|")[-1].strip().split(".")[0]
-        for line in result.stderr.splitlines()
-        if "|" in line
-    }
-    assert not imported & {"pandas", "pytest", "matplotlib", "pycuda", "_pytest", "numpy"}
+    imported = command_imports(["characterize", "launch", "--help"])
+    assert not imported & (HEAVY | {"numpy"})
 
 
 # --- the kernels ---------------------------------------------------------------------------
@@ -881,23 +870,16 @@ def test_timeline_buffer_layout_round_trip():
 
 @pytest.mark.slow
 def test_timeline_record_matches_the_kernels(tmp_path, toolkit):
-    from nqprof.cuda.sources import kernels_dir
     from nqprof.strategies.cdp import timeline as tl
 
-    program = tmp_path / "tl.cu"
-    program.write_text(
+    printed = host_program_output(
+        toolkit,
+        tmp_path,
+        "tl",
         '#include <cstdio>\n#include <cstddef>\n#include "cdp.cuh"\nint main() {\n'
         '    printf("%d %d %d\\n", (int)sizeof(cdp_tl_grid), (int)offsetof(cdp_tl_buffer, grids), '
-        '(int)offsetof(cdp_tl_grid, gen));\n    return 0;\n}\n'
-    )
-    exe = tmp_path / "tl"
-    subprocess.run(
-        [str(toolkit.nvcc), "-std=c++17", "-I", str(kernels_dir()), str(program), "-o", str(exe)],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    printed = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout.split()
+        '(int)offsetof(cdp_tl_grid, gen));\n    return 0;\n}\n',
+    ).split()
     assert list(map(int, printed)) == [
         tl.record_dtype().itemsize,
         dr.HEADER_BYTES,
