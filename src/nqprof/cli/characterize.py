@@ -39,7 +39,7 @@ from .characterize_common import (
     strategy_names,
 )
 from .output import add_output, emit
-from .run import parse_ns
+from .run import add_param_option, parse_ns
 
 # -- launch -----------------------------------------------------------------------------------
 
@@ -263,13 +263,7 @@ def add_ideal(q) -> None:
         help="non-CDP strategies the speedups are over; the "
         "fastest at each N counts (default: %(default)s)",
     )
-    q.add_argument(
-        "--param",
-        "-p",
-        action="append",
-        metavar="KEY=VALUE",
-        help="parameter for every CDP strategy (repeatable; not launch)",
-    )
+    add_param_option(q, "parameter for every CDP strategy (repeatable; not launch)")
 
 
 # -- efficiency -------------------------------------------------------------------------------
@@ -409,13 +403,7 @@ def add_timeline(q) -> None:
         default="dp3",
         help="a CDP strategy with a device timeline (default dp3)",
     )
-    q.add_argument(
-        "--param",
-        "-p",
-        action="append",
-        metavar="KEY=VALUE",
-        help="strategy parameter (repeatable)",
-    )
+    add_param_option(q, "strategy parameter (repeatable)")
     add_output(
         q.add_argument,
         "--chrome",
