@@ -50,17 +50,23 @@ def _machine_text(part) -> str:
     return f"CPU: {first.get('machine.cpu') or first.get('machine.node')}"
 
 
-def _figure(title: str, ylabel: str):
-    """A figure with one log-y axes over N (matplotlib's object API: no pyplot, no backend)."""
+def _new_figure(figsize: tuple[float, float]):
+    """A figure of ``figsize`` inches, laid out by matplotlib (its object API: no pyplot, no
+    backend); one line naming the extra where matplotlib is missing."""
     try:
         from matplotlib.figure import Figure
     except ImportError as exc:
         raise UnavailableError(
             f"figures need matplotlib ({exc}); install nqprof[analysis]"
         ) from None
+    return Figure(figsize=figsize, layout="constrained")
+
+
+def _figure(title: str, ylabel: str):
+    """A figure with one log-y axes over N."""
+    fig = _new_figure((8, 5))
     from matplotlib.ticker import MaxNLocator
 
-    fig = Figure(figsize=(8, 5), layout="constrained")
     ax = fig.add_subplot()
     ax.set_title(title, fontsize="medium")
     ax.set_xlabel("N")
@@ -166,13 +172,7 @@ def log_panels(
 ) -> Path:
     """Side-by-side log-y panels sharing y (``panel title -> line label -> [(x, y)]``), x on a
     log scale of base ``logx`` if given; written to ``path`` (PNG)."""
-    try:
-        from matplotlib.figure import Figure
-    except ImportError as exc:
-        raise UnavailableError(
-            f"figures need matplotlib ({exc}); install nqprof[analysis]"
-        ) from None
-    fig = Figure(figsize=(4.2 * len(panels), 3.6), layout="constrained")
+    fig = _new_figure((4.2 * len(panels), 3.6))
     axes = fig.subplots(1, len(panels), sharey=True, squeeze=False)[0]
     for ax, (panel, lines) in zip(axes, panels.items(), strict=True):
         for label, pts in lines.items():
@@ -196,14 +196,8 @@ def log_panels(
 
 def _loglog(title: str, xlabel: str, ylabel: str, ax=None, fig=None):
     """Log-log axes (a new figure unless ``ax`` is given)."""
-    try:
-        from matplotlib.figure import Figure
-    except ImportError as exc:
-        raise UnavailableError(
-            f"figures need matplotlib ({exc}); install nqprof[analysis]"
-        ) from None
     if ax is None:
-        fig = Figure(figsize=(8, 5), layout="constrained")
+        fig = _new_figure((8, 5))
         ax = fig.add_subplot()
     ax.set_title(title, fontsize="medium")
     ax.set_xlabel(xlabel)
@@ -226,13 +220,7 @@ def launch_figure(
     """Their Fig. 5: launch time (t1 - t2) vs launch count, log-log, a line per launch mode
     (``mode -> [(count, seconds, seconds per launch)]``), with the paper's Kepler points;
     beside it, the cost of one launch vs the count."""
-    try:
-        from matplotlib.figure import Figure
-    except ImportError as exc:
-        raise UnavailableError(
-            f"figures need matplotlib ({exc}); install nqprof[analysis]"
-        ) from None
-    fig = Figure(figsize=(12, 5), layout="constrained")
+    fig = _new_figure((12, 5))
     left, right = fig.subplots(1, 2)
     if where:
         fig.suptitle(where, fontsize="medium")
@@ -345,13 +333,7 @@ def speedup_figure(
 ) -> Path:
     """Their Fig. 4: per run, the speedup over ``baseline`` measured and ideal (without
     launch overhead), with the paper's range of ideal speedups and its mean slowdown."""
-    try:
-        from matplotlib.figure import Figure
-    except ImportError as exc:
-        raise UnavailableError(
-            f"figures need matplotlib ({exc}); install nqprof[analysis]"
-        ) from None
-    fig = Figure(figsize=(max(6, 1.2 * len(bars) + 2), 5), layout="constrained")
+    fig = _new_figure((max(6, 1.2 * len(bars) + 2), 5))
     ax = fig.add_subplot()
     ax.set_title(f"speedup over {baseline}{f' ({where})' if where else ''}", fontsize="medium")
     ax.set_ylabel(f"{baseline} time / time")
