@@ -190,11 +190,7 @@ def cmd_ideal(args) -> int:
     from ..papers.wang import paper_lines
     from ..strategies import get
 
-    strategies = (
-        strategy_names(args.strategies, "--strategies")
-        if args.strategies is not None
-        else ideal.default_strategies()
-    )
+    strategies = strategy_names(args.strategies, "--strategies", ideal.default_strategies)
     baselines = strategy_names(args.baselines, "--baselines")
     for s in strategies:
         if not get(s).cdp:
@@ -272,15 +268,8 @@ def add_ideal(q) -> None:
 def cmd_efficiency(args) -> int:
     read_loop(args, "efficiency")
     from ..characterize import efficiency
-    from ..strategies import get
 
-    strategies = (
-        strategy_names(args.strategies, "--strategies")
-        if args.strategies is not None
-        else efficiency.default_strategies()
-    )
-    for s in strategies:
-        get(s)
+    strategies = strategy_names(args.strategies, "--strategies", efficiency.default_strategies)
     n = args.n
     if not args.from_file:
         from ..files import check_output_dir
