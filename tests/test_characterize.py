@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 
 import pytest
-from command_imports import HEAVY, command_imports
+from cli_process import HEAVY, command_imports
 from host_programs import host_program_output
 
 from nqprof.characterize import efficiency, ideal, launch, reserve, residency

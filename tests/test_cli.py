@@ -8,19 +8,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from command_imports import HEAVY, command_imports
+from cli_process import HEAVY, command_imports, nqprof
 
 from nqprof.cli import main, parse_params
 from nqprof.errors import InputError
 from nqprof.strategies import all_strategies, get
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def nqprof(*args, timeout=300):
-    return subprocess.run(
-        [sys.executable, "-m", "nqprof.cli", *args], capture_output=True, text=True, timeout=timeout
-    )
 
 
 @pytest.mark.slow

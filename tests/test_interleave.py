@@ -3,10 +3,9 @@ itself with a scripted strategy whose rounds report given times (no clock)."""
 
 import math
 import random
-import subprocess
-import sys
 
 import pytest
+from cli_process import nqprof
 from inner_pytest import inner_pytest
 
 from nqprof.analysis.paired import decide_pairs, rank_depth
@@ -139,9 +138,7 @@ def test_the_pair_rule_stops_at_a_settled_verdict_or_its_cap():
 
 
 def _ab(*args):
-    return subprocess.run(
-        [sys.executable, "-m", "nqprof.cli", "ab", *args], capture_output=True, text=True
-    )
+    return nqprof("ab", *args)
 
 
 @pytest.mark.parametrize(

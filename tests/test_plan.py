@@ -9,7 +9,7 @@ import re
 
 import numpy as np
 import pytest
-from command_imports import HEAVY, command_imports
+from cli_process import HEAVY, command_imports
 
 from nqprof.cli import main
 from nqprof.errors import InputError

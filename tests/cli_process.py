@@ -1,10 +1,22 @@
-"""What an ``nqprof`` command imports, read from a fresh interpreter's ``-X importtime``."""
+"""``nqprof`` commands run in a fresh interpreter: what they print, and what they import (read
+from ``-X importtime``)."""
 
 import subprocess
 import sys
 
 #: Packages a command that only parses, plans or lists must not import.
 HEAVY = frozenset({"pandas", "pytest", "matplotlib", "pycuda", "_pytest"})
+
+
+def nqprof(*args: str, timeout: float = 300, **kwargs) -> subprocess.CompletedProcess:
+    """``python -m nqprof.cli ARGS``, its output captured as text (``kwargs``: env, cwd, ...)."""
+    return subprocess.run(
+        [sys.executable, "-m", "nqprof.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        **kwargs,
+    )
 
 
 def command_imports(argv: list[str]) -> set[str]:
