@@ -203,28 +203,28 @@ def test_launch_measure_records_a_hang_and_goes_on():
     assert "within 5 s" in points[0].error and points[1].error.startswith("skipped")
 
 
+def _rendered(tmp_path, capsys, *argv) -> str:
+    """What ``nqprof ARGV --figure FILE.png`` printed, its figure checked: a PNG of some size."""
+    png = tmp_path / "figure.png"
+    assert main([*argv, "--figure", str(png)]) == 0
+    assert png.stat().st_size > 10_000 and png.read_bytes()[:4] == b"\x89PNG"
+    return capsys.readouterr().out
+
+
 @pytest.mark.slow
 def test_launch_figure(tmp_path, capsys):
-    png = tmp_path / "fig5.png"
     md = tmp_path / "fig5.md"
-    assert (
-        main(
-            [
-                "characterize",
-                "launch",
-                "--from",
-                str(DATA / "synthetic-launch.json"),
-                "--figure",
-                str(png),
-                "-o",
-                str(md),
-            ]
-        )
-        == 0
+    out = _rendered(
+        tmp_path,
+        capsys,
+        "characterize",
+        "launch",
+        "--from",
+        str(DATA / "synthetic-launch.json"),
+        "-o",
+        str(md),
     )
-    out = capsys.readouterr().out
     assert "SYNTHETIC" in out and "Paper (Kepler) Fig. 5" in out and "K20c 143 ms" in out
-    assert png.stat().st_size > 10_000 and png.read_bytes()[:4] == b"\x89PNG"
     assert (
         md.read_text().startswith("# Device launch time vs launch count")
         and "| mode | launches |" in md.read_text()
@@ -382,22 +382,10 @@ def test_ideal_measure_with_fake_runs():
 
 
 def test_ideal_cli(tmp_path, capsys):
-    png = tmp_path / "fig4.png"
-    assert (
-        main(
-            [
-                "characterize",
-                "ideal",
-                "--from",
-                str(DATA / "synthetic-ideal.json"),
-                "--figure",
-                str(png),
-            ]
-        )
-        == 0
+    out = _rendered(
+        tmp_path, capsys, "characterize", "ideal", "--from", str(DATA / "synthetic-ideal.json")
     )
-    out = capsys.readouterr().out
-    assert "Paper (Kepler) Fig. 4: ideal CDP 1.13-2.73x" in out and png.stat().st_size > 10_000
+    assert "Paper (Kepler) Fig. 4: ideal CDP 1.13-2.73x" in out
     assert main(["characterize", "ideal", "--strategies", "feinbube"]) == 2
     err = capsys.readouterr().err
     assert (
@@ -714,23 +702,10 @@ def test_launch_variants_compile_and_link(file, mode, toolkit):
 
 
 def test_report_wang_renders_the_kept_measurements(tmp_path, capsys):
-    png = tmp_path / "fig6.png"
-    assert (
-        main(
-            [
-                "report",
-                "wang",
-                "fig6",
-                "--from",
-                str(DATA / "synthetic-reserve.json"),
-                "--figure",
-                str(png),
-            ]
-        )
-        == 0
+    out = _rendered(
+        tmp_path, capsys, "report", "wang", "fig6", "--from", str(DATA / "synthetic-reserve.json")
     )
-    out = capsys.readouterr().out
-    assert "Paper (Kepler) Fig. 6(a): 172-202 MB" in out and png.stat().st_size > 10_000
+    assert "Paper (Kepler) Fig. 6(a): 172-202 MB" in out
     assert main(["report", "wang", "fig5", "--from", str(DATA / "synthetic-launch.json")]) == 0
     assert "K40 98.6 ms" in capsys.readouterr().out
 
