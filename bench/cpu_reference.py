@@ -29,6 +29,7 @@ import sys
 import sysconfig
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -96,6 +97,20 @@ def fmt(seconds: float) -> str:
     return f"{seconds:.4f}"
 
 
+def table_line(widths: Sequence[int], cells: Sequence[object]) -> str:
+    """A line of a table: each cell right-aligned in its column's width, two spaces apart."""
+    return "  ".join(f"{cell:>{width}}" for width, cell in zip(widths, cells, strict=True))
+
+
+def print_header(columns: dict[str, int]) -> list[int]:
+    """Print the column titles (title -> width) and a rule under them; the widths."""
+    widths = list(columns.values())
+    header = table_line(widths, list(columns))
+    print(header)
+    print("-" * len(header))
+    return widths
+
+
 def compare(ns: list[int], repeats: int, cc: str) -> None:
     with tempfile.TemporaryDirectory(prefix="nqprof-cpuref-") as tmp:
         exe, cmd = build_reference(cc, Path(tmp))
@@ -106,12 +121,16 @@ def compare(ns: list[int], repeats: int, cc: str) -> None:
             f"Python CFLAGS: {sysconfig.get_config_var('CFLAGS') or '-'})"
         )
         print(f"medians of {repeats} runs each, runs alternating\n")
-        header = (
-            f"{'N':>3}  {'reference s':>12}  {'nqprof s':>12}  "
-            f"{'ref/nqprof':>10}  {'min ref':>9}  {'min nqprof':>10}"
+        widths = print_header(
+            {
+                "N": 3,
+                "reference s": 12,
+                "nqprof s": 12,
+                "ref/nqprof": 10,
+                "min ref": 9,
+                "min nqprof": 10,
+            }
         )
-        print(header)
-        print("-" * len(header))
         for n in ns:
             ref_times, our_times = [], []
             for _ in range(repeats):
@@ -119,9 +138,9 @@ def compare(ns: list[int], repeats: int, cc: str) -> None:
                 our_times.append(run_serial(n))
             ref_med, our_med = statistics.median(ref_times), statistics.median(our_times)
             ratio = ref_med / our_med if our_med > 0 else float("nan")
+            mins = fmt(min(ref_times)), fmt(min(our_times))
             print(
-                f"{n:>3}  {fmt(ref_med):>12}  {fmt(our_med):>12}  {ratio:>10.3f}  "
-                f"{fmt(min(ref_times)):>9}  {fmt(min(our_times)):>10}",
+                table_line(widths, (n, fmt(ref_med), fmt(our_med), f"{ratio:.3f}", *mins)),
                 flush=True,
             )
 
@@ -133,12 +152,17 @@ def multicore(ns: list[int], repeats: int, threads: int, depth: int) -> None:
         f"\nmulticore: count_boards over expand(N, {depth}), {workers} threads, {cores} online "
         f"CPUs; medians of {repeats} runs each, runs alternating\n"
     )
-    header = (
-        f"{'N':>3}  {'boards':>7}  {'serial s':>10}  {'multicore s':>11}  "
-        f"{'speedup':>7}  {'per thread':>10}  {'cpu/wall':>8}"
+    widths = print_header(
+        {
+            "N": 3,
+            "boards": 7,
+            "serial s": 10,
+            "multicore s": 11,
+            "speedup": 7,
+            "per thread": 10,
+            "cpu/wall": 8,
+        }
     )
-    print(header)
-    print("-" * len(header))
     for n in ns:
         sub = expand(n, min(depth, n))
         serial_times, multi_times, busy = [], [], []
@@ -149,11 +173,9 @@ def multicore(ns: list[int], repeats: int, threads: int, depth: int) -> None:
             busy.append(cpu / wall if wall > 0 else float("nan"))
         s_med, m_med = statistics.median(serial_times), statistics.median(multi_times)
         speedup = s_med / m_med if m_med > 0 else float("nan")
-        print(
-            f"{n:>3}  {len(sub):>7}  {fmt(s_med):>10}  {fmt(m_med):>11}  {speedup:>7.2f}  "
-            f"{speedup / workers:>10.2f}  {statistics.median(busy):>8.2f}",
-            flush=True,
-        )
+        cells = [n, len(sub), fmt(s_med), fmt(m_med)]
+        cells += [f"{x:.2f}" for x in (speedup, speedup / workers, statistics.median(busy))]
+        print(table_line(widths, cells), flush=True)
     print(
         "\ncpu/wall: CPU seconds of all threads per wall second during count_boards, i.e. the "
         "cores it actually got (below the thread count when other processes compete)."

@@ -1,4 +1,5 @@
-"""Strategies that misbehave on purpose, to test the watchdog (imported by worker processes)."""
+"""Test doubles: strategies that misbehave on purpose, to test the watchdog (imported by
+worker processes), and strategies whose times are given, not measured (scripted, scaled)."""
 
 import os
 import time
@@ -77,3 +78,36 @@ class Scripted(Strategy):
 
 
 SCRIPTED = Scripted()
+
+
+class _Scaled(Session):
+    """Counts right and reports ``scale`` percent of 1 ms a round (no clock), give or take
+    ``noise`` (a fraction of it, uniform); as the GPU's time too with ``gpu``."""
+
+    def __init__(self, n, scale, noise, gpu):
+        import random
+
+        from nqprof.problem import known_count
+
+        self.count, self.seconds = known_count(n), 1e-3 * scale / 100
+        self.noise, self.gpu, self.rng = noise, gpu, random.Random()
+
+    def run_once(self):
+        seconds = self.seconds * (1 + self.noise * self.rng.uniform(-1, 1))
+        return Measurement(count=self.count, wall_s=seconds, gpu_s=seconds if self.gpu else None)
+
+    def info(self):
+        return {"source_hash": "same"}
+
+
+class Scaled(Strategy):
+    """A double whose rounds take its parameter ``scale`` (percent of 1 ms)."""
+
+    title = "test double: every round takes its scale"
+    params = (Param("scale", "percent of 1 ms a round takes", default=100, lo=10, hi=1000),)
+
+    def __init__(self, name: str, noise: float = 0.0, gpu: bool = False):
+        self.name, self.noise, self.gpu = name, noise, gpu
+
+    def open(self, n, params):
+        return _Scaled(n, params["scale"], self.noise, self.gpu)

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_process import HEAVY, command_imports
+from host_programs import host_program_output
 
 from nqprof.characterize import efficiency, ideal, launch, reserve, residency
 from nqprof.cli import main
@@ -203,28 +203,28 @@ def test_launch_measure_records_a_hang_and_goes_on():
     assert "within 5 s" in points[0].error and points[1].error.startswith("skipped")
 
 
+def _rendered(tmp_path, capsys, *argv) -> str:
+    """What ``nqprof ARGV --figure FILE.png`` printed, its figure checked: a PNG of some size."""
+    png = tmp_path / "figure.png"
+    assert main([*argv, "--figure", str(png)]) == 0
+    assert png.stat().st_size > 10_000 and png.read_bytes()[:4] == b"\x89PNG"
+    return capsys.readouterr().out
+
+
 @pytest.mark.slow
 def test_launch_figure(tmp_path, capsys):
-    png = tmp_path / "fig5.png"
     md = tmp_path / "fig5.md"
-    assert (
-        main(
-            [
-                "characterize",
-                "launch",
-                "--from",
-                str(DATA / "synthetic-launch.json"),
-                "--figure",
-                str(png),
-                "-o",
-                str(md),
-            ]
-        )
-        == 0
+    out = _rendered(
+        tmp_path,
+        capsys,
+        "characterize",
+        "launch",
+        "--from",
+        str(DATA / "synthetic-launch.json"),
+        "-o",
+        str(md),
     )
-    out = capsys.readouterr().out
     assert "SYNTHETIC" in out and "Paper (Kepler) Fig. 5" in out and "K20c 143 ms" in out
-    assert png.stat().st_size > 10_000 and png.read_bytes()[:4] == b"\x89PNG"
     assert (
         md.read_text().startswith("# Device launch time vs launch count")
         and "| mode | launches |" in md.read_text()
@@ -382,22 +382,10 @@ def test_ideal_measure_with_fake_runs():
 
 
 def test_ideal_cli(tmp_path, capsys):
-    png = tmp_path / "fig4.png"
-    assert (
-        main(
-            [
-                "characterize",
-                "ideal",
-                "--from",
-                str(DATA / "synthetic-ideal.json"),
-                "--figure",
-                str(png),
-            ]
-        )
-        == 0
+    out = _rendered(
+        tmp_path, capsys, "characterize", "ideal", "--from", str(DATA / "synthetic-ideal.json")
     )
-    out = capsys.readouterr().out
-    assert "Paper (Kepler) Fig. 4: ideal CDP 1.13-2.73x" in out and png.stat().st_size > 10_000
+    assert "Paper (Kepler) Fig. 4: ideal CDP 1.13-2.73x" in out
     assert main(["characterize", "ideal", "--strategies", "feinbube"]) == 2
     err = capsys.readouterr().err
     assert (
@@ -673,19 +661,8 @@ def test_measuring_without_a_gpu_says_so(capsys, monkeypatch):
 
 
 def test_characterize_help_imports_nothing_heavy():
-    code = (
-        "from nqprof.cli import main\ntry:\n    main(['characterize', 'launch', "
-        "'--help'])\nexcept SystemExit:\n    pass"
-    )
-    result = subprocess.run(
-        [sys.executable, "-X", "importtime", "-c", code], capture_output=True, text=True
-    )
-    imported = {
-        line.split("|")[-1].strip().split(".")[0]
-        for line in result.stderr.splitlines()
-        if "|" in line
-    }
-    assert not imported & {"pandas", "pytest", "matplotlib", "pycuda", "_pytest", "numpy"}
+    imported = command_imports(["characterize", "launch", "--help"])
+    assert not imported & (HEAVY | {"numpy"})
 
 
 # --- the kernels ---------------------------------------------------------------------------
@@ -725,23 +702,10 @@ def test_launch_variants_compile_and_link(file, mode, toolkit):
 
 
 def test_report_wang_renders_the_kept_measurements(tmp_path, capsys):
-    png = tmp_path / "fig6.png"
-    assert (
-        main(
-            [
-                "report",
-                "wang",
-                "fig6",
-                "--from",
-                str(DATA / "synthetic-reserve.json"),
-                "--figure",
-                str(png),
-            ]
-        )
-        == 0
+    out = _rendered(
+        tmp_path, capsys, "report", "wang", "fig6", "--from", str(DATA / "synthetic-reserve.json")
     )
-    out = capsys.readouterr().out
-    assert "Paper (Kepler) Fig. 6(a): 172-202 MB" in out and png.stat().st_size > 10_000
+    assert "Paper (Kepler) Fig. 6(a): 172-202 MB" in out
     assert main(["report", "wang", "fig5", "--from", str(DATA / "synthetic-launch.json")]) == 0
     assert "K40 98.6 ms" in capsys.readouterr().out
 
@@ -881,23 +845,16 @@ def test_timeline_buffer_layout_round_trip():
 
 @pytest.mark.slow
 def test_timeline_record_matches_the_kernels(tmp_path, toolkit):
-    from nqprof.cuda.sources import kernels_dir
     from nqprof.strategies.cdp import timeline as tl
 
-    program = tmp_path / "tl.cu"
-    program.write_text(
+    printed = host_program_output(
+        toolkit,
+        tmp_path,
+        "tl",
         '#include <cstdio>\n#include <cstddef>\n#include "cdp.cuh"\nint main() {\n'
         '    printf("%d %d %d\\n", (int)sizeof(cdp_tl_grid), (int)offsetof(cdp_tl_buffer, grids), '
-        '(int)offsetof(cdp_tl_grid, gen));\n    return 0;\n}\n'
-    )
-    exe = tmp_path / "tl"
-    subprocess.run(
-        [str(toolkit.nvcc), "-std=c++17", "-I", str(kernels_dir()), str(program), "-o", str(exe)],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    printed = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout.split()
+        '(int)offsetof(cdp_tl_grid, gen));\n    return 0;\n}\n',
+    ).split()
     assert list(map(int, printed)) == [
         tl.record_dtype().itemsize,
         dr.HEADER_BYTES,

@@ -8,18 +8,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_process import HEAVY, command_imports, nqprof
 
 from nqprof.cli import main, parse_params
 from nqprof.errors import InputError
 from nqprof.strategies import all_strategies, get
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def nqprof(*args, timeout=300):
-    return subprocess.run(
-        [sys.executable, "-m", "nqprof.cli", *args], capture_output=True, text=True, timeout=timeout
-    )
 
 
 @pytest.mark.slow
@@ -297,22 +292,10 @@ def test_solve_rounds_auto_and_the_repeats_alias(capsys):
     )
 
 
-HEAVY = ("pandas", "pytest", "matplotlib", "pycuda", "_pytest")
-
-
 @pytest.mark.parametrize("argv", [["--help"], ["strategies"], ["solve", "8", "-s", "serial"]])
 def test_instant_commands_import_nothing_heavy(argv):
-    code = f"from nqprof.cli import main\ntry:\n    main({argv!r})\nexcept SystemExit:\n    pass"
-    result = subprocess.run(
-        [sys.executable, "-X", "importtime", "-c", code], capture_output=True, text=True
-    )
-    assert result.returncode == 0, result.stderr[-2000:]
-    imported = {
-        line.split("|")[-1].strip().split(".")[0]
-        for line in result.stderr.splitlines()
-        if "|" in line
-    }
-    assert not imported & set(HEAVY), f"{argv} imports {sorted(imported & set(HEAVY))}"
+    heavy = command_imports(argv) & HEAVY
+    assert not heavy, f"{argv} imports {sorted(heavy)}"
 
 
 # -- the strategy registry ------------------------------------------------------------------

@@ -11,6 +11,7 @@ import subprocess
 import sys
 
 import pytest
+from inner_pytest import ONE_CASE, plugin_args
 
 from nqprof import _cpu
 from nqprof.cli import main
@@ -372,9 +373,8 @@ pytest_plugins = ["pytester"]
 
 
 def _inner_suite(pytester, request):
-    pytester.makepyfile(test_suite="def test_nq(nqbench):\n    assert nqbench.run().verified\n")
-    load = [] if request.config.pluginmanager.has_plugin("nqprof") else ["-p", "nqprof.plugin"]
-    return [*load, "-p", "no:cacheprovider"]
+    pytester.makepyfile(test_suite=ONE_CASE)
+    return plugin_args(request)
 
 
 @pytest.mark.slow

@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from cli_process import nqprof
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -272,14 +273,7 @@ def test_documented_example(example: Example):
 
     argv = shlex.split(_strip_comment(example.command))[1:]
     env = {**os.environ, "COLUMNS": "200"}
-    out = subprocess.run(
-        [sys.executable, "-m", "nqprof.cli", *argv],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=env,
-    )
+    out = nqprof(*argv, cwd=ROOT, env=env)
     stdout = [ln for ln in out.stdout.splitlines()]
     stderr = [normalise(ln) for ln in out.stderr.splitlines()]
     messages = [ln for ln in example.expected if _on_stderr(ln)]

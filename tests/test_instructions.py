@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from inner_pytest import BENCH_SUITE, inner_pytest
 
 from nqprof import instructions
 from nqprof.cli import main as nqprof_main
@@ -31,7 +32,6 @@ from nqprof.strategies import get
 pytest_plugins = ["pytester"]
 
 DATA = Path(__file__).resolve().parent / "data" / "callgrind"
-ROOT = Path(__file__).resolve().parents[1]
 needs_valgrind = pytest.mark.skipif(
     shutil.which("valgrind") is None, reason="Valgrind is not installed (apt install valgrind)"
 )
@@ -323,21 +323,11 @@ def test_solve_records_the_instructions(capsys):
 
 # -- pytest --nq-cpu-metric=instructions --------------------------------------------------
 
-SUITE = (ROOT / "bench" / "test_nqueens.py").read_text()
-
 
 @pytest.fixture
 def inner(pytester, request):
     """An inner pytest over a copy of bench/test_nqueens.py."""
-    pytester.makepyfile(test_nqueens=SUITE)
-    load = [] if request.config.pluginmanager.has_plugin("nqprof") else ["-p", "nqprof.plugin"]
-
-    def run(*args):
-        return pytester.runpytest(
-            *load, "-p", "no:cacheprovider", "-p", "no:hypothesispytest", *args
-        )
-
-    return run
+    return inner_pytest(pytester, request, suite=BENCH_SUITE, name="test_nqueens")
 
 
 def _saved(path: Path) -> dict[str, dict]:

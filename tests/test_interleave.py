@@ -3,10 +3,10 @@ itself with a scripted strategy whose rounds report given times (no clock)."""
 
 import math
 import random
-import subprocess
-import sys
 
 import pytest
+from cli_process import nqprof
+from inner_pytest import inner_pytest
 
 from nqprof.analysis.paired import decide_pairs, rank_depth
 
@@ -138,9 +138,7 @@ def test_the_pair_rule_stops_at_a_settled_verdict_or_its_cap():
 
 
 def _ab(*args):
-    return subprocess.run(
-        [sys.executable, "-m", "nqprof.cli", "ab", *args], capture_output=True, text=True
-    )
+    return nqprof("ab", *args)
 
 
 @pytest.mark.parametrize(
@@ -176,15 +174,7 @@ def scripted_pytest(pytester, request, register_strategy):
     from fake_strategies import SCRIPTED
 
     register_strategy(SCRIPTED)
-    pytester.makepyfile(test_suite="def test_nq(nqbench):\n    assert nqbench.run().verified\n")
-    load = [] if request.config.pluginmanager.has_plugin("nqprof") else ["-p", "nqprof.plugin"]
-
-    def run(*args):
-        return pytester.runpytest(
-            *load, "-p", "no:cacheprovider", "-p", "no:hypothesispytest", "--nq-n=8", *args
-        )
-
-    return run
+    return inner_pytest(pytester, request, "--nq-n=8")
 
 
 def test_pytest_nq_vs_runs_each_case_as_an_a_b_and_fails_on_a_listed_verdict(scripted_pytest):

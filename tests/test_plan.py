@@ -9,6 +9,7 @@ import re
 
 import numpy as np
 import pytest
+from cli_process import HEAVY, command_imports
 
 from nqprof.cli import main
 from nqprof.errors import InputError
@@ -361,20 +362,7 @@ def test_plan_command_errors_are_one_line(argv, message, capsys):
 
 
 def test_plan_command_imports_nothing_heavy():
-    import subprocess
-    import sys
-
-    code = "from nqprof.cli import main\nmain(['plan', '12', '-s', 'dp3'])"
-    result = subprocess.run(
-        [sys.executable, "-X", "importtime", "-c", code], capture_output=True, text=True
-    )
-    assert result.returncode == 0, result.stderr[-2000:]
-    imported = {
-        line.split("|")[-1].strip().split(".")[0]
-        for line in result.stderr.splitlines()
-        if "|" in line
-    }
-    assert not imported & {"pandas", "pytest", "matplotlib", "pycuda", "_pytest"}
+    assert not command_imports(["plan", "12", "-s", "dp3"]) & HEAVY
 
 
 def test_config_default_refuses_explicit_limits():

@@ -9,6 +9,8 @@ import warnings
 
 import pandas  # noqa: F401  (loaded before pytester's inner runs, which cannot load numpy twice)
 import pytest
+from fake_strategies import Scaled
+from inner_pytest import inner_pytest
 
 from nqprof import machine, options, rounds, strategies
 from nqprof.cuda import device
@@ -76,15 +78,7 @@ def fakes(monkeypatch, register_strategy):
 @pytest.fixture
 def nqpytest(pytester, request):
     """Run an inner pytest over a one-test suite that uses the nqbench fixture."""
-    pytester.makepyfile(test_suite="def test_nq(nqbench):\n    assert nqbench.run().verified\n")
-    load = [] if request.config.pluginmanager.has_plugin("nqprof") else ["-p", "nqprof.plugin"]
-
-    def run(*args):
-        return pytester.runpytest(
-            *load, "-p", "no:cacheprovider", "-p", "no:hypothesispytest", *args
-        )
-
-    return run
+    return inner_pytest(pytester, request)
 
 
 # -- option parsing -----------------------------------------------------------------------
@@ -535,32 +529,12 @@ def test_comparing_against_another_gpu_warns(fakes, nqpytest, monkeypatch, tmp_p
 # test chose, never by this machine's clock.
 
 
-class _Scaled(Session):
-    def __init__(self, n, params):
-        self.n, self.seconds = n, 1e-3 * params["scale"] / 100
-
-    def run_once(self):
-        return Measurement(count=known_count(self.n), wall_s=self.seconds, gpu_s=self.seconds)
-
-    def info(self):
-        return {"source_hash": "unchanged"}
-
-
-class Scaled(Strategy):
-    name = "scaled"
-    title = "test double: every round takes its scale"
-    params = (Param("scale", "percent of 1 ms a round takes", default=100, lo=10, hi=1000),)
-
-    def open(self, n, params):
-        return _Scaled(n, params)
-
-
 @pytest.fixture
 def scaled(fakes, monkeypatch, register_strategy):
     """The ``scaled`` double registered, and the CPU speed probe reading ``probe[0]``."""
     from nqprof import conditions
 
-    register_strategy(Scaled())
+    register_strategy(Scaled("scaled", gpu=True))
     probe = [5e-4]
     monkeypatch.setattr(conditions, "cpu_probe_s", lambda: probe[0])
     return probe

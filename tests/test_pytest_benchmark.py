@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pandas  # noqa: F401 - loaded before the in-process inner sessions (numpy imports once)
 import pytest
+from inner_pytest import BENCH_SUITE, inner_pytest
 from test_trust import _FakeNvml
 
 from nqprof import machine
@@ -24,8 +25,6 @@ from nqprof.rounds import RoundRule
 
 pytest_plugins = ["pytester"]
 
-ROOT = Path(__file__).resolve().parents[1]
-SUITE = (ROOT / "bench" / "test_nqueens.py").read_text()
 SELECT = ("--nq-strategy=serial", "--nq-n=8:9")
 CASES = (*SELECT, "--nq-rounds=3")
 #: Any warning of pytest-benchmark's (machine_info above all) fails the inner session.
@@ -35,15 +34,7 @@ NO_WARNING = ("-W", "error::pytest_benchmark.logger.PytestBenchmarkWarning")
 @pytest.fixture
 def bench(pytester, request):
     """Run an inner pytest over a copy of bench/test_nqueens.py (give the case options)."""
-    pytester.makepyfile(test_nqueens=SUITE)
-    load = [] if request.config.pluginmanager.has_plugin("nqprof") else ["-p", "nqprof.plugin"]
-
-    def run(*args):
-        return pytester.runpytest(
-            *load, "-p", "no:cacheprovider", "-p", "no:hypothesispytest", *args
-        )
-
-    return run
+    return inner_pytest(pytester, request, suite=BENCH_SUITE, name="test_nqueens")
 
 
 @pytest.fixture(params=["inside", "outside"])
@@ -249,7 +240,7 @@ def test_the_suite_end_to_end_in_a_subprocess(pytester, tmp_path_factory):
     """The two runs of the report, as a user types them: no machine_info warning, and the
     storage outside the working folder works."""
     pytester.mkdir("bench")
-    (pytester.path / "bench" / "test_nqueens.py").write_text(SUITE)
+    (pytester.path / "bench" / "test_nqueens.py").write_text(BENCH_SUITE)
     where = f"--benchmark-storage={tmp_path_factory.mktemp('runs')}"
     first = pytester.runpytest_subprocess(
         "bench/", *CASES, where, "--benchmark-autosave", "-p", "no:cacheprovider"
@@ -366,7 +357,7 @@ def test_round_rule_bounds():
 
 def marked(keywords: str) -> str:
     """The suite with its test under ``@pytest.mark.benchmark(keywords)``."""
-    suite = SUITE.replace("import math", "import math\n\nimport pytest")
+    suite = BENCH_SUITE.replace("import math", "import math\n\nimport pytest")
     return suite.replace(
         "def test_nqueens(", f"@pytest.mark.benchmark({keywords})\ndef test_nqueens("
     )
@@ -494,5 +485,5 @@ def test_timing_options_are_left_alone_without_nqprof_cases_or_timing(bench, pyt
     bench(
         "--benchmark-min-time=0.0001", "--benchmark-disable-gc", "--benchmark-max-time=0.01"
     ).assert_outcomes(passed=1)
-    pytester.makepyfile(test_nqueens=SUITE)
+    pytester.makepyfile(test_nqueens=BENCH_SUITE)
     bench(*CASES, "--benchmark-disable", "--benchmark-min-time=0.001").assert_outcomes(passed=2)

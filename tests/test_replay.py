@@ -6,11 +6,11 @@ record, and every CDP strategy's child kernel."""
 from __future__ import annotations
 
 import struct
-import subprocess
 
 import numpy as np
 import pytest
 import test_chunked_session
+from host_programs import host_program_output
 from test_chunked_session import run
 
 from nqprof.errors import InputError
@@ -157,8 +157,6 @@ def test_hand_layouts_are_pythons_native_struct_layout():
 def test_records_and_packing_match_the_kernels(tmp_path, toolkit):
     """The kernels' record struct against record_dtype(), and cdp_rec_pack (the code that packs
     a recorded launch's arguments on the device) run on the host against the hand layouts."""
-    from nqprof.cuda.sources import kernels_dir
-
     lines = [
         '    printf("%d %d %d %d\\n", (int)sizeof(cdp_rec_launch), (int)offsetof(cdp_rec_buffer, '
         'launches), (int)offsetof(cdp_rec_launch, args), (int)offsetof(cdp_rec_launch, boards));'
@@ -179,20 +177,14 @@ def test_records_and_packing_match_the_kernels(tmp_path, toolkit):
             '        printf("\\n");',
             "    }",
         ]
-    program = tmp_path / "rec.cu"
-    program.write_text(
+    out = host_program_output(
+        toolkit,
+        tmp_path,
+        "rec",
         '#include <cstdio>\n#include <cstddef>\n#include "cdp.cuh"\nint main() {\n'
         + "\n".join(lines)
-        + "\n    return 0;\n}\n"
-    )
-    exe = tmp_path / "rec"
-    subprocess.run(
-        [str(toolkit.nvcc), "-std=c++17", "-I", str(kernels_dir()), str(program), "-o", str(exe)],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout.splitlines()
+        + "\n    return 0;\n}\n",
+    ).splitlines()
     record = rp.record_dtype()
     assert list(map(int, out[0].split())) == [
         record.itemsize,

@@ -11,10 +11,10 @@ import math
 import os
 import re
 import string
-import subprocess
 import sys
 
 import pytest
+from cli_process import nqprof
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -460,12 +460,7 @@ def test_solve_param_with_its_strategy_prefix(capsys):
 
 
 def test_an_unknown_option_points_to_the_commands_help():
-    out = subprocess.run(
-        [sys.executable, "-m", "nqprof.cli", "solve", "12", "--bogus"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    out = nqprof("solve", "12", "--bogus", timeout=60)
     assert out.returncode == 2
     assert out.stderr == (
         "nqprof: error: unrecognized arguments: --bogus\nTry 'nqprof solve --help'.\n"
@@ -845,21 +840,9 @@ def test_a_bad_environment_variable_does_not_break_help():
     NQPROF_TIMEOUT; a command that uses it names it in one line."""
     env = {**os.environ, "NQPROF_TIMEOUT": "abc"}
     for argv in (["--help"], ["strategies"], ["plan", "12", "-s", "dp2"]):
-        out = subprocess.run(
-            [sys.executable, "-m", "nqprof.cli", *argv],
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=60,
-        )
+        out = nqprof(*argv, env=env, timeout=60)
         assert out.returncode == 0 and "Traceback" not in out.stderr, (argv, out.stderr)
-    out = subprocess.run(
-        [sys.executable, "-m", "nqprof.cli", "solve", "8"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-    )
+    out = nqprof("solve", "8", env=env, timeout=60)
     assert out.returncode == 2 and out.stderr.count("\n") == 1 and "NQPROF_TIMEOUT" in out.stderr, (
         out.stderr
     )

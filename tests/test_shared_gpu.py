@@ -13,6 +13,7 @@ import types
 import fake_shared_gpu
 import pandas  # noqa: F401 - loaded before the in-process inner sessions (numpy imports once)
 import pytest
+from inner_pytest import inner_pytest
 from test_trust import _FakeNvml
 
 from nqprof import gpuconditions, machine
@@ -172,17 +173,7 @@ def test_sweep_warns_of_a_shared_gpu(gpu_double, monkeypatch, capsys):
 
 def run_suite(pytester, request, *args):
     """A suite of the GPU test double's cases, run by pytest in this process."""
-    pytester.makepyfile(test_suite="def test_nq(nqbench):\n    assert nqbench.run().verified\n")
-    load = [] if request.config.pluginmanager.has_plugin("nqprof") else ["-p", "nqprof.plugin"]
-    return pytester.runpytest(
-        *load,
-        "-p",
-        "no:cacheprovider",
-        "-p",
-        "no:hypothesispytest",
-        f"--nq-strategy={STRATEGY}",
-        *args,
-    )
+    return inner_pytest(pytester, request, f"--nq-strategy={STRATEGY}")(*args)
 
 
 @pytest.mark.slow

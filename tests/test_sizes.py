@@ -6,12 +6,12 @@ them; it runs on the CPU, no GPU needed)."""
 from __future__ import annotations
 
 import re
-import subprocess
 
 import numpy as np
 import pytest
+from host_programs import host_program_output
 
-from nqprof.cuda.sources import kernels_dir, read_source
+from nqprof.cuda.sources import read_source
 from nqprof.strategies import all_strategies
 from nqprof.strategies.cdp import model as cdp_model
 from nqprof.strategies.cdp.stacks import STATE_BYTES
@@ -70,26 +70,12 @@ def test_row_type_is_one_byte():
 @pytest.mark.slow
 def test_sizes_match_the_kernels(tmp_path, toolkit):
     prints = "\n".join(f'    printf("%d\\n", (int)({expr}));' for expr in SIZES)
-    program = tmp_path / "sizes.cu"
-    program.write_text(
-        f'#include <cstdio>\n#include "dpswap.cu"\nint main() {{\n{prints}\n    return 0;\n}}\n'
-    )
-    exe = tmp_path / "sizes"
-    subprocess.run(
-        [
-            str(toolkit.nvcc),
-            "-std=c++17",
-            "-rdc=true",
-            "-I",
-            str(kernels_dir()),
-            str(program),
-            "-o",
-            str(exe),
-            "-lcudadevrt",
-        ],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    printed = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout.split()
+    printed = host_program_output(
+        toolkit,
+        tmp_path,
+        "sizes",
+        f'#include <cstdio>\n#include "dpswap.cu"\nint main() {{\n{prints}\n    return 0;\n}}\n',
+        flags=["-rdc=true"],
+        libs=["-lcudadevrt"],
+    ).split()
     assert dict(zip(SIZES, map(int, printed), strict=True)) == SIZES

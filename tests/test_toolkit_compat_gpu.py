@@ -106,12 +106,16 @@ def test_newer_cubin_loads_and_runs(probed, newer):
             assert o.ok, o.line()
 
 
+def _assert_newer_ptx_refused(o) -> None:
+    """The driver neither loaded nor ran the artifact: its PTX is newer than the driver."""
+    assert not o.ok and not o.loaded, o.line()
+    assert o.error == "CUDA_ERROR_UNSUPPORTED_PTX_VERSION", o.line()
+
+
 def test_newer_ptx_is_not_jit_compiled(probed, newer):
     _, _, outcomes = probed
     for r in newer:
-        o = _get(outcomes, f"plain.{r}.ptx")
-        assert not o.ok and not o.loaded, o.line()
-        assert o.error == "CUDA_ERROR_UNSUPPORTED_PTX_VERSION", o.line()
+        _assert_newer_ptx_refused(_get(outcomes, f"plain.{r}.ptx"))
 
 
 def test_newer_cdp_build_is_not_linked_by_the_driver(probed, newer):
@@ -119,9 +123,7 @@ def test_newer_cdp_build_is_not_linked_by_the_driver(probed, newer):
     handed newer PTX and refuses it."""
     _, _, outcomes = probed
     for r in newer:
-        o = _get(outcomes, f"cdp.{r}.rdc.ptx + cudadevrt.{r}.a")
-        assert not o.ok and not o.loaded, o.line()
-        assert o.error == "CUDA_ERROR_UNSUPPORTED_PTX_VERSION", o.line()
+        _assert_newer_ptx_refused(_get(outcomes, f"cdp.{r}.rdc.ptx + cudadevrt.{r}.a"))
 
 
 def test_newer_cdp_fully_linked_by_nvlink_loads_and_runs(probed, newer):

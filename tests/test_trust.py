@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pandas  # noqa: F401  (loaded before pytester's inner runs, which cannot load numpy twice)
 import pytest
+from fake_strategies import Scaled
+from inner_pytest import inner_pytest
 
 from nqprof import conditions, gpuconditions, machine, strategies
 from nqprof.analysis import stats
@@ -29,7 +31,7 @@ from nqprof.cli import main
 from nqprof.problem import known_count
 from nqprof.result import Measurement, RunRecord
 from nqprof.rounds import median
-from nqprof.strategies.base import Param, Session, Strategy
+from nqprof.strategies.base import Param
 
 pytest_plugins = ["pytester"]
 ROOT = Path(__file__).resolve().parent.parent
@@ -436,35 +438,11 @@ def test_a_real_cpu_suite_saves_runs_that_compare_cleanly(tmp_path, capsys):
 # -- a real change is called, the moved default named --------------------------------------------
 
 
-class _Timed(Session):
-    """Reports a time of ``scale`` percent of 1 ms with 2% noise, as a CPU session measures it
-    (the noise can never reach the CPU floor of 10%; a 25% move always passes it)."""
-
-    def __init__(self, n, params):
-        self.n, self.scale, self.rng = n, params["scale"] / 100, random.Random()
-
-    def run_once(self):
-        return Measurement(
-            count=known_count(self.n),
-            wall_s=1e-3 * self.scale * (1 + 0.02 * self.rng.uniform(-1, 1)),
-        )
-
-    def info(self):
-        return {"source_hash": "same"}
-
-
-class Timed(Strategy):
-    name = "timed"
-    title = "test double whose time is its scale parameter"
-    params = (Param("scale", "percent of 1 ms a round takes", default=100, lo=10, hi=1000),)
-
-    def open(self, n, params):
-        return _Timed(n, params)
-
-
 @pytest.fixture
 def timed(register_strategy):
-    strategy = Timed()
+    """Rounds of ``scale`` percent of 1 ms with 2% noise, as a CPU session measures them (the
+    noise can never reach the CPU floor of 10%; a 25% move always passes it)."""
+    strategy = Scaled("timed", noise=0.02)
     register_strategy(strategy)
     return strategy
 
@@ -480,25 +458,22 @@ def test_a_moved_default_is_called_with_the_parameter_named(
     probe moved by 30% leaves the same change undecided (cannot-tell), the probe named."""
     probe = [5e-4]
     monkeypatch.setattr(conditions, "cpu_probe_s", lambda: probe[0])
-    pytester.makepyfile(test_suite="def test_nq(nqbench):\n    assert nqbench.run().verified\n")
-    load = [] if request.config.pluginmanager.has_plugin("nqprof") else ["-p", "nqprof.plugin"]
     storage = tmp_path / "storage"
-    args = [
-        *load,
-        "-p",
-        "no:cacheprovider",
+    run = inner_pytest(
+        pytester,
+        request,
         "--nq-strategy=timed",
         "--nq-n=8:9",
         "--nq-rounds=30",
         "--benchmark-autosave",
         f"--benchmark-storage={storage}",
-    ]
-    pytester.runpytest(*args).assert_outcomes(passed=2)
-    pytester.runpytest(*args).assert_outcomes(passed=2)  # A/A
-    monkeypatch.setattr(Timed, "params", (Param("scale", "percent", default=125, lo=10, hi=1000),))
-    pytester.runpytest(*args).assert_outcomes(passed=2)  # the default moved by 25%
+    )
+    run().assert_outcomes(passed=2)
+    run().assert_outcomes(passed=2)  # A/A
+    monkeypatch.setattr(Scaled, "params", (Param("scale", "percent", default=125, lo=10, hi=1000),))
+    run().assert_outcomes(passed=2)  # the default moved by 25%
     probe[0] = 6.5e-4
-    pytester.runpytest(*args).assert_outcomes(passed=2)  # the same, on a host 30% slower
+    run().assert_outcomes(passed=2)  # the same, on a host 30% slower
     df = load_history(storage)
     runs = list(dict.fromkeys(df["run"]))
     assert (

@@ -67,6 +67,17 @@ nq_cst_depth_ok(int n, int depth)
     return 1;
 }
 
+/* Reads the arguments (n, depth) of the function `format` names and checks both; 0 with a
+ * Python error set where either is wrong. */
+static int
+nq_cst_n_depth(PyObject *args, PyObject *kwargs, const char *format, int *n, int *depth)
+{
+    static char *kwlist[] = {"n", "depth", NULL};
+
+    return PyArg_ParseTupleAndKeywords(args, kwargs, format, kwlist, n, depth) && nq_cst_n_ok(*n) &&
+           nq_cst_depth_ok(*n, *depth);
+}
+
 PyObject *
 nq_py_cst_serial(PyObject *self, PyObject *args, PyObject *kwargs)
 {
@@ -88,43 +99,29 @@ nq_py_cst_serial(PyObject *self, PyObject *args, PyObject *kwargs)
 PyObject *
 nq_py_cst_stack_words(PyObject *self, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"n", "depth", NULL};
     int n, depth;
 
     (void)self;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "ii:cst_stack_words", kwlist, &n, &depth) || !nq_cst_n_ok(n) ||
-        !nq_cst_depth_ok(n, depth))
+    if (!nq_cst_n_depth(args, kwargs, "ii:cst_stack_words", &n, &depth))
         return NULL;
     return PyLong_FromLong((long)nq_cst_stack_words(n, depth));
+}
+
+/* nq_cst_tasks with the untyped buffer of nq_py_tasks_bytes. */
+static size_t nq_py_cst_expand(int n, int depth, void *out, size_t cap)
+{
+    return nq_cst_tasks(n, depth, (nq_cst_task *)out, cap);
 }
 
 PyObject *
 nq_py_cst_tasks(PyObject *self, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"n", "depth", NULL};
-    PyObject *result;
-    size_t count;
     int n, depth;
 
     (void)self;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "ii:cst_tasks", kwlist, &n, &depth) || !nq_cst_n_ok(n) ||
-        !nq_cst_depth_ok(n, depth))
+    if (!nq_cst_n_depth(args, kwargs, "ii:cst_tasks", &n, &depth))
         return NULL;
-    Py_BEGIN_ALLOW_THREADS
-    count = nq_cst_tasks(n, depth, NULL, 0);
-    Py_END_ALLOW_THREADS
-    if (count > (size_t)PY_SSIZE_T_MAX / sizeof(nq_cst_task))
-        return PyErr_NoMemory();
-    result = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(count * sizeof(nq_cst_task)));
-    if (result == NULL)
-        return NULL;
-    {
-        nq_cst_task *out = (nq_cst_task *)PyBytes_AS_STRING(result);
-        Py_BEGIN_ALLOW_THREADS
-        nq_cst_tasks(n, depth, out, count);
-        Py_END_ALLOW_THREADS
-    }
-    return result;
+    return nq_py_tasks_bytes(n, depth, sizeof(nq_cst_task), nq_py_cst_expand);
 }
 
 PyObject *
@@ -366,13 +363,11 @@ nq_py_cst_budget_count(PyObject *self, PyObject *args, PyObject *kwargs)
 PyObject *
 nq_py_cst_task_count(PyObject *self, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"n", "depth", NULL};
     size_t count;
     int n, depth;
 
     (void)self;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "ii:cst_task_count", kwlist, &n, &depth) || !nq_cst_n_ok(n) ||
-        !nq_cst_depth_ok(n, depth))
+    if (!nq_cst_n_depth(args, kwargs, "ii:cst_task_count", &n, &depth))
         return NULL;
     Py_BEGIN_ALLOW_THREADS
     count = nq_cst_tasks(n, depth, NULL, 0);

@@ -51,12 +51,16 @@ nq_py_serial_d4(PyObject *self, PyObject *args, PyObject *kwargs)
     return PyLong_FromUnsignedLongLong((unsigned long long)total);
 }
 
+/* nq_d4_expand with the untyped buffer of nq_py_tasks_bytes. */
+static size_t nq_py_d4_expand(int n, int depth, void *out, size_t cap)
+{
+    return nq_d4_expand(n, depth, (nq_d4_task *)out, cap);
+}
+
 PyObject *
 nq_py_d4_tasks(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"n", "depth", NULL};
-    PyObject *result;
-    size_t count;
     int n, depth;
 
     (void)self;
@@ -68,21 +72,7 @@ nq_py_d4_tasks(PyObject *self, PyObject *args, PyObject *kwargs)
                      nq_d4_max_depth(n), n, depth);
         return NULL;
     }
-    Py_BEGIN_ALLOW_THREADS
-    count = nq_d4_expand(n, depth, NULL, 0);
-    Py_END_ALLOW_THREADS
-    if (count > (size_t)PY_SSIZE_T_MAX / sizeof(nq_d4_task))
-        return PyErr_NoMemory();
-    result = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(count * sizeof(nq_d4_task)));
-    if (result == NULL)
-        return NULL;
-    {
-        nq_d4_task *out = (nq_d4_task *)PyBytes_AS_STRING(result);
-        Py_BEGIN_ALLOW_THREADS
-        nq_d4_expand(n, depth, out, count);
-        Py_END_ALLOW_THREADS
-    }
-    return result;
+    return nq_py_tasks_bytes(n, depth, sizeof(nq_d4_task), nq_py_d4_expand);
 }
 
 PyObject *

@@ -1,7 +1,8 @@
 /*
  * The task buffers the extension's *_count functions take from Python, read once: a
  * private aligned copy of a bytes-like object of whole tasks, each checked by the task
- * kind's validator. Included by d4_py.c and constellations_py.c (needs Python.h first).
+ * kind's validator; and the bytes object the *_tasks functions hand back, made once.
+ * Included by d4_py.c and constellations_py.c (needs Python.h first).
  */
 #ifndef NQ_PY_TASKS_H
 #define NQ_PY_TASKS_H
@@ -42,6 +43,31 @@ static void *nq_py_tasks_copy(Py_buffer *view, size_t size, int n, int (*valid)(
         }
     }
     return tasks;
+}
+
+/* The tasks (n, depth) expands into, as a bytes object of whole tasks of `size` bytes:
+ * expand(n, depth, NULL, 0) counts them and expand(n, depth, out, count) writes them, both
+ * without the GIL. Returns NULL with a Python error set when memory runs out. */
+static PyObject *nq_py_tasks_bytes(int n, int depth, size_t size, size_t (*expand)(int, int, void *, size_t))
+{
+    PyObject *result;
+    size_t count;
+
+    Py_BEGIN_ALLOW_THREADS
+    count = expand(n, depth, NULL, 0);
+    Py_END_ALLOW_THREADS
+    if (count > (size_t)PY_SSIZE_T_MAX / size)
+        return PyErr_NoMemory();
+    result = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(count * size));
+    if (result == NULL)
+        return NULL;
+    {
+        void *out = PyBytes_AS_STRING(result);
+        Py_BEGIN_ALLOW_THREADS
+        expand(n, depth, out, count);
+        Py_END_ALLOW_THREADS
+    }
+    return result;
 }
 
 #endif

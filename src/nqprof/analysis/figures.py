@@ -50,9 +50,9 @@ def _machine_text(part) -> str:
     return f"CPU: {first.get('machine.cpu') or first.get('machine.node')}"
 
 
-def new_figure(figsize: tuple[float, float]):
-    """A matplotlib figure, laid out by matplotlib (the object API: no pyplot, no backend);
-    an UnavailableError where matplotlib is missing."""
+def _new_figure(figsize: tuple[float, float]):
+    """A figure of ``figsize`` inches, laid out by matplotlib (its object API: no pyplot, no
+    backend); one line naming the extra where matplotlib is missing."""
     try:
         from matplotlib.figure import Figure
     except ImportError as exc:
@@ -63,10 +63,10 @@ def new_figure(figsize: tuple[float, float]):
 
 
 def _figure(title: str, ylabel: str):
-    """A figure with one log-y axes over N (matplotlib's object API: no pyplot, no backend)."""
+    """A figure with one log-y axes over N."""
+    fig = _new_figure((8, 5))
     from matplotlib.ticker import MaxNLocator
 
-    fig = new_figure(figsize=(8, 5))
     ax = fig.add_subplot()
     ax.set_title(title, fontsize="medium")
     ax.set_xlabel("N")
@@ -172,7 +172,7 @@ def log_panels(
 ) -> Path:
     """Side-by-side log-y panels sharing y (``panel title -> line label -> [(x, y)]``), x on a
     log scale of base ``logx`` if given; written to ``path`` (PNG)."""
-    fig = new_figure(figsize=(4.2 * len(panels), 3.6))
+    fig = _new_figure((4.2 * len(panels), 3.6))
     axes = fig.subplots(1, len(panels), sharey=True, squeeze=False)[0]
     for ax, (panel, lines) in zip(axes, panels.items(), strict=True):
         for label, pts in lines.items():
@@ -197,7 +197,7 @@ def log_panels(
 def _loglog(title: str, xlabel: str, ylabel: str, ax=None, fig=None):
     """Log-log axes (a new figure unless ``ax`` is given)."""
     if ax is None:
-        fig = new_figure(figsize=(8, 5))
+        fig = _new_figure((8, 5))
         ax = fig.add_subplot()
     ax.set_title(title, fontsize="medium")
     ax.set_xlabel(xlabel)
@@ -220,7 +220,7 @@ def launch_figure(
     """Their Fig. 5: launch time (t1 - t2) vs launch count, log-log, a line per launch mode
     (``mode -> [(count, seconds, seconds per launch)]``), with the paper's Kepler points;
     beside it, the cost of one launch vs the count."""
-    fig = new_figure(figsize=(12, 5))
+    fig = _new_figure((12, 5))
     left, right = fig.subplots(1, 2)
     if where:
         fig.suptitle(where, fontsize="medium")
@@ -333,7 +333,7 @@ def speedup_figure(
 ) -> Path:
     """Their Fig. 4: per run, the speedup over ``baseline`` measured and ideal (without
     launch overhead), with the paper's range of ideal speedups and its mean slowdown."""
-    fig = new_figure(figsize=(max(6, 1.2 * len(bars) + 2), 5))
+    fig = _new_figure((max(6, 1.2 * len(bars) + 2), 5))
     ax = fig.add_subplot()
     ax.set_title(f"speedup over {baseline}{f' ({where})' if where else ''}", fontsize="medium")
     ax.set_ylabel(f"{baseline} time / time")
@@ -374,7 +374,7 @@ def block_timelines(
     """Blocks by SM against time, a panel per launch (``panel title -> [(SM, start ms, end
     ms)]``, sharing the time axis): a block is a line at its SM's row, the blocks an SM held
     one above another; written to ``path``."""
-    fig = new_figure(figsize=(9, 2.4 * len(panels) + 0.6))
+    fig = _new_figure((9, 2.4 * len(panels) + 0.6))
     axes = fig.subplots(len(panels), 1, sharex=True, squeeze=False)[:, 0]
     for ax, (panel, blocks) in zip(axes, panels.items(), strict=True):
         stacked: dict[int, int] = {}

@@ -65,7 +65,7 @@ def _verdicts(text: str) -> list[str]:
 
 
 def add_commands(sub) -> None:
-    from .run import run_options
+    from .run import add_param_option, run_options
 
     p = sub.add_parser(
         "ab",
@@ -78,9 +78,7 @@ def add_commands(sub) -> None:
     )
     add_number(p.add_argument, "n", number=validate_n, metavar="N", help="board size N")
     p.add_argument("--strategy", "-s", required=True, help="variant A's strategy")
-    p.add_argument(
-        "--param", "-p", action="append", metavar="KEY=VALUE", help="variant A's parameter"
-    )
+    add_param_option(p, "variant A's parameter")
     p.add_argument(
         "--vs",
         action="append",

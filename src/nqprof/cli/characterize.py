@@ -40,7 +40,7 @@ from .characterize_common import (
     strategy_names,
 )
 from .output import add_output, emit
-from .run import parse_ns
+from .run import add_param_option, parse_ns
 
 # -- launch -----------------------------------------------------------------------------------
 
@@ -191,11 +191,7 @@ def cmd_ideal(args) -> int:
     from ..papers.wang import paper_lines
     from ..strategies import get
 
-    strategies = (
-        strategy_names(args.strategies, "--strategies")
-        if args.strategies is not None
-        else ideal.default_strategies()
-    )
+    strategies = strategy_names(args.strategies, "--strategies", ideal.default_strategies)
     baselines = strategy_names(args.baselines, "--baselines")
     for s in strategies:
         if not get(s).cdp:
@@ -264,13 +260,7 @@ def add_ideal(q) -> None:
         help="non-CDP strategies the speedups are over; the "
         "fastest at each N counts (default: %(default)s)",
     )
-    q.add_argument(
-        "--param",
-        "-p",
-        action="append",
-        metavar="KEY=VALUE",
-        help="parameter for every CDP strategy (repeatable; not launch)",
-    )
+    add_param_option(q, "parameter for every CDP strategy (repeatable; not launch)")
 
 
 # -- efficiency -------------------------------------------------------------------------------
@@ -279,15 +269,8 @@ def add_ideal(q) -> None:
 def cmd_efficiency(args) -> int:
     read_loop(args, "efficiency")
     from ..characterize import efficiency
-    from ..strategies import get
 
-    strategies = (
-        strategy_names(args.strategies, "--strategies")
-        if args.strategies is not None
-        else efficiency.default_strategies()
-    )
-    for s in strategies:
-        get(s)
+    strategies = strategy_names(args.strategies, "--strategies", efficiency.default_strategies)
     n = args.n
     if not args.from_file:
         from ..files import check_output_dir
@@ -410,13 +393,7 @@ def add_timeline(q) -> None:
         default="dp3",
         help="a CDP strategy with a device timeline (default dp3)",
     )
-    q.add_argument(
-        "--param",
-        "-p",
-        action="append",
-        metavar="KEY=VALUE",
-        help="strategy parameter (repeatable)",
-    )
+    add_param_option(q, "strategy parameter (repeatable)")
     add_output(
         q.add_argument,
         "--chrome",
@@ -522,13 +499,7 @@ def add_blocks(q) -> None:
         help="launch paths, a comma list of host, graph, graph-own, cdp-tail, cdp-ff, cdp-host "
         "(default: all)",
     )
-    q.add_argument(
-        "--param",
-        "-p",
-        action="append",
-        metavar="KEY=VALUE",
-        help="a strategy parameter for the paths whose strategy has it (repeatable)",
-    )
+    add_param_option(q, "a strategy parameter for the paths whose strategy has it (repeatable)")
 
 
 #: `nqprof characterize`'s subcommands: name -> (add its options, run it, one-line help).

@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import InputError
@@ -94,9 +95,15 @@ def figure_written(path) -> None:
     print(f"figure written to {path}", file=sys.stderr)
 
 
-def strategy_names(text: str, flag: str) -> list[str]:
+def strategy_names(
+    text: str | None, flag: str, default: Callable[[], list[str]] | None = None
+) -> list[str]:
+    """The strategies of the comma list ``text`` (one line for an unknown name), or where
+    ``flag`` was not given (``text`` None) those of ``default()``."""
     from ..strategies import get
 
+    if text is None and default is not None:
+        return default()
     names = [s.strip() for s in text.split(",") if s.strip()]
     if not names:
         raise InputError(f"{flag} takes a comma list of strategy names, got {text!r}")

@@ -38,31 +38,30 @@ def add_cluster_arguments(parser) -> None:
         "per core for CPU strategies) or a scheduler address such as tcp://host:8786 (waited "
         "for up to $NQPROF_CLUSTER_CONNECT_TIMEOUT seconds, default 5)",
     )
-    add_number(
-        g.add_argument,
+
+    def count(flag: str, number: Integer, metavar: str, help: str) -> None:
+        """A count with no default of its own (none given: the one its help names)."""
+        add_number(g.add_argument, flag, number=number, default=None, metavar=metavar, help=help)
+
+    count(
         "--workers",
-        number=Integer(1, MAX_WORKERS),
-        default=None,
-        metavar="K",
-        help="local: workers to start (default: every GPU, or every "
+        Integer(1, MAX_WORKERS),
+        "K",
+        "local: workers to start (default: every GPU, or every "
         f"core); ADDRESS: workers to wait for (at most {MAX_WORKERS})",
     )
-    add_number(
-        g.add_argument,
+    count(
         "--tasks",
-        number=Integer(1, MAX_TASKS),
-        default=None,
-        metavar="T",
-        help="tasks to cut the host expansion into (default: the checkpoint's, else 4 per worker)",
+        Integer(1, MAX_TASKS),
+        "T",
+        "tasks to cut the host expansion into (default: the checkpoint's, else 4 per worker)",
     )
-    add_number(
-        g.add_argument,
+    count(
         "--split-depth",
-        number=Integer(1, MAX_N),
-        default=None,
-        metavar="D",
-        help="rows expanded on the host, for strategies "
-        "without a depth parameter (default: min(4, N-1))",
+        Integer(1, MAX_N),
+        "D",
+        "rows expanded on the host, for strategies without a depth parameter "
+        "(default: min(4, N-1))",
     )
     g.add_argument(
         "--checkpoint",
@@ -71,14 +70,7 @@ def add_cluster_arguments(parser) -> None:
         help="record finished tasks' counts in FILE; a run "
         "with the same FILE resumes where it stopped",
     )
-    add_number(
-        g.add_argument,
-        "--retries",
-        number=Integer(0, MAX_RETRIES),
-        default=None,
-        metavar="R",
-        help="times a failed task is retried (default: 3)",
-    )
+    count("--retries", Integer(0, MAX_RETRIES), "R", "times a failed task is retried (default: 3)")
 
 
 def cluster_options_without_cluster(args) -> list[str]:

@@ -64,6 +64,8 @@ def cmd_plan(args) -> int:
 
 
 def add_commands(sub) -> None:
+    from .run import add_param_option
+
     p = sub.add_parser(
         "plan",
         help="print the plan of a CDP run (generations, "
@@ -75,13 +77,10 @@ def add_commands(sub) -> None:
     p.add_argument(
         "--strategy", "-s", required=True, help="a CDP strategy (see `nqprof strategies`)"
     )
-    p.add_argument(
-        "--param",
-        "-p",
-        action="append",
-        metavar="[STRATEGY.]KEY=VALUE",
-        help="strategy parameter (repeatable, once each; "
-        "a STRATEGY prefix must name the -s strategy)",
+    add_param_option(
+        p,
+        "strategy parameter (repeatable, once each; a STRATEGY prefix must name the -s strategy)",
+        prefixed=True,
     )
     add_number(
         p.add_argument,

@@ -19,7 +19,7 @@ from ..numeric import Integer, add_number
 from ..options import parse_params
 from ..problem import MAX_N
 from .output import add_output, emit
-from .run import loop_settings, parse_ns, run_options
+from .run import add_param_option, loop_settings, parse_ns, run_options
 
 
 def require_gpu(strategies) -> str:
@@ -77,13 +77,7 @@ def add_feinbube_steps(q) -> None:
     add_number(
         q.add_argument, "--n", number=parse_ns, default="16:18", help="N values (default 16:18)"
     )
-    q.add_argument(
-        "--param",
-        "-p",
-        action="append",
-        metavar="KEY=VALUE",
-        help="extra feinbube parameter (repeatable)",
-    )
+    add_param_option(q, "extra feinbube parameter (repeatable)")
 
 
 # -- Plauth et al. --------------------------------------------------------------------------
@@ -123,13 +117,7 @@ def add_table2(q) -> None:
         default="1",
         help="DP-1 rows per grid (1: the paper's first version)",
     )
-    q.add_argument(
-        "--param",
-        "-p",
-        action="append",
-        metavar="KEY=VALUE",
-        help="extra dp1 parameter (repeatable)",
-    )
+    add_param_option(q, "extra dp1 parameter (repeatable)")
 
 
 def _z(text: str) -> int:
@@ -170,13 +158,7 @@ def add_table3(q) -> None:
         action="store_true",
         help="no GPU runs: the paper's numbers beside the model's",
     )
-    q.add_argument(
-        "--param",
-        "-p",
-        action="append",
-        metavar="KEY=VALUE",
-        help="extra dp2/dp3 parameter (repeatable)",
-    )
+    add_param_option(q, "extra dp2/dp3 parameter (repeatable)")
 
 
 def cmd_figure(args) -> int:

@@ -25,6 +25,17 @@ def parse_ns(text: str) -> list[int]:
         raise InputError(f"--n takes A:B or a comma list of N: {exc}") from None
 
 
+def add_param_option(p, help: str, prefixed: bool = False) -> None:
+    """-p/--param, repeatable: a strategy's KEY=VALUE (``prefixed``: [STRATEGY.]KEY=VALUE)."""
+    p.add_argument(
+        "--param",
+        "-p",
+        action="append",
+        metavar="[STRATEGY.]KEY=VALUE" if prefixed else "KEY=VALUE",
+        help=help,
+    )
+
+
 def run_options(
     p,
     timer: bool = False,
@@ -311,12 +322,10 @@ def add_commands(sub) -> None:
         default="serial",
         help="strategy name (see `nqprof strategies`; default: %(default)s)",
     )
-    p.add_argument(
-        "--param",
-        "-p",
-        action="append",
-        metavar="[STRATEGY.]KEY=VALUE",
-        help="strategy parameter (repeatable; a STRATEGY prefix must name the -s strategy)",
+    add_param_option(
+        p,
+        "strategy parameter (repeatable; a STRATEGY prefix must name the -s strategy)",
+        prefixed=True,
     )
     run_options(p, timer=True)
     p.add_argument(

@@ -12,7 +12,7 @@ Timing, verification, watchdog and reporting live outside the strategies (runner
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -230,6 +230,13 @@ def depth_param(
         lo=lo,
         hi=lambda n: n - 1,
         range_text=f"{lo}..N-1",
+    )
+
+
+def choice_param(name: str, help: str, default: str, choices: Collection[str], unit: str) -> Param:
+    """A parameter naming one of ``choices`` (its range: how many ``unit`` there are)."""
+    return Param(
+        name, help, default=default, choices=tuple(choices), range_text=f"{len(choices)} {unit}"
     )
 
 

@@ -19,7 +19,7 @@ symmetry and one host grid launches every host board's first swarm grid. ``strea
 from __future__ import annotations
 
 from ..errors import InputError
-from .base import Param, block_param, depth_param
+from .base import Param, block_param, choice_param, depth_param
 from .cdp.accounting import STREAM_KINDS
 from .cdp.limits import check_nesting
 from .cdp.model import MAX_NESTING, dp1_deepest_generation
@@ -80,13 +80,7 @@ class Dp1(CdpStrategy):
         # z=1: the first version, one thread per column
         Param("z", "rows per swarm grid: N^z threads", default=3, lo=1, hi=8),
         # the stream a thread launches its child grid into
-        Param(
-            "stream",
-            "default, own or fire-and-forget",
-            default="own",
-            choices=tuple(STREAM_KINDS),
-            range_text=f"{len(STREAM_KINDS)} streams",
-        ),
+        choice_param("stream", "default, own or fire-and-forget", "own", STREAM_KINDS, "streams"),
         depth_param(default_depth, "host rows (mirror symmetry)"),
         # of the host grid, and of swarm grids wider than this
         block_param(128, help="threads per block (host, swarms)"),

@@ -21,7 +21,7 @@ from ..cuda.sources import KernelSource
 from ..errors import InputError
 from ..result import Measurement
 from ..subproblems import expand
-from .base import Param, Strategy, block_param, depth_param
+from .base import Strategy, block_param, choice_param, depth_param
 from .gpu_common import DYNAMIC_SHARED_LIMIT_SM90, STATIC_SHARED_LIMIT, GpuSession
 
 #: opt -> (kernel, number of per-level arrays in shared memory, shared memory static?)
@@ -68,13 +68,7 @@ class Feinbube(Strategy):
         ),
     )
     params = (
-        Param(
-            "opt",
-            "paper's step: local..rows-left",
-            default="rows-left",
-            choices=tuple(STEPS),
-            range_text=f"{len(STEPS)} steps",
-        ),
+        choice_param("opt", "paper's step: local..rows-left", "rows-left", STEPS, "steps"),
         depth_param(_default_depth, "host rows, a thread per board"),
         block_param(64),
     )

@@ -53,23 +53,22 @@ def launch():
 
 def reserve():
     free0 = 140_000 * MIB
+
+    def point(kind, value, module, gone, **read):
+        """A limit set and read back; with the module loaded, ``gone`` more bytes reserved."""
+        p = dict(kind=kind, value=value, module=module, free_context=free0, **read)
+        p.update(free_limit=free0, error=None)
+        if module:
+            p.update(free_module=free0 - gone, free_launch=free0 - gone)
+        return p
+
     points = []
     for module in (False, True):
         for value in (0, 1, 32, 1024, 4096, 65536, 262144, 1 << 20):
             gone = (100 * MIB + value * 9728) if module else 0
-            p = dict(
-                kind="pending",
-                value=value,
-                module=module,
-                free_context=free0,
-                total=143_000 * MIB,
-                limit_read=value,
-                free_limit=free0,
-                error=None,
+            points.append(
+                point("pending", value, module, gone, total=143_000 * MIB, limit_read=value)
             )
-            if module:
-                p.update(free_module=free0 - gone, free_launch=free0 - gone)
-            points.append(p)
         points.append(
             dict(
                 kind="pending",
@@ -81,18 +80,7 @@ def reserve():
         )
         for value in (8, 512):
             gone = (100 * MIB + value * MIB) if module else 0
-            p = dict(
-                kind="heap",
-                value=value,
-                module=module,
-                free_context=free0,
-                limit_read=value * MIB,
-                free_limit=free0,
-                error=None,
-            )
-            if module:
-                p.update(free_module=free0 - gone, free_launch=free0 - gone)
-            points.append(p)
+            points.append(point("heap", value, module, gone, limit_read=value * MIB))
     points.append(
         dict(
             kind="sync-depth",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..base import Param
+from ..base import Param, choice_param
 
 
 def pending_param() -> Param:
@@ -67,16 +67,12 @@ MEASUREMENT_BUILDS = {
 
 
 def launch_param() -> Param:
-    return Param(
-        "launch",
-        # real: the child grids; empty: an empty grid in their place; none: no launch; record:
-        # generation 1's launches recorded and replayed from the host, without their own
-        # children. All but real are measurement builds (`nqprof characterize ideal` and
-        # `efficiency`) whose count is not N's and is never verified (MEASUREMENT_BUILDS).
-        "real, or empty/none/record builds",
-        default="real",
-        choices=tuple(LAUNCH_MODES),
-        range_text=f"{len(LAUNCH_MODES)} builds",
+    # real: the child grids; empty: an empty grid in their place; none: no launch; record:
+    # generation 1's launches recorded and replayed from the host, without their own
+    # children. All but real are measurement builds (`nqprof characterize ideal` and
+    # `efficiency`) whose count is not N's and is never verified (MEASUREMENT_BUILDS).
+    return choice_param(
+        "launch", "real, or empty/none/record builds", "real", LAUNCH_MODES, "builds"
     )
 
 
