@@ -34,8 +34,9 @@
 #endif
 // The launch bounds of cdp-cst's and graph-cst's counting kernels (NQ_COUNT_BOUNDS): 2, fast's,
 // NQ_BLOCK threads and at least NQ_MIN_BLOCKS blocks an SM; 1, NQ_BLOCK threads only; 0,
-// none. A grid that CDP2 launches from the device, of a kernel with both bounds, is held one
-// block an SM at a time on Hopper (docs/cdp-on-hopper.md): cdp-cst builds with 1.
+// none. On Hopper an SM holds one block at a time of a grid that CDP2 launches from the
+// device if its kernel has launch bounds, either kind, and as many as fit without them
+// (docs/cdp-on-hopper.md): cdp-cst builds with 0.
 #ifndef NQ_BOUNDS
 #define NQ_BOUNDS 2
 #endif
