@@ -14,6 +14,7 @@
 // char_empty is also a host-launched kernel: nqprof characterize reserve loads this module
 // to see what linking the device runtime reserves.
 #include "cdp.cuh"
+#include "latency.cuh"
 
 #define CHAR_STREAM_TAIL 3  // cudaStreamTailLaunch: runs after the launching grid completes
 
@@ -67,4 +68,30 @@ extern "C" __global__ void char_resident_launch(unsigned long long* rec, unsigne
     if (blockIdx.x || threadIdx.x) return;
     const cudaStream_t s = stream == CHAR_STREAM_TAIL ? cudaStreamTailLaunch : cudaStreamFireAndForget;
     cdp_launch(acct, 1, grid, char_resident, dim3(grid), dim3(block), shared, s, rec, spin_ns);
+}
+
+// --- launch latency (nqprof characterize latency; latency.cuh has the record) --------------
+
+extern "C" __global__ void lat_child(unsigned long long* rec) { lat_child_body(rec); }
+
+// The host path: the host launches lat_child right after this grid, into the same stream;
+// this grid spins `spin_ns` first (the child is queued before it ends), then marks its end
+// as the child's launch.
+extern "C" __global__ void lat_host_parent(unsigned long long* rec, unsigned long long spin_ns) {
+    const unsigned long long t0 = lat_now();
+    while (lat_now() - t0 < spin_ns) {
+    }
+    lat_mark(rec, LAT_LAUNCH);
+    lat_mark(rec, LAT_RETURN);
+}
+
+// The CDP2 paths: one thread launches lat_child(grid, block) into the tail or the
+// fire-and-forget stream (CHAR_STREAM_TAIL or CDP_STREAM_FIRE_AND_FORGET), accounted.
+extern "C" __global__ void lat_cdp_parent(unsigned long long* rec, unsigned grid, unsigned block, int stream,
+                                          cdp_word* acct) {
+    if (blockIdx.x || threadIdx.x) return;
+    const cudaStream_t s = stream == CHAR_STREAM_TAIL ? cudaStreamTailLaunch : cudaStreamFireAndForget;
+    lat_mark(rec, LAT_LAUNCH);
+    cdp_launch(acct, 1, grid, lat_child, dim3(grid), dim3(block), 0, s, rec);
+    lat_mark(rec, LAT_RETURN);
 }

@@ -29,6 +29,7 @@
 #include <cooperative_groups.h>
 
 #include "common.cuh"
+#include "latency.cuh"
 
 namespace cg = cooperative_groups;
 
@@ -229,3 +230,31 @@ extern "C" __global__ void dg_char_launch(unsigned count, int mode, const unsign
     cudaError_t e = cudaGraphLaunch(g, mode == DG_CHAR_TAIL ? cudaStreamGraphTailLaunch : cudaStreamGraphFireAndForget);
     dg_account(acct, e);
 }
+
+// --- launch latency (nqprof characterize latency; latency.cuh has the record) --------------
+
+extern "C" __global__ void dg_lat_child(unsigned long long* rec) { lat_child_body(rec); }
+
+// One thread launches the device-launchable graph `exec` (of dg_lat_child) fire-and-forget
+// or as a tail launch (DG_CHAR_FIRE_AND_FORGET, DG_CHAR_TAIL); must itself run in a graph.
+extern "C" __global__ void dg_lat_launch(unsigned long long* rec, unsigned long long exec, int mode) {
+    if (blockIdx.x || threadIdx.x) return;
+    lat_mark(rec, LAT_LAUNCH);
+    const cudaError_t e =
+        cudaGraphLaunch((cudaGraphExec_t)exec, mode == DG_CHAR_TAIL ? cudaStreamGraphTailLaunch : cudaStreamGraphFireAndForget);
+    lat_mark(rec, LAT_RETURN);
+    if (e != cudaSuccess) rec[LAT_ERROR] = (unsigned long long)e;
+}
+
+#if CUDART_VERSION >= 12030
+// The body of a WHILE node, one thread: iteration i marks its start and end and asks for
+// another iteration while i + 1 < iters (the gap from one end to the next start is the
+// node's relaunch).
+extern "C" __global__ void dg_lat_while(unsigned long long* rec, unsigned iters, cudaGraphConditionalHandle handle) {
+    const unsigned long long start = lat_now();
+    const unsigned i = (unsigned)rec[LAT_ITER]++;
+    rec[LAT_ITERS + 2 * i] = start;
+    cudaGraphSetConditional(handle, i + 1 < iters ? 1u : 0u);
+    rec[LAT_ITERS + 2 * i + 1] = lat_now();
+}
+#endif

@@ -38,15 +38,16 @@ def test_registered_with_its_kernels():
 
 
 def test_the_while_kernel_needs_cuda_12_3():
-    """dg_advance_while uses conditional graph nodes, which CUDA's headers have from 12.3
-    on: a 12.0 or 12.2 build lacks it (and the catalog checks expect nothing else), a 12.3,
-    12.4 or 13.0 build holds it."""
+    """dg_advance_while and dg_lat_while use conditional graph nodes, which CUDA's headers
+    have from 12.3 on: a 12.0 or 12.2 build lacks them (and the catalog checks expect nothing
+    else), a 12.3, 12.4 or 13.0 build holds them."""
     src = get("devgraph").sources[0]
-    assert src.since == {"dg_advance_while": "12.3"}
+    while_kernels = {"dg_advance_while": "12.3", "dg_lat_while": "12.3"}
+    assert src.since == while_kernels
     for toolkit in ("12.0", "12.2"):
         assert "dg_advance_while" not in src.kernels_for(toolkit)
-        assert src.left_out(toolkit) == {"dg_advance_while": "12.3"}
-        assert set(src.kernels_for(toolkit)) == set(src.kernels) - {"dg_advance_while"}
+        assert src.left_out(toolkit) == while_kernels
+        assert set(src.kernels_for(toolkit)) == set(src.kernels) - set(while_kernels)
     for toolkit in ("12.3", "12.4", "13.0"):
         assert src.kernels_for(toolkit) == src.kernels and not src.left_out(toolkit)
 
@@ -74,7 +75,8 @@ def test_the_sources_guard_each_kernel_as_since_says():
         }
         assert guarded_kernels((kernels_dir() / src.file).read_text()) == want, src.file
     assert guarded_kernels((kernels_dir() / "devgraph.cu").read_text()) == {
-        "dg_advance_while": 12030
+        "dg_advance_while": 12030,
+        "dg_lat_while": 12030,
     }
 
 
@@ -116,7 +118,9 @@ def test_each_driver_fetches_the_kernels_it_launches():
     src = get("devgraph").sources[0]
     assert set(dg.DRIVER_KERNELS) == set(dg.DRIVERS)
     launched = {k for kernels in dg.DRIVER_KERNELS.values() for k in kernels}
-    assert launched == set(src.kernels) - {"dg_char_empty", "dg_char_launch"}
+    # the rest are characterize's (launch, latency)
+    characterize = {"dg_char_empty", "dg_char_launch", "dg_lat_child", "dg_lat_launch"}
+    assert launched == set(src.kernels) - characterize - {"dg_lat_while"}
     for driver in dg.DRIVERS:
         module = FakeModule("13.0", src.kernels)
         dg.driver_functions(module, driver)

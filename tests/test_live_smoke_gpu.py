@@ -165,6 +165,13 @@ COMMANDS = {
         True,
     ),
     "characterize-residency": (["characterize", "residency", "--shared", "0,16384", "-q"], 120, 0),
+    "characterize-blocks": (
+        ["characterize", "blocks", "--n", "12", "--paths", "host,graph,cdp-tail,cdp-host"]
+        + ["-r", "1", "-w", "0", "-q"],
+        120,
+        False,
+    ),
+    "characterize-latency": (["characterize", "latency", "--trials", "5", "-q"], 120, True),
     "characterize-ideal": (
         ["characterize", "ideal", "--strategies", "dp3", "--n", "10", "-r", "1", "-w", "0", "-q"],
         120,

@@ -44,6 +44,9 @@
 #   cdp-bounds     the fix: characterize blocks at N=19 with cdp-cst's counting kernels bounded by threads only and
 #                  with none; cdp-cst against fast at N=19..21 (tools/cdp_cst_table.py, 3 interleaved runs each); the
 #                  GPU tests of cdp-cst and graph-cst
+#   cdp-final      cdp-cst against fast at N=19..21 (3 interleaved whole runs each), characterize blocks at N=17..19
+#                  (every path, the N=19 figure) and characterize latency (every path, 200 trials)
+#   latency        characterize latency alone (every path, 200 trials), and blocks at N=19
 #   build          nqprof build (every kernel of the catalog into the kernel cache, as a first run leaves it)
 #   dg-aa          devgraph and fast at N=8..13 twice (pytest bench/), then nqprof compare of the two and the
 #                  per-process medians of both (tools/offset_probe.py): does a case's time still move with its process?
@@ -348,6 +351,14 @@ print(sys.argv[2], {n: c.execute(f\"select count(*) from {n}\").fetchone()[0] fo
     offsets-keep) for mode in "" --keep-context; do run "offsets-keep$mode" 200 python3 tools/offset_probe.py $mode \
         --reopen fast:8 --reopen fast:9 --reopen cdp-bp:9 --reopen devgraph:10 --reopen bp-dfs:8 -k 6 -r 100; done ;;
     build) run build 300 nqprof build ;;
+    cdp-final) run cst-final 300 python3 tools/cdp_cst_table.py --n 19:21 --case fast --case cdp-cst --repeats 3 \
+            --out "$OUT/cst-final"
+        run blocks 300 nqprof characterize blocks --n 17:19 -o "$OUT/blocks.json" -o "$OUT/blocks.md" \
+            --figure "$OUT/blocks.png"
+        run latency 120 nqprof characterize latency --trials 200 -o "$OUT/latency.json" -o "$OUT/latency.md" ;;
+    latency) run latency 120 nqprof characterize latency --trials 200 -o "$OUT/latency.json" -o "$OUT/latency.md"
+        run blocks 200 nqprof characterize blocks --n 19 -o "$OUT/blocks.json" -o "$OUT/blocks.md" \
+            --figure "$OUT/blocks.png" ;;
     cdp-bounds) for b in threads none; do run "blocks-$b" 200 nqprof characterize blocks --n 19 \
             --paths host,cdp-tail,cdp-ff,cdp-host -p bounds=$b -o "$OUT/blocks-$b.json" -o "$OUT/blocks-$b.md"; done
         run cst-fixed 300 python3 tools/cdp_cst_table.py --n 19:21 --case fast --case cdp-cst --repeats 3 --out "$OUT/cst-fixed"

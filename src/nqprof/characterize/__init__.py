@@ -31,7 +31,15 @@ SOURCES = (
     KernelSource(
         "characterize.cu",
         cdp=True,
-        kernels=("char_launch", "char_empty", "char_resident", "char_resident_launch"),
+        kernels=(
+            "char_launch",
+            "char_empty",
+            "char_resident",
+            "char_resident_launch",
+            "lat_child",
+            "lat_host_parent",
+            "lat_cdp_parent",
+        ),
     ),
 )
 

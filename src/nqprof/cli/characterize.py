@@ -10,6 +10,7 @@ measured the way Wang and Yalamanchili (2014) measured it (nqprof.characterize).
     nqprof characterize timeline 13 [--strategy dp3] [--chrome grids.json [--nsys trace.sqlite]]
     nqprof characterize residency [--shared 0,36352,65536] [--paths host,tail]
     nqprof characterize blocks [--n 17:19] [--paths host,graph,cdp-tail,cdp-host]
+    nqprof characterize latency [--paths host,cdp-tail,graph-ff,while] [--trials 50]
 
 Each prints its table beside the paper's numbers (``--json``: the measurement as JSON
 instead); ``-o FILE.json`` keeps the measurement, ``-o FILE.md`` writes the table as Markdown,
@@ -502,6 +503,57 @@ def add_blocks(q) -> None:
     add_param_option(q, "a strategy parameter for the paths whose strategy has it (repeatable)")
 
 
+# -- latency ----------------------------------------------------------------------------------
+
+
+def cmd_latency(args) -> int:
+    read_loop(args, "latency")
+    from ..characterize import latency
+
+    paths = latency.check_paths(args.paths.split(",")) if args.paths else list(latency.PATHS)
+    doc, points = measure_or_load(
+        args,
+        lambda progress: latency.measure(
+            paths, args.trials, args.grid, timeout=args.timeout, progress=progress
+        ),
+        latency.load,
+    )
+    header, rows, notes = latency.table(points)
+    emit(
+        args,
+        f"Launch latency: to the child grid's first start and last end, by launch path "
+        f"({machine_text(doc)})",
+        header,
+        rows,
+        notes,
+    )
+    return 0
+
+
+def add_latency(q) -> None:
+    from ..characterize.latency import DEFAULT_TRIALS, MAX_TRIALS
+
+    q.add_argument(
+        "--paths",
+        help="launch paths, a comma list of host, cdp-tail, cdp-ff, graph-tail, graph-ff, while "
+        "(default: all)",
+    )
+    add_number(
+        q.add_argument,
+        "--trials",
+        number=Integer(1, MAX_TRIALS),
+        default=str(DEFAULT_TRIALS),
+        help=f"launches per path (default {DEFAULT_TRIALS})",
+    )
+    add_number(
+        q.add_argument,
+        "--grid",
+        number=Integer(1, 1 << 16),
+        default="1",
+        help="blocks of the child grid, 32 threads each (default 1)",
+    )
+
+
 #: `nqprof characterize`'s subcommands: name -> (add its options, run it, one-line help).
 #: (`nqprof`'s own commands are cli.COMMANDS.)
 MEASUREMENTS = {
@@ -540,6 +592,11 @@ MEASUREMENTS = {
         cmd_blocks,
         "the counting grid's blocks (SM, run, clocks, task fetch), launched three ways",
     ),
+    "latency": (
+        add_latency,
+        cmd_latency,
+        "launch to a child grid's first start and last end: host, CDP2, device graph, WHILE",
+    ),
 }
 
 
@@ -570,6 +627,6 @@ def add_commands(sub) -> None:
     for name, (add, cmd, help_text) in MEASUREMENTS.items():
         q = actions.add_parser(name, help=help_text, description=help_text)
         add(q)
-        add_common(q, with_figure=name not in ("efficiency", "timeline", "residency"))
+        add_common(q, with_figure=name not in ("efficiency", "timeline", "residency", "latency"))
         add_loop(q, name)
         q.set_defaults(func=cmd)

@@ -155,6 +155,7 @@ DEFAULT_ROUNDS = {
     "timeline": 3,
     "residency": 1,
     "blocks": 3,
+    "latency": 1,
 }
 TIMEOUTS = {
     "launch": 120,
@@ -164,6 +165,7 @@ TIMEOUTS = {
     "timeline": 300,
     "residency": 120,
     "blocks": 300,
+    "latency": 120,
 }
 
 

@@ -79,8 +79,11 @@ SOURCE = KernelSource(
         "dg_schedule",
         "dg_char_empty",
         "dg_char_launch",
+        "dg_lat_child",
+        "dg_lat_launch",
+        "dg_lat_while",
     ),
-    since={"dg_advance_while": "12.3"},
+    since={"dg_advance_while": "12.3", "dg_lat_while": "12.3"},
 )
 
 LAYOUT = CounterLayout(
