@@ -5,7 +5,9 @@ with a fake solve, the table, --from, and the parameters' checks."""
 from __future__ import annotations
 
 import json
+import statistics
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -186,3 +188,48 @@ def test_extra_parameters_go_to_the_paths_whose_strategy_has_them():
     assert cdp_bounds({"min_blocks": 6}) == {"NQ_MIN_BLOCKS": 6} and cdp_bounds({}) == {}
     assert cdp_bounds({"bounds": "threads"}) == {"NQ_BOUNDS": 1}
     assert cdp_bounds({"bounds": "none", "min_blocks": 2}) == {"NQ_BOUNDS": 0, "NQ_MIN_BLOCKS": 2}
+
+
+# --- measured on an H200 host (docs/cdp-on-hopper.md, fourth run) ---------------------------
+
+RESULTS = Path(__file__).parent.parent / "docs" / "results" / "cdp-on-hopper"
+
+
+def h200(name: str) -> list[dict]:
+    return blocks.load(json.loads((RESULTS / f"{name}.json").read_text()))
+
+
+def test_the_h200_cdp2_grid_was_held_one_block_an_sm_before_the_fix_and_six_after():
+    before = {(p["n"], p["path"]): p for p in h200("blocks-before-h200")}
+    for path in ("cdp-tail", "cdp-ff"):
+        p = before[19, path]
+        s = p["summary"]
+        assert s["held_most"] == 1 and s["blocks"] == 792
+        # blocks 132.. started when the first 132 had ended, and found no task left
+        b = p["blocks"]["blocks"]
+        assert sum(b["tasks"][132:]) == 0 and min(b["tasks"][:132]) > 40_000
+        assert s["last_start_us"] > 0.95 * s["span_ms"] * 1e3
+        assert p["plain"]["gpu_s"] / before[19, "host"]["plain"]["gpu_s"] > 3.5
+    assert before[19, "cdp-host"]["summary"]["held_most"] == 6  # the same kernel, host-launched
+    after = {(p["n"], p["path"]): p for p in h200("blocks-h200")}
+    for (n, path), p in after.items():
+        assert p["summary"]["held_most"] == (7 if n == 17 else 6), (n, path)
+        assert p["plain"]["gpu_s"] / after[n, "host"]["plain"]["gpu_s"] < 1.2, (n, path)
+
+
+def test_the_h200_launch_latencies_order_as_published():
+    from nqprof.characterize import latency
+
+    doc = json.loads((RESULTS / "latency-h200.json").read_text())
+    med = {p["path"]: statistics.median(p["first_ns"]) for p in latency.load(doc)}
+    assert med["host"] < med["graph-ff"] < med["graph-tail"] < med["cdp-ff"] < med["cdp-tail"]
+    header, rows, _ = latency.table(latency.load(doc))
+    assert len(rows) == 6 and all(len(r) == len(header) for r in rows)
+
+
+def test_the_figure_draws_a_panel_per_path(tmp_path):
+    pytest.importorskip("matplotlib")
+    out = blocks.figure(h200("blocks-bounds-b768-h200"), tmp_path / "b.png")
+    assert out.stat().st_size > 10_000
+    with pytest.raises(InputError, match="no point at N=12"):
+        blocks.figure(h200("blocks-bounds-b768-h200"), tmp_path / "c.png", n=12)
