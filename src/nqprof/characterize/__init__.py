@@ -19,7 +19,7 @@ everything but the measurement is tested without a GPU. `nqprof characterize`
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..cuda.sources import KernelSource
@@ -42,6 +42,36 @@ SOURCES = (
         ),
     ),
 )
+
+
+#: What a probe's reading says of its machine (:func:`machine_of`).
+MACHINE_KEYS = ("device", "driver", "toolkit")
+
+
+def check_listed(paths: Sequence[str], known: Sequence[str]) -> list[str]:
+    """``paths`` (--paths) if each is one of ``known`` and there is one, else a one-line
+    InputError listing them."""
+    if not paths or any(p not in known for p in paths):
+        raise InputError(
+            f"--paths takes a comma list of {', '.join(known)}, got {','.join(paths)!r}"
+        )
+    return list(paths)
+
+
+def machine_of(session) -> dict[str, Any]:
+    """A GPU session's device, driver and toolkit, as a probe's readings carry them."""
+    info = session.gpu.facts
+    return {
+        "device": info["name"],
+        "driver": info["driver"],
+        "toolkit": session.modules[0].toolkit_version,
+    }
+
+
+def split_machine(readings: Sequence[dict[str, Any]]) -> tuple[dict[str, Any], list[dict]]:
+    """(the machine the readings were taken on, the readings without it)."""
+    machine = {k: readings[0][k] for k in MACHINE_KEYS} if readings else {}
+    return machine, [{k: v for k, v in r.items() if k not in MACHINE_KEYS} for r in readings]
 
 
 def check_kind(doc: dict[str, Any], kind: str, what: str) -> None:

@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..errors import InputError
-from . import check_kind
+from . import check_kind, check_listed
 from .residency import held_at_once
 
 KIND = "nqprof-characterize-blocks"
@@ -38,12 +38,7 @@ DEFAULT_NS = (17, 18, 19)
 
 
 def check_paths(paths: Sequence[str]) -> list[str]:
-    unknown = [p for p in paths if p not in PATHS]
-    if unknown or not paths:
-        raise InputError(
-            f"--paths takes a comma list of {', '.join(PATHS)}, got {','.join(paths)!r}"
-        )
-    return list(paths)
+    return check_listed(paths, tuple(PATHS))
 
 
 def summarize(blocks: dict[str, Any], ntasks: int | None = None) -> dict[str, Any]:

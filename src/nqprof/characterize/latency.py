@@ -30,8 +30,8 @@ from typing import Any
 
 from ..errors import InputError
 from ..strategies.gpu_common import GpuSession
-from . import SOURCES, check_kind
-from .probe import Probe, run_probe
+from . import SOURCES, check_kind, check_listed, machine_of, split_machine
+from .probe import SessionProbe, run_probe
 
 KIND = "nqprof-characterize-latency"
 PATHS = ("host", "cdp-tail", "cdp-ff", "graph-tail", "graph-ff", "while")
@@ -49,22 +49,7 @@ HOST_SPIN_NS = 50_000
 
 
 def check_paths(paths: Sequence[str]) -> list[str]:
-    unknown = [p for p in paths if p not in PATHS]
-    if unknown or not paths:
-        raise InputError(
-            f"--paths takes a comma list of {', '.join(PATHS)}, got {','.join(paths)!r}"
-        )
-    return list(paths)
-
-
-class LatencyProbe(Probe):
-    name = "characterize-latency"
-
-    def open(self, n, params):
-        return LatencySession(params)
-
-
-PROBE = LatencyProbe()
+    return check_listed(paths, tuple(PATHS))
 
 
 class LatencySession(GpuSession):
@@ -226,12 +211,7 @@ class LatencySession(GpuSession):
             calls = call[1:] if path != "host" else []  # the host's call is not on this clock
             out.append({**point, "first_ns": first[1:], "end_ns": end[1:], "call_ns": calls})
         self.ran()
-        info = self.gpu.facts
-        machine = {
-            "device": info["name"],
-            "driver": info["driver"],
-            "toolkit": self.modules[0].toolkit_version,
-        }
+        machine = machine_of(self)
         return [{**pt, **machine} for pt in out]
 
     def close(self) -> None:
@@ -240,6 +220,9 @@ class LatencySession(GpuSession):
         release(getattr(self, "graphs", None))
         self.graphs = None
         super().close()
+
+
+PROBE = SessionProbe("characterize-latency", LatencySession)
 
 
 def measure(
@@ -256,9 +239,7 @@ def measure(
     if progress is not None:
         progress.case(f"launch latency of {len(paths)} paths x {trials} trials")
     params = {"paths": check_paths(paths), "trials": int(trials), "grid": int(grid)}
-    readings = probe(PROBE, params, timeout)
-    machine = {k: readings[0][k] for k in ("device", "driver", "toolkit")} if readings else {}
-    points = [{k: v for k, v in r.items() if k not in machine} for r in readings]
+    machine, points = split_machine(probe(PROBE, params, timeout))
     return {"kind": KIND, "machine": machine, "settings": params, "points": points}
 
 

@@ -12,6 +12,7 @@ a count.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ..options import DEFAULT_TIMEOUT
@@ -34,6 +35,16 @@ class Probe:
 
     def open(self, n: int, params: dict[str, Any]):
         raise NotImplementedError
+
+
+class SessionProbe(Probe):
+    """A probe whose session is ``session(params)``: a measurement's own GPU session."""
+
+    def __init__(self, name: str, session: Callable[[dict[str, Any]], Any]):
+        self.name, self.session = name, session
+
+    def open(self, n: int, params: dict[str, Any]):
+        return self.session(params)
 
 
 def run_probe(probe, params: dict[str, Any], timeout: float = DEFAULT_TIMEOUT, n: int = 0) -> Any:

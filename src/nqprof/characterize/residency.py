@@ -22,10 +22,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ..errors import InputError
 from ..strategies.gpu_common import GpuSession
-from . import SOURCES, load_points
-from .probe import Probe, run_probe
+from . import SOURCES, check_listed, load_points, machine_of, split_machine
+from .probe import SessionProbe, run_probe
 
 KIND = "nqprof-characterize-residency"
 #: Launch paths: the host, and CDP2 device launches into these streams (CHAR_STREAM_TAIL is
@@ -97,16 +96,6 @@ def summarize(path: str, shared: int, block: int, records, occupancy: int | None
     )
 
 
-class ResidencyProbe(Probe):
-    name = "characterize-residency"
-
-    def open(self, n, params):
-        return ResidencySession(params)
-
-
-PROBE = ResidencyProbe()
-
-
 class ResidencySession(GpuSession):
     """Every (path, shared) of the parameters in one context."""
 
@@ -170,22 +159,15 @@ class ResidencySession(GpuSession):
                 point = summarize(path, shared, block, host.reshape(-1, 3), occupancy)
                 out.append(asdict(point))
         self.ran()
-        info = self.gpu.facts
-        machine = {
-            "device": info["name"],
-            "driver": info["driver"],
-            "toolkit": self.modules[0].toolkit_version,
-        }
+        machine = machine_of(self)
         return [{**pt, **machine} for pt in out]
 
 
+PROBE = SessionProbe("characterize-residency", ResidencySession)
+
+
 def check_paths(paths: Sequence[str]) -> list[str]:
-    unknown = [p for p in paths if p not in PATHS]
-    if unknown or not paths:
-        raise InputError(
-            f"--paths takes a comma list of {', '.join(PATHS)}, got {','.join(paths)!r}"
-        )
-    return list(paths)
+    return check_listed(paths, tuple(PATHS))
 
 
 def measure(
@@ -206,8 +188,7 @@ def measure(
         "blocks_per_sm": BLOCKS_PER_SM,
         "spin_us": SPIN_US,
     }
-    readings = probe(PROBE, params, timeout)
-    machine = {k: readings[0][k] for k in ("device", "driver", "toolkit")} if readings else {}
+    machine, readings = split_machine(probe(PROBE, params, timeout))
     return {
         "kind": KIND,
         "machine": machine,
