@@ -80,6 +80,7 @@ def fake_solve(calls):
             tasks = {"tasks": 60}
             device = {"name": "Synthetic GPU", "driver": "0"}
             toolkit = {"version": "13.0"}
+            conditions = {"gpu": {"source": "nvml"}}
 
         Rec.params = params
         Rec.blocks = records(SYNTHETIC) if params.get("blocks") else {}
@@ -98,6 +99,7 @@ def test_measure_runs_each_path_plain_and_with_records(tmp_path, capsys):
         ("cdp-cst", 9, {"mode": "host", "blocks": 1}),
     ]
     points = blocks.load(json.loads(json.dumps(doc)))
+    assert points[0]["plain"]["conditions"] == {"gpu": {"source": "nvml"}}
     header, rows, _ = blocks.table(points)
     assert [r[1] for r in rows] == ["host", "cdp-host"]
     assert rows[0][header.index("time (ms)")] == "9.00"

@@ -286,13 +286,17 @@ def test_reserve_measure_adds_the_largest_limit_that_fits():
             "device": "fake",
         }
 
-    out = reserve.measure(pending=[0, 16, 4096], heap_mib=[8], probe=probe)
+    def watched(p, params, timeout):
+        return probe(p, params, timeout), {"cpu": {"probe_s": 0.1}}
+
+    out = reserve.measure(pending=[0, 16, 4096], heap_mib=[8], probe=watched)
     pending = [(v, m) for k, v, m in seen if k == "pending"]
     top = reserve.largest_pending(free)
     assert top == 1000  # 4096 does not fit: dropped
     assert pending == [(0, False), (16, False), (top, False), (0, True), (16, True), (top, True)]
     assert seen[-1][0] == "sync-depth" and ("heap", 8, True) in seen
     assert reserve.load(out)[-1].error.startswith("refused")
+    assert reserve.load(out)[0].conditions == {"cpu": {"probe_s": 0.1}}
 
 
 # --- ideal ---------------------------------------------------------------------------------
@@ -1057,7 +1061,7 @@ def _residency_probe(most_of):
                 rec += [(sm, 100_000, 200_000) for sm in range(4)]  # the rest, after
                 pt = residency.summarize(path, shared, params["block"], rec, 6)
                 out.append({**vars(pt), "device": "fake", "driver": "580", "toolkit": "13.0"})
-        return out
+        return out, {"cpu": {"probe_s": 0.1}}
 
     return probe
 
@@ -1135,6 +1139,20 @@ def test_paired_rounds_go_through_the_round_loop_with_a_fixed_count(monkeypatch)
     assert r["t1_s"][0] - r["t2_s"][0] == pytest.approx(0.001)
     assert r["pending"] == 64 and r["device"] == "fake GPU"
     assert "cpu" in r["conditions"]  # the loop's conditions of the rounds
+
+
+def test_a_single_reading_goes_through_the_round_loop_with_its_conditions(monkeypatch):
+    """run_probe (reserve, residency, latency): one round in a fresh worker, no warm-up, and
+    the conditions the round loop watched around it."""
+    from fake_pair_probe import PROBE
+
+    from nqprof.characterize.probe import run_probe
+
+    monkeypatch.setenv("NQPROF_TEST_PAIR_NOISE", "0")
+    params = {"mode": "default", "count": 32, "block": 128}
+    reading, conditions = run_probe(PROBE, params, timeout=60)
+    assert reading["t1_s"] - reading["t2_s"] == pytest.approx(0.001)
+    assert "cpu" in conditions and conditions["cpu"]
 
 
 def test_auto_paired_rounds_follow_the_relative_standard_error_rule(monkeypatch):

@@ -41,11 +41,13 @@ def test_measure_hands_the_probe_the_paths_and_keeps_the_machine_apart():
     def probe(p, params, timeout):
         seen.update(params, timeout=timeout)
         machine = {"device": "Synthetic GPU", "driver": "0", "toolkit": "13.0"}
-        return [{**point(path, [1000], [2000]), **machine} for path in params["paths"]]
+        readings = [{**point(path, [1000], [2000]), **machine} for path in params["paths"]]
+        return readings, {"gpu": {"source": "nvml"}}
 
     doc = latency.measure(["while", "host"], trials=7, grid=3, timeout=9, probe=probe)
     assert seen == {"paths": ["while", "host"], "trials": 7, "grid": 3, "timeout": 9}
     assert doc["machine"]["device"] == "Synthetic GPU"
+    assert doc["conditions"] == {"gpu": {"source": "nvml"}}
     assert [p["path"] for p in latency.load(doc)] == ["while", "host"]
     assert "device" not in doc["points"][0]
 

@@ -139,7 +139,11 @@ def measure(
                     timeout=timeout,
                 )
                 key = "records" if on else "plain"
-                point[key] = {"gpu_s": rec.gpu_s, "gpu_times": rec.gpu_times}
+                point[key] = {
+                    "gpu_s": rec.gpu_s,
+                    "gpu_times": rec.gpu_times,
+                    "conditions": rec.conditions,
+                }
                 if on:
                     point["params"] = rec.params
                     point["ntasks"] = (rec.tasks or {}).get("tasks")

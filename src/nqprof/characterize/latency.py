@@ -239,8 +239,15 @@ def measure(
     if progress is not None:
         progress.case(f"launch latency of {len(paths)} paths x {trials} trials")
     params = {"paths": check_paths(paths), "trials": int(trials), "grid": int(grid)}
-    machine, points = split_machine(probe(PROBE, params, timeout))
-    return {"kind": KIND, "machine": machine, "settings": params, "points": points}
+    reading, conditions = probe(PROBE, params, timeout)
+    machine, points = split_machine(reading)
+    return {
+        "kind": KIND,
+        "machine": machine,
+        "settings": params,
+        "conditions": conditions,
+        "points": points,
+    }
 
 
 def load(doc: dict[str, Any]) -> list[dict[str, Any]]:

@@ -47,11 +47,19 @@ class SessionProbe(Probe):
         return self.session(params)
 
 
-def run_probe(probe, params: dict[str, Any], timeout: float = DEFAULT_TIMEOUT, n: int = 0) -> Any:
+def run_probe(
+    probe, params: dict[str, Any], timeout: float = DEFAULT_TIMEOUT, n: int = 0
+) -> tuple[Any, dict[str, Any]]:
     """Open ``probe`` with ``params`` in a fresh worker (a fresh CUDA context), take one
-    reading, close it."""
+    reading through nqprof's round loop (one round, no warm-up), close it: (the reading, the
+    conditions around it: CPU, and the GPU's clocks and throttling)."""
+    from ..runner import RoundLoop
+
     with ProbeRunner(probe, n, params, timeout) as runner:
-        return runner.run_once()
+        loop = RoundLoop(runner, 1, 0, statistic=lambda reading: 0.0)
+        loop.keep_spare = False
+        reading = loop.run()[-1]
+    return reading, loop.conditions
 
 
 #: What a paired round counts over every round its session ran (warm-up included).

@@ -13,7 +13,7 @@ is refused; the reading records the runtime's refusal verbatim.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
@@ -21,7 +21,7 @@ import numpy as np
 from ..strategies.cdp.limits import HEADROOM, PENDING_SLOT_BYTES
 from ..strategies.gpu_common import GpuSession
 from ..textfmt import MIB, nbytes
-from . import SOURCES, load_points
+from . import MACHINE_KEYS, SOURCES, load_points
 from .probe import Probe, run_probe
 
 KIND = "nqprof-characterize-reserve"
@@ -135,6 +135,8 @@ class ReservePoint:
     limit_read: int | None = None
     total: int | None = None
     error: str | None = None
+    #: the reading's conditions (nqprof.conditions: CPU, and the GPU's clocks and throttling)
+    conditions: dict[str, Any] = field(default_factory=dict)
 
     @property
     def reserved(self) -> int | None:
@@ -162,7 +164,7 @@ def measure(
     heap_mib: Sequence[int] = DEFAULT_HEAP_MIB,
     timeout: float = 120,
     progress=None,
-    probe: Callable[..., dict] = run_probe,
+    probe: Callable[..., tuple[dict, dict]] = run_probe,
 ) -> dict[str, Any]:
     """Every limit with and without the module, each in a fresh worker; a kind's larger
     values are skipped after one that does not fit. The pending limits end with the
@@ -176,11 +178,11 @@ def measure(
         if progress is not None:
             progress.case(f"reserve {kind}={value:,}{' + module' if module else ''}")
         try:
-            r = probe(PROBE, {"kind": kind, "value": value, "module": module}, timeout)
+            r, conditions = probe(PROBE, {"kind": kind, "value": value, "module": module}, timeout)
         except NqprofError as exc:
             return ReservePoint(kind, value, module, error=str(exc))
-        machine.update({k: r[k] for k in ("device", "driver", "toolkit") if r.get(k)})
-        return ReservePoint.from_dict(r)
+        machine.update({k: r[k] for k in MACHINE_KEYS if r.get(k)})
+        return ReservePoint.from_dict({**r, "conditions": conditions})
 
     for kind, values in (("pending", pending), ("heap", heap_mib)):
         for module in (False, True):

@@ -188,11 +188,13 @@ def measure(
         "blocks_per_sm": BLOCKS_PER_SM,
         "spin_us": SPIN_US,
     }
-    machine, readings = split_machine(probe(PROBE, params, timeout))
+    reading, conditions = probe(PROBE, params, timeout)
+    machine, readings = split_machine(reading)
     return {
         "kind": KIND,
         "machine": machine,
         "settings": {k: params[k] for k in ("block", "blocks_per_sm", "spin_us")},
+        "conditions": conditions,
         "points": [asdict(ResidencyPoint.from_dict(r)) for r in readings],
     }
 
