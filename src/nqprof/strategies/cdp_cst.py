@@ -631,36 +631,48 @@ def cst_recursion(
     )
 
 
-class CdpCst(CdpStrategy):
-    name = "cdp-cst"
-    order = 74
-    title = "fast's tasks made and counted on the device (CDP2), heavy tasks refined"
-    reference = "nqprof issue 35 (fast's constellation kernel, CDP2 launches)"
-    session = CstSession
+class CstStrategy(CdpStrategy):
+    """What cdp-cst and graph-cst share: fast's counting limits, the frames as the host grid's
+    items (`nqprof plan`), the generations of cst_recursion. Subclasses set the rest, and
+    ``refuse`` what their own launches cannot do."""
+
     # the suite's cases: N=12..16 (below, every N measures the launch chain's fixed cost)
     bench_min_n = 12
     bench_max_n = 16
-    # no launch bounds: a CDP2-launched grid of a kernel with them is held one block an SM at
-    # a time (docs/cdp-on-hopper.md)
-    paper_params = cst_params(bounds="none")
-    # no device malloc, no chunks (one host launch)
-    runtime = ("pending", "launch", "timeline", "config")
 
     def check(self, n, params):
         _check_common(self.name, n, params)
-        if params["launch"] == "record":
-            raise InputError(
-                f"{self.name}: launch=record is not supported (its generation 1 is the one-block "
-                "scan); "
-                "use launch=empty or none"
-            )
+        self.refuse(params)
+
+    def refuse(self, params: dict[str, Any]) -> None:
+        """An InputError for a parameter value this strategy's launches do not take."""
 
     def host_boards(self, n: int, params: dict[str, Any]) -> int:
         """The host grid's items: the frames (`nqprof plan`)."""
         return len(cpu_module().cst_tasks(n, 0)) // TASK_BYTES
 
     def recursion(self, n, params, host_boards):
-        return cst_recursion(self.name, n, params, host_boards, graphs=False)
+        return cst_recursion(self.name, n, params, host_boards, graphs=self.session.uses_graphs)
+
+
+class CdpCst(CstStrategy):
+    name = "cdp-cst"
+    order = 74
+    title = "fast's tasks made and counted on the device (CDP2), heavy tasks refined"
+    reference = "nqprof issue 35 (fast's constellation kernel, CDP2 launches)"
+    session = CstSession
+    # no launch bounds: a CDP2-launched grid of a kernel with them is held one block an SM at
+    # a time (docs/cdp-on-hopper.md)
+    paper_params = cst_params(bounds="none")
+    # no device malloc, no chunks (one host launch)
+    runtime = ("pending", "launch", "timeline", "config")
+
+    def refuse(self, params):
+        if params["launch"] == "record":
+            raise InputError(
+                f"{self.name}: launch=record is not supported (its generation 1 is the one-block "
+                "scan); use launch=empty or none"
+            )
 
 
 STRATEGY = CdpCst()

@@ -15,16 +15,12 @@ shared-memory budget of dp3. Kernels in kernels/cdp_dp3.cu and block_launch.cuh.
 
 from __future__ import annotations
 
-from ..errors import InputError
-from .base import Param, block_param, depth_param
-from .cdp.limits import check_nesting
 from .cdp.model import condensed_schedule
-from .cdp.params import child_block_param, search_param
 from .cdp.recursions import cdp_dp3_recursion
 from .cdp.session import CdpSession
-from .cdp.stacks import STACK_LIMIT, stack_bytes
+from .cdp.stacks import stack_bytes
 from .cdp.strategy import CdpStrategy
-from .dp3 import default_depth, default_search, depth_max
+from .dp3 import check_condensed_stacks, condensed_params, depth_max
 
 
 class CdpDp3Session(CdpSession):
@@ -67,40 +63,11 @@ class CdpDp3(CdpStrategy):
     title = "CDP-DP3: a child grid per block, doubling search, device malloc from gen. 2"
     reference = "Carneiro et al. (CDP-DP3)"
     session = CdpDp3Session
-    paper_params = (
-        depth_param(default_depth, "host rows, a thread per board"),
-        search_param(default_search, "host grid's search, then doubled", derived=True),
-        block_param(128, help="threads per block, host grid"),
-        child_block_param(64),
-        Param(
-            "smem_kib",
-            "KiB of stacks per block (the cap)",
-            default=48,
-            lo=1,
-            hi=STACK_LIMIT // 1024,
-        ),
-    )
+    paper_params = condensed_params(child_block=64)
     runtime = ("pending", "heap", "launch", "chunk", "config")  # no device timeline
 
     def check(self, n, params):
-        search, smem = params["search"], params["smem_kib"]
-        if search > depth_max(smem, params["block"]):
-            raise InputError(
-                f"cdp-dp3: search={search} with block={params['block']} does not fit "
-                f"smem_kib={smem}: search must be in "
-                f"1..{max(depth_max(smem, params['block']), 0)} (or raise smem_kib, or lower block)"
-            )
-        cap = depth_max(smem, params["child_block"])
-        if cap < 1:
-            raise InputError(
-                f"cdp-dp3: smem_kib={smem} holds no stack for child_block={params['child_block']}: "
-                f"child_block must be in 1..{smem * 1024 // 32}"
-            )
-        check_nesting(
-            f"cdp-dp3 N={n} with depth={params['depth']}, search={search}",
-            len(condensed_schedule(n, params["depth"], search, True, cap)) - 1,
-            "use a larger search, depth or smem_kib",
-        )
+        check_condensed_stacks(self.name, n, params)
 
     def recursion(self, n, params, host_boards):
         cap = depth_max(params["smem_kib"], params["child_block"])

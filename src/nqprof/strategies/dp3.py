@@ -44,6 +44,50 @@ def depth_max(smem_kib: int, threads: int) -> int:
     return smem_kib * 1024 // (STATE_BYTES * threads) - 1
 
 
+def condensed_params(child_block: int) -> tuple[Param, ...]:
+    """The parameters of dp3's search (dp3, cdp-dp3): host rows, the doubling search, the
+    host grid's and the children's blocks (``child_block`` threads by default), the stacks'
+    shared memory."""
+    return (
+        depth_param(default_depth, "host rows, a thread per board"),
+        search_param(default_search, "host grid's search, then doubled", derived=True),
+        block_param(128, help="threads per block, host grid"),
+        child_block_param(child_block),
+        Param(
+            "smem_kib",
+            "KiB of stacks per block (the cap)",
+            default=48,
+            lo=1,
+            hi=STACK_LIMIT // 1024,
+        ),
+    )
+
+
+def check_condensed_stacks(name: str, n: int, params: dict) -> None:
+    """The shared-memory stacks of dp3's search (dp3, cdp-dp3): the root's ``search`` levels
+    for ``block`` threads and at least one level for ``child_block`` fit ``smem_kib``, and the
+    generations the schedule needs nest within CDP2's limit; else a one-line InputError."""
+    search, smem = params["search"], params["smem_kib"]
+    root_max = depth_max(smem, params["block"])
+    if search > root_max:
+        raise InputError(
+            f"{name}: search={search} with block={params['block']} does not fit smem_kib={smem} "
+            f"({stack_bytes(search, params['block'])} B of stacks): search must be in "
+            f"1..{max(root_max, 0)} (or raise smem_kib, or lower block)"
+        )
+    cap = depth_max(smem, params["child_block"])
+    if cap < 1:
+        raise InputError(
+            f"{name}: smem_kib={smem} holds no stack for child_block={params['child_block']}: "
+            f"child_block must be in 1..{smem * 1024 // (2 * STATE_BYTES)}"
+        )
+    check_nesting(
+        f"{name} N={n} with depth={params['depth']}, search={search}",
+        len(condensed_schedule(n, params["depth"], search, True, cap)) - 1,
+        "use a larger search, depth or smem_kib",
+    )
+
+
 class Dp3Session(Dp2Session):
     source = "dp3.cu"
     root_kernel = "dp3_root"
@@ -60,44 +104,13 @@ class Dp3(CdpStrategy):
     title = "DP-3 condensed kernel: search depth doubling per generation, shared-memory cap"
     reference = "Plauth et al. (DP-3)"
     session = Dp3Session
-    paper_params = (
-        depth_param(default_depth, "host rows, a thread per board"),
-        search_param(default_search, "host grid's search, then doubled", derived=True),
-        block_param(128, help="threads per block, host grid"),
-        # 256: the block size of the paper's depth_max example. It is also the device
-        # allocation granularity, and the CUDA device allocator slows down with the blocks
-        # held at once: the fastest of 32, 128 and 256 at N=17 on an H200
-        # (docs/results/child-block-h200.log).
-        child_block_param(256),
-        Param(
-            "smem_kib",
-            "KiB of stacks per block (the cap)",
-            default=48,
-            lo=1,
-            hi=STACK_LIMIT // 1024,
-        ),
-    )
+    # 256: the block size of the paper's depth_max example. It is also the device allocation
+    # granularity, and the CUDA device allocator slows down with the blocks held at once: the
+    # fastest of 32, 128 and 256 at N=17 on an H200 (docs/results/child-block-h200.log).
+    paper_params = condensed_params(child_block=256)
 
     def check(self, n, params):
-        search, smem = params["search"], params["smem_kib"]
-        root_max = depth_max(smem, params["block"])
-        if search > root_max:
-            raise InputError(
-                f"dp3: search={search} with block={params['block']} does not fit smem_kib={smem} "
-                f"({stack_bytes(search, params['block'])} B of stacks): search must be in "
-                f"1..{max(root_max, 0)} (or raise smem_kib, or lower block)"
-            )
-        cap = depth_max(smem, params["child_block"])
-        if cap < 1:
-            raise InputError(
-                f"dp3: smem_kib={smem} holds no stack for child_block={params['child_block']}: "
-                f"child_block must be in 1..{smem * 1024 // (2 * STATE_BYTES)}"
-            )
-        check_nesting(
-            f"dp3 N={n} with depth={params['depth']}, search={search}",
-            len(condensed_schedule(n, params["depth"], search, True, cap)) - 1,
-            "use a larger search, depth or smem_kib",
-        )
+        check_condensed_stacks(self.name, n, params)
 
     def recursion(self, n, params, host_boards):
         cap = depth_max(params["smem_kib"], params["child_block"])

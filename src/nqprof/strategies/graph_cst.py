@@ -30,19 +30,16 @@ from ..cuda.nvtx import nvtx_range
 from ..errors import InputError
 from ..textfmt import plural
 from .base import Param
-from .cdp.strategy import CdpStrategy
 from .cdp_cst import (
     FIRST_COUNT,
     NEXT,
     SCAN_BLOCK,
     SPLIT_BLOCK,
     CstSession,
-    _check_common,
+    CstStrategy,
     cst_params,
-    cst_recursion,
     set_carveout,
 )
-from .cpu_common import cpu_module
 from .fast import KERNELS as FAST_KERNELS
 
 #: count0: generation 0's counting kernel without refinement
@@ -168,15 +165,12 @@ class GraphCstSession(CstSession):
         super().close()
 
 
-class GraphCst(CdpStrategy):
+class GraphCst(CstStrategy):
     name = "graph-cst"
     order = 79.5  # before devgraph and queue
     title = "cdp-cst's generations launched as device graphs"
     reference = "nqprof issue 35 (device graph launch, CUDA 12.0)"
     session = GraphCstSession
-    # the suite's cases: N=12..16 (below, every N measures the launch chain's fixed cost)
-    bench_min_n = 12
-    bench_max_n = 16
     paper_params = (
         *cst_params(bounds="min"),
         Param(
@@ -190,20 +184,12 @@ class GraphCst(CdpStrategy):
     # no measurement builds (launch=): its device launches are graph launches, not cdp_launch
     runtime = ("pending", "timeline", "config")
 
-    def check(self, n, params):
-        _check_common(self.name, n, params)
+    def refuse(self, params):
         if params["mode"] == "host":
             raise InputError(
                 f"{self.name}: mode=host is cdp-cst's (its counting grid launched by the host); "
                 "a graph's launches go tail or fire-and-forget"
             )
-
-    def host_boards(self, n: int, params: dict[str, Any]) -> int:
-        """The host grid's items: the frames (`nqprof plan`)."""
-        return len(cpu_module().cst_tasks(n, 0)) // 16
-
-    def recursion(self, n, params, host_boards):
-        return cst_recursion(self.name, n, params, host_boards, graphs=True)
 
 
 STRATEGY = GraphCst()
