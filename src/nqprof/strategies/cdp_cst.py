@@ -82,6 +82,7 @@ LAYOUT = CounterLayout(
         "FIRST_COUNT": FIRST_COUNT,
         "SCAN_BLOCK": SCAN_BLOCK,
         "SPLIT_BLOCK": SPLIT_BLOCK,
+        **{f"MODE_{m.upper().replace('-', '_')}": code for m, code in MODES.items()},
     },
 )
 
