@@ -22,6 +22,7 @@
 #include <cstring>
 
 #include "common.cuh"
+#include "globaltimer.cuh"
 
 #define CDP_SOLUTIONS 0        // solutions counted on the device (before the mirror factor)
 #define CDP_LAUNCHES 1         // device launches attempted
@@ -188,12 +189,6 @@ struct cdp_tl_buffer {
 #ifdef CDP_TIMELINE
 __device__ cdp_tl_buffer* cdp_tl;  // set by the host before the first launch
 
-__device__ __forceinline__ unsigned long long cdp_tl_now() {
-    unsigned long long t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
-
 // The launching thread's side: a record for the grid about to be launched (CDP_TL_NONE if full).
 __device__ __forceinline__ unsigned cdp_tl_open(int gen, unsigned boards, unsigned parent) {
     const unsigned id = atomicAdd(&cdp_tl->next, 1u);
@@ -208,17 +203,17 @@ __device__ __forceinline__ unsigned cdp_tl_open(int gen, unsigned boards, unsign
     g.parent = parent;
     g.parent_block = blockIdx.x;
     g.boards = boards;
-    g.launched = cdp_tl_now();
+    g.launched = nq_globaltimer();
     __threadfence();
     return id;
 }
 
 // A block of grid `id` starts / ends (thread 0 of the block; every thread may call).
 __device__ __forceinline__ void cdp_tl_block_begin(unsigned id) {
-    if (id != CDP_TL_NONE && threadIdx.x == 0) atomicMin(&cdp_tl->grids[id].start, cdp_tl_now());
+    if (id != CDP_TL_NONE && threadIdx.x == 0) atomicMin(&cdp_tl->grids[id].start, nq_globaltimer());
 }
 __device__ __forceinline__ void cdp_tl_block_end(unsigned id) {
-    if (id != CDP_TL_NONE && threadIdx.x == 0) atomicMax(&cdp_tl->grids[id].end, cdp_tl_now());
+    if (id != CDP_TL_NONE && threadIdx.x == 0) atomicMax(&cdp_tl->grids[id].end, nq_globaltimer());
 }
 #else
 __device__ __forceinline__ unsigned cdp_tl_open(int, unsigned, unsigned) { return CDP_TL_NONE; }

@@ -38,26 +38,20 @@ extern "C" __global__ void char_launch(unsigned count, int stream, cdp_word* acc
 // ended (%globaltimer, ns), having kept the block resident for `spin_ns` with its dynamic
 // shared memory in use. From the records the host counts the blocks each SM held at once
 // (nqprof characterize residency). rec: 3 words a block.
-__device__ __forceinline__ unsigned long long char_now() {
-    unsigned long long t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
-
 extern "C" __global__ void char_resident(unsigned long long* rec, unsigned long long spin_ns) {
     extern __shared__ unsigned char_smem[];
     if (threadIdx.x) return;
     unsigned sm, dynamic;
     asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
     asm volatile("mov.u32 %0, %%dynamic_smem_size;" : "=r"(dynamic));
-    const unsigned long long t0 = char_now();
+    const unsigned long long t0 = nq_globaltimer();
     volatile unsigned* mine = dynamic >= sizeof(unsigned) ? char_smem : &sm;  // none: a register
     *mine = sm;
-    while (char_now() - t0 < spin_ns) {
+    while (nq_globaltimer() - t0 < spin_ns) {
     }
     rec[3 * blockIdx.x] = *mine;
     rec[3 * blockIdx.x + 1] = t0;
-    rec[3 * blockIdx.x + 2] = char_now();
+    rec[3 * blockIdx.x + 2] = nq_globaltimer();
 }
 
 // char_resident_launch: its one thread launches char_resident(grid, block, shared) from the
@@ -78,8 +72,8 @@ extern "C" __global__ void lat_child(unsigned long long* rec) { lat_child_body(r
 // this grid spins `spin_ns` first (the child is queued before it ends), then marks its end
 // as the child's launch.
 extern "C" __global__ void lat_host_parent(unsigned long long* rec, unsigned long long spin_ns) {
-    const unsigned long long t0 = lat_now();
-    while (lat_now() - t0 < spin_ns) {
+    const unsigned long long t0 = nq_globaltimer();
+    while (nq_globaltimer() - t0 < spin_ns) {
     }
     lat_mark(rec, LAT_LAUNCH);
     lat_mark(rec, LAT_RETURN);

@@ -58,6 +58,7 @@
 #endif
 
 #include "cpu/constellations.h"
+#include "globaltimer.cuh"
 
 #define CST_FULL 0xffffffffu
 
@@ -77,12 +78,6 @@ struct nq_block_buffer {  // the header of cdp.cuh's record buffers: next, capac
     nq_block_record blocks[1];  // `capacity` records
 };
 __device__ nq_block_buffer* nq_blocks;  // set by the host before the round
-
-__device__ __forceinline__ unsigned long long nq_globaltimer() {
-    unsigned long long t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
 
 // The block's record, or null where the buffer has no room for it.
 __device__ __forceinline__ nq_block_record* nq_block_rec() {

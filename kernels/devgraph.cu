@@ -251,10 +251,10 @@ extern "C" __global__ void dg_lat_launch(unsigned long long* rec, unsigned long 
 // another iteration while i + 1 < iters (the gap from one end to the next start is the
 // node's relaunch).
 extern "C" __global__ void dg_lat_while(unsigned long long* rec, unsigned iters, cudaGraphConditionalHandle handle) {
-    const unsigned long long start = lat_now();
+    const unsigned long long start = nq_globaltimer();
     const unsigned i = (unsigned)rec[LAT_ITER]++;
     rec[LAT_ITERS + 2 * i] = start;
     cudaGraphSetConditional(handle, i + 1 < iters ? 1u : 0u);
-    rec[LAT_ITERS + 2 * i + 1] = lat_now();
+    rec[LAT_ITERS + 2 * i + 1] = nq_globaltimer();
 }
 #endif

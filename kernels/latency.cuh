@@ -13,6 +13,8 @@
 //               its body's start and end
 #pragma once
 
+#include "globaltimer.cuh"
+
 #define LAT_LAUNCH 0
 #define LAT_RETURN 1
 #define LAT_FIRST 2
@@ -21,19 +23,13 @@
 #define LAT_ITER 5
 #define LAT_ITERS 8
 
-__device__ __forceinline__ unsigned long long lat_now() {
-    unsigned long long t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
-
 // The child grid's body: thread 0 of each block marks the grid's first start and last end.
 __device__ __forceinline__ void lat_child_body(unsigned long long* rec) {
     if (threadIdx.x) return;
-    atomicMin(rec + LAT_FIRST, lat_now());
+    atomicMin(rec + LAT_FIRST, nq_globaltimer());
     __threadfence();
-    atomicMax(rec + LAT_END, lat_now());
+    atomicMax(rec + LAT_END, nq_globaltimer());
 }
 
 // The launching thread's marks around its launch call.
-__device__ __forceinline__ void lat_mark(unsigned long long* rec, int word) { rec[word] = lat_now(); }
+__device__ __forceinline__ void lat_mark(unsigned long long* rec, int word) { rec[word] = nq_globaltimer(); }
