@@ -11,7 +11,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from .base import Param
-from .cdp.device_records import DeviceRecords, header_dtype
+from .cdp.device_records import DeviceRecords, header_bytes, header_dtype
 
 if TYPE_CHECKING:
     import numpy as np
@@ -70,10 +70,7 @@ class BlockRecords(DeviceRecords):
         super().__init__(drv, module, SYMBOL, record_dtype(), capacity)
 
     def reset(self) -> None:
-        import numpy as np
-
-        head = np.array([(0, self.capacity, 0, 0)], dtype=header_dtype()).tobytes()
-        self.write_start(head + bytes(RECORD_BYTES * self.capacity))
+        self.write_start(header_bytes(self.capacity) + bytes(RECORD_BYTES * self.capacity))
 
     def read(self) -> dict[str, Any]:
         return decode(*self.read_bytes())
