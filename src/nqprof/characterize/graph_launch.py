@@ -129,10 +129,3 @@ class GraphLaunchSession(GpuSession):
             copies=self.copies,
             upload_bytes=self.upload_bytes,
         )
-
-    def close(self) -> None:
-        from ..cuda.graphs import release
-
-        release(getattr(self, "graphs", None))
-        self.graphs = None
-        super().close()

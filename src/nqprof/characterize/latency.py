@@ -214,13 +214,6 @@ class LatencySession(GpuSession):
         machine = machine_of(self)
         return [{**pt, **machine} for pt in out]
 
-    def close(self) -> None:
-        from ..cuda.graphs import release
-
-        release(getattr(self, "graphs", None))
-        self.graphs = None
-        super().close()
-
 
 PROBE = SessionProbe("characterize-latency", LatencySession)
 

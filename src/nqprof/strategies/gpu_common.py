@@ -194,4 +194,10 @@ class GpuSession(Session):
         }
 
     def close(self) -> None:
+        from ..cuda.graphs import release
+
+        # a session's CUDA graphs (devgraph's, graph-cst's, characterize's) go before its
+        # context
+        release(getattr(self, "graphs", None))
+        self.graphs = None
         self.gpu.close()

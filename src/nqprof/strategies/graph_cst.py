@@ -157,13 +157,6 @@ class GraphCstSession(CstSession):
         out["memory"]["graph_upload_bytes"] = getattr(self, "graph_bytes", 0)
         return out
 
-    def close(self) -> None:
-        from ..cuda.graphs import release
-
-        release(getattr(self, "graphs", None))
-        self.graphs = None
-        super().close()
-
 
 class GraphCst(CstStrategy):
     name = "graph-cst"
