@@ -224,7 +224,7 @@ class CstSession(CdpSession):
         constellation kernel)."""
         import numpy as np
 
-        records = block_records.defines(params) if self.records_in_fast(params) else {}
+        records = block_records.defines(params) if self.count0_in_fast(params) else {}
         self.fast_module = self.build(
             FAST.sources[0],
             {"NQ_BLOCK": params["block"], **records},
@@ -248,7 +248,7 @@ class CstSession(CdpSession):
             )
         return tasks
 
-    def records_in_fast(self, params: dict[str, Any]) -> bool:
+    def count0_in_fast(self, params: dict[str, Any]) -> bool:
         """Whether counting generation 0 is fast's module's kernel (blocks=1 then builds
         fast's module with the records)."""
         return False
@@ -261,7 +261,7 @@ class CstSession(CdpSession):
     def _load(self, params: dict[str, Any]) -> None:
 
         p = params
-        records = {} if self.records_in_fast(p) else block_records.defines(p)
+        records = {} if self.count0_in_fast(p) else block_records.defines(p)
         module = self.build(
             self.strategy.sources[0],
             {"NQ_BLOCK": p["block"], **bounds_defines(p), **timeline_defines(p), **records},
@@ -302,7 +302,7 @@ class CstSession(CdpSession):
         self.blocks = None
         if p["blocks"]:
             # room for every block the device could hold at once (at most 32 an SM)
-            where = self.fast_module if self.records_in_fast(p) else module
+            where = self.fast_module if self.count0_in_fast(p) else module
             capacity = 32 * self.gpu.facts["sm_count"]
             self.blocks = block_records.BlockRecords(drv, where.module, capacity)
         self.execs = 0
@@ -368,22 +368,26 @@ class CstSession(CdpSession):
             grid=self.grid_for(self.nframes, SPLIT_BLOCK),
         )
 
-    def launch_count0(self) -> None:
-        """mode=host: counting generation 0 (cc_count0, the grid the chain's split-write would
-        launch) launched by the host on the chain's stream, after it."""
+    def launch_count0(self, func, resident: int, extra: tuple = (), stream=None) -> None:
+        """Counting generation 0 without refinement from the host: ``func`` (fast's kernel or
+        this module's) with fast's arguments (the session's tasks and their count, N, the task
+        index, the count: acct[CDP_SOLUTIONS]) and ``extra`` after them, over fast's grid (the
+        ``resident`` blocks, no more than the tasks fill). cdp-cst's mode=host launches
+        cc_count0 so, on the chain's stream after it; graph-cst captures it into its work graph."""
         import numpy as np
 
         block = self.params["block"]
-        self.count0_func(
+        func(
             self.tasks,
             np.uint32(self.ntasks),
             np.int32(self.n),
             np.uint64(int(self.ctl) + 4 * NEXT),
             np.uint64(int(self.acct)),  # acct[CDP_SOLUTIONS], word 0
-            self.param_block,
+            *extra,
             block=(block, 1, 1),
-            grid=(max(1, min(self.resident0, -(-self.ntasks // block))), 1),
+            grid=(max(1, min(resident, -(-self.ntasks // block))), 1),
             shared=self.shared,
+            stream=stream,
         )
 
     def run_once(self) -> Measurement:
@@ -399,7 +403,7 @@ class CstSession(CdpSession):
             if self.nframes:
                 self.launch_root()
                 if self.params["mode"] == "host" and self.ntasks:
-                    self.launch_count0()
+                    self.launch_count0(self.count0_func, self.resident0, (self.param_block,))
         words = self.read_u64(self.acct, ACCT_WORDS)
         ctl = np.empty(WORDS, dtype=np.uint32)
         self.drv.memcpy_dtoh(ctl, self.ctl)

@@ -32,7 +32,6 @@ from ..textfmt import plural
 from .base import Param
 from .cdp_cst import (
     FIRST_COUNT,
-    NEXT,
     SCAN_BLOCK,
     SPLIT_BLOCK,
     CstSession,
@@ -80,18 +79,7 @@ class GraphCstSession(CstSession):
         func0, resident0, extra = self.count0_kernel_of(p)
 
         def count0(stream):  # fast's kernel, arguments and grid
-            func0(
-                self.tasks,
-                np.uint32(self.ntasks),
-                np.int32(self.n),
-                np.uint64(int(self.ctl) + 4 * NEXT),
-                np.uint64(int(self.acct)),  # acct[CDP_SOLUTIONS], word 0
-                *extra,
-                block=block,
-                grid=(max(1, min(resident0, -(-self.ntasks // p["block"]))), 1),
-                shared=self.shared,
-                stream=stream,
-            )
+            self.launch_count0(func0, resident0, extra, stream)
 
         def make(stream):
             self.root(pb, np.int32(0), block=(SPLIT_BLOCK, 1, 1), grid=split_grid, stream=stream)
@@ -129,13 +117,14 @@ class GraphCstSession(CstSession):
             f"{self.graph_bytes / 2**20:.1f} MiB of free memory"
         )
 
-    def records_in_fast(self, params: dict[str, Any]) -> bool:
+    def count0_in_fast(self, params: dict[str, Any]) -> bool:
+        # count0=fast, unless the device timeline takes this module's own kernel
         return params["count0"] == "fast" and not params.get("timeline")
 
     def count0_kernel_of(self, p: dict[str, Any]):
         """Generation 0's counting kernel without refinement (``count0``), its resident
         blocks and the arguments it takes after fast's."""
-        if p["count0"] == "own" or p.get("timeline"):
+        if not self.count0_in_fast(p):
             self.count0_name = "cg_count0, this module's (-rdc)"
             return self.children["cg_count0"], self.resident0, (self.param_block,)
         kernel = FAST_KERNELS["cst"]
