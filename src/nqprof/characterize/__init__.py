@@ -68,6 +68,15 @@ def machine_of(session) -> dict[str, Any]:
     }
 
 
+def record_machine(rec) -> dict[str, Any]:
+    """A run record's device, driver and toolkit, as a measurement document keeps them."""
+    return {
+        "device": rec.device.get("name"),
+        "driver": rec.device.get("driver"),
+        "toolkit": rec.toolkit.get("version"),
+    }
+
+
 def split_machine(readings: Sequence[dict[str, Any]]) -> tuple[dict[str, Any], list[dict]]:
     """(the machine the readings were taken on, the readings without it)."""
     machine = {k: readings[0][k] for k in MACHINE_KEYS} if readings else {}

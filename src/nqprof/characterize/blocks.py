@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..errors import InputError
-from . import check_kind, check_listed
+from . import check_kind, check_listed, record_machine
 from .residency import held_at_once
 
 KIND = "nqprof-characterize-blocks"
@@ -149,11 +149,7 @@ def measure(
                     point["ntasks"] = (rec.tasks or {}).get("tasks")
                     point["blocks"] = rec.blocks
                     point["summary"] = summarize(rec.blocks, point["ntasks"])
-                    machine = {
-                        "device": rec.device.get("name"),
-                        "driver": rec.device.get("driver"),
-                        "toolkit": rec.toolkit.get("version"),
-                    }
+                    machine = record_machine(rec)
             points.append(point)
     return {"kind": KIND, "machine": machine, "points": points}
 

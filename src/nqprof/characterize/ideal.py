@@ -24,7 +24,7 @@ from typing import Any
 
 from ..errors import InputError, NqprofError
 from ..result import RunRecord
-from . import check_kind
+from . import check_kind, record_machine
 
 KIND = "nqprof-characterize-ideal"
 VARIANTS = ("real", "empty", "none")
@@ -135,11 +135,7 @@ def measure(
                 except NqprofError as exc:
                     entry["variants"][launch] = _variant_entry(None, f"{type(exc).__name__}: {exc}")
                     continue
-                machine = {
-                    "device": rec.device.get("name"),
-                    "driver": rec.device.get("driver"),
-                    "toolkit": rec.toolkit.get("version"),
-                }
+                machine = record_machine(rec)
                 entry["variants"][launch] = _variant_entry(rec)
             runs.append(entry)
     return {

@@ -21,7 +21,7 @@ from typing import Any
 from ..errors import InputError
 from ..files import write_text
 from ..textfmt import plural
-from . import check_kind
+from . import check_kind, record_machine
 
 KIND = "nqprof-characterize-timeline"
 #: The Chrome-trace process of the device timeline (beside nqprof's GPU_PID_BASE + device).
@@ -64,11 +64,7 @@ def measure(
         "strategy": strategy,
         "n": n,
         "params": rec.params,
-        "machine": {
-            "device": rec.device.get("name"),
-            "driver": rec.device.get("driver"),
-            "toolkit": rec.toolkit.get("version"),
-        },
+        "machine": record_machine(rec),
         "off": {"gpu_s": runs[0].gpu_s, "gpu_times": runs[0].gpu_times},
         "on": {"gpu_s": rec.gpu_s, "gpu_times": rec.gpu_times},
         "launches": rec.device_failures.get("launches"),
