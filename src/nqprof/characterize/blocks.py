@@ -159,8 +159,8 @@ def load(doc: dict[str, Any]) -> list[dict[str, Any]]:
     points = doc.get("points")
     if not isinstance(points, list) or not all(isinstance(p, dict) for p in points):
         raise InputError("the block records hold no points")
-    for p in points:
-        p.setdefault("summary", summarize(p.get("blocks") or {}, p.get("ntasks")))
+    for p in points:  # the summary is derived from the records, whatever a kept file says
+        p["summary"] = summarize(p.get("blocks") or {}, p.get("ntasks"))
     return points
 
 

@@ -28,7 +28,7 @@ import statistics
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import InputError
+from ..errors import DeviceFailureError, InputError
 from ..strategies.gpu_common import GpuSession
 from . import SOURCES, check_kind, check_listed, machine_of, split_machine
 from .probe import SessionProbe, run_probe
@@ -44,6 +44,8 @@ CDP_STREAMS = {"cdp-tail": 3, "cdp-ff": 2}
 GRAPH_MODES = {"graph-tail": 2, "graph-ff": 1}
 DEFAULT_TRIALS = 50
 MAX_TRIALS = 10_000
+#: threads of each block of the child grid
+CHILD_THREADS = 32
 #: how long the host path's first grid spins before its end (the child is queued by then)
 HOST_SPIN_NS = 50_000
 
@@ -92,7 +94,7 @@ class LatencySession(GpuSession):
         self.graphs = g = GraphLayer(self.stream)
         grid = (self.grid, 1)
         child_exe = g.instantiate(
-            g.capture(lambda s: child(self.rec, block=(32, 1, 1), grid=grid, stream=s)),
+            g.capture(lambda s: child(self.rec, block=(CHILD_THREADS, 1, 1), grid=grid, stream=s)),
             device_launch=True,
         )
         self.graph_parents = {}
@@ -146,7 +148,7 @@ class LatencySession(GpuSession):
         import numpy as np
 
         self._reset()
-        block = (32, 1, 1)
+        block = (CHILD_THREADS, 1, 1)
         if path == "host":
             self.host_parent(self.rec, np.uint64(HOST_SPIN_NS), block=(1, 1, 1), grid=(1, 1))
             self.child(self.rec, block=block, grid=(self.grid, 1))
@@ -154,7 +156,7 @@ class LatencySession(GpuSession):
             self.cdp_parent(
                 self.rec,
                 np.uint32(self.grid),
-                np.uint32(32),
+                np.uint32(CHILD_THREADS),
                 np.int32(CDP_STREAMS[path]),
                 self.acct,
                 block=(1, 1, 1),
@@ -172,7 +174,9 @@ class LatencySession(GpuSession):
         self.stream.synchronize()
         words = self._words(ITERS + 2 * (self.trials + 1))
         if words[ITER] != self.trials + 1:
-            raise InputError(f"the WHILE node ran {words[ITER]} times, not {self.trials + 1}")
+            raise DeviceFailureError(
+                f"the WHILE node ran {words[ITER]} times, not {self.trials + 1}"
+            )
         starts, ends = words[ITERS::2], words[ITERS + 1 :: 2]
         return {
             "first_ns": [starts[i + 1] - ends[i] for i in range(self.trials)],
