@@ -543,3 +543,29 @@ def test_a_cpu_worker_is_forked_from_the_fork_server_with_the_environment_of_now
         info = worker.info()
     assert info["pid"] != os.getpid() and info["ppid"] != os.getpid()
     assert info["seen"] == "after"
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        "nqprof.characterize.launch",
+        "nqprof.characterize.graph_launch",
+        "nqprof.characterize.reserve",
+        "nqprof.characterize.residency",
+        "nqprof.characterize.latency",
+        "nqprof.strategies.fast",
+    ],
+)
+def test_a_spawned_worker_imports_the_probe_or_strategy_it_was_given(module):
+    """A GPU worker is spawned with a Target it imports (no pickled object): the target of
+    each probe and strategy must name that very object, also where the probe's class lives
+    in another module (SessionProbe)."""
+    import importlib
+
+    from nqprof.runners import _named_by, worker_target
+
+    mod = importlib.import_module(module)
+    obj = getattr(mod, "PROBE", None) or mod.STRATEGY
+    target = worker_target(obj)
+    assert target.resolve() is obj
+    assert _named_by(target, obj)

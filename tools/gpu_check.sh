@@ -76,6 +76,8 @@
 #                  fast's session opened at N=21 under cProfile (tools/startup_probe.py --open)
 #   bench-aa       the default `pytest bench/` twice, each timed, then `nqprof compare` of the two (A/A: no
 #                  faster or slower verdict expected)
+#   placement      fast N=8, 9: K placements of its counters, its tasks and both in one session, rounds interleaved
+#                  over them (tools/placement_probe.py), beside 6 sessions reopened: is the offset where buffers lie?
 #   offsets-keep   offset_probe --reopen of five small cases, 6 sessions each, their contexts made anew and then
 #                  kept between the sessions (--keep-context): does a session redraw its offset without a context?
 #   bench-aa-gate  the default `pytest bench/` twice, the second gated against the first by pytest-benchmark
@@ -350,6 +352,8 @@ print(sys.argv[2], {n: c.execute(f\"select count(*) from {n}\").fetchone()[0] fo
         --reopen devgraph:11 --reopen devgraph:10 --solve fast:9 --solve devgraph:11 -k 6 -r 100 ;;
     offsets-keep) for mode in "" --keep-context; do run "offsets-keep$mode" 200 python3 tools/offset_probe.py $mode \
         --reopen fast:8 --reopen fast:9 --reopen cdp-bp:9 --reopen devgraph:10 --reopen bp-dfs:8 -k 6 -r 100; done ;;
+    placement) run placement 200 python3 tools/placement_probe.py --n 8 --n 9 -k 8 -r 80
+        run placement-reopen 200 python3 tools/offset_probe.py --reopen fast:8 --reopen fast:9 -k 6 -r 100 ;;
     build) run build 300 nqprof build ;;
     cdp-final) run cst-final 300 python3 tools/cdp_cst_table.py --n 19:21 --case fast --case cdp-cst --repeats 3 \
             --out "$OUT/cst-final"

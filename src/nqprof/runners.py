@@ -142,6 +142,16 @@ def _await_exits(timeout: float = 10.0) -> None:
             proc.join(5)
 
 
+def worker_target(strategy) -> Target:
+    """What a spawned worker imports to open ``strategy``'s session: its module's
+    ``STRATEGY`` (a probe: ``worker_module``'s ``worker_attribute``, where the probe's class
+    is defined elsewhere)."""
+    return Target(
+        getattr(strategy, "worker_module", None) or type(strategy).__module__,
+        getattr(strategy, "worker_attribute", "STRATEGY"),
+    )
+
+
 def _named_by(target: Target, strategy) -> bool:
     """Whether ``target`` names ``strategy`` (its module holds a strategy of that name under
     that attribute): a worker can then import it rather than be handed the object (which a
@@ -195,10 +205,7 @@ class WorkerRunner:
     def _spawn(self, prepared: bool) -> None:
         gpu = self.strategy.needs_gpu
         fork = not gpu and "forkserver" in mp.get_all_start_methods()
-        named = Target(
-            type(self.strategy).__module__,
-            getattr(self.strategy, "worker_attribute", "STRATEGY"),
-        )
+        named = worker_target(self.strategy)
         # a forked worker gets the strategy itself (pickled) unless its module names it
         target = self.strategy if fork and not _named_by(named, self.strategy) else named
         held = SPARE.take() if gpu else None

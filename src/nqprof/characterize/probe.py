@@ -42,6 +42,8 @@ class SessionProbe(Probe):
 
     def __init__(self, name: str, session: Callable[[dict[str, Any]], Any]):
         self.name, self.session = name, session
+        #: the module that defines the session holds this probe as ``PROBE``
+        self.worker_module = session.__module__
 
     def open(self, n: int, params: dict[str, Any]):
         return self.session(params)
