@@ -152,3 +152,20 @@ def test_grid_sizing_agrees_with_the_cuda_occupancy_calculator(tmp_path):
         pairs = pool.apply(_occupancy_pairs, (str(tmp_path),))
     assert len(pairs) == 12 and all(ours == theirs for *_, ours, theirs in pairs), pairs
     assert len({ours for *_, ours, _ in pairs}) > 1, pairs  # the cases bind differently
+
+
+def test_a_short_round_places_its_counters_and_a_long_one_does_not():
+    """fast N=8's session tries its counters at eight allocations and goes on with the one
+    its round ran fastest at (the record keeps every median); N=17's round is too long to
+    be placed."""
+    from nqprof.strategies import placement
+
+    short = checked(solve("fast", 8, {}, repeats=20, warmup=1, timeout=120))
+    p = short.placement
+    assert p["tried"] == placement.TRIALS and len(p["medians_us"]) == placement.TRIALS
+    assert p["medians_us"][p["kept"]] == min(p["medians_us"])
+    # the kept placement's rounds run as fast as it did when it was tried
+    assert short.gpu_s * 1e6 <= min(p["medians_us"]) * 1.05
+    assert any("placed where the round ran fastest" in note for note in short.notes)
+    long = checked(solve("fast", 17, {}, repeats=1, warmup=0, timeout=120))
+    assert long.placement["tried"] == 1

@@ -100,6 +100,9 @@ class RunRecord:
     #: round's statistic, every verified run), and where the session states the nodes its
     #: search visits (queens placed: ``nodes``, with ``nodes_source``) ``nodes_per_s``.
     work: dict[str, Any] = field(default_factory=dict)
+    #: Where a short round's counters were placed (fast: nqprof.strategies.placement):
+    #: placements tried, the one kept and each one's median round (us).
+    placement: dict[str, Any] = field(default_factory=dict)
     #: The record's schema version (SCHEMA_VERSION).
     schema: int = SCHEMA_VERSION
 
@@ -138,6 +141,7 @@ class RunRecord:
             replay=dict(stats.get("replay", {})),
             tasks=dict(info.get("tasks", {})),
             holds=dict(info.get("holds", {})),
+            placement=dict(info.get("placement", {})),
             work=work_rates(
                 last.count if build is None else None,
                 median(gpu_times) if gpu_times else median(m.wall_s for m in ms),

@@ -27,9 +27,10 @@ import time
 
 from ..cuda.nvtx import nvtx_range
 from ..cuda.sources import KernelSource
-from ..errors import InputError
+from ..errors import DeviceFailureError, InputError
+from ..problem import known_count
 from ..result import Measurement
-from . import block_records
+from . import block_records, placement
 from .base import Param, Strategy, block_param
 from .cpu_common import CST_TASK_WORDS, constellation_nodes, constellation_tasks, cpu_module
 from .gpu_common import DYNAMIC_SHARED_LIMIT_SM90, GpuSession
@@ -262,6 +263,35 @@ class FastSession(GpuSession):
             + f" at depth {params['depth']}, persistent grid {blocks} x {self.block}"
             + f" ({per_sm} blocks per SM by occupancy, {self.func.num_regs} registers)"
         )
+        self.placement = self.place_counters() if self.whole and not self.records else None
+
+    def place_counters(self) -> dict:
+        """The task index and the result counters where the round runs fastest
+        (:mod:`nqprof.strategies.placement`); the placing rounds are verified and are not
+        among the record's holds."""
+        holds = dict(self.holds)
+
+        def use(counters) -> None:
+            self.next, self.out = counters
+
+        def measure() -> float:
+            m = self.run_once()
+            if m.count != known_count(self.n):
+                raise DeviceFailureError(
+                    f"{self.name} N={self.n}: counted {m.count} while placing its counters"
+                )
+            return m.gpu_s
+
+        summary = placement.place(
+            (self.next, self.out),
+            lambda: (self.drv.mem_alloc(4), self.counter(2)),
+            use,
+            measure,
+            lambda counters: [c.free() for c in counters],
+        )
+        self.holds = holds
+        self.notes.append(placement.note(summary, "task index and result counters"))
+        return summary
 
     @property
     def grid(self) -> tuple[int, int]:
@@ -417,6 +447,8 @@ class FastSession(GpuSession):
 
     def info(self):
         info = {**super().info(), "tasks": dict(self.making)}
+        if self.placement:
+            info["placement"] = dict(self.placement)
         if self._ran and self.whole and not self.d4:
             info["work"] = self.work()
         return info

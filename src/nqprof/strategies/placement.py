@@ -1,0 +1,73 @@
+"""Where a short round's counters lie: placed once, where the round runs fastest.
+
+A few-microsecond round's time depends on where its atomically updated counters lie in
+device memory: on an H200, fast N=8 runs 4.13 us with its task index and result counters at
+one allocation and 4.29-4.32 us at another, the same in every round of either (the task
+list's placement moves nothing), so each session (each fresh allocation) drew its case's
+time anew and two runs' sessions disagreed by 2-3% (docs/results/placement-h200). A session
+whose rounds are that short therefore tries its counters at a few fresh allocations when it
+opens and keeps the one its round is fastest at; the record keeps every placement's median,
+so the spread stays visible. A round over :data:`LONGEST_ROUND_S` is not placed (there the
+fraction of a microsecond is below any floor)."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable
+from typing import Any
+
+#: Placements tried (the session's own first, then fresh allocations).
+TRIALS = 8
+#: Rounds timed at each placement; their median is compared.
+ROUNDS = 3
+#: A round longer than this (seconds, at the session's own placement) is not placed.
+LONGEST_ROUND_S = 1e-3
+
+
+def place(
+    first: Any,
+    make: Callable[[], Any],
+    use: Callable[[Any], None],
+    measure: Callable[[], float],
+    free: Callable[[Any], None],
+    trials: int = TRIALS,
+    rounds: int = ROUNDS,
+    longest: float = LONGEST_ROUND_S,
+) -> dict[str, Any]:
+    """Time ``rounds`` rounds (``measure``: one round's seconds) at the placement in use
+    (``first``), then at ``trials - 1`` fresh ones (``make``), each installed by ``use``;
+    keep the fastest by median (the first of equals), ``free`` the others. The summary:
+    placements tried, the index kept and every placement's median (us)."""
+    if trials < 1 or rounds < 1:
+        raise ValueError(f"placement needs trials and rounds >= 1, got {trials} and {rounds}")
+
+    def median() -> float:
+        return statistics.median(measure() for _ in range(rounds))
+
+    placements, medians = [first], [median()]
+    if medians[0] <= longest:
+        for _ in range(trials - 1):
+            placements.append(make())
+            use(placements[-1])
+            medians.append(median())
+    kept = min(range(len(medians)), key=medians.__getitem__)
+    use(placements[kept])
+    for i, p in enumerate(placements):
+        if i != kept:
+            free(p)
+    return {
+        "tried": len(placements),
+        "kept": kept,
+        "medians_us": [round(m * 1e6, 3) for m in medians],
+    }
+
+
+def note(summary: dict[str, Any], what: str) -> str:
+    """The record's line on where ``what`` was placed."""
+    meds = summary["medians_us"]
+    if summary["tried"] == 1:
+        return f"{what} not placed: a round of {meds[0]:.1f} us is longer than placement matters"
+    return (
+        f"{what} placed where the round ran fastest of {summary['tried']} fresh allocations "
+        f"(medians {min(meds):.2f}-{max(meds):.2f} us)"
+    )

@@ -1,0 +1,83 @@
+"""Counters placed where a short round runs fastest (nqprof.strategies.placement), on
+synthetic round times: no GPU, no clock."""
+
+from __future__ import annotations
+
+import pytest
+
+from nqprof.result import Measurement, RunRecord
+from nqprof.strategies import placement
+
+
+class FakeDevice:
+    """Placements are numbers; a round's time is the placement's, from ``times``."""
+
+    def __init__(self, times: list[float]):
+        self.times, self.made, self.freed, self.used, self.rounds = times, 0, [], None, []
+
+    def make(self) -> int:
+        self.made += 1
+        return self.made
+
+    def use(self, p: int) -> None:
+        self.used = p
+
+    def measure(self) -> float:
+        self.rounds.append(self.used)
+        return self.times[self.used]
+
+    def place(self, **kw):
+        self.used = 0
+        return placement.place(0, self.make, self.use, self.measure, self.freed.append, **kw)
+
+
+def test_the_fastest_placement_is_kept_and_the_others_freed():
+    dev = FakeDevice([4.30e-6, 4.29e-6, 4.13e-6, 4.32e-6])
+    summary = dev.place(trials=4, rounds=3)
+    assert dev.used == 2  # the session goes on with the fastest
+    assert sorted(dev.freed) == [0, 1, 3]
+    assert summary == {"tried": 4, "kept": 2, "medians_us": [4.3, 4.29, 4.13, 4.32]}
+    assert dev.rounds == [0] * 3 + [1] * 3 + [2] * 3 + [3] * 3
+
+
+def test_the_first_of_equal_placements_is_kept():
+    dev = FakeDevice([4.1e-6, 4.2e-6, 4.1e-6])
+    assert dev.place(trials=3, rounds=1)["kept"] == 0
+    assert dev.freed == [1, 2]
+
+
+def test_a_round_longer_than_placement_matters_is_not_placed():
+    dev = FakeDevice([placement.LONGEST_ROUND_S * 1.01, 1e-6])
+    summary = dev.place(trials=2, rounds=2)
+    assert summary["tried"] == 1 and dev.made == 0 and dev.freed == []
+    assert "not placed" in placement.note(summary, "counters")
+    at_limit = FakeDevice([placement.LONGEST_ROUND_S, 1e-6])
+    assert at_limit.place(trials=2, rounds=1)["kept"] == 1
+
+
+def test_a_placement_is_judged_by_its_median_round():
+    times = iter([9e-6, 4e-6, 4e-6, 5e-6, 5e-6, 1e-6])  # 0: one slow round; 1: one fast one
+    dev = FakeDevice([0, 0])
+    dev.measure = lambda: next(times)
+    summary = dev.place(trials=2, rounds=3)
+    assert summary["medians_us"] == [4.0, 5.0] and summary["kept"] == 0
+
+
+@pytest.mark.parametrize("trials,rounds", [(0, 3), (3, 0)])
+def test_placement_needs_a_trial_and_a_round(trials, rounds):
+    with pytest.raises(ValueError):
+        FakeDevice([1e-6]).place(trials=trials, rounds=rounds)
+
+
+def test_the_note_states_the_spread():
+    text = placement.note({"tried": 8, "kept": 2, "medians_us": [4.3, 4.13, 4.32]}, "counters")
+    assert "fastest of 8" in text and "4.13-4.32 us" in text
+
+
+def test_the_record_keeps_the_placement():
+    summary = {"tried": 8, "kept": 3, "medians_us": [4.3] * 8}
+    info = {"device": {"name": "fake GPU"}, "placement": summary}
+    ms = [Measurement(count=92, wall_s=1e-3, gpu_s=4.3e-6)]
+    record = RunRecord.from_measurements("fast", 8, {}, 92, ms, info)
+    assert record.placement == summary and record.to_dict()["placement"] == summary
+    assert RunRecord.from_measurements("fast", 8, {}, 92, ms, {}).placement == {}
