@@ -50,6 +50,7 @@
 #   build          nqprof build (every kernel of the catalog into the kernel cache, as a first run leaves it)
 #   dg-aa          devgraph and fast at N=8..13 twice (pytest bench/), then nqprof compare of the two and the
 #                  per-process medians of both (tools/offset_probe.py): does a case's time still move with its process?
+#   tests-some     the GPU tests that \$TESTS_K selects (pytest -k) in \$TESTS_FILES (default: tests)
 #   tests          the GPU-marked tests (pytest -m gpu --require-gpu: a missing GPU fails them), slowest 15 listed
 #   cst-variants   fast's constellation kernel at N=16..20, then block x unroll at N=19
 #   cst-mix        the constellation kernel's SASS opcodes per step (tools/sass_mix.py; CST_MIX: more builds)
@@ -382,6 +383,8 @@ print(sys.argv[2], {n: c.execute(f\"select count(*) from {n}\").fetchone()[0] fo
       timeout 100 tools/gpuhost.sh nqprof compare 0001 0002 --storage /tmp/nqprof-dgaa 2>&1 | tee -a "$OUT/dg-aa.log"
       tools/gpuhost.sh python3 tools/offset_probe.py /tmp/nqprof-dgaa/*/*.json 2>&1 | tee -a "$OUT/dg-aa.log"
       (cd /tmp && tar czf "$OUT/dg-aa.tar.gz" nqprof-dgaa) ;;
+    tests-some) run tests-some 300 python3 -m pytest ${TESTS_FILES:-tests} -m gpu --require-gpu -k "$TESTS_K" -q -rs \
+        -p no:cacheprovider ;;
     tests) run tests 500 python3 -m pytest tests -m gpu --require-gpu --durations=45 -q -rs -p no:cacheprovider ;;
     feinbube-steps) run feinbube-steps 500 nqprof sweep -s feinbube --n 16:19 \
         --param opt=local,shared-stack,shared-all,extern,rows-left --repeats 3 --warmup 1 -o "$OUT/feinbube-steps.json" ;;
