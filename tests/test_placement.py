@@ -81,3 +81,12 @@ def test_the_record_keeps_the_placement():
     record = RunRecord.from_measurements("fast", 8, {}, 92, ms, info)
     assert record.placement == summary and record.to_dict()["placement"] == summary
     assert RunRecord.from_measurements("fast", 8, {}, 92, ms, {}).placement == {}
+
+
+def test_unset_trials_follow_the_module_as_it_is_now(monkeypatch):
+    monkeypatch.setattr(placement, "TRIALS", 2)
+    monkeypatch.setattr(placement, "ROUNDS", 1)
+    dev = FakeDevice([2e-6, 1e-6])
+    dev.used = 0
+    summary = placement.place(0, dev.make, dev.use, dev.measure, dev.freed.append)
+    assert summary["tried"] == 2 and dev.rounds == [0, 1]

@@ -5,7 +5,8 @@ i mod K, so the host's and the GPU's drift falls on every placement alike), coun
 
     python3 tools/placement_probe.py --n 8 --n 9 -k 8 -r 80
 
-For each group (counters: the task index and the result; tasks: the task list; both) it
+For each group (counters: the task index and the result; tasks: the task list; both; module:
+the kernel's code loaded anew; hold: the stream hold's kernel and mapped flags made anew) it
 prints each placement's median (us) in the first and the second half of the rounds and the
 spread of the placement medians (standard deviation of their logs, %): a placement effect
 shows as medians that differ between placements and agree between the halves."""
@@ -25,7 +26,20 @@ def placements(session, group: str, k: int) -> list[dict]:
     """K sets of the group's buffers, the first the session's own."""
     import numpy as np
 
-    sets = [{"next": session.next, "out": session.out, "tasks": session.tasks}]
+    from nqprof.cuda import device
+    from nqprof.strategies import block_records
+    from nqprof.strategies.fast import KERNELS, STRATEGY
+
+    key = device._context_key(session.drv.Context.get_current())
+    sets = [
+        {
+            "next": session.next,
+            "out": session.out,
+            "tasks": session.tasks,
+            "func": session.func,
+            "hold": device.stream_hold(session.drv),
+        }
+    ]
     host = np.empty(session.ntasks * session.words, np.uint32)
     session.drv.memcpy_dtoh(host, session.tasks)
     for _ in range(k - 1):
@@ -34,26 +48,46 @@ def placements(session, group: str, k: int) -> list[dict]:
             s["next"], s["out"] = session.drv.mem_alloc(4), session.counter(2)
         if group in ("tasks", "both"):
             s["tasks"] = session.drv.to_device(host)
+        if group == "module":  # the kernel's code loaded anew (its own module)
+            module = session.build(
+                STRATEGY.sources[0],
+                {"NQ_BLOCK": session.block, **block_records.defines(session.params)},
+            )
+            s["func"] = module.function(KERNELS[session.opt])
+            session.allow_shared(s["func"], session.dynamic)
+        if group == "hold":  # the stream hold's kernel, flag and counter made anew
+            s["hold"] = device.StreamHold(session.drv)
         sets.append(s)
+    for s in sets:
+        s["key"] = key
     return sets
+
+
+def install(session, s: dict) -> None:
+    from nqprof.cuda import device
+
+    session.next, session.out, session.tasks, session.func = (
+        s["next"],
+        s["out"],
+        s["tasks"],
+        s["func"],
+    )
+    device._HOLDS[s["key"]] = s["hold"]
 
 
 def probe(n: int, group: str, k: int, rounds: int) -> None:
     from nqprof.problem import known_count
-    from nqprof.strategies import get
+    from nqprof.strategies import get, placement
 
     s = get("fast")
+    placement.TRIALS = 1  # the session's own counters: the groups below are the probe
     session = s.open(n, s.resolve(n, {}))
     try:
         sets = placements(session, group, k)
         times: list[list[float]] = [[] for _ in sets]
         for i in range(k * (rounds + 2)):
             j = i % k
-            session.next, session.out, session.tasks = (
-                sets[j]["next"],
-                sets[j]["out"],
-                sets[j]["tasks"],
-            )
+            install(session, sets[j])
             m = session.run_once()
             if m.count != known_count(n):
                 raise SystemExit(f"fast N={n} placement {j}: counted {m.count}")
@@ -80,7 +114,7 @@ def main() -> None:
     ap.add_argument("--group", action="append", default=[])
     args = ap.parse_args()
     for n in args.n or [8, 9]:
-        for group in args.group or ["counters", "tasks", "both"]:
+        for group in args.group or ["counters", "tasks", "both", "module", "hold"]:
             probe(n, group, args.k, args.r)
 
 

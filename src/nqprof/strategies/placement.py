@@ -30,14 +30,18 @@ def place(
     use: Callable[[Any], None],
     measure: Callable[[], float],
     free: Callable[[Any], None],
-    trials: int = TRIALS,
-    rounds: int = ROUNDS,
-    longest: float = LONGEST_ROUND_S,
+    trials: int | None = None,
+    rounds: int | None = None,
+    longest: float | None = None,
 ) -> dict[str, Any]:
     """Time ``rounds`` rounds (``measure``: one round's seconds) at the placement in use
     (``first``), then at ``trials - 1`` fresh ones (``make``), each installed by ``use``;
     keep the fastest by median (the first of equals), ``free`` the others. The summary:
-    placements tried, the index kept and every placement's median (us)."""
+    placements tried, the index kept and every placement's median (us). Unset: TRIALS,
+    ROUNDS and LONGEST_ROUND_S as the module holds them now."""
+    trials = TRIALS if trials is None else trials
+    rounds = ROUNDS if rounds is None else rounds
+    longest = LONGEST_ROUND_S if longest is None else longest
     if trials < 1 or rounds < 1:
         raise ValueError(f"placement needs trials and rounds >= 1, got {trials} and {rounds}")
 
