@@ -263,16 +263,26 @@ class FastSession(GpuSession):
             + f" at depth {params['depth']}, persistent grid {blocks} x {self.block}"
             + f" ({per_sm} blocks per SM by occupancy, {self.func.num_regs} registers)"
         )
-        self.placement = self.place_counters() if self.whole and not self.records else None
+        self.placement = (
+            self.place_counters()
+            if self.whole and self.tasks is not None and not self.records
+            else None
+        )
 
     def place_counters(self) -> dict:
-        """The task index and the result counters where the round runs fastest
-        (:mod:`nqprof.strategies.placement`); the placing rounds are verified and are not
-        among the record's holds."""
+        """The task index, the result counters and the task list where the round runs
+        fastest (:mod:`nqprof.strategies.placement`); the placing rounds are verified and
+        are not among the record's holds."""
         holds = dict(self.holds)
+        size = self.words * 4 * max(1, self.ntasks)
 
-        def use(counters) -> None:
-            self.next, self.out = counters
+        def make() -> tuple:
+            tasks = self.drv.mem_alloc(size)
+            self.drv.memcpy_dtod(tasks, self.tasks, size)
+            return self.drv.mem_alloc(4), self.counter(2), tasks
+
+        def use(buffers) -> None:
+            self.next, self.out, self.tasks = buffers
 
         def measure() -> float:
             m = self.run_once()
@@ -283,14 +293,14 @@ class FastSession(GpuSession):
             return m.gpu_s
 
         summary = placement.place(
-            (self.next, self.out),
-            lambda: (self.drv.mem_alloc(4), self.counter(2)),
+            (self.next, self.out, self.tasks),
+            make,
             use,
             measure,
-            lambda counters: [c.free() for c in counters],
+            lambda buffers: [b.free() for b in buffers],
         )
         self.holds = holds
-        self.notes.append(placement.note(summary, "task index and result counters"))
+        self.notes.append(placement.note(summary, "task index, result counters and task list"))
         return summary
 
     @property

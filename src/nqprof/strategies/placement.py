@@ -1,14 +1,16 @@
-"""Where a short round's counters lie: placed once, where the round runs fastest.
+"""Where a short round's buffers lie: placed once, where the round runs fastest.
 
-A few-microsecond round's time depends on where its atomically updated counters lie in
-device memory: on an H200, fast N=8 runs 4.13 us with its task index and result counters at
-one allocation and 4.29-4.32 us at another, the same in every round of either (the task
-list's placement moves nothing), so each session (each fresh allocation) drew its case's
-time anew and two runs' sessions disagreed by 2-3% (docs/results/placement-h200). A session
-whose rounds are that short therefore tries its counters at a few fresh allocations when it
-opens and keeps the one its round is fastest at; the record keeps every placement's median,
-so the spread stays visible. A round over :data:`LONGEST_ROUND_S` is not placed (there the
-fraction of a microsecond is below any floor)."""
+A few-microsecond round's time depends on where its buffers lie in device memory: on an
+H200, fast N=8 runs 3.94, 4.13 or 4.29 us with its task index and result counters at one
+fresh allocation or another, and 3.90 or 4.06 us with its task list at one or another, the
+same in every round of either (where its kernel's code and the stream hold lie moves
+nothing), so each session drew its case's time anew and two runs' sessions disagreed by
+2-5% (docs/results/placement-h200). A session whose rounds are that short therefore tries
+its buffers at many fresh allocations when it opens and keeps the one its round is fastest
+at: the fastest level is then found in nearly every session (one in eight placements at
+the fastest level is missed by 32 tries with a chance of 1.4%). The record keeps every
+placement's median, so the spread stays visible. A round over :data:`LONGEST_ROUND_S` is
+not placed (there the fraction of a microsecond is below any floor)."""
 
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 #: Placements tried (the session's own first, then fresh allocations).
-TRIALS = 8
+TRIALS = 32
 #: Rounds timed at each placement; their median is compared.
 ROUNDS = 3
 #: A round longer than this (seconds, at the session's own placement) is not placed.
