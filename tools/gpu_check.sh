@@ -81,6 +81,8 @@
 #                  over them (tools/placement_probe.py), beside 6 sessions reopened: is the offset where buffers lie?
 #   offsets-keep   offset_probe --reopen of five small cases, 6 sessions each, their contexts made anew and then
 #                  kept between the sessions (--keep-context): does a session redraw its offset without a context?
+#   small-aa       \$AA_STRATEGIES (default fast) at \$AA_N (default 8:13) three times (pytest bench/), then nqprof
+#                  compare of runs 1, 2 and of 2, 3: the small cases' floors; histories in $OUT/small-aa.tar.gz
 #   bench-aa-gate  the default `pytest bench/` twice, the second gated against the first by pytest-benchmark
 #                  (--benchmark-compare-fail=median:5%), each timed; nqprof compare of the two; histories in
 #                  $OUT/bench-aa-gate.tar.gz
@@ -695,6 +697,10 @@ print('GPU compute processes left:', repr(subprocess.run(smi, capture_output=Tru
       run bench-aa 590 bash -c "for run in A B; do TIMEFORMAT=\"pytest bench/ (\$run) took %R s\";
           time python3 -m pytest bench/ -q -p no:cacheprovider --benchmark-save=\$run --benchmark-storage=/tmp/nqprof-bench-aa | tail -2; done;
           nqprof compare 0001 0002 --storage /tmp/nqprof-bench-aa | tail -140" ;;
+    small-aa) rm -rf /tmp/nqprof-small-aa; run small-aa 400 bash -c "for run in 1 2 3; do python3 -m pytest bench/ -q \
+          -p no:cacheprovider --nq-strategy=${AA_STRATEGIES:-fast} --nq-n=${AA_N:-8:13} --benchmark-autosave \
+          --benchmark-storage=/tmp/nqprof-small-aa | tail -1; done; tar -C /tmp -czf \$OUT/small-aa.tar.gz nqprof-small-aa;
+          nqprof compare 0001 0002 --storage /tmp/nqprof-small-aa | tail -40; nqprof compare 0002 0003 --storage /tmp/nqprof-small-aa | tail -40" ;;
     bench-aa-gate) rm -rf /tmp/nqprof-aa-gate
       run bench-aa-gate 590 bash -c "for run in A B; do gate=; [ \$run = B ] && gate='--benchmark-compare --benchmark-compare-fail=median:5%';
           TIMEFORMAT=\"pytest bench/ (\$run) took %R s\";
