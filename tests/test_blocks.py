@@ -17,7 +17,7 @@ from nqprof.errors import InputError
 from nqprof.strategies import block_records as br
 from nqprof.strategies import get
 from nqprof.strategies.cdp import device_records as dr
-from nqprof.strategies.cdp_cst import bounds_defines as cdp_bounds
+from nqprof.strategies.cst_params import bounds_defines as cdp_bounds
 
 
 def records(rows, dropped=0):

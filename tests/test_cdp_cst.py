@@ -14,6 +14,7 @@ from nqprof.cuda.sources import kernels_dir
 from nqprof.errors import InputError
 from nqprof.problem import KNOWN_COUNTS
 from nqprof.strategies import cdp_cst as cc
+from nqprof.strategies import cst_layout as cl
 from nqprof.strategies import get
 
 NAMES = ("cdp-cst", "graph-cst")
@@ -63,17 +64,17 @@ def header() -> str:
 
 def test_control_words_match_the_header():
     defines = dict(re.findall(r"#define CC_(\w+) (\d+)", header()))
-    for name, value in {**cc.LAYOUT.fields, **cc.LAYOUT.constants}.items():
+    for name, value in {**cl.LAYOUT.fields, **cl.LAYOUT.constants}.items():
         assert int(defines[name]) == value, name
     assert int(defines["WORDS"]) == cc.WORDS
     assert cc.TL + cc.FIRST_COUNT + cc.MAX_GEN <= cc.WORDS
-    assert cc.TICKET + cc.MAX_GEN <= cc.TL and cc.TASKS + cc.MAX_GEN + 1 <= cc.NEXT
+    assert cl.TICKET + cc.MAX_GEN <= cc.TL and cc.TASKS + cc.MAX_GEN + 1 <= cc.NEXT
 
 
 def test_parameter_block_matches_the_header():
     body = header().split("struct cc_params {")[1].split("};")[0]
     fields = re.findall(r"\b(\w+);\s*//\s*(\d+)", body)
-    assert [(name, int(off)) for name, off in fields] == [(f[0], f[2]) for f in cc.PARAMS_FIELDS]
+    assert [(name, int(off)) for name, off in fields] == [(f[0], f[2]) for f in cl.PARAMS_FIELDS]
     assert cc.params_dtype().itemsize == cc.PARAMS_BYTES
     assert f"sizeof(cc_params) == {cc.PARAMS_BYTES}" in header()
 
@@ -176,7 +177,7 @@ def test_generation_0_without_refinement_is_fasts_kernel(tmp_path, toolkit):
     from nqprof.catalog import catalog
     from nqprof.cuda import nvcc
     from nqprof.strategies import get
-    from nqprof.strategies.cdp_cst import bounds_defines
+    from nqprof.strategies.cst_params import bounds_defines
 
     if toolkit.cudadevrt is None:
         pytest.skip(f"{toolkit.describe()} has no libcudadevrt.a")

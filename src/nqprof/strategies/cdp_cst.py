@@ -29,7 +29,6 @@ from ..cuda.nvtx import nvtx_range
 from ..errors import DeviceFailureError, InputError
 from ..result import Measurement
 from . import block_records
-from .base import Param, block_param
 from .cdp.accounting import WORDS as ACCT_WORDS
 from .cdp.accounting import decode_accounting
 from .cdp.limits import check_nesting
@@ -37,99 +36,31 @@ from .cdp.model import Demand
 from .cdp.session import CdpSession
 from .cdp.strategy import CdpStrategy
 from .cdp.timeline import DeviceTimeline, capacity_for, timeline_defines
-from .counters import CounterLayout
-from .cpu_common import CST_TASK_WORDS, cpu_module
+from .cpu_common import cpu_module
+from .cst_layout import (
+    FIRST_COUNT,
+    GENS,
+    MAX_GEN,
+    MODES,
+    NEXT,
+    NO_BUDGET,
+    OVERFLOW,
+    PARAMS_BYTES,
+    REFUSED,
+    SPILL_MAX,
+    SPILL_MIN,
+    SPILLS,
+    SPLIT_BLOCK,
+    TASK_BYTES,
+    TASKS,
+    TL,
+    TL_NONE,
+    WORDS,
+    params_dtype,
+)
+from .cst_params import bounds_defines, cst_params
 from .fast import SPLIT_KERNELS, split_counts
 from .fast import STRATEGY as FAST
-
-# The control words of kernels/cst_launch.cuh (CC_*; tests/test_cdp_cst.py compares them).
-OVERFLOW, REFUSED, SPILLS, GENS, SPLIT_TICKET, WRITE_TICKET = 0, 1, 2, 3, 4, 5
-TASKS, NEXT, TICKET, TL = 8, 32, 56, 80
-MAX_GEN = 20
-WORDS = 104
-FIRST_COUNT = 3  # the global generation of counting generation 0
-SCAN_BLOCK = 1024
-SPLIT_BLOCK = 128
-NO_BUDGET = 0xFFFF_FFFF
-TL_NONE = 0xFFFF_FFFF
-TASK_BYTES = 4 * CST_TASK_WORDS
-#: cc_params.mode: the stream of the device launches; host (cdp-cst without refinement, a
-#: measurement of the launch path): counting generation 0 launched by the host after the
-#: chain (whose own launches go fire-and-forget), the same kernel over the same tasks
-MODES = {"fire-and-forget": 0, "tail": 1, "host": 2}
-#: Spill buffer (tasks, each of its two) when ``spill=0``: a quarter of the tasks, at least
-#: 1M and at most 64M (1 GiB).
-SPILL_MIN, SPILL_MAX = 1 << 20, 1 << 26
-
-LAYOUT = CounterLayout(
-    "cst_launch.cuh",
-    "CC_",
-    {
-        "OVERFLOW": OVERFLOW,
-        "REFUSED": REFUSED,
-        "SPILLS": SPILLS,
-        "GENS": GENS,
-        "SPLIT_TICKET": SPLIT_TICKET,
-        "WRITE_TICKET": WRITE_TICKET,
-        "TASKS": TASKS,
-        "NEXT": NEXT,
-        "TICKET": TICKET,
-        "TL": TL,
-    },
-    WORDS,
-    constants={
-        "MAX_GEN": MAX_GEN,
-        "FIRST_COUNT": FIRST_COUNT,
-        "SCAN_BLOCK": SCAN_BLOCK,
-        "SPLIT_BLOCK": SPLIT_BLOCK,
-        **{f"MODE_{m.upper().replace('-', '_')}": code for m, code in MODES.items()},
-    },
-)
-
-#: struct cc_params (kernels/cst_launch.cuh), field: offset.
-PARAMS_FIELDS = (
-    ("frames", "<u8", 0),
-    ("counts", "<u8", 8),
-    ("offsets", "<u8", 16),
-    ("tasks", "<u8", 24),
-    ("spill", "<u8", 32),
-    ("ctl", "<u8", 40),
-    ("acct", "<u8", 48),
-    ("execs", "<u8", 56),
-    ("nframes", "<u4", 64),
-    ("task_cap", "<u4", 68),
-    ("spill_cap", "<u4", 72),
-    ("budget", "<u4", 76),
-    ("n", "<i4", 80),
-    ("depth", "<i4", 84),
-    ("gens", "<i4", 88),
-    ("mode", "<i4", 92),
-    ("resident", "<u4", 96),
-    ("count_shared", "<u4", 100),
-    ("resident0", "<u4", 104),
-    ("unused", "<u4", 108),
-)
-PARAMS_BYTES = 112
-
-
-def params_dtype():
-    import numpy as np
-
-    return np.dtype(
-        {
-            "names": [f[0] for f in PARAMS_FIELDS],
-            "formats": [f[1] for f in PARAMS_FIELDS],
-            "offsets": [f[2] for f in PARAMS_FIELDS],
-            "itemsize": PARAMS_BYTES,
-        }
-    )
-
-
-def default_depth(n: int) -> int:
-    """3, N>=20: 4"""
-    from .fast import _default_depth
-
-    return _default_depth(n)
 
 
 @lru_cache(maxsize=64)
@@ -491,66 +422,6 @@ def _check_common(name: str, n: int, params: dict[str, Any]) -> None:
         FIRST_COUNT + params["gens"] - 1,
         "lower gens",
     )
-
-
-#: bounds: the counting kernels' __launch_bounds__ (kernels/cst_count.cuh's NQ_BOUNDS): fast's
-#: (threads and min_blocks blocks an SM), threads only, none
-BOUNDS = {"min": 2, "threads": 1, "none": 0}
-
-
-def cst_params(bounds: str) -> tuple[Param, ...]:
-    """The parameters cdp-cst and graph-cst share; ``bounds``: the default launch bounds."""
-    return (
-        Param(
-            "depth",
-            "queens past the frame: fast's",
-            default=default_depth,
-            lo=0,
-            hi=lambda n: max(0, n - 3),
-            range_text="0..N-3",
-        ),
-        block_param(128, help="threads per block, counting grids"),
-        Param("budget", "steps, then spill (0: off)", default=0, lo=0, hi=1 << 30),
-        Param("gens", "counting generations at most", default=8, lo=1, hi=MAX_GEN),
-        Param(
-            "mode",
-            "device launches: stream",
-            default="tail",
-            choices=tuple(MODES),
-            range_text=f"{len(MODES)} modes",
-        ),
-        Param("spill", "tasks per spill buffer (0: plan)", default=0, lo=0, hi=1 << 28),
-        # the task buffer, in tasks: 0 is the exact count; a smaller one (a test) makes
-        # the device's scan refuse the tasks, an error
-        Param("task_buffer", "task buffer, tasks (0: exact)", default=0, lo=0, hi=(1 << 32) - 1),
-        Param(
-            "carveout",
-            "shared carveout, % (-1: driver's)",
-            default=-1,
-            lo=-1,
-            hi=100,
-        ),
-        Param(
-            "bounds",
-            "counting kernels' launch bounds",
-            default=bounds,
-            choices=tuple(BOUNDS),
-            range_text=f"{len(BOUNDS)} kinds",
-        ),
-        Param("min_blocks", "bounds=min: blocks/SM at least", default=1, lo=1, hi=32),
-        block_records.records_param(),
-    )
-
-
-def bounds_defines(params: dict[str, Any]) -> dict[str, int]:
-    """The counting kernels' launch bounds as defines (none for bounds=min with min_blocks=1,
-    the kernels' own default)."""
-    out = {}
-    if params.get("bounds", "min") != "min":
-        out["NQ_BOUNDS"] = BOUNDS[params["bounds"]]
-    if params.get("min_blocks", 1) != 1:
-        out["NQ_MIN_BLOCKS"] = params["min_blocks"]
-    return out
 
 
 def set_carveout(func, percent: int) -> None:

@@ -30,15 +30,9 @@ from ..cuda.nvtx import nvtx_range
 from ..errors import InputError
 from ..textfmt import plural
 from .base import Param
-from .cdp_cst import (
-    FIRST_COUNT,
-    SCAN_BLOCK,
-    SPLIT_BLOCK,
-    CstSession,
-    CstStrategy,
-    cst_params,
-    set_carveout,
-)
+from .cdp_cst import CstSession, CstStrategy, set_carveout
+from .cst_layout import FIRST_COUNT, SCAN_BLOCK, SPLIT_BLOCK
+from .cst_params import cst_params
 from .fast import KERNELS as FAST_KERNELS
 
 #: count0: generation 0's counting kernel without refinement
