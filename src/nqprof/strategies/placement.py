@@ -1,16 +1,15 @@
 """Where a short round's buffers lie: placed once, where the round runs fastest.
 
-A few-microsecond round's time depends on where its buffers lie in device memory: on an
-H200, fast N=8 runs 3.94, 4.13 or 4.29 us with its task index and result counters at one
-fresh allocation or another, and 3.90 or 4.06 us with its task list at one or another, the
-same in every round of either (where its kernel's code and the stream hold lie moves
-nothing), so each session drew its case's time anew and two runs' sessions disagreed by
-2-5% (docs/results/placement-h200). A session whose rounds are that short therefore tries
-its buffers at many fresh allocations when it opens and keeps the one its round is fastest
-at: the fastest level is then found in nearly every session (one in eight placements at
-the fastest level is missed by 32 tries with a chance of 1.4%). The record keeps every
-placement's median, so the spread stays visible. A round over :data:`LONGEST_ROUND_S` is
-not placed (there the fraction of a microsecond is below any floor)."""
+A round of a few microseconds takes a different time depending on where its atomically
+updated counters and its task list lie in device memory: each fresh allocation is a level
+that every round at it keeps, while where the kernel's code and the stream hold lie moves
+nothing (docs/results/placement-h200, tools/placement_probe.py). Each session therefore drew
+its case's time anew, and two runs' sessions disagreed. A session whose rounds are that
+short tries its buffers at many fresh allocations when it opens and keeps the one its round
+is fastest at, so nearly every session finds the fastest level (one placement in eight at
+that level is missed by 32 tries with a chance of 1.4%). The record keeps every placement's
+median, so the spread stays visible. A round over :data:`LONGEST_ROUND_S` is not placed
+(there a fraction of a microsecond is below any floor)."""
 
 from __future__ import annotations
 
