@@ -167,5 +167,9 @@ def test_a_short_round_places_its_counters_and_a_long_one_does_not():
     # the kept placement's rounds run as fast as it did when it was tried
     assert short.gpu_s * 1e6 <= min(p["medians_us"]) * 1.05
     assert any("placed where the round ran fastest" in note for note in short.notes)
+    # every session draws its layout pad (whole granules, within the pad's range)
+    pad = p["pad_mib"]
+    assert pad % 2 == 0 and 0 <= pad < placement.PAD_GRANULES * placement.GRANULE_BYTES >> 20
+    assert "layout" in short.memory["deltas_mib"]
     long = checked(solve("fast", 17, {}, repeats=1, warmup=0, timeout=120))
     assert long.placement["tried"] == 1

@@ -90,3 +90,27 @@ def test_unset_trials_follow_the_module_as_it_is_now(monkeypatch):
     dev.used = 0
     summary = placement.place(0, dev.make, dev.use, dev.measure, dev.freed.append)
     assert summary["tried"] == 2 and dev.rounds == [0, 1]
+
+
+def test_the_layout_pad_is_drawn_within_its_granules():
+    assert placement.pad_granules(lambda k: 0) == 0
+    assert placement.pad_granules(lambda k: k - 1) == placement.PAD_GRANULES - 1
+    for bad in (-1, placement.PAD_GRANULES):
+        with pytest.raises(ValueError):
+            placement.pad_granules(lambda k, bad=bad: bad)
+    drawn = {placement.pad_granules() for _ in range(400)}  # the system's random source
+    assert drawn <= set(range(placement.PAD_GRANULES)) and len(drawn) > 1
+
+
+def test_the_layout_pad_allocates_whole_granules():
+    class Drv:
+        def __init__(self):
+            self.sizes = []
+
+        def mem_alloc(self, size):
+            self.sizes.append(size)
+            return size
+
+    drv = Drv()
+    assert placement.pad_layout(drv, 0) is None and drv.sizes == []
+    assert placement.pad_layout(drv, 3) == 3 * placement.GRANULE_BYTES == 6 * 2**20

@@ -100,7 +100,8 @@ class RunRecord:
     #: round's statistic, every verified run), and where the session states the nodes its
     #: search visits (queens placed: ``nodes``, with ``nodes_source``) ``nodes_per_s``.
     work: dict[str, Any] = field(default_factory=dict)
-    #: Where a short round's counters were placed (fast: nqprof.strategies.placement):
+    #: Where the last session's buffers lie (nqprof.strategies.placement): its layout pad
+    #: (``pad_mib``, drawn at random), and where a short round's buffers were placed (fast):
     #: placements tried, the one kept and each one's median round (us).
     placement: dict[str, Any] = field(default_factory=dict)
     #: The record's schema version (SCHEMA_VERSION).

@@ -458,7 +458,7 @@ class FastSession(GpuSession):
     def info(self):
         info = {**super().info(), "tasks": dict(self.making)}
         if self.placement:
-            info["placement"] = dict(self.placement)
+            info["placement"].update(self.placement)
         if self._ran and self.whole and not self.d4:
             info["work"] = self.work()
         return info

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from ..cuda.nvtx import nvtx_range
 from ..cuda.sources import KernelSource
 from ..errors import DeviceFailureError
+from . import placement
 from .base import Session
 
 if TYPE_CHECKING:
@@ -76,6 +77,11 @@ class GpuSession(Session):
         self.name, self.n, self.params = strategy_name, n, params
         self.gpu = GpuContext()
         self.drv = self.gpu.drv
+        # where this session's buffers land, drawn anew (strategies.placement)
+        granules = placement.pad_granules()
+        self._pad = placement.pad_layout(self.drv, granules)
+        self.layout = {"pad_mib": granules * placement.GRANULE_BYTES // 2**20}
+        self.gpu.ledger.mark("layout")
         self.modules = []
         self.notes: list[str] = []
         self._ran = False
@@ -189,6 +195,7 @@ class GpuSession(Session):
             "kernels": kernels,
             "memory": {**self.gpu.ledger.as_dict(), "limits": self.gpu.read_limits()},
             "holds": dict(self.holds),
+            "placement": dict(self.layout),
             "source_hash": "+".join(hashes) if hashes else None,
             "notes": list(self.notes),
         }

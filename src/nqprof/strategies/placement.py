@@ -9,7 +9,11 @@ short tries its buffers at many fresh allocations when it opens and keeps the on
 is fastest at, so nearly every session finds the fastest level (one placement in eight at
 that level is missed by 32 tries with a chance of 1.4%). The record keeps every placement's
 median, so the spread stays visible. A round over :data:`LONGEST_ROUND_S` is not placed
-(there a fraction of a microsecond is below any floor)."""
+(there a fraction of a microsecond is below any floor).
+
+Every GPU session also draws where its buffers land at all: a layout pad of a random number
+of pages, allocated first (:func:`pad_layout`), so that its placement is a draw of its own
+and not the one the session before it left."""
 
 from __future__ import annotations
 
@@ -76,3 +80,33 @@ def note(summary: dict[str, Any], what: str) -> str:
         f"{what} placed where the round ran fastest of {summary['tried']} fresh allocations "
         f"(medians {min(meds):.2f}-{max(meds):.2f} us)"
     )
+
+
+#: Device memory is handed out in pages of this size (the driver's large-page granule).
+GRANULE_BYTES = 2 << 20
+#: A session's layout pad is 0 to PAD_GRANULES - 1 granules, drawn at random.
+PAD_GRANULES = 64
+
+
+def pad_granules(draw: Callable[[int], int] | None = None) -> int:
+    """The granules of a session's layout pad: ``draw(PAD_GRANULES)`` (default: the
+    system's random source, so that nothing a run repeats fixes it)."""
+    if draw is None:
+        import secrets
+
+        draw = secrets.randbelow
+    k = int(draw(PAD_GRANULES))
+    if not 0 <= k < PAD_GRANULES:
+        raise ValueError(f"a layout pad of {k} granules is outside 0..{PAD_GRANULES - 1}")
+    return k
+
+
+def pad_layout(drv, granules: int):
+    """Allocate the layout pad (None for 0 granules): held for the session's life, ahead of
+    its buffers, it moves where they land in physical memory. A fresh context given the same
+    allocations in the same order gets its buffers where the last one had them, so the
+    sessions of one run (two processes one after another) drew the same offset while another
+    run drew another, and their agreement made a floor narrower than the runs' difference
+    (docs/results/placement-h200). With a pad drawn at random, each session draws its
+    placement anew, as the floor's statistics assume."""
+    return drv.mem_alloc(granules * GRANULE_BYTES) if granules else None
