@@ -147,7 +147,7 @@ def test_run_record_of_a_cdp_run():
         record.kernels[0]["dynamic_shared_bytes"]
         == 16 * (record.params["search"] + 1) * record.params["block"]
     )
-    assert list(record.memory["free_mib"]) == ["context", "limits", "module", "run"]
+    assert list(record.memory["free_mib"]) == ["context", "layout", "limits", "module", "run"]
     assert record.memory["limits"]["pending_launches"] >= 2048
     assert any(note.startswith("limits: pending-launch") for note in record.notes)
     assert record.generations[0] == {

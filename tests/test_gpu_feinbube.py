@@ -45,7 +45,7 @@ def test_run_record_has_gpu_facts():
     assert kernel["name"] == "feinbube_dynamic" and kernel["registers"] > 0
     depth, block = record.params["depth"], record.params["block"]
     assert kernel["dynamic_shared_bytes"] == 4 * 4 * (15 - depth) * block
-    assert list(record.memory["free_mib"]) == ["context", "module", "run"]
+    assert list(record.memory["free_mib"]) == ["context", "layout", "module", "run"]
     assert record.source_hash and len(record.source_hash) == 16
 
 
