@@ -259,3 +259,47 @@ def test_exact_counts_are_decided_without_a_floor():
     d = decide_exact(1000, 1020, 0.01)
     assert (d.verdict, round(d.change, 6), d.floor, d.p) == ("slower", 0.02, 0.0, None)
     assert decide_exact(0, 5, 0.1).verdict == "too-few-rounds"
+
+
+def _aa_false_verdicts(seed: int, pairs: int, sigma: float, shared: bool = False) -> float:
+    """The share of synthetic A/A pairs called faster or slower: two runs of two units
+    (worker processes or sessions) of 20 tight rounds each, every unit's time offset by a
+    draw of sd ``sigma`` (log scale): drawn per unit, or (``shared``) once per run, the units
+    of a run repeating it (what a repeated memory layout did: docs/results/placement-h200)."""
+    import random
+
+    rng = random.Random(seed)
+
+    def run() -> tuple[list[float], list[int]]:
+        common = rng.gauss(0, sigma)
+        samples, units = [], []
+        for unit in range(2):
+            offset = common if shared else rng.gauss(0, sigma)
+            samples += [math.exp(offset + rng.gauss(0, 0.001)) for _ in range(20)]
+            units += [unit] * 20
+        return samples, units
+
+    called = 0
+    for _ in range(pairs):
+        (a, pa), (b, pb) = run(), run()
+        d = stats.decide(a, b, processes_a=pa, processes_b=pb)
+        called += d.verdict in ("faster", "slower")
+    return called / pairs
+
+
+@pytest.mark.parametrize("sigma", [0.03, 0.10])
+def test_units_that_draw_their_offsets_anew_make_a_false_verdict_as_rarely_as_alpha(sigma):
+    """The floor's between-unit term is Student's interval on the units' medians: with
+    independent unit offsets, an A/A pair is called faster or slower about as often as
+    ALPHA (1%) says, also where the offsets are ten times the rounds' spread. A z quantile in
+    place of Student's t, an interval not split between the two tails or one degree of
+    freedom too many would each call 1.8% or more of these pairs (seeded: no chance here)."""
+    assert stats.ALPHA == 0.01
+    assert _aa_false_verdicts(7, 1000, sigma) <= 0.015
+
+
+def test_units_that_repeat_their_run_s_offset_defeat_the_floor():
+    """The floor assumes each unit draws its offset anew; where a run's units repeat one
+    offset, their agreement reads as no noise and A/A pairs are called faster or slower far
+    more often than ALPHA: why every GPU session draws its layout (strategies.placement)."""
+    assert _aa_false_verdicts(7, 300, 0.03, shared=True) > 0.10
