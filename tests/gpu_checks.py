@@ -1,5 +1,6 @@
 """What every GPU test checks of a run record besides its count, written once: one time per
-timed round, and GPU times that are positive and no longer than the wall time around them.
+timed round, and GPU times that are positive and no longer than the wall time around them;
+and one round verified at each of a few N (a launch shape's check).
 
 Also the board sizes the GPU tests sweep: the smallest boards (where the host depth and the
 symmetry cases are clamped), both parities, and the largest N each test needs, instead of
@@ -53,6 +54,15 @@ def clean(record):
     no_device_failures(record)
     assert_timing_sane(record)
     return record
+
+
+def assert_verified_at(strategy: str, ns, params) -> None:
+    """Assert that one timed round of ``strategy`` with ``params`` verifies at each N in ``ns``."""
+    from nqprof.runner import solve
+
+    for n in ns:
+        record = solve(strategy, n, params, repeats=1, warmup=0, timeout=120)
+        assert record.verified, (strategy, n, params)
 
 
 def ns_up_to(top: int) -> tuple[int, ...]:

@@ -234,13 +234,28 @@ def test_workers_release_their_sessions_after_a_run(cluster):
         assert set(client.run(_session_key).values()) == {None}
 
 
-def test_unsupported_strategy_is_refused(cluster):
-    with pytest.raises(
-        InputError,
-        match="strategy dp1 cannot run on a cluster "
-        "\\(strategies that can: serial, multicore, feinbube",
-    ):
-        solve_clustered("dp1", 10, cluster=cluster.scheduler_address, progress=None)
+@pytest.mark.parametrize(
+    "strategy, error, message",
+    [
+        (
+            "dp1",
+            InputError,
+            "strategy dp1 cannot run on a cluster "
+            "\\(strategies that can: serial, multicore, feinbube",
+        ),
+        (
+            "feinbube",
+            UnavailableError,
+            "feinbube needs GPU workers: the cluster at "
+            "tcp://.* has no worker with the resource GPU=1",
+        ),
+    ],
+    ids=["unsupported-strategy", "gpu-strategy-without-gpu-workers"],
+)
+def test_a_strategy_this_cluster_cannot_run_is_refused(cluster, strategy, error, message):
+    """A strategy without parts, or a GPU one on CPU-only workers, fails with its reason."""
+    with pytest.raises(error, match=message):
+        solve_clustered(strategy, 10, cluster=cluster.scheduler_address, progress=None)
 
 
 def test_interrupted_run_resumes_from_its_checkpoint(cluster, tmp_path):
@@ -466,15 +481,6 @@ def test_progress_lines():
     quiet = Tty()
     Progress(total=3, stream=quiet, enabled=False).message("x")
     assert quiet.getvalue() == ""
-
-
-def test_gpu_strategy_needs_gpu_workers(cluster):
-    with pytest.raises(
-        UnavailableError,
-        match="feinbube needs GPU workers: the cluster at "
-        "tcp://.* has no worker with the resource GPU=1",
-    ):
-        solve_clustered("feinbube", 10, cluster=cluster.scheduler_address, progress=None)
 
 
 @pytest.mark.slow

@@ -1,7 +1,7 @@
 """The fast strategy on a real GPU: both kernels verified over N and depths."""
 
 import pytest
-from gpu_checks import checked, ns_up_to
+from gpu_checks import assert_verified_at, checked, ns_up_to
 
 from nqprof.runner import solve
 from nqprof.strategies.fast import KERNELS
@@ -70,10 +70,7 @@ def test_every_kernel_counts_n4_to_n13(opt):
 
 @pytest.mark.parametrize("depth,block", [(0, 32), (1, 64), (4, 256), (9, 128)])
 def test_odd_shapes(depth, block):
-    for n in (12, 13):
-        assert solve(
-            "fast", n, {"depth": depth, "block": block}, repeats=1, warmup=0, timeout=120
-        ).verified
+    assert_verified_at("fast", (12, 13), {"depth": depth, "block": block})
 
 
 def test_n17_default():

@@ -2,7 +2,7 @@
 filled in, bad launches reported. Skipped with the reason where no GPU run can happen."""
 
 import pytest
-from gpu_checks import checked, ns_up_to
+from gpu_checks import assert_verified_at, checked, ns_up_to
 
 from nqprof.runner import solve
 from nqprof.strategies.feinbube import STEPS
@@ -29,10 +29,7 @@ def test_every_step_counts_n4_to_n14(opt):
 @pytest.mark.parametrize("depth,block", [(1, 32), (2, 1), (3, 33), (5, 1024)])
 def test_odd_shapes(depth, block):
     """Depth 1 (odd N: middle column expanded to row 2), a one-thread block, partial warps."""
-    for n in (9, 12):
-        assert solve(
-            "feinbube", n, {"depth": depth, "block": block}, repeats=1, warmup=0, timeout=120
-        ).verified
+    assert_verified_at("feinbube", (9, 12), {"depth": depth, "block": block})
 
 
 def test_run_record_has_gpu_facts():
