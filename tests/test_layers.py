@@ -50,7 +50,12 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("strategy interface", ("nqprof.strategies.base", "nqprof.strategies.counters")),
     (
         "strategy machinery",
-        ("nqprof.strategies.gpu_common", "nqprof.strategies.cpu_common", "nqprof.strategies.cdp"),
+        (
+            "nqprof.strategies.gpu_common",
+            "nqprof.strategies.cpu_common",
+            "nqprof.strategies.placement",
+            "nqprof.strategies.cdp",
+        ),
     ),
     ("strategies", ("nqprof.strategies",)),
     ("strategy registry", ("=nqprof.strategies",)),
