@@ -28,19 +28,22 @@ from .characterize_common import (
     MAX_CHILD_LAUNCHES,
     MAX_HEAP_MIB,
     MAX_PENDING,
+    MAX_SHARED,
     add_block,
     add_common,
     add_int_list,
     add_loop,
-    cdp_names,
+    emit_table,
     figure_written,
+    loop_keywords,
     machine_text,
     measure_or_load,
     read_loop,
     reading_kept,
+    require_cdp,
     strategy_names,
 )
-from .output import add_output, emit
+from .output import add_output
 from .run import add_param_option, parse_ns
 
 # -- launch -----------------------------------------------------------------------------------
@@ -59,21 +62,16 @@ def cmd_launch(args) -> int:
             counts,
             modes,
             block=args.block,
-            repeats=args.repeats,
-            warmup=args.warmup,
-            timeout=args.timeout,
-            progress=progress,
+            **loop_keywords(args, progress),
             beyond_limits=args.beyond_limits,
         ),
         launch.load,
     )
-    header, rows, notes = launch.table(points)
-    emit(
+    emit_table(
         args,
+        launch.table(points),
         f"Device launch time vs launch count (t1 - t2, medians; {machine_text(doc)})",
-        header,
-        rows,
-        notes + paper_lines("fig5"),
+        paper_lines("fig5"),
     )
     if args.figure:
         from ..analysis.figures import launch_figure
@@ -139,14 +137,12 @@ def cmd_reserve(args) -> int:
         lambda progress: reserve.measure(pending, heap, timeout=args.timeout, progress=progress),
         reserve.load,
     )
-    header, rows, notes = reserve.table(points)
-    emit(
+    emit_table(
         args,
+        reserve.table(points),
         "Device memory reserved by the CDP runtime (free "
         f"memory before and after; {machine_text(doc)})",
-        header,
-        rows,
-        notes + paper_lines("fig6"),
+        paper_lines("fig6"),
     )
     if args.figure:
         from ..analysis.figures import reserve_figure
@@ -190,16 +186,10 @@ def cmd_ideal(args) -> int:
     from ..characterize import ideal
     from ..options import parse_params
     from ..papers.wang import paper_lines
-    from ..strategies import get
 
     strategies = strategy_names(args.strategies, "--strategies", ideal.default_strategies)
     baselines = strategy_names(args.baselines, "--baselines")
-    for s in strategies:
-        if not get(s).cdp:
-            raise InputError(
-                f"--strategies: {s} launches nothing from the device (CDP strategies: "
-                f"{', '.join(cdp_names())})"
-            )
+    require_cdp(strategies, "--strategies")
     ns = args.n
     params = parse_params(args.param)
     doc, results = measure_or_load(
@@ -209,21 +199,16 @@ def cmd_ideal(args) -> int:
             ns,
             params,
             baselines,
-            repeats=args.repeats,
-            warmup=args.warmup,
-            timeout=args.timeout,
-            progress=progress,
+            **loop_keywords(args, progress),
         ),
         ideal.load,
     )
-    header, rows, notes = ideal.table(results)
-    emit(
+    emit_table(
         args,
+        ideal.table(results),
         "Ideal CDP time without launch overhead, and "
         f"speedups (GPU time, medians; {machine_text(doc)})",
-        header,
-        rows,
-        notes + paper_lines("fig4"),
+        paper_lines("fig4"),
     )
     if args.figure:
         from ..analysis.figures import speedup_figure
@@ -291,14 +276,12 @@ def cmd_efficiency(args) -> int:
         efficiency.load,
     )
     with reading_kept(args):
-        header, rows, notes = efficiency.table(loaded)
-    emit(
+        table = efficiency.table(loaded)
+    emit_table(
         args,
+        table,
         "SIMD lane efficiency, memory irregularity and "
         f"L2 hit rate (Nsight Compute; N={doc.get('n')})",
-        header,
-        rows,
-        notes,
     )
     return 0
 
@@ -356,21 +339,16 @@ def cmd_timeline(args) -> int:
                 args.strategy,
                 n,
                 params,
-                repeats=args.repeats,
-                warmup=args.warmup,
-                timeout=args.timeout,
-                progress=progress,
+                **loop_keywords(args, progress),
             ),
         )
     with reading_kept(args):
-        header, rows, notes = timeline.table(doc)
-    emit(
+        table = timeline.table(doc)
+    emit_table(
         args,
+        table,
         f"Device timeline of {doc['strategy']} N={doc['n']}: "
         f"grids per generation ({machine_text(doc)})",
-        header,
-        rows,
-        notes,
     )
     if args.chrome:
         trace = None
@@ -411,9 +389,6 @@ def add_timeline(q) -> None:
 
 # -- residency --------------------------------------------------------------------------------
 
-#: The most dynamic shared memory --shared asks for, bytes (more than any SM has).
-MAX_SHARED = 1 << 20
-
 
 def cmd_residency(args) -> int:
     read_loop(args, "residency")
@@ -428,14 +403,11 @@ def cmd_residency(args) -> int:
         ),
         residency.load,
     )
-    header, rows, notes = residency.table(points)
-    emit(
+    emit_table(
         args,
+        residency.table(points),
         f"Blocks an SM holds at once, launched from the host and from the device "
         f"({machine_text(doc)})",
-        header,
-        rows,
-        notes,
     )
     return 0
 
@@ -471,22 +443,16 @@ def cmd_blocks(args) -> int:
         lambda progress: blocks.measure(
             ns,
             paths,
-            repeats=args.repeats,
-            warmup=args.warmup,
-            timeout=args.timeout,
-            progress=progress,
+            **loop_keywords(args, progress),
             extra=extra,
         ),
         blocks.load,
     )
-    header, rows, notes = blocks.table(points)
-    emit(
+    emit_table(
         args,
+        blocks.table(points),
         f"The counting grid's blocks, launched from the host, a device graph and CDP2 "
         f"({machine_text(doc)})",
-        header,
-        rows,
-        notes,
     )
     if args.figure:
         figure_written(blocks.figure(points, args.figure))
@@ -518,14 +484,11 @@ def cmd_latency(args) -> int:
         ),
         latency.load,
     )
-    header, rows, notes = latency.table(points)
-    emit(
+    emit_table(
         args,
+        latency.table(points),
         f"Launch latency: to the child grid's first start and last end, by launch path "
         f"({machine_text(doc)})",
-        header,
-        rows,
-        notes,
     )
     return 0
 

@@ -1,20 +1,21 @@
 """What every ``nqprof characterize`` measurement shares: its options (the loop, --json,
---from, --figure, -o), reading a kept measurement, outputs checked before the work, and the
-lists its options take (:mod:`nqprof.cli.characterize` holds the measurements)."""
+--from, --figure, -o) and the keywords the loop gives it, reading a kept measurement, its table
+printed, outputs checked before the work, and the lists its options take and their bounds
+(:mod:`nqprof.cli.characterize` holds the measurements)."""
 
 from __future__ import annotations
 
 import contextlib
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from ..errors import InputError
 from ..numeric import Integer, add_number, integer_text, shown
 from ..options import MAX_FIXED_ROUNDS
 from ..textfmt import plural
-from .output import add_output, outputs
+from .output import add_output, emit, outputs
 from .run import loop_settings, run_options
 
 #: Threads per block a CUDA grid can have (--block).
@@ -25,6 +26,8 @@ MAX_PENDING = 1 << 26
 MAX_HEAP_MIB = 1 << 20
 #: The most child launches --child-launches profiles.
 MAX_CHILD_LAUNCHES = 1_000_000
+#: The most dynamic shared memory --shared asks for, bytes (more than any SM has).
+MAX_SHARED = 1 << 20
 
 
 def require_gpu() -> str:
@@ -91,6 +94,14 @@ def measure_or_load(args, measure, load=None):
     return doc, loaded
 
 
+def emit_table(args, table, title: str, paper: Sequence[str] = ()) -> None:
+    """The measurement's table (header, rows, notes: what its module's ``table`` returns)
+    under ``title``, the paper's lines after its notes, printed and written to every -o
+    FILE.md (:func:`nqprof.cli.output.emit`)."""
+    header, rows, notes = table
+    emit(args, title, header, rows, [*notes, *paper])
+
+
 def figure_written(path) -> None:
     print(f"figure written to {path}", file=sys.stderr)
 
@@ -116,6 +127,19 @@ def cdp_names() -> list[str]:
     from ..strategies import all_strategies
 
     return [s.name for s in all_strategies() if s.cdp]
+
+
+def require_cdp(names: list[str], flag: str) -> None:
+    """Every strategy of ``names`` launches from the device: one line naming the CDP
+    strategies for the first that does not (given with ``flag``)."""
+    from ..strategies import get
+
+    for s in names:
+        if not get(s).cdp:
+            raise InputError(
+                f"{flag}: {s} launches nothing from the device (CDP strategies: "
+                f"{', '.join(cdp_names())})"
+            )
 
 
 def add_block(q, what: str) -> None:
@@ -214,6 +238,17 @@ def read_loop(args, name: str) -> None:
     rounds, warmup, timeout = loop_settings(args)
     args.repeats = rounds if name in ROUND_LOOP else rounds or DEFAULT_ROUNDS[name]
     args.warmup, args.timeout = warmup, timeout
+
+
+def loop_keywords(args, progress) -> dict:
+    """The keywords of a measurement that runs the shared loop: ``repeats``, ``warmup`` and
+    ``timeout`` as :func:`read_loop` set them, and ``progress``."""
+    return {
+        "repeats": args.repeats,
+        "warmup": args.warmup,
+        "timeout": args.timeout,
+        "progress": progress,
+    }
 
 
 def add_common(q, with_figure: bool = True, with_output: bool = True) -> None:
