@@ -37,6 +37,23 @@ static inline uint32_t nq_d4_row(int y, uint32_t left, uint32_t down, uint32_t r
     return free;
 }
 
+/* One rotation's part of nq_d4_check (its `last`, `board`, `bit`, `ptn`, `own` and `you`):
+ * compares the board with the rotation row by row from row 1. Row own of the rotation is
+ * the bit 1 << k, k the steps the walk takes (from WALK_INIT by WALK_STEP) until the square
+ * (row you, column ptn) holds a queen, the walk given up once the bit passes board[own];
+ * the next row's walk starts from INIT moved on by STEP. Returns 0 from nq_d4_check if the
+ * rotation is smaller; leaves own > last if the two are equal. */
+#define NQ_D4_COMPARE(INIT, STEP, WALK_INIT, WALK_STEP)                                     \
+    for (INIT, own = 1; own <= last; own++, STEP) {                                        \
+        bit = 1u;                                                                          \
+        for (WALK_INIT; board[you] != ptn && board[own] >= bit; WALK_STEP)                 \
+            bit <<= 1;                                                                     \
+        if (board[own] > bit)                                                              \
+            return 0;                                                                      \
+        if (board[own] < bit)                                                              \
+            break;                                                                         \
+    }
+
 /* Takaken's comparison of a complete non-corner board (board[i]: the bit of row i's queen)
  * with its rotations by 90, 180 and 270 degrees: 0 if a rotation is smaller (the board is
  * counted through that image), else the size of its class: 2 (equal to its 90-degree
@@ -48,42 +65,18 @@ static int nq_d4_check(int n, const uint32_t *board, int b1, int b2)
     uint32_t bit, ptn;
     int own, you;
 
-    if (board[b2] == 1u) { /* 90 degrees */
-        for (ptn = 2u, own = 1; own <= last; own++, ptn <<= 1) {
-            bit = 1u;
-            for (you = last; board[you] != ptn && board[own] >= bit; you--)
-                bit <<= 1;
-            if (board[own] > bit)
-                return 0;
-            if (board[own] < bit)
-                break;
-        }
+    if (board[b2] == 1u) { /* 90 degrees: column 1 << own, rows from the last up */
+        NQ_D4_COMPARE(ptn = 2u, ptn <<= 1, you = last, you--)
         if (own > last)
             return 2;
     }
-    if (board[last] == endbit) { /* 180 degrees */
-        for (you = last - 1, own = 1; own <= last; own++, you--) {
-            bit = 1u;
-            for (ptn = top; ptn != board[you] && board[own] >= bit; ptn >>= 1)
-                bit <<= 1;
-            if (board[own] > bit)
-                return 0;
-            if (board[own] < bit)
-                break;
-        }
+    if (board[last] == endbit) { /* 180 degrees: row last - own, columns from the top down */
+        NQ_D4_COMPARE(you = last - 1, you--, ptn = top, ptn >>= 1)
         if (own > last)
             return 4;
     }
-    if (board[b1] == top) { /* 270 degrees */
-        for (ptn = top >> 1, own = 1; own <= last; own++, ptn >>= 1) {
-            bit = 1u;
-            for (you = 0; board[you] != ptn && board[own] >= bit; you++)
-                bit <<= 1;
-            if (board[own] > bit)
-                return 0;
-            if (board[own] < bit)
-                break;
-        }
+    if (board[b1] == top) { /* 270 degrees: column top >> own, rows from row 0 down */
+        NQ_D4_COMPARE(ptn = top >> 1, ptn >>= 1, you = 0, you++)
     }
     return 8;
 }

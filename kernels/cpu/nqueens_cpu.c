@@ -102,17 +102,22 @@ nq_last2(uint32_t full, uint32_t cols, uint32_t ld, uint32_t rd, uint32_t free)
     return (uint64_t)((b1 != 0) & (r1 != 0)) + (uint64_t)((b2 != 0) & (r2 != 0));
 }
 
+/* Adds to `count` the completions NEXT(full, ...) finds of each child of the board (cols,
+ * ld, rd): the board with one queen of `free` placed, for each queen; uses `free` up. */
+#define NQ_SUM_CHILDREN(count, NEXT, full, cols, ld, rd, free)                        \
+    while (free) {                                                                  \
+        uint32_t b = nq_lowbit(free);                                               \
+        uint32_t nc = (cols) | b, nl = ((ld) | b) << 1, nr = ((rd) | b) >> 1;       \
+        free ^= b;                                                                  \
+        count += NEXT(full, nc, nl, nr, ~(nc | nl | nr) & (full));                  \
+    }
+
 /* Completions of a board with three rows left. */
 static inline uint64_t
 nq_last3(uint32_t full, uint32_t cols, uint32_t ld, uint32_t rd, uint32_t free)
 {
     uint64_t count = 0;
-    while (free) {
-        uint32_t b = nq_lowbit(free);
-        uint32_t nc = cols | b, nl = (ld | b) << 1, nr = (rd | b) >> 1;
-        free ^= b;
-        count += nq_last2(full, nc, nl, nr, ~(nc | nl | nr) & full);
-    }
+    NQ_SUM_CHILDREN(count, nq_last2, full, cols, ld, rd, free);
     return count;
 }
 
@@ -121,12 +126,7 @@ static inline uint64_t
 nq_last4(uint32_t full, uint32_t cols, uint32_t ld, uint32_t rd, uint32_t free)
 {
     uint64_t count = 0;
-    while (free) {
-        uint32_t b = nq_lowbit(free);
-        uint32_t nc = cols | b, nl = (ld | b) << 1, nr = (rd | b) >> 1;
-        free ^= b;
-        count += nq_last3(full, nc, nl, nr, ~(nc | nl | nr) & full);
-    }
+    NQ_SUM_CHILDREN(count, nq_last3, full, cols, ld, rd, free);
     return count;
 }
 
@@ -162,12 +162,7 @@ nq_subtree(uint32_t full, uint32_t cols, uint32_t ld, uint32_t rd, int rows_left
     last = rows_left - 5;
     for (;;) {
         if (d == last) {
-            while (free) {
-                uint32_t b = nq_lowbit(free);
-                uint32_t nc = cols | b, nl = (ld | b) << 1, nr = (rd | b) >> 1;
-                free ^= b;
-                count += nq_last4(full, nc, nl, nr, ~(nc | nl | nr) & full);
-            }
+            NQ_SUM_CHILDREN(count, nq_last4, full, cols, ld, rd, free);
         }
         else {
             while (free) {
