@@ -41,6 +41,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "nqprof.subproblems",
             "nqprof.result",
             "nqprof.rounds",
+            "nqprof.spread",
             "nqprof.gpuconditions",
             "nqprof.conditions",
             "nqprof.analysis.trace",
@@ -63,6 +64,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         "run",
         (
             "nqprof.runners",
+            "nqprof.series",
             "nqprof.runner",
             "nqprof.options",
             "nqprof.machine",

@@ -569,3 +569,104 @@ def test_a_spawned_worker_imports_the_probe_or_strategy_it_was_given(module):
     target = worker_target(obj)
     assert target.resolve() is obj
     assert _named_by(target, obj)
+
+
+# -- units added as a case needs them ($NQPROF_GPU_SESSIONS=auto) -----------------------------
+
+
+def test_auto_adds_sessions_while_the_units_disagree_and_names_them(tmp_path, monkeypatch):
+    """Units 15% apart (fake_process_bound) make a floor far over 5%: under auto the loop
+    adds sessions to the last process until the run's units reach AUTO_UNITS_MAX, each a
+    reopen in that process, each with its own warm-up and rounds; the record says so."""
+    from nqprof.runners import AUTO_UNITS_MAX, GPU_PROCESSES
+
+    monkeypatch.setenv("NQPROF_GPU_SESSIONS", "auto")
+    monkeypatch.setenv("NQPROF_TEST_PID_LOG", "")
+    loop, info, opens = _series_run(tmp_path, None)
+    assert loop.added_units == AUTO_UNITS_MAX - GPU_PROCESSES
+    units = loop.round_process
+    assert sorted(set(units)) == list(range(AUTO_UNITS_MAX))
+    assert all(units.count(k) >= 2 for k in range(AUTO_UNITS_MAX))
+    pids = [pid for pid, _ in opens]
+    assert len(opens) == AUTO_UNITS_MAX and pids[1:] == [pids[1]] * (AUTO_UNITS_MAX - 1)
+    assert len(loop.warm_seconds) == AUTO_UNITS_MAX
+    assert loop.units() == (GPU_PROCESSES, AUTO_UNITS_MAX)
+    record = loop.record(info)
+    assert record.process["sessions"] == AUTO_UNITS_MAX
+    assert any("6 sessions added after the planned units" in n for n in record.notes)
+
+
+def test_auto_adds_nothing_where_the_units_agree(tmp_path, monkeypatch):
+    """The same two processes, their units timed alike: their floor is within 5%, so the
+    planned units are all the run takes."""
+    import fake_process_bound
+
+    monkeypatch.setenv("NQPROF_GPU_SESSIONS", "auto")
+    monkeypatch.setenv("NQPROF_TEST_PID_LOG", "")
+    monkeypatch.setenv("NQPROF_TEST_UNIT_STEP", "0.001")
+    assert fake_process_bound.unit_step() == 0.001
+    loop, info, opens = _series_run(tmp_path, None)
+    assert loop.added_units == 0 and len(opens) == 2 and loop.unit_floor() <= 0.05
+    assert not any("added after" in n for n in loop.record(info).notes)
+
+
+def test_without_auto_no_unit_is_added(tmp_path, monkeypatch):
+    monkeypatch.delenv("NQPROF_GPU_SESSIONS", raising=False)
+    monkeypatch.setenv("NQPROF_TEST_PID_LOG", "")
+    loop, _, opens = _series_run(tmp_path, None)
+    assert loop.added_units == 0 and len(opens) == 2
+    assert loop.unit_floor() > 0.05  # it would have wanted one
+    assert not loop.wants_unit()
+
+
+def test_auto_with_fixed_rounds_keeps_its_count_per_added_unit(tmp_path, monkeypatch):
+    """--rounds 4 under auto: two rounds a planned unit, and an added unit takes the last
+    planned unit's share (two), so the rounds grow with the units."""
+    monkeypatch.setenv("NQPROF_GPU_SESSIONS", "auto")
+    monkeypatch.setenv("NQPROF_TEST_PID_LOG", "")
+    loop, _, _ = _series_run(tmp_path, 4, warmup=0)
+    units = loop.round_process
+    assert [units.count(k) for k in sorted(set(units))] == [2] * len(set(units))
+    assert loop.added_units == len(set(units)) - 2 > 0
+
+
+def test_the_unit_floor_is_the_change_compare_catches_in_a_gpu_case():
+    from nqprof.analysis import stats
+    from nqprof.runner import UNIT_FLOOR
+
+    assert UNIT_FLOOR == stats.MIN_CHANGE
+
+
+def test_a_series_adds_sessions_to_its_last_process_only_where_it_may():
+    from nqprof.series import ProcessSeries
+
+    class Worker:
+        strategy, n, params = None, 8, {}
+
+        def __init__(self, name, log):
+            self.name, self.log, self.pids, self.opened = name, log, (), {}
+
+        def start(self):
+            self.log.append(f"start {self.name}")
+
+        def reopen(self):
+            self.log.append(f"reopen {self.name}")
+
+        def close(self):
+            self.log.append(f"close {self.name}")
+
+        def kill(self):
+            self.log.append(f"kill {self.name}")
+
+    log: list[str] = []
+    series = ProcessSeries([Worker("a", log), Worker("b", log)], sessions=1, grow=2)
+    series.start()
+    series.advance()
+    assert series.add_unit() and series.add_unit() and not series.add_unit()
+    assert series.phases == 4 and series.units(4) == (2, 4) and series.units(1) == (1, 1)
+    series.advance()
+    series.advance()
+    series.close()
+    assert log == ["start a", "close a", "start b", "reopen b", "reopen b", "close b"]
+    fixed = ProcessSeries([Worker("a", []), Worker("b", [])], sessions=2)
+    assert not fixed.add_unit() and fixed.phases == 4

@@ -21,8 +21,14 @@ from .result import Measurement, RunRecord
 from .rounds import RoundRule
 from .runners import GPU_PROCESSES, open_runner
 from .spare import SPARE
+from .spread import between_process_floor
 from .strategies import get
 from .textfmt import plural
+
+#: The widest floor a run's units may leave before the loop adds a unit (where the runner
+#: may): the change compare catches in a GPU case (analysis.stats.MIN_CHANGE; a test
+#: checks that they agree).
+UNIT_FLOOR = 0.05
 
 
 def compute_statistic(m: Measurement) -> float:
@@ -77,6 +83,8 @@ class RoundLoop:
         self._due = False  # a worker is to be prepared after the next round
         self._phase, self._last_phase = 0, 0
         self._watches: tuple = ()
+        #: units the runner added after the planned ones (wants_unit)
+        self.added_units = 0
 
     def _run_once(self) -> Measurement:
         m = self.runner.run_once()
@@ -152,12 +160,14 @@ class RoundLoop:
 
     def run(self) -> list[Measurement]:
         """For each worker process of the runner in turn (``phases``): its warm-up, then its
-        share of the rounds (RoundRule.split), with the conditions around the timed rounds."""
+        share of the rounds (RoundRule.split), with the conditions around the timed rounds;
+        after the last, more units where the runner may add them and :meth:`wants_unit`."""
         r = self.runner
         gpu = cpu = None
         rules = self.phase_rules()
         self._last_phase = len(rules) - 1
-        for phase, rule in enumerate(rules):
+        phase = 0
+        while True:
             self._phase = phase
             if phase:
                 r.advance()
@@ -176,24 +186,51 @@ class RoundLoop:
                 cpu.resume(self.pids)
                 if gpu:
                     gpu.also_own(self.pids)
-            self.timed_rounds(rule, gpu)
+            self.timed_rounds(rules[min(phase, len(rules) - 1)], gpu)
+            if phase == self._last_phase and self.wants_unit() and r.add_unit():
+                self._last_phase += 1
+                self.added_units += 1
             self._warm_next()
             cpu.pause()
+            if phase == self._last_phase:
+                break
+            phase += 1
         self.conditions = {"cpu": cpu.finish()}
         if gpu:
             self.conditions["gpu"] = gpu.finish()
         return self.measurements
 
+    def unit_floor(self) -> float:
+        """The floor an A/A pair of runs like this one would get from its units alone: the
+        between-unit term of :func:`nqprof.analysis.stats.between_process_floor` with this
+        run's units on both sides (0 with fewer than two units)."""
+        if len(set(self.round_process)) < 2:
+            return 0.0
+        return between_process_floor(
+            self.samples, self.samples, self.round_process, self.round_process
+        )
+
+    def wants_unit(self) -> bool:
+        """Whether another unit should take rounds: the runner may add one (``grow``, a
+        :class:`~nqprof.series.ProcessSeries` under $NQPROF_GPU_SESSIONS=auto), and this
+        run's units would make a floor wider than :data:`UNIT_FLOOR`."""
+        if not getattr(self.runner, "grow", 0):
+            return False
+        return self.unit_floor() > UNIT_FLOOR
+
     def phase_rules(self) -> list[RoundRule]:
         """The rule of each worker process that takes the rounds one after another (the
         runner's phases that the rule uses: ``--rounds 1`` opens one)."""
-        return self.rule.split(self.runner.phases)
+        return self.rule.split(self.runner.phases - self.added_units)
 
     def units(self) -> tuple[int, int]:
         """(worker processes, sessions) that take the rounds one after another: the
         runner's phases that the rule uses (a :class:`~nqprof.runners.ProcessSeries` opens
-        ``sessions`` in each process)."""
-        used = len(self.phase_rules())
+        ``sessions`` in each process), with any unit added."""
+        used = len(self.phase_rules()) + self.added_units
+        of = getattr(self.runner, "units", None)
+        if of is not None:
+            return of(used)
         per = max(1, getattr(self.runner, "sessions", 1))
         return -(-used // per), used
 
@@ -226,6 +263,12 @@ class RoundLoop:
             **({"sessions": sessions} if sessions != processes else {}),
             **({"worker": r.opened["worker"]} if "worker" in r.opened else {}),
         }
+        if self.added_units:
+            rec.notes.append(
+                f"{plural(self.added_units, 'session')} added after the planned units (their "
+                f"spread would have made a floor over ±{UNIT_FLOOR * 100:.0f}%); with them, "
+                f"±{self.unit_floor() * 100:.1f}%"
+            )
         throttled = (self.conditions.get("gpu") or {}).get("throttled_rounds")
         if throttled:
             rec.notes.append(

@@ -29,6 +29,7 @@ from .errors import CountMismatchError, NqprofError, WatchdogError
 from .options import default_timeout, describe
 from .problem import known_count
 from .result import Measurement
+from .series import ProcessSeries, RunnerPool
 from .spare import SPARE, start_worker, warm
 from .strategies import Strategy
 from .worker import Target, under_profiler
@@ -385,11 +386,25 @@ GPU_SESSIONS = 1
 SESSIONS_VARIABLE = "NQPROF_GPU_SESSIONS"
 
 
+#: With $NQPROF_GPU_SESSIONS=auto: the units (sessions) a GPU case's run may take at most.
+#: It starts with one session in each of GPU_PROCESSES processes and adds sessions to the
+#: last while its units' spread would make a floor wider than the GPU cases' change to catch
+#: (:meth:`nqprof.runner.RoundLoop.wants_unit`): the units only the cases whose time
+#: depends on their placement need.
+AUTO_UNITS_MAX = 8
+
+
+def gpu_units_auto() -> bool:
+    """Whether $NQPROF_GPU_SESSIONS asks for units added as a case needs them (``auto``)."""
+    return os.environ.get(SESSIONS_VARIABLE, "").strip().lower() == "auto"
+
+
 def gpu_sessions() -> int:
-    """The sessions each GPU worker process opens: $NQPROF_GPU_SESSIONS, else GPU_SESSIONS;
-    InputError for anything but a whole number from 1 to 16."""
+    """The sessions each GPU worker process opens: $NQPROF_GPU_SESSIONS, else GPU_SESSIONS
+    (``auto``: one to start with, :func:`gpu_units_auto`); InputError for anything but a
+    whole number from 1 to 16 or auto."""
     text = os.environ.get(SESSIONS_VARIABLE, "").strip()
-    if not text:
+    if not text or gpu_units_auto():
         return GPU_SESSIONS
     try:
         value = int(text)
@@ -398,166 +413,9 @@ def gpu_sessions() -> int:
     if not 1 <= value <= 16:
         raise errors.InputError(
             f"bad {SESSIONS_VARIABLE}={text!r}: the sessions of each GPU worker process, "
-            "a whole number from 1 to 16"
+            "a whole number from 1 to 16, or auto"
         )
     return value
-
-
-class RunnerPool:
-    """Several worker runners of one case that take the rounds in turn; ``last`` is the
-    index of the one that ran the latest round."""
-
-    phases = 1
-
-    def __init__(self, runners: list[WorkerRunner]):
-        self.runners = runners
-        first = runners[0]
-        self.strategy, self.n, self.params = first.strategy, first.n, first.params
-        self.last, self._next = 0, 0
-
-    @property
-    def size(self) -> int:
-        return len(self.runners)
-
-    @property
-    def pids(self) -> tuple[int, ...]:
-        return tuple(pid for r in self.runners for pid in r.pids)
-
-    @property
-    def opened(self) -> dict[str, Any]:
-        return self.runners[0].opened
-
-    def start(self) -> RunnerPool:
-        try:
-            for r in self.runners:
-                r.start()
-        except BaseException:
-            self.kill()
-            raise
-        return self
-
-    def run_once(self) -> Measurement:
-        self.last, self._next = self._next, (self._next + 1) % len(self.runners)
-        return self.runners[self.last].run_once()
-
-    def info(self) -> dict[str, Any]:
-        return self.runners[0].info()
-
-    def close(self) -> None:
-        for r in self.runners:
-            r.close()
-
-    def kill(self) -> None:
-        for r in self.runners:
-            r.kill()
-
-    def __enter__(self):
-        return self.start()
-
-    def __exit__(self, exc_type, *exc):
-        self.kill() if exc_type is not None else self.close()
-
-
-class ProcessSeries:
-    """Worker runners of one case that take its rounds one after another, each in
-    ``sessions`` sessions one after another: the first opens, runs its share, reopens its
-    session (:meth:`WorkerRunner.reopen`) and runs the next share, and so on, and closes
-    when :meth:`advance` opens the next process. ``last`` is the index of the unit (a
-    session of a process) running now, ``phases`` how many there are; ``opened`` is what
-    the first said when it opened."""
-
-    size = 1
-
-    def __init__(self, runners: list[WorkerRunner], sessions: int = 1):
-        if sessions < 1:
-            raise errors.InputError(f"a worker process opens at least one session, not {sessions}")
-        self.runners, self.sessions = runners, sessions
-        first = runners[0]
-        self.strategy, self.n, self.params = first.strategy, first.n, first.params
-        self.last = 0
-        self.opened: dict[str, Any] = {}
-
-    @property
-    def phases(self) -> int:
-        return len(self.runners) * self.sessions
-
-    @property
-    def _process(self) -> int:
-        return self.last // self.sessions
-
-    @property
-    def _last_session(self) -> bool:
-        """Whether the running unit is the last session of its process (the next unit, if
-        any, is the next process)."""
-        return self.last % self.sessions == self.sessions - 1
-
-    @property
-    def current(self) -> WorkerRunner:
-        return self.runners[self._process]
-
-    @property
-    def _following(self) -> WorkerRunner | None:
-        nxt = self._process + 1
-        return self.runners[nxt] if nxt < len(self.runners) else None
-
-    @property
-    def pids(self) -> tuple[int, ...]:
-        """The running worker's, and the next one's where it is prepared (its start is the
-        run's own work, not other work on the machine)."""
-        following = self._following
-        return self.current.pids + (following.pids if following else ())
-
-    def start(self) -> ProcessSeries:
-        self.current.start()
-        self.opened = self.current.opened
-        return self
-
-    def prepare_next(self) -> None:
-        """Start the next worker's process while this one counts (:meth:`WorkerRunner.prepare`)."""
-        following = self._following
-        if following is not None and following.pid is None:
-            following.prepare()
-
-    def warm_next(self) -> None:
-        """The next worker makes its context now (this one has timed the rounds of its last
-        session; before that, its next session's context must be the only new one)."""
-        following = self._following
-        if following is not None and self._last_session:
-            following.warm()
-
-    def advance(self) -> None:
-        """Open the next unit: the running process's next session, or (after its last) the
-        next process, the running one closed first."""
-        if self.last + 1 >= self.phases:
-            raise errors.NqprofError("no further worker process in this series")
-        if not self._last_session:
-            self.last += 1
-            self.current.reopen()
-            return
-        self.current.close()
-        self.last += 1
-        self.current.start()
-
-    def run_once(self) -> Measurement:
-        return self.current.run_once()
-
-    def info(self) -> dict[str, Any]:
-        return self.current.info()
-
-    def close(self) -> None:
-        self.current.close()
-        for r in self.runners[self.last + 1 :]:  # a prepared worker that was not needed
-            r.kill()
-
-    def kill(self) -> None:
-        for r in self.runners[self.last :]:
-            r.kill()
-
-    def __enter__(self):
-        return self.start()
-
-    def __exit__(self, exc_type, *exc):
-        self.kill() if exc_type is not None else self.close()
 
 
 def open_runner(
@@ -581,6 +439,8 @@ def open_runner(
             return WorkerRunner(strategy, n, params, timeout)
         runners = [WorkerRunner(strategy, n, params, timeout) for _ in range(count)]
         if strategy.needs_gpu:
-            return ProcessSeries(runners, gpu_sessions() if sessions is None else sessions)
+            per = gpu_sessions() if sessions is None else sessions
+            grow = AUTO_UNITS_MAX - count * per if sessions is None and gpu_units_auto() else 0
+            return ProcessSeries(runners, per, grow=max(0, grow))
         return RunnerPool(runners)
     return LocalRunner(strategy, n, params)

@@ -32,9 +32,15 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from ..rounds import median
+from ..spread import (  # noqa: F401 (process_spread, t_cdf, t_quantile: stats' own api too)
+    ALPHA,
+    between_process_floor,
+    process_medians,
+    process_spread,
+    t_cdf,
+    t_quantile,
+)
 
-#: Significance level of the rank test.
-ALPHA = 0.01
 #: The smallest relative change of the median that is ever called faster or slower: for
 #: GPU cases (CUDA events, launch latency held out), and for CPU cases, whose times move
 #: between runs with the host's clocks and neighbours (asv's default factor, 1.1). Two
@@ -132,107 +138,6 @@ def relative_iqr(samples: Sequence[float]) -> float:
     half = len(v) // 2
     q1, q3, mid = median(v[:half]), median(v[-half:]), median(v)
     return (q3 - q1) / mid if mid > 0 else 0.0
-
-
-def process_medians(samples: Sequence[float], processes: Sequence[int] | None) -> list[float]:
-    """The median of the rounds each worker process ran, for processes of two rounds or
-    more (none without a process per round)."""
-    if not processes or len(processes) != len(samples):
-        return []
-    by: dict[int, list[float]] = {}
-    for t, p in zip(samples, processes, strict=True):
-        by.setdefault(int(p), []).append(t)
-    return [median(v) for v in by.values() if len(v) >= 2]
-
-
-def process_spread(samples: Sequence[float], processes: Sequence[int] | None) -> float:
-    """Relative range of the medians of the rounds each worker process ran (0 with fewer
-    than two processes of two rounds or more)."""
-    medians = process_medians(samples, processes)
-    if len(medians) < 2 or min(medians) <= 0:
-        return 0.0
-    return (max(medians) - min(medians)) / min(medians)
-
-
-def _beta_cf(a: float, b: float, x: float) -> float:
-    """The continued fraction of the regularized incomplete beta function (modified Lentz)."""
-    tiny, c, d = 1e-300, 1.0, 1.0 - (a + b) * x / (a + 1.0)
-    d = 1.0 / (d if abs(d) > tiny else tiny)
-    h = d
-    for m in range(1, 300):
-        for num in (
-            m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
-            -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1)),
-        ):
-            d = 1.0 + num * d
-            d = 1.0 / (d if abs(d) > tiny else tiny)
-            c = 1.0 + num / c
-            c = c if abs(c) > tiny else tiny
-            h *= d * c
-        if abs(d * c - 1.0) < 1e-14:
-            break
-    return h
-
-
-def _beta_inc(a: float, b: float, x: float) -> float:
-    """The regularized incomplete beta function I_x(a, b)."""
-    if x <= 0.0:
-        return 0.0
-    if x >= 1.0:
-        return 1.0
-    front = math.exp(
-        math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
-    )
-    if x < (a + 1.0) / (a + b + 2.0):
-        return front * _beta_cf(a, b, x) / a
-    return 1.0 - front * _beta_cf(b, a, 1.0 - x) / b
-
-
-def t_cdf(t: float, df: float) -> float:
-    """Student's t distribution function with ``df`` degrees of freedom."""
-    tail = 0.5 * _beta_inc(df / 2.0, 0.5, df / (df + t * t))
-    return 1.0 - tail if t >= 0 else tail
-
-
-def t_quantile(q: float, df: float) -> float:
-    """The ``q`` quantile (0.5 < q < 1) of Student's t with ``df`` degrees of freedom."""
-    lo, hi = 0.0, 1.0
-    while t_cdf(hi, df) < q:
-        lo, hi = hi, hi * 2
-    for _ in range(200):
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if t_cdf(mid, df) < q else (lo, mid)
-    return (lo + hi) / 2
-
-
-def between_process_floor(
-    a: Sequence[float],
-    b: Sequence[float],
-    processes_a: Sequence[int] | None,
-    processes_b: Sequence[int] | None,
-    alpha: float = ALPHA,
-) -> float:
-    """What the worker processes alone can move between two runs. Where both ran in two
-    or more processes: the half-width of Student's (1 - alpha) interval for the difference
-    of the runs' mean log process medians, the variance pooled over both runs (an A/A pair
-    shares it; the process, not the round, is what each run draws anew), as a relative
-    change: processes that agree closely give a narrow floor, processes that differ a wide
-    one. Where only one did: the range of its process medians."""
-    ma, mb = process_medians(a, processes_a), process_medians(b, processes_b)
-    if len(ma) < 2 or len(mb) < 2 or min(ma + mb) <= 0:
-        return max(process_spread(a, processes_a), process_spread(b, processes_b))
-
-    def squares(values: list[float]) -> float:
-        logs = [math.log(v) for v in values]
-        mean = sum(logs) / len(logs)
-        return sum((x - mean) ** 2 for x in logs)
-
-    df = len(ma) + len(mb) - 2
-    pooled = (squares(ma) + squares(mb)) / df
-    if pooled <= 0:
-        return 0.0
-    se = math.sqrt(pooled * (1 / len(ma) + 1 / len(mb)))
-    return math.expm1(t_quantile(1 - alpha / 2, df) * se)
 
 
 def floor_terms(
