@@ -139,8 +139,14 @@ def cannot_tell_why(
     what = {
         "drift": "drift within a run {}: more rounds, or a host whose speed holds",
         "spread": "spread of the rounds {} (half the IQR): a quieter host",
-        "processes": "worker processes disagree {}: more rounds, or "
-        + ("a quieter host" if cpu else "a GPU to itself"),
+        # a GPU case's units differ by where their buffers land (docs/benchmarking.md): more
+        # rounds in the same units do not narrow that, more units do
+        "processes": (
+            "worker processes disagree {}: more rounds, or a quieter host"
+            if cpu
+            else "its units disagree {} (where their buffers land): more units, "
+            "NQPROF_GPU_SESSIONS=auto"
+        ),
     }
     for name, value in terms.items():
         if decide_stats.wider_than(value, wanted):
