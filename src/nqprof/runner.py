@@ -201,9 +201,9 @@ class RoundLoop:
         return self.measurements
 
     def unit_floor(self) -> float:
-        """The floor an A/A pair of runs like this one would get from its units alone: the
-        between-unit term of :func:`nqprof.analysis.stats.between_process_floor` with this
-        run's units on both sides (0 with fewer than two units)."""
+        """The floor an A/A pair of runs like this one would get from its units alone:
+        :func:`nqprof.spread.between_process_floor` with this run's units on both sides (0
+        with fewer than two units)."""
         if len(set(self.round_process)) < 2:
             return 0.0
         return between_process_floor(
@@ -229,10 +229,7 @@ class RoundLoop:
         ``sessions`` in each process), with any unit added."""
         used = len(self.phase_rules()) + self.added_units
         of = getattr(self.runner, "units", None)
-        if of is not None:
-            return of(used)
-        per = max(1, getattr(self.runner, "sessions", 1))
-        return -(-used // per), used
+        return of(used) if of is not None else (used, used)
 
     def describe(self) -> str:
         """The round rule this loop followed."""

@@ -85,7 +85,7 @@ class ProcessSeries:
     def __init__(self, runners: list[WorkerRunner], sessions: int = 1, grow: int = 0):
         if sessions < 1:
             raise errors.InputError(f"a worker process opens at least one session, not {sessions}")
-        self.runners, self.sessions, self.grow = runners, sessions, grow
+        self.runners, self.grow = runners, grow
         #: the worker process of each unit, in the order they run
         self.plan = [p for p in range(len(runners)) for _ in range(sessions)]
         first = runners[0]
