@@ -33,6 +33,7 @@ from .characterize_common import (
     add_common,
     add_int_list,
     add_loop,
+    chosen_paths,
     emit_table,
     figure_written,
     loop_keywords,
@@ -395,7 +396,7 @@ def cmd_residency(args) -> int:
     from ..characterize import residency
 
     shared = args.shared or list(residency.DEFAULT_SHARED)
-    paths = residency.check_paths(args.paths.split(",")) if args.paths else list(residency.PATHS)
+    paths = chosen_paths(args, residency)
     doc, points = measure_or_load(
         args,
         lambda progress: residency.measure(
@@ -435,7 +436,7 @@ def cmd_blocks(args) -> int:
     from ..options import parse_params
 
     ns = parse_ns(args.n) if args.n else list(blocks.DEFAULT_NS)
-    paths = blocks.check_paths(args.paths.split(",")) if args.paths else list(blocks.PATHS)
+    paths = chosen_paths(args, blocks)
     extra = parse_params(args.param)
     blocks.path_params(paths, extra)  # a parameter no path has: before any work
     doc, points = measure_or_load(
@@ -476,7 +477,7 @@ def cmd_latency(args) -> int:
     read_loop(args, "latency")
     from ..characterize import latency
 
-    paths = latency.check_paths(args.paths.split(",")) if args.paths else list(latency.PATHS)
+    paths = chosen_paths(args, latency)
     doc, points = measure_or_load(
         args,
         lambda progress: latency.measure(

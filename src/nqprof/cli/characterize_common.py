@@ -142,6 +142,12 @@ def require_cdp(names: list[str], flag: str) -> None:
             )
 
 
+def chosen_paths(args, probe) -> list[str]:
+    """The launch paths ``--paths`` names (checked by ``probe.check_paths``), else all of the
+    probe module's ``PATHS``."""
+    return probe.check_paths(args.paths.split(",")) if args.paths else list(probe.PATHS)
+
+
 def add_block(q, what: str) -> None:
     """--block, threads per block (default 128)."""
     add_number(
