@@ -15,6 +15,7 @@ from nqprof.analysis.verdicts import FAILING, VERDICTS, parse_failing, parse_min
 from nqprof.cli import main
 from nqprof.errors import InputError
 from nqprof.problem import known_count
+from nqprof.spread import PRIOR_DF, unit_priors, unit_squares
 
 
 def spread_rounds(low: float, high: float, copies: int = 10, scale: float = 1.0) -> list[float]:
@@ -311,3 +312,95 @@ def test_units_that_repeat_their_run_s_offset_defeat_the_floor():
     offset, their agreement reads as no noise and A/A pairs are called faster or slower far
     more often than ALPHA: why every GPU session draws its layout (strategies.placement)."""
     assert _aa_false_verdicts(7, 300, 0.03, shared=True) > 0.10
+
+
+def _units(medians: list[float], rounds: int = 20) -> tuple[list[float], list[int]]:
+    """Rounds of units with the given medians (each unit's rounds tight about its median)."""
+    samples, units = [], []
+    for u, m in enumerate(medians):
+        samples += [m * (1 + 1e-4 * (i % 3 - 1)) for i in range(rounds)]
+        units += [u] * rounds
+    return samples, units
+
+
+def test_two_units_that_agree_by_chance_take_their_like_cases_variance():
+    """devgraph N=12 on an H200: two units of 82.1 and 81.9 us in one run, 77.0 and 77.0 us
+    in the next. Alone their agreement made a floor of ±1.4% and a false "faster" (-6.1%).
+    With the variance of devgraph's units at N=8..13 (2.7%) as a prior, the floor is wider
+    than the change and the case is cannot-tell."""
+    (a, pa), (b, pb) = _units([82.11, 81.89]), _units([76.96, 77.02])
+    alone = stats.decide(a, b, processes_a=pa, processes_b=pb)
+    assert alone.terms["processes"] == pytest.approx(0.014, abs=0.001)
+    assert alone.verdict == "faster"
+    prior = (0.027**2, 40)
+    d = stats.decide(a, b, processes_a=pa, processes_b=pb, prior=prior)
+    # moderated: (own squares + 4 * prior) / (2 + 4), Student's t with 6 degrees of freedom
+    ss, df = unit_squares(a, b, pa, pb)
+    assert df == 2
+    want = math.expm1(stats.t_quantile(0.995, 6) * math.sqrt((ss + 4 * 0.027**2) / 6))
+    assert d.terms["processes"] == pytest.approx(want)
+    assert d.verdict == "cannot-tell" and d.floor > abs(d.change)
+
+
+def test_a_case_of_many_units_keeps_mostly_its_own_variance():
+    """The prior weighs PRIOR_DF degrees of freedom at most: eight units a run that agree
+    to 0.1% are not widened to a noisy prior's floor."""
+    meds = [100 * (1 + 0.001 * (u % 3 - 1)) for u in range(8)]
+    (a, pa), (b, pb) = _units(meds), _units(meds)
+    noisy = (0.05**2, 100)
+    floor = stats.floor_terms(a, b, processes_a=pa, processes_b=pb, prior=noisy)["processes"]
+    assert PRIOR_DF == 4
+    assert floor == pytest.approx(
+        math.expm1(
+            stats.t_quantile(0.995, 18)
+            * math.sqrt((unit_squares(a, b, pa, pb)[0] + 4 * 0.05**2) / 18 / 4)
+        )
+    )
+    assert floor < 0.05
+
+
+def test_unit_priors_pool_the_same_group_within_the_span():
+    cases = [
+        ("fast", 4e-6, 0.0, 2),  # the case itself: never its own prior
+        ("fast", 5e-6, 0.004, 2),  # within 4x
+        ("fast", 15.9e-6, 0.002, 4),  # within 4x
+        ("fast", 17e-6, 1.0, 2),  # past the span
+        ("devgraph", 4e-6, 1.0, 2),  # another strategy
+        ("fast", 4e-6, 5.0, 0),  # no units of its own
+    ]
+    prior = unit_priors(cases)[0]
+    assert prior == (pytest.approx(0.006 / 6), 6)
+    assert unit_priors([("x", 1.0, 0.1, 2)]) == [None]
+
+
+def _suite_false_verdicts(seed: int, suites: int, sigma: float, with_prior: bool) -> float:
+    """The share of a synthetic suite's cases (nine cases of one strategy, two units a run,
+    each unit's offset a draw of sd ``sigma``) that an A/A pair calls faster or slower."""
+    import random
+
+    rng = random.Random(seed)
+    called = total = 0
+    for _ in range(suites):
+        pairs = [
+            [_units([math.exp(rng.gauss(0, sigma)) for _ in range(2)]) for _ in range(2)]
+            for _ in range(9)
+        ]
+        rows = [("s", 1.0, *unit_squares(a, b, pa, pb)) for (a, pa), (b, pb) in pairs]
+        priors = unit_priors(rows) if with_prior else [None] * len(rows)
+        for ((a, pa), (b, pb)), prior in zip(pairs, priors, strict=True):
+            d = stats.decide(a, b, processes_a=pa, processes_b=pb, prior=prior)
+            called += d.verdict in ("faster", "slower")
+            total += 1
+    return called / total
+
+
+def test_a_prior_from_like_cases_makes_false_verdicts_rarer():
+    """Units of sd 5% (devgraph's small cases move 2.7%): alone, two units a run call 0.85%
+    of A/A cases faster or slower; with the prior pooled from the suite's other cases of the
+    strategy, under 0.3% (seeded: no chance here). A prior that never reached the floor,
+    or one that replaced the case's own squares, would leave the first rate or fail the
+    test above."""
+    alone = _suite_false_verdicts(1, 300, 0.05, with_prior=False)
+    pooled = _suite_false_verdicts(1, 300, 0.05, with_prior=True)
+    assert alone > 0.006
+    assert pooled < 0.003

@@ -9,6 +9,7 @@ from typing import Any
 
 from .. import conditions
 from ..machinediff import machine_differences
+from ..spread import unit_priors, unit_squares
 from . import stats as decide_stats
 from .history import (
     CASE_COLUMNS,
@@ -176,6 +177,24 @@ def dimension_changes(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
     return out
 
 
+def unit_priors_of(a: dict[tuple, dict[str, Any]], b: dict[tuple, dict[str, Any]]) -> dict:
+    """Each case both runs timed: the prior for its units' variance
+    (:func:`nqprof.spread.unit_priors`), from its test's and strategy's other cases."""
+    keys = [k for k in a if k in b and a[k]["samples"] and b[k]["samples"]]
+    rows = []
+    for k in keys:
+        ra, rb = a[k], b[k]
+        ss, df = unit_squares(
+            ra["samples"],
+            rb["samples"],
+            list_or_none(ra["processes"]),
+            list_or_none(rb["processes"]),
+        )
+        med = decide_stats.median(ra["samples"]) * decide_stats.median(rb["samples"])
+        rows.append((k[:2], med**0.5, ss, df))
+    return dict(zip(keys, unit_priors(rows), strict=True))
+
+
 def compare(df, run_a: str, run_b: str, metric: str = "compute", min_change: float | None = None):
     """Per test, strategy, N and given parameters: both medians, the change in percent, the
     floor below which a change is never called one, the rank test's p-value, the verdict
@@ -196,6 +215,7 @@ def compare(df, run_a: str, run_b: str, metric: str = "compute", min_change: flo
         cases_of_run(df, resolve_run(df, run_a), metric),
         cases_of_run(df, resolve_run(df, run_b), metric),
     )
+    priors = unit_priors_of(a, b)
     rows: list[dict[str, Any]] = []
     cpu_rows: list[dict[str, Any]] = []
     probes: dict[str, list] = {"a": [], "b": []}
@@ -229,6 +249,7 @@ def compare(df, run_a: str, run_b: str, metric: str = "compute", min_change: flo
                     processes_a=list_or_none(ra["processes"]),
                     processes_b=list_or_none(rb["processes"]),
                     min_change=wanted,
+                    prior=priors.get(key),
                 )
             changes = [] if cpu else dimension_changes(ra, rb)
             changes += param_changes(ra["params"], rb["params"])

@@ -12,7 +12,8 @@ The way asv and NVBench's compare decide, not a threshold on one run's spread al
   or fall in two modes, have a median that moves between runs) and, where the rounds ran
   in several worker processes, what the processes alone can move between runs (the
   half-width of Student's interval on the runs' per-process medians: what a process gets,
-  a core and its memory, or where its CUDA context's allocations land, moves its time);
+  a core and its memory, or where its CUDA context's allocations land, moves its time;
+  moderated by like cases' units where compare gives a prior, :mod:`nqprof.spread`);
 * otherwise **faster** or **slower**;
 * and **cannot-tell** where it would be **same** but the floor is wider than the smallest
   change the caller wants caught (``min_change``): a change that size could hide under the
@@ -146,15 +147,17 @@ def floor_terms(
     min_effect: float = MIN_EFFECT,
     processes_a: Sequence[int] | None = None,
     processes_b: Sequence[int] | None = None,
+    prior: tuple[float, int] | None = None,
 ) -> dict[str, float]:
     """What the floor is the largest of, relative: ``minimum`` (the minimum effect given),
     ``drift`` (the larger run's drift), ``spread`` (half the larger relative interquartile
-    range) and ``processes`` (what the worker processes alone can move between the runs)."""
+    range) and ``processes`` (what the worker processes alone can move between the runs;
+    ``prior``: the variance of like cases' units, :func:`nqprof.spread.unit_priors`)."""
     return {
         "minimum": min_effect,
         "drift": max(drift(a), drift(b)),
         "spread": max(relative_iqr(a), relative_iqr(b)) / 2,
-        "processes": between_process_floor(a, b, processes_a, processes_b),
+        "processes": between_process_floor(a, b, processes_a, processes_b, prior=prior),
     }
 
 
@@ -164,9 +167,10 @@ def floor_of(
     min_effect: float = MIN_EFFECT,
     processes_a: Sequence[int] | None = None,
     processes_b: Sequence[int] | None = None,
+    prior: tuple[float, int] | None = None,
 ) -> float:
     """The smallest relative change of the median called a difference between runs a and b."""
-    return max(floor_terms(a, b, min_effect, processes_a, processes_b).values())
+    return max(floor_terms(a, b, min_effect, processes_a, processes_b, prior).values())
 
 
 def wider_than(floor: float, min_change: float) -> bool:
@@ -205,16 +209,18 @@ def decide(
     processes_a: Sequence[int] | None = None,
     processes_b: Sequence[int] | None = None,
     min_change: float | None = None,
+    prior: tuple[float, int] | None = None,
 ) -> Decision:
     """The verdict for the change from samples ``a`` to samples ``b`` (``processes_*``: the
-    worker process of each round, where a run used several). ``min_change``: the smallest
+    worker process of each round, where a run used several; ``prior``: the variance of like
+    cases' units, :func:`nqprof.spread.unit_priors`). ``min_change``: the smallest
     relative change the caller wants caught (default ``min_effect``); a case that is not
     faster or slower and whose floor is wider than it is cannot-tell, not same."""
     wanted = min_effect if min_change is None else min_change
     if not a or not b:
         return Decision("too-few-rounds", None, None, None, wanted)
     change = median(b) / median(a) - 1 if median(a) > 0 else None
-    terms = floor_terms(a, b, min_effect, processes_a, processes_b)
+    terms = floor_terms(a, b, min_effect, processes_a, processes_b, prior)
     floor = max(terms.values())
 
     def verdict(name: str, p: float | None) -> Decision:
