@@ -391,6 +391,31 @@ def test_a_test_may_parametrize_nqbench_itself(fakes, pytester, nqpytest):
     result.assert_outcomes(passed=1)
 
 
+def test_the_session_keeps_each_case_s_units_for_the_cases_after_it(fakes, pytester, nqpytest):
+    """Each case's units go into the session's UnitLedger, by strategy, once its rounds
+    are done: the prior a later case's auto units read (RoundLoop.unit_prior)."""
+    pytester.makepyfile(
+        test_suite="""
+        import pytest
+
+        CASES = [{"strategy": "fakecpu", "n": 8}, {"strategy": "fakecpu", "n": 9}]
+
+        @pytest.mark.parametrize("nqbench", CASES, indirect=True)
+        def test_one(nqbench, request):
+            from nqprof.plugin import _UNITS
+
+            before = len(nqbench.units.cases)
+            assert nqbench.units is request.config.stash[_UNITS]
+            nqbench.run()
+            assert len(nqbench.units.cases) == before + 1
+            group, median, squares, df = nqbench.units.cases[-1]
+            assert (group, df) == ("fakecpu", 2) and median == 5e-5
+    """
+    )
+    result = nqpytest("-v", "--nq-strategy=fakecpu", "--nq-rounds=6")
+    result.assert_outcomes(passed=2)
+
+
 # -- running: counts, extra_info, machine_info ------------------------------------------------
 
 

@@ -65,7 +65,7 @@ def test_describe():
 # -- a GPU case's rounds in worker processes one after another ---------------------------------
 
 
-def _series_run(tmp_path, rounds, warmup=1):
+def _series_run(tmp_path, rounds, warmup=1, unit_prior=None):
     import os
 
     from fake_process_bound import STRATEGY as bound
@@ -77,6 +77,7 @@ def _series_run(tmp_path, rounds, warmup=1):
     os.environ["NQPROF_TEST_PID_LOG"] = str(log)  # the workers inherit it
     with open_runner(bound, 8, {}, timeout=60) as runner:
         loop = RoundLoop(runner, rounds, warmup)
+        loop.unit_prior = unit_prior
         loop.run()
         info = runner.info()
     return loop, info, _opens(log)
@@ -608,6 +609,36 @@ def test_auto_adds_nothing_where_the_units_agree(tmp_path, monkeypatch):
     loop, info, opens = _series_run(tmp_path, None)
     assert loop.added_units == 0 and len(opens) == 2 and loop.unit_floor() <= 0.05
     assert not any("added after" in n for n in loop.record(info).notes)
+
+
+def test_auto_adds_sessions_where_like_cases_units_disagree(tmp_path, monkeypatch):
+    """Two units that agree (0.1% apart) read alone as a floor within 5%; where the cases of
+    the strategy run before them had units 3% apart (the session's UnitLedger), the
+    moderated floor is over 5% and auto adds sessions until it is not, as compare would
+    judge the run: fewer than AUTO_UNITS_MAX, and the floor left within 5%."""
+    import fake_process_bound
+
+    from nqprof.runners import AUTO_UNITS_MAX
+    from nqprof.spread import UnitLedger
+
+    monkeypatch.setenv("NQPROF_GPU_SESSIONS", "auto")
+    monkeypatch.setenv("NQPROF_TEST_PID_LOG", "")
+    monkeypatch.setenv("NQPROF_TEST_UNIT_STEP", "0.001")
+    ledger = UnitLedger()
+    for k in range(4):  # four earlier cases whose two units were 3% apart, at about 1 ms
+        ledger.add("bound", [1e-3] * 3 + [1.03e-3 + k * 1e-6] * 3, [0] * 3 + [1] * 3)
+    assert ledger.prior("bound", 1e-3)[1] == 4 and ledger.prior("other", 1e-3) is None
+    step = fake_process_bound.unit_step()
+    prior_at = []
+
+    def prior(median_s):
+        prior_at.append(median_s)
+        return ledger.prior("bound", 1e-3)
+
+    loop, _, opens = _series_run(tmp_path, None, unit_prior=prior)
+    assert step == 0.001 and prior_at
+    assert 0 < loop.added_units < AUTO_UNITS_MAX - 2 and len(opens) == 2 + loop.added_units
+    assert loop.unit_floor() <= 0.05
 
 
 def test_without_auto_no_unit_is_added(tmp_path, monkeypatch):

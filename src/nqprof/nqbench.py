@@ -110,6 +110,9 @@ class NQBench:
         #: --nq-vs (:mod:`nqprof.benchab`): the parameters variant B changes; empty: the
         #: case runs as usual.
         self.vs: dict[str, str] = {}
+        #: The units of the cases this session ran before (:class:`nqprof.spread.UnitLedger`):
+        #: a case that may add units reads its strategy's as a prior. None: none kept.
+        self.units = None
 
     @property
     def label(self) -> str:
@@ -156,7 +159,12 @@ class NQBench:
             if self.rule is not None and not disabled:
                 loop.rule = self.rule
             loop.keep_spare = not disabled and self.gpu_follows()
+            name, ledger = self.strategy.name, self.units
+            if ledger is not None:
+                loop.unit_prior = lambda median_s: ledger.prior(name, median_s)
             loop.run()
+            if ledger is not None and not disabled:
+                ledger.add(name, loop.samples, loop.round_process)
         except CountMismatchError as exc:
             pytest.fail(str(exc), pytrace=False)
         record = self.finish(loop.record(self._runner.info()), loop.describe())

@@ -53,6 +53,7 @@ from .options import (
     parse_cluster_address,
     settings_of,
 )
+from .spread import UnitLedger
 from .textfmt import plural
 
 _USED = pytest.StashKey[bool]()
@@ -62,6 +63,8 @@ _TRACER = pytest.StashKey[object]()
 _SHARED = pytest.StashKey[list]()
 #: The test item pytest runs after the running one.
 _NEXT = pytest.StashKey[object]()
+#: The units of the cases this session ran (spread.UnitLedger): a prior for auto units.
+_UNITS = pytest.StashKey[object]()
 TRACE_OPTION, TRACE_DEST = "--nq-trace", "nq_trace"
 TRACE_DIR_OPTION, TRACE_DIR_DEST = "--nq-trace-dir", "nq_trace_dir"
 #: The gate --nq-compare-fail asks for (nqprof.benchgate.Gate).
@@ -369,6 +372,7 @@ def nqbench_fixture(request, benchmark):
         bench.rule = rule_for(request.config, request.node)
         bench.next_case = _next_case(request.config)
         bench.instructions = counter_of(request.config)  # --nq-cpu-metric=instructions
+        bench.units = request.config.stash.setdefault(_UNITS, UnitLedger())
         if request.config.getoption("nq_vs", None):  # --nq-vs: an interleaved A/B
             from .benchab import overrides_for
 

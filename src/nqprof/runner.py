@@ -11,6 +11,7 @@ round (``timer="wall"``). The loop also records the run's conditions
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 from . import conditions, errors, gpuconditions
@@ -18,7 +19,7 @@ from .options import TIMERS
 from .problem import known_count
 from .progress import Progress
 from .result import Measurement, RunRecord
-from .rounds import RoundRule
+from .rounds import RoundRule, median
 from .runners import GPU_PROCESSES, open_runner
 from .spare import SPARE
 from .spread import between_process_floor
@@ -85,6 +86,10 @@ class RoundLoop:
         self._watches: tuple = ()
         #: units the runner added after the planned ones (wants_unit)
         self.added_units = 0
+        #: The prior for this case's units' variance at a median (seconds), from like cases
+        #: run before it (:class:`nqprof.spread.UnitLedger`), that wants_unit reads; None:
+        #: its own units alone.
+        self.unit_prior: Callable[[float], tuple[float, int] | None] | None = None
 
     def _run_once(self) -> Measurement:
         m = self.runner.run_once()
@@ -202,12 +207,14 @@ class RoundLoop:
 
     def unit_floor(self) -> float:
         """The floor an A/A pair of runs like this one would get from its units alone:
-        :func:`nqprof.spread.between_process_floor` with this run's units on both sides (0
-        with fewer than two units)."""
+        :func:`nqprof.spread.between_process_floor` with this run's units on both sides,
+        moderated by :attr:`unit_prior` where set, as compare moderates it (0 with fewer
+        than two units)."""
         if len(set(self.round_process)) < 2:
             return 0.0
+        prior = self.unit_prior(median(self.samples)) if self.unit_prior is not None else None
         return between_process_floor(
-            self.samples, self.samples, self.round_process, self.round_process
+            self.samples, self.samples, self.round_process, self.round_process, prior=prior
         )
 
     def wants_unit(self) -> bool:

@@ -98,43 +98,71 @@ PRIOR_DF = 4
 PRIOR_SPAN = 4.0
 
 
+def run_squares(samples: Sequence[float], processes: Sequence[int] | None) -> tuple[float, int]:
+    """One run's sum of squares of its log unit medians about their mean, and its degrees
+    of freedom (units less one): (0, 0) under two units."""
+    medians = process_medians(samples, processes)
+    if len(medians) < 2 or min(medians) <= 0:
+        return 0.0, 0
+    logs = [math.log(v) for v in medians]
+    mean = sum(logs) / len(logs)
+    return sum((x - mean) ** 2 for x in logs), len(logs) - 1
+
+
 def unit_squares(
     a: Sequence[float],
     b: Sequence[float],
     processes_a: Sequence[int] | None,
     processes_b: Sequence[int] | None,
 ) -> tuple[float, int]:
-    """The sum of squares of the log unit medians about each run's mean, over both runs,
-    and its degrees of freedom (units less one a run): (0, 0) unless both runs ran in two
-    or more units."""
-    ma, mb = process_medians(a, processes_a), process_medians(b, processes_b)
-    if len(ma) < 2 or len(mb) < 2 or min(ma + mb) <= 0:
-        return 0.0, 0
+    """Both runs' :func:`run_squares` summed: (0, 0) unless both ran in two or more units."""
+    (sa, da), (sb, db) = run_squares(a, processes_a), run_squares(b, processes_b)
+    return (sa + sb, da + db) if da and db else (0.0, 0)
 
-    def squares(values: list[float]) -> float:
-        logs = [math.log(v) for v in values]
-        mean = sum(logs) / len(logs)
-        return sum((x - mean) ** 2 for x in logs)
 
-    return squares(ma) + squares(mb), len(ma) + len(mb) - 2
+def pooled_prior(
+    cases: Sequence[tuple[object, float, float, int]],
+    group: object,
+    median_s: float,
+    span: float = PRIOR_SPAN,
+    skip: int | None = None,
+) -> tuple[float, int] | None:
+    """The variance pooled over ``cases`` (group, median, sum of squares, degrees of
+    freedom) of ``group`` whose median is within ``span`` of ``median_s`` (``skip``: the
+    index of the case itself), with their degrees of freedom; None where none has any."""
+    ss = df = 0
+    for j, (g, m, s, d) in enumerate(cases):
+        if j != skip and g == group and d > 0 and m > 0 and median_s > 0:
+            if max(m, median_s) / min(m, median_s) <= span:
+                ss, df = ss + s, df + d
+    return (ss / df, df) if df else None
 
 
 def unit_priors(
     cases: Sequence[tuple[object, float, float, int]], span: float = PRIOR_SPAN
 ) -> list[tuple[float, int] | None]:
-    """Each case's prior for its units' variance: ``cases`` are (group, median, sum of
-    squares, degrees of freedom) as :func:`unit_squares` gives them, the group a strategy;
-    a case's prior is the variance pooled over the other cases of its group whose median is
-    within ``span`` of its own, with their degrees of freedom (None where none has any)."""
-    out: list[tuple[float, int] | None] = []
-    for i, (group, med, _, _) in enumerate(cases):
-        ss = df = 0
-        for j, (g, m, s, d) in enumerate(cases):
-            if j != i and g == group and d > 0 and med > 0 and m > 0:
-                if max(m, med) / min(m, med) <= span:
-                    ss, df = ss + s, df + d
-        out.append((ss / df, df) if df else None)
-    return out
+    """Each case's prior for its units' variance (:func:`pooled_prior` over the others):
+    ``cases`` are (group, median, sum of squares, degrees of freedom) as
+    :func:`unit_squares` gives them, the group a strategy."""
+    return [pooled_prior(cases, c[0], c[1], span, skip=i) for i, c in enumerate(cases)]
+
+
+class UnitLedger:
+    """The units of the cases a session has run, by group (a strategy): the prior that a
+    later case's choice of more units reads (:meth:`nqprof.runner.RoundLoop.wants_unit`),
+    as compare reads the other cases of a comparison."""
+
+    def __init__(self) -> None:
+        self.cases: list[tuple[object, float, float, int]] = []
+
+    def add(self, group: object, samples: Sequence[float], processes: Sequence[int]) -> None:
+        """A finished case's units (nothing for a case of fewer than two)."""
+        ss, df = run_squares(samples, processes)
+        if df:
+            self.cases.append((group, median(samples), ss, df))
+
+    def prior(self, group: object, median_s: float) -> tuple[float, int] | None:
+        return pooled_prior(self.cases, group, median_s)
 
 
 def between_process_floor(
