@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from nqprof.analysis import (  # noqa: E402
+    comparing,
     figures,
     history,
     stats,  # noqa: E402
@@ -266,9 +267,11 @@ def test_the_processes_of_both_runs_give_one_interval():
     )
 
 
-def test_cpu_cases_have_the_larger_floor(tmp_path):
+def test_cpu_cases_have_the_larger_floor(tmp_path, monkeypatch):
     """A change of 7%: a verdict for a GPU case, the same for a CPU case (whose times move
     between runs with the host)."""
+    monkeypatch.setattr(comparing, "TOGETHER_MIN_CASES", 10**6)  # every case moves alike here:
+    # the common move's own term is tested in test_stats_verdicts
     root = tmp_path / "benchmarks"
 
     def make(center, kind):
@@ -291,9 +294,11 @@ def test_cpu_cases_have_the_larger_floor(tmp_path):
     }
 
 
-def test_a_strategys_declared_floor_is_used(tmp_path):
+def test_a_strategys_declared_floor_is_used(tmp_path, monkeypatch):
     """A case saved with its strategy's min_effect (multicore: 0.20) gets that floor when
     it is above its kind's, whichever run carries it; a smaller one does not lower it."""
+    monkeypatch.setattr(comparing, "TOGETHER_MIN_CASES", 10**6)  # every case moves alike here:
+    # the common move's own term is tested in test_stats_verdicts
     root = tmp_path / "benchmarks"
 
     def make(center, min_effect=None):
@@ -330,9 +335,11 @@ def test_a_strategys_declared_floor_is_used(tmp_path):
     assert get("multicore").min_effect == 0.2 and get("serial").min_effect is None
 
 
-def test_a_host_that_moved_the_cpu_probe_raises_cpu_floors(tmp_path):
+def test_a_host_that_moved_the_cpu_probe_raises_cpu_floors(tmp_path, monkeypatch):
     """Runs on two hosts whose CPU speed probes differ by 30%: a CPU case that moved 40%
     is the same (floor 2 x 30%), a GPU case that moved 40% is slower (the probe is a CPU's)."""
+    monkeypatch.setattr(comparing, "TOGETHER_MIN_CASES", 10**6)  # every case moves alike here:
+    # the common move's own term is tested in test_stats_verdicts
     root = tmp_path / "benchmarks"
 
     def make(center, kind, probe):

@@ -89,8 +89,9 @@ def test_without_a_change_to_catch_the_minimum_effect_is_it():
 # -- compare: the change to catch by kind, --min-change, --fail-on cannot-tell --------------------
 
 
-def _save(storage, index, cases):
-    """Saves run ``index`` of ``cases``: {(strategy, n): (device kind, samples)}."""
+def _save(storage, index, cases, sources=None):
+    """Saves run ``index`` of ``cases``: {(strategy, n): (device kind, samples)}
+    (``sources``: {strategy: its source hash}, where given)."""
     benches = []
     for (strategy, n), (kind, times) in cases.items():
         benches.append(
@@ -107,6 +108,7 @@ def _save(storage, index, cases):
                     "device_kind": kind,
                     "samples_compute": times,
                     "samples_wall": times,
+                    **({"source_hash": sources[strategy]} if sources else {}),
                 },
                 "stats": {"median": sorted(times)[len(times) // 2], "rounds": len(times)},
             }
@@ -404,3 +406,68 @@ def test_a_prior_from_like_cases_makes_false_verdicts_rarer():
     pooled = _suite_false_verdicts(1, 300, 0.05, with_prior=True)
     assert alone > 0.006
     assert pooled < 0.003
+
+
+# -- CPU cases that moved together between the runs -----------------------------------------
+
+
+def _cpu_suite(storage, moves: dict[tuple[str, int], float], sources=(None, None)):
+    """Two runs of serial, multicore and serial-d4 at N=8..12, rounds tight (0.1%); run
+    two's times moved by ``moves`` (a relative change, by case; 0 where absent)."""
+    cases = [(s, n) for s in ("serial", "multicore", "serial-d4") for n in range(8, 13)]
+    for index, src in zip((1, 2), sources, strict=True):
+        scale = {c: 1.0 if index == 1 else 1.0 + moves.get(c, 0.0) for c in cases}
+        _save(
+            storage,
+            index,
+            {c: ("cpu", spread_rounds(0.999, 1.001, scale=scale[c])) for c in cases},
+            sources=src,
+        )
+    return compare(load_history(storage), "0001", "0002").set_index(["strategy", "n"])
+
+
+def test_cpu_cases_that_all_moved_together_cannot_tell(tmp_path):
+    """An A/A pair on a host whose CPU speed moved between the runs: every CPU case 23% to
+    37% slower (an H200 host's second run of the default suite moved every CPU case 6% to
+    67%). The median move, 30%, is the host's: every case's floor is at least twice it, and
+    none is called slower; each says why."""
+    cases = [(s, n) for s in ("serial", "multicore", "serial-d4") for n in range(8, 13)]
+    moves = {c: 0.23 + 0.01 * i for i, c in enumerate(cases)}
+    result = _cpu_suite(tmp_path / "s", moves)
+    assert set(result["verdict"]) == {"cannot-tell"}
+    assert result["floor_pct"].min() >= 2 * 29.5
+    assert "CPU cases moved +30% together between the runs" in result.loc[("serial", 8), "why"]
+
+
+def test_a_cpu_case_that_moved_alone_is_still_slower(tmp_path):
+    """One CPU case 30% slower while the others held: the median move is 0, the floor its
+    kind's 10%, and the case is slower; the rest are the same."""
+    result = _cpu_suite(tmp_path / "s", {("serial", 10): 0.30})
+    assert result.loc[("serial", 10), "verdict"] == "slower"
+    assert result.loc[("serial", 10), "floor_pct"] == pytest.approx(10.0)
+    assert set(result.drop(index=("serial", 10))["verdict"]) == {"same"}
+
+
+def test_a_strategy_s_common_move_counts_only_where_its_code_held(tmp_path):
+    """serial's five cases all 30% slower, multicore's and serial-d4's steady: the median of
+    all fifteen moved 0%, serial's own median 30%. Where serial's sources are the same in
+    both runs, its move is the host's (a host moves each strategy's work by its own
+    amount): cannot-tell. Where its sources changed, its common move may be the change
+    itself: slower."""
+    moves = {("serial", n): 0.30 for n in range(8, 13)}
+    held = _cpu_suite(
+        tmp_path / "held",
+        moves,
+        sources=({"serial": "s1", "multicore": "m", "serial-d4": "d"},) * 2,
+    )
+    assert set(held.loc["serial", "verdict"]) == {"cannot-tell"}
+    assert set(held.loc["multicore", "verdict"]) == {"same"}
+    changed = _cpu_suite(
+        tmp_path / "changed",
+        moves,
+        sources=(
+            {"serial": "s1", "multicore": "m", "serial-d4": "d"},
+            {"serial": "s2", "multicore": "m", "serial-d4": "d"},
+        ),
+    )
+    assert set(changed.loc["serial", "verdict"]) == {"slower"}

@@ -5,6 +5,7 @@ compare``'s and the pytest gate's."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from .. import conditions
@@ -78,12 +79,61 @@ def rates(case: dict[str, Any] | None) -> dict[str, float | None]:
 HOST_FACTOR = 2.0
 
 
-def min_effect_parts(ra: dict[str, Any], rb: dict[str, Any], cpu: bool) -> dict[str, float]:
+#: The fewest CPU cases timed in both runs whose median change tells what moved them all
+#: (:func:`cpu_cases_move`).
+TOGETHER_MIN_CASES = 4
+
+
+def is_cpu(ra: dict[str, Any], rb: dict[str, Any]) -> bool:
+    """Whether a case is a CPU case: either run ran it on the CPU."""
+    return "cpu" in (ra["kind"], rb["kind"])
+
+
+def cpu_cases_move(
+    a: dict[tuple, dict[str, Any]], b: dict[tuple, dict[str, Any]]
+) -> dict[tuple, float]:
+    """What moved each CPU case both runs timed (:func:`cases_of_run`) together with
+    others between the runs: the median relative change of all those CPU cases, or, where
+    it is larger, of its strategy's (whose sources neither run changed). A change of the code
+    moves the cases it touches and leaves the median of the rest; a host whose CPU speed
+    moved between the runs moves every one, each strategy's work by its own amount (an
+    H200 host's second run of the default suite: every CPU case 6% to 67% slower, serial
+    by a median of 18%, serial-d4 by 52%, all by 31%, while the CPU speed probe's median
+    moved -3%). A median of fewer than TOGETHER_MIN_CASES cases is not taken."""
+    moves: dict[tuple, float] = {}
+    for k, ra in a.items():
+        rb = b.get(k)
+        if rb is None or not is_cpu(ra, rb) or ra["instructions"]:
+            continue
+        if or_none(ra["median"]) and or_none(rb["median"]):
+            moves[k] = math.log(rb["median"] / ra["median"])
+
+    def median_of(keys: list[tuple]) -> float:
+        if len(keys) < TOGETHER_MIN_CASES:
+            return 0.0
+        return decide_stats.median([moves[k] for k in keys])
+
+    everything = median_of(list(moves))
+    out = {}
+    for k in moves:
+        same = [j for j in moves if j[:2] == k[:2]]
+        ours = median_of(same)
+        if any(a[j]["source_hash"] != b[j]["source_hash"] for j in same):
+            ours = 0.0  # its code changed: its cases' common move may be the change
+        out[k] = math.expm1(max(everything, ours, key=abs))
+    return out
+
+
+def min_effect_parts(
+    ra: dict[str, Any], rb: dict[str, Any], cpu: bool, together: float | None = None
+) -> dict[str, float]:
     """What the minimum effect of a case is the largest of: ``kind``, its kind's (``cpu``:
     either run ran it on the CPU); ``declared``, the larger one its strategy declared when
     either run was saved (Strategy.min_effect), where one did; ``host``, for a CPU case,
     HOST_FACTOR times what the CPU speed probe moved between the runs
-    (conditions.probe_change): what the host alone moved."""
+    (conditions.probe_change): what the host alone moved; ``together``, for a CPU case,
+    HOST_FACTOR times what moved the comparison's CPU cases together
+    (:func:`cpu_cases_move`, given as ``together``)."""
     parts = {"kind": decide_stats.MIN_EFFECT_CPU if cpu else decide_stats.MIN_EFFECT}
     declared = [float(r["min_effect"]) for r in (ra, rb) if r.get("min_effect") is not None]
     if declared:
@@ -91,6 +141,8 @@ def min_effect_parts(ra: dict[str, Any], rb: dict[str, Any], cpu: bool) -> dict[
     host = conditions.probe_change(ra["conditions"], rb["conditions"]) if cpu else None
     if host is not None:
         parts["host"] = HOST_FACTOR * abs(host)
+    if cpu and together is not None:
+        parts["together"] = HOST_FACTOR * abs(together)
     return parts
 
 
@@ -110,33 +162,48 @@ def _pct_text(value: float) -> str:
 
 
 def cannot_tell_why(
-    decision, parts: dict[str, float], cpu: bool, strategy: str, probe: float | None
+    decision,
+    parts: dict[str, float],
+    cpu: bool,
+    strategy: str,
+    probe: float | None,
+    together: float | None = None,
 ) -> str:
     """Why a cannot-tell case's floor is wider than the smallest change to catch, and what
     would narrow it: ``floor ±37.9% > 10%: `` and each term of the floor that is wider than
     the change to catch, widest first (``decision``: its stats.Decision; ``parts``: its
-    min_effect_parts; ``probe``: the CPU speed probe's move between the runs)."""
+    min_effect_parts; ``probe``: the CPU speed probe's move between the runs;
+    ``together``: what moved the CPU cases all together, cpu_cases_move)."""
     wanted, terms = decision.min_change, dict(decision.terms or {})
     reasons: list[tuple[float, str]] = []
-    minimum = terms.pop("minimum", 0.0)
-    if decide_stats.wider_than(minimum, wanted):
-        widest = max(parts, key=lambda k: parts[k])
-        if widest == "host" and probe is not None:
+    terms.pop("minimum", None)
+    # the minimum effect's parts, each that is wider than the change to catch
+    for name, value in parts.items():
+        if not decide_stats.wider_than(value, wanted):
+            continue
+        pct = _pct_text(value)
+        if name == "host" and probe is not None:
             text = (
                 f"the host's CPU speed moved {100 * probe:+.0f}% between the runs (the CPU speed "
-                f"probe; ±{_pct_text(minimum)} is twice that): both runs on one quiet host"
+                f"probe; ±{pct} is twice that): both runs on one quiet host"
             )
-        elif widest == "declared":
+        elif name == "together" and together is not None:
             text = (
-                f"{strategy}'s own floor ±{_pct_text(minimum)} (its times move between runs): "
-                f"min-change {100 * minimum:g}% or more"
+                f"CPU cases moved {100 * together:+.0f}% together between the runs (the median "
+                f"of all, or of {strategy}'s; ±{pct} is twice that): both runs on one quiet "
+                "host, or --nq-cpu-metric=instructions"
+            )
+        elif name == "declared":
+            text = (
+                f"{strategy}'s own floor ±{pct} (its times move between runs): "
+                f"min-change {100 * value:g}% or more"
             )
         else:
             text = (
-                f"nqprof calls no change under {100 * minimum:g}% for a "
-                f"{'CPU' if cpu else 'GPU'} case: min-change {100 * minimum:g}% or more"
+                f"nqprof calls no change under {100 * value:g}% for a "
+                f"{'CPU' if cpu else 'GPU'} case: min-change {100 * value:g}% or more"
             )
-        reasons.append((minimum, text))
+        reasons.append((value, text))
     what = {
         "drift": "drift within a run {}: more rounds, or a host whose speed holds",
         "spread": "spread of the rounds {} (half the IQR): a quieter host",
@@ -216,6 +283,7 @@ def compare(df, run_a: str, run_b: str, metric: str = "compute", min_change: flo
         cases_of_run(df, resolve_run(df, run_b), metric),
     )
     priors = unit_priors_of(a, b)
+    moved = cpu_cases_move(a, b)
     rows: list[dict[str, Any]] = []
     cpu_rows: list[dict[str, Any]] = []
     probes: dict[str, list] = {"a": [], "b": []}
@@ -236,8 +304,9 @@ def compare(df, run_a: str, run_b: str, metric: str = "compute", min_change: flo
             why="",
         )
         if ra and rb:
-            cpu = "cpu" in (ra["kind"], rb["kind"])
-            parts = min_effect_parts(ra, rb, cpu)
+            cpu = is_cpu(ra, rb)
+            together = moved.get(key)
+            parts = min_effect_parts(ra, rb, cpu, together)
             wanted = default_min_change(cpu) if min_change is None else min_change
             if ra["instructions"] and rb["instructions"]:  # counts: exact, never cannot-tell
                 d = decide_stats.decide_exact(ra["instructions"], rb["instructions"], wanted)
@@ -270,7 +339,7 @@ def compare(df, run_a: str, run_b: str, metric: str = "compute", min_change: flo
                     probes[side].append((r["conditions"].get("cpu") or {}).get("probe_s"))
             if d.verdict == "cannot-tell":
                 probe = conditions.probe_change(ra["conditions"], rb["conditions"])
-                row["why"] = cannot_tell_why(d, parts, cpu, key[1], probe)
+                row["why"] = cannot_tell_why(d, parts, cpu, key[1], probe, together)
         else:
             row["verdict"] = "only-a" if ra else "only-b"
         rows.append(row)
