@@ -16,6 +16,10 @@
 #   trace-all      pytest bench/ --nq-n=12 --nq-trace twice (every strategy of the default suite), then nqprof
 #                  compare --traces of the two and a breakdown; the saved JSON in $OUT/trace-all.tar.gz
 #   solve20        whole-process nqprof solve 20 -s fast -r 1 -w 0, this tree and .stage/main38 interleaved, 3 each
+#   oldnew-cases   pytest bench/ of $OLDNEW_STRATEGIES at $OLDNEW_N (default cdp-bp at 8:9), this tree and
+#                  .stage/main38 interleaved, 3 each (after solve20, which installs the old tree); the runs in
+#                  $OUT/oldnew.tar.gz, then nqprof compare of each old run against the new run after it
+#                  (needs /tmp/nqprof-site: run env first)
 #   launch-default `nqprof characterize launch` with its defaults, timed (issue 49: within 10 minutes)
 #   tests-spares   tests/test_cdp_gpu.py and test_queue_gpu.py under each spare policy (NQPROF_TEST_SPARES: context,
 #                  init:2, init:3, or $SPARE_POLICIES), timed: the fastest is kept for tests-best
@@ -329,6 +333,18 @@ print(sys.argv[2], {n: c.execute(f\"select count(*) from {n}\").fetchone()[0] fo
       run trace-all-compare 200 bash -c "S=/tmp/nqprof-traced-all; nqprof compare --storage \$S 0001 0002 --traces;
           f=\$(ls \$S/*/traces/*/*feinbube*.sqlite | head -1); nqprof trace breakdown \$f | head -12;
           cd \$S && find . -name '*.json' -not -path '*timeline*' | tar czf \$OUT/trace-all.tar.gz -T -" ;;
+    oldnew-cases) echo "=== oldnew-cases: ${OLDNEW_STRATEGIES:=cdp-bp} at N=${OLDNEW_N:=8:9}, this tree and .stage/main38, interleaved"
+      rm -rf /tmp/nqprof-oldnew; root=$PWD
+      for i in 1 2 3; do for t in old new; do
+        if [ $t = new ]; then dir=$root site=/tmp/nqprof-site; else dir=$root/.stage/main38 site=/tmp/nqprof-old-site; fi
+        (cd $dir && PYTHONPATH=$site PATH=$site/bin:$PATH timeout 200 python3 -m pytest bench/ -q -p no:cacheprovider \
+          --nq-strategy=$OLDNEW_STRATEGIES --nq-n=$OLDNEW_N --benchmark-save=$t$i \
+          --benchmark-storage=/tmp/nqprof-oldnew 2>&1 | tail -1)
+      done; done
+      (cd /tmp && tar czf "$OUT/oldnew.tar.gz" nqprof-oldnew)
+      for pair in "0001 0002" "0003 0004" "0005 0006"; do  # old1 new1, old2 new2, old3 new3
+        tools/gpuhost.sh nqprof compare $pair --storage /tmp/nqprof-oldnew | grep -E "^[a-z0-9-]+ +[0-9]+ |same|faster|slower"
+      done ;;
     solve20) echo "=== solve20: whole nqprof solve 20 -s fast -r 1 -w 0, this tree and .stage/main38, interleaved"
       root=$PWD; (cd .stage/main38 && NQPROF_WHEELHOUSE=$root/.gpuhost/wheelhouse NQPROF_DEBS=$root/.gpuhost/deb \
         NQPROF_SITE=/tmp/nqprof-old-site tools/gpuhost.sh true)
