@@ -116,3 +116,13 @@ def test_the_layout_pad_allocates_whole_granules():
     drv = Drv()
     assert placement.pad_layout(drv, 0) is None and drv.sizes == []
     assert placement.pad_layout(drv, 3) == 3 * placement.GRANULE_BYTES == 6 * 2**20
+
+
+def test_past_the_largest_n_the_note_says_why_nothing_was_placed():
+    """fast N=20 opens without the one round that would decide (1.25 s on an H200): a board
+    past LARGEST_N is not placed, and its note says so."""
+    assert placement.LARGEST_N == 16
+    text = placement.note_too_large(20, "counters")
+    assert text == (
+        "counters not placed: N=20 counts for far longer than placement matters (placed up to N=16)"
+    )

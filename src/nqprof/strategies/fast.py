@@ -263,11 +263,12 @@ class FastSession(GpuSession):
             + f" at depth {params['depth']}, persistent grid {blocks} x {self.block}"
             + f" ({per_sm} blocks per SM by occupancy, {self.func.num_regs} registers)"
         )
-        self.placement = (
-            self.place_counters()
-            if self.whole and self.tasks is not None and not self.records
-            else None
-        )
+        self.placement = None
+        if self.whole and self.tasks is not None and not self.records:
+            if n <= placement.LARGEST_N:
+                self.placement = self.place_counters()
+            else:  # not even one round to find out: at N=20 that round is 1.25 s
+                self.notes.append(placement.note_too_large(n, "task index, result counters"))
 
     def place_counters(self) -> dict:
         """The task index, the result counters and the task list where the round runs

@@ -27,6 +27,10 @@ TRIALS = 32
 ROUNDS = 3
 #: A round longer than this (seconds, at the session's own placement) is not placed.
 LONGEST_ROUND_S = 1e-3
+#: A board larger than this is not placed, not even timed once to find out: placement
+#: moves a round by a fraction of a microsecond, and N=16 already takes 0.76 ms on an
+#: H200 (fast), while the round that decides would cost a session seconds at N=20.
+LARGEST_N = 16
 
 
 def place(
@@ -88,6 +92,14 @@ def note(summary: dict[str, Any], what: str) -> str:
     return (
         f"{what} placed where the round ran fastest of {summary['tried']} fresh allocations "
         f"(medians {min(meds):.2f}-{max(meds):.2f} us)"
+    )
+
+
+def note_too_large(n: int, what: str) -> str:
+    """The record's line on buffers not placed because the board is past LARGEST_N."""
+    return (
+        f"{what} not placed: N={n} counts for far longer than placement matters "
+        f"(placed up to N={LARGEST_N})"
     )
 
 
