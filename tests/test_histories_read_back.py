@@ -63,6 +63,14 @@ PACKED = {
         f"{RESULTS}/sessions-h200/run-2x2-0001.json.gz",
         f"{RESULTS}/sessions-h200/run-2x2-0002.json.gz",
     ),
+    "verdicts-aa-auto": (
+        f"{RESULTS}/verdicts-h200/aa-auto-run-1.json.gz",
+        f"{RESULTS}/verdicts-h200/aa-auto-run-2.json.gz",
+    ),
+    "verdicts-aa-default": (
+        f"{RESULTS}/verdicts-h200/aa-default-run-1.json.gz",
+        f"{RESULTS}/verdicts-h200/aa-default-run-2.json.gz",
+    ),
     "matrix-h100-12.0-13.0": (
         f"{RESULTS}/matrix/history-h100-80gb-hbm3-cuda12.0.tar.gz",
         f"{RESULTS}/matrix/history-h100-80gb-hbm3-cuda13.0.tar.gz",
