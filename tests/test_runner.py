@@ -7,7 +7,7 @@ import types
 import pytest
 from fake_strategies import STRATEGY as misbehaving
 
-from nqprof.errors import CountMismatchError, NqprofError, WatchdogError
+from nqprof.errors import CountMismatchError, InputError, NqprofError, WatchdogError
 from nqprof.options import describe
 from nqprof.runners import WorkerRunner
 
@@ -577,8 +577,9 @@ def test_a_spawned_worker_imports_the_probe_or_strategy_it_was_given(module):
 
 def test_auto_adds_sessions_while_the_units_disagree_and_names_them(tmp_path, monkeypatch):
     """Units 15% apart (fake_process_bound) make a floor far over 5%: under auto the loop
-    adds sessions to the last process until the run's units reach AUTO_UNITS_MAX, each a
-    reopen in that process, each with its own warm-up and rounds; the record says so."""
+    adds worker processes until the run's units reach AUTO_UNITS_MAX, each a process of its
+    own (a process's sessions share its level: docs/results/verdicts-h200), each with its
+    own warm-up and rounds; the record says so."""
     from nqprof.runners import AUTO_UNITS_MAX, GPU_PROCESSES
 
     monkeypatch.setenv("NQPROF_GPU_SESSIONS", "auto")
@@ -589,12 +590,12 @@ def test_auto_adds_sessions_while_the_units_disagree_and_names_them(tmp_path, mo
     assert sorted(set(units)) == list(range(AUTO_UNITS_MAX))
     assert all(units.count(k) >= 2 for k in range(AUTO_UNITS_MAX))
     pids = [pid for pid, _ in opens]
-    assert len(opens) == AUTO_UNITS_MAX and pids[1:] == [pids[1]] * (AUTO_UNITS_MAX - 1)
+    assert len(opens) == AUTO_UNITS_MAX and len(set(pids)) == AUTO_UNITS_MAX
     assert len(loop.warm_seconds) == AUTO_UNITS_MAX
-    assert loop.units() == (GPU_PROCESSES, AUTO_UNITS_MAX)
+    assert loop.units() == (AUTO_UNITS_MAX, AUTO_UNITS_MAX) and GPU_PROCESSES == 2
     record = loop.record(info)
-    assert record.process["sessions"] == AUTO_UNITS_MAX
-    assert any("6 sessions added after the planned units" in n for n in record.notes)
+    assert record.process["workers"] == AUTO_UNITS_MAX and "sessions" not in record.process
+    assert any("6 worker processes added after the planned units" in n for n in record.notes)
 
 
 def test_auto_adds_nothing_where_the_units_agree(tmp_path, monkeypatch):
@@ -611,10 +612,10 @@ def test_auto_adds_nothing_where_the_units_agree(tmp_path, monkeypatch):
     assert not any("added after" in n for n in loop.record(info).notes)
 
 
-def test_auto_adds_sessions_where_like_cases_units_disagree(tmp_path, monkeypatch):
+def test_auto_adds_processes_where_like_cases_units_disagree(tmp_path, monkeypatch):
     """Two units that agree (0.1% apart) read alone as a floor within 5%; where the cases of
     the strategy run before them had units 3% apart (the session's UnitLedger), the
-    moderated floor is over 5% and auto adds sessions until it is not, as compare would
+    moderated floor is over 5% and auto adds processes until it is not, as compare would
     judge the run: fewer than AUTO_UNITS_MAX, and the floor left within 5%."""
     import fake_process_bound
 
@@ -668,7 +669,7 @@ def test_the_unit_floor_is_the_change_compare_catches_in_a_gpu_case():
     assert UNIT_FLOOR == stats.MIN_CHANGE
 
 
-def test_a_series_adds_sessions_to_its_last_process_only_where_it_may():
+def test_a_series_adds_worker_processes_only_where_it_may():
     from nqprof.series import ProcessSeries
 
     class Worker:
@@ -690,14 +691,31 @@ def test_a_series_adds_sessions_to_its_last_process_only_where_it_may():
             self.log.append(f"kill {self.name}")
 
     log: list[str] = []
-    series = ProcessSeries([Worker("a", log), Worker("b", log)], sessions=1, grow=2)
+    made = iter("cd")
+    series = ProcessSeries(
+        [Worker("a", log), Worker("b", log)],
+        sessions=1,
+        grow=2,
+        make=lambda: Worker(next(made), log),
+    )
     series.start()
     series.advance()
     assert series.add_unit() and series.add_unit() and not series.add_unit()
-    assert series.phases == 4 and series.units(4) == (2, 4) and series.units(1) == (1, 1)
+    assert series.phases == 4 and series.units(4) == (4, 4) and series.units(1) == (1, 1)
     series.advance()
     series.advance()
     series.close()
-    assert log == ["start a", "close a", "start b", "reopen b", "reopen b", "close b"]
+    assert log == [
+        "start a",
+        "close a",
+        "start b",
+        "close b",
+        "start c",
+        "close c",
+        "start d",
+        "close d",
+    ]
     fixed = ProcessSeries([Worker("a", []), Worker("b", [])], sessions=2)
     assert not fixed.add_unit() and fixed.phases == 4
+    with pytest.raises(InputError, match="needs a way to make a worker"):
+        ProcessSeries([Worker("a", [])], grow=1)

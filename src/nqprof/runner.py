@@ -269,7 +269,8 @@ class RoundLoop:
         }
         if self.added_units:
             rec.notes.append(
-                f"{plural(self.added_units, 'session')} added after the planned units (their "
+                f"{plural(self.added_units, 'worker process', 'worker processes')} added "
+                "after the planned units (their "
                 f"spread would have made a floor over ±{UNIT_FLOOR * 100:.0f}%); with them, "
                 f"±{self.unit_floor() * 100:.1f}%"
             )

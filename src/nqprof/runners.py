@@ -386,9 +386,9 @@ GPU_SESSIONS = 1
 SESSIONS_VARIABLE = "NQPROF_GPU_SESSIONS"
 
 
-#: With $NQPROF_GPU_SESSIONS=auto: the units (sessions) a GPU case's run may take at most.
-#: It starts with one session in each of GPU_PROCESSES processes and adds sessions to the
-#: last while its units' spread would make a floor wider than the GPU cases' change to catch
+#: With $NQPROF_GPU_SESSIONS=auto: the units a GPU case's run may take at most. It starts
+#: with one session in each of GPU_PROCESSES processes and adds processes while its units'
+#: spread would make a floor wider than the GPU cases' change to catch
 #: (:meth:`nqprof.runner.RoundLoop.wants_unit`): the units only the cases whose time
 #: depends on their placement need.
 AUTO_UNITS_MAX = 8
@@ -441,6 +441,11 @@ def open_runner(
         if strategy.needs_gpu:
             per = gpu_sessions() if sessions is None else sessions
             grow = AUTO_UNITS_MAX - count * per if sessions is None and gpu_units_auto() else 0
-            return ProcessSeries(runners, per, grow=max(0, grow))
+            return ProcessSeries(
+                runners,
+                per,
+                grow=max(0, grow),
+                make=lambda: WorkerRunner(strategy, n, params, timeout),
+            )
         return RunnerPool(runners)
     return LocalRunner(strategy, n, params)

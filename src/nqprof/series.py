@@ -1,10 +1,11 @@
 """Several worker runners of one case: :class:`RunnerPool` takes the rounds in turn (a CPU
 case's processes), :class:`ProcessSeries` one after another, each process in sessions one
-after another (a GPU case's units; under $NQPROF_GPU_SESSIONS=auto it may add sessions as
+after another (a GPU case's units; under $NQPROF_GPU_SESSIONS=auto it may add processes as
 the round loop asks). :func:`nqprof.runners.open_runner` picks one."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from . import errors
@@ -78,14 +79,24 @@ class ProcessSeries:
     when :meth:`advance` opens the next process. ``last`` is the index of the unit (a
     session of a process) running now, ``phases`` how many there are; ``opened`` is what
     the first said when it opened. ``grow``: units that :meth:`add_unit` may add after the
-    planned ones (further sessions of the last process; see :func:`gpu_units_auto`)."""
+    planned ones, each a fresh worker process that ``make`` returns (see
+    :func:`gpu_units_auto`): a process's sessions share its level, so only a new process is
+    a new draw of the case's offset (docs/results/verdicts-h200)."""
 
     size = 1
 
-    def __init__(self, runners: list[WorkerRunner], sessions: int = 1, grow: int = 0):
+    def __init__(
+        self,
+        runners: list[WorkerRunner],
+        sessions: int = 1,
+        grow: int = 0,
+        make: Callable[[], WorkerRunner] | None = None,
+    ):
         if sessions < 1:
             raise errors.InputError(f"a worker process opens at least one session, not {sessions}")
-        self.runners, self.grow = runners, grow
+        if grow and make is None:
+            raise errors.InputError("a series that may grow needs a way to make a worker")
+        self.runners, self.grow, self.make = runners, grow, make
         #: the worker process of each unit, in the order they run
         self.plan = [p for p in range(len(runners)) for _ in range(sessions)]
         first = runners[0]
@@ -102,12 +113,13 @@ class ProcessSeries:
         return len(set(self.plan[:used])), used
 
     def add_unit(self) -> bool:
-        """One more session of the last process after the units planned so far, where
+        """One more worker process (one session) after the units planned so far, where
         ``grow`` allows one: whether it was added."""
-        if self.grow <= 0:
+        if self.grow <= 0 or self.make is None:
             return False
         self.grow -= 1
-        self.plan.append(self.plan[-1])
+        self.runners.append(self.make())
+        self.plan.append(len(self.runners) - 1)
         return True
 
     @property
