@@ -94,7 +94,8 @@ def t_quantile(q: float, df: float) -> float:
 PRIOR_DF = 4
 #: A case's prior pools the units of the same strategy's cases whose median time is within
 #: this factor of its own: where a buffer lands moves a round by a share of its time that
-#: shrinks as the round grows, so cases of 4 us and of 8 ms do not share one variance.
+#: shrinks as the round grows, so a strategy's shortest and longest cases do not share one
+#: variance.
 PRIOR_SPAN = 4.0
 
 
@@ -183,12 +184,11 @@ def between_process_floor(
     ``prior``: (variance, degrees of freedom) of the units of like cases
     (:func:`unit_priors`). Two units a run estimate their variance from two degrees of
     freedom, and two that agree by chance make a floor narrower than the runs' difference
-    (devgraph N=12 on an H200: units of 82.1 and 81.9 us in one run, 77.0 and 77.0 in the
-    next, a floor of ±1.4% and a false "faster"). With a prior, the variance is moderated,
-    (own squares + d0 * prior) / (own df + d0) with d0 = min(prior df, PRIOR_DF), and
-    Student's t takes own df + d0. The prior only widens: a case whose own units disagree
-    keeps its own interval (a CPU case's processes move with the host, case by case, and a
-    quiet neighbour does not vouch for them)."""
+    (devgraph N=12's false "faster" in docs/results/verdicts-h200). With a prior, the
+    variance is moderated, (own squares + d0 * prior) / (own df + d0) with
+    d0 = min(prior df, PRIOR_DF), and Student's t takes own df + d0. The prior only
+    widens: a case whose own units disagree keeps its own interval (a CPU case's processes
+    move with the host, case by case, and a quiet neighbour does not vouch for them)."""
     ma, mb = process_medians(a, processes_a), process_medians(b, processes_b)
     if len(ma) < 2 or len(mb) < 2 or min(ma + mb) <= 0:
         return max(process_spread(a, processes_a), process_spread(b, processes_b))

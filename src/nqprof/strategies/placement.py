@@ -28,8 +28,9 @@ ROUNDS = 3
 #: A round longer than this (seconds, at the session's own placement) is not placed.
 LONGEST_ROUND_S = 1e-3
 #: A board larger than this is not placed, not even timed once to find out: placement
-#: moves a round by a fraction of a microsecond, and N=16 already takes 0.76 ms on an
-#: H200 (fast), while the round that decides would cost a session seconds at N=20.
+#: moves a round by a fraction of a microsecond, far below the floor of a round this
+#: long, while the round that decides would cost a session seconds at N=20
+#: (docs/results/verdicts-h200).
 LARGEST_N = 16
 
 
@@ -62,8 +63,8 @@ def place(
         return statistics.median(times)
 
     # One round decides whether the round is short enough to place: a round of seconds
-    # timed ROUNDS times before it is refused would add seconds to the session's opening
-    # (fast N=20: 3 x 1.25 s to every `nqprof solve 20`).
+    # timed ROUNDS times before it is refused would add those rounds to the session's
+    # opening (docs/results/verdicts-h200).
     probe = measure()
     placements, medians = [first], [probe]
     if probe <= longest:
