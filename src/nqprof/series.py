@@ -115,7 +115,7 @@ class ProcessSeries:
     def add_unit(self) -> bool:
         """One more worker process (one session) after the units planned so far, where
         ``grow`` allows one: whether it was added."""
-        if self.grow <= 0 or self.make is None:
+        if self.grow <= 0:  # a series that may grow has its make (__init__)
             return False
         self.grow -= 1
         self.runners.append(self.make())

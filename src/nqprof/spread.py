@@ -99,15 +99,20 @@ PRIOR_DF = 4
 PRIOR_SPAN = 4.0
 
 
-def run_squares(samples: Sequence[float], processes: Sequence[int] | None) -> tuple[float, int]:
-    """One run's sum of squares of its log unit medians about their mean, and its degrees
-    of freedom (units less one): (0, 0) under two units."""
-    medians = process_medians(samples, processes)
+def _log_squares(medians: Sequence[float]) -> tuple[float, int]:
+    """The sum of squares of unit medians' logs about their mean, and its degrees of
+    freedom (units less one): (0, 0) under two units, or with a median not above 0."""
     if len(medians) < 2 or min(medians) <= 0:
         return 0.0, 0
     logs = [math.log(v) for v in medians]
     mean = sum(logs) / len(logs)
     return sum((x - mean) ** 2 for x in logs), len(logs) - 1
+
+
+def run_squares(samples: Sequence[float], processes: Sequence[int] | None) -> tuple[float, int]:
+    """One run's sum of squares of its log unit medians about their mean, and its degrees
+    of freedom (units less one): (0, 0) under two units."""
+    return _log_squares(process_medians(samples, processes))
 
 
 def unit_squares(
@@ -117,7 +122,11 @@ def unit_squares(
     processes_b: Sequence[int] | None,
 ) -> tuple[float, int]:
     """Both runs' :func:`run_squares` summed: (0, 0) unless both ran in two or more units."""
-    (sa, da), (sb, db) = run_squares(a, processes_a), run_squares(b, processes_b)
+    return _both_squares(process_medians(a, processes_a), process_medians(b, processes_b))
+
+
+def _both_squares(ma: Sequence[float], mb: Sequence[float]) -> tuple[float, int]:
+    (sa, da), (sb, db) = _log_squares(ma), _log_squares(mb)
     return (sa + sb, da + db) if da and db else (0.0, 0)
 
 
@@ -192,7 +201,7 @@ def between_process_floor(
     ma, mb = process_medians(a, processes_a), process_medians(b, processes_b)
     if len(ma) < 2 or len(mb) < 2 or min(ma + mb) <= 0:
         return max(process_spread(a, processes_a), process_spread(b, processes_b))
-    ss, df = unit_squares(a, b, processes_a, processes_b)
+    ss, df = _both_squares(ma, mb)
     scale = 1 / len(ma) + 1 / len(mb)
 
     def half_width(squares: float, freedom: int) -> float:

@@ -114,14 +114,16 @@ def cpu_cases_move(
         return decide_stats.median([moves[k] for k in keys])
 
     everything = median_of(list(moves))
-    out = {}
+    groups: dict[tuple, list[tuple]] = {}
     for k in moves:
-        same = [j for j in moves if j[:2] == k[:2]]
-        ours = median_of(same)
-        if any(a[j]["source_hash"] != b[j]["source_hash"] for j in same):
-            ours = 0.0  # its code changed: its cases' common move may be the change
-        out[k] = math.expm1(max(everything, ours, key=abs))
-    return out
+        groups.setdefault(k[:2], []).append(k)
+    common = {}
+    for group, keys in groups.items():
+        held = all(a[j]["source_hash"] == b[j]["source_hash"] for j in keys)
+        # where its code changed, its cases' common move may be the change itself
+        ours = median_of(keys) if held else 0.0
+        common[group] = math.expm1(max(everything, ours, key=abs))
+    return {k: common[k[:2]] for k in moves}
 
 
 def min_effect_parts(

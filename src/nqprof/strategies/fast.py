@@ -41,6 +41,8 @@ KERNELS = {"cst": "constellation", "tight-u4": "fast_tight_u4"}
 SPLIT_KERNELS = ("cst_split_count", "cst_split_write")
 #: Threads per block of the generator's kernels (one thread a frame).
 SPLIT_BLOCK = 128
+#: What a short round's session places (strategies.placement), as its notes name it.
+PLACED = "task index, result counters and task list"
 DEFAULT = "cst"
 TASK_WORDS = CST_TASK_WORDS
 D4_TASK_WORDS = 8  # uint32 words of a tight-u4 task (kernels/cpu/d4.h)
@@ -267,8 +269,8 @@ class FastSession(GpuSession):
         if self.whole and self.tasks is not None and not self.records:
             if n <= placement.LARGEST_N:
                 self.placement = self.place_counters()
-            else:  # not even one round to find out: at N=20 that round is 1.25 s
-                self.notes.append(placement.note_too_large(n, "task index, result counters"))
+            else:  # not even the one round that decides: at N=20 it would cost seconds
+                self.notes.append(placement.note_too_large(n, PLACED))
 
     def place_counters(self) -> dict:
         """The task index, the result counters and the task list where the round runs
@@ -301,7 +303,7 @@ class FastSession(GpuSession):
             lambda buffers: [b.free() for b in buffers],
         )
         self.holds = holds
-        self.notes.append(placement.note(summary, "task index, result counters and task list"))
+        self.notes.append(placement.note(summary, PLACED))
         return summary
 
     @property

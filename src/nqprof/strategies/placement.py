@@ -57,10 +57,9 @@ def place(
     if trials < 1 or rounds < 1:
         raise ValueError(f"placement needs trials and rounds >= 1, got {trials} and {rounds}")
 
-    def median(first_round: float | None = None) -> float:
-        times = [measure() if first_round is None else first_round]
-        times += [measure() for _ in range(rounds - 1)]
-        return statistics.median(times)
+    def median(timed: list[float]) -> float:
+        """The median of ``timed`` and as many more rounds as make ``rounds``."""
+        return statistics.median(timed + [measure() for _ in range(rounds - len(timed))])
 
     # One round decides whether the round is short enough to place: a round of seconds
     # timed ROUNDS times before it is refused would add those rounds to the session's
@@ -68,11 +67,11 @@ def place(
     probe = measure()
     placements, medians = [first], [probe]
     if probe <= longest:
-        medians[0] = median(probe)
+        medians[0] = median([probe])
         for _ in range(trials - 1):
             placements.append(make())
             use(placements[-1])
-            medians.append(median())
+            medians.append(median([]))
     kept = min(range(len(medians)), key=medians.__getitem__)
     use(placements[kept])
     for i, p in enumerate(placements):
