@@ -48,7 +48,10 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         ),
     ),
     ("cuda", ("nqprof.cuda",)),
-    ("strategy interface", ("nqprof.strategies.base", "nqprof.strategies.counters")),
+    (
+        "strategy interface",
+        ("nqprof.strategies.base", "nqprof.strategies.counters", "nqprof.strategies.rotation"),
+    ),
     (
         "strategy machinery",
         (

@@ -65,6 +65,13 @@ def test_describe():
 # -- a GPU case's rounds in worker processes one after another ---------------------------------
 
 
+@pytest.fixture(autouse=True)
+def _one_session_a_worker(monkeypatch):
+    """These tests count a series' workers and sessions: each worker holds one session
+    (tests/test_rotation.py runs the several a short round's worker holds)."""
+    monkeypatch.setenv("NQPROF_ROTATE", "1")
+
+
 def _series_run(tmp_path, rounds, warmup=1, unit_prior=None):
     import os
 

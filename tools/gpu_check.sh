@@ -81,10 +81,16 @@
 #                  fast's session opened at N=21 under cProfile (tools/startup_probe.py --open)
 #   bench-aa       the default `pytest bench/` twice, each timed, then `nqprof compare` of the two (A/A: no
 #                  faster or slower verdict expected)
+#   aslr           offset_probe --solve of devgraph N=10..12 and fast N=9, K fresh solves each, with the
+#                  address-space layout randomized and under setarch -R (ASLR_K, default 6)
+#   dg-levels      devgraph N=9, 11: one session's graphs made 8 times (then with their buffers), rounds in
+#                  turn over the sets (tools/devgraph_levels.py), beside 6 sessions reopened in one process
 #   placement      fast N=8, 9: K placements of its counters, its tasks and both in one session, rounds interleaved
 #                  over them (tools/placement_probe.py), beside 6 sessions reopened: is the offset where buffers lie?
 #   offsets-keep   offset_probe --reopen of five small cases, 6 sessions each, their contexts made anew and then
 #                  kept between the sessions (--keep-context): does a session redraw its offset without a context?
+#   rot-aa         every GPU strategy at \$AA_N (default 8:13) twice (pytest bench/), the second gated by
+#                  pytest-benchmark's median:5%, then nqprof compare; histories in \$OUT/rot-aa.tar.gz
 #   small-aa       \$AA_STRATEGIES (default fast) at \$AA_N (default 8:13) three times (pytest bench/), then nqprof
 #                  compare of runs 1, 2 and of 2, 3: the small cases' floors; histories in $OUT/small-aa.tar.gz
 #   bench-aa-gate  the default `pytest bench/` twice, the second gated against the first by pytest-benchmark
@@ -229,6 +235,7 @@ EOF
 }
 carneiro_stages="carneiro-plan carneiro-verify carneiro-chunks carneiro-chunks-dp1-16 carneiro-chunks-dp3-18 carneiro-default carneiro-speed carneiro-tune carneiro-table2 carneiro-memcheck carneiro-racecheck"
 cdp_strategies="dp1 dp2 dp3 dpswap cdp-bp cdp-dp3"
+GPU_STRATEGIES=fast,feinbube,bp-dfs,dp1,dp2,dp3,dpswap,cdp-bp,cdp-cst,cdp-dp3,graph-cst,devgraph,queue
 stages=()
 for stage in "$@"; do  # `characterize` and `carneiro` stand for their stages
   case $stage in
@@ -356,12 +363,13 @@ print(sys.argv[2], {n: c.execute(f\"select count(*) from {n}\").fetchone()[0] fo
       done; done 2>&1 | tee "$OUT/solve20.log" ;;
     launch-default) run launch-default 600 bash -c "TIMEFORMAT='whole %R s'; time nqprof characterize launch -q -o \$OUT/launch-default.json -o \$OUT/launch-default.md" ;;
     offsets) run offsets-solo 200 python3 tools/offset_probe.py --solve fast:9 --solve fast:8 --solve devgraph:11 \
-        --solve devgraph:10 -k 4 -r 100
+        --solve devgraph:10 -k 4 -r 100 ;&
+    offsets-variants)
       for v in ${OFFSET_VARIANTS:-default nospare nowatch four}; do
         rm -rf /tmp/nqprof-off-$v
-        for i in 1 2; do
+        for i in $(seq ${OFFSET_RUNS:-2}); do
           OFFSET_VARIANT=$v PYTHONPATH=$PWD/tools timeout 200 tools/gpuhost.sh python3 -m pytest bench/ -p offset_variants \
-            --nq-strategy=fast,devgraph --nq-n=8:11 --benchmark-autosave --benchmark-storage=/tmp/nqprof-off-$v \
+            --nq-strategy=${OFFSET_STRATEGIES:-fast,devgraph} --nq-n=${OFFSET_N:-8:11} --benchmark-autosave --benchmark-storage=/tmp/nqprof-off-$v \
             -q -p no:cacheprovider 2>&1 | tail -1
         done
         echo "--- variant $v"
@@ -371,6 +379,15 @@ print(sys.argv[2], {n: c.execute(f\"select count(*) from {n}\").fetchone()[0] fo
         --reopen devgraph:11 --reopen devgraph:10 --solve fast:9 --solve devgraph:11 -k 6 -r 100 ;;
     offsets-keep) for mode in "" --keep-context; do run "offsets-keep$mode" 200 python3 tools/offset_probe.py $mode \
         --reopen fast:8 --reopen fast:9 --reopen cdp-bp:9 --reopen devgraph:10 --reopen bp-dfs:8 -k 6 -r 100; done ;;
+    aslr) echo "=== aslr: devgraph's process medians with the address-space layout randomized (as is) and not (setarch -R)"
+      cat /proc/sys/kernel/randomize_va_space
+      run aslr-on 300 python3 tools/offset_probe.py --solve devgraph:10 --solve devgraph:11 --solve devgraph:12 \
+        --solve fast:9 -k ${ASLR_K:-6} -r 100
+      run aslr-off 300 setarch "$(uname -m)" -R python3 tools/offset_probe.py --solve devgraph:10 --solve devgraph:11 \
+        --solve devgraph:12 --solve fast:9 -k ${ASLR_K:-6} -r 100 ;;
+    dg-levels) run dg-levels 200 python3 tools/devgraph_levels.py --n 9 --n 11 -k 8 -r 40
+      run dg-levels-buffers 200 python3 tools/devgraph_levels.py --n 9 --n 11 -k 8 -r 40 --buffers
+      run dg-levels-reopen 200 python3 tools/offset_probe.py --reopen devgraph:9 --reopen devgraph:11 -k 6 -r 60 ;;
     placement) run placement 200 python3 tools/placement_probe.py --n 8 --n 9 -k 8 -r 80
         run placement-reopen 200 python3 tools/offset_probe.py --reopen fast:8 --reopen fast:9 -k 6 -r 100 ;;
     build) run build 300 nqprof build ;;
@@ -717,6 +734,14 @@ print('GPU compute processes left:', repr(subprocess.run(smi, capture_output=Tru
           -p no:cacheprovider --nq-strategy=${AA_STRATEGIES:-fast} --nq-n=${AA_N:-8:13} --benchmark-autosave \
           --benchmark-storage=/tmp/nqprof-small-aa | tail -1; done; tar -C /tmp -czf \$OUT/small-aa.tar.gz nqprof-small-aa;
           nqprof compare 0001 0002 --storage /tmp/nqprof-small-aa | tail -40; nqprof compare 0002 0003 --storage /tmp/nqprof-small-aa | tail -40" ;;
+    rot-aa) rm -rf /tmp/nqprof-rot-aa
+      run rot-aa 590 bash -c "for run in A B; do gate=; [ \$run = B ] && gate='--benchmark-compare --benchmark-compare-fail=median:5%';
+          TIMEFORMAT=\"pytest bench/ (\$run) took %R s\";
+          time python3 -m pytest bench/ -q -p no:cacheprovider --nq-strategy=${AA_STRATEGIES:-$GPU_STRATEGIES} --nq-n=${AA_N:-8:13} \
+            --benchmark-autosave --benchmark-storage=/tmp/nqprof-rot-aa \$gate > /tmp/rot-aa-\$run.txt 2>&1;
+          echo \"run \$run: exit \$?\"; grep -E '^FAILED|Performance has regressed|^nqprof: ' /tmp/rot-aa-\$run.txt | head -20; tail -1 /tmp/rot-aa-\$run.txt; done;
+          cp /tmp/rot-aa-B.txt \$OUT/; tar -C /tmp -czf \$OUT/rot-aa.tar.gz nqprof-rot-aa;
+          nqprof compare 0001 0002 --storage /tmp/nqprof-rot-aa | tail -100" ;;
     bench-aa-gate) rm -rf /tmp/nqprof-aa-gate
       run bench-aa-gate 590 bash -c "for run in A B; do gate=; [ \$run = B ] && gate='--benchmark-compare --benchmark-compare-fail=median:5%';
           TIMEFORMAT=\"pytest bench/ (\$run) took %R s\";

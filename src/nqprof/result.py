@@ -28,6 +28,9 @@ class Measurement:
     gpu_s: float | None = None
     #: Device-side accounting of the round (generations, launches, failures), if any.
     stats: dict[str, Any] = field(default_factory=dict)
+    #: Which of its worker's sessions ran it, where a worker takes the rounds in turn over
+    #: several (nqprof.strategies.rotation); 0 otherwise.
+    unit: int = 0
 
 
 @dataclass

@@ -76,6 +76,7 @@ class RoundLoop:
         #: process; of a GPU case, the session of a worker process).
         self.samples: list[float] = []
         self.round_process: list[int] = []
+        self._units: dict[tuple[int, int], int] = {}
         self.conditions: dict[str, Any] = {}
         #: Whether another GPU worker request follows this case (the next case of a pytest
         #: run or a sweep): a spare worker (:mod:`nqprof.spare`) is then started once the
@@ -150,10 +151,18 @@ class RoundLoop:
         self.measurements.append(m)
         self.round_trips.append(trip)
         self.samples.append(self.statistic(m, trip))
-        self.round_process.append(self.runner.last)
+        self.round_process.append(self.unit_of(m))
         total = f"/{self.rule.fixed}" if self.rule.fixed else ""
         self.progress.update(f"round {len(self.measurements)}{total} {trip:.3f} s")
         return m
+
+    def unit_of(self, m: Measurement) -> int:
+        """The unit that ran round ``m``: the runner's (a worker process, or a session of
+        one), and within it the session that ran the round where the worker takes the
+        rounds in turn over several (:attr:`Measurement.unit`,
+        :mod:`nqprof.strategies.rotation`), numbered as they first ran."""
+        key = (self.runner.last, getattr(m, "unit", 0))
+        return self._units.setdefault(key, len(self._units))
 
     def timed_rounds(self, rule: RoundRule, gpu: gpuconditions.GpuWatch | None) -> None:
         """Timed rounds in the running process until ``rule`` is met."""

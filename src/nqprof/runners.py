@@ -32,6 +32,7 @@ from .result import Measurement
 from .series import ProcessSeries, RunnerPool
 from .spare import SPARE, start_worker, warm
 from .strategies import Strategy
+from .strategies.rotation import sessions_wanted
 from .worker import Target, under_profiler
 
 
@@ -435,17 +436,20 @@ def open_runner(
     bounds its time."""
     if isolate and (strategy.needs_gpu or not mp.current_process().daemon):
         count = processes or (GPU_PROCESSES if strategy.needs_gpu else CPU_PROCESSES)
+        # a GPU worker takes a short round's rounds in turn over several sessions
+        opener = "open_rotated" if strategy.needs_gpu else "open"
+        if strategy.needs_gpu:
+            sessions_wanted()  # a bad $NQPROF_ROTATE is refused here, before a worker starts
+
+        def make() -> WorkerRunner:
+            return WorkerRunner(strategy, n, params, timeout, opener=opener)
+
         if count == 1:
-            return WorkerRunner(strategy, n, params, timeout)
-        runners = [WorkerRunner(strategy, n, params, timeout) for _ in range(count)]
+            return make()
+        runners = [make() for _ in range(count)]
         if strategy.needs_gpu:
             per = gpu_sessions() if sessions is None else sessions
             grow = AUTO_UNITS_MAX - count * per if sessions is None and gpu_units_auto() else 0
-            return ProcessSeries(
-                runners,
-                per,
-                grow=max(0, grow),
-                make=lambda: WorkerRunner(strategy, n, params, timeout),
-            )
+            return ProcessSeries(runners, per, grow=max(0, grow), make=make)
         return RunnerPool(runners)
     return LocalRunner(strategy, n, params)

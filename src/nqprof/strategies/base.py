@@ -201,6 +201,14 @@ class Strategy:
     def open(self, n: int, params: dict[str, Any]) -> Session:
         raise NotImplementedError
 
+    def open_rotated(self, n: int, params: dict[str, Any]) -> Session:
+        """:meth:`open` for timed rounds: where a round is short, several sessions take the
+        rounds in turn, each a draw of where its allocations land
+        (:mod:`nqprof.strategies.rotation`)."""
+        from .rotation import Rotation
+
+        return Rotation(lambda: self.open(n, params), n)
+
     #: What a cluster's slices are slices of (:meth:`part_items`), in its record.
     part_unit: ClassVar[str] = "boards"
 

@@ -21,17 +21,16 @@ import statistics
 from collections.abc import Callable
 from typing import Any
 
+from .rotation import LARGEST_N
+
 #: Placements tried (the session's own first, then fresh allocations).
 TRIALS = 32
 #: Rounds timed at each placement; their median is compared.
 ROUNDS = 3
 #: A round longer than this (seconds, at the session's own placement) is not placed.
 LONGEST_ROUND_S = 1e-3
-#: A board larger than this is not placed, not even timed once to find out: placement
-#: moves a round by a fraction of a microsecond, far below the floor of a round this
-#: long, while the round that decides would cost a session seconds at N=20
-#: (docs/results/verdicts-h200).
-LARGEST_N = 16
+#: A board larger than LARGEST_N is not placed, not even timed once to find out (the limit
+#: rotation keeps too, :mod:`nqprof.strategies.rotation`).
 
 
 def place(
