@@ -151,22 +151,7 @@ def test_a_bad_variable_is_refused_in_one_line(monkeypatch, text):
         rotation.sessions_wanted()
 
 
-def test_the_round_loop_counts_each_session_of_each_worker_a_unit_numbered_as_they_ran():
-    from nqprof.runner import RoundLoop
-
-    class Runner:
-        last = 0
-
-    loop = RoundLoop.__new__(RoundLoop)
-    loop.runner, loop._units = Runner(), {}
-    seen = []
-    for worker in (0, 1):
-        loop.runner.last = worker
-        seen += [loop.unit_of(Measurement(92, 1.0, unit=u)) for u in (0, 1, 2, 0, 1, 2)]
-    assert seen == [0, 1, 2, 0, 1, 2, 3, 4, 5, 3, 4, 5]
-
-
-def test_a_worker_takes_a_short_round_in_turn_over_its_sessions_each_a_unit(tmp_path, monkeypatch):
+def test_a_worker_takes_a_short_round_in_turn_over_its_sessions(tmp_path, monkeypatch):
     """Through real worker processes: fake_process_bound's k-th session opened times
     1 ms * (1 + 0.15 k), so each unit's rounds show which session ran them."""
     from fake_process_bound import STRATEGY as bound
@@ -182,9 +167,16 @@ def test_a_worker_takes_a_short_round_in_turn_over_its_sessions_each_a_unit(tmp_
         loop = RoundLoop(runner, 12, 1)
         loop.run()
         info = runner.info()
-    assert loop.round_process == [0, 1, 2] * 2 + [3, 4, 5] * 2
-    for m, unit in zip(loop.measurements, loop.round_process, strict=True):
-        assert m.gpu_s == pytest.approx(1e-3 * (1 + unit_step() * unit))
+    # the worker process stays the unit; the session within it is recorded beside
+    assert loop.round_process == [0] * 6 + [1] * 6
+    assert loop.round_session == [0, 1, 2] * 4
+    record = loop.record(info)
+    assert record.round_session == loop.round_session
+    assert record.to_dict()["round_session"] == [0, 1, 2] * 4
+    for m, worker, session in zip(
+        loop.measurements, loop.round_process, loop.round_session, strict=True
+    ):
+        assert m.gpu_s == pytest.approx(1e-3 * (1 + unit_step() * (3 * worker + session)))
     assert info["placement"]["sessions"] == 3
     pids = [line.split()[0] for line in (tmp_path / "pids").read_text().splitlines()]
     assert len(pids) == 6 and len(set(pids[:3])) == 1 and len(set(pids[3:])) == 1

@@ -79,6 +79,10 @@ class RunRecord:
     #: several), or for a GPU case the session of its worker processes
     #: (nqprof.runners.GPU_SESSIONS per process, each with its own modules and buffers).
     round_process: list[int] = field(default_factory=list)
+    #: The session within its unit that ran each timed round, where the unit's worker took
+    #: a short round's rounds in turn over several (nqprof.strategies.rotation): they share
+    #: the worker's context, so the unit, not the session, is the run's independent draw.
+    round_session: list[int] = field(default_factory=list)
     #: The run's conditions (nqprof.conditions): CPU, and for GPU runs clocks, power,
     #: temperature, throttling before, during and after the rounds.
     conditions: dict[str, Any] = field(default_factory=dict)

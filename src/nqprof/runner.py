@@ -76,7 +76,9 @@ class RoundLoop:
         #: process; of a GPU case, the session of a worker process).
         self.samples: list[float] = []
         self.round_process: list[int] = []
-        self._units: dict[tuple[int, int], int] = {}
+        #: Each timed round's session within its unit, where the unit's worker took the
+        #: rounds in turn over several (:mod:`nqprof.strategies.rotation`); 0 otherwise.
+        self.round_session: list[int] = []
         self.conditions: dict[str, Any] = {}
         #: Whether another GPU worker request follows this case (the next case of a pytest
         #: run or a sweep): a spare worker (:mod:`nqprof.spare`) is then started once the
@@ -151,18 +153,11 @@ class RoundLoop:
         self.measurements.append(m)
         self.round_trips.append(trip)
         self.samples.append(self.statistic(m, trip))
-        self.round_process.append(self.unit_of(m))
+        self.round_process.append(self.runner.last)
+        self.round_session.append(getattr(m, "unit", 0))
         total = f"/{self.rule.fixed}" if self.rule.fixed else ""
         self.progress.update(f"round {len(self.measurements)}{total} {trip:.3f} s")
         return m
-
-    def unit_of(self, m: Measurement) -> int:
-        """The unit that ran round ``m``: the runner's (a worker process, or a session of
-        one), and within it the session that ran the round where the worker takes the
-        rounds in turn over several (:attr:`Measurement.unit`,
-        :mod:`nqprof.strategies.rotation`), numbered as they first ran."""
-        key = (self.runner.last, getattr(m, "unit", 0))
-        return self._units.setdefault(key, len(self._units))
 
     def timed_rounds(self, rule: RoundRule, gpu: gpuconditions.GpuWatch | None) -> None:
         """Timed rounds in the running process until ``rule`` is met."""
@@ -269,6 +264,7 @@ class RoundLoop:
             list(self.round_trips),
         )
         rec.round_process = list(self.round_process)
+        rec.round_session = list(self.round_session)
         rec.conditions = dict(self.conditions)
         processes, sessions = self.units()
         rec.process = {

@@ -10,12 +10,14 @@ spread from two degrees of freedom, and both compare's floor and pytest-benchmar
 move with the draws.
 
 So a worker whose first round is short opens ``sessions`` sessions of its case, each its
-own draw of where it lands, and takes its rounds in turn over them: each round says which
-session ran it (:attr:`Measurement.unit`), the round loop counts every session a unit, and
-a run has many draws for the price of the sessions' opening (the worker's context is
-shared; each session builds, allocates and uploads its own). Every session's first round
-is run once untimed and its count checked against the first session's. The record keeps
-every session's layout pad and sums their stream holds."""
+own draw of where it lands, and takes its rounds in turn over them: the worker's median is
+then a median over as many draws, and moves less from worker to worker and run to run.
+Each round says which session ran it (:attr:`Measurement.unit`, the record's
+``round_session``). The worker, not the session, stays the run's unit: its sessions share
+its context, and on an H200 the workers' medians of most strategies differed by more than
+their sessions' spread alone explains (docs/results/rotation-h200). Every session's first
+round is run once untimed and its count checked against the first session's; the record
+keeps every session's layout pad and sums their stream holds."""
 
 from __future__ import annotations
 
