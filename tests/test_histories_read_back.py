@@ -71,6 +71,10 @@ PACKED = {
         f"{RESULTS}/verdicts-h200/aa-default-run-1.json.gz",
         f"{RESULTS}/verdicts-h200/aa-default-run-2.json.gz",
     ),
+    "rotation-aa": (
+        f"{RESULTS}/rotation-h200/rot-aa-run-1.json.gz",
+        f"{RESULTS}/rotation-h200/rot-aa-run-2.json.gz",
+    ),
     "matrix-h100-12.0-13.0": (
         f"{RESULTS}/matrix/history-h100-80gb-hbm3-cuda12.0.tar.gz",
         f"{RESULTS}/matrix/history-h100-80gb-hbm3-cuda13.0.tar.gz",

@@ -3,9 +3,8 @@
     python3 tools/units_by_worker.py RUN.json [RUN.json ...]
 
 For the GPU cases whose workers took the rounds in turn over K sessions
-(``extra_info["placement"]["sessions"]``, nqprof.strategies.rotation), the units of a run
-are K sessions in each worker process (units numbered as they first ran: worker w holds
-units wK .. wK + K - 1). If a session's level is all there is, a worker's mean log session
+(nqprof.strategies.rotation): each round's worker (``samples_process``) and its session
+there (``round_session``). If a session's level is all there is, a worker's mean log session
 median varies as the sessions do, divided by K; a share of the level fixed by the process
 shows as more. Per strategy (cases pooled, every run): the sessions' standard deviation
 within a worker, that of the workers' means against what the sessions alone would give,
@@ -33,17 +32,17 @@ def f_sf(f: float, d1: int, d2: int) -> float:
 
 def case_groups(extra: dict) -> list[list[float]] | None:
     """The log session medians of each worker of one case's run, or None."""
-    k = (extra.get("placement") or {}).get("sessions")
     samples, units = extra.get("samples_compute"), extra.get("samples_process")
-    if not k or not samples or not units:
+    sessions = extra.get("round_session")
+    if not samples or not units or not sessions or max(sessions) < 1:
         return None
     by = collections.defaultdict(list)
-    for t, u in zip(samples, units, strict=True):
-        by[int(u)].append(t)
+    for t, u, s in zip(samples, units, sessions, strict=True):
+        by[int(u), int(s)].append(t)
     workers = collections.defaultdict(list)
-    for u, ts in sorted(by.items()):
+    for (u, _), ts in sorted(by.items()):
         if len(ts) >= 2:
-            workers[u // k].append(math.log(statistics.median(ts)))
+            workers[u].append(math.log(statistics.median(ts)))
     groups = [g for g in workers.values() if len(g) >= 2]
     return groups if len(groups) >= 2 else None
 
