@@ -233,3 +233,35 @@ def test_a_limit_the_device_refuses_and_does_not_hold_is_an_input_error():
     ctx = _context(_Refusing())
     with pytest.raises(InputError, match="the device refused heap_bytes=4194304"):
         ctx.set_limits(heap_bytes=4 << 20)
+
+
+@pytest.mark.parametrize(
+    "rounds, workers, sessions, want",
+    [
+        (None, 2, 8, True),  # the auto rule
+        (32, 2, 8, True),  # two rounds a session
+        (31, 2, 8, False),
+        (3, 2, 8, False),  # nqprof solve -r 3
+        (None, 2, 1, False),  # one session asked for
+        (4, 1, 2, True),
+    ],
+)
+def test_rotation_is_worth_it_where_the_rounds_go_round_the_sessions_twice(
+    rounds, workers, sessions, want
+):
+    assert rotation.worth(rounds, workers, sessions) is want
+
+
+def test_a_run_of_a_few_rounds_opens_one_session_a_worker(tmp_path, monkeypatch):
+    from fake_process_bound import STRATEGY as bound
+
+    from nqprof.runners import open_runner
+
+    monkeypatch.setenv(rotation.VARIABLE, "3")
+    monkeypatch.delenv("NQPROF_GPU_SESSIONS", raising=False)
+    assert {r.opener for r in open_runner(bound, 8, {}, rounds=3).runners} == {"open"}
+    assert {r.opener for r in open_runner(bound, 8, {}, rounds=12).runners} == {"open_rotated"}
+    assert {r.opener for r in open_runner(bound, 8, {}).runners} == {"open_rotated"}
+    monkeypatch.setenv(rotation.VARIABLE, "0")
+    with pytest.raises(InputError, match="NQPROF_ROTATE"):
+        open_runner(bound, 8, {})

@@ -60,7 +60,7 @@ def gpu_here(fakes, monkeypatch):
         machine, "machine_facts", lambda: {"gpu": "test GPU", "cuda_toolkit": "13.0"}
     )
     monkeypatch.setattr(
-        runners, "open_runner", lambda s, n, p, timeout=None: runners.LocalRunner(s, n, p)
+        runners, "open_runner", lambda s, n, p, timeout=None, **kw: runners.LocalRunner(s, n, p)
     )
     monkeypatch.setattr(runners.SPARE, "start", lambda *args, **kw: None)  # no worker either
 

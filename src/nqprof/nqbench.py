@@ -151,7 +151,7 @@ class NQBench:
         try:
             try:
                 self._runner = open_runner(
-                    self.strategy, self.case.n, self.params, self.settings.timeout
+                    self.strategy, self.case.n, self.params, self.settings.timeout, rounds=rounds
                 ).start()
             except UnavailableError as exc:
                 pytest.skip(f"{self.label}: {exc}")

@@ -314,7 +314,7 @@ def solve(
         # beside the worker's start: the watch needs it after the warm-up
         gpuconditions.start_nvml()
     marks = [("start", time.perf_counter())]
-    with open_runner(strat, n, values, timeout, isolate) as runner:
+    with open_runner(strat, n, values, timeout, isolate, rounds=repeats) as runner:
         marks.append(("open", time.perf_counter()))
         loop = RoundLoop(runner, repeats, warmup, progress, timer)
         loop.keep_spare = loop.keep_spare or (keep_spare and strat.needs_gpu and isolate)

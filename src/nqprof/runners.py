@@ -31,8 +31,7 @@ from .problem import known_count
 from .result import Measurement
 from .series import ProcessSeries, RunnerPool
 from .spare import SPARE, start_worker, warm
-from .strategies import Strategy
-from .strategies.rotation import sessions_wanted
+from .strategies import Strategy, rotation
 from .worker import Target, under_profiler
 
 
@@ -427,19 +426,22 @@ def open_runner(
     isolate: bool = True,
     processes: int | None = None,
     sessions: int | None = None,
+    rounds: int | None = None,
 ):
     """The runner for a strategy: watchdog worker processes (``processes``, default
     GPU_PROCESSES one after another for a GPU strategy, each opening ``sessions``, default
     :func:`gpu_sessions`, one after another; CPU_PROCESSES in turn for a CPU one), or
     (``isolate=False``) this process, without a timeout. A daemonic process (a Dask
     worker's) may start no child, so a CPU session runs there in-process; the cluster
-    bounds its time."""
+    bounds its time. ``rounds``: the timed rounds the run will take (None: the auto rule);
+    where they go round a short GPU round's sessions (:func:`rotation.worth`), each GPU
+    worker takes them in turn over several (:mod:`nqprof.strategies.rotation`)."""
     if isolate and (strategy.needs_gpu or not mp.current_process().daemon):
         count = processes or (GPU_PROCESSES if strategy.needs_gpu else CPU_PROCESSES)
-        # a GPU worker takes a short round's rounds in turn over several sessions
-        opener = "open_rotated" if strategy.needs_gpu else "open"
-        if strategy.needs_gpu:
-            sessions_wanted()  # a bad $NQPROF_ROTATE is refused here, before a worker starts
+        opener = "open"
+        # a bad $NQPROF_ROTATE is refused here, before a worker starts
+        if strategy.needs_gpu and rotation.worth(rounds, count):
+            opener = "open_rotated"
 
         def make() -> WorkerRunner:
             return WorkerRunner(strategy, n, params, timeout, opener=opener)

@@ -95,7 +95,7 @@ def run_case(
         from .work import DAEMON_HINT
 
         raise UnavailableError(DAEMON_HINT)
-    with open_runner(strat, n, params, timeout) as runner:
+    with open_runner(strat, n, params, timeout, rounds=rounds) as runner:
         loop = RoundLoop(runner, rounds, warmup, timer=timer)
         loop.run()
         record = loop.record(runner.info())

@@ -62,6 +62,15 @@ def sessions_wanted() -> int:
     return value
 
 
+def worth(rounds: int | None, workers: int, sessions: int | None = None) -> bool:
+    """Whether a run of ``rounds`` timed rounds (None: the auto rule, which takes many) over
+    ``workers`` worker processes one after another gives each of a worker's sessions two
+    rounds at the least: a run of a few rounds (``nqprof solve -r 3``) opens one session a
+    worker, as the rounds could not go round the others."""
+    k = sessions_wanted() if sessions is None else sessions
+    return k > 1 and (rounds is None or rounds >= 2 * k * max(1, workers))
+
+
 def round_seconds(m: Measurement) -> float:
     """What a round took: its GPU time where it has one, else its wall time."""
     return m.gpu_s if m.gpu_s is not None else m.wall_s
