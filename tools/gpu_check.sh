@@ -420,7 +420,7 @@ print(sys.argv[2], {n: c.execute(f\"select count(*) from {n}\").fetchone()[0] fo
       (cd /tmp && tar czf "$OUT/dg-aa.tar.gz" nqprof-dgaa) ;;
     tests-some) run tests-some 300 python3 -m pytest ${TESTS_FILES:-tests} -m gpu --require-gpu -k "$TESTS_K" -q -rs \
         -p no:cacheprovider ;;
-    tests) run tests 500 python3 -m pytest tests -m gpu --require-gpu --durations=45 -q -rs -p no:cacheprovider ;;
+    tests) run tests 500 python3 -m pytest tests -m gpu --require-gpu --durations=0 -q -rs -p no:cacheprovider ;;
     feinbube-steps) run feinbube-steps 500 nqprof sweep -s feinbube --n 16:19 \
         --param opt=local,shared-stack,shared-all,extern,rows-left --repeats 3 --warmup 1 -o "$OUT/feinbube-steps.json" ;;
     feinbube-tune) run feinbube-tune 500 nqprof sweep -s feinbube --n 18:19 \
