@@ -323,7 +323,7 @@ print(sys.argv[2], {n: c.execute(f\"select count(*) from {n}\").fetchone()[0] fo
         t0=$(date +%s%3N); python3 -m pytest bench/ --nq-strategy=serial,serial-d4,multicore --nq-cpu-metric=instructions -q \
           -p no:cacheprovider --benchmark-autosave --benchmark-storage=/tmp/nqprof-instr-aa $gate > /tmp/instr-aa-$r.txt 2>&1;
         echo "run $r: exit $?, $(( $(date +%s%3N) - t0 )) ms"; grep -E "^FAILED|regressed|nqprof: gate|nqprof: CPU" /tmp/instr-aa-$r.txt | head; tail -1 /tmp/instr-aa-$r.txt; done;
-        cp /tmp/instr-aa-2.txt $OUT/instr-aa-2.txt; nqprof compare 0001 0002 --storage /tmp/nqprof-instr-aa | tail -40' ;;
+        cp /tmp/instr-aa-2.txt $OUT/instr-aa-2.txt; nqprof compare 0001 0002 --storage /tmp/nqprof-instr-aa --metric instructions | tail -40' ;;
     trace-dg) rm -rf /tmp/nqprof-trace-dg
       run trace-dg 300 bash -c 'for r in 1 2; do python3 -m pytest bench/ --nq-strategy=devgraph,graph-cst,fast --nq-n=12 --nq-trace \
           --benchmark-autosave --benchmark-storage=/tmp/nqprof-trace-dg -q -p no:cacheprovider 2>&1 | tail -2; done;
