@@ -52,8 +52,7 @@ class CdpBpSession(CdpSession):
         p = self.params
         self.search = p["depth2"] - p["depth"]
         self.levels = child_levels(self.n, p["depth2"])
-        self.root_shared = stack_bytes(self.search, p["block"])
-        self.allow_dynamic_shared(self.root_kernel, self.root_shared)
+        self.allow_root_shared(stack_bytes(self.search, p["block"]))
         self.allow_dynamic_shared(
             self.child_kernels[0], STATE_BYTES * self.levels * p["child_block"]
         )
@@ -62,22 +61,7 @@ class CdpBpSession(CdpSession):
         )  # the child generation's boards
 
     def launch_root(self):
-        import numpy as np
-
-        p = self.params
-        self.root(
-            *self.boards.args(),
-            np.int32(self.n),
-            np.int32(self.search),
-            self.regions,
-            np.uint32(self.region),
-            np.int32(p["child_block"]),
-            self.acct,
-            np.int32(self.levels),
-            block=(p["block"], 1, 1),
-            grid=self.grid_for(self.boards.count, p["block"]),
-            shared=self.root_shared,
-        )
+        self.launch_into_regions(self.search, self.levels)
 
 
 class CdpBp(CdpStrategy):

@@ -76,8 +76,7 @@ class Dp2Session(CdpSession):
 
     def prepare(self):
         p = self.params
-        self.root_shared = stack_bytes(p["search"], p["block"])
-        self.allow_dynamic_shared(self.root_kernel, self.root_shared)
+        self.allow_root_shared(stack_bytes(p["search"], p["block"]))
         # The deepest search a child grid gets (the generations' searches are the same for
         # every board; odd N's middle-column boards only finish sooner).
         schedule = condensed_schedule(
@@ -90,16 +89,11 @@ class Dp2Session(CdpSession):
         import numpy as np
 
         p = self.params
-        self.root(
-            *self.boards.args(),
-            np.int32(self.n),
+        self.launch_host_grid(
             np.int32(p["search"]),
             np.int32(p["child_block"]),
             np.int32(self.max_search()),
             self.acct,
-            block=(p["block"], 1, 1),
-            grid=self.grid_for(self.boards.count, p["block"]),
-            shared=self.root_shared,
         )
 
 

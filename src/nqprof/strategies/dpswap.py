@@ -56,8 +56,7 @@ class DpSwapSession(CdpSession):
 
     def prepare(self):
         p = self.params
-        self.root_shared = shared_bytes(p["search"], p["capacity"], p["block"])
-        self.allow_dynamic_shared(self.root_kernel, self.root_shared)
+        self.allow_root_shared(shared_bytes(p["search"], p["capacity"], p["block"]))
         self.allow_dynamic_shared(
             self.child_kernels[0], shared_bytes(p["search"], p["capacity"], p["child_block"])
         )
@@ -66,16 +65,8 @@ class DpSwapSession(CdpSession):
         import numpy as np
 
         p = self.params
-        self.root(
-            *self.boards.args(),
-            np.int32(self.n),
-            np.int32(p["search"]),
-            np.int32(p["capacity"]),
-            np.int32(p["child_block"]),
-            self.acct,
-            block=(p["block"], 1, 1),
-            grid=self.grid_for(self.boards.count, p["block"]),
-            shared=self.root_shared,
+        self.launch_host_grid(
+            np.int32(p["search"]), np.int32(p["capacity"]), np.int32(p["child_block"]), self.acct
         )
 
 
