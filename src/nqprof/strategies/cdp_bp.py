@@ -21,7 +21,7 @@ from ..errors import InputError
 from .base import Param, block_param, depth_param
 from .cdp.params import child_block_param
 from .cdp.recursions import cdp_bp_recursion
-from .cdp.session import CdpSession
+from .cdp.session import CdpSession, root_and_child
 from .cdp.stacks import STACK_LIMIT, STATE_BYTES, stack_bytes
 from .cdp.strategy import CdpStrategy
 
@@ -44,9 +44,7 @@ def child_levels(n: int, depth2: int) -> int:
 
 
 class CdpBpSession(CdpSession):
-    source = "cdp_bp.cu"
-    root_kernel = "cdp_bp_root"
-    child_kernels = ("cdp_bp_child",)
+    source, root_kernel, child_kernels = root_and_child("cdp_bp")
 
     def prepare(self):
         p = self.params

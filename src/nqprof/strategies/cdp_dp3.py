@@ -17,16 +17,14 @@ from __future__ import annotations
 
 from .cdp.model import condensed_schedule
 from .cdp.recursions import cdp_dp3_recursion
-from .cdp.session import CdpSession
+from .cdp.session import CdpSession, root_and_child
 from .cdp.stacks import stack_bytes
 from .cdp.strategy import CdpStrategy
 from .dp3 import check_condensed_stacks, condensed_params, depth_max
 
 
 class CdpDp3Session(CdpSession):
-    source = "cdp_dp3.cu"
-    root_kernel = "cdp_dp3_root"
-    child_kernels = ("cdp_dp3_child",)
+    source, root_kernel, child_kernels = root_and_child("cdp_dp3")
 
     def prepare(self):
         p = self.params

@@ -36,7 +36,7 @@ from .cdp.limits import check_nesting
 from .cdp.model import MAX_NESTING, condensed_child_block, condensed_schedule
 from .cdp.params import child_block_param, search_param
 from .cdp.recursions import condensed_recursion
-from .cdp.session import CdpSession
+from .cdp.session import CdpSession, root_and_child
 from .cdp.stacks import STACK_LIMIT, stack_bytes
 from .cdp.strategy import CdpStrategy
 
@@ -65,9 +65,7 @@ def default_child_block(n: int, earlier) -> int:
 class Dp2Session(CdpSession):
     """The host side of the condensed kernel (DP-3 reuses it with ``doubling``)."""
 
-    source = "dp2.cu"
-    root_kernel = "dp2_root"
-    child_kernels = ("dp2_child",)
+    source, root_kernel, child_kernels = root_and_child("dp2")
     doubling = False
 
     def max_search(self) -> int:

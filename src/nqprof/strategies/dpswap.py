@@ -27,7 +27,7 @@ from .base import Param, block_param, depth_param
 from .cdp.model import SWAP_STATE_BYTES
 from .cdp.params import child_block_param, search_param
 from .cdp.recursions import dpswap_recursion
-from .cdp.session import CdpSession
+from .cdp.session import CdpSession, root_and_child
 from .cdp.stacks import STACK_LIMIT, stack_bytes
 from .cdp.strategy import CdpStrategy
 
@@ -50,9 +50,7 @@ def shared_bytes(search: int, capacity: int, threads: int) -> int:
 
 
 class DpSwapSession(CdpSession):
-    source = "dpswap.cu"
-    root_kernel = "dpswap_root"
-    child_kernels = ("dpswap_child",)
+    source, root_kernel, child_kernels = root_and_child("dpswap")
 
     def prepare(self):
         p = self.params

@@ -30,6 +30,13 @@ from .replay import check as check_records
 from .timeline import DeviceTimeline, capacity_for, timeline_defines
 
 
+def root_and_child(stem: str) -> tuple[str, str, tuple[str, ...]]:
+    """``source``, ``root_kernel`` and ``child_kernels`` of a session whose source
+    ``<stem>.cu`` holds a host-launched ``<stem>_root`` and one device-launched
+    ``<stem>_child`` (the names condensed.cuh's CONDENSED_KERNELS gives)."""
+    return f"{stem}.cu", f"{stem}_root", (f"{stem}_child",)
+
+
 class CdpSession(GpuSession):
     """Base of the CDP strategies' sessions.
 
@@ -48,9 +55,9 @@ class CdpSession(GpuSession):
     of generation")``; the accounting read after it adds the children's own work.
 
     Subclasses set ``source``, ``root_kernel``, ``child_kernels`` (the strategy's kernel
-    source is derived from them) and implement :meth:`launch_root` (over ``self.boards``:
-    all host boards, or the current chunk; a thread a board: :meth:`launch_host_grid`). A
-    session is opened by its strategy
+    source is derived from them; :func:`root_and_child` where they follow one stem) and
+    implement :meth:`launch_root` (over ``self.boards``: all host boards, or the current
+    chunk; a thread a board: :meth:`launch_host_grid`). A session is opened by its strategy
     (:class:`~nqprof.strategies.cdp.strategy.CdpStrategy`), which it is handed.
     """
 
