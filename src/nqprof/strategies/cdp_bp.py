@@ -18,18 +18,12 @@ kernels/cdp_bp.cu and block_launch.cuh.
 from __future__ import annotations
 
 from ..errors import InputError
-from .base import Param, block_param, depth_param
+from .base import Param, block_param, depth_param, rows_default
 from .cdp.params import child_block_param
 from .cdp.recursions import cdp_bp_recursion
 from .cdp.session import CdpSession, root_and_child
 from .cdp.stacks import STACK_LIMIT, STATE_BYTES, stack_bytes
 from .cdp.strategy import CdpStrategy
-
-
-def default_depth(n: int) -> int:
-    """min(5, N-3)"""
-    # min(5, N-3), >= 1
-    return max(1, min(5, n - 3))
 
 
 def default_depth2(n: int, earlier) -> int:
@@ -69,7 +63,7 @@ class CdpBp(CdpStrategy):
     reference = "Carneiro et al. (CDP-BP)"
     session = CdpBpSession
     paper_params = (
-        depth_param(default_depth, "host rows (the paper's 1st depth)"),
+        depth_param(rows_default(5, 3), "host rows (the paper's 1st depth)"),
         # the row the host grid searches down to (the paper's second depth; N: no child grids)
         Param(
             "depth2",
