@@ -558,7 +558,6 @@ def report_command(artefact: str):
 def add_commands(sub) -> None:
     p = sub.add_parser(
         "characterize",
-        help="what CDP costs here: launch time, reserved memory, ideal time, efficiency",
         description="What CUDA Dynamic Parallelism costs on this GPU and toolkit, measured the way "
         "Wang and Yalamanchili (2014) measured it on Kepler.",
     )
