@@ -215,10 +215,16 @@ __device__ __forceinline__ void cdp_tl_block_begin(unsigned id) {
 __device__ __forceinline__ void cdp_tl_block_end(unsigned id) {
     if (id != CDP_TL_NONE && threadIdx.x == 0) atomicMax(&cdp_tl->grids[id].end, nq_globaltimer());
 }
+
+// A device-launched grid's record: word 1 of the header its launching thread allocated for it
+// (word 0 counts its blocks done). Read it before the block's barrier: the grid's last block
+// frees the header once every block has passed that barrier.
+__device__ __forceinline__ unsigned cdp_tl_child(const unsigned* header) { return header[1]; }
 #else
 __device__ __forceinline__ unsigned cdp_tl_open(int, unsigned, unsigned) { return CDP_TL_NONE; }
 __device__ __forceinline__ void cdp_tl_block_begin(unsigned) {}
 __device__ __forceinline__ void cdp_tl_block_end(unsigned) {}
+__device__ __forceinline__ unsigned cdp_tl_child(const unsigned*) { return CDP_TL_NONE; }
 #endif
 
 // ---------------------------------------------------------------------------------------

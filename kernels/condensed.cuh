@@ -140,10 +140,7 @@ struct condensed {
         const bool valid = i < nboards;
         nq_board b{0, 0, 0, 0};
         if (valid) b = blocks[blockIdx.x][threadIdx.x];
-        unsigned self = CDP_TL_NONE;
-#ifdef CDP_TIMELINE
-        self = done[1];  // read before the barrier: the last block frees `done` after every block passed it
-#endif
+        const unsigned self = cdp_tl_child(done);  // before the barrier: the last block frees `done`
         cdp_tl_block_begin(self);
         __syncthreads();  // every thread of the block has its board
         if (threadIdx.x == 0) {

@@ -141,10 +141,7 @@ extern "C" __global__ void dpswap_child(const unsigned* states, unsigned nstates
         a = s[3 * nstates + i];
         w = (int)s[4 * nstates + i];
     }
-    unsigned self = CDP_TL_NONE;
-#ifdef CDP_TIMELINE
-    self = states[1];  // read before the barrier: the last block frees `states` after every block passed it
-#endif
+    const unsigned self = cdp_tl_child(states);  // before the barrier: the last block frees `states`
     cdp_tl_block_begin(self);
     __syncthreads();  // every thread of the block has its state
     if (threadIdx.x == 0) {

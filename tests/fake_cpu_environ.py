@@ -27,9 +27,6 @@ class _Environ(Session):
 class Environ(Strategy):
     name = "cpu-environ"
     title = "test double: a CPU case that reports its process and environment"
-    params = ()
-
-    device = "cpu"
 
     def open(self, n, params):
         return _Environ(n)

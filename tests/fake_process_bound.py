@@ -49,8 +49,6 @@ def _alive(pid):
 class ProcessBound(Strategy):
     name = "process-bound"
     title = "test double: a GPU case whose time depends on its process"
-    params = ()
-
     device = "gpu"
 
     def open(self, n, params):

@@ -31,6 +31,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Any
 
 from ..rounds import median
 from ..spread import (  # noqa: F401 (process_spread, t_cdf, t_quantile: stats' own api too)
@@ -161,16 +162,10 @@ def floor_terms(
     }
 
 
-def floor_of(
-    a: Sequence[float],
-    b: Sequence[float],
-    min_effect: float = MIN_EFFECT,
-    processes_a: Sequence[int] | None = None,
-    processes_b: Sequence[int] | None = None,
-    prior: tuple[float, int] | None = None,
-) -> float:
-    """The smallest relative change of the median called a difference between runs a and b."""
-    return max(floor_terms(a, b, min_effect, processes_a, processes_b, prior).values())
+def floor_of(*args: Any, **kwargs: Any) -> float:
+    """The smallest relative change of the median called a difference between runs a and b:
+    the largest of their :func:`floor_terms` (which takes the same arguments)."""
+    return max(floor_terms(*args, **kwargs).values())
 
 
 def wider_than(floor: float, min_change: float) -> bool:

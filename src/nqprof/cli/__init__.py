@@ -22,9 +22,9 @@ from ..errors import InputError, NqprofError
 from ..files import replacing
 
 #: Every command: the group (a module of this package) that registers it and its one-line
-#: help, in the order `nqprof --help` lists them. A command's parser is built from its group
-#: alone, and `nqprof --help` lists this table without importing any group (a test checks
-#: the table against what the groups register).
+#: help (its parser's, :class:`_Commands`), in the order `nqprof --help` lists them. A
+#: command's parser is built from its group alone, and `nqprof --help` lists this table
+#: without importing any group (a test checks the table against what the groups register).
 COMMANDS: dict[str, tuple[str, str]] = {
     "solve": ("run", "count the solutions for N queens with one strategy and report the run"),
     "sweep": (
@@ -98,12 +98,23 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"nqprof: error: {message}\nTry '{self.prog} --help'.\n")
 
 
+class _Commands(argparse._SubParsersAction):
+    """The top level's subparsers: a command's one-line help is its entry in :data:`COMMANDS`
+    (its group's ``add_parser`` gives the rest of its parser)."""
+
+    def add_parser(self, name, **kwargs):
+        kwargs.setdefault("help", COMMANDS[name][1])
+        return super().add_parser(name, **kwargs)
+
+
 def _top_parser() -> tuple[argparse.ArgumentParser, argparse._SubParsersAction]:
     parser = Parser(
         prog="nqprof", description="Benchmark and profile GPU work distribution on N-Queens."
     )
     parser.add_argument("--version", action="version", version=f"nqprof {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    sub = parser.add_subparsers(
+        dest="command", metavar="COMMAND", parser_class=Parser, action=_Commands
+    )
     sub.required = True
     return parser, sub
 
@@ -128,8 +139,8 @@ def listing_parser() -> argparse.ArgumentParser:
     """The top-level parser with every command listed from :data:`COMMANDS` and none built:
     what `nqprof --help`, a missing command and an unknown one need."""
     parser, sub = _top_parser()
-    for command, (_, help_text) in COMMANDS.items():
-        sub.add_parser(command, help=help_text, add_help=False)
+    for command in COMMANDS:
+        sub.add_parser(command, add_help=False)
     return parser
 
 

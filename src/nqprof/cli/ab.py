@@ -69,7 +69,6 @@ def add_commands(sub) -> None:
 
     p = sub.add_parser(
         "ab",
-        help="interleave two variants of one case round by round and decide on the pairs",
         description="Run variant A (-s, -p) and variant B (A with --vs parameters, or "
         "--vs-strategy) in one worker process, their rounds in turn (A B, B A, ...), so the "
         "host's drift moves both alike; every count verified. The verdict "

@@ -135,10 +135,7 @@ def _resource_matrix(folder: Path) -> str:
 
 
 def add_commands(subparsers) -> None:
-    p = subparsers.add_parser(
-        "build",
-        help="compile (and device-link) every kernel with nvcc and report resources; no GPU needed",
-    )
+    p = subparsers.add_parser("build")
     p.add_argument(
         "--arch", default="sm_90", help="GPU architectures, comma-separated (default sm_90)"
     )
@@ -164,11 +161,7 @@ def add_commands(subparsers) -> None:
     )
     p.set_defaults(func=cmd_build)
 
-    p = subparsers.add_parser(
-        "matrix",
-        help=f"compare the {MATRIX_GLOB} tables of several toolkits, or (--history) the "
-        "benchmark times of several toolkits and GPUs",
-    )
+    p = subparsers.add_parser("matrix")
     p.add_argument(
         "dir",
         nargs="?",

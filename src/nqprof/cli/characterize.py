@@ -39,6 +39,7 @@ from .characterize_common import (
     loop_keywords,
     machine_text,
     measure_or_load,
+    measured_table,
     read_loop,
     reading_kept,
     require_cdp,
@@ -57,8 +58,9 @@ def cmd_launch(args) -> int:
 
     counts = args.counts or list(launch.DEFAULT_COUNTS)
     modes = launch.parse_modes(args.modes) if args.modes else list(launch.MODES)
-    doc, points = measure_or_load(
+    doc, points = measured_table(
         args,
+        launch,
         lambda progress: launch.measure(
             counts,
             modes,
@@ -66,12 +68,8 @@ def cmd_launch(args) -> int:
             **loop_keywords(args, progress),
             beyond_limits=args.beyond_limits,
         ),
-        launch.load,
-    )
-    emit_table(
-        args,
-        launch.table(points),
-        f"Device launch time vs launch count (t1 - t2, medians; {machine_text(doc)})",
+        "Device launch time vs launch count",
+        "t1 - t2, medians",
         paper_lines("fig5"),
     )
     if args.figure:
@@ -133,16 +131,12 @@ def cmd_reserve(args) -> int:
 
     pending = args.pending or list(reserve.DEFAULT_PENDING)
     heap = args.heap_mib or list(reserve.DEFAULT_HEAP_MIB)
-    doc, points = measure_or_load(
+    doc, points = measured_table(
         args,
+        reserve,
         lambda progress: reserve.measure(pending, heap, timeout=args.timeout, progress=progress),
-        reserve.load,
-    )
-    emit_table(
-        args,
-        reserve.table(points),
-        "Device memory reserved by the CDP runtime (free "
-        f"memory before and after; {machine_text(doc)})",
+        "Device memory reserved by the CDP runtime",
+        "free memory before and after",
         paper_lines("fig6"),
     )
     if args.figure:
@@ -193,8 +187,9 @@ def cmd_ideal(args) -> int:
     require_cdp(strategies, "--strategies")
     ns = args.n
     params = parse_params(args.param)
-    doc, results = measure_or_load(
+    doc, results = measured_table(
         args,
+        ideal,
         lambda progress: ideal.measure(
             strategies,
             ns,
@@ -202,13 +197,8 @@ def cmd_ideal(args) -> int:
             baselines,
             **loop_keywords(args, progress),
         ),
-        ideal.load,
-    )
-    emit_table(
-        args,
-        ideal.table(results),
-        "Ideal CDP time without launch overhead, and "
-        f"speedups (GPU time, medians; {machine_text(doc)})",
+        "Ideal CDP time without launch overhead, and speedups",
+        "GPU time, medians",
         paper_lines("fig4"),
     )
     if args.figure:
@@ -397,18 +387,13 @@ def cmd_residency(args) -> int:
 
     shared = args.shared or list(residency.DEFAULT_SHARED)
     paths = chosen_paths(args, residency)
-    doc, points = measure_or_load(
+    measured_table(
         args,
+        residency,
         lambda progress: residency.measure(
             shared, paths, args.block, timeout=args.timeout, progress=progress
         ),
-        residency.load,
-    )
-    emit_table(
-        args,
-        residency.table(points),
-        f"Blocks an SM holds at once, launched from the host and from the device "
-        f"({machine_text(doc)})",
+        "Blocks an SM holds at once, launched from the host and from the device",
     )
     return 0
 
@@ -439,21 +424,16 @@ def cmd_blocks(args) -> int:
     paths = chosen_paths(args, blocks)
     extra = parse_params(args.param)
     blocks.path_params(paths, extra)  # a parameter no path has: before any work
-    doc, points = measure_or_load(
+    _, points = measured_table(
         args,
+        blocks,
         lambda progress: blocks.measure(
             ns,
             paths,
             **loop_keywords(args, progress),
             extra=extra,
         ),
-        blocks.load,
-    )
-    emit_table(
-        args,
-        blocks.table(points),
-        f"The counting grid's blocks, launched from the host, a device graph and CDP2 "
-        f"({machine_text(doc)})",
+        "The counting grid's blocks, launched from the host, a device graph and CDP2",
     )
     if args.figure:
         figure_written(blocks.figure(points, args.figure))
@@ -478,18 +458,13 @@ def cmd_latency(args) -> int:
     from ..characterize import latency
 
     paths = chosen_paths(args, latency)
-    doc, points = measure_or_load(
+    measured_table(
         args,
+        latency,
         lambda progress: latency.measure(
             paths, args.trials, args.grid, timeout=args.timeout, progress=progress
         ),
-        latency.load,
-    )
-    emit_table(
-        args,
-        latency.table(points),
-        f"Launch latency: to the child grid's first start and last end, by launch path "
-        f"({machine_text(doc)})",
+        "Launch latency: to the child grid's first start and last end, by launch path",
     )
     return 0
 
@@ -583,7 +558,6 @@ def report_command(artefact: str):
 def add_commands(sub) -> None:
     p = sub.add_parser(
         "characterize",
-        help="what CDP costs here: launch time, reserved memory, ideal time, efficiency",
         description="What CUDA Dynamic Parallelism costs on this GPU and toolkit, measured the way "
         "Wang and Yalamanchili (2014) measured it on Kepler.",
     )

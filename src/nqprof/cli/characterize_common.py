@@ -102,6 +102,16 @@ def emit_table(args, table, title: str, paper: Sequence[str] = ()) -> None:
     emit(args, title, header, rows, [*notes, *paper])
 
 
+def measured_table(args, module, measure, title: str, aside: str = "", paper: Sequence[str] = ()):
+    """Measure with ``measure`` (or read --from) through ``module.load``, and emit
+    ``module.table`` of it under ``title`` with, in parentheses, ``aside`` and the machine
+    (:func:`emit_table`). Returns (the document, what ``module.load`` made of it)."""
+    doc, loaded = measure_or_load(args, measure, module.load)
+    where = f"{aside}; {machine_text(doc)}" if aside else machine_text(doc)
+    emit_table(args, module.table(loaded), f"{title} ({where})", paper)
+    return doc, loaded
+
+
 def figure_written(path) -> None:
     print(f"figure written to {path}", file=sys.stderr)
 

@@ -476,9 +476,7 @@ def _metric_option(p) -> None:
 
 
 def add_commands(sub) -> None:
-    p = sub.add_parser(
-        "history", help="list every saved benchmark run, one row per benchmark per run"
-    )
+    p = sub.add_parser("history")
     _storage_options(p, positional=True)
     add_output(
         p.add_argument,
@@ -493,9 +491,7 @@ def add_commands(sub) -> None:
     )
     p.set_defaults(func=cmd_history)
 
-    p = sub.add_parser(
-        "compare", help="compare two saved runs: change and a noise-aware verdict per benchmark"
-    )
+    p = sub.add_parser("compare")
     p.add_argument(
         "runs",
         nargs="*",
@@ -537,9 +533,7 @@ def add_commands(sub) -> None:
     )
     p.set_defaults(func=cmd_compare)
 
-    p = sub.add_parser(
-        "export", help="write a saved run as an NVBench JSON result (NVBench's scripts read it)"
-    )
+    p = sub.add_parser("export")
     p.add_argument(
         "run",
         nargs="?",
@@ -558,7 +552,7 @@ def add_commands(sub) -> None:
     )
     p.set_defaults(func=cmd_export)
 
-    p = sub.add_parser("plot", help="write PNG figures: time vs N, speedup over serial")
+    p = sub.add_parser("plot")
     _storage_options(p)
     _metric_option(p)
     add_output(

@@ -68,8 +68,6 @@ def add_commands(sub) -> None:
 
     p = sub.add_parser(
         "plan",
-        help="print the plan of a CDP run (generations, "
-        "bounds, limits, reserve, chunks); launches nothing",
         description="The plan of a CDP run as Carneiro et al. compute it before the first launch, "
         "beside nqprof's exact host model. Needs no GPU.",
     )

@@ -178,9 +178,7 @@ def add_run_options(p) -> None:
 
 
 def add_commands(sub) -> None:
-    p = sub.add_parser(
-        "queue-bench", help="GPU queue microbenchmark (Kerbl et al., Fig. 1): table and figure"
-    )
+    p = sub.add_parser("queue-bench")
     add_run_options(p)
     add_output(
         p.add_argument,

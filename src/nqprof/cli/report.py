@@ -372,9 +372,7 @@ def _artefact_parser(
 def add_commands(sub) -> None:
     from ..papers import PAPERS, paper
 
-    p = sub.add_parser(
-        "report", help="list the papers' tables and figures, or re-measure one beside the paper"
-    )
+    p = sub.add_parser("report")
     p.set_defaults(func=cmd_list, paper=None)
     reports = p.add_subparsers(dest="report", metavar="PAPER")
     for key in PAPERS:

@@ -312,9 +312,7 @@ def add_json_output(p, what: str) -> None:
 
 
 def add_commands(sub) -> None:
-    p = sub.add_parser(
-        "solve", help="count the solutions for N queens with one strategy and report the run"
-    )
+    p = sub.add_parser("solve")
     add_number(p.add_argument, "n", number=validate_n, metavar="N", help="board size N")
     p.add_argument(
         "--strategy",
@@ -341,7 +339,6 @@ def add_commands(sub) -> None:
 
     p = sub.add_parser(
         "sweep",
-        help="run a grid of cases (strategies x N x parameter axes), one verified row each",
         description="The same cases `pytest bench/` would run with the same --nq-* options, "
         "without pytest: e.g. nqprof sweep --strategy feinbube --n 16:18 "
         "--param feinbube.depth=5,6",
@@ -354,9 +351,9 @@ def add_commands(sub) -> None:
     add_json_output(p, "every case's record (run, error or skip)")
     p.set_defaults(func=cmd_sweep)
 
-    p = sub.add_parser("strategies", help="list strategies and their parameters")
+    p = sub.add_parser("strategies")
     p.set_defaults(func=cmd_strategies)
 
-    p = sub.add_parser("env", help="report GPU, driver, toolkit and profiler availability")
+    p = sub.add_parser("env")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=cmd_env)

@@ -30,9 +30,7 @@ def add_commands(subparsers) -> None:
 
 
 def _add_trace(subparsers) -> None:
-    parser = subparsers.add_parser(
-        "trace", help="read Nsight Systems traces (.sqlite or .nsys-rep)"
-    )
+    parser = subparsers.add_parser("trace")
     actions = parser.add_subparsers(dest="trace_action", metavar="ACTION", required=True)
 
     load = actions.add_parser("load", help="print the trace's tables, or write them as CSV")
@@ -69,7 +67,6 @@ def _add_trace(subparsers) -> None:
 def _add_profile(subparsers) -> None:
     parser = subparsers.add_parser(
         "profile",
-        help="run a command under nsys profile and print the per-range breakdown",
         description="Run COMMAND under Nsight Systems (nsys profile -t cuda,nvtx). A COMMAND that "
         "starts with an nqprof subcommand (e.g. 'solve 16 --strategy feinbube') runs "
         "as 'python -m nqprof.cli ...'.",

@@ -19,6 +19,8 @@ from ..textfmt import plural
 
 FORMAT = "nqprof-cluster-checkpoint"
 VERSION = 1
+#: The fields that name the run a checkpoint belongs to: all but its path and its tasks done.
+IDENTITY = ("n", "strategy", "params", "depth", "tasks", "plan")
 
 
 @dataclass
@@ -34,14 +36,7 @@ class Checkpoint:
     done: dict[int, dict[str, Any]] = field(default_factory=dict)
 
     def identity(self) -> dict[str, Any]:
-        return {
-            "n": self.n,
-            "strategy": self.strategy,
-            "params": self.params,
-            "depth": self.depth,
-            "tasks": self.tasks,
-            "plan": self.plan,
-        }
+        return {name: getattr(self, name) for name in IDENTITY}
 
     def to_dict(self) -> dict[str, Any]:
         return {

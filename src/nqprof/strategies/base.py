@@ -227,6 +227,17 @@ class Strategy:
         )
 
 
+def rows_default(most: int, below: int) -> Callable[[int], int]:
+    """The default min(``most``, N-``below``), at least 1: a function of N whose docstring says
+    so (what `nqprof strategies` lists)."""
+
+    def default(n: int) -> int:
+        return max(1, min(most, n - below))
+
+    default.__doc__ = f"min({most}, N-{below})"
+    return default
+
+
 def depth_param(
     default: Callable[[int], int], help: str = "rows expanded on the host", lo: int = 1
 ) -> Param:

@@ -7,14 +7,10 @@ nqprof characterize blocks sets the same grid launched three ways side by side."
 
 from __future__ import annotations
 
-from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .base import Param
-from .cdp.device_records import DeviceRecords, header_bytes, header_dtype
-
-if TYPE_CHECKING:
-    import numpy as np
+from .cdp.device_records import DeviceRecords, header_bytes, header_dtype, record_layout
 
 #: kernels/cst_count.cuh's nq_block_record, in order (64 bytes).
 RECORD_FIELDS = [
@@ -30,18 +26,10 @@ RECORD_FIELDS = [
     ("votes", "<u8"),
 ]
 RECORD_BYTES = 64
+record_dtype = record_layout(RECORD_FIELDS, RECORD_BYTES)
 #: The build's define.
 DEFINES = {"NQ_BLOCK_RECORDS": 1}
 SYMBOL = "nq_blocks"
-
-
-@cache
-def record_dtype() -> np.dtype:
-    import numpy as np
-
-    dt = np.dtype(RECORD_FIELDS)
-    assert dt.itemsize == RECORD_BYTES
-    return dt
 
 
 def defines(params: dict[str, Any]) -> dict[str, int]:

@@ -5,17 +5,12 @@ no second copy."""
 
 from __future__ import annotations
 
-from .base import Strategy, block_param, depth_param
+from .base import Strategy, block_param, depth_param, rows_default
 from .feinbube import STRATEGY as FEINBUBE
 from .feinbube import FeinbubeSession
 
 #: The feinbube step BP-DFS is: shared-memory stacks sized for the rows left.
 OPT = "rows-left"
-
-
-def default_depth(n: int) -> int:
-    """min(7, N-1)"""
-    return max(1, min(7, n - 1))
 
 
 class BpDfs(Strategy):
@@ -27,7 +22,7 @@ class BpDfs(Strategy):
     min_n = 2
     sources = FEINBUBE.sources
     params = (
-        depth_param(default_depth, "host rows, a thread per board"),
+        depth_param(rows_default(7, 1), "host rows, a thread per board"),
         block_param(128),
     )
 

@@ -18,18 +18,12 @@ kernels/cdp_bp.cu and block_launch.cuh.
 from __future__ import annotations
 
 from ..errors import InputError
-from .base import Param, block_param, depth_param
+from .base import Param, block_param, depth_param, rows_default
 from .cdp.params import child_block_param
 from .cdp.recursions import cdp_bp_recursion
-from .cdp.session import CdpSession
+from .cdp.session import CdpSession, root_and_child
 from .cdp.stacks import STACK_LIMIT, STATE_BYTES, stack_bytes
 from .cdp.strategy import CdpStrategy
-
-
-def default_depth(n: int) -> int:
-    """min(5, N-3)"""
-    # min(5, N-3), >= 1
-    return max(1, min(5, n - 3))
 
 
 def default_depth2(n: int, earlier) -> int:
@@ -44,16 +38,13 @@ def child_levels(n: int, depth2: int) -> int:
 
 
 class CdpBpSession(CdpSession):
-    source = "cdp_bp.cu"
-    root_kernel = "cdp_bp_root"
-    child_kernels = ("cdp_bp_child",)
+    source, root_kernel, child_kernels = root_and_child("cdp_bp")
 
     def prepare(self):
         p = self.params
         self.search = p["depth2"] - p["depth"]
         self.levels = child_levels(self.n, p["depth2"])
-        self.root_shared = stack_bytes(self.search, p["block"])
-        self.allow_dynamic_shared(self.root_kernel, self.root_shared)
+        self.allow_root_shared(stack_bytes(self.search, p["block"]))
         self.allow_dynamic_shared(
             self.child_kernels[0], STATE_BYTES * self.levels * p["child_block"]
         )
@@ -62,22 +53,7 @@ class CdpBpSession(CdpSession):
         )  # the child generation's boards
 
     def launch_root(self):
-        import numpy as np
-
-        p = self.params
-        self.root(
-            *self.boards.args(),
-            np.int32(self.n),
-            np.int32(self.search),
-            self.regions,
-            np.uint32(self.region),
-            np.int32(p["child_block"]),
-            self.acct,
-            np.int32(self.levels),
-            block=(p["block"], 1, 1),
-            grid=self.grid_for(self.boards.count, p["block"]),
-            shared=self.root_shared,
-        )
+        self.launch_into_regions(self.search, self.levels)
 
 
 class CdpBp(CdpStrategy):
@@ -87,7 +63,7 @@ class CdpBp(CdpStrategy):
     reference = "Carneiro et al. (CDP-BP)"
     session = CdpBpSession
     paper_params = (
-        depth_param(default_depth, "host rows (the paper's 1st depth)"),
+        depth_param(rows_default(5, 3), "host rows (the paper's 1st depth)"),
         # the row the host grid searches down to (the paper's second depth; N: no child grids)
         Param(
             "depth2",

@@ -23,7 +23,7 @@ graph-cst (:mod:`.graph_cst`) runs the same generations with device graph launch
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any
+from typing import Any, ClassVar
 
 from ..cuda.nvtx import nvtx_range
 from ..errors import DeviceFailureError, InputError
@@ -510,18 +510,19 @@ def cst_recursion(
 class CstStrategy(CdpStrategy):
     """What cdp-cst and graph-cst share: fast's counting limits, the frames as the host grid's
     items (`nqprof plan`), the generations of cst_recursion. Subclasses set the rest, and
-    ``refuse`` what their own launches cannot do."""
+    ``refused``: the parameter value their own launches cannot take."""
 
     # the suite's cases: N=12..16 (below, every N measures the launch chain's fixed cost)
     bench_min_n = 12
     bench_max_n = 16
+    #: (parameter, value, why): the value an InputError refuses, saying "NAME: KEY=VALUE WHY".
+    refused: ClassVar[tuple[str, str, str]]
 
     def check(self, n, params):
         _check_common(self.name, n, params)
-        self.refuse(params)
-
-    def refuse(self, params: dict[str, Any]) -> None:
-        """An InputError for a parameter value this strategy's launches do not take."""
+        key, value, why = self.refused
+        if params[key] == value:
+            raise InputError(f"{self.name}: {key}={value} {why}")
 
     def host_boards(self, n: int, params: dict[str, Any]) -> int:
         """The host grid's items: the frames (`nqprof plan`)."""
@@ -542,13 +543,11 @@ class CdpCst(CstStrategy):
     paper_params = cst_params(bounds="none")
     # no device malloc, no chunks (one host launch)
     runtime = ("pending", "launch", "timeline", "config")
-
-    def refuse(self, params):
-        if params["launch"] == "record":
-            raise InputError(
-                f"{self.name}: launch=record is not supported (its generation 1 is the one-block "
-                "scan); use launch=empty or none"
-            )
+    refused = (
+        "launch",
+        "record",
+        "is not supported (its generation 1 is the one-block scan); use launch=empty or none",
+    )
 
 
 STRATEGY = CdpCst()

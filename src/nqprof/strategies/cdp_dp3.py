@@ -17,44 +17,26 @@ from __future__ import annotations
 
 from .cdp.model import condensed_schedule
 from .cdp.recursions import cdp_dp3_recursion
-from .cdp.session import CdpSession
+from .cdp.session import CdpSession, root_and_child
 from .cdp.stacks import stack_bytes
 from .cdp.strategy import CdpStrategy
 from .dp3 import check_condensed_stacks, condensed_params, depth_max
 
 
 class CdpDp3Session(CdpSession):
-    source = "cdp_dp3.cu"
-    root_kernel = "cdp_dp3_root"
-    child_kernels = ("cdp_dp3_child",)
+    source, root_kernel, child_kernels = root_and_child("cdp_dp3")
 
     def prepare(self):
         p = self.params
         self.max_search = depth_max(p["smem_kib"], p["child_block"])
         schedule = condensed_schedule(self.n, p["depth"], p["search"], True, self.max_search)
-        self.root_shared = stack_bytes(p["search"], p["block"])
-        self.allow_dynamic_shared(self.root_kernel, self.root_shared)
+        self.allow_root_shared(stack_bytes(p["search"], p["block"]))
         deepest = max([s for _, s in schedule[1:]], default=p["search"])
         self.allow_dynamic_shared(self.child_kernels[0], stack_bytes(deepest, p["child_block"]))
         self.preallocate_regions(schedule[1][0] if len(schedule) > 1 else None)
 
     def launch_root(self):
-        import numpy as np
-
-        p = self.params
-        self.root(
-            *self.boards.args(),
-            np.int32(self.n),
-            np.int32(p["search"]),
-            self.regions,
-            np.uint32(self.region),
-            np.int32(p["child_block"]),
-            self.acct,
-            np.int32(self.max_search),
-            block=(p["block"], 1, 1),
-            grid=self.grid_for(self.boards.count, p["block"]),
-            shared=self.root_shared,
-        )
+        self.launch_into_regions(self.params["search"], self.max_search)
 
 
 class CdpDp3(CdpStrategy):

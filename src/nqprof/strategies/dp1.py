@@ -57,15 +57,8 @@ class Dp1Session(CdpSession):
 
         p = self.params
         # One thread per host board, each launching its board's first swarm grid.
-        self.root(
-            *self.boards.args(),
-            np.int32(self.n),
-            np.int32(p["z"]),
-            np.int32(p["block"]),
-            np.int32(STREAM_KINDS[p["stream"]]),
-            self.acct,
-            block=(p["block"], 1, 1),
-            grid=self.grid_for(self.boards.count, p["block"]),
+        self.launch_host_grid(
+            np.int32(p["z"]), np.int32(p["block"]), np.int32(STREAM_KINDS[p["stream"]]), self.acct
         )
 
 

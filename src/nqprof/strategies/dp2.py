@@ -36,7 +36,7 @@ from .cdp.limits import check_nesting
 from .cdp.model import MAX_NESTING, condensed_child_block, condensed_schedule
 from .cdp.params import child_block_param, search_param
 from .cdp.recursions import condensed_recursion
-from .cdp.session import CdpSession
+from .cdp.session import CdpSession, root_and_child
 from .cdp.stacks import STACK_LIMIT, stack_bytes
 from .cdp.strategy import CdpStrategy
 
@@ -65,9 +65,7 @@ def default_child_block(n: int, earlier) -> int:
 class Dp2Session(CdpSession):
     """The host side of the condensed kernel (DP-3 reuses it with ``doubling``)."""
 
-    source = "dp2.cu"
-    root_kernel = "dp2_root"
-    child_kernels = ("dp2_child",)
+    source, root_kernel, child_kernels = root_and_child("dp2")
     doubling = False
 
     def max_search(self) -> int:
@@ -76,8 +74,7 @@ class Dp2Session(CdpSession):
 
     def prepare(self):
         p = self.params
-        self.root_shared = stack_bytes(p["search"], p["block"])
-        self.allow_dynamic_shared(self.root_kernel, self.root_shared)
+        self.allow_root_shared(stack_bytes(p["search"], p["block"]))
         # The deepest search a child grid gets (the generations' searches are the same for
         # every board; odd N's middle-column boards only finish sooner).
         schedule = condensed_schedule(
@@ -90,16 +87,11 @@ class Dp2Session(CdpSession):
         import numpy as np
 
         p = self.params
-        self.root(
-            *self.boards.args(),
-            np.int32(self.n),
+        self.launch_host_grid(
             np.int32(p["search"]),
             np.int32(p["child_block"]),
             np.int32(self.max_search()),
             self.acct,
-            block=(p["block"], 1, 1),
-            grid=self.grid_for(self.boards.count, p["block"]),
-            shared=self.root_shared,
         )
 
 

@@ -19,6 +19,7 @@ from .cdp.limits import check_nesting
 from .cdp.model import condensed_schedule
 from .cdp.params import child_block_param, search_param
 from .cdp.recursions import condensed_recursion
+from .cdp.session import root_and_child
 from .cdp.stacks import STACK_LIMIT, STATE_BYTES, stack_bytes
 from .cdp.strategy import CdpStrategy
 from .dp2 import Dp2Session
@@ -89,9 +90,7 @@ def check_condensed_stacks(name: str, n: int, params: dict) -> None:
 
 
 class Dp3Session(Dp2Session):
-    source = "dp3.cu"
-    root_kernel = "dp3_root"
-    child_kernels = ("dp3_child",)
+    source, root_kernel, child_kernels = root_and_child("dp3")
     doubling = True
 
     def max_search(self) -> int:

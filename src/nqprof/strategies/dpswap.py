@@ -27,7 +27,7 @@ from .base import Param, block_param, depth_param
 from .cdp.model import SWAP_STATE_BYTES
 from .cdp.params import child_block_param, search_param
 from .cdp.recursions import dpswap_recursion
-from .cdp.session import CdpSession
+from .cdp.session import CdpSession, root_and_child
 from .cdp.stacks import STACK_LIMIT, stack_bytes
 from .cdp.strategy import CdpStrategy
 
@@ -50,14 +50,11 @@ def shared_bytes(search: int, capacity: int, threads: int) -> int:
 
 
 class DpSwapSession(CdpSession):
-    source = "dpswap.cu"
-    root_kernel = "dpswap_root"
-    child_kernels = ("dpswap_child",)
+    source, root_kernel, child_kernels = root_and_child("dpswap")
 
     def prepare(self):
         p = self.params
-        self.root_shared = shared_bytes(p["search"], p["capacity"], p["block"])
-        self.allow_dynamic_shared(self.root_kernel, self.root_shared)
+        self.allow_root_shared(shared_bytes(p["search"], p["capacity"], p["block"]))
         self.allow_dynamic_shared(
             self.child_kernels[0], shared_bytes(p["search"], p["capacity"], p["child_block"])
         )
@@ -66,16 +63,8 @@ class DpSwapSession(CdpSession):
         import numpy as np
 
         p = self.params
-        self.root(
-            *self.boards.args(),
-            np.int32(self.n),
-            np.int32(p["search"]),
-            np.int32(p["capacity"]),
-            np.int32(p["child_block"]),
-            self.acct,
-            block=(p["block"], 1, 1),
-            grid=self.grid_for(self.boards.count, p["block"]),
-            shared=self.root_shared,
+        self.launch_host_grid(
+            np.int32(p["search"]), np.int32(p["capacity"]), np.int32(p["child_block"]), self.acct
         )
 
 

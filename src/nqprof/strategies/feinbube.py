@@ -21,7 +21,7 @@ from ..cuda.sources import KernelSource
 from ..errors import InputError
 from ..result import Measurement
 from ..subproblems import expand
-from .base import Strategy, block_param, choice_param, depth_param
+from .base import Strategy, block_param, choice_param, depth_param, rows_default
 from .gpu_common import DYNAMIC_SHARED_LIMIT_SM90, STATIC_SHARED_LIMIT, GpuSession
 
 #: opt -> (kernel, number of per-level arrays in shared memory, shared memory static?)
@@ -33,11 +33,6 @@ STEPS = {
     "rows-left": ("feinbube_dynamic", 4, False),
 }
 WORD = 4  # bytes per mask
-
-
-def _default_depth(n: int) -> int:
-    """min(6, N-1)"""
-    return max(1, min(6, n - 1))
 
 
 def shared_bytes(n: int, params: dict) -> int:
@@ -69,7 +64,7 @@ class Feinbube(Strategy):
     )
     params = (
         choice_param("opt", "paper's step: local..rows-left", "rows-left", STEPS, "steps"),
-        depth_param(_default_depth, "host rows, a thread per board"),
+        depth_param(rows_default(6, 1), "host rows, a thread per board"),
         block_param(64),
     )
 

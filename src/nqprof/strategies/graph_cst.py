@@ -27,7 +27,6 @@ from __future__ import annotations
 from typing import Any
 
 from ..cuda.nvtx import nvtx_range
-from ..errors import InputError
 from ..textfmt import plural
 from .base import Param
 from .cdp_cst import CstSession, CstStrategy, set_carveout
@@ -159,13 +158,12 @@ class GraphCst(CstStrategy):
     )
     # no measurement builds (launch=): its device launches are graph launches, not cdp_launch
     runtime = ("pending", "timeline", "config")
-
-    def refuse(self, params):
-        if params["mode"] == "host":
-            raise InputError(
-                f"{self.name}: mode=host is cdp-cst's (its counting grid launched by the host); "
-                "a graph's launches go tail or fire-and-forget"
-            )
+    refused = (
+        "mode",
+        "host",
+        "is cdp-cst's (its counting grid launched by the host); a graph's launches go tail or "
+        "fire-and-forget",
+    )
 
 
 STRATEGY = GraphCst()

@@ -27,7 +27,7 @@ from ..cuda.sources import KernelSource
 from ..errors import DeviceFailureError, InputError
 from ..result import Measurement
 from ..subproblems import expand
-from .base import Param, Strategy, block_param, depth_param
+from .base import Param, Strategy, block_param, depth_param, rows_default
 from .counters import CounterLayout
 from .gpu_common import DYNAMIC_SHARED_LIMIT_SM90, GpuSession
 
@@ -86,18 +86,6 @@ def stack_bytes(levels: int, block: int) -> int:
     return STACK_BYTES_PER_LEVEL * levels * block
 
 
-def _default_depth(n: int) -> int:
-    """min(6, N-2)"""
-    # 6 was the fastest host depth at N=19 on an H200, ahead of 5 and 4 (docs/results/
-    # queue-h200.md). Threshold, split_rows and block barely moved the time there.
-    return max(1, min(6, n - 2))
-
-
-def _default_split_rows(n: int) -> int:
-    """min(6, N-4)"""
-    return max(1, min(6, n - 4))
-
-
 class Queue(Strategy):
     name = "queue"
     order = 80
@@ -115,14 +103,16 @@ class Queue(Strategy):
     params = (
         # bwd by default: at N=19 on an H200 it was faster than bq (docs/results/queue-h200.md).
         Param("queue", "Broker Queue or Work Distributor", default="bwd", choices=tuple(QUEUES)),
-        depth_param(_default_depth, "host rows seeded into the queue"),
+        # 6 was the fastest host depth at N=19 on an H200, ahead of 5 and 4 (docs/results/
+        # queue-h200.md). Threshold, split_rows and block barely moved the time there.
+        depth_param(rows_default(6, 2), "host rows seeded into the queue"),
         block_param(128),
         Param("blocks_per_sm", "blocks per SM (0: by occupancy)", default=0, lo=0, hi=32),
         Param("threshold", "hand out below this many boards", default=4096, lo=0, hi=1 << 30),
         Param(
             "split_rows",
             "fewest rows left in a hand-out",
-            default=_default_split_rows,
+            default=rows_default(6, 4),
             lo=1,
             hi=lambda n: max(1, n - 1),
             range_text="1..N-1",

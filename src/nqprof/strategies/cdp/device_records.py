@@ -6,23 +6,34 @@ writes the header before each round and reads header and records back after it."
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from functools import cache
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import numpy as np
 
+
+def record_layout(fields: Sequence[tuple], nbytes: int | None = None) -> Callable[[], np.dtype]:
+    """The function that gives a record's ``fields`` as a numpy dtype, made on its first call
+    (importing a module that declares a layout needs no numpy); ``nbytes``: the size of the
+    kernels' struct, checked then."""
+
+    @cache
+    def dtype() -> np.dtype:
+        import numpy as np
+
+        made = np.dtype(list(fields))
+        assert nbytes is None or made.itemsize == nbytes
+        return made
+
+    return dtype
+
+
 #: The header's fields, as numpy dtype fields (:func:`header_dtype`).
 HEADER_FIELDS = [("next", "<u4"), ("capacity", "<u4"), ("dropped", "<u4"), ("unused", "<u4")]
 HEADER_BYTES = 16  # CDP_TL_HEADER_BYTES, CDP_REC_HEADER_BYTES
-
-
-@cache
-def header_dtype() -> np.dtype:
-    """The header as a numpy dtype (made on first use: importing this module needs no numpy)."""
-    import numpy as np
-
-    return np.dtype(HEADER_FIELDS)
+header_dtype = record_layout(HEADER_FIELDS, HEADER_BYTES)
 
 
 def header_bytes(capacity: int) -> bytes:

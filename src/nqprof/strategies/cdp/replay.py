@@ -18,13 +18,9 @@ its boards) and the run fails with an error that says so.
 
 from __future__ import annotations
 
-from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .device_records import DeviceRecords, header_bytes, header_dtype
-
-if TYPE_CHECKING:
-    import numpy as np
+from .device_records import DeviceRecords, header_bytes, header_dtype, record_layout
 
 #: Bytes of a record's argument area (CDP_REC_ARG_BYTES).
 ARG_BYTES = 88
@@ -38,17 +34,10 @@ RECORD_FIELDS = [
     ("unused", "<u4"),
     ("args", "u1", (ARG_BYTES,)),
 ]
+record_dtype = record_layout(RECORD_FIELDS)
 #: The most launches a record build keeps (16 MiB of records; a replay of that many
 #: launches from Python takes seconds).
 MAX_RECORDS = 131_072
-
-
-@cache
-def record_dtype() -> np.dtype:
-    """One record as a numpy dtype (made on first use: importing this module needs no numpy)."""
-    import numpy as np
-
-    return np.dtype(RECORD_FIELDS)
 
 
 def capacity_for(plan) -> int:

@@ -30,6 +30,13 @@ from .replay import check as check_records
 from .timeline import DeviceTimeline, capacity_for, timeline_defines
 
 
+def root_and_child(stem: str) -> tuple[str, str, tuple[str, ...]]:
+    """``source``, ``root_kernel`` and ``child_kernels`` of a session whose source
+    ``<stem>.cu`` holds a host-launched ``<stem>_root`` and one device-launched
+    ``<stem>_child`` (the names condensed.cuh's CONDENSED_KERNELS gives)."""
+    return f"{stem}.cu", f"{stem}_root", (f"{stem}_child",)
+
+
 class CdpSession(GpuSession):
     """Base of the CDP strategies' sessions.
 
@@ -48,8 +55,9 @@ class CdpSession(GpuSession):
     of generation")``; the accounting read after it adds the children's own work.
 
     Subclasses set ``source``, ``root_kernel``, ``child_kernels`` (the strategy's kernel
-    source is derived from them) and implement :meth:`launch_root` (over ``self.boards``:
-    all host boards, or the current chunk). A session is opened by its strategy
+    source is derived from them; :func:`root_and_child` where they follow one stem) and
+    implement :meth:`launch_root` (over ``self.boards``: all host boards, or the current
+    chunk; a thread a board: :meth:`launch_host_grid`). A session is opened by its strategy
     (:class:`~nqprof.strategies.cdp.strategy.CdpStrategy`), which it is handed.
     """
 
@@ -58,6 +66,8 @@ class CdpSession(GpuSession):
     child_kernels: tuple[str, ...] = ()
     #: Sources it loads beside its own (the strategy declares them after its own).
     extra_sources: tuple[KernelSource, ...] = ()
+    #: The host grid's dynamic shared memory (:meth:`allow_root_shared` sets it).
+    root_shared: int = 0
 
     def __init__(self, strategy, n: int, params: dict[str, Any]):
         super().__init__(strategy.name, n, params)
@@ -183,6 +193,28 @@ class CdpSession(GpuSession):
         self.module.kernels[name]["dynamic_shared_bytes"] = int(dynamic_bytes)
         self.allow_shared(func, int(dynamic_bytes))
 
+    def allow_root_shared(self, dynamic_bytes: int) -> None:
+        """The host grid's dynamic shared memory: kept as ``root_shared`` (what
+        :meth:`launch_host_grid` launches it with) and allowed."""
+        self.root_shared = dynamic_bytes
+        self.allow_dynamic_shared(self.root_kernel, self.root_shared)
+
+    def launch_host_grid(self, *args) -> None:
+        """Launch the host grid over ``self.boards``, one thread per board in blocks of the
+        ``block`` parameter, with ``root_shared`` bytes of dynamic shared memory: the kernel
+        takes the boards' arrays and N, then ``args``."""
+        import numpy as np
+
+        block = self.params["block"]
+        self.root(
+            *self.boards.args(),
+            np.int32(self.n),
+            *args,
+            block=(block, 1, 1),
+            grid=self.grid_for(self.boards.count, block),
+            shared=self.root_shared,
+        )
+
     def preallocate_regions(self, row: int | None) -> None:
         """CDP-BP and CDP-DP3: generation 1's boards (those of row ``row``; None: the run has
         no generation 1) go into regions the host allocates, one per block of the largest
@@ -196,6 +228,21 @@ class CdpSession(GpuSession):
         self.notes.append(
             f"generation 1's boards preallocated: {blocks} "
             f"blocks x {self.region:,} boards x {BOARD_BYTES} B"
+        )
+
+    def launch_into_regions(self, search: int, last: int) -> None:
+        """CDP-BP's and CDP-DP3's host grid (block_launch.cuh's BLOCK_ROOT_PARAMS, then the
+        kernel's own int ``last``): ``search`` rows below each board, generation 1's boards
+        written into the regions :meth:`preallocate_regions` allocated."""
+        import numpy as np
+
+        self.launch_host_grid(
+            np.int32(search),
+            self.regions,
+            np.uint32(self.region),
+            np.int32(self.params["child_block"]),
+            self.acct,
+            np.int32(last),
         )
 
     # -- a round ---------------------------------------------------------------------------

@@ -11,14 +11,10 @@ launches past it are counted as dropped.
 from __future__ import annotations
 
 import math
-from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..base import Param
-from .device_records import DeviceRecords, header_dtype
-
-if TYPE_CHECKING:
-    import numpy as np
+from .device_records import DeviceRecords, header_dtype, record_layout
 
 #: One record's fields (struct cdp_tl_grid; a test compares it with the kernels).
 RECORD_FIELDS = [
@@ -30,18 +26,11 @@ RECORD_FIELDS = [
     ("parent_block", "<u4"),
     ("boards", "<u4"),
 ]
+record_dtype = record_layout(RECORD_FIELDS)
 NONE = 0xFFFF_FFFF  # CDP_TL_NONE
 NOT_STARTED = 0xFFFF_FFFF_FFFF_FFFF
 MARGIN = 1.25
 EXTRA = 1024
-
-
-@cache
-def record_dtype() -> np.dtype:
-    """One record as a numpy dtype (made on first use: importing this module needs no numpy)."""
-    import numpy as np
-
-    return np.dtype(RECORD_FIELDS)
 
 
 def timeline_param() -> Param:
