@@ -153,7 +153,7 @@ def test_a_bad_variable_is_refused_in_one_line(monkeypatch, text):
 
 def test_a_worker_takes_a_short_round_in_turn_over_its_sessions(tmp_path, monkeypatch):
     """Through real worker processes: fake_process_bound's k-th session opened times
-    1 ms * (1 + 0.15 k), so each unit's rounds show which session ran them."""
+    1 ms * (1 + step k), so each round shows which session ran it."""
     from fake_process_bound import STRATEGY as bound
     from fake_process_bound import unit_step
 
@@ -163,6 +163,8 @@ def test_a_worker_takes_a_short_round_in_turn_over_its_sessions(tmp_path, monkey
     monkeypatch.setenv(rotation.VARIABLE, "3")
     monkeypatch.delenv("NQPROF_GPU_SESSIONS", raising=False)
     monkeypatch.setenv("NQPROF_TEST_PID_LOG", str(tmp_path / "pids"))
+    # every session's round at most LONGEST_ROUND_S (1 ms, then 0.95 ms, ...): all rotate
+    monkeypatch.setenv("NQPROF_TEST_UNIT_STEP", "-0.05")
     with open_runner(bound, 8, {}, timeout=60) as runner:
         loop = RoundLoop(runner, 12, 1)
         loop.run()

@@ -21,14 +21,12 @@ import statistics
 from collections.abc import Callable
 from typing import Any
 
-from .rotation import LARGEST_N
+from .rotation import LARGEST_N, LONGEST_ROUND_S
 
 #: Placements tried (the session's own first, then fresh allocations).
 TRIALS = 32
 #: Rounds timed at each placement; their median is compared.
 ROUNDS = 3
-#: A round longer than this (seconds, at the session's own placement) is not placed.
-LONGEST_ROUND_S = 1e-3
 #: A board larger than LARGEST_N is not placed, not even timed once to find out (the limit
 #: rotation keeps too, :mod:`nqprof.strategies.rotation`).
 

@@ -34,9 +34,11 @@ SESSIONS = 8
 VARIABLE = "NQPROF_ROTATE"
 #: The most sessions a worker may hold.
 MOST = 16
-#: A round longer than this (seconds, the first session's first round) is not rotated:
-#: its sessions' opening and untimed first rounds would cost more than the rounds.
-LONGEST_ROUND_S = 20e-3
+#: A round longer than this (seconds, the first session's first round) is neither rotated
+#: nor placed (:mod:`nqprof.strategies.placement`): where its allocations land moves it by a
+#: few microseconds at most, below any floor of a round this long, while the sessions'
+#: opening and untimed first rounds would cost a suite seconds.
+LONGEST_ROUND_S = 1e-3
 #: A board larger than this is neither rotated nor placed, nor timed once at its opening to
 #: find out: where a buffer lands moves a round by a fraction of a microsecond, far below
 #: the floor of a round this long, while the round that decides would cost a session
