@@ -75,6 +75,14 @@ PACKED = {
         f"{RESULTS}/rotation-h200/rot-aa-run-1.json.gz",
         f"{RESULTS}/rotation-h200/rot-aa-run-2.json.gz",
     ),
+    "core-old-new": (
+        f"{RESULTS}/core-h200/run-old.json.gz",
+        f"{RESULTS}/core-h200/run-new1.json.gz",
+    ),
+    "core-new-new": (
+        f"{RESULTS}/core-h200/run-new1.json.gz",
+        f"{RESULTS}/core-h200/run-new2.json.gz",
+    ),
     "matrix-h100-12.0-13.0": (
         f"{RESULTS}/matrix/history-h100-80gb-hbm3-cuda12.0.tar.gz",
         f"{RESULTS}/matrix/history-h100-80gb-hbm3-cuda13.0.tar.gz",
