@@ -27,7 +27,7 @@
 #   devgraph-nsys  devgraph and graph-cst at N=12 under nsys with each --cuda-graph-trace (default, graph, node):
 #                  the export's kernel, graph, copy and NVTX tables' rows, and nqprof trace breakdown
 #   instr-check    Valgrind (from a deb in .gpuhost/deb) counts serial N=12's instructions
-#   suite-seq      the default pytest bench/ of this tree (new) and .stage/main38 (old) in the order $SUITE_SEQ
+#   suite-seq      the default pytest bench/ of this tree (new) and $OLD_TREE (old, default .stage/main38) in the order $SUITE_SEQ
 #                  (default: old new old), each timed; a new run after an earlier one saved is gated against it
 #                  (--benchmark-compare-fail=median:5%, --nq-compare-fail=slower,faster); histories in $OUT/seq.tar.gz,
 #                  continued from .stage/seq (unpack it there) on a fresh host
@@ -301,10 +301,10 @@ print(sys.argv[2], {n: c.execute(f\"select count(*) from {n}\").fetchone()[0] fo
       for t in ${SUITE_SEQ:-old new old}; do
         if [ $t = old ]; then
           t0=$(date +%s%3N)
-          (cd .stage/main38 && NQPROF_WHEELHOUSE=$root/.gpuhost/wheelhouse NQPROF_DEBS=$root/.gpuhost/deb \
+          (cd ${OLD_TREE:-.stage/main38} && NQPROF_WHEELHOUSE=$root/.gpuhost/wheelhouse NQPROF_DEBS=$root/.gpuhost/deb \
             NQPROF_SITE=/tmp/nqprof-old-site timeout 400 tools/gpuhost.sh python3 -m pytest bench/ -q -p no:cacheprovider \
             --benchmark-autosave --benchmark-storage=/tmp/nqprof-seq-old 2>&1 | tail -1)
-          echo "old (38dd55d) suite: exit ${PIPESTATUS[0]}, $(( $(date +%s%3N) - t0 )) ms"
+          echo "old (${OLD_TREE:-.stage/main38}) suite: exit ${PIPESTATUS[0]}, $(( $(date +%s%3N) - t0 )) ms"
         else
           gate=; [ -n "$(ls -A /tmp/nqprof-seq-new 2>/dev/null)" ] && \
             gate="--benchmark-compare --benchmark-compare-fail=median:5% --nq-compare-fail=slower,faster"
@@ -353,7 +353,7 @@ print(sys.argv[2], {n: c.execute(f\"select count(*) from {n}\").fetchone()[0] fo
         tools/gpuhost.sh nqprof compare $pair --storage /tmp/nqprof-oldnew | grep -E "^[a-z0-9-]+ +[0-9]+ |same|faster|slower"
       done ;;
     solve20) echo "=== solve20: whole nqprof solve 20 -s fast -r 1 -w 0, this tree and .stage/main38, interleaved"
-      root=$PWD; (cd .stage/main38 && NQPROF_WHEELHOUSE=$root/.gpuhost/wheelhouse NQPROF_DEBS=$root/.gpuhost/deb \
+      root=$PWD; (cd ${OLD_TREE:-.stage/main38} && NQPROF_WHEELHOUSE=$root/.gpuhost/wheelhouse NQPROF_DEBS=$root/.gpuhost/deb \
         NQPROF_SITE=/tmp/nqprof-old-site tools/gpuhost.sh true)
       for i in 1 2 3; do for t in new old; do
         if [ $t = new ]; then site=/tmp/nqprof-site; else site=/tmp/nqprof-old-site; fi
