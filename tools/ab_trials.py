@@ -18,7 +18,10 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
+try:  # an installed nqprof (a GPU host's site) first; else this tree's sources
+    import nqprof  # noqa: F401
+except ImportError:
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
 from nqprof.interleave import Arm, interleave  # noqa: E402
 from nqprof.result import Measurement  # noqa: E402

@@ -31,6 +31,7 @@
 #                  (default: old new old), each timed; a new run after an earlier one saved is gated against it
 #                  (--benchmark-compare-fail=median:5%, --nq-compare-fail=slower,faster); histories in $OUT/seq.tar.gz,
 #                  continued from .stage/seq (unpack it there) on a fresh host
+#   ab-trials      the interleaved A/B's trials (tools/ab_trials.py --trials 10): serial N=11 made 5% slower, and an A/A
 #   instr-aa       the CPU cases of the suite with --nq-cpu-metric=instructions twice, the second gated against the
 #                  first, then nqprof compare of the two
 #   trace-dg       devgraph, graph-cst and fast at N=12 with --nq-trace twice, compare --traces, a devgraph breakdown
@@ -319,6 +320,7 @@ print(sys.argv[2], {n: c.execute(f\"select count(*) from {n}\").fetchone()[0] fo
         fi
         (cd /tmp && tar czf "$OUT/seq.tar.gz" nqprof-seq-new nqprof-seq-old)
       done 2>&1 | tee -a "$OUT/suite-seq.log" ;;
+    ab-trials) run ab-trials 400 python3 tools/ab_trials.py --trials 10 ;;
     instr-aa) run instr-aa 300 bash -c 'for r in 1 2; do gate=; [ $r = 2 ] && gate="--benchmark-compare --benchmark-compare-fail=median:5% --nq-compare-fail=slower,faster";
         t0=$(date +%s%3N); python3 -m pytest bench/ --nq-strategy=serial,serial-d4,multicore --nq-cpu-metric=instructions -q \
           -p no:cacheprovider --benchmark-autosave --benchmark-storage=/tmp/nqprof-instr-aa $gate > /tmp/instr-aa-$r.txt 2>&1;
