@@ -267,3 +267,19 @@ def test_a_run_of_a_few_rounds_opens_one_session_a_worker(tmp_path, monkeypatch)
     monkeypatch.setenv(rotation.VARIABLE, "0")
     with pytest.raises(InputError, match="NQPROF_ROTATE"):
         open_runner(bound, 8, {})
+
+
+def test_a_session_that_fails_to_open_ends_the_opening_and_the_notes_say_why():
+    log: list = []
+    open_one, made = opener(log)
+
+    def third_fails():
+        if len(made) == 2:
+            raise MemoryError("cuMemAlloc failed: out of memory")
+        return open_one()
+
+    rot = rotation.Rotation(third_fails, 8, sessions=4)
+    units = [rot.run_once().unit for _ in range(5)]
+    assert len(made) == 2 and units == [0, 0, 1, 0, 1]
+    note = rot.info()["notes"][-1]
+    assert "over 2 of 4 sessions" in note and "MemoryError: cuMemAlloc failed" in note

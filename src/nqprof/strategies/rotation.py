@@ -84,7 +84,9 @@ class Rotation:
     The first round runs on the first session alone; if ``n`` is at most LARGEST_N and it
     took at most ``longest`` seconds, ``sessions - 1`` more are opened, each run once
     (untimed, its count checked), and from the next round on the rounds go to each in
-    turn. Sessions are closed last opened first."""
+    turn. A session that fails to open (the device's memory) ends the opening: the rounds
+    go to those open, and the record's notes say why. Sessions are closed last opened
+    first."""
 
     def __init__(
         self,
@@ -97,6 +99,8 @@ class Rotation:
         self.wanted = sessions_wanted() if sessions is None else sessions
         self.longest = longest
         self.sessions = [open_one()]
+        #: why no further session opened, where one failed to (the rounds go on over those open)
+        self.stopped: str | None = None
         self._decided = False
         self._next = 0
 
@@ -110,7 +114,11 @@ class Rotation:
         if self.wanted < 2 or self.n > LARGEST_N or round_seconds(first) > self.longest:
             return
         for _ in range(self.wanted - 1):
-            session = self.open_one()
+            try:
+                session = self.open_one()
+            except Exception as exc:  # the device's memory, a limit: go on with those open
+                self.stopped = f"{type(exc).__name__}: {exc}"
+                return
             self.sessions.append(session)
             m = session.run_once()  # its first round: lazy loading, first launches
             if m.count != first.count:
@@ -154,6 +162,11 @@ class Rotation:
             info.setdefault("notes", []).append(
                 f"rounds taken in turn over {len(self.sessions)} sessions in this worker, "
                 "each where its own allocations landed (nqprof.strategies.rotation)"
+            )
+        if self.stopped:
+            info.setdefault("notes", []).append(
+                f"rounds taken in turn over {len(self.sessions)} of {self.wanted} sessions: "
+                f"the next failed to open ({self.stopped})"
             )
         return info
 
