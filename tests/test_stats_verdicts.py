@@ -238,14 +238,18 @@ def test_the_option_values():
     "cpu, remedy",
     [
         (True, "worker processes disagree ±60.5%: more rounds, or a quieter host"),
-        (False, "its units disagree ±60.5% (where their buffers land): more units, "),
+        (
+            False,
+            "its units disagree ±60.5% (each worker's draw: its context, where its allocations "
+            "land): more units, ",
+        ),
     ],
 )
 def test_worker_processes_that_disagree_are_named_with_their_remedy(cpu, remedy):
     """Two worker processes a run, 10% apart in one run: Student's interval on their medians
     is the floor (60%), named with what narrows it for the case's kind: for a GPU case more
-    units (its units' offsets are where their buffers land; more rounds in the same units
-    keep them)."""
+    units (its units' offsets are each worker's draw; more rounds in the same units keep
+    them)."""
     from nqprof.analysis.comparing import cannot_tell_why
 
     procs = [0, 1] * 10

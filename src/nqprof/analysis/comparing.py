@@ -209,13 +209,14 @@ def cannot_tell_why(
     what = {
         "drift": "drift within a run {}: more rounds, or a host whose speed holds",
         "spread": "spread of the rounds {} (half the IQR): a quieter host",
-        # a GPU case's units differ by where their buffers land (docs/benchmarking.md): more
-        # rounds in the same units do not narrow that, more units do
+        # a GPU case's units differ by what each worker draws, its context and where its
+        # allocations land (docs/benchmarking.md, nqprof.strategies.rotation): more rounds
+        # in the same units do not narrow that, more units do
         "processes": (
             "worker processes disagree {}: more rounds, or a quieter host"
             if cpu
-            else "its units disagree {} (where their buffers land): more units, "
-            "NQPROF_GPU_SESSIONS=auto"
+            else "its units disagree {} (each worker's draw: its context, where its "
+            "allocations land): more units, NQPROF_GPU_SESSIONS=auto"
         ),
     }
     for name, value in terms.items():
