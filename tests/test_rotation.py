@@ -144,10 +144,10 @@ def test_the_variable_sets_the_sessions(monkeypatch, text, want):
     assert rotation.sessions_wanted() == want
 
 
-@pytest.mark.parametrize("text", ["0", "17", "two", "1.5"])
+@pytest.mark.parametrize("text", ["0", "17", "two", "1.5", "1_6"])
 def test_a_bad_variable_is_refused_in_one_line(monkeypatch, text):
     monkeypatch.setenv(rotation.VARIABLE, text)
-    with pytest.raises(InputError, match="NQPROF_ROTATE.*from 1 to 16"):
+    with pytest.raises(InputError, match=r"NQPROF_ROTATE .* must be an integer in 1\.\.16, got"):
         rotation.sessions_wanted()
 
 

@@ -236,7 +236,7 @@ def test_by_default_gpu_rounds_go_to_two_processes_of_one_session_each(tmp_path,
     assert loop.record(info).process["workers"] == 2 and "sessions" not in loop.record(info).process
 
 
-@pytest.mark.parametrize("text", ["0", "17", "two", "-1", "1.5"])
+@pytest.mark.parametrize("text", ["0", "17", "two", "-1", "1.5", "1_6"])
 def test_a_bad_sessions_variable_is_an_input_error(monkeypatch, text):
     from fake_process_bound import STRATEGY as bound
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from .analysis.paired import ALPHA, PairedDecision, decide_pairs
 from .options import describe
-from .runner import RoundLoop, compute_statistic
+from .runner import RoundLoop
 from .runners import UnverifiedRunner, verify
 from .strategies import get
 
@@ -233,7 +233,7 @@ def interleave(
     rule = PairRule(pairs, min_change, alpha)
 
     def statistic(reading: dict[str, Any]) -> tuple[float, float]:
-        return compute_statistic(reading["a"]), compute_statistic(reading["b"])
+        return reading["a"].compute_s, reading["b"].compute_s
 
     with _PairRunner(pair, n, {"arms": given}, timeout, arms=arms) as runner:
         loop = RoundLoop(runner, None, warmup, progress=progress, statistic=statistic)

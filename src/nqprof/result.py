@@ -32,6 +32,12 @@ class Measurement:
     #: several (nqprof.strategies.rotation); 0 otherwise.
     unit: int = 0
 
+    @property
+    def compute_s(self) -> float:
+        """The round's statistic under the compute timer: the CUDA-event time of a GPU
+        round, the worker's clock around the computation of a CPU round."""
+        return self.gpu_s if self.gpu_s is not None else self.wall_s
+
 
 @dataclass
 class RunRecord:

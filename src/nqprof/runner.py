@@ -32,12 +32,6 @@ from .textfmt import plural
 UNIT_FLOOR = 0.05
 
 
-def compute_statistic(m: Measurement) -> float:
-    """A round's statistic under the compute timer: the CUDA-event time of a GPU round, the
-    worker's clock around the computation of a CPU round."""
-    return m.gpu_s if m.gpu_s is not None else m.wall_s
-
-
 def check_rounds(rounds: int | None, warmup: int) -> None:
     """Rounds >= 1 (or None: auto) and warm-up >= 0, else an :class:`InputError`."""
     if (rounds is not None and rounds < 1) or warmup < 0:
@@ -144,7 +138,7 @@ class RoundLoop:
             return self._statistic(m)
         if self.timer == "wall":
             return round_trip
-        return compute_statistic(m)
+        return m.compute_s
 
     def one_round(self) -> Measurement:
         t0 = time.perf_counter()

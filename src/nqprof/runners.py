@@ -26,6 +26,7 @@ from typing import Any
 from . import errors
 from .cuda.nvtx import nvtx_range
 from .errors import CountMismatchError, NqprofError, WatchdogError
+from .numeric import integer_text
 from .options import default_timeout, describe
 from .problem import known_count
 from .result import Measurement
@@ -407,7 +408,7 @@ def gpu_sessions() -> int:
     if not text or gpu_units_auto():
         return GPU_SESSIONS
     try:
-        value = int(text)
+        value = integer_text(text)
     except ValueError:
         value = 0
     if not 1 <= value <= 16:

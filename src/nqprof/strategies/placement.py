@@ -21,14 +21,14 @@ import statistics
 from collections.abc import Callable
 from typing import Any
 
+# a round over LONGEST_ROUND_S, or a board larger than LARGEST_N, is not placed (not even
+# timed once to find out): the limits rotation keeps too (nqprof.strategies.rotation)
 from .rotation import LARGEST_N, LONGEST_ROUND_S
 
 #: Placements tried (the session's own first, then fresh allocations).
 TRIALS = 32
 #: Rounds timed at each placement; their median is compared.
 ROUNDS = 3
-#: A board larger than LARGEST_N is not placed, not even timed once to find out (the limit
-#: rotation keeps too, :mod:`nqprof.strategies.rotation`).
 
 
 def place(

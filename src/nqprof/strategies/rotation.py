@@ -25,7 +25,8 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import CountMismatchError, InputError
+from ..errors import CountMismatchError
+from ..numeric import Integer
 from ..result import Measurement
 
 #: Sessions a worker holds for a short round where $NQPROF_ROTATE does not say otherwise.
@@ -46,22 +47,17 @@ LONGEST_ROUND_S = 1e-3
 LARGEST_N = 16
 
 
+#: What $NQPROF_ROTATE may say, in nqprof's number grammar.
+SESSIONS_NUMBER = Integer(
+    1, MOST, f"{VARIABLE} (the sessions a GPU worker takes a short round's rounds in turn over)"
+)
+
+
 def sessions_wanted() -> int:
-    """$NQPROF_ROTATE, else SESSIONS: InputError for anything but a whole number from 1
-    to MOST."""
+    """$NQPROF_ROTATE, else SESSIONS: InputError for anything but an integer from 1 to
+    MOST."""
     text = os.environ.get(VARIABLE, "").strip()
-    if not text:
-        return SESSIONS
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if not 1 <= value <= MOST:
-        raise InputError(
-            f"bad {VARIABLE}={text!r}: the sessions a GPU worker takes a short round's rounds "
-            f"in turn over, a whole number from 1 to {MOST}"
-        )
-    return value
+    return SESSIONS_NUMBER(text) if text else SESSIONS
 
 
 def worth(rounds: int | None, workers: int, sessions: int | None = None) -> bool:
@@ -71,11 +67,6 @@ def worth(rounds: int | None, workers: int, sessions: int | None = None) -> bool
     worker, as the rounds could not go round the others."""
     k = sessions_wanted() if sessions is None else sessions
     return k > 1 and (rounds is None or rounds >= 2 * k * max(1, workers))
-
-
-def round_seconds(m: Measurement) -> float:
-    """What a round took: its GPU time where it has one, else its wall time."""
-    return m.gpu_s if m.gpu_s is not None else m.wall_s
 
 
 class Rotation:
@@ -104,14 +95,10 @@ class Rotation:
         self._decided = False
         self._next = 0
 
-    @property
-    def holds(self) -> dict[str, int] | None:
-        return self.sessions[0].holds
-
     def _grow(self, first: Measurement) -> None:
         """Open the other sessions where the first round was short enough."""
         self._decided = True
-        if self.wanted < 2 or self.n > LARGEST_N or round_seconds(first) > self.longest:
+        if self.wanted < 2 or self.n > LARGEST_N or first.compute_s > self.longest:
             return
         for _ in range(self.wanted - 1):
             try:
