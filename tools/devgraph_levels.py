@@ -1,15 +1,15 @@
 """Where does a devgraph round's level come from? One session, its graphs made K times.
 
-    python3 tools/devgraph_levels.py --n 11 -k 8 -r 40 [--buffers]
+    python3 tools/devgraph_levels.py --n 11 -k 8 -r 40
 
 devgraph's rounds in one worker are steady, but its units (sessions, processes) land on
 levels some microseconds apart. This opens one session of devgraph N, makes its graphs
 (the scheduler's and the step graphs, instantiated and uploaded) K times, every set kept
 alive so that each is uploaded to other memory, and times R rounds of each set, the sets
-taken in turn round by round (so the GPU's drift is shared by all). With ``--buffers`` each
-set also gets its own frontier and state buffers. Every count is verified. It prints each
-set's median and the spread of the sets' medians: sets that differ as units do say the
-level is where the graphs (or buffers) were uploaded; sets that agree say it is not."""
+taken in turn round by round (so the GPU's drift is shared by all). Every count is
+verified. It prints each set's median and the spread of the sets' medians: sets that differ
+as units do say the level is where the graphs were uploaded; sets that agree say it is
+not."""
 
 from __future__ import annotations
 
@@ -23,12 +23,10 @@ def main() -> None:
     ap.add_argument("--n", type=int, action="append", required=True)
     ap.add_argument("-k", type=int, default=8)
     ap.add_argument("-r", type=int, default=40)
-    ap.add_argument("--buffers", action="store_true")
     args = ap.parse_args()
 
     from nqprof.problem import known_count
     from nqprof.strategies import get
-    from nqprof.strategies.devgraph import MASK_BYTES, WORDS
 
     s = get("devgraph")
     for n in args.n:
@@ -36,20 +34,14 @@ def main() -> None:
         sets, layers = [], []
         try:
             for _ in range(args.k):
-                if args.buffers and sets:
-                    session.frontier = session.drv.mem_alloc(6 * session.cap * MASK_BYTES)
-                    session.state = session.counter(WORDS)
-                    session.step_args = (session.state, session.frontier, *session.step_args[2:])
-                    session.adv_args = (session.state, *session.adv_args[1:])
                 if sets:
                     session._make_graphs()
-                sets.append((session.graphs, session.exe, session.state, session.frontier))
+                sets.append((session.graphs, session.exe))
                 layers.append(session.graphs)
             times = [[] for _ in sets]
             for i in range(args.r + 2):
-                for j, (graphs, exe, state, frontier) in enumerate(sets):
+                for j, (graphs, exe) in enumerate(sets):
                     session.graphs, session.exe = graphs, exe
-                    session.state, session.frontier = state, frontier
                     m = session.run_once()
                     if m.count != known_count(n):
                         raise SystemExit(f"devgraph N={n}: counted {m.count}")
@@ -58,7 +50,7 @@ def main() -> None:
             meds = [statistics.median(t) for t in times]
             sd = statistics.stdev(math.log(m) for m in meds) * 100
             print(
-                f"devgraph N={n} {'graphs+buffers' if args.buffers else 'graphs'} x{args.k}: "
+                f"devgraph N={n} graphs x{args.k}: "
                 f"sd {sd:.2f}%  set medians us: " + " ".join(f"{m:.2f}" for m in meds)
             )
         finally:

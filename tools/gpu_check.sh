@@ -84,7 +84,7 @@
 #                  faster or slower verdict expected)
 #   aslr           offset_probe --solve of devgraph N=10..12 and fast N=9, K fresh solves each, with the
 #                  address-space layout randomized and under setarch -R (ASLR_K, default 6)
-#   dg-levels      devgraph N=9, 11: one session's graphs made 8 times (then with their buffers), rounds in
+#   dg-levels      devgraph N=9, 11: one session's graphs made 8 times, rounds in
 #                  turn over the sets (tools/devgraph_levels.py), beside 6 sessions reopened in one process
 #   placement      fast N=8, 9: K placements of its counters, its tasks and both in one session, rounds interleaved
 #                  over them (tools/placement_probe.py), beside 6 sessions reopened: is the offset where buffers lie?
@@ -388,7 +388,6 @@ print(sys.argv[2], {n: c.execute(f\"select count(*) from {n}\").fetchone()[0] fo
       run aslr-off 300 setarch "$(uname -m)" -R python3 tools/offset_probe.py --solve devgraph:10 --solve devgraph:11 \
         --solve devgraph:12 --solve fast:9 -k ${ASLR_K:-6} -r 100 ;;
     dg-levels) run dg-levels 200 python3 tools/devgraph_levels.py --n 9 --n 11 -k 8 -r 40
-      run dg-levels-buffers 200 python3 tools/devgraph_levels.py --n 9 --n 11 -k 8 -r 40 --buffers
       run dg-levels-reopen 200 python3 tools/offset_probe.py --reopen devgraph:9 --reopen devgraph:11 -k 6 -r 60 ;;
     placement) run placement 200 python3 tools/placement_probe.py --n 8 --n 9 -k 8 -r 80
         run placement-reopen 200 python3 tools/offset_probe.py --reopen fast:8 --reopen fast:9 -k 6 -r 100 ;;
