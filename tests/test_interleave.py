@@ -222,3 +222,26 @@ def test_the_verdicts_ab_and_nq_vs_fail_take_are_the_paired_verdicts_but_same():
 def test_ab_takes_pairs_not_rounds():
     done = _ab("8", "-s", "serial", "--vs-strategy", "serial", "--rounds", "3")
     assert done.returncode == 2 and "--rounds" in done.stderr.splitlines()[0], done.stderr
+
+
+@pytest.mark.slow
+def test_the_trials_tool_runs_its_double_in_a_worker():
+    """tools/ab_trials.py as a user runs it: its strategy double (defined in the script) must
+    reach the worker process, which cannot import a script's __main__. What the verdicts are
+    is the business of the tests above (rounds of microseconds on a busy machine can say
+    cannot-tell); here every trial must end in one of them and the tally must count them."""
+    import re
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    tool = Path(__file__).resolve().parent.parent / "tools" / "ab_trials.py"
+    args = ["--trials", "1", "--n", "6", "--reps", "2", "--busy", "0", "--pairs", "20"]
+    done = subprocess.run(
+        [sys.executable, str(tool), *args], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    verdicts = "(slower|faster|same|cannot-tell)"
+    assert re.search(rf"^A/B trial 1: {verdicts}: ", done.stdout, re.M), done.stdout
+    assert re.search(rf"^A/A trial 1: {verdicts}: ", done.stdout, re.M), done.stdout
+    assert re.search(r"^A/B: [01] of 1 caught as slower; A/A: [01] of 1 gave", done.stdout, re.M)

@@ -69,7 +69,11 @@ def main() -> int:
     ap.add_argument("--busy", type=int, default=1, help="cores kept busy meanwhile")
     ap.add_argument("--min-change", type=float, default=5.0, help="percent")
     args = ap.parse_args()
-    strategy = Repeated()
+    # the double from this file imported as a module: a worker cannot import the classes of
+    # a script's __main__ (nqprof hides it from the processes it starts)
+    import ab_trials
+
+    strategy = ab_trials.Repeated()
     slower = max(args.reps + 1, round(args.reps * 1.05))
     spinners = [mp.Process(target=_spin, daemon=True) for _ in range(args.busy)]
     for s in spinners:
