@@ -15,7 +15,8 @@
 #   graph-tail-probe  graph-tail at 1, 2, 4, 32 launches, each under a 15 s watchdog (where does it hang?)
 #   trace-all      pytest bench/ --nq-n=12 --nq-trace twice (every strategy of the default suite), then nqprof
 #                  compare --traces of the two and a breakdown; the saved JSON in $OUT/trace-all.tar.gz
-#   solve20        whole-process nqprof solve 20 -s fast -r 1 -w 0, this tree and .stage/main38 interleaved, 3 each
+#   solve20        whole-process nqprof solve 20 -s fast -r 1 -w 0, this tree and $OLD_TREE interleaved,
+#                  $SOLVE20_RUNS (3) each, the medians of runs 2 on, and one cProfile of each
 #   oldnew-cases   pytest bench/ of $OLDNEW_STRATEGIES at $OLDNEW_N (default cdp-bp at 8:9), this tree and
 #                  .stage/main38 interleaved, 3 each (after solve20, which installs the old tree); the runs in
 #                  $OUT/oldnew.tar.gz, then nqprof compare of each old run against the new run after it
@@ -304,13 +305,14 @@ print(sys.argv[2], {n: c.execute(f\"select count(*) from {n}\").fetchone()[0] fo
           t0=$(date +%s%3N)
           (cd ${OLD_TREE:-.stage/main38} && NQPROF_WHEELHOUSE=$root/.gpuhost/wheelhouse NQPROF_DEBS=$root/.gpuhost/deb \
             NQPROF_SITE=/tmp/nqprof-old-site timeout 400 tools/gpuhost.sh python3 -m pytest bench/ -q -p no:cacheprovider \
-            --benchmark-autosave --benchmark-storage=/tmp/nqprof-seq-old 2>&1 | tail -1)
-          echo "old (${OLD_TREE:-.stage/main38}) suite: exit ${PIPESTATUS[0]}, $(( $(date +%s%3N) - t0 )) ms"
+            --durations=0 --benchmark-autosave --benchmark-storage=/tmp/nqprof-seq-old > /tmp/seq-old.txt 2>&1)
+          code=$?; n=$(ls /tmp/nqprof-seq-old/*/ | wc -l); cp /tmp/seq-old.txt "$OUT/suite-old-$n.txt"; tail -1 /tmp/seq-old.txt
+          echo "old (${OLD_TREE:-.stage/main38}) suite: exit $code, $(( $(date +%s%3N) - t0 )) ms"
         else
           gate=; [ -n "$(ls -A /tmp/nqprof-seq-new 2>/dev/null)" ] && \
             gate="--benchmark-compare --benchmark-compare-fail=median:5% --nq-compare-fail=slower,faster"
           t0=$(date +%s%3N)
-          timeout 400 tools/gpuhost.sh python3 -m pytest bench/ -q -p no:cacheprovider --benchmark-autosave \
+          timeout 400 tools/gpuhost.sh python3 -m pytest bench/ -q -p no:cacheprovider --durations=0 --benchmark-autosave \
             --benchmark-storage=/tmp/nqprof-seq-new $gate > /tmp/seq-new.txt 2>&1; code=$?
           ms=$(( $(date +%s%3N) - t0 ))
           n=$(ls /tmp/nqprof-seq-new/*/ | wc -l); cp /tmp/seq-new.txt "$OUT/suite-new-$n.txt"
@@ -357,12 +359,27 @@ print(sys.argv[2], {n: c.execute(f\"select count(*) from {n}\").fetchone()[0] fo
     solve20) echo "=== solve20: whole nqprof solve 20 -s fast -r 1 -w 0, this tree and .stage/main38, interleaved"
       root=$PWD; (cd ${OLD_TREE:-.stage/main38} && NQPROF_WHEELHOUSE=$root/.gpuhost/wheelhouse NQPROF_DEBS=$root/.gpuhost/deb \
         NQPROF_SITE=/tmp/nqprof-old-site tools/gpuhost.sh true)
-      for i in 1 2 3; do for t in new old; do
+      for i in $(seq ${SOLVE20_RUNS:-3}); do for t in new old; do
         if [ $t = new ]; then site=/tmp/nqprof-site; else site=/tmp/nqprof-old-site; fi
         s=$( { TIMEFORMAT=%R; time PYTHONPATH=$site PATH=$site/bin:$PATH timeout 120 nqprof solve 20 -s fast -r 1 -w 0 \
           > /tmp/solve20-$t-$i.txt 2>&1; } 2>&1 )
         echo "$t run $i: whole $s s, $(grep -E 'count|GPU time' /tmp/solve20-$t-$i.txt | tr -s ' ' | tr '\n' ' ')"
-      done; done 2>&1 | tee "$OUT/solve20.log" ;;
+      done; done 2>&1 | tee "$OUT/solve20.log"
+      python3 - "$OUT/solve20.log" <<'PY' | tee -a "$OUT/solve20.log"
+import re, statistics, sys
+runs = {"new": [], "old": []}
+for line in open(sys.argv[1]):
+    m = re.match(r"(new|old) run (\d+): whole ([0-9.]+) s", line)
+    if m and m[2] != "1":  # run 1 of each fills the caches
+        runs[m[1]].append(float(m[3]))
+new, old = (statistics.median(runs[t]) for t in ("new", "old"))
+print(f"medians of runs 2 on: new {new:.3f} s, old {old:.3f} s, new - old {new - old:+.3f} s")
+PY
+      for t in new old; do  # where a whole solve's time goes (the parent process), one run each
+        if [ $t = new ]; then site=/tmp/nqprof-site; else site=/tmp/nqprof-old-site; fi
+        PYTHONPATH=$site PATH=$site/bin:$PATH timeout 120 python3 -m cProfile -s cumtime -m nqprof.cli solve 20 -s fast \
+          -r 1 -w 0 2>&1 | head -60 > "$OUT/solve20-profile-$t.txt"
+      done ;;
     launch-default) run launch-default 600 bash -c "TIMEFORMAT='whole %R s'; time nqprof characterize launch -q -o \$OUT/launch-default.json -o \$OUT/launch-default.md" ;;
     offsets) run offsets-solo 200 python3 tools/offset_probe.py --solve fast:9 --solve fast:8 --solve devgraph:11 \
         --solve devgraph:10 -k 4 -r 100 ;&

@@ -6,6 +6,11 @@
 #   .stage/main38cst  the same with cdp-cst's counting kernels (cc_count, cc_count0) built
 #                     without launch bounds, as b1f2d54 builds them since: a comparison with
 #                     it leaves that kernel change out and shows the core's alone
+#   .stage/main38same main38cst with devgraph's graph drivers timed as 7bd60f4 times them since
+#                     (held and timed on the graph's own stream, without the host's cuGraphLaunch
+#                     call: tools/baseline38-devgraph.patch); the tree before the core with
+#                     both deliberate changes of what is measured, so before against after
+#                     shows the core's effect alone
 set -euo pipefail
 cd "$(dirname "$0")/.."
 for tree in main38 main38cst; do
@@ -19,4 +24,6 @@ if grep -n "__launch_bounds__(NQ_BLOCK" "$cu"; then
   echo "stage_baseline: cdp_cst.cu still has counting kernels with launch bounds" >&2
   exit 1
 fi
-echo "staged .stage/main38 and .stage/main38cst"
+rm -rf .stage/main38same && cp -r .stage/main38cst .stage/main38same
+patch -s -p1 -d .stage/main38same < tools/baseline38-devgraph.patch
+echo "staged .stage/main38, .stage/main38cst and .stage/main38same"
