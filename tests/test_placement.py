@@ -47,13 +47,13 @@ def test_the_first_of_equal_placements_is_kept():
 
 
 def test_a_round_longer_than_placement_matters_is_not_placed():
-    dev = FakeDevice([placement.LONGEST_ROUND_S * 1.01, 1e-6])
+    dev = FakeDevice([placement.LONGEST_PLACED_S * 1.01, 1e-6])
     summary = dev.place(trials=2, rounds=3)
     assert summary["tried"] == 1 and dev.made == 0 and dev.freed == []
     # one round told it: a long round is not timed again (fast N=20: 3 x 1.25 s a session)
     assert dev.rounds == [0]
     assert "not placed" in placement.note(summary, "counters")
-    at_limit = FakeDevice([placement.LONGEST_ROUND_S, 1e-6])
+    at_limit = FakeDevice([placement.LONGEST_PLACED_S, 1e-6])
     assert at_limit.place(trials=2, rounds=1)["kept"] == 1
 
 
@@ -126,3 +126,13 @@ def test_past_the_largest_n_the_note_says_why_nothing_was_placed():
     assert text == (
         "counters not placed: N=20 counts for far longer than placement matters (placed up to N=16)"
     )
+
+
+def test_only_rounds_of_microseconds_are_placed():
+    """A placement's level is a fraction of a microsecond: fast N=12's round (a few us) is
+    placed, N=13's (tens of us) is not, and no round that rotation leaves alone is placed."""
+    from nqprof.strategies import rotation
+
+    assert placement.LONGEST_PLACED_S < rotation.LONGEST_ROUND_S
+    for seconds, tried in ((7e-6, 2), (placement.LONGEST_PLACED_S, 2), (20e-6, 1)):
+        assert FakeDevice([seconds, 1e-6]).place(trials=2, rounds=1)["tried"] == tried

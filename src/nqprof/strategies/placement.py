@@ -8,8 +8,11 @@ its case's time anew, and two runs' sessions disagreed. A session whose rounds a
 short tries its buffers at many fresh allocations when it opens and keeps the one its round
 is fastest at, so nearly every session finds the fastest level (one placement in eight at
 that level is missed by 32 tries with a chance of 1.4%). The record keeps every placement's
-median, so the spread stays visible. A round over :data:`LONGEST_ROUND_S` is not placed
-(there a fraction of a microsecond is below any floor).
+median, so the spread stays visible. A round over :data:`LONGEST_PLACED_S` is not placed:
+the levels lie a fraction of a microsecond apart, a small part of a round that long, and
+the eight sessions a short round rotates over (:mod:`nqprof.strategies.rotation`) average
+them, while 32 placements of three rounds each would cost every session a hundred rounds
+(docs/results/core-h200/same-baseline).
 
 Every GPU session also draws where its buffers land at all: a layout pad of a random number
 of pages, allocated first (:func:`pad_layout`), so that its placement is a draw of its own
@@ -21,10 +24,13 @@ import statistics
 from collections.abc import Callable
 from typing import Any
 
-# a round over LONGEST_ROUND_S, or a board larger than LARGEST_N, is not placed (not even
-# timed once to find out): the limits rotation keeps too (nqprof.strategies.rotation)
-from .rotation import LARGEST_N, LONGEST_ROUND_S
+# a board larger than LARGEST_N is not placed, not even timed once to find out: the limit
+# rotation keeps too (nqprof.strategies.rotation)
+from .rotation import LARGEST_N
 
+#: A round longer than this (seconds, the first round timed at the session's own placement)
+#: is not placed.
+LONGEST_PLACED_S = 15e-6
 #: Placements tried (the session's own first, then fresh allocations).
 TRIALS = 32
 #: Rounds timed at each placement; their median is compared.
@@ -47,10 +53,10 @@ def place(
     (``make``), each installed by ``use``; keep the fastest by median (the first of
     equals), ``free`` the others. The summary:
     placements tried, the index kept and every placement's median (us). Unset: TRIALS,
-    ROUNDS and LONGEST_ROUND_S as the module holds them now."""
+    ROUNDS and LONGEST_PLACED_S as the module holds them now."""
     trials = TRIALS if trials is None else trials
     rounds = ROUNDS if rounds is None else rounds
-    longest = LONGEST_ROUND_S if longest is None else longest
+    longest = LONGEST_PLACED_S if longest is None else longest
     if trials < 1 or rounds < 1:
         raise ValueError(f"placement needs trials and rounds >= 1, got {trials} and {rounds}")
 

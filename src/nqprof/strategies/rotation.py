@@ -35,10 +35,10 @@ SESSIONS = 8
 VARIABLE = "NQPROF_ROTATE"
 #: The most sessions a worker may hold.
 MOST = 16
-#: A round longer than this (seconds, the first session's first round) is neither rotated
-#: nor placed (:mod:`nqprof.strategies.placement`): where its allocations land moves it by a
-#: few microseconds at most, below any floor of a round this long, while the sessions'
-#: opening and untimed first rounds would cost a suite seconds.
+#: A round longer than this (seconds, the first session's first round) is not rotated (nor
+#: placed: :mod:`nqprof.strategies.placement` keeps a shorter limit of its own): where its
+#: allocations land moves it by a few microseconds at most, below any floor of a round this
+#: long, while the sessions' opening and untimed first rounds would cost a suite seconds.
 LONGEST_ROUND_S = 1e-3
 #: A board larger than this is neither rotated nor placed, nor timed once at its opening to
 #: find out: where a buffer lands moves a round by a fraction of a microsecond, far below
