@@ -83,6 +83,18 @@ PACKED = {
         f"{RESULTS}/core-h200/run-new1.json.gz",
         f"{RESULTS}/core-h200/run-new2.json.gz",
     ),
+    "core-same-old-new1": (
+        f"{RESULTS}/core-h200/same-baseline/run-old.json.gz",
+        f"{RESULTS}/core-h200/same-baseline/run-new1.json.gz",
+    ),
+    "core-same-old-new2": (
+        f"{RESULTS}/core-h200/same-baseline/run-old.json.gz",
+        f"{RESULTS}/core-h200/same-baseline/run-new2.json.gz",
+    ),
+    "core-same-new-new": (
+        f"{RESULTS}/core-h200/same-baseline/run-new1.json.gz",
+        f"{RESULTS}/core-h200/same-baseline/run-new2.json.gz",
+    ),
     "matrix-h100-12.0-13.0": (
         f"{RESULTS}/matrix/history-h100-80gb-hbm3-cuda12.0.tar.gz",
         f"{RESULTS}/matrix/history-h100-80gb-hbm3-cuda13.0.tar.gz",

@@ -356,7 +356,7 @@ print(sys.argv[2], {n: c.execute(f\"select count(*) from {n}\").fetchone()[0] fo
       for pair in "0001 0002" "0003 0004" "0005 0006"; do  # old1 new1, old2 new2, old3 new3
         tools/gpuhost.sh nqprof compare $pair --storage /tmp/nqprof-oldnew | grep -E "^[a-z0-9-]+ +[0-9]+ |same|faster|slower"
       done ;;
-    solve20) echo "=== solve20: whole nqprof solve 20 -s fast -r 1 -w 0, this tree and .stage/main38, interleaved"
+    solve20) echo "=== solve20: whole nqprof solve 20 -s fast -r 1 -w 0, this tree and ${OLD_TREE:-.stage/main38}, interleaved"
       root=$PWD; (cd ${OLD_TREE:-.stage/main38} && NQPROF_WHEELHOUSE=$root/.gpuhost/wheelhouse NQPROF_DEBS=$root/.gpuhost/deb \
         NQPROF_SITE=/tmp/nqprof-old-site tools/gpuhost.sh true)
       for i in $(seq ${SOLVE20_RUNS:-3}); do for t in new old; do

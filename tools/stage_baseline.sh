@@ -8,9 +8,12 @@
 #                     it leaves that kernel change out and shows the core's alone
 #   .stage/main38same main38cst with devgraph's graph drivers timed as 7bd60f4 times them since
 #                     (held and timed on the graph's own stream, without the host's cuGraphLaunch
-#                     call: tools/baseline38-devgraph.patch); the tree before the core with
-#                     both deliberate changes of what is measured, so before against after
-#                     shows the core's effect alone
+#                     call: tools/baseline38-devgraph.patch) and every GPU session's layout pad
+#                     drawn as 9a67db0 draws it (tools/baseline38-pad.patch: without it every
+#                     process of the old tree lands its buffers where the one before did, so all
+#                     its runs sit at one level: docs/results/core-h200/same-baseline); the tree
+#                     before the core with the deliberate changes of what is measured, so before
+#                     against after shows the core alone
 set -euo pipefail
 cd "$(dirname "$0")/.."
 for tree in main38 main38cst; do
@@ -26,4 +29,5 @@ if grep -n "__launch_bounds__(NQ_BLOCK" "$cu"; then
 fi
 rm -rf .stage/main38same && cp -r .stage/main38cst .stage/main38same
 patch -s -p1 -d .stage/main38same < tools/baseline38-devgraph.patch
+patch -s -p1 -d .stage/main38same < tools/baseline38-pad.patch
 echo "staged .stage/main38, .stage/main38cst and .stage/main38same"
