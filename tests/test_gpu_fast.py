@@ -152,9 +152,10 @@ def test_grid_sizing_agrees_with_the_cuda_occupancy_calculator(tmp_path):
 
 
 def test_a_short_round_places_its_counters_and_a_long_one_does_not():
-    """fast N=8's session tries its counters at eight allocations and goes on with the one
-    its round ran fastest at (the record keeps every median); N=17 is past the boards that
-    are placed."""
+    """fast N=8's session tries its counters at many allocations and goes on with the one
+    its round ran fastest at (the record keeps every median); N=14's round is longer than
+    placement.LONGEST_PLACED_S, so one round tells it to stay where it is; N=17 is past the
+    boards that are placed."""
     from nqprof.strategies import placement
 
     short = checked(solve("fast", 8, {}, repeats=20, warmup=1, timeout=120))
@@ -168,6 +169,11 @@ def test_a_short_round_places_its_counters_and_a_long_one_does_not():
     pad = p["pad_mib"]
     assert pad % 2 == 0 and 0 <= pad < placement.PAD_GRANULES * placement.GRANULE_BYTES >> 20
     assert "layout" in short.memory["deltas_mib"]
+    # N=14: one round, longer than placement matters, and no placement tried
+    medium = checked(solve("fast", 14, {}, repeats=1, warmup=0, timeout=120))
+    assert medium.placement["tried"] == 1 and medium.placement["kept"] == 0
+    assert medium.placement["medians_us"][0] > placement.LONGEST_PLACED_S * 1e6
+    assert any("not placed: a round of" in note for note in medium.notes)
     # N=17 is past placement.LARGEST_N: not placed, not even timed once to find out
     long = checked(solve("fast", 17, {}, repeats=1, warmup=0, timeout=120))
     assert "tried" not in long.placement and "pad_mib" in long.placement
