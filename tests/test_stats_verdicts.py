@@ -241,7 +241,7 @@ def test_the_option_values():
         (
             False,
             "its units disagree ±60.5% (each worker's draw: its context, where its allocations "
-            "land): more units, ",
+            "land): about 6 units a run would narrow it to 10% (NQPROF_GPU_SESSIONS=3, or auto)",
         ),
     ],
 )
@@ -249,7 +249,9 @@ def test_worker_processes_that_disagree_are_named_with_their_remedy(cpu, remedy)
     """Two worker processes a run, 10% apart in one run: Student's interval on their medians
     is the floor (60%), named with what narrows it for the case's kind: for a GPU case more
     units (its units' offsets are each worker's draw; more rounds in the same units keep
-    them)."""
+    them), as many as Student's interval needs at their variance: with k units a run the
+    half-width is t(0.995, 2(k - 1)) x sd x sqrt(2 / k), 13.3% at k = 4, 10.6% at 5, 9.1%
+    at 6, so 6 units, 3 sessions in each of the two worker processes."""
     from nqprof.analysis.comparing import cannot_tell_why
 
     procs = [0, 1] * 10
@@ -258,8 +260,46 @@ def test_worker_processes_that_disagree_are_named_with_their_remedy(cpu, remedy)
     )
     assert d.verdict == "cannot-tell" and d.terms["processes"] == pytest.approx(0.6047, abs=1e-3)
     why = cannot_tell_why(d, {"kind": 0.05}, cpu, "fast", None)
-    assert why.startswith("floor ±60.5% > 10%: " + remedy)
-    assert cpu or why.endswith("NQPROF_GPU_SESSIONS=auto")
+    assert why == "floor ±60.5% > 10%: " + remedy
+    assert d.units == 6
+
+
+def test_the_units_a_floor_needs_are_the_fewest_that_reach_it():
+    """spread.units_for_floor against the floor itself: runs of the returned k units whose
+    log medians vary as the given runs' do reach the floor, runs of k - 1 do not."""
+    import math
+
+    from nqprof.spread import between_process_floor, units_for_floor
+
+    procs = [0, 1] * 10
+    a, b = [1.0, 1.1] * 10, [1.0, 1.0] * 10
+    k = units_for_floor(a, b, procs, procs, 0.10)
+    variance = math.log(1.1) ** 2 / 2 / 2  # the pooled variance of the log unit medians
+
+    def runs_of(logs: list[float]) -> tuple[list[float], list[int]]:
+        samples = [math.exp(x) for x in logs for _ in range(3)]
+        return samples, [u for u in range(len(logs)) for _ in range(3)]
+
+    d = math.sqrt(variance * 5 / 6)  # six units at -d, +d: a pooled variance of `variance`
+    six, six_units = runs_of([-d, d] * 3)
+    e = math.sqrt(variance)  # five units at -e, -e, 0, e, e: the same
+    five, five_units = runs_of([-e, -e, 0.0, e, e])
+    assert k == 6
+    assert between_process_floor(six, six, six_units, six_units) <= 0.10
+    assert between_process_floor(five, five, five_units, five_units) > 0.10
+    # no units to tell it from; more than the most; a floor already reached
+    assert units_for_floor(a, b, None, None, 0.10) is None
+    assert units_for_floor([1.0, 3.0] * 10, b, procs, procs, 0.05, most=8) == 9
+    assert units_for_floor(a, b, procs, procs, 0.61) == 2
+
+
+def test_units_beyond_every_setting_are_said_so():
+    from nqprof.analysis.comparing import more_units
+
+    assert more_units(None, 0.05) == "more units, NQPROF_GPU_SESSIONS=auto"
+    assert more_units(9, 0.05).endswith("(NQPROF_GPU_SESSIONS=5)")  # auto adds up to 8
+    assert more_units(8, 0.05).endswith("(NQPROF_GPU_SESSIONS=4, or auto)")
+    assert more_units(33, 0.05).startswith("more than 32 units a run would be needed for 5%")
 
 
 def test_exact_counts_are_decided_without_a_floor():

@@ -198,20 +198,66 @@ def between_process_floor(
     d0 = min(prior df, PRIOR_DF), and Student's t takes own df + d0. The prior only
     widens: a case whose own units disagree keeps its own interval (a CPU case's processes
     move with the host, case by case, and a quiet neighbour does not vouch for them)."""
+    return _floor_and_variance(a, b, processes_a, processes_b, alpha, prior)[0]
+
+
+def _half_width(variance: float, freedom: int, scale: float, alpha: float) -> float:
+    """Student's (1 - alpha) half-width over ``freedom`` degrees of freedom for a difference
+    of mean logs whose variance is ``variance * scale``, as a relative change."""
+    if variance <= 0 or freedom <= 0:
+        return 0.0
+    return math.expm1(t_quantile(1 - alpha / 2, freedom) * math.sqrt(variance * scale))
+
+
+def _floor_and_variance(
+    a: Sequence[float],
+    b: Sequence[float],
+    processes_a: Sequence[int] | None,
+    processes_b: Sequence[int] | None,
+    alpha: float,
+    prior: tuple[float, int] | None,
+) -> tuple[float, float | None]:
+    """:func:`between_process_floor` and the units' variance (of log unit medians) it
+    stands on: the pooled one, or the moderated one where that makes the wider floor; None
+    where a run has fewer than two units."""
     ma, mb = process_medians(a, processes_a), process_medians(b, processes_b)
     if len(ma) < 2 or len(mb) < 2 or min(ma + mb) <= 0:
-        return max(process_spread(a, processes_a), process_spread(b, processes_b))
+        return max(process_spread(a, processes_a), process_spread(b, processes_b)), None
     ss, df = _both_squares(ma, mb)
     scale = 1 / len(ma) + 1 / len(mb)
-
-    def half_width(squares: float, freedom: int) -> float:
-        pooled = squares / freedom
-        if pooled <= 0:
-            return 0.0
-        return math.expm1(t_quantile(1 - alpha / 2, freedom) * math.sqrt(pooled * scale))
-
-    own = half_width(ss, df)
+    own = (_half_width(ss / df, df, scale, alpha), ss / df)
     if prior is None or prior[1] <= 0:
         return own
     d0 = min(prior[1], PRIOR_DF)
-    return max(own, half_width(ss + d0 * prior[0], df + d0))
+    moderated = (ss + d0 * prior[0]) / (df + d0)
+    return max(own, (_half_width(moderated, df + d0, scale, alpha), moderated))
+
+
+#: The most units a run that :func:`units_for_floor` counts up to: $NQPROF_GPU_SESSIONS
+#: sessions (at most 16) in each of a GPU case's two worker processes.
+MOST_UNITS = 32
+
+
+def units_for_floor(
+    a: Sequence[float],
+    b: Sequence[float],
+    processes_a: Sequence[int] | None,
+    processes_b: Sequence[int] | None,
+    floor: float,
+    alpha: float = ALPHA,
+    prior: tuple[float, int] | None = None,
+    most: int = MOST_UNITS,
+) -> int | None:
+    """How many units each run would need for what its units alone move
+    (:func:`between_process_floor`) to be at most ``floor``, if its units vary as these
+    runs' do (the variance that floor stands on): the smallest k from 2 whose Student's
+    half-width over 2(k - 1) degrees of freedom, for two runs of k units, is at most
+    ``floor``; ``most + 1`` where even ``most`` would not do; None where a run has fewer
+    than two units (nothing to tell it from)."""
+    variance = _floor_and_variance(a, b, processes_a, processes_b, alpha, prior)[1]
+    if variance is None:
+        return None
+    for k in range(2, most + 1):
+        if _half_width(variance, 2 * (k - 1), 2 / k, alpha) <= floor:
+            return k
+    return most + 1

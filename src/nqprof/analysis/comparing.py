@@ -163,6 +163,29 @@ def _pct_text(value: float) -> str:
     return f"{100 * value:.1f}%"
 
 
+def more_units(units: int | None, wanted: float) -> str:
+    """What more units would do for a GPU case whose units disagree: how many each run
+    would need for ``wanted`` (decision.units, spread.units_for_floor) and the setting that
+    gives them ($NQPROF_GPU_SESSIONS sessions in each worker process; auto where it may add
+    that many)."""
+    from ..runners import AUTO_UNITS_MAX, GPU_PROCESSES, SESSIONS_VARIABLE
+    from ..spread import MOST_UNITS
+
+    if units is None:
+        return f"more units, {SESSIONS_VARIABLE}=auto"
+    if units > MOST_UNITS:
+        return (
+            f"more than {MOST_UNITS} units a run would be needed for {100 * wanted:g}% "
+            f"at this spread: min-change wider, or a quieter case"
+        )
+    sessions = -(-units // GPU_PROCESSES)
+    auto = ", or auto" if units <= AUTO_UNITS_MAX else ""
+    return (
+        f"about {units} units a run would narrow it to {100 * wanted:g}% "
+        f"({SESSIONS_VARIABLE}={sessions}{auto})"
+    )
+
+
 def cannot_tell_why(
     decision,
     parts: dict[str, float],
@@ -216,7 +239,7 @@ def cannot_tell_why(
             "worker processes disagree {}: more rounds, or a quieter host"
             if cpu
             else "its units disagree {} (each worker's draw: its context, where its "
-            "allocations land): more units, NQPROF_GPU_SESSIONS=auto"
+            "allocations land): " + more_units(decision.units, wanted)
         ),
     }
     for name, value in terms.items():

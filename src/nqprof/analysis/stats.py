@@ -41,6 +41,7 @@ from ..spread import (  # noqa: F401 (process_spread, t_cdf, t_quantile: stats' 
     process_spread,
     t_cdf,
     t_quantile,
+    units_for_floor,
 )
 
 #: The smallest relative change of the median that is ever called faster or slower: for
@@ -183,6 +184,9 @@ class Decision:
     min_change: float | None = None
     #: the floor's terms (floor_terms), where it was computed
     terms: dict[str, float] | None = field(default=None, compare=False)
+    #: where what the units alone move (terms["processes"]) is wider than min_change: the
+    #: units each run would need to narrow it to min_change (spread.units_for_floor)
+    units: int | None = field(default=None, compare=False)
 
 
 def decide_exact(a: float, b: float, min_change: float) -> Decision:
@@ -217,9 +221,14 @@ def decide(
     change = median(b) / median(a) - 1 if median(a) > 0 else None
     terms = floor_terms(a, b, min_effect, processes_a, processes_b, prior)
     floor = max(terms.values())
+    units = (
+        units_for_floor(a, b, processes_a, processes_b, wanted, alpha, prior)
+        if wider_than(terms["processes"], wanted)
+        else None
+    )
 
     def verdict(name: str, p: float | None) -> Decision:
-        return Decision(name, change, floor, p, wanted, terms)
+        return Decision(name, change, floor, p, wanted, terms, units)
 
     if min_p_value(len(a), len(b)) >= alpha:
         return verdict("too-few-rounds", None)
