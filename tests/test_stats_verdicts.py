@@ -269,12 +269,13 @@ def test_the_units_a_floor_needs_are_the_fewest_that_reach_it():
     log medians vary as the given runs' do reach the floor, runs of k - 1 do not."""
     import math
 
-    from nqprof.spread import between_process_floor, units_for_floor
+    from nqprof.spread import between_process_floor, floor_and_variance, units_for_floor
 
     procs = [0, 1] * 10
     a, b = [1.0, 1.1] * 10, [1.0, 1.0] * 10
-    k = units_for_floor(a, b, procs, procs, 0.10)
+    k = units_for_floor(floor_and_variance(a, b, procs, procs)[1], 0.10)
     variance = math.log(1.1) ** 2 / 2 / 2  # the pooled variance of the log unit medians
+    assert floor_and_variance(a, b, procs, procs)[1] == pytest.approx(variance)
 
     def runs_of(logs: list[float]) -> tuple[list[float], list[int]]:
         samples = [math.exp(x) for x in logs for _ in range(3)]
@@ -288,9 +289,11 @@ def test_the_units_a_floor_needs_are_the_fewest_that_reach_it():
     assert between_process_floor(six, six, six_units, six_units) <= 0.10
     assert between_process_floor(five, five, five_units, five_units) > 0.10
     # no units to tell it from; more than the most; a floor already reached
-    assert units_for_floor(a, b, None, None, 0.10) is None
-    assert units_for_floor([1.0, 3.0] * 10, b, procs, procs, 0.05, most=8) == 9
-    assert units_for_floor(a, b, procs, procs, 0.61) == 2
+    assert floor_and_variance(a, b, None, None)[1] is None
+    assert units_for_floor(None, 0.10) is None
+    wide = floor_and_variance([1.0, 3.0] * 10, b, procs, procs)[1]
+    assert units_for_floor(wide, 0.05, most=8) == 9
+    assert units_for_floor(variance, 0.61) == 2
 
 
 def test_units_beyond_every_setting_are_said_so():

@@ -198,7 +198,7 @@ def between_process_floor(
     d0 = min(prior df, PRIOR_DF), and Student's t takes own df + d0. The prior only
     widens: a case whose own units disagree keeps its own interval (a CPU case's processes
     move with the host, case by case, and a quiet neighbour does not vouch for them)."""
-    return _floor_and_variance(a, b, processes_a, processes_b, alpha, prior)[0]
+    return floor_and_variance(a, b, processes_a, processes_b, alpha, prior)[0]
 
 
 def _half_width(variance: float, freedom: int, scale: float, alpha: float) -> float:
@@ -209,13 +209,13 @@ def _half_width(variance: float, freedom: int, scale: float, alpha: float) -> fl
     return math.expm1(t_quantile(1 - alpha / 2, freedom) * math.sqrt(variance * scale))
 
 
-def _floor_and_variance(
+def floor_and_variance(
     a: Sequence[float],
     b: Sequence[float],
     processes_a: Sequence[int] | None,
     processes_b: Sequence[int] | None,
-    alpha: float,
-    prior: tuple[float, int] | None,
+    alpha: float = ALPHA,
+    prior: tuple[float, int] | None = None,
 ) -> tuple[float, float | None]:
     """:func:`between_process_floor` and the units' variance (of log unit medians) it
     stands on: the pooled one, or the moderated one where that makes the wider floor; None
@@ -239,22 +239,14 @@ MOST_UNITS = 32
 
 
 def units_for_floor(
-    a: Sequence[float],
-    b: Sequence[float],
-    processes_a: Sequence[int] | None,
-    processes_b: Sequence[int] | None,
-    floor: float,
-    alpha: float = ALPHA,
-    prior: tuple[float, int] | None = None,
-    most: int = MOST_UNITS,
+    variance: float | None, floor: float, alpha: float = ALPHA, most: int = MOST_UNITS
 ) -> int | None:
     """How many units each run would need for what its units alone move
-    (:func:`between_process_floor`) to be at most ``floor``, if its units vary as these
-    runs' do (the variance that floor stands on): the smallest k from 2 whose Student's
-    half-width over 2(k - 1) degrees of freedom, for two runs of k units, is at most
-    ``floor``; ``most + 1`` where even ``most`` would not do; None where a run has fewer
-    than two units (nothing to tell it from)."""
-    variance = _floor_and_variance(a, b, processes_a, processes_b, alpha, prior)[1]
+    (:func:`between_process_floor`) to be at most ``floor``, if they vary with ``variance``
+    (of log unit medians: the one that floor stands on, :func:`floor_and_variance`): the
+    smallest k from 2 whose Student's half-width over 2(k - 1) degrees of freedom, for two
+    runs of k units, is at most ``floor``; ``most + 1`` where even ``most`` would not do;
+    None for no variance (a run of fewer than two units: nothing to tell it from)."""
     if variance is None:
         return None
     for k in range(2, most + 1):

@@ -34,9 +34,10 @@ from functools import lru_cache
 from typing import Any
 
 from ..rounds import median
-from ..spread import (  # noqa: F401 (process_spread, t_cdf, t_quantile: stats' own api too)
+from ..spread import (  # noqa: F401 (between_process_floor, process_spread, t_cdf, t_quantile: stats' api too)
     ALPHA,
     between_process_floor,
+    floor_and_variance,
     process_medians,
     process_spread,
     t_cdf,
@@ -155,12 +156,27 @@ def floor_terms(
     ``drift`` (the larger run's drift), ``spread`` (half the larger relative interquartile
     range) and ``processes`` (what the worker processes alone can move between the runs;
     ``prior``: the variance of like cases' units, :func:`nqprof.spread.unit_priors`)."""
-    return {
+    return _terms_and_variance(a, b, min_effect, processes_a, processes_b, prior)[0]
+
+
+def _terms_and_variance(
+    a: Sequence[float],
+    b: Sequence[float],
+    min_effect: float,
+    processes_a: Sequence[int] | None,
+    processes_b: Sequence[int] | None,
+    prior: tuple[float, int] | None,
+) -> tuple[dict[str, float], float | None]:
+    """:func:`floor_terms` and the units' variance its ``processes`` term stands on
+    (:func:`nqprof.spread.floor_and_variance`)."""
+    processes, variance = floor_and_variance(a, b, processes_a, processes_b, prior=prior)
+    terms = {
         "minimum": min_effect,
         "drift": max(drift(a), drift(b)),
         "spread": max(relative_iqr(a), relative_iqr(b)) / 2,
-        "processes": between_process_floor(a, b, processes_a, processes_b, prior=prior),
+        "processes": processes,
     }
+    return terms, variance
 
 
 def floor_of(*args: Any, **kwargs: Any) -> float:
@@ -219,13 +235,10 @@ def decide(
     if not a or not b:
         return Decision("too-few-rounds", None, None, None, wanted)
     change = median(b) / median(a) - 1 if median(a) > 0 else None
-    terms = floor_terms(a, b, min_effect, processes_a, processes_b, prior)
+    terms, variance = _terms_and_variance(a, b, min_effect, processes_a, processes_b, prior)
     floor = max(terms.values())
-    units = (
-        units_for_floor(a, b, processes_a, processes_b, wanted, alpha, prior)
-        if wider_than(terms["processes"], wanted)
-        else None
-    )
+    # at the floor's own level (floor_terms' ALPHA), whatever the rank test's alpha
+    units = units_for_floor(variance, wanted) if wider_than(terms["processes"], wanted) else None
 
     def verdict(name: str, p: float | None) -> Decision:
         return Decision(name, change, floor, p, wanted, terms, units)
