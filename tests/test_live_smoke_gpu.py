@@ -115,6 +115,16 @@ def gpu_strategies() -> list[str]:
     return [s.name for s in all_strategies() if s.needs_gpu]
 
 
+#: The sweeps the GPU strategies are split over, run at once (the smoke's longest job).
+SWEEPS = 3
+
+
+def sweep_parts() -> list[list[str]]:
+    """The GPU strategies dealt round over SWEEPS sweeps."""
+    names = gpu_strategies()
+    return [names[i::SWEEPS] for i in range(SWEEPS)]
+
+
 def nsys_path() -> str | None:
     from nqprof.analysis.trace import find_nsys
     from nqprof.errors import UnavailableError
@@ -196,12 +206,13 @@ def jobs(tmp_path_factory):
     """Every command of the smoke, started at once (see :class:`Jobs`)."""
     folder = tmp_path_factory.mktemp("smoke")
     specs = dict(COMMANDS)
-    specs["sweep"] = (
-        ["sweep", "-s", ",".join(gpu_strategies()), "--n", str(SMOKE_N), "-r", "1", "-w", "0"]
-        + ["-q", "-o", str(folder / "sweep.json")],
-        300,
-        False,
-    )
+    for part, names in enumerate(sweep_parts()):
+        specs[f"sweep-{part}"] = (
+            ["sweep", "-s", ",".join(names), "--n", str(SMOKE_N), "-r", "1", "-w", "0"]
+            + ["-q", "-o", str(folder / f"sweep-{part}.json")],
+            300,
+            False,
+        )
     nsys = nsys_path()
     if nsys:
         for strategy in TRACED:
@@ -219,13 +230,14 @@ def jobs(tmp_path_factory):
             180,
             False,
         )
-        specs["nq-trace"] = (
-            [sys.executable, "-m", "pytest", "bench/", "-q", "-p", "no:cacheprovider"]
-            + ["--nq-strategy=" + ",".join(sorted(TRACED)), "--nq-n=12", "--nq-trace"]
-            + ["--benchmark-autosave", f"--benchmark-storage={folder / 'bench'}"],
-            300,
-            False,
-        )
+        for strategy in TRACED:  # one pytest session each, at once
+            specs[f"nq-trace-{strategy}"] = (
+                [sys.executable, "-m", "pytest", "bench/", "-q", "-p", "no:cacheprovider"]
+                + [f"--nq-strategy={strategy}", "--nq-n=12", "--nq-trace", "--benchmark-autosave"]
+                + [f"--benchmark-storage={folder / f'bench-{strategy}'}"],
+                300,
+                False,
+            )
     ncu = ncu_path()
     if ncu:
         specs["ncu"] = (
@@ -252,9 +264,13 @@ def test_env_names_the_gpu(jobs):
 def test_every_gpu_strategy_counts_verified(jobs):
     names = gpu_strategies()
     assert len(names) >= 13, names
-    _, seconds = jobs.result("sweep")
-    records = json.loads((jobs.folder / "sweep.json").read_text())
-    seen = {r["strategy"]: r for r in records}
+    seen, seconds = {}, 0.0
+    for part in range(len(sweep_parts())):
+        _, took = jobs.result(f"sweep-{part}")
+        seconds = max(seconds, took)
+        seen.update(
+            (r["strategy"], r) for r in json.loads((jobs.folder / f"sweep-{part}.json").read_text())
+        )
     assert set(seen) == set(names), (sorted(seen), names)
     for name, r in seen.items():
         assert r.get("verified") is True, (name, r.get("count"), r.get("error"))
@@ -351,12 +367,15 @@ def test_nsys_by_hand_around_solve_shows_the_kernels(jobs):
 
 
 def test_pytest_nq_trace_stores_traces_with_kernels(jobs):
-    needs(jobs, "nq-trace", "nsys (Nsight Systems)")
-    out, _ = jobs.result("nq-trace")
-    assert "likely broken" not in out, out[-3000:]
-    (saved,) = (jobs.folder / "bench").glob("*/*.json")  # pytest-benchmark's (traces lie deeper)
-    benches = json.loads(saved.read_text())["benchmarks"]
-    assert len(benches) == len(TRACED), [b["name"] for b in benches]
+    benches = []
+    for strategy in TRACED:
+        needs(jobs, f"nq-trace-{strategy}", "nsys (Nsight Systems)")
+        out, _ = jobs.result(f"nq-trace-{strategy}")
+        assert "likely broken" not in out, out[-3000:]
+        # pytest-benchmark's file (the traces lie deeper)
+        (saved,) = (jobs.folder / f"bench-{strategy}").glob("*/*.json")
+        benches += json.loads(saved.read_text())["benchmarks"]
+    assert sorted(b["extra_info"]["case"]["strategy"] for b in benches) == sorted(TRACED)
     for bench in benches:
         trace = bench["extra_info"]["trace"]
         strategy = bench["extra_info"]["case"]["strategy"]
