@@ -95,6 +95,26 @@ PACKED = {
         f"{RESULTS}/core-h200/same-baseline/run-new1.json.gz",
         f"{RESULTS}/core-h200/same-baseline/run-new2.json.gz",
     ),
+    "core-pad-old1-new1": (
+        f"{RESULTS}/core-h200/pad-baseline/run-old1.json.gz",
+        f"{RESULTS}/core-h200/pad-baseline/run-new1.json.gz",
+    ),
+    "core-pad-old2-new2": (
+        f"{RESULTS}/core-h200/pad-baseline/run-old2.json.gz",
+        f"{RESULTS}/core-h200/pad-baseline/run-new2.json.gz",
+    ),
+    "core-pad-new1-new2": (
+        f"{RESULTS}/core-h200/pad-baseline/run-new1.json.gz",
+        f"{RESULTS}/core-h200/pad-baseline/run-new2.json.gz",
+    ),
+    "core-pad-old3-new3": (
+        f"{RESULTS}/core-h200/pad-baseline/run-old3.json.gz",
+        f"{RESULTS}/core-h200/pad-baseline/run-new3.json.gz",
+    ),
+    "core-pad-new2-new3": (
+        f"{RESULTS}/core-h200/pad-baseline/run-new2.json.gz",
+        f"{RESULTS}/core-h200/pad-baseline/run-new3.json.gz",
+    ),
     "matrix-h100-12.0-13.0": (
         f"{RESULTS}/matrix/history-h100-80gb-hbm3-cuda12.0.tar.gz",
         f"{RESULTS}/matrix/history-h100-80gb-hbm3-cuda13.0.tar.gz",
