@@ -936,6 +936,82 @@ def test_the_cpu_probe_times_the_fixed_search(monkeypatch):
     assert conditions.CpuWatch().finish()["probe_s"] is not None
 
 
+def test_the_workers_probes_are_their_median_count_and_spread():
+    facts = {"probe_s": 6.0e-4, "cores": 16}
+    out = conditions.worker_probes(facts, [5.0e-4, None, 8.0e-4, 6.0e-4, 5.5e-4])
+    assert out == {
+        **facts,
+        "worker_probe_s": 5.75e-4,
+        "worker_probes": 4,
+        "worker_probe_spread": 0.6,
+    }
+    assert conditions.worker_probes(facts, []) is facts
+    assert conditions.worker_probes(facts, [None]) is facts
+
+
+class _ProbedPool:
+    """A CPU case's runner of ``size`` workers in turn (a RunnerPool without processes)
+    that logs each round and each probe with the worker it went to."""
+
+    phases = 1
+
+    def __init__(self, size, needs_gpu=False):
+        from types import SimpleNamespace
+
+        self.strategy = SimpleNamespace(name="double", needs_gpu=needs_gpu)
+        self.n, self.params, self.opened, self.size = 8, {}, {}, size
+        self.last, self.log, self.pids = size - 1, [], ()
+
+    def run_once(self):
+        from nqprof.result import Measurement
+
+        self.last = (self.last + 1) % self.size
+        self.log.append(f"run {self.last}")
+        return Measurement(count=92, wall_s=0.001)
+
+    def probe(self):
+        self.log.append(f"probe {self.last}")
+        return 1e-3 * (1 + self.last)
+
+
+@pytest.mark.parametrize("every,probes", [(1e9, 3), (0.0, 7)])
+def test_a_cpu_case_probes_each_worker_after_its_first_round_then_every_so_often(
+    monkeypatch, every, probes
+):
+    """Between timed rounds, never inside one: the worker that ran the round, once each
+    after its first timed round, then every PROBE_EVERY_S; the record's CPU facts carry
+    their median. A GPU case's rounds are not probed."""
+    from nqprof.runner import RoundLoop
+
+    monkeypatch.setattr(conditions, "PROBE_EVERY_S", every)
+    pool = _ProbedPool(3)
+    loop = RoundLoop(pool, rounds=7, warmup=0)
+    loop.run()
+    runs = [x for x in pool.log if x.startswith("run")]
+    assert len(runs) == 7 and pool.log.count("run 0") == 3
+    assert [x for x in pool.log if x.startswith("probe")][:3] == ["probe 0", "probe 1", "probe 2"]
+    assert len(loop.probes) == probes
+    for i, entry in enumerate(pool.log):  # each probe right after a round of its worker
+        if entry.startswith("probe"):
+            assert pool.log[i - 1] == "run " + entry.split()[1]
+    cpu = loop.conditions["cpu"]
+    assert cpu["worker_probes"] == probes and cpu["worker_probe_s"] == 2e-3
+    assert cpu["probe_s"] is not None  # the pytest process's, as before
+    gpu_pool = _ProbedPool(2, needs_gpu=True)
+    monkeypatch.setattr("nqprof.gpuconditions.GpuWatch.start", lambda self: None)
+    RoundLoop(gpu_pool, rounds=4, warmup=0).run()
+    assert not any(x.startswith("probe") for x in gpu_pool.log)
+
+
+def test_a_cpu_worker_answers_the_probe():
+    from nqprof.runners import open_runner
+    from nqprof.strategies import get
+
+    with open_runner(get("serial"), 8, {}, timeout=60) as runner:
+        runner.run_once()
+        assert 0 < runner.probe() < 1
+
+
 def test_compare_warns_when_conditions_differ(tmp_path, capsys):
     src = next((ROOT / "tests" / "data" / "benchmarks").rglob("0001_*.json"))
     for name, governor in (("0001_a.json", "performance"), ("0002_b.json", "powersave")):

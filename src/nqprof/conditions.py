@@ -35,6 +35,14 @@ STEAL_TOLERANCE = 2.0
 PROBE_N = 11
 PROBE_REPEATS = 5
 PROBE_TOLERANCE = 0.05
+#: A CPU case's worker processes take the probe too, between its timed rounds: after each
+#: worker's first round, then every PROBE_EVERY_S seconds of rounds (:func:`worker_probes`).
+#: The probe in the pytest process, as the case starts, runs on another core at another
+#: moment: on an H200 host one case's workers ran 25% faster than in any other run while
+#: that probe moved -6% (docs/results/core-h200/pad-baseline). The workers' probe is
+#: recorded beside it; compare's floors still read the pytest process's (``probe_s``) until
+#: runs on a GPU host show which of the two follows the cases.
+PROBE_EVERY_S = 0.25
 
 
 # -- CPU ------------------------------------------------------------------------------------
@@ -87,6 +95,24 @@ def cpu_probe_s() -> float | None:
         _cpu.serial(PROBE_N)
         times.append(time.perf_counter() - t0)
     return float(f"{sorted(times)[len(times) // 2]:.6g}")
+
+
+def worker_probes(facts: dict[str, Any], probes: list[float]) -> dict[str, Any]:
+    """A CPU case's CPU facts with the probes its worker processes took between its timed
+    rounds (seconds each, :func:`cpu_probe_s` in the worker): ``worker_probe_s``, their
+    median (how fast the cores that ran the rounds were while they ran them, where the
+    probe's median of short repeats leaves out time shared with other work, which
+    ``other_busy_cores`` shows); ``worker_probes``, how many; ``worker_probe_spread``, how
+    far apart they were (largest over smallest, minus one). Without probes, ``facts``."""
+    probes = sorted(p for p in probes if p)
+    if not probes:
+        return facts
+    return {
+        **facts,
+        "worker_probe_s": float(f"{statistics.median(probes):.6g}"),
+        "worker_probes": len(probes),
+        "worker_probe_spread": round(probes[-1] / probes[0] - 1, 4),
+    }
 
 
 def probe_change(a: dict[str, Any] | None, b: dict[str, Any] | None) -> float | None:

@@ -74,6 +74,10 @@ class RoundLoop:
         #: rounds in turn over several (:mod:`nqprof.strategies.rotation`); 0 otherwise.
         self.round_session: list[int] = []
         self.conditions: dict[str, Any] = {}
+        #: The CPU speed probe's times in a CPU case's worker processes, taken between its
+        #: timed rounds (:meth:`_probe`), and when the latest was taken.
+        self.probes: list[float] = []
+        self._probed, self._asked = 0.0, 0
         #: Whether another GPU worker request follows this case (the next case of a pytest
         #: run or a sweep): a spare worker (:mod:`nqprof.spare`) is then started once the
         #: last worker of the case has run its first round.
@@ -160,6 +164,21 @@ class RoundLoop:
             self.one_round()
             if gpu:
                 gpu.round_done(len(self.measurements) - 1)
+            else:
+                self._probe()
+
+    def _probe(self) -> None:
+        """The CPU speed probe, untimed, in the worker that ran the latest round of a CPU
+        case: after each worker's first round, then every conditions.PROBE_EVERY_S."""
+        probe = getattr(self.runner, "probe", None)
+        if probe is None or self.runner.strategy.needs_gpu:
+            return
+        first = self._asked < self.runner.size
+        if first or time.perf_counter() - self._probed >= conditions.PROBE_EVERY_S:
+            value = probe()
+            self._probed, self._asked = time.perf_counter(), self._asked + 1
+            if value:
+                self.probes.append(value)
 
     def run(self) -> list[Measurement]:
         """For each worker process of the runner in turn (``phases``): its warm-up, then its
@@ -198,7 +217,7 @@ class RoundLoop:
             if phase == self._last_phase:
                 break
             phase += 1
-        self.conditions = {"cpu": cpu.finish()}
+        self.conditions = {"cpu": conditions.worker_probes(cpu.finish(), self.probes)}
         if gpu:
             self.conditions["gpu"] = gpu.finish()
         return self.measurements

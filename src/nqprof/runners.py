@@ -88,6 +88,11 @@ class LocalRunner:
     def info(self) -> dict[str, Any]:
         return self._session.info()
 
+    def probe(self) -> float | None:
+        from .conditions import cpu_probe_s
+
+        return cpu_probe_s()
+
     def close(self) -> None:
         if self._session is not None:
             self._session.close()
@@ -305,6 +310,10 @@ class WorkerRunner:
 
     def info(self) -> dict[str, Any]:
         return self.ask("info")
+
+    def probe(self) -> float | None:
+        """The CPU speed probe in the worker process (conditions.cpu_probe_s)."""
+        return self.ask("probe")
 
     def close(self) -> None:
         """Close the session. The worker answers before it lets its context go and leaves:

@@ -57,6 +57,10 @@ class RunnerPool:
     def info(self) -> dict[str, Any]:
         return self.runners[0].info()
 
+    def probe(self) -> float | None:
+        """The CPU speed probe in the worker that ran the latest round."""
+        return self.runners[self.last].probe()
+
     def close(self) -> None:
         for r in self.runners:
             r.close()

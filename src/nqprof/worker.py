@@ -1,9 +1,9 @@
 """What runs in a watchdog worker process: its start, and the requests it answers.
 
 A worker opens one session (``target.opener(n, params)`` of a strategy, a probe, any object
-a module exposes) and answers "run", "info", "reopen", "close" and ("call", method, *args)
-until its parent closes it. The parent side (timeouts, killing, verification) is
-:mod:`nqprof.runner`.
+a module exposes) and answers "run", "info", "probe" (the CPU speed probe in this process),
+"reopen", "close" and ("call", method, *args) until its parent closes it. The parent side
+(timeouts, killing, verification) is :mod:`nqprof.runner`.
 
 Its start is kept short, because every GPU case pays it:
 
@@ -258,6 +258,11 @@ def serve(
             timings["cuda_start_s"] = round(_EARLY["seconds"], 4)
         return {**info, "worker": timings}
 
+    def _cpu_probe():
+        from .conditions import cpu_probe_s
+
+        return cpu_probe_s()
+
     def reopen():
         """The next session of this process: the one open is closed (its context let go)
         and the case's session opened anew (a context of its own: its memory ledger is its
@@ -277,6 +282,8 @@ def serve(
                 reply(getattr(session, "run_round", session.run_once))
             elif cmd == "info":
                 reply(session.info)
+            elif cmd == "probe":  # the CPU speed probe in this process, between rounds
+                reply(_cpu_probe)
             elif cmd == "reopen":
                 if not reply(reopen):
                     break
