@@ -32,6 +32,10 @@
 #                  (default: old new old), each timed; a new run after an earlier one saved is gated against it
 #                  (--benchmark-compare-fail=median:5%, --nq-compare-fail=slower,faster); histories in $OUT/seq.tar.gz,
 #                  continued from .stage/seq (unpack it there) on a fresh host
+#   ab-moved       the A/B of a moved default over the default suite: pytest bench/ of this tree saved as run 1, then
+#                  of a copy with one default moved (default: cdp-bp's host rows rows_default(5, 3) -> rows_default(4, 3);
+#                  MOVE_FILE, MOVE_FROM, MOVE_TO) gated against it (--benchmark-compare-fail=median:5% and
+#                  --nq-compare-fail=slower,faster; its exit says whether a gate failed), then nqprof compare 0001 0002
 #   ab-trials      the interleaved A/B's trials (tools/ab_trials.py --trials 10): serial N=11 made 5% slower, and an A/A
 #   instr-aa       the CPU cases of the suite with --nq-cpu-metric=instructions twice, the second gated against the
 #                  first, then nqprof compare of the two
@@ -322,6 +326,23 @@ print(sys.argv[2], {n: c.execute(f\"select count(*) from {n}\").fetchone()[0] fo
         fi
         (cd /tmp && tar czf "$OUT/seq.tar.gz" nqprof-seq-new nqprof-seq-old)
       done 2>&1 | tee -a "$OUT/suite-seq.log" ;;
+    ab-moved) rm -rf /tmp/nqprof-ab /tmp/nqprof-moved && mkdir -p /tmp/nqprof-ab /tmp/nqprof-moved
+      mf=${MOVE_FILE:-src/nqprof/strategies/cdp_bp.py}
+      cp -r . /tmp/nqprof-moved/ 2>/dev/null; rm -rf /tmp/nqprof-moved/.stage
+      sed -i "s/${MOVE_FROM:-rows_default(5, 3)}/${MOVE_TO:-rows_default(4, 3)}/" "/tmp/nqprof-moved/$mf"
+      if diff -q "$mf" "/tmp/nqprof-moved/$mf" >/dev/null; then echo "ab-moved: nothing moved in $mf"; exit 1; fi
+      diff "$mf" "/tmp/nqprof-moved/$mf"
+      { t0=$(date +%s%3N); timeout 300 tools/gpuhost.sh python3 -m pytest bench/ -q -p no:cacheprovider \
+          --benchmark-autosave --benchmark-storage=/tmp/nqprof-ab > "$OUT/ab-moved-a.txt" 2>&1
+        echo "A (this tree): exit $?, $(( $(date +%s%3N) - t0 )) ms, $(tail -1 "$OUT/ab-moved-a.txt")"
+        t0=$(date +%s%3N); (cd /tmp/nqprof-moved && NQPROF_SITE=/tmp/nqprof-site-moved timeout 300 tools/gpuhost.sh \
+          python3 -m pytest bench/ -q -p no:cacheprovider --benchmark-autosave --benchmark-storage=/tmp/nqprof-ab \
+          --benchmark-compare --benchmark-compare-fail=median:5% --nq-compare-fail=slower,faster) > "$OUT/ab-moved-b.txt" 2>&1
+        echo "B (moved, gated against A): exit $?, $(( $(date +%s%3N) - t0 )) ms"
+        grep -E "^FAILED|Performance has regressed|^Regressed|nqprof: gate" "$OUT/ab-moved-b.txt" | head -20
+        nqprof compare --storage /tmp/nqprof-ab 0001 0002 > "$OUT/ab-moved-compare.txt" 2>&1
+        grep -E " (faster|slower) |[0-9]+ same" "$OUT/ab-moved-compare.txt"
+        (cd /tmp && tar czf "$OUT/ab-moved.tar.gz" nqprof-ab); } 2>&1 | tee "$OUT/ab-moved.log" ;;
     ab-trials) run ab-trials 400 python3 tools/ab_trials.py --trials 10 ;;
     instr-aa) run instr-aa 300 bash -c 'for r in 1 2; do gate=; [ $r = 2 ] && gate="--benchmark-compare --benchmark-compare-fail=median:5% --nq-compare-fail=slower,faster";
         t0=$(date +%s%3N); python3 -m pytest bench/ --nq-strategy=serial,serial-d4,multicore --nq-cpu-metric=instructions -q \
