@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 from .rounds import median
 
@@ -175,30 +176,10 @@ class UnitLedger:
         return pooled_prior(self.cases, group, median_s)
 
 
-def between_process_floor(
-    a: Sequence[float],
-    b: Sequence[float],
-    processes_a: Sequence[int] | None,
-    processes_b: Sequence[int] | None,
-    alpha: float = ALPHA,
-    prior: tuple[float, int] | None = None,
-) -> float:
-    """What the worker processes alone can move between two runs. Where both ran in two
-    or more processes: the half-width of Student's (1 - alpha) interval for the difference
-    of the runs' mean log process medians, the variance pooled over both runs (an A/A pair
-    shares it; the process, not the round, is what each run draws anew), as a relative
-    change: processes that agree closely give a narrow floor, processes that differ a wide
-    one. Where only one did: the range of its process medians.
-
-    ``prior``: (variance, degrees of freedom) of the units of like cases
-    (:func:`unit_priors`). Two units a run estimate their variance from two degrees of
-    freedom, and two that agree by chance make a floor narrower than the runs' difference
-    (devgraph N=12's false "faster" in docs/results/verdicts-h200). With a prior, the
-    variance is moderated, (own squares + d0 * prior) / (own df + d0) with
-    d0 = min(prior df, PRIOR_DF), and Student's t takes own df + d0. The prior only
-    widens: a case whose own units disagree keeps its own interval (a CPU case's processes
-    move with the host, case by case, and a quiet neighbour does not vouch for them)."""
-    return floor_and_variance(a, b, processes_a, processes_b, alpha, prior)[0]
+def between_process_floor(*args: Any, **kwargs: Any) -> float:
+    """What the worker processes alone can move between two runs: the floor of
+    :func:`floor_and_variance` (the same arguments)."""
+    return floor_and_variance(*args, **kwargs)[0]
 
 
 def _half_width(variance: float, freedom: int, scale: float, alpha: float) -> float:
@@ -217,9 +198,25 @@ def floor_and_variance(
     alpha: float = ALPHA,
     prior: tuple[float, int] | None = None,
 ) -> tuple[float, float | None]:
-    """:func:`between_process_floor` and the units' variance (of log unit medians) it
-    stands on: the pooled one, or the moderated one where that makes the wider floor; None
-    where a run has fewer than two units."""
+    """What the worker processes alone can move between two runs. Where both ran in two
+    or more processes: the half-width of Student's (1 - alpha) interval for the difference
+    of the runs' mean log process medians, the variance pooled over both runs (an A/A pair
+    shares it; the process, not the round, is what each run draws anew), as a relative
+    change: processes that agree closely give a narrow floor, processes that differ a wide
+    one. Where only one did: the range of its process medians.
+
+    ``prior``: (variance, degrees of freedom) of the units of like cases
+    (:func:`unit_priors`). Two units a run estimate their variance from two degrees of
+    freedom, and two that agree by chance make a floor narrower than the runs' difference
+    (devgraph N=12's false "faster" in docs/results/verdicts-h200). With a prior, the
+    variance is moderated, (own squares + d0 * prior) / (own df + d0) with
+    d0 = min(prior df, PRIOR_DF), and Student's t takes own df + d0. The prior only
+    widens: a case whose own units disagree keeps its own interval (a CPU case's processes
+    move with the host, case by case, and a quiet neighbour does not vouch for them).
+
+    Returns the floor and the units' variance (of log unit medians) it stands on: the
+    pooled one, or the moderated one where that makes the wider floor; None where a run has
+    fewer than two units."""
     ma, mb = process_medians(a, processes_a), process_medians(b, processes_b)
     if len(ma) < 2 or len(mb) < 2 or min(ma + mb) <= 0:
         return max(process_spread(a, processes_a), process_spread(b, processes_b)), None
