@@ -33,6 +33,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "nqprof.machinediff",
             "nqprof.worker",
             "nqprof.spare",
+            "nqprof.cpuprobe",
         ),
     ),
     (

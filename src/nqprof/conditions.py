@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from .cpuprobe import PROBE_N, PROBE_REPEATS, cpu_probe_s  # noqa: F401 (conditions' api too)
 from .gpuconditions import CLOCK_TOLERANCE
 from .textfmt import plural
 
@@ -27,13 +28,10 @@ LOAD_TOLERANCE = 0.4
 OTHER_CORES_TOLERANCE = 0.5
 #: Percentage points of CPU time stolen by a hypervisor: a difference of this many is a warning.
 STEAL_TOLERANCE = 2.0
-#: The CPU speed probe: nqprof._cpu.serial(PROBE_N), PROBE_REPEATS times, the median (under a
-#: millisecond a call: docs/results/defaults-h200.md), taken when a case's CPU watch starts.
+#: The CPU speed probe (:mod:`nqprof.cpuprobe`) is taken when a case's CPU watch starts.
 #: Two runs whose probes (the median over their CPU cases) are further apart than
 #: PROBE_TOLERANCE, and further than the probe moved within either run, are a warning
 #: (another host, or its CPU changed speed): :func:`probe_difference`.
-PROBE_N = 11
-PROBE_REPEATS = 5
 PROBE_TOLERANCE = 0.05
 #: A CPU case's worker processes take the probe too, between its timed rounds: after each
 #: worker's first round, then every PROBE_EVERY_S seconds of rounds (:func:`worker_probes`).
@@ -81,27 +79,11 @@ def cpu_conditions() -> dict[str, Any]:
     }
 
 
-def cpu_probe_s() -> float | None:
-    """The CPU speed probe's time in seconds (None without the C extension): one fixed
-    single-thread search that no change to nqprof's strategies touches, so two runs'
-    probes tell how much the host alone moved a CPU time between them."""
-    try:
-        from . import _cpu
-    except ImportError:  # pragma: no cover - only on a broken install
-        return None
-    times = []
-    for _ in range(PROBE_REPEATS):
-        t0 = time.perf_counter()
-        _cpu.serial(PROBE_N)
-        times.append(time.perf_counter() - t0)
-    return float(f"{sorted(times)[len(times) // 2]:.6g}")
-
-
 def worker_probes(facts: dict[str, Any], probes: list[float]) -> dict[str, Any]:
     """A CPU case's CPU facts with the probes its worker processes took between its timed
-    rounds (seconds each, :func:`cpu_probe_s` in the worker): ``worker_probe_s``, their
-    median (how fast the cores that ran the rounds were while they ran them, where the
-    probe's median of short repeats leaves out time shared with other work, which
+    rounds (seconds each, :func:`~nqprof.cpuprobe.cpu_probe_s` in the worker):
+    ``worker_probe_s``, their median (how fast the cores that ran the rounds were while
+    they ran them; the median of short calls leaves out time shared with other work, which
     ``other_busy_cores`` shows); ``worker_probes``, how many; ``worker_probe_spread``, how
     far apart they were (largest over smallest, minus one). Without probes, ``facts``."""
     probes = sorted(p for p in probes if p)

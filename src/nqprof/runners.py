@@ -24,6 +24,7 @@ import time
 from typing import Any
 
 from . import errors
+from .cpuprobe import cpu_probe_s
 from .cuda.nvtx import nvtx_range
 from .errors import CountMismatchError, NqprofError, WatchdogError
 from .numeric import integer_text
@@ -89,8 +90,6 @@ class LocalRunner:
         return self._session.info()
 
     def probe(self) -> float | None:
-        from .conditions import cpu_probe_s
-
         return cpu_probe_s()
 
     def close(self) -> None:

@@ -258,11 +258,6 @@ def serve(
             timings["cuda_start_s"] = round(_EARLY["seconds"], 4)
         return {**info, "worker": timings}
 
-    def _cpu_probe():
-        from .conditions import cpu_probe_s
-
-        return cpu_probe_s()
-
     def reopen():
         """The next session of this process: the one open is closed (its context let go)
         and the case's session opened anew (a context of its own: its memory ledger is its
@@ -283,7 +278,9 @@ def serve(
             elif cmd == "info":
                 reply(session.info)
             elif cmd == "probe":  # the CPU speed probe in this process, between rounds
-                reply(_cpu_probe)
+                from .cpuprobe import cpu_probe_s
+
+                reply(cpu_probe_s)
             elif cmd == "reopen":
                 if not reply(reopen):
                     break
