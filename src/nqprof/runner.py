@@ -169,9 +169,10 @@ class RoundLoop:
 
     def _probe(self) -> None:
         """The CPU speed probe, untimed, in the worker that ran the latest round of a CPU
-        case: after each worker's first round, then every conditions.PROBE_EVERY_S."""
+        case (:meth:`timed_rounds` asks only where no GPU is watched): after each worker's
+        first round, then every conditions.PROBE_EVERY_S."""
         probe = getattr(self.runner, "probe", None)
-        if probe is None or self.runner.strategy.needs_gpu:
+        if probe is None:
             return
         first = self._asked < self.runner.size
         if first or time.perf_counter() - self._probed >= conditions.PROBE_EVERY_S:

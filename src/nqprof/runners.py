@@ -311,7 +311,7 @@ class WorkerRunner:
         return self.ask("info")
 
     def probe(self) -> float | None:
-        """The CPU speed probe in the worker process (conditions.cpu_probe_s)."""
+        """The CPU speed probe in the worker process (nqprof.cpuprobe.cpu_probe_s)."""
         return self.ask("probe")
 
     def close(self) -> None:
