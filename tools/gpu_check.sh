@@ -126,7 +126,7 @@
 #                  pytest-benchmark median beside the CUDA-event median for feinbube, fast, cdp-bp N=8..14
 #   trust-b        the default suite again into the storage of trust-a (kept on the host between calls, or carried in
 #                  .stage/trust), compared A/A
-#   trust-c        a default moved in a copy of the tree (default: cdp-bp's host depth min(5, N-3) -> min(4, N-3);
+#   trust-c        a default moved in a copy of the tree (default: cdp-bp's host rows rows_default(5, 3) -> (4, 3);
 #                  MOVE_FILE, MOVE_FROM, MOVE_TO, MOVE_STRATEGY), that strategy saved again as run C and compared
 #                  with run B (the moved default is a verdict with its parameter named)
 #   trust-cpu      the CPU strategies of the default suite (serial, serial-d4, multicore) twice, compared A/A
@@ -217,6 +217,15 @@ run() {  # run NAME SECONDS COMMAND...: log to $OUT/NAME.log, never stop the scr
   echo "=== $name: $*"
   timeout --kill-after=10 "$secs" tools/gpuhost.sh "$@" 2>&1 | tee "$OUT/$name.log"
   echo "=== $name exit ${PIPESTATUS[0]}"
+}
+moved_tree() {  # /tmp/nqprof-moved: a copy of this tree with one default moved (MOVE_FILE, MOVE_FROM -> MOVE_TO;
+  # default cdp-bp's host rows 5 -> 4), its diff printed; fails where nothing moved (a MOVE_FROM the file lacks)
+  local mf=${MOVE_FILE:-src/nqprof/strategies/cdp_bp.py}
+  rm -rf /tmp/nqprof-moved && mkdir -p /tmp/nqprof-moved
+  cp -r . /tmp/nqprof-moved/ 2>/dev/null; rm -rf /tmp/nqprof-moved/.stage
+  sed -i "s/${MOVE_FROM:-rows_default(5, 3)}/${MOVE_TO:-rows_default(4, 3)}/" "/tmp/nqprof-moved/$mf"
+  if diff -q "$mf" "/tmp/nqprof-moved/$mf" >/dev/null; then echo "moved_tree: nothing moved in $mf"; return 1; fi
+  diff "$mf" "/tmp/nqprof-moved/$mf" || true
 }
 C=$OUT/characterize
 TRACED=/tmp/nqprof-traced  # the trace-* stages' history, kept between calls on one host
@@ -326,12 +335,7 @@ print(sys.argv[2], {n: c.execute(f\"select count(*) from {n}\").fetchone()[0] fo
         fi
         (cd /tmp && tar czf "$OUT/seq.tar.gz" nqprof-seq-new nqprof-seq-old)
       done 2>&1 | tee -a "$OUT/suite-seq.log" ;;
-    ab-moved) rm -rf /tmp/nqprof-ab /tmp/nqprof-moved && mkdir -p /tmp/nqprof-ab /tmp/nqprof-moved
-      mf=${MOVE_FILE:-src/nqprof/strategies/cdp_bp.py}
-      cp -r . /tmp/nqprof-moved/ 2>/dev/null; rm -rf /tmp/nqprof-moved/.stage
-      sed -i "s/${MOVE_FROM:-rows_default(5, 3)}/${MOVE_TO:-rows_default(4, 3)}/" "/tmp/nqprof-moved/$mf"
-      if diff -q "$mf" "/tmp/nqprof-moved/$mf" >/dev/null; then echo "ab-moved: nothing moved in $mf"; exit 1; fi
-      diff "$mf" "/tmp/nqprof-moved/$mf"
+    ab-moved) rm -rf /tmp/nqprof-ab && mkdir -p /tmp/nqprof-ab && moved_tree || exit 1
       { t0=$(date +%s%3N); timeout 300 tools/gpuhost.sh python3 -m pytest bench/ -q -p no:cacheprovider \
           --benchmark-autosave --benchmark-storage=/tmp/nqprof-ab > "$OUT/ab-moved-a.txt" 2>&1
         echo "A (this tree): exit $?, $(( $(date +%s%3N) - t0 )) ms, $(tail -1 "$OUT/ab-moved-a.txt")"
@@ -340,7 +344,7 @@ print(sys.argv[2], {n: c.execute(f\"select count(*) from {n}\").fetchone()[0] fo
           --benchmark-compare --benchmark-compare-fail=median:5% --nq-compare-fail=slower,faster) > "$OUT/ab-moved-b.txt" 2>&1
         echo "B (moved, gated against A): exit $?, $(( $(date +%s%3N) - t0 )) ms"
         grep -E "^FAILED|Performance has regressed|^Regressed|nqprof: gate" "$OUT/ab-moved-b.txt" | head -20
-        nqprof compare --storage /tmp/nqprof-ab 0001 0002 > "$OUT/ab-moved-compare.txt" 2>&1
+        tools/gpuhost.sh nqprof compare --storage /tmp/nqprof-ab 0001 0002 > "$OUT/ab-moved-compare.txt" 2>&1
         grep -E " (faster|slower) |[0-9]+ same" "$OUT/ab-moved-compare.txt"
         (cd /tmp && tar czf "$OUT/ab-moved.tar.gz" nqprof-ab); } 2>&1 | tee "$OUT/ab-moved.log" ;;
     ab-trials) run ab-trials 400 python3 tools/ab_trials.py --trials 10 ;;
@@ -487,11 +491,7 @@ PY
       run trust-b 590 bash -c "python3 -m pytest bench/ --benchmark-autosave --benchmark-storage=$TRUST -q \
           -p no:cacheprovider && nqprof compare --storage $TRUST 0001 0002"
       keep_trust ;;
-    trust-c) seed_trust; rm -rf /tmp/nqprof-moved && mkdir -p /tmp/nqprof-moved && cp -r . /tmp/nqprof-moved/ 2>/dev/null
-      # a default moved in a copy of the tree: MOVE_FILE, MOVE_FROM -> MOVE_TO, benchmarked for MOVE_STRATEGY
-      sed -i "s/${MOVE_FROM:-max(1, min(5, n - 3))}/${MOVE_TO:-max(1, min(4, n - 3))}/" \
-        "/tmp/nqprof-moved/${MOVE_FILE:-src/nqprof/strategies/cdp_bp.py}"
-      diff "${MOVE_FILE:-src/nqprof/strategies/cdp_bp.py}" "/tmp/nqprof-moved/${MOVE_FILE:-src/nqprof/strategies/cdp_bp.py}"
+    trust-c) seed_trust; moved_tree || exit 1  # benchmarked for MOVE_STRATEGY
       run trust-c 400 bash -c "cd /tmp/nqprof-moved && NQPROF_SITE=/tmp/nqprof-site-moved tools/gpuhost.sh python3 -m pytest \
           bench/ --nq-strategy=${MOVE_STRATEGY:-cdp-bp} --benchmark-autosave --benchmark-storage=$TRUST -q \
           -p no:cacheprovider && cd - >/dev/null && nqprof compare --storage $TRUST 0002 0003"
