@@ -53,25 +53,45 @@ def run(strategy: str, n: int, after: float | None) -> dict:
     return {"median": record.wall_s if record.gpu_s is None else record.gpu_s, **cpu}
 
 
+def cases(text: str) -> list[tuple[str, int]]:
+    """``STRATEGY:N,...`` as (strategy, N) pairs (argparse's one-line error otherwise)."""
+    out = []
+    for case in text.split(","):
+        strategy, _, n = case.partition(":")
+        if not strategy or not n.isdigit():
+            raise argparse.ArgumentTypeError(f"{case!r}: not STRATEGY:N")
+        out.append((strategy, int(n)))
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--after", type=float, default=0.3)
-    parser.add_argument("--cases", default="serial:12,serial:13,serial-d4:13,multicore:12")
+    parser.add_argument(
+        "--cases", type=cases, default="serial:12,serial:13,serial-d4:13,multicore:12"
+    )
     args = parser.parse_args()
     print(f"{'case':16} {'median':>8} {'worker probe':>13} {'start probe':>12} {'other work':>11}")
-    for case in args.cases.split(","):
-        strategy, n = case.split(":")
-        quiet, loaded = run(strategy, int(n), None), run(strategy, int(n), args.after)
+    for strategy, n in args.cases:
+        quiet, loaded = run(strategy, n, None), run(strategy, n, args.after)
 
         def change(key: str, quiet=quiet, loaded=loaded) -> str:
             return f"{100 * (loaded[key] / quiet[key] - 1):+.1f}%"
 
         busy = f"{quiet['other_busy_cores']} -> {loaded['other_busy_cores']}"
         print(
-            f"{strategy + ' N=' + n:16} {change('median'):>8} {change('worker_probe_s'):>13} "
+            f"{strategy + ' N=' + str(n):16} {change('median'):>8} {change('worker_probe_s'):>13} "
             f"{change('probe_s'):>12} {busy:>11}"
         )
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+
+    from nqprof.errors import NqprofError
+
+    try:
+        main()
+    except NqprofError as exc:
+        print(f"probe_check.py: error: {exc}", file=sys.stderr)
+        sys.exit(2)
