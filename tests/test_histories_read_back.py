@@ -115,6 +115,14 @@ PACKED = {
         f"{RESULTS}/core-h200/pad-baseline/run-new2.json.gz",
         f"{RESULTS}/core-h200/pad-baseline/run-new3.json.gz",
     ),
+    "scatter-h100-1-2": (
+        f"{RESULTS}/cpu-scatter/h100-run-0001.json.gz",
+        f"{RESULTS}/cpu-scatter/h100-run-0002.json.gz",
+    ),
+    "scatter-h100-2-3": (
+        f"{RESULTS}/cpu-scatter/h100-run-0002.json.gz",
+        f"{RESULTS}/cpu-scatter/h100-run-0003.json.gz",
+    ),
     "matrix-h100-12.0-13.0": (
         f"{RESULTS}/matrix/history-h100-80gb-hbm3-cuda12.0.tar.gz",
         f"{RESULTS}/matrix/history-h100-80gb-hbm3-cuda13.0.tar.gz",

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from nqprof.analysis import stats
+from nqprof.analysis import comparing, stats
 from nqprof.analysis.comparing import compare
 from nqprof.analysis.history import load_history
 from nqprof.analysis.verdicts import FAILING, VERDICTS, parse_failing, parse_min_change
@@ -518,3 +518,69 @@ def test_a_strategy_s_common_move_counts_only_where_its_code_held(tmp_path):
         ),
     )
     assert set(changed.loc["serial", "verdict"]) == {"slower"}
+
+
+# -- CPU cases that the host moved one by one between the runs -------------------------------
+
+
+def _medians(moves: dict[tuple[str, int], float]) -> tuple[dict, dict]:
+    """Two runs' CPU cases as :func:`comparing.cases_of_run` gives them: medians 1 in run
+    one, 1 + move in run two."""
+
+    def case(median: float) -> dict:
+        return {"kind": "cpu", "instructions": None, "median": median, "source_hash": None}
+
+    return (
+        {k: case(1.0) for k in moves},
+        {k: case(1.0 + m) for k, m in moves.items()},
+    )
+
+
+def test_the_scatter_bound_is_eight_robust_spreads_past_the_common_move():
+    """Eight CPU cases moved by log changes 0.1 +- (0.01, 0.02, 0.03, 0.04): their common
+    move is 0.1 (the median), their median absolute deviation 0.025, so each bound is
+    exp(0.1 + t(0.995, 2) x 0.025 / sqrt(2/3)) - 1, t = 9.925 (about 8 robust spreads)."""
+    logs = [0.1 + s * d for d in (0.01, 0.02, 0.03, 0.04) for s in (1, -1)]
+    moves = {("serial", 8 + i): math.expm1(v) for i, v in enumerate(logs)}
+    a, b = _medians(moves)
+    together = comparing.cpu_cases_move(a, b)
+    bound = comparing.cpu_cases_scatter(a, b, together)
+    t = comparing.t_quantile(0.995, 2)
+    assert t == pytest.approx(9.925, abs=1e-3)
+    expected = math.expm1(0.1 + t * 0.025 / math.sqrt(2 / 3))
+    assert set(bound) == set(moves)
+    assert all(v == pytest.approx(expected, rel=1e-9) for v in bound.values())
+
+
+def test_fewer_than_eight_cpu_cases_give_no_scatter():
+    moves = {("serial", n): 0.01 * n for n in range(8, 15)}
+    a, b = _medians(moves)
+    assert comparing.cpu_cases_scatter(a, b, comparing.cpu_cases_move(a, b)) == {}
+    moves[("serial", 15)] = 0.0
+    a, b = _medians(moves)
+    assert len(comparing.cpu_cases_scatter(a, b, comparing.cpu_cases_move(a, b))) == 8
+
+
+def test_cpu_cases_the_host_moved_one_by_one_cannot_tell(tmp_path):
+    """An A/A pair on a host whose speed moved case by case (an H100 host's: -43% to +112%,
+    each run's workers agreeing): fifteen cases scattered by +-5% to +-20% about no common
+    move and one 60% slower. Each case's rounds are tight and its units agree, so without
+    the scatter the 60% would be slower; its bound is wider: cannot-tell, and why says so."""
+    cases = [(s, n) for s in ("serial", "multicore", "serial-d4") for n in range(8, 13)]
+    moves = {c: (0.05 + 0.01 * i) * (1 if i % 2 else -1) for i, c in enumerate(cases)}
+    moves[("serial", 9)] = 0.60
+    result = _cpu_suite(tmp_path / "s", moves)
+    assert result.loc[("serial", 9), "verdict"] == "cannot-tell"
+    assert "the host moved CPU cases one by one" in result.loc[("serial", 9), "why"]
+    assert "of 15 CPU cases" in result.loc[("serial", 9), "why"]
+    assert not set(result["verdict"]) & {"slower", "faster"}
+
+
+def test_a_change_far_beyond_the_scatter_is_still_slower(tmp_path):
+    """The same host, quieter (+-1% to +-2% case by case), and serial N=10 three times
+    slower: past every bound, slower."""
+    cases = [(s, n) for s in ("serial", "multicore", "serial-d4") for n in range(8, 13)]
+    moves = {c: (0.01 + 0.001 * i) * (1 if i % 2 else -1) for i, c in enumerate(cases)}
+    moves[("serial", 10)] = 2.0
+    result = _cpu_suite(tmp_path / "s", moves)
+    assert result.loc[("serial", 10), "verdict"] == "slower"

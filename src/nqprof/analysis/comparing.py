@@ -10,7 +10,7 @@ from typing import Any
 
 from .. import conditions
 from ..machinediff import machine_differences
-from ..spread import unit_priors, unit_squares
+from ..spread import t_quantile, unit_priors, unit_squares
 from . import stats as decide_stats
 from .history import (
     CASE_COLUMNS,
@@ -89,6 +89,18 @@ def is_cpu(ra: dict[str, Any], rb: dict[str, Any]) -> bool:
     return "cpu" in (ra["kind"], rb["kind"])
 
 
+def _cpu_moves(a: dict[tuple, dict[str, Any]], b: dict[tuple, dict[str, Any]]) -> dict:
+    """The log change of the median of each CPU case both runs timed (not by instructions)."""
+    moves: dict[tuple, float] = {}
+    for k, ra in a.items():
+        rb = b.get(k)
+        if rb is None or not is_cpu(ra, rb) or ra["instructions"]:
+            continue
+        if or_none(ra["median"]) and or_none(rb["median"]):
+            moves[k] = math.log(rb["median"] / ra["median"])
+    return moves
+
+
 def cpu_cases_move(
     a: dict[tuple, dict[str, Any]], b: dict[tuple, dict[str, Any]]
 ) -> dict[tuple, float]:
@@ -100,13 +112,7 @@ def cpu_cases_move(
     H200 host's second run of the default suite: every CPU case 6% to 67% slower, serial
     by a median of 18%, serial-d4 by 52%, all by 31%, while the CPU speed probe's median
     moved -3%). A median of fewer than TOGETHER_MIN_CASES cases is not taken."""
-    moves: dict[tuple, float] = {}
-    for k, ra in a.items():
-        rb = b.get(k)
-        if rb is None or not is_cpu(ra, rb) or ra["instructions"]:
-            continue
-        if or_none(ra["median"]) and or_none(rb["median"]):
-            moves[k] = math.log(rb["median"] / ra["median"])
+    moves = _cpu_moves(a, b)
 
     def median_of(keys: list[tuple]) -> float:
         if len(keys) < TOGETHER_MIN_CASES:
@@ -126,8 +132,51 @@ def cpu_cases_move(
     return {k: common[k[:2]] for k in moves}
 
 
+#: The fewest CPU cases timed in both runs whose scatter about their common move tells how
+#: far the host moves one case alone between two runs (:func:`cpu_cases_scatter`).
+SCATTER_MIN_CASES = 8
+#: The degrees of freedom of Student's t that bounds the scatter: over 36 pairs of runs of
+#: 8 to 27 CPU cases on H100, H200 and 2-core hosts (843 cases), a case's move about the
+#: common one passed 3, 4, 6 and 8 robust spreads in 5.2%, 2.5%, 0.83% and 0.36% of cases;
+#: t with 2 degrees of freedom at the same median gives 6.8%, 4.0%, 1.8% and 1.05%, with 3
+#: fewer than seen (4.2%, 2.0%, 0.65%, 0.28%), a normal distribution 0.27% past 3 and
+#: almost none past 4 (tools/cpu_scatter_tails.py, docs/results/cpu-scatter).
+SCATTER_DF = 2
+
+
+def cpu_cases_scatter(
+    a: dict[tuple, dict[str, Any]], b: dict[tuple, dict[str, Any]], together: dict[tuple, float]
+) -> dict[tuple, float]:
+    """How far a CPU case may move alone between the runs on a host whose speed moves from
+    minute to minute, from the CPU cases both runs timed: their median absolute deviation
+    about what moved them together (``together``, :func:`cpu_cases_move`) as the scale of
+    Student's t with SCATTER_DF degrees of freedom, and each case's bound
+    exp(|its common move| + t x scale) - 1, t the two-sided stats.ALPHA quantile, as each
+    case's own interval has it (about 8 robust spreads: 0.36% of the 843 cases moved past
+    that). A case's run is a second or so of the host's time, and two runs draw the host's
+    speed anew for each case: on an H100 host, three runs of the default suite moved CPU
+    cases by -43% to +112% while each run's worker processes agreed, and neither the CPU
+    speed probe nor the workers' probes followed them (docs/results/cpu-scatter). So on a
+    virtual machine a CPU case's time tells a change between two runs only where it is far
+    beyond the rest's scatter; the instruction metric and an interleaved A/B tell more. A
+    change of the code moves the cases it touches; the median absolute deviation stands
+    while fewer than half move. Empty under SCATTER_MIN_CASES cases."""
+    moves = _cpu_moves(a, b)
+    if len(moves) < SCATTER_MIN_CASES:
+        return {}
+    centre = {k: math.log1p(together.get(k, 0.0)) for k in moves}
+    mad = decide_stats.median([abs(moves[k] - centre[k]) for k in moves])
+    scale = mad / math.sqrt(2 / 3)  # the median of |t| at 2 degrees of freedom is sqrt(2/3)
+    t = t_quantile(1 - decide_stats.ALPHA / 2, SCATTER_DF)
+    return {k: math.expm1(abs(centre[k]) + t * scale) for k in moves}
+
+
 def min_effect_parts(
-    ra: dict[str, Any], rb: dict[str, Any], cpu: bool, together: float | None = None
+    ra: dict[str, Any],
+    rb: dict[str, Any],
+    cpu: bool,
+    together: float | None = None,
+    scatter: float | None = None,
 ) -> dict[str, float]:
     """What the minimum effect of a case is the largest of: ``kind``, its kind's (``cpu``:
     either run ran it on the CPU); ``declared``, the larger one its strategy declared when
@@ -135,7 +184,8 @@ def min_effect_parts(
     HOST_FACTOR times what the CPU speed probe moved between the runs
     (conditions.probe_change): what the host alone moved; ``together``, for a CPU case,
     HOST_FACTOR times what moved the comparison's CPU cases together
-    (:func:`cpu_cases_move`, given as ``together``)."""
+    (:func:`cpu_cases_move`, given as ``together``); ``scatter``, for a CPU case, how far
+    the host moved one case alone between the runs (:func:`cpu_cases_scatter`)."""
     parts = {"kind": decide_stats.MIN_EFFECT_CPU if cpu else decide_stats.MIN_EFFECT}
     declared = [float(r["min_effect"]) for r in (ra, rb) if r.get("min_effect") is not None]
     if declared:
@@ -145,6 +195,8 @@ def min_effect_parts(
         parts["host"] = HOST_FACTOR * abs(host)
     if cpu and together is not None:
         parts["together"] = HOST_FACTOR * abs(together)
+    if cpu and scatter is not None:
+        parts["scatter"] = scatter
     return parts
 
 
@@ -193,12 +245,14 @@ def cannot_tell_why(
     strategy: str,
     probe: float | None,
     together: float | None = None,
+    cases: int | None = None,
 ) -> str:
     """Why a cannot-tell case's floor is wider than the smallest change to catch, and what
     would narrow it: ``floor ±37.9% > 10%: `` and each term of the floor that is wider than
     the change to catch, widest first (``decision``: its stats.Decision; ``parts``: its
     min_effect_parts; ``probe``: the CPU speed probe's move between the runs;
-    ``together``: what moved the CPU cases all together, cpu_cases_move)."""
+    ``together``: what moved the CPU cases all together, cpu_cases_move; ``cases``: how
+    many CPU cases the scatter, cpu_cases_scatter, stands on)."""
     wanted, terms = decision.min_change, dict(decision.terms or {})
     reasons: list[tuple[float, str]] = []
     terms.pop("minimum", None)
@@ -217,6 +271,13 @@ def cannot_tell_why(
                 f"CPU cases moved {100 * together:+.0f}% together between the runs (the median "
                 f"of all, or of {strategy}'s; ±{pct} is twice that): both runs on one quiet "
                 "host, or --nq-cpu-metric=instructions"
+            )
+        elif name == "scatter":
+            text = (
+                f"the host moved CPU cases one by one between the runs (±{pct} bounds "
+                f"what the scatter of {cases or 'the'} CPU cases' changes about their common "
+                "move carries one case alone): both runs on one quiet host, or "
+                "--nq-cpu-metric=instructions"
             )
         elif name == "declared":
             text = (
@@ -310,6 +371,7 @@ def compare(df, run_a: str, run_b: str, metric: str = "compute", min_change: flo
     )
     priors = unit_priors_of(a, b)
     moved = cpu_cases_move(a, b)
+    scattered = cpu_cases_scatter(a, b, moved)
     rows: list[dict[str, Any]] = []
     cpu_rows: list[dict[str, Any]] = []
     probes: dict[str, list] = {"a": [], "b": []}
@@ -332,7 +394,7 @@ def compare(df, run_a: str, run_b: str, metric: str = "compute", min_change: flo
         if ra and rb:
             cpu = is_cpu(ra, rb)
             together = moved.get(key)
-            parts = min_effect_parts(ra, rb, cpu, together)
+            parts = min_effect_parts(ra, rb, cpu, together, scattered.get(key))
             wanted = default_min_change(cpu) if min_change is None else min_change
             if ra["instructions"] and rb["instructions"]:  # counts: exact, never cannot-tell
                 d = decide_stats.decide_exact(ra["instructions"], rb["instructions"], wanted)
@@ -365,7 +427,9 @@ def compare(df, run_a: str, run_b: str, metric: str = "compute", min_change: flo
                     probes[side].append((r["conditions"].get("cpu") or {}).get("probe_s"))
             if d.verdict == "cannot-tell":
                 probe = conditions.probe_change(ra["conditions"], rb["conditions"])
-                row["why"] = cannot_tell_why(d, parts, cpu, key[1], probe, together)
+                row["why"] = cannot_tell_why(
+                    d, parts, cpu, key[1], probe, together, len(scattered) or None
+                )
         else:
             row["verdict"] = "only-a" if ra else "only-b"
         rows.append(row)
