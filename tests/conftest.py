@@ -154,3 +154,24 @@ def register_strategy(monkeypatch):
             monkeypatch.setitem(strategies._cache, double.name, double)
 
     return register
+
+
+@pytest.fixture(scope="session")
+def load_tool():
+    """``load_tool("name")``: tools/name.py imported as a module (once a session)."""
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    tools = Path(__file__).resolve().parent.parent / "tools"
+
+    def load(name: str):
+        key = f"nqprof_tool_{name}"
+        if key not in sys.modules:
+            spec = importlib.util.spec_from_file_location(key, tools / f"{name}.py")
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[key] = module  # dataclasses look their module up
+            spec.loader.exec_module(module)
+        return sys.modules[key]
+
+    return load

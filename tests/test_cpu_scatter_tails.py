@@ -1,22 +1,16 @@
 """tools/cpu_scatter_tails.py: each CPU case's move about the common one, in robust spreads,
 over every pair of runs in a folder."""
 
-import importlib.util
 import json
 import math
 from pathlib import Path
 
 import pytest
 
-TOOL = Path(__file__).parent.parent / "tools" / "cpu_scatter_tails.py"
 
-
-@pytest.fixture(scope="module")
-def tool():
-    spec = importlib.util.spec_from_file_location("cpu_scatter_tails", TOOL)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+@pytest.fixture
+def tool(load_tool):
+    return load_tool("cpu_scatter_tails")
 
 
 def _run(path: Path, medians: dict[int, float]) -> None:

@@ -1,21 +1,14 @@
 """tools/nvbench_compare.py reads NVBench's JSON as NVBench writes it (the GPU run is on an
 H200 host; this checks the reading and the case list here)."""
 
-import importlib.util
 import json
-from pathlib import Path
 
 import pytest
 
-TOOL = Path(__file__).parent.parent / "tools" / "nvbench_compare.py"
 
-
-@pytest.fixture(scope="module")
-def tool():
-    spec = importlib.util.spec_from_file_location("nvbench_compare", TOOL)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+@pytest.fixture
+def tool(load_tool):
+    return load_tool("nvbench_compare")
 
 
 def _summary(tag, value, kind="float64"):

@@ -1,22 +1,16 @@
 """tools/probe_tracks.py: each CPU case's change between consecutive runs beside the
 changes of the two CPU speed probes, and how well each probe tracks the cases."""
 
-import importlib.util
 import json
 import math
 from pathlib import Path
 
 import pytest
 
-TOOL = Path(__file__).parent.parent / "tools" / "probe_tracks.py"
 
-
-@pytest.fixture(scope="module")
-def tool():
-    spec = importlib.util.spec_from_file_location("probe_tracks", TOOL)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+@pytest.fixture
+def tool(load_tool):
+    return load_tool("probe_tracks")
 
 
 def _run(folder: Path, index: int, cases: dict[int, tuple[float, float, float]]) -> None:
