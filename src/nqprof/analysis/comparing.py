@@ -6,11 +6,12 @@ compare``'s and the pytest gate's."""
 from __future__ import annotations
 
 import math
+from statistics import NormalDist
 from typing import Any
 
 from .. import conditions
 from ..machinediff import machine_differences
-from ..spread import t_quantile, unit_priors, unit_squares
+from ..spread import process_medians, t_quantile, unit_priors, unit_squares
 from . import stats as decide_stats
 from .history import (
     CASE_COLUMNS,
@@ -144,31 +145,97 @@ SCATTER_MIN_CASES = 8
 SCATTER_DF = 2
 
 
+def _units_variance(ra: dict[str, Any], rb: dict[str, Any]) -> tuple[float, int]:
+    """The variance of a case's log median between two runs that its units alone (its
+    worker processes) predict, their pooled variance over both runs times 1/ka + 1/kb, and
+    its degrees of freedom ((0, 0) where a run has fewer than two units)."""
+    ma = process_medians(ra.get("samples") or [], list_or_none(ra.get("processes")))
+    mb = process_medians(rb.get("samples") or [], list_or_none(rb.get("processes")))
+    ss, df = unit_squares(
+        ra.get("samples") or [],
+        rb.get("samples") or [],
+        list_or_none(ra.get("processes")),
+        list_or_none(rb.get("processes")),
+    )
+    return (ss / df * (1 / len(ma) + 1 / len(mb)), df) if df else (0.0, 0)
+
+
+def _chi2_median_ratio(df: float) -> float:
+    """The median of chi-squared over its degrees of freedom (Wilson and Hilferty)."""
+    return (1 - 2 / (9 * df)) ** 3
+
+
+def units_predict(
+    a: dict[tuple, dict[str, Any]], b: dict[tuple, dict[str, Any]], keys: list
+) -> float:
+    """The variance between the runs that the typical case's units predict: the median
+    over ``keys`` of :func:`_units_variance`, over the median of chi-squared at their
+    typical degrees of freedom (a median of variances falls short of their mean by that);
+    0 where none has units."""
+    pairs = [_units_variance(a[k], b[k]) for k in keys]
+    pairs = [(v, d) for v, d in pairs if d]
+    if not pairs:
+        return 0.0
+    df = decide_stats.median([d for _, d in pairs])
+    return decide_stats.median([v for v, _ in pairs]) / _chi2_median_ratio(df)
+
+
+def _case_changed(ra: dict[str, Any], rb: dict[str, Any]) -> bool:
+    """Whether a case's sources or parameters differ between the runs."""
+    return ra.get("source_hash") != rb.get("source_hash") or bool(
+        param_changes(ra.get("params") or {}, rb.get("params") or {})
+    )
+
+
 def cpu_cases_scatter(
     a: dict[tuple, dict[str, Any]], b: dict[tuple, dict[str, Any]], together: dict[tuple, float]
 ) -> dict[tuple, float]:
-    """How far a CPU case may move alone between the runs on a host whose speed moves from
-    minute to minute, from the CPU cases both runs timed: their median absolute deviation
-    about what moved them together (``together``, :func:`cpu_cases_move`) as the scale of
-    Student's t with SCATTER_DF degrees of freedom, and each case's bound
-    exp(|its common move| + t x scale) - 1, t the two-sided stats.ALPHA quantile, as each
-    case's own interval has it (about 8 robust spreads: 0.36% of the 843 cases moved past
-    that). A case's run is a second or so of the host's time, and two runs draw the host's
-    speed anew for each case: on an H100 host, three runs of the default suite moved CPU
-    cases by -43% to +112% while each run's worker processes agreed, and neither the CPU
-    speed probe nor the workers' probes followed them (docs/results/cpu-scatter). So on a
-    virtual machine a CPU case's time tells a change between two runs only where it is far
-    beyond the rest's scatter; the instruction metric and an interleaved A/B tell more. A
-    change of the code moves the cases it touches; the median absolute deviation stands
-    while fewer than half move. Empty under SCATTER_MIN_CASES cases."""
+    """How far the host may move a CPU case alone between the runs, beyond what the case's
+    own worker processes show, from the CPU cases both runs timed whose sources and
+    parameters held (a change may be what moved the others). Their changes scatter about
+    what moved them together (``together``, :func:`cpu_cases_move`) with a robust variance
+    (the median absolute deviation over NORMAL_MAD, squared); the typical case's units
+    predict part of it (:func:`units_predict`). Where the
+    rest is beyond chance (:func:`beyond_chance`), it is the host's: the scale of Student's
+    t with SCATTER_DF degrees of freedom at the same median absolute deviation, and each
+    case's bound is exp(|its common move| + t x scale) - 1, t the two-sided stats.ALPHA
+    quantile, as each case's own interval has it. A case's run is a second or so of the
+    host's time, and two runs draw the host's speed anew for each case: on an H100 host,
+    three runs of the default suite moved CPU cases by -43% to +112% while each run's worker
+    processes agreed, and neither the CPU speed probe nor the workers' probes followed them
+    (docs/results/cpu-scatter). On a quiet host the units explain the scatter and there is
+    no bound. The median absolute deviation stands while fewer than half the cases move.
+    Empty under SCATTER_MIN_CASES cases that held."""
     moves = _cpu_moves(a, b)
-    if len(moves) < SCATTER_MIN_CASES:
+    held = [k for k in moves if not _case_changed(a[k], b[k])]  # a change may be the move
+    if len(held) < SCATTER_MIN_CASES:
         return {}
     centre = {k: math.log1p(together.get(k, 0.0)) for k in moves}
-    mad = decide_stats.median([abs(moves[k] - centre[k]) for k in moves])
-    scale = mad / math.sqrt(2 / 3)  # the median of |t| at 2 degrees of freedom is sqrt(2/3)
+    mad = decide_stats.median([abs(moves[k] - centre[k]) for k in held])
+    total = (mad / NORMAL_MAD) ** 2
+    predicted = units_predict(a, b, held)
+    if predicted > 0 and total <= predicted * beyond_chance(len(held)):
+        return {}  # no more scatter than the units predict, within the estimate's chance
+    host = total - predicted
+    scale = math.sqrt(host) * NORMAL_MAD / math.sqrt(2 / 3)  # |t|'s median at 2 df: sqrt(2/3)
     t = t_quantile(1 - decide_stats.ALPHA / 2, SCATTER_DF)
     return {k: math.expm1(abs(centre[k]) + t * scale) for k in moves}
+
+
+#: The median of a standard normal's absolute value (1 / 1.4826).
+NORMAL_MAD = 0.6745
+#: A variance from the median absolute deviation of m normal values is worth about this
+#: many times m degrees of freedom (its efficiency beside the sample variance's).
+MAD_EFFICIENCY = 0.37
+
+
+def beyond_chance(cases: int, alpha: float = decide_stats.ALPHA) -> float:
+    """How many times the units' predicted variance the cases' robust variance must be
+    before it tells more than chance: the (1 - alpha) quantile of chi-squared over its
+    degrees of freedom, MAD_EFFICIENCY x ``cases`` of them (Wilson and Hilferty's cube)."""
+    k = MAD_EFFICIENCY * cases
+    z = NormalDist().inv_cdf(1 - alpha)
+    return (1 - 2 / (9 * k) + z * math.sqrt(2 / (9 * k))) ** 3
 
 
 def min_effect_parts(
