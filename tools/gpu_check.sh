@@ -35,7 +35,7 @@
 #   ab-moved       the A/B of a moved default over the default suite: pytest bench/ of this tree saved as run 1, then
 #                  of a copy with one default moved (default: cdp-bp's host rows rows_default(5, 3) -> rows_default(4, 3);
 #                  MOVE_FILE, MOVE_FROM, MOVE_TO) gated against it (--benchmark-compare-fail=median:5% and
-#                  --nq-compare-fail=slower,faster; its exit says whether a gate failed), then nqprof compare 0001 0002
+#                  --nq-compare-fail=slower,faster; its exit says whether a gate failed), then nqprof compare 0001 0002; $AB_ARGS: more pytest arguments for both runs (--nq-strategy=...)
 #   ab-trials      the interleaved A/B's trials (tools/ab_trials.py --trials 10): serial N=11 made 5% slower, and an A/A
 #   instr-aa       the CPU cases of the suite with --nq-cpu-metric=instructions twice, the second gated against the
 #                  first, then nqprof compare of the two
@@ -336,11 +336,11 @@ print(sys.argv[2], {n: c.execute(f\"select count(*) from {n}\").fetchone()[0] fo
         (cd /tmp && tar czf "$OUT/seq.tar.gz" nqprof-seq-new nqprof-seq-old)
       done 2>&1 | tee -a "$OUT/suite-seq.log" ;;
     ab-moved) rm -rf /tmp/nqprof-ab && mkdir -p /tmp/nqprof-ab && moved_tree || exit 1
-      { t0=$(date +%s%3N); timeout 300 tools/gpuhost.sh python3 -m pytest bench/ -q -p no:cacheprovider \
+      { t0=$(date +%s%3N); timeout 300 tools/gpuhost.sh python3 -m pytest bench/ -q -p no:cacheprovider $AB_ARGS \
           --benchmark-autosave --benchmark-storage=/tmp/nqprof-ab > "$OUT/ab-moved-a.txt" 2>&1
         echo "A (this tree): exit $?, $(( $(date +%s%3N) - t0 )) ms, $(tail -1 "$OUT/ab-moved-a.txt")"
         t0=$(date +%s%3N); (cd /tmp/nqprof-moved && NQPROF_SITE=/tmp/nqprof-site-moved timeout 300 tools/gpuhost.sh \
-          python3 -m pytest bench/ -q -p no:cacheprovider --benchmark-autosave --benchmark-storage=/tmp/nqprof-ab \
+          python3 -m pytest bench/ -q -p no:cacheprovider $AB_ARGS --benchmark-autosave --benchmark-storage=/tmp/nqprof-ab \
           --benchmark-compare --benchmark-compare-fail=median:5% --nq-compare-fail=slower,faster) > "$OUT/ab-moved-b.txt" 2>&1
         echo "B (moved, gated against A): exit $?, $(( $(date +%s%3N) - t0 )) ms"
         grep -E "^FAILED|Performance has regressed|^Regressed|nqprof: gate" "$OUT/ab-moved-b.txt" | head -20
