@@ -123,10 +123,11 @@ def unit_squares(
     processes_b: Sequence[int] | None,
 ) -> tuple[float, int]:
     """Both runs' :func:`run_squares` summed: (0, 0) unless both ran in two or more units."""
-    return _both_squares(process_medians(a, processes_a), process_medians(b, processes_b))
+    return medians_squares(process_medians(a, processes_a), process_medians(b, processes_b))
 
 
-def _both_squares(ma: Sequence[float], mb: Sequence[float]) -> tuple[float, int]:
+def medians_squares(ma: Sequence[float], mb: Sequence[float]) -> tuple[float, int]:
+    """:func:`unit_squares` of two runs' unit medians already taken (:func:`process_medians`)."""
     (sa, da), (sb, db) = _log_squares(ma), _log_squares(mb)
     return (sa + sb, da + db) if da and db else (0.0, 0)
 
@@ -220,7 +221,7 @@ def floor_and_variance(
     ma, mb = process_medians(a, processes_a), process_medians(b, processes_b)
     if len(ma) < 2 or len(mb) < 2 or min(ma + mb) <= 0:
         return max(process_spread(a, processes_a), process_spread(b, processes_b)), None
-    ss, df = _both_squares(ma, mb)
+    ss, df = medians_squares(ma, mb)
     scale = 1 / len(ma) + 1 / len(mb)
     own = (_half_width(ss / df, df, scale, alpha), ss / df)
     if prior is None or prior[1] <= 0:

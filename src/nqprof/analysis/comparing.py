@@ -11,7 +11,13 @@ from typing import Any
 
 from .. import conditions
 from ..machinediff import machine_differences
-from ..spread import process_medians, t_quantile, unit_priors, unit_squares
+from ..spread import (
+    medians_squares,
+    process_medians,
+    t_quantile,
+    unit_priors,
+    unit_squares,
+)
 from . import stats as decide_stats
 from .history import (
     CASE_COLUMNS,
@@ -151,12 +157,7 @@ def _units_variance(ra: dict[str, Any], rb: dict[str, Any]) -> tuple[float, int]
     its degrees of freedom ((0, 0) where a run has fewer than two units)."""
     ma = process_medians(ra.get("samples") or [], list_or_none(ra.get("processes")))
     mb = process_medians(rb.get("samples") or [], list_or_none(rb.get("processes")))
-    ss, df = unit_squares(
-        ra.get("samples") or [],
-        rb.get("samples") or [],
-        list_or_none(ra.get("processes")),
-        list_or_none(rb.get("processes")),
-    )
+    ss, df = medians_squares(ma, mb)
     return (ss / df * (1 / len(ma) + 1 / len(mb)), df) if df else (0.0, 0)
 
 
@@ -195,9 +196,9 @@ def cpu_cases_scatter(
     parameters held (a change may be what moved the others). Their changes scatter about
     what moved them together (``together``, :func:`cpu_cases_move`) with a robust variance
     (the median absolute deviation over NORMAL_MAD, squared); the typical case's units
-    predict part of it (:func:`units_predict`). Where the
-    rest is beyond chance (:func:`beyond_chance`), it is the host's: the scale of Student's
-    t with SCATTER_DF degrees of freedom at the same median absolute deviation, and each
+    predict part of it (:func:`units_predict`). Where the rest is beyond chance
+    (:func:`beyond_chance`), it is the host's: the scale of Student's t with SCATTER_DF
+    degrees of freedom at the same median absolute deviation, and each
     case's bound is exp(|its common move| + t x scale) - 1, t the two-sided stats.ALPHA
     quantile, as each case's own interval has it. A case's run is a second or so of the
     host's time, and two runs draw the host's speed anew for each case: on an H100 host,
